@@ -1,0 +1,28 @@
+/**
+ * @module
+ * The Worker's bindings and variables. Every variable is optional here; `config.ts` turns them
+ * into typed settings with defaults and says what is wrong when one is malformed.
+ */
+import type { WatchHub } from "./hub/hub.ts";
+
+export interface Env {
+  WATCH_HUB: DurableObjectNamespace<WatchHub>;
+  ASSETS?: Fetcher;
+  /** Optional fetch-only binding (Workers VPC service or a service binding) for the default cluster. */
+  UPSTREAM?: Fetcher;
+  UPSTREAM_URL?: string;
+  UPSTREAM_TOKEN?: string;
+  CLUSTERS?: string;
+  AUTH_MODE?: string;
+  AUTH_JWT_SECRET?: string;
+  ALLOWED_ORIGINS?: string;
+  DENY_RESOURCES?: string;
+  WINDOW_EVENTS?: string;
+  WINDOW_BYTES?: string;
+  SUBSCRIBER_BUDGET_BYTES?: string;
+  BOOKMARK_INTERVAL_SECONDS?: string;
+  UPSTREAM_STALL_SECONDS?: string;
+  IDLE_GRACE_SECONDS?: string;
+  /** Named clusters' tokens and bindings are looked up by the names CLUSTERS gives. */
+  [name: string]: unknown;
+}

@@ -1,0 +1,98 @@
+/**
+ * @module
+ * The hub's current objects, keyed by uid and serialised once, and the diff of a relist
+ * against them. The diff is how an upstream 410 stays invisible to subscribers: instead of
+ * making every subscriber relist, the hub emits the difference as ordinary events.
+ */
+import type { KubeObject } from "../k8s/types.ts";
+
+export interface CachedObject {
+  readonly uid: string;
+  /** `namespace/name` (or `name`): the order the API server lists and replays in. */
+  readonly key: string;
+  readonly rv: number;
+  /** The object's JSON, with kind and apiVersion, exactly as sent to subscribers. */
+  readonly json: string;
+}
+
+export interface ObjectEvent {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED";
+  readonly object: CachedObject;
+}
+
+export class ObjectCache {
+  readonly #byUid = new Map<string, CachedObject>();
+  #sorted: CachedObject[] | undefined;
+
+  get size(): number {
+    return this.#byUid.size;
+  }
+
+  get(uid: string): CachedObject | undefined {
+    return this.#byUid.get(uid);
+  }
+
+  values(): IterableIterator<CachedObject> {
+    return this.#byUid.values();
+  }
+
+  apply(event: ObjectEvent): void {
+    if (event.type === "DELETED") this.#byUid.delete(event.object.uid);
+    else this.#byUid.set(event.object.uid, event.object);
+    this.#sorted = undefined;
+  }
+
+  replace(objects: Iterable<CachedObject>): void {
+    this.#byUid.clear();
+    for (const o of objects) this.#byUid.set(o.uid, o);
+    this.#sorted = undefined;
+  }
+
+  /** Every object in key order; shared until the next change, so callers must not mutate it. */
+  snapshot(): readonly CachedObject[] {
+    this.#sorted ??= [...this.#byUid.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return this.#sorted;
+  }
+}
+
+/** Copy of an object with a new resourceVersion (a DELETED carries the deletion's RV). */
+export function withVersion(object: CachedObject, rv: number): CachedObject {
+  const parsed = JSON.parse(object.json) as KubeObject;
+  parsed.metadata = { ...parsed.metadata, resourceVersion: String(rv) };
+  return { ...object, rv, json: JSON.stringify(parsed) };
+}
+
+/**
+ * The events that turn `current` (the cache at RV `from`) into `listed` (a list at RV `to`),
+ * each at its own RV in `(from, to]`, in RV order, so a resume from any of them stays exact.
+ *
+ * Added and modified objects keep their own RVs: they were written in the gap, so those RVs
+ * lie in `(from, to]` and are distinct. Deleted objects get the latest RVs left free ("gone by
+ * then" is the claim that is always true). Every change in the gap consumed at least one
+ * revision, so there are enough free RVs unless upstream history is inconsistent (a restore
+ * from backup, a different cluster); then this returns `undefined` and the caller must reset
+ * the window, turning the gap into an explicit 410 instead of a silent one.
+ */
+export function relistDiff(current: Iterable<CachedObject>, listed: readonly CachedObject[], from: number, to: number): ObjectEvent[] | undefined {
+  if (to < from) return undefined;
+  const before = new Map<string, CachedObject>();
+  for (const o of current) before.set(o.uid, o);
+  const used = new Set<number>();
+  const events: ObjectEvent[] = [];
+  for (const object of listed) {
+    const old = before.get(object.uid);
+    before.delete(object.uid);
+    if (old !== undefined && old.rv === object.rv) continue;
+    if (object.rv <= from || object.rv > to || used.has(object.rv)) return undefined;
+    used.add(object.rv);
+    events.push({ type: old === undefined ? "ADDED" : "MODIFIED", object });
+  }
+  let free = to;
+  for (const old of [...before.values()].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+    while (used.has(free)) free--;
+    if (free <= from) return undefined;
+    used.add(free);
+    events.push({ type: "DELETED", object: withVersion(old, free) });
+  }
+  return events.sort((a, b) => a.object.rv - b.object.rv);
+}

@@ -1,0 +1,229 @@
+/**
+ * @module
+ * Fan-out of one hub's events to its subscribers. Each batch arrives serialised once (the
+ * window's lines); live subscribers get it straight away, in one send per subscriber.
+ * Subscribers that are behind — sending the initial state, or replaying after a resume — are
+ * pumped from the window in bounded slices, a few per turn, so a storm of resumes neither
+ * stalls live delivery nor queues the whole window per socket (the watch cache's
+ * `cache_interval` plays the same role). A subscriber over its send budget, or one that falls
+ * out of the window, is cut off with a reason and resumes from its last resourceVersion.
+ */
+import { errorLine, eventLine } from "../k8s/event.ts";
+import { tooOldResourceVersion } from "../k8s/status.ts";
+import { CLOSE, type CloseReason, type Subscriber } from "./subscriber.ts";
+import type { EventWindow, WindowEvent } from "./window.ts";
+
+export interface FanoutSettings {
+  /** Backlog beyond which a subscriber is cut off as slow. */
+  budget: number;
+}
+
+export interface FanoutSource {
+  readonly window: EventWindow;
+  /** A BOOKMARK line at `rv` for this hub's kind. */
+  bookmark(rv: number, initialEventsEnd?: boolean): string;
+}
+
+type Log = (message: string, fields?: Record<string, unknown>) => void;
+
+/** Most a subscriber that is behind is sent in one slice, and all of them in one turn. */
+const SLICE = 256 * 1024;
+const TURN = 4 * 1024 * 1024;
+/** How soon to look again at subscribers that are waiting for their backlog to drain. */
+const BLOCKED_RETRY_MS = 20;
+
+/** Lines with their concatenation computed at most once (HTTP sinks write it whole). */
+export class LineBatch {
+  readonly lines: readonly string[];
+  #joined: string | undefined;
+  constructor(lines: readonly string[]) {
+    this.lines = lines;
+  }
+  get joined(): string {
+    return (this.#joined ??= this.lines.join(""));
+  }
+  get size(): number {
+    return this.joined.length;
+  }
+}
+
+export class Fanout {
+  readonly #source: FanoutSource;
+  readonly #settings: FanoutSettings;
+  readonly #log: Log;
+  readonly #live = new Set<Subscriber>();
+  readonly #behind = new Set<Subscriber>();
+  readonly #deadlines = new Map<Subscriber, ReturnType<typeof setTimeout>>();
+  #pumpTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Called whenever a subscriber leaves, so the hub can start its idle clock. */
+  onDetach: () => void = () => undefined;
+
+  constructor(source: FanoutSource, settings: FanoutSettings, log: Log) {
+    this.#source = source;
+    this.#settings = settings;
+    this.#log = log;
+  }
+
+  get size(): number {
+    return this.#live.size + this.#behind.size;
+  }
+
+  subscribers(): IterableIterator<Subscriber> {
+    return [...this.#live, ...this.#behind].values();
+  }
+
+  attach(subscriber: Subscriber): void {
+    this.#behind.add(subscriber);
+    const deadline = subscriber.options.deadline;
+    if (deadline !== undefined) {
+      this.#deadlines.set(subscriber, setTimeout(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())));
+    }
+    this.#pump();
+  }
+
+  /** Remove a subscriber, closing its sink with `reason` when given. Idempotent. */
+  detach(subscriber: Subscriber, reason?: CloseReason): void {
+    if (!this.#live.delete(subscriber) && !this.#behind.delete(subscriber)) return;
+    const deadline = this.#deadlines.get(subscriber);
+    if (deadline !== undefined) clearTimeout(deadline);
+    this.#deadlines.delete(subscriber);
+    if (reason) subscriber.sink.close(reason);
+    this.onDetach();
+  }
+
+  /** New events from the feed, already in the window. */
+  publish(events: readonly WindowEvent[]): void {
+    const last = events.at(-1);
+    if (!last) return;
+    const first = events[0] as WindowEvent;
+    const all = new LineBatch(events.map((e) => e.line));
+    for (const subscriber of this.#live) {
+      if (subscriber.sink.closed) {
+        this.detach(subscriber);
+        continue;
+      }
+      if (subscriber.position >= last.rv) continue; // resumed ahead of the hub: not there yet
+      if (subscriber.sink.backlog() > this.#settings.budget) {
+        this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`);
+        continue;
+      }
+      const batch = subscriber.position < first.rv ? all : new LineBatch(events.filter((e) => e.rv > subscriber.position).map((e) => e.line));
+      subscriber.sink.send(batch.lines, batch.joined);
+      subscriber.position = last.rv;
+    }
+    if (this.#behind.size > 0) this.#schedulePump(0);
+  }
+
+  /** Send a BOOKMARK at the head to every live subscriber that asked for them and is behind it. */
+  bookmarks(): void {
+    const head = this.#source.window.head;
+    let line: string | undefined;
+    for (const subscriber of this.#live) {
+      if (!subscriber.options.bookmarks || subscriber.position >= head || subscriber.sink.closed) continue;
+      line ??= this.#source.bookmark(head);
+      subscriber.sink.send([line], line);
+      subscriber.position = head;
+    }
+  }
+
+  /** History was reset: every subscriber's position is gone. Tell each, as the API server would. */
+  expireAll(oldest: number): void {
+    for (const subscriber of [...this.#live, ...this.#behind]) this.#expired(subscriber, oldest);
+  }
+
+  closeAll(reason: CloseReason): void {
+    for (const subscriber of [...this.#live, ...this.#behind]) this.detach(subscriber, reason);
+  }
+
+  /** The client acknowledged or drained: look again at subscribers waiting on their backlog. */
+  wake(): void {
+    if (this.#behind.size > 0) this.#schedulePump(0);
+  }
+
+  #pump(): void {
+    this.#pumpTimer = undefined;
+    const window = this.#source.window;
+    let spent = 0;
+    let blocked = false;
+    for (const subscriber of this.#behind) {
+      if (spent >= TURN) break;
+      if (subscriber.sink.closed) {
+        this.detach(subscriber);
+        continue;
+      }
+      if (subscriber.sink.backlog() > this.#settings.budget / 2) {
+        blocked = true;
+        continue;
+      }
+      if (subscriber.initial) {
+        spent += this.#sendInitial(subscriber);
+        continue;
+      }
+      const replay = window.after(subscriber.position, SLICE);
+      if (replay.kind === "expired") {
+        this.#cutOff(subscriber, "fell out of the replay window while catching up");
+        continue;
+      }
+      const last = replay.events.at(-1);
+      if (last) {
+        const batch = new LineBatch(replay.events.map((e) => e.line));
+        subscriber.sink.send(batch.lines, batch.joined);
+        subscriber.position = last.rv;
+        spent += batch.size;
+      }
+      if (!window.hasEventsAfter(subscriber.position)) {
+        this.#behind.delete(subscriber);
+        this.#live.add(subscriber);
+      }
+    }
+    if (this.#behind.size > 0) this.#schedulePump(spent > 0 && !blocked ? 0 : BLOCKED_RETRY_MS);
+  }
+
+  /** Send the next slice of the initial state; the last slice ends it (with the annotated bookmark when asked). */
+  #sendInitial(subscriber: Subscriber): number {
+    const objects = subscriber.initial ?? [];
+    const lines: string[] = [];
+    let size = 0;
+    while (subscriber.initialSent < objects.length && size < SLICE) {
+      const line = eventLine("ADDED", (objects[subscriber.initialSent++] as { json: string }).json);
+      lines.push(line);
+      size += line.length;
+    }
+    if (subscriber.initialSent >= objects.length) {
+      subscriber.initial = undefined;
+      if (subscriber.options.initialEventsEnd) lines.push(this.#source.bookmark(subscriber.position, true));
+    }
+    if (lines.length > 0) {
+      const batch = new LineBatch(lines);
+      subscriber.sink.send(batch.lines, batch.joined);
+    }
+    return size;
+  }
+
+  #schedulePump(delay: number): void {
+    if (this.#pumpTimer !== undefined) return;
+    this.#pumpTimer = setTimeout(() => this.#pump(), delay);
+  }
+
+  #cutOff(subscriber: Subscriber, why: string): void {
+    this.#log("subscriber cut off", { subscriber: subscriber.id, transport: subscriber.sink.transport, why });
+    this.detach(subscriber, { code: CLOSE.slow, reason: `slow subscriber: ${why}; resume from your last resourceVersion` });
+  }
+
+  #expired(subscriber: Subscriber, oldest: number): void {
+    const line = errorLine(tooOldResourceVersion(subscriber.position, oldest));
+    subscriber.sink.send([line], line);
+    this.detach(subscriber, { code: CLOSE.normal, reason: "resourceVersion expired" });
+  }
+
+  /** `timeoutSeconds` reached: a last bookmark (so the client resumes cheaply), then a clean end. */
+  #expire(subscriber: Subscriber): void {
+    const head = this.#source.window.head;
+    if (subscriber.options.bookmarks && this.#live.has(subscriber) && subscriber.position < head) {
+      const line = this.#source.bookmark(head);
+      subscriber.sink.send([line], line);
+      subscriber.position = head;
+    }
+    this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * @module
+ * The hub's view of its upstream collection, as the API server's cacher is of etcd: the
+ * reflector feeds it, it keeps the current objects (for snapshots) and the window (for
+ * resumes), writes both to storage, and hands each new batch to the fan-out, serialised once.
+ */
+import { eventLine } from "../k8s/event.ts";
+import { keyApiVersion, type WatchKey } from "../k8s/key.ts";
+import { objectVersion } from "../k8s/rv.ts";
+import type { KubeObject, WatchEvent } from "../k8s/types.ts";
+import type { Upstream } from "../upstream.ts";
+import { ObjectCache, relistDiff, type CachedObject, type ObjectEvent } from "./cache.ts";
+import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState } from "./reflector.ts";
+import type { HubIdentity, HubStorage } from "./storage.ts";
+import { EventWindow, type WindowEvent } from "./window.ts";
+
+export interface FeedListener {
+  /** New events: in the window and written to storage, to be fanned out now. */
+  published(events: readonly WindowEvent[]): void;
+  /** History was reset at `start` (upstream history inconsistent with ours): older resumes are gone. */
+  reset(start: number): void;
+}
+
+export interface FeedSettings {
+  windowEvents: number;
+  windowBytes: number;
+  upstreamStallMs: number;
+}
+
+export type Log = (message: string, fields?: Record<string, unknown>) => void;
+
+export class Feed implements ReflectorHandler {
+  readonly cache = new ObjectCache();
+  readonly window: EventWindow;
+  readonly #key: WatchKey;
+  readonly #storage: HubStorage;
+  readonly #listener: FeedListener;
+  readonly #log: Log;
+  readonly #reflector: Reflector;
+  #identity: HubIdentity | undefined;
+  /** The state reflects the upstream now: listed, or a watch established, since the last start. */
+  #fresh = false;
+  #waiters: Array<{ fresh: boolean; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
+  upstreamState: ReflectorState = "stopped";
+
+  constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log) {
+    this.#key = key;
+    this.#storage = storage;
+    this.#listener = listener;
+    this.#log = log;
+    this.window = new EventWindow({ maxEvents: settings.windowEvents, maxBytes: settings.windowBytes });
+    const stored = storage.load();
+    if (stored) {
+      this.#identity = { key: stored.key, kind: stored.kind, listKind: stored.listKind, apiVersion: stored.apiVersion };
+      this.cache.replace(stored.objects);
+      this.window.restore(stored.events, stored.start, stored.head);
+      log("hub state restored", { objects: stored.objects.length, events: stored.events.length, head: stored.head, start: stored.start });
+    }
+    this.#reflector = new Reflector(key, upstream, this, {
+      stallMs: settings.upstreamStallMs,
+      // Restart the watch every 5-9 minutes, as client-go does, so no stream outlives 10.
+      watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 240),
+      random: Math.random,
+    });
+  }
+
+  get identity(): HubIdentity | undefined {
+    return this.#identity;
+  }
+
+  get watching(): boolean {
+    return this.#reflector.running;
+  }
+
+  get lastUpstreamActivity(): number {
+    return this.#reflector.lastActivity;
+  }
+
+  start(): void {
+    this.#reflector.start();
+  }
+
+  stop(): void {
+    this.#fresh = false;
+    this.#reflector.stop();
+  }
+
+  /**
+   * Resolves once the hub can serve: it has state and, when `fresh` is asked (lists and
+   * initial-state watches), that state tracks the upstream now. Rejects when the upstream
+   * fails before then. A resume from a resourceVersion only needs the window.
+   */
+  synced(fresh: boolean): Promise<void> {
+    if (this.#ready(fresh)) return Promise.resolve();
+    this.start();
+    return new Promise((resolve, reject) => this.#waiters.push({ fresh, resolve, reject }));
+  }
+
+  #ready(fresh: boolean): boolean {
+    return this.#identity !== undefined && (!fresh || this.#fresh);
+  }
+
+  #settle(error?: UpstreamError): void {
+    this.#waiters = this.#waiters.filter((w) => {
+      if (this.#ready(w.fresh)) w.resolve();
+      else if (error) w.reject(error);
+      else return true;
+      return false;
+    });
+  }
+
+  // ReflectorHandler
+
+  resumeVersion(): number | undefined {
+    return this.#identity ? this.window.head : undefined;
+  }
+
+  listed(list: ListedCollection): void {
+    const apiVersion = list.apiVersion || keyApiVersion(this.#key);
+    const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
+    const objects = this.#toCached(list.items, identity);
+    this.#fresh = true;
+    const previous = this.#identity;
+    const head = this.window.head;
+    const diff = previous ? relistDiff(this.cache.values(), objects, head, list.resourceVersion) : undefined;
+    if (previous && diff) {
+      this.#log("relisted upstream; emitting the difference as events", { changes: diff.length, from: head, to: list.resourceVersion });
+      this.#commit(diff, list.resourceVersion);
+      this.#settle();
+      return;
+    }
+    this.#identity = identity;
+    this.cache.replace(objects);
+    this.window.reset(list.resourceVersion);
+    this.#storage.saveSnapshot(identity, objects, list.resourceVersion);
+    if (previous) {
+      this.#log("upstream history is inconsistent with the hub's; window reset", { head, listed: list.resourceVersion });
+      this.#listener.reset(list.resourceVersion);
+    } else {
+      this.#log("synced from upstream list", { objects: objects.length, resourceVersion: list.resourceVersion });
+    }
+    this.#settle();
+  }
+
+  events(batch: WatchEvent[]): void {
+    const identity = this.#identity;
+    if (!identity) return;
+    const changes: ObjectEvent[] = [];
+    let head = this.window.head;
+    for (const event of batch) {
+      const rv = objectVersion(event.object);
+      if (rv === undefined) {
+        this.#log("skipped an upstream event without a resourceVersion", { type: event.type });
+      } else if (event.type === "BOOKMARK") {
+        head = Math.max(head, rv);
+      } else if (rv <= head) {
+        this.#log("skipped an upstream event the hub already has", { type: event.type, rv, head });
+      } else {
+        const [object] = this.#toCached([event.object], identity);
+        if (object) changes.push({ type: event.type as ObjectEvent["type"], object });
+        head = rv;
+      }
+    }
+    this.#commit(changes, head);
+  }
+
+  state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
+    this.upstreamState = state;
+    if (state !== "watching" || detail) this.#log(`upstream ${state}`, detail ? { detail } : undefined);
+    if (state === "watching") this.#fresh = true;
+    this.#settle(error);
+  }
+
+  /** Apply changes (in RV order) to cache, window and storage, then publish them. */
+  #commit(changes: readonly ObjectEvent[], head: number): void {
+    const appended: WindowEvent[] = [];
+    let evictedTo: number | undefined;
+    for (const change of changes) {
+      this.cache.apply(change);
+      const event = { rv: change.object.rv, line: eventLine(change.type, change.object.json) };
+      evictedTo = this.window.append(event) ?? evictedTo;
+      appended.push(event);
+    }
+    this.window.advance(head);
+    if (appended.length === 0) {
+      this.#storage.saveHead(this.window.head);
+      return;
+    }
+    this.#storage.saveBatch({ changes, events: appended, head: this.window.head, start: this.window.start, evictedTo });
+    this.#listener.published(appended);
+  }
+
+  #toCached(items: readonly KubeObject[], identity: HubIdentity): CachedObject[] {
+    const out: CachedObject[] = [];
+    for (const item of items) {
+      const metadata = item.metadata;
+      const rv = objectVersion(item);
+      if (!metadata?.uid || !metadata.name || rv === undefined) {
+        this.#log("skipped an upstream object without uid, name or resourceVersion");
+        continue;
+      }
+      // Built-in list items come without kind/apiVersion; every watch event object needs them.
+      const object = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
+      out.push({
+        uid: metadata.uid,
+        key: metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name,
+        rv,
+        json: JSON.stringify(object),
+      });
+    }
+    return out;
+  }
+}

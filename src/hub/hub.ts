@@ -1,0 +1,297 @@
+/**
+ * @module
+ * The WatchHub Durable Object: one per watch key. Its handlers are thin: requests become
+ * subscribers of the fan-out, WebSocket messages become acknowledgements, the alarm is the
+ * heartbeat that keeps an active hub's upstream watch alive and stops an idle one. The feed
+ * (cache, window, storage, reflector) and the fan-out do the work.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { hubSettings, type HubSettings } from "../config.ts";
+import type { Env } from "../env.ts";
+import { bookmarkLine, errorLine } from "../k8s/event.ts";
+import { describeKey, type WatchKey } from "../k8s/key.ts";
+import type { WatchOptions } from "../k8s/options.ts";
+import { badRequest, failure, notFound, serviceUnavailable, statusResponse, tooOldResourceVersion } from "../k8s/status.ts";
+import type { Status } from "../k8s/types.ts";
+import { logger, type Log } from "../log.ts";
+import { upstreamFor } from "../upstream.ts";
+import type { CachedObject } from "./cache.ts";
+import { Fanout } from "./fanout.ts";
+import { Feed } from "./feed.ts";
+import { listBody } from "./list.ts";
+import { UpstreamError } from "./reflector.ts";
+import { readHubRequest, type HubRequest } from "./request.ts";
+import { HubStorage } from "./storage.ts";
+import { CLOSE, HttpSink, parseAck, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
+
+/** How often the alarm checks an active hub; Workers evict a busy-but-idle object after 70-140 s. */
+const HEARTBEAT_MS = 30_000;
+/** How long a request waits for a hub's first upstream list before answering 503. */
+const SYNC_TIMEOUT_MS = 10_000;
+
+interface Attachment {
+  kwr: { subscriber: number };
+}
+
+export class WatchHub extends DurableObject<Env> {
+  readonly #settings: HubSettings;
+  readonly #storage: HubStorage;
+  readonly #sockets = new Map<WebSocket, Subscriber>();
+  #feed: Feed | undefined;
+  #fanout: Fanout | undefined;
+  #log: Log = logger({ hub: "(unopened)" });
+  #bookmarkTimer: ReturnType<typeof setInterval> | undefined;
+  #idleSince: number | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#settings = hubSettings(env);
+    this.#storage = new HubStorage(ctx.storage);
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    const hubRequest = readHubRequest(request);
+    if (!hubRequest) return statusResponse(badRequest("a hub is reached through the relay's Kubernetes API paths"));
+    const { feed, fanout } = this.#open(hubRequest.key);
+    const needsFreshState = hubRequest.verb !== "watch" || hubRequest.options.resourceVersion.kind !== "exact" || hubRequest.options.sendInitialEvents === true;
+    try {
+      await withTimeout(feed.synced(needsFreshState), SYNC_TIMEOUT_MS);
+    } catch (e) {
+      this.#markIdleIfUnused();
+      return statusResponse(unavailable(e));
+    }
+    switch (hubRequest.verb) {
+      case "list":
+        this.#markIdleIfUnused();
+        return this.#list(feed);
+      case "get":
+        this.#markIdleIfUnused();
+        return this.#get(feed, hubRequest.key, hubRequest.name);
+      case "watch":
+        return this.#watch(request, hubRequest, feed, fanout);
+    }
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const subscriber = this.#sockets.get(ws);
+    if (!subscriber) return this.#closeOrphan(ws);
+    // Anything else a client sends is ignored, as the API server ignores it.
+    const received = parseAck(message);
+    if (received !== undefined) {
+      (subscriber.sink as WebSocketSink).acknowledge(received);
+      this.#fanout?.wake();
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket): Promise<void> {
+    this.#socketGone(ws);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.#socketGone(ws);
+  }
+
+  /** Heartbeat while active; stops the upstream watch once the hub has been idle for the grace period. */
+  override async alarm(): Promise<void> {
+    const hub = this.#open();
+    if (!hub) return;
+    this.#closeOrphans();
+    if (hub.fanout.size === 0) {
+      this.#idleSince ??= Date.now();
+      if (Date.now() - this.#idleSince >= this.#settings.idleGraceMs) {
+        this.#stop();
+        return;
+      }
+    } else {
+      hub.feed.start(); // restarts a loop that died; a no-op for a running one
+    }
+    await this.#armAlarm();
+  }
+
+  /** Numbers for the demo page and tests: who is here, and what the upstream is doing. */
+  stats(): { subscribers: number; upstream: string; watching: boolean; resourceVersion: number; windowStart: number; windowEvents: number; objects: number } | undefined {
+    const hub = this.#open();
+    if (!hub) return undefined;
+    return {
+      subscribers: hub.fanout.size,
+      upstream: hub.feed.upstreamState,
+      watching: hub.feed.watching,
+      resourceVersion: hub.feed.window.head,
+      windowStart: hub.feed.window.start,
+      windowEvents: hub.feed.window.size,
+      objects: hub.feed.cache.size,
+    };
+  }
+
+  /** The hub's parts, built on first use from the request's key or, after a restart, the stored one. */
+  #open(key?: WatchKey): { feed: Feed; fanout: Fanout };
+  #open(): { feed: Feed; fanout: Fanout } | undefined;
+  #open(key?: WatchKey): { feed: Feed; fanout: Fanout } | undefined {
+    if (this.#feed && this.#fanout) return { feed: this.#feed, fanout: this.#fanout };
+    key ??= this.#storage.identity()?.key;
+    if (!key) return undefined;
+    const upstream = upstreamFor(this.env, key.cluster);
+    if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
+    const log = (this.#log = logger({ hub: describeKey(key) }));
+    const feed = new Feed(key, this.#storage, upstream, this.#settings, {
+      published: (events) => this.#fanout?.publish(events),
+      reset: (start) => this.#fanout?.expireAll(start),
+    }, log);
+    const fanout = new Fanout(
+      {
+        window: feed.window,
+        bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end),
+      },
+      { budget: this.#settings.subscriberBudget },
+      log,
+    );
+    fanout.onDetach = () => this.#markIdleIfUnused();
+    this.#feed = feed;
+    this.#fanout = fanout;
+    this.#closeOrphans();
+    return { feed, fanout };
+  }
+
+  #list(feed: Feed): Response {
+    const identity = feed.identity!;
+    const body = listBody({ listKind: identity.listKind, apiVersion: identity.apiVersion, resourceVersion: feed.window.head }, feed.cache.snapshot());
+    return new Response(body, { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
+  }
+
+  #get(feed: Feed, key: WatchKey, name: string): Response {
+    const wanted = key.namespace === undefined ? name : `${key.namespace}/${name}`;
+    const found = findByKey(feed.cache.snapshot(), wanted);
+    if (!found) return statusResponse(notFound(key.resource, name, key.group));
+    return new Response(found.json + "\n", { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
+  }
+
+  #watch(request: Request, hubRequest: Extract<HubRequest, { verb: "watch" }>, feed: Feed, fanout: Fanout): Response {
+    const options = hubRequest.options;
+    const requested = options.resourceVersion;
+    const fromState = requested.kind !== "exact" || options.sendInitialEvents === true;
+    const position = fromState ? feed.window.head : requested.kind === "exact" ? requested.rv : 0;
+    const expired = !fromState && position < feed.window.start ? tooOldResourceVersion(position, feed.window.start) : undefined;
+    const websocket = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+
+    let sink: Sink;
+    let response: Response;
+    let subscriber: Subscriber | undefined;
+    if (websocket) {
+      const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+      this.ctx.acceptWebSocket(server);
+      sink = new WebSocketSink(server);
+      const headers = hubRequest.protocol ? { "sec-websocket-protocol": hubRequest.protocol } : undefined;
+      response = new Response(null, { status: 101, webSocket: client, headers });
+    } else {
+      const http = new HttpSink(() => subscriber && fanout.detach(subscriber));
+      sink = http;
+      response = new Response(http.body, {
+        headers: { "content-type": "application/json", "cache-control": "no-cache, private", "content-encoding": "identity" },
+      });
+    }
+    if (expired) {
+      // Too old: 200, one ERROR event, then the end, as the API server answers.
+      const line = errorLine(expired);
+      sink.send([line], line);
+      sink.close({ code: CLOSE.normal, reason: "resourceVersion expired" });
+      return response;
+    }
+    subscriber = new Subscriber(sink, position, {
+      bookmarks: options.allowWatchBookmarks,
+      initialEventsEnd: options.sendInitialEvents === true && options.allowWatchBookmarks,
+      deadline: deadlineOf(options),
+    }, fromState ? feed.cache.snapshot() : undefined);
+    if (sink instanceof WebSocketSink) {
+      sink.socket.serializeAttachment({ kwr: { subscriber: subscriber.id } } satisfies Attachment);
+      this.#sockets.set(sink.socket, subscriber);
+    }
+    this.#activate(feed);
+    fanout.attach(subscriber);
+    return response;
+  }
+
+  /** A subscriber arrived: the upstream watch runs, the heartbeat and bookmark timers tick. */
+  #activate(feed: Feed): void {
+    this.#idleSince = undefined;
+    feed.start();
+    this.#bookmarkTimer ??= setInterval(() => this.#fanout?.bookmarks(), this.#settings.bookmarkIntervalMs);
+    void this.#armAlarm();
+  }
+
+  #markIdleIfUnused(): void {
+    if ((this.#fanout?.size ?? 0) > 0 || this.#idleSince !== undefined) return;
+    this.#idleSince = Date.now();
+    void this.#armAlarm();
+  }
+
+  #stop(): void {
+    this.#log("idle: stopping the upstream watch", { idleMs: Date.now() - (this.#idleSince ?? Date.now()) });
+    this.#feed?.stop();
+    if (this.#bookmarkTimer !== undefined) clearInterval(this.#bookmarkTimer);
+    this.#bookmarkTimer = undefined;
+  }
+
+  async #armAlarm(): Promise<void> {
+    const next = this.#idleSince === undefined ? Date.now() + HEARTBEAT_MS : Math.min(Date.now() + HEARTBEAT_MS, this.#idleSince + this.#settings.idleGraceMs);
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > next) await this.ctx.storage.setAlarm(next);
+  }
+
+  #socketGone(ws: WebSocket): void {
+    const subscriber = this.#sockets.get(ws);
+    this.#sockets.delete(ws);
+    if (!subscriber) return;
+    (subscriber.sink as WebSocketSink).markClosed();
+    this.#fanout?.detach(subscriber);
+  }
+
+  /** Sockets that outlived an earlier instance (eviction): their positions are unknown, so they must resume. */
+  #closeOrphans(): void {
+    for (const ws of this.ctx.getWebSockets()) if (!this.#sockets.has(ws)) this.#closeOrphan(ws);
+  }
+
+  #closeOrphan(ws: WebSocket): void {
+    try {
+      ws.close(CLOSE.restarted, "the hub restarted; resume from your last resourceVersion");
+    } catch {
+      // already closing
+    }
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UpstreamError(0, `the upstream API server has not answered within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => timer !== undefined && clearTimeout(timer));
+}
+
+/** The Status a subscriber gets when the hub cannot serve it because of the upstream. */
+function unavailable(error: unknown): Status {
+  if (error instanceof UpstreamError && [400, 404, 422].includes(error.status)) {
+    return failure(error.status, error.status === 404 ? "NotFound" : error.status === 422 ? "Invalid" : "BadRequest", error.message);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return serviceUnavailable(`the relay cannot reach the upstream API server: ${message}`, 5);
+}
+
+/** `timeoutSeconds`, or the API server's default: a random time in [30, 60) minutes. */
+function deadlineOf(options: WatchOptions): number {
+  const seconds = options.timeoutSeconds ?? 1800 + Math.floor(Math.random() * 1800);
+  return Date.now() + seconds * 1000;
+}
+
+/** Binary search of a key-ordered snapshot. */
+function findByKey(objects: readonly CachedObject[], key: string): CachedObject | undefined {
+  let lo = 0;
+  let hi = objects.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = (objects[mid] as CachedObject).key;
+    if (k === key) return objects[mid];
+    if (k < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return undefined;
+}

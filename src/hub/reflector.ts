@@ -1,0 +1,257 @@
+/**
+ * @module
+ * The upstream list + watch loop for one key, after client-go's reflector: list, watch from
+ * the list's resourceVersion with bookmarks, re-watch from the last resourceVersion when a
+ * stream ends, relist when the upstream answers 410, back off (with jitter, honouring
+ * `Retry-After`) on errors, and treat a silent stream as dead. It never gives up while started.
+ */
+import { Backoff, retryAfterMs } from "../k8s/backoff.ts";
+import { upstreamCollectionUrl, type WatchKey } from "../k8s/key.ts";
+import { LineSplitter } from "../k8s/ndjson.ts";
+import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
+import type { Upstream } from "../upstream.ts";
+
+export interface ListedCollection {
+  /** `PodList`, `WidgetList`, ... */
+  kind: string;
+  apiVersion: string;
+  resourceVersion: number;
+  items: KubeObject[];
+}
+
+export type ReflectorState = "listing" | "watching" | "backoff" | "stopped";
+
+/** What the reflector feeds: the hub's cache and window. */
+export interface ReflectorHandler {
+  /** The RV to watch from, or `undefined` when the hub has nothing and must list first. */
+  resumeVersion(): number | undefined;
+  listed(list: ListedCollection): void;
+  /** A batch of events from one read of the stream, in order (ERROR events excluded). */
+  events(batch: WatchEvent[]): void;
+  state(state: ReflectorState, detail?: string, error?: UpstreamError): void;
+}
+
+export interface ReflectorOptions {
+  stallMs: number;
+  /** Server-side watch timeout: the watch restarts at least this often (≤ 10 minutes). */
+  watchTimeoutSeconds: () => number;
+  random: () => number;
+}
+
+/** An upstream failure: an HTTP status (0 for a connection error) and what the server said. */
+export class UpstreamError extends Error {
+  readonly status: number;
+  readonly retryAfterMs: number;
+  constructor(status: number, message: string, retryAfter = 0) {
+    super(message);
+    this.status = status;
+    this.retryAfterMs = retryAfter;
+  }
+}
+
+const PAGE_SIZE = 500;
+
+type WatchOutcome = "ended" | "expired";
+
+export class Reflector {
+  readonly #key: WatchKey;
+  readonly #upstream: Upstream;
+  readonly #handler: ReflectorHandler;
+  readonly #options: ReflectorOptions;
+  readonly #backoff: Backoff;
+  #running: Promise<void> | undefined;
+  #stopped = true;
+  #abort: AbortController | undefined;
+  #wake: (() => void) | undefined;
+  /** Last time bytes arrived from upstream (or a request was answered). */
+  lastActivity = 0;
+
+  constructor(key: WatchKey, upstream: Upstream, handler: ReflectorHandler, options: ReflectorOptions) {
+    this.#key = key;
+    this.#upstream = upstream;
+    this.#handler = handler;
+    this.#options = options;
+    this.#backoff = new Backoff({ initialMs: 800, maxMs: 30_000, random: options.random });
+  }
+
+  get running(): boolean {
+    return this.#running !== undefined;
+  }
+
+  /** Start the loop if it is not running (idempotent). */
+  start(): void {
+    this.#stopped = false;
+    this.#running ??= this.#loop().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#abort?.abort();
+    this.#wake?.();
+  }
+
+  async #loop(): Promise<void> {
+    let mustList = this.#handler.resumeVersion() === undefined;
+    while (!this.#stopped) {
+      try {
+        if (mustList) {
+          this.#handler.state("listing");
+          this.#handler.listed(await this.#list());
+          mustList = false;
+        }
+        const started = Date.now();
+        const { outcome, received } = await this.#watch(this.#handler.resumeVersion() ?? 0);
+        if (outcome === "expired") {
+          mustList = true;
+          continue;
+        }
+        // A stream that closed at once with nothing in it is a failure, not a healthy end:
+        // without backoff it would become a hot loop against the API server.
+        if (!received && Date.now() - started < 1000) throw new UpstreamError(0, "the watch closed immediately");
+        this.#backoff.reset();
+      } catch (e) {
+        if (this.#stopped) break;
+        const error = e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`);
+        const delay = this.#backoff.next(error.retryAfterMs);
+        this.#handler.state("backoff", `${error.message}; retrying in ${delay} ms`, error);
+        await this.#sleep(delay);
+      }
+    }
+    this.#handler.state("stopped");
+  }
+
+  async #list(): Promise<ListedCollection> {
+    let cont: string | undefined;
+    let result: ListedCollection | undefined;
+    do {
+      const params: Record<string, string> = { limit: String(PAGE_SIZE) };
+      if (cont) params.continue = cont;
+      const page = (await this.#json(upstreamCollectionUrl(this.#key, params))) as {
+        kind?: string;
+        apiVersion?: string;
+        metadata?: { resourceVersion?: string; continue?: string };
+        items?: KubeObject[];
+      };
+      const rv = Number(page.metadata?.resourceVersion);
+      if (!page.kind || !Array.isArray(page.items) || !Number.isSafeInteger(rv)) {
+        throw new UpstreamError(502, "the upstream list is not a Kubernetes list (no kind, items or metadata.resourceVersion)");
+      }
+      result ??= { kind: page.kind, apiVersion: page.apiVersion ?? "", resourceVersion: rv, items: [] };
+      result.items.push(...page.items);
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return result;
+  }
+
+  async #json(url: string): Promise<unknown> {
+    const response = await this.#request(url);
+    try {
+      return await response.json();
+    } catch (e) {
+      throw new UpstreamError(502, `the upstream answered ${url} with invalid JSON: ${(e as Error).message}`);
+    }
+  }
+
+  async #request(url: string, signal?: AbortSignal): Promise<Response> {
+    const response = await this.#upstream.fetch(url, signal ? { signal } : undefined);
+    this.lastActivity = Date.now();
+    if (response.ok) return response;
+    const text = await response.text().catch(() => "");
+    let message = text.slice(0, 300);
+    try {
+      message = (JSON.parse(text) as Status).message ?? message;
+    } catch {
+      // not a Status: keep the raw text
+    }
+    throw new UpstreamError(response.status, `upstream ${response.status} for ${url}: ${message}`, retryAfterMs(response.headers.get("retry-after")));
+  }
+
+  async #watch(from: number): Promise<{ outcome: WatchOutcome; received: boolean }> {
+    const abort = new AbortController();
+    this.#abort = abort;
+    const url = upstreamCollectionUrl(this.#key, {
+      watch: "1",
+      resourceVersion: String(from),
+      allowWatchBookmarks: "true",
+      timeoutSeconds: String(this.#options.watchTimeoutSeconds()),
+    });
+    let stall: ReturnType<typeof setTimeout> | undefined;
+    const arm = () => {
+      if (stall !== undefined) clearTimeout(stall);
+      stall = setTimeout(() => abort.abort(new UpstreamError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`)), this.#options.stallMs);
+    };
+    arm();
+    let received = false;
+    try {
+      let response: Response;
+      try {
+        response = await this.#request(url, abort.signal);
+      } catch (e) {
+        if (e instanceof UpstreamError && e.status === 410) return { outcome: "expired", received };
+        throw e;
+      }
+      this.#handler.state("watching", `from resourceVersion ${from}`);
+      if (!response.body) throw new UpstreamError(502, "the upstream watch has no body");
+      const reader = response.body.getReader();
+      const lines = new LineSplitter();
+      for (;;) {
+        const { done, value } = await reader.read().catch((e: unknown) => {
+          throw abort.signal.reason instanceof UpstreamError ? abort.signal.reason : e;
+        });
+        if (done) return { outcome: "ended", received };
+        this.lastActivity = Date.now();
+        arm();
+        received = true;
+        const batch: WatchEvent[] = [];
+        for (const line of lines.push(value)) {
+          const event = parseEvent(line);
+          if (event === undefined) {
+            this.#deliver(batch);
+            throw new UpstreamError(502, `malformed line in the upstream watch: ${line.slice(0, 120)}`);
+          }
+          if (event.type === "ERROR") {
+            this.#deliver(batch);
+            const status = event.object as Status;
+            if (status.code === 410) return { outcome: "expired", received };
+            throw new UpstreamError(status.code ?? 500, `upstream watch error: ${status.message ?? "unknown"}`, (status.details?.retryAfterSeconds ?? 0) * 1000);
+          }
+          batch.push(event);
+        }
+        this.#deliver(batch);
+      }
+    } finally {
+      if (stall !== undefined) clearTimeout(stall);
+      abort.abort();
+      this.#abort = undefined;
+    }
+  }
+
+  #deliver(batch: WatchEvent[]): void {
+    if (batch.length > 0) this.#handler.events(batch);
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+}
+
+const TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+
+function parseEvent(line: string): WatchEvent | undefined {
+  try {
+    const event = JSON.parse(line) as WatchEvent;
+    if (typeof event !== "object" || event === null || !TYPES.has(event.type) || typeof event.object !== "object" || event.object === null) return undefined;
+    return event;
+  } catch {
+    return undefined;
+  }
+}

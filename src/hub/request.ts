@@ -1,0 +1,27 @@
+/**
+ * @module
+ * What the Worker asks a hub: already parsed and validated, so the hub never sees bad input.
+ * It travels in one header of the request forwarded to the Durable Object (the WebSocket
+ * upgrade must be a `fetch`, so every call uses the same path).
+ */
+import type { WatchKey } from "../k8s/key.ts";
+import type { ListOptions, WatchOptions } from "../k8s/options.ts";
+
+export type HubRequest =
+  | { verb: "list"; key: WatchKey; options: ListOptions }
+  | { verb: "get"; key: WatchKey; name: string }
+  | { verb: "watch"; key: WatchKey; options: WatchOptions; /** WebSocket subprotocol to echo. */ protocol?: string };
+
+const HEADER = "x-relay-request";
+
+/** The request to forward to the hub: the client's own (so an upgrade stays an upgrade) plus the parsed form. */
+export function hubRequest(original: Request, request: HubRequest): Request {
+  const headers = new Headers(original.headers);
+  headers.set(HEADER, JSON.stringify(request));
+  return new Request(original.url, { method: "GET", headers });
+}
+
+export function readHubRequest(request: Request): HubRequest | undefined {
+  const header = request.headers.get(HEADER);
+  return header ? (JSON.parse(header) as HubRequest) : undefined;
+}

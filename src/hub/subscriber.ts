@@ -1,0 +1,193 @@
+/**
+ * @module
+ * One subscriber: where it is (the resourceVersion it has been sent up to), what it asked for
+ * (bookmarks, the initial state, a deadline), and the sink its events go to. Two sinks share one
+ * interface: a hibernatable WebSocket (one text frame per event) and an HTTP chunked stream
+ * (one write per batch). Each tracks its backlog — what was sent but not yet taken by the
+ * client — which is what the send budget bounds (invariant 5).
+ */
+import type { CachedObject } from "./cache.ts";
+
+/** Close codes a subscriber may see on a WebSocket, each with a reason saying what to do. */
+export const CLOSE = {
+  /** `timeoutSeconds` reached, or the stream ended after an ERROR event. */
+  normal: 1000,
+  /** The hub is stopping (idle shutdown, deploy): resume from your last resourceVersion. */
+  goingAway: 1001,
+  internalError: 1011,
+  /** The hub restarted and lost this connection's position: resume from your last resourceVersion. */
+  restarted: 1012,
+  /** Fell behind its send budget or out of the window: resume from your last resourceVersion. */
+  slow: 4008,
+} as const;
+
+export interface CloseReason {
+  code: number;
+  reason: string;
+}
+
+export interface Sink {
+  readonly transport: "websocket" | "http";
+  /** Send event lines. `joined` is the same lines concatenated, computed once per batch. */
+  send(lines: readonly string[], joined: string): void;
+  /** Sent but not yet known to be taken by the client (UTF-16 units). */
+  backlog(): number;
+  close(reason: CloseReason): void;
+  readonly closed: boolean;
+}
+
+/** Client → hub message on a WebSocket: "I have received this much" (sum of message lengths). */
+export interface AckMessage {
+  type: "ACK";
+  received: number;
+}
+
+export function parseAck(message: string | ArrayBuffer): number | undefined {
+  if (typeof message !== "string" || message.length > 200) return undefined;
+  try {
+    const parsed = JSON.parse(message) as Partial<AckMessage>;
+    return parsed.type === "ACK" && typeof parsed.received === "number" && parsed.received >= 0 ? parsed.received : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A hibernatable WebSocket. Workers do not report a socket's buffered amount (workerd#988),
+ * so the backlog comes from `bufferedAmount` where the runtime has it, otherwise from the
+ * client's acknowledgements (`{"type":"ACK","received":n}`), which this project's client
+ * sends. A client that never acknowledges is not budget-limited on this transport.
+ */
+export class WebSocketSink implements Sink {
+  readonly transport = "websocket" as const;
+  readonly socket: WebSocket;
+  #sent = 0;
+  #acked: number | undefined;
+  #closed = false;
+
+  constructor(socket: WebSocket) {
+    this.socket = socket;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  send(lines: readonly string[]): void {
+    for (const line of lines) {
+      this.socket.send(line);
+      this.#sent += line.length;
+    }
+  }
+
+  acknowledge(received: number): void {
+    if (received <= this.#sent) this.#acked = Math.max(this.#acked ?? 0, received);
+  }
+
+  backlog(): number {
+    const buffered = (this.socket as { bufferedAmount?: unknown }).bufferedAmount;
+    if (typeof buffered === "number") return buffered;
+    return this.#acked === undefined ? 0 : this.#sent - this.#acked;
+  }
+
+  close({ code, reason }: CloseReason): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.socket.close(code, reason.slice(0, 120));
+    } catch {
+      // already closed by the peer
+    }
+  }
+
+  /** The peer closed: nothing more can be sent. */
+  markClosed(): void {
+    this.#closed = true;
+  }
+}
+
+/** An HTTP watch: a chunked response body. A write resolves when the client has taken it. */
+export class HttpSink implements Sink {
+  readonly transport = "http" as const;
+  readonly body: ReadableStream<Uint8Array>;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #encoder = new TextEncoder();
+  #pending = 0;
+  #closed = false;
+  #onGone: () => void;
+
+  constructor(onGone: () => void) {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    this.body = readable;
+    this.#writer = writable.getWriter();
+    this.#onGone = onGone;
+    this.#writer.closed.then(
+      () => this.#gone(),
+      () => this.#gone(),
+    );
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  send(_lines: readonly string[], joined: string): void {
+    if (this.#closed) return;
+    const size = joined.length;
+    this.#pending += size;
+    this.#writer.write(this.#encoder.encode(joined)).then(
+      () => {
+        this.#pending -= size;
+      },
+      () => this.#gone(),
+    );
+  }
+
+  backlog(): number {
+    return this.#pending;
+  }
+
+  /** End the stream cleanly, as the API server does (no ERROR event): the client re-watches. */
+  close(_reason: CloseReason): void {
+    if (this.#closed) return;
+    this.#writer.close().catch(() => undefined);
+    this.#gone();
+  }
+
+  /** Closed by us or by the client: report it once. */
+  #gone(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#onGone();
+  }
+}
+
+export interface SubscriberOptions {
+  /** `allowWatchBookmarks=true`. */
+  bookmarks: boolean;
+  /** `sendInitialEvents=true` with bookmarks: end the initial state with the annotated BOOKMARK. */
+  initialEventsEnd: boolean;
+  /** When the stream ends (`timeoutSeconds`), epoch ms. */
+  deadline: number | undefined;
+}
+
+let nextId = 1;
+
+export class Subscriber {
+  readonly id = nextId++;
+  readonly sink: Sink;
+  readonly options: SubscriberOptions;
+  /** The resourceVersion this subscriber has been sent everything up to. */
+  position: number;
+  /** Initial state still to send as ADDED events (resourceVersion unset or 0). */
+  initial: readonly CachedObject[] | undefined;
+  initialSent = 0;
+  readonly since = Date.now();
+
+  constructor(sink: Sink, position: number, options: SubscriberOptions, initial?: readonly CachedObject[]) {
+    this.sink = sink;
+    this.position = position;
+    this.options = options;
+    this.initial = initial;
+  }
+}

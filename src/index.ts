@@ -1,0 +1,14 @@
+/**
+ * @module
+ * The Worker entry: the relay's HTTP app and the Durable Object class it routes to.
+ */
+import type { Env } from "./env.ts";
+import { createApp } from "./http/app.ts";
+
+export { WatchHub } from "./hub/hub.ts";
+
+const app = createApp();
+
+export default {
+  fetch: app.fetch,
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,177 @@
+/**
+ * @module
+ * The Kubernetes API routes: every request outside `/_sim/` is logged, authenticated, checked
+ * against injected failures, then served as discovery, list, watch, get or a write, with
+ * errors as `Status` objects in the API server's codes and wording.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isWatch, parseWatchOptions } from "../k8s/options.ts";
+import { parseApiPath, collectionPath, type ResourcePath } from "../k8s/path.ts";
+import { internalError, methodNotAllowed, notFound, unauthorized } from "../k8s/status.ts";
+import type { KubeObject } from "../k8s/types.ts";
+import { AGGREGATED_DISCOVERY, discoveryDocument } from "./discovery.ts";
+import { ApiError, notAcceptable, pathNotFound, unsupportedMediaType } from "./errors.ts";
+import { requestFilter } from "./filter.ts";
+import { readJson, sendJson, sendStatus, wantsPretty } from "./http.ts";
+import { listBody, listObjects } from "./list.ts";
+import { negotiate, type Representation } from "./negotiate.ts";
+import type { Verb } from "./requestlog.ts";
+import { findResource, storageKey, type ResourceDef } from "./resources.ts";
+import type { SimState } from "./state.ts";
+import { tableOptions, toTable } from "./table.ts";
+import { WatchStream } from "./watch.ts";
+import { PATCH_TYPES } from "./writes.ts";
+
+const WRITE_VERBS: Record<string, Verb> = { POST: "create", PUT: "update", PATCH: "patch", DELETE: "delete" };
+
+function verbOf(method: string, path: ReturnType<typeof parseApiPath>, query: URLSearchParams): Verb {
+  if (path.kind === "discovery") return "discovery";
+  const write = WRITE_VERBS[method];
+  if (write) return write;
+  // A GET on an item path with ?watch is a plain GET (requestinfo.go); the legacy /watch/ form is always a watch.
+  if (path.kind === "resource" && (path.legacyWatch || (path.name === undefined && isWatch(query)))) return "watch";
+  return path.kind === "resource" && path.name === undefined ? "list" : "get";
+}
+
+export async function handleApi(state: SimState, req: IncomingMessage, res: ServerResponse, url: URL, serverAddress: string): Promise<void> {
+  const method = req.method ?? "GET";
+  const path = parseApiPath(url.pathname);
+  const query = url.searchParams;
+  const verb = verbOf(method, path, query);
+  state.log.record(method, verb, url.pathname, url.search.slice(1), res);
+  const pretty = wantsPretty(req, query);
+  try {
+    if (state.token !== undefined && req.headers.authorization !== `Bearer ${state.token}`) throw new ApiError(unauthorized());
+    const injected = state.faults.takeFailure(verb);
+    if (injected) throw new ApiError(injected);
+    if (path.kind === "invalid" || path.cluster !== undefined) throw new ApiError(pathNotFound());
+    if (path.kind === "discovery") return serveDiscovery(req, res, path.path, serverAddress, pretty);
+    const def = findResource(path.group, path.version, path.resource);
+    if (!def || path.subresource !== undefined || (path.namespace !== undefined && !def.namespaced)) throw new ApiError(pathNotFound());
+    if (def.namespaced && path.namespace === undefined && path.name !== undefined) throw new ApiError(pathNotFound());
+    await serveResource(state, req, res, def, path, verb, query, pretty);
+  } catch (e) {
+    if (res.headersSent) {
+      res.destroy();
+    } else if (e instanceof ApiError) {
+      sendStatus(res, e.status, pretty);
+    } else {
+      console.error(`simulator: ${method} ${url.pathname}${url.search} failed:`, e);
+      sendStatus(res, internalError(String(e)), pretty);
+    }
+  }
+}
+
+function serveDiscovery(req: IncomingMessage, res: ServerResponse, path: string, serverAddress: string, pretty: boolean): void {
+  const representation = negotiate(req.headers.accept, { table: false, aggregated: path === "/api" || path === "/apis" });
+  if (!representation) throw new ApiError(notAcceptable());
+  if (req.method !== "GET") throw new ApiError(methodNotAllowed());
+  const aggregated = representation.kind === "aggregated";
+  const document = discoveryDocument(path, aggregated, serverAddress);
+  if (!document) throw new ApiError(pathNotFound());
+  sendJson(res, 200, document, { contentType: aggregated ? AGGREGATED_DISCOVERY : "application/json", pretty });
+}
+
+function readRepresentation(req: IncomingMessage): Representation {
+  const representation = negotiate(req.headers.accept, { table: true, aggregated: false });
+  if (!representation) throw new ApiError(notAcceptable());
+  return representation;
+}
+
+async function serveResource(
+  state: SimState, req: IncomingMessage, res: ServerResponse, def: ResourceDef, path: ResourcePath, verb: Verb, query: URLSearchParams, pretty: boolean,
+): Promise<void> {
+  const { namespace, name } = path;
+  const method = req.method ?? "GET";
+  if (verb === "watch" || path.legacyWatch) {
+    if (method !== "GET") throw new ApiError(methodNotAllowed());
+    return serveWatch(state, req, res, def, path, query);
+  }
+  if (method === "GET" && name === undefined) {
+    const representation = readRepresentation(req);
+    const result = await listObjects(state.store, def, requestFilter(def, namespace, query), query);
+    if (representation.kind === "table") {
+      const table = toTable(def, result.items, result.metadata, tableOptions(representation.version, query));
+      return sendJson(res, 200, table, { contentType: representation.contentType, pretty });
+    }
+    return sendJson(res, 200, listBody(def, result), { pretty });
+  }
+  if (method === "GET" && name !== undefined) {
+    const representation = readRepresentation(req);
+    const object = state.store.get(def, storageKey(namespace, name));
+    if (!object) throw new ApiError(notFound(def.resource, name, def.group));
+    if (representation.kind === "table") {
+      const table = toTable(def, [object], { resourceVersion: object.metadata?.resourceVersion ?? "" }, tableOptions(representation.version, query));
+      return sendJson(res, 200, table, { contentType: representation.contentType, pretty });
+    }
+    return sendJson(res, 200, object, { pretty });
+  }
+  if (method === "POST" && name === undefined && (namespace !== undefined || !def.namespaced)) {
+    requireContentType(req, ["application/json"]);
+    return sendJson(res, 201, state.writes.create(def, namespace, await readJson(req)), { pretty });
+  }
+  if (method === "PUT" && name !== undefined) {
+    requireContentType(req, ["application/json"]);
+    return sendJson(res, 200, state.writes.replace(def, namespace, name, await readJson(req)), { pretty });
+  }
+  if (method === "PATCH" && name !== undefined) {
+    const type = requireContentType(req, Object.keys(PATCH_TYPES)) as keyof typeof PATCH_TYPES;
+    return sendJson(res, 200, state.writes.patch(def, namespace, name, PATCH_TYPES[type], await readJson(req)), { pretty });
+  }
+  if (method === "DELETE" && name !== undefined) {
+    const deleted = state.writes.remove(def, namespace, name);
+    return sendJson(res, 200, def.returnDeletedObject ? deleted : deletedStatus(def, deleted), { pretty });
+  }
+  throw new ApiError(methodNotAllowed());
+}
+
+/** The media type of a request body, which must be one of `accepted` (else 415). */
+function requireContentType(req: IncomingMessage, accepted: readonly string[]): string {
+  const type = (req.headers["content-type"] ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? "";
+  if (!accepted.includes(type)) throw new ApiError(unsupportedMediaType(accepted));
+  return type;
+}
+
+/** What DELETE returns for kinds that do not return the object (registry `finalizeDelete`). */
+function deletedStatus(def: ResourceDef, deleted: KubeObject) {
+  const meta = deleted.metadata ?? {};
+  const details = def.group ? { name: meta.name, group: def.group, kind: def.resource, uid: meta.uid } : { name: meta.name, kind: def.resource, uid: meta.uid };
+  return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details };
+}
+
+async function serveWatch(state: SimState, req: IncomingMessage, res: ServerResponse, def: ResourceDef, path: ResourcePath, query: URLSearchParams): Promise<void> {
+  const representation = readRepresentation(req);
+  if (path.legacyWatch && path.name !== undefined) {
+    // `/watch/.../pods/x` is the deprecated spelling of `fieldSelector=metadata.name=x`.
+    const fields = query.get("fieldSelector");
+    query.set("fieldSelector", fields ? `${fields},metadata.name=${path.name}` : `metadata.name=${path.name}`);
+  }
+  const parsed = parseWatchOptions(query);
+  if (!parsed.ok) throw new ApiError(parsed.status);
+  const options = { ...parsed.value };
+  const filter = requestFilter(def, path.namespace, query);
+  // 1.34 WatchList defaulting: a watch from "" or "0" becomes sendInitialEvents=true (apimachinery SetListOptionsDefaults).
+  if (options.sendInitialEvents === undefined && options.resourceVersionMatch === undefined && options.resourceVersion.kind !== "exact") {
+    options.sendInitialEvents = true;
+    options.resourceVersionMatch = "NotOlderThan";
+  }
+  const timeoutMs = options.timeoutSeconds !== undefined ? options.timeoutSeconds * 1000 : (1800 + state.timeouts.next() * 1800) * 1000;
+  const stream: WatchStream = new WatchStream(
+    {
+      id: state.watchers.nextId(),
+      def,
+      path: collectionPath({ group: def.group, version: def.version, resource: def.resource, namespace: path.namespace }),
+      filter,
+      rawResourceVersion: query.get("resourceVersion") ?? "",
+      options,
+      table: representation.kind === "table" ? { ...tableOptions(representation.version, query), contentType: representation.contentType } : undefined,
+      timeoutMs,
+      bookmarkIntervalMs: state.config.bookmarkIntervalMs,
+    },
+    state.store,
+    res,
+    () => state.watchers.remove(stream),
+  );
+  state.watchers.add(stream);
+  await stream.start();
+}

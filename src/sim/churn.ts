@@ -1,0 +1,161 @@
+/**
+ * @module
+ * Pod churn at a configurable total rate: creates, lifecycle updates (Pending → Running,
+ * container restarts, readiness flaps, label flips that move pods across selectors) and
+ * graceful deletions (MODIFIED with deletionTimestamp, later DELETED), keeping each
+ * namespace's population near a target. A 10 ms timer emits `rate × elapsed` operations per
+ * tick, so thousands of operations a second do not fall behind.
+ */
+import type { Pod } from "kubernetes-types/core/v1.js";
+import type { KubeObject } from "../k8s/types.ts";
+import { copyForTransition, flapReadiness, isTerminating, markTerminating, newPod, relabel, restartContainer, startPod } from "./pods.ts";
+import type { Random } from "./random.ts";
+import { resourceByName, storageKey } from "./resources.ts";
+import type { Cluster } from "./seed.ts";
+import type { Store } from "./store.ts";
+import type { Writes } from "./writes.ts";
+
+export interface ChurnOptions {
+  /** Total operations per second across all namespaces; 0 stops churn. */
+  ratePerSec: number;
+  /** Namespaces to churn; default: the seeded ones. */
+  namespaces?: string[];
+}
+
+const PODS = resourceByName("pods");
+const TICK_MS = 10;
+const DEFAULT_TARGET = 8;
+
+export class Churn {
+  readonly #store: Store;
+  readonly #writes: Writes;
+  readonly #cluster: Cluster;
+  readonly #rng: Random;
+  /** Pod keys per namespace, kept in step with the store (any writer may add or remove pods). */
+  readonly #pods = new Map<string, Set<string>>();
+  readonly #unsubscribe: () => void;
+  #rate = 0;
+  #namespaces: string[];
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #last = 0;
+  #budget = 0;
+
+  constructor(store: Store, writes: Writes, cluster: Cluster, rng: Random) {
+    this.#store = store;
+    this.#writes = writes;
+    this.#cluster = cluster;
+    this.#rng = rng;
+    this.#namespaces = [...cluster.options.namespaces];
+    for (const [key, pod] of store.objects(PODS)) this.#index(pod.metadata?.namespace ?? "").add(key);
+    this.#unsubscribe = store.subscribe((event) => {
+      if (event.resource !== PODS) return;
+      const keys = this.#index(event.object.metadata?.namespace ?? "");
+      if (event.type === "DELETED") keys.delete(event.key);
+      else keys.add(event.key);
+    });
+  }
+
+  #index(namespace: string): Set<string> {
+    let keys = this.#pods.get(namespace);
+    if (!keys) this.#pods.set(namespace, (keys = new Set()));
+    return keys;
+  }
+
+  get settings(): { ratePerSec: number; namespaces: string[] } {
+    return { ratePerSec: this.#rate, namespaces: [...this.#namespaces] };
+  }
+
+  /** Start, retune or (with rate 0) stop churn. */
+  configure(options: ChurnOptions): void {
+    if (!Number.isFinite(options.ratePerSec) || options.ratePerSec < 0) {
+      throw new Error(`churn ratePerSec must be a number ≥ 0, got ${String(options.ratePerSec)}`);
+    }
+    if (options.namespaces !== undefined) {
+      if (options.namespaces.length === 0) throw new Error("churn namespaces must not be empty (omit it to churn the seeded namespaces)");
+      this.#namespaces = [...options.namespaces];
+    }
+    this.#rate = options.ratePerSec;
+    if (this.#rate === 0) {
+      this.stop();
+      return;
+    }
+    if (!this.#timer) {
+      this.#last = performance.now();
+      this.#budget = 0;
+      this.#timer = setInterval(() => this.#tick(), TICK_MS);
+      this.#timer.unref();
+    }
+  }
+
+  #tick(): void {
+    const now = performance.now();
+    // Cap the catch-up after a long event-loop stall at one second's worth of operations.
+    this.#budget = Math.min(this.#budget + (this.#rate * (now - this.#last)) / 1000, Math.max(1, this.#rate));
+    this.#last = now;
+    const ops = Math.floor(this.#budget);
+    this.#budget -= ops;
+    this.step(ops);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#rate = 0;
+  }
+
+  close(): void {
+    this.stop();
+    this.#unsubscribe();
+  }
+
+  /** Perform `ops` churn operations now (also for deterministic tests). */
+  step(ops: number): void {
+    for (let i = 0; i < ops; i++) this.#operate(this.#rng.pick(this.#namespaces));
+  }
+
+  #operate(namespace: string): void {
+    const rng = this.#rng;
+    const target = this.#cluster.options.podsPerNamespace > 0 ? this.#cluster.options.podsPerNamespace : DEFAULT_TARGET;
+    const live: string[] = [];
+    const terminating: string[] = [];
+    for (const key of this.#index(namespace)) {
+      const pod = this.#store.get(PODS, key);
+      if (pod) (isTerminating(pod as Pod) ? terminating : live).push(key);
+    }
+    if (terminating.length > 0 && rng.chance(0.5)) return void this.#store.remove(PODS, rng.pick(terminating));
+    if (live.length === 0 || live.length < target * 0.75) return this.#create(namespace);
+    if (live.length > target * 1.25) return this.#update(rng.pick(live), (pod) => markTerminating(pod, Date.now()));
+    const r = rng.next();
+    if (r < 0.15) return this.#create(namespace);
+    if (r < 0.3) return this.#update(rng.pick(live), (pod) => markTerminating(pod, Date.now()));
+    this.#update(rng.pick(live), (pod) => this.#progress(pod));
+  }
+
+  #create(namespace: string): void {
+    this.#writes.ensureNamespace(namespace);
+    const template = this.#rng.pick(this.#cluster.templates(namespace));
+    const node = this.#rng.pick(this.#cluster.nodes);
+    let pod = newPod(this.#rng, template, node, Date.now());
+    while (this.#store.get(PODS, storageKey(namespace, pod.metadata?.name ?? ""))) pod = newPod(this.#rng, template, node, Date.now());
+    this.#store.put(PODS, storageKey(namespace, pod.metadata?.name ?? ""), pod as KubeObject);
+  }
+
+  #update(key: string, change: (pod: Pod) => void): void {
+    const current = this.#store.get(PODS, key);
+    if (!current) return;
+    const pod = copyForTransition(current);
+    change(pod);
+    this.#store.put(PODS, key, pod as KubeObject);
+  }
+
+  /** The next realistic status or metadata change for a live pod. */
+  #progress(pod: Pod): void {
+    const now = Date.now();
+    if (pod.status?.phase === "Pending") return startPod(pod, this.#rng, this.#cluster.node(pod.spec?.nodeName), now);
+    const u = this.#rng.next();
+    if (u < 0.35) return restartContainer(pod, this.#rng, now);
+    if (u < 0.7) return relabel(pod);
+    flapReadiness(pod, now);
+  }
+}
+

@@ -1,0 +1,116 @@
+/**
+ * @module
+ * Fault injection for the relay's resilience tests: failing the next N requests with a chosen
+ * status, and acting on every open watch (drop mid-event, stall, expire, malformed lines) or
+ * on the history (compaction). Restart is the server's job; `parseFaults` only validates it.
+ */
+import { badRequest, failure, internalError, serviceUnavailable, tooManyRequests } from "../k8s/status.ts";
+import type { Status } from "../k8s/types.ts";
+import { ApiError } from "./errors.ts";
+import { isJsonObject } from "./meta.ts";
+import type { Verb } from "./requestlog.ts";
+import type { Store } from "./store.ts";
+import type { Watchers } from "./watchers.ts";
+
+export interface FailRequests {
+  count: number;
+  /** 500, 429 and 503 get the API server's own wording; any other 4xx/5xx a generic one. */
+  status: number;
+  retryAfterSeconds?: number;
+  /** Only requests with these verbs count; all Kubernetes requests when absent. */
+  verbs?: Verb[];
+}
+
+export interface FaultRequest {
+  dropWatches?: boolean;
+  stallWatches?: boolean;
+  expireWatches?: boolean;
+  failRequests?: FailRequests;
+  malformedLines?: number;
+  compact?: true | { resourceVersion: string };
+  restart?: { downtimeMs: number };
+}
+
+const VERBS: readonly Verb[] = ["list", "watch", "get", "create", "update", "patch", "delete", "discovery"];
+
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
+
+/** Validate a `POST /_sim/faults` body; throws a 400 naming the bad field. */
+export function parseFaults(body: unknown): FaultRequest {
+  const bad = (why: string) => new ApiError(badRequest(`invalid fault request: ${why}`));
+  if (!isJsonObject(body)) throw bad("the body must be a JSON object");
+  const f = body;
+  const known = new Set(["dropWatches", "stallWatches", "expireWatches", "failRequests", "malformedLines", "compact", "restart"]);
+  for (const key of Object.keys(f)) if (!known.has(key)) throw bad(`unknown field "${key}" (known: ${[...known].join(", ")})`);
+  for (const key of ["dropWatches", "stallWatches", "expireWatches"]) {
+    if (f[key] !== undefined && typeof f[key] !== "boolean") throw bad(`${key} must be a boolean`);
+  }
+  if (f.malformedLines !== undefined && !isCount(f.malformedLines)) throw bad("malformedLines must be a non-negative integer");
+  if (f.failRequests !== undefined) {
+    const r = f.failRequests as Record<string, unknown>;
+    if (typeof r !== "object" || r === null) throw bad("failRequests must be an object");
+    if (!isCount(r.count)) throw bad("failRequests.count must be a non-negative integer");
+    if (typeof r.status !== "number" || r.status < 400 || r.status > 599) throw bad("failRequests.status must be an HTTP error status (400-599)");
+    if (r.retryAfterSeconds !== undefined && !isCount(r.retryAfterSeconds)) throw bad("failRequests.retryAfterSeconds must be a non-negative integer");
+    if (r.verbs !== undefined && (!Array.isArray(r.verbs) || r.verbs.some((v) => !VERBS.includes(v as Verb)))) {
+      throw bad(`failRequests.verbs must be a list of ${VERBS.join(", ")}`);
+    }
+  }
+  if (f.compact !== undefined && f.compact !== true) {
+    const rv = (f.compact as { resourceVersion?: unknown } | null)?.resourceVersion;
+    if (typeof rv !== "string" || !/^[0-9]+$/.test(rv)) throw bad('compact must be true or {"resourceVersion": "<digits>"}');
+  }
+  if (f.restart !== undefined && !isCount((f.restart as { downtimeMs?: unknown } | null)?.downtimeMs)) {
+    throw bad("restart.downtimeMs must be a non-negative integer");
+  }
+  return f as FaultRequest;
+}
+
+const REASONS: Record<number, string> = {
+  400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict", 410: "Expired", 422: "Invalid", 504: "Timeout",
+};
+
+function injectedStatus(code: number, retryAfterSeconds: number | undefined): Status {
+  const retry = retryAfterSeconds || undefined;
+  if (code === 429) {
+    const message = "the server has received too many requests and has asked us to try again later";
+    return retry ? tooManyRequests(message, retry) : failure(429, "TooManyRequests", message);
+  }
+  if (code === 503) return serviceUnavailable("the server is currently unable to handle the request", retry);
+  const status = code === 500 ? internalError("injected fault") : failure(code, REASONS[code] ?? "InternalError", `injected fault: HTTP ${code}`);
+  if (retry) status.details = { ...status.details, retryAfterSeconds: retry };
+  return status;
+}
+
+export class Faults {
+  #fail: (FailRequests & { remaining: number }) | undefined;
+
+  /** Consume one injected failure if the next request with this verb should fail. */
+  takeFailure(verb: Verb): Status | undefined {
+    const fail = this.#fail;
+    if (!fail || fail.remaining <= 0 || (fail.verbs && !fail.verbs.includes(verb))) return undefined;
+    fail.remaining--;
+    return injectedStatus(fail.status, fail.retryAfterSeconds);
+  }
+
+  /** Apply everything but `restart` (which the server performs after answering). */
+  apply(request: FaultRequest, watchers: Watchers, store: Store): void {
+    const compactTo = request.compact === undefined || request.compact === true ? store.resourceVersion : Number(request.compact.resourceVersion);
+    if (compactTo > store.resourceVersion) {
+      throw new ApiError(badRequest(`invalid fault request: compact.resourceVersion ${compactTo} is ahead of the current resourceVersion ${store.resourceVersion}`));
+    }
+    if (request.failRequests) this.#fail = { ...request.failRequests, remaining: request.failRequests.count };
+    if (request.malformedLines) {
+      const count = request.malformedLines;
+      watchers.forEach((w) => w.injectMalformed(count));
+    }
+    if (request.compact) store.compact(compactTo);
+    if (request.expireWatches) watchers.forEach((w) => w.expire());
+    if (request.stallWatches) watchers.forEach((w) => w.stall());
+    if (request.dropWatches) watchers.forEach((w) => w.drop());
+  }
+
+  clear(): void {
+    this.#fail = undefined;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * @module
+ * HTTP plumbing shared by the Kubernetes routes and the control API: the headers every API
+ * server response carries, JSON and `Status` responses (with `Retry-After` copied from
+ * `details.retryAfterSeconds`, as `ErrorNegotiated` does), and bounded request bodies.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { failure, retryAfterHeader } from "../k8s/status.ts";
+import type { Status } from "../k8s/types.ts";
+import { ApiError } from "./errors.ts";
+import { goJsonBody } from "./json.ts";
+
+/** Headers of every API server response (apiserver `filters/cachecontrol.go`, audit ID). */
+export function apiHeaders(contentType = "application/json"): Record<string, string> {
+  return { "Audit-Id": randomUUID(), "Cache-Control": "no-cache, private", "Content-Type": contentType };
+}
+
+export function sendJson(res: ServerResponse, code: number, body: unknown, options: { contentType?: string; pretty?: boolean } = {}): void {
+  const text = goJsonBody(body, options.pretty);
+  res.writeHead(code, { ...apiHeaders(options.contentType), "Content-Length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendStatus(res: ServerResponse, status: Status, pretty = false): void {
+  const retryAfter = retryAfterHeader(status);
+  if (retryAfter) res.setHeader("Retry-After", retryAfter);
+  sendJson(res, status.code ?? 500, status, { pretty });
+}
+
+/** `?pretty=true`, or a curl/Wget User-Agent, gets indented JSON (apiserver `negotiation`). */
+export function wantsPretty(req: IncomingMessage, query: URLSearchParams): boolean {
+  const pretty = query.get("pretty");
+  if (pretty !== null) return pretty === "true" || pretty === "1";
+  return /^(curl|Wget)\//.test(req.headers["user-agent"] ?? "");
+}
+
+/** The API server's request body limit (3 MiB). */
+const MAX_BODY = 3 * 1024 * 1024;
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new ApiError(failure(413, "RequestEntityTooLarge", `Request entity too large: limit is ${MAX_BODY}`));
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Parse a JSON body, or fail with 400 naming the parse error. */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const text = await readBody(req);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ApiError(failure(400, "BadRequest", `the request body is not valid JSON: ${(e as Error).message}`));
+  }
+}

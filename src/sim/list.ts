@@ -1,0 +1,124 @@
+/**
+ * @module
+ * LIST: snapshot choice by resourceVersion / resourceVersionMatch / continue (the watch
+ * cache's and etcd's rules, see `ListOptions` validation and `ShouldDelegateList`), selector
+ * filtering, and `limit`/`continue` paging over a consistent snapshot in key order.
+ */
+import { parseListOptions } from "../k8s/options.ts";
+import { badRequest, expired, tooLargeResourceVersion } from "../k8s/status.ts";
+import type { KubeList, KubeObject } from "../k8s/types.ts";
+import { ApiError } from "./errors.ts";
+import type { ObjectFilter } from "./filter.ts";
+import { apiVersionOfResource, type ResourceDef } from "./resources.ts";
+import type { Store } from "./store.ts";
+
+/** How long a request for a resourceVersion ahead of the store waits before 504 (cacher `blockTimeout`). */
+export const FRESHNESS_WAIT_MS = 3000;
+
+export const CONTINUE_EXPIRED =
+  "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the error response to get an inconsistent list result.";
+
+export interface ListResult {
+  items: KubeObject[];
+  metadata: KubeList["metadata"];
+}
+
+interface ContinueToken {
+  /** Snapshot RV; -1 means "continue at the latest state" (inconsistent). */
+  rv: number;
+  /** First key to return (the last returned key plus `\0`). */
+  start: string;
+}
+
+/** Opaque to clients: base64url of `{"v":"meta.k8s.io/v1","rv":N,"start":"key\0"}` (apiserver `storage/continue.go`). */
+const encodeContinue = (token: ContinueToken): string =>
+  Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: token.rv, start: token.start })).toString("base64url");
+
+function decodeContinue(value: string): ContinueToken {
+  const invalid = (why: string) => new ApiError(badRequest(`continue key is not valid: ${why}`));
+  let parsed: { v?: unknown; rv?: unknown; start?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(value, "base64url").toString("utf8"));
+  } catch {
+    throw invalid("the token is not base64url-encoded JSON");
+  }
+  if (parsed.v !== "meta.k8s.io/v1") throw invalid("server does not recognize this encoded version");
+  if (typeof parsed.rv !== "number" || parsed.rv === 0 || parsed.rv < -1) throw invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+  if (typeof parsed.start !== "string" || parsed.start === "") throw invalid("encoded start key empty");
+  return { rv: parsed.rv, start: parsed.start };
+}
+
+/** Wait (up to 3 s) for the store to reach `rv`, else the cacher's 504 TooLarge. */
+async function waitUntilFresh(store: Store, rv: number): Promise<void> {
+  if (await store.waitFor(rv, FRESHNESS_WAIT_MS)) return;
+  throw new ApiError(tooLargeResourceVersion(rv, store.resourceVersion));
+}
+
+function snapshotOrExpired(store: Store, def: ResourceDef, rv: number, error: () => ApiError): Map<string, KubeObject> {
+  const snapshot = store.snapshotAt(def, rv);
+  if (!snapshot) throw error();
+  return snapshot;
+}
+
+export async function listObjects(store: Store, def: ResourceDef, filter: ObjectFilter, query: URLSearchParams): Promise<ListResult> {
+  const parsed = parseListOptions(query);
+  if (!parsed.ok) throw new ApiError(parsed.status);
+  const options = parsed.value;
+  let limit = options.limit;
+  let start = "";
+  let snapshotRV = store.resourceVersion;
+  let snapshot: ReadonlyMap<string, KubeObject> = store.objects(def);
+
+  if (options.continue) {
+    const token = decodeContinue(options.continue);
+    start = token.start;
+    if (token.rv !== -1) {
+      snapshotRV = token.rv;
+      snapshot = snapshotOrExpired(store, def, token.rv, () => {
+        const status = expired(CONTINUE_EXPIRED);
+        status.metadata = { continue: encodeContinue({ rv: -1, start }) };
+        return new ApiError(status);
+      });
+    }
+  } else if (options.resourceVersion.kind === "zero") {
+    // The watch cache ignores limit for resourceVersion=0 (cacher `computeListLimit`).
+    limit = undefined;
+  } else if (options.resourceVersion.kind === "exact") {
+    const rv = options.resourceVersion.rv;
+    await waitUntilFresh(store, rv);
+    const exact = options.resourceVersionMatch === "Exact" || (options.resourceVersionMatch === undefined && limit !== undefined);
+    if (exact) {
+      snapshotRV = rv;
+      snapshot = snapshotOrExpired(store, def, rv, () => new ApiError(expired("The resourceVersion for the provided list is too old.")));
+    } else {
+      snapshotRV = store.resourceVersion;
+      snapshot = store.objects(def);
+    }
+  }
+
+  const keys = [...snapshot.keys()].filter((k) => k >= start).sort();
+  const items: KubeObject[] = [];
+  let i = 0;
+  for (; i < keys.length && (limit === undefined || items.length < limit); i++) {
+    const object = snapshot.get(keys[i] ?? "");
+    if (object && filter.matches(object)) items.push(object);
+  }
+  const metadata: KubeList["metadata"] = { resourceVersion: String(snapshotRV) };
+  if (limit !== undefined && i < keys.length) {
+    const remaining = keys.slice(i).filter((k) => filter.matches(snapshot.get(k) ?? {}));
+    if (remaining.length > 0) {
+      // The loop stopped right after the limit-th match, so keys[i - 1] is the last item's key.
+      metadata.continue = encodeContinue({ rv: snapshotRV, start: `${keys[i - 1] ?? ""}\u0000` });
+      if (!filter.selective) metadata.remainingItemCount = remaining.length;
+    }
+  }
+  return { items, metadata };
+}
+
+/** The list object: built-in items lose kind/apiVersion (kubernetes/kubernetes#63676); custom ones keep them. */
+export function listBody(def: ResourceDef, result: ListResult): KubeList {
+  const items = def.custom
+    ? result.items
+    : result.items.map(({ kind: _kind, apiVersion: _apiVersion, ...rest }) => rest as KubeObject);
+  return { kind: def.listKind, apiVersion: apiVersionOfResource(def), metadata: result.metadata, items };
+}

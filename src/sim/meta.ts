@@ -1,0 +1,53 @@
+/**
+ * @module
+ * Object shape helpers. Built-in kinds serialise in Go struct-field order (kind, apiVersion,
+ * metadata, spec, status; ObjectMeta fields in declaration order), while custom resources are
+ * unstructured maps, which Go's encoder writes with sorted keys. Writes go through
+ * `canonicalObject` so stored objects read like the API server's, whatever order a client sent.
+ */
+import type { KubeObject } from "../k8s/types.ts";
+
+/** A JSON object (not null, not an array). */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** A deep copy of a JSON object: the JSON round trip is several times faster than `structuredClone` here. */
+export const copyObject = <T>(object: T): T => JSON.parse(JSON.stringify(object)) as T;
+
+/** RFC 3339 in UTC with second precision, as `metav1.Time` marshals. */
+export const timestamp = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+// apimachinery `pkg/apis/meta/v1/types.go` ObjectMeta, in declaration order.
+const OBJECT_META_ORDER = [
+  "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+  "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers", "managedFields",
+];
+
+function ordered(object: Record<string, unknown>, first: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of first) if (object[key] !== undefined) out[key] = object[key];
+  for (const [key, value] of Object.entries(object)) if (!(key in out) && value !== undefined) out[key] = value;
+  return out;
+}
+
+function sortedDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedDeep);
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = sortedDeep((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+/** The object with keys in the order the API server would write them. */
+export function canonicalObject(object: KubeObject, custom: boolean): KubeObject {
+  if (custom) return sortedDeep(object) as KubeObject;
+  const top = ordered(object, ["kind", "apiVersion", "metadata"]);
+  if (object.metadata) {
+    const meta = ordered(object.metadata as Record<string, unknown>, OBJECT_META_ORDER);
+    // Labels and annotations are Go maps: encoding/json writes them with sorted keys.
+    if (meta.labels) meta.labels = sortedDeep(meta.labels);
+    if (meta.annotations) meta.annotations = sortedDeep(meta.annotations);
+    top.metadata = meta;
+  }
+  return top as KubeObject;
+}

@@ -1,0 +1,50 @@
+/**
+ * @module
+ * Accept-header negotiation for the representations the simulator can produce: plain JSON,
+ * `Table` (what kubectl's human-readable output asks for) and aggregated discovery. Media
+ * ranges are tried in the order the client listed them; protobuf, YAML and CBOR are skipped,
+ * so an Accept naming only those gets 406, as from a server without those serializers.
+ */
+
+export type Representation =
+  | { kind: "json" }
+  | { kind: "table"; version: "v1" | "v1beta1"; contentType: string }
+  | { kind: "aggregated" };
+
+interface MediaRange {
+  type: string;
+  params: Map<string, string>;
+}
+
+function parseAccept(header: string): MediaRange[] {
+  return header
+    .split(",")
+    .map((part) => {
+      const [type = "", ...rest] = part.split(";").map((s) => s.trim());
+      const params = new Map<string, string>();
+      for (const p of rest) {
+        const eq = p.indexOf("=");
+        if (eq > 0) params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"|"$/g, ""));
+      }
+      return { type: type.toLowerCase(), params };
+    })
+    .filter((r) => r.type !== "" && r.params.get("q") !== "0");
+}
+
+/** The representation to send, or `undefined` when nothing acceptable can be produced (406). */
+export function negotiate(accept: string | undefined, allow: { table: boolean; aggregated: boolean }): Representation | undefined {
+  if (!accept || accept.trim() === "") return { kind: "json" };
+  for (const range of parseAccept(accept)) {
+    if (range.type === "*/*" || range.type === "application/*") return { kind: "json" };
+    if (range.type !== "application/json") continue;
+    const as = range.params.get("as");
+    if (as === undefined) return { kind: "json" };
+    const g = range.params.get("g");
+    const v = range.params.get("v");
+    if (allow.table && as === "Table" && g === "meta.k8s.io" && (v === "v1" || v === "v1beta1")) {
+      return { kind: "table", version: v, contentType: `application/json;as=Table;v=${v};g=meta.k8s.io` };
+    }
+    if (allow.aggregated && as === "APIGroupDiscoveryList" && g === "apidiscovery.k8s.io" && v === "v2") return { kind: "aggregated" };
+  }
+  return undefined;
+}

@@ -1,0 +1,89 @@
+/**
+ * @module
+ * The resources the simulator serves, with the discovery facts kubectl's RESTMapper needs
+ * (kind, scope, verbs, short names, categories). Values for built-ins are the API server's
+ * own (`api/discovery/api__v1.json`, `aggregated_v2.json` in kubernetes/kubernetes).
+ */
+import { apiVersionOf } from "../k8s/path.ts";
+
+export interface ResourceDef {
+  /** `pods`, `deployments.apps`, `widgets.example.com`: unique, used in the store. */
+  id: string;
+  group: string;
+  version: string;
+  /** Plural, as in the URL. */
+  resource: string;
+  kind: string;
+  listKind: string;
+  singularName: string;
+  namespaced: boolean;
+  shortNames: readonly string[];
+  categories: readonly string[];
+  storageVersionHash: string;
+  /** Custom resources: list items keep kind/apiVersion (kubernetes/kubernetes#63676). */
+  custom: boolean;
+  /** DELETE answers with the deleted object instead of a `Success` Status (pods, services). */
+  returnDeletedObject: boolean;
+  /** Zero-valued fields of the kind's empty Go struct, as they appear in a BOOKMARK object. */
+  emptyFields: Readonly<Record<string, unknown>>;
+}
+
+/** Verbs the simulator implements (no `deletecollection`), so discovery says what is served. */
+export const VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"] as const;
+
+type Def = Omit<ResourceDef, "id" | "listKind" | "singularName" | "custom" | "returnDeletedObject" | "emptyFields" | "shortNames" | "categories"> &
+  Partial<Pick<ResourceDef, "custom" | "returnDeletedObject" | "emptyFields" | "shortNames" | "categories">>;
+
+function define(d: Def): ResourceDef {
+  return {
+    id: d.group ? `${d.resource}.${d.group}` : d.resource,
+    listKind: `${d.kind}List`,
+    singularName: d.kind.toLowerCase(),
+    custom: false,
+    returnDeletedObject: false,
+    emptyFields: {},
+    shortNames: [],
+    categories: [],
+    ...d,
+  };
+}
+
+export const RESOURCES: readonly ResourceDef[] = [
+  define({
+    group: "", version: "v1", resource: "pods", kind: "Pod", namespaced: true, shortNames: ["po"], categories: ["all"],
+    storageVersionHash: "xPOwRZ+Yhw8=", returnDeletedObject: true,
+    // Since 1.34 the empty Pod omits creationTimestamp but keeps the non-omitempty `containers`.
+    emptyFields: { spec: { containers: null }, status: {} },
+  }),
+  define({ group: "", version: "v1", resource: "namespaces", kind: "Namespace", namespaced: false, shortNames: ["ns"], storageVersionHash: "Q3oi5N2YM8M=" }),
+  define({ group: "", version: "v1", resource: "nodes", kind: "Node", namespaced: false, shortNames: ["no"], storageVersionHash: "XwShjMxG9Fs=" }),
+  define({ group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true, shortNames: ["cm"], storageVersionHash: "qFsyl6wFWjQ=" }),
+  define({
+    group: "", version: "v1", resource: "services", kind: "Service", namespaced: true, shortNames: ["svc"], categories: ["all"],
+    storageVersionHash: "0/CO1lhkEBI=", returnDeletedObject: true,
+  }),
+  define({ group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true, storageVersionHash: "S6u1pOWzb84=" }),
+  define({ group: "", version: "v1", resource: "events", kind: "Event", namespaced: true, shortNames: ["ev"], storageVersionHash: "r2yiGXH7wu8=" }),
+  define({ group: "apps", version: "v1", resource: "deployments", kind: "Deployment", namespaced: true, shortNames: ["deploy"], categories: ["all"], storageVersionHash: "8aSe+NMegvE=" }),
+  define({ group: "apps", version: "v1", resource: "replicasets", kind: "ReplicaSet", namespaced: true, shortNames: ["rs"], categories: ["all"], storageVersionHash: "P1RzHs8/mWQ=" }),
+  define({ group: "example.com", version: "v1", resource: "widgets", kind: "Widget", namespaced: true, shortNames: ["wdg"], storageVersionHash: "Hq4hO6bQ4hE=", custom: true }),
+];
+
+/** Groups other than core, in the order `/apis` lists them (the API server's priority order). */
+export const GROUPS: readonly string[] = [...new Set(RESOURCES.filter((r) => r.group !== "").map((r) => r.group))];
+
+export const apiVersionOfResource = (r: ResourceDef): string => apiVersionOf(r.group, r.version);
+
+/** The resource a URL names, or `undefined` if this server does not serve it. */
+export const findResource = (group: string, version: string, resource: string): ResourceDef | undefined =>
+  RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
+
+/** Look a resource up by id (`deployments.apps`) or by its plural alone (`deployments`). */
+export function resourceByName(name: string): ResourceDef {
+  const found = RESOURCES.find((r) => r.id === name) ?? RESOURCES.find((r) => r.resource === name);
+  if (!found) throw new Error(`unknown resource "${name}": the simulator serves ${RESOURCES.map((r) => r.id).join(", ")}`);
+  return found;
+}
+
+/** The storage key: `namespace/name` for namespaced objects, `name` otherwise (etcd's key suffix). */
+export const storageKey = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);

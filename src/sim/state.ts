@@ -1,0 +1,137 @@
+/**
+ * @module
+ * One simulator's mutable world: the store with its seeded cluster, churn, open watches,
+ * injected faults, request log and tunables, plus the operations the control API and the
+ * programmatic API share (stats, configure, faults, reset).
+ */
+import { badRequest } from "../k8s/status.ts";
+import { Churn, type ChurnOptions } from "./churn.ts";
+import { ApiError } from "./errors.ts";
+import { Faults, type FaultRequest } from "./faults.ts";
+import { Random } from "./random.ts";
+import { RequestLog, type RequestCounts } from "./requestlog.ts";
+import { Cluster, type InitialOptions } from "./seed.ts";
+import { Store } from "./store.ts";
+import { Watchers, type ActiveWatch } from "./watchers.ts";
+import { Writes } from "./writes.ts";
+
+export interface SimConfig {
+  bookmarkIntervalMs: number;
+  historyLimit: number;
+}
+
+export interface SimStats {
+  resourceVersion: string;
+  activeWatches: ActiveWatch[];
+  counts: RequestCounts;
+  churn: { ratePerSec: number; namespaces: string[] };
+}
+
+interface World {
+  store: Store;
+  cluster: Cluster;
+  writes: Writes;
+  churn: Churn;
+}
+
+export class SimState {
+  readonly seed: number;
+  readonly initial: InitialOptions;
+  readonly token: string | undefined;
+  readonly config: SimConfig;
+  readonly watchers = new Watchers();
+  readonly faults = new Faults();
+  readonly log = new RequestLog();
+  /** Picks watch timeouts in [1800, 3600) s when clients set none. */
+  readonly timeouts: Random;
+  #world: World;
+
+  constructor(options: { seed: number; initial: InitialOptions; token: string | undefined; config: SimConfig }) {
+    this.seed = options.seed;
+    this.initial = options.initial;
+    this.token = options.token;
+    this.config = { ...options.config };
+    this.timeouts = new Random(options.seed + 3);
+    this.#world = this.#build(0);
+  }
+
+  /**
+   * Seed a fresh world whose revisions continue after `fromRV`. History then starts at the
+   * seeded state, so a client resuming from before a reset gets 410 and relists.
+   */
+  #build(fromRV: number): World {
+    const store = new Store({ historyLimit: this.config.historyLimit, initialResourceVersion: fromRV });
+    const cluster = new Cluster(store, new Random(this.seed), this.initial);
+    store.compact();
+    const writes = new Writes(store, new Random(this.seed + 2));
+    const churn = new Churn(store, writes, cluster, new Random(this.seed + 1));
+    return { store, cluster, writes, churn };
+  }
+
+  get store(): Store {
+    return this.#world.store;
+  }
+
+  get writes(): Writes {
+    return this.#world.writes;
+  }
+
+  get churn(): Churn {
+    return this.#world.churn;
+  }
+
+  stats(): SimStats {
+    return {
+      resourceVersion: String(this.store.resourceVersion),
+      activeWatches: this.watchers.list(),
+      counts: this.log.counts(),
+      churn: this.churn.settings,
+    };
+  }
+
+  setChurn(options: ChurnOptions): void {
+    try {
+      this.churn.configure(options);
+    } catch (e) {
+      throw new ApiError(badRequest((e as Error).message));
+    }
+  }
+
+  configure(config: Partial<SimConfig>): void {
+    for (const [key, value] of Object.entries(config)) {
+      if (key !== "bookmarkIntervalMs" && key !== "historyLimit") throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit)`));
+      if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ApiError(badRequest(`${key} must be a positive integer`));
+    }
+    if (config.historyLimit !== undefined) {
+      this.config.historyLimit = config.historyLimit;
+      this.store.setHistoryLimit(config.historyLimit);
+    }
+    if (config.bookmarkIntervalMs !== undefined) {
+      const ms = config.bookmarkIntervalMs;
+      this.config.bookmarkIntervalMs = ms;
+      this.watchers.forEach((w) => w.setBookmarkInterval(ms));
+    }
+  }
+
+  /** Everything but `restart`, which needs the listener. */
+  applyFaults(request: FaultRequest): void {
+    this.faults.apply(request, this.watchers, this.store);
+  }
+
+  /** Back to the seeded state: watches ended, churn stopped, faults and log cleared. */
+  reset(): void {
+    this.watchers.reset();
+    this.faults.clear();
+    this.log.reset();
+    const from = this.store.resourceVersion;
+    this.#world.churn.close();
+    this.#world.store.close();
+    this.#world = this.#build(from);
+  }
+
+  close(): void {
+    this.watchers.forEach((w) => w.end());
+    this.#world.churn.close();
+    this.#world.store.close();
+  }
+}

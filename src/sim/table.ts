@@ -1,0 +1,205 @@
+/**
+ * @module
+ * Server-side printing: objects as `meta.k8s.io` `Table`s, which kubectl requests for its
+ * human-readable output. Columns follow kubernetes/kubernetes `pkg/printers/internalversion`
+ * for the built-ins (custom resources without printer columns get Name and Age). Rows carry
+ * the object's metadata as `PartialObjectMetadata` unless `includeObject` says otherwise.
+ */
+import type { KubeObject } from "../k8s/types.ts";
+import type { ResourceDef } from "./resources.ts";
+
+export type IncludeObject = "None" | "Metadata" | "Object";
+
+export interface TableOptions {
+  version: "v1" | "v1beta1";
+  includeObject: IncludeObject;
+}
+
+interface Column {
+  name: string;
+  type: "string" | "integer" | "date";
+  format?: string;
+  description: string;
+  priority?: number;
+  cell: (o: Obj, now: number) => string | number;
+}
+
+// Loose access to the fields the printers read; objects are arbitrary JSON.
+type Obj = Record<string, any>;
+
+const NONE = "<none>";
+
+/** apimachinery `duration.HumanDuration`: `45s`, `3m20s`, `5h10m`, `4d3h`, `2y10d`. */
+function humanDuration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 120) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
+  if (minutes < 180) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
+  if (hours < 48) return `${hours}h`;
+  if (hours < 24 * 8) return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
+  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`;
+  const years = Math.floor(hours / 24 / 365);
+  const days = Math.floor(hours / 24) % 365;
+  if (hours < 24 * 365 * 8) return days === 0 ? `${years}y` : `${years}y${days}d`;
+  return `${years}y`;
+}
+
+const since = (time: string | undefined, now: number): string => (time ? humanDuration(now - Date.parse(time)) : "<unknown>");
+
+const NAME: Column = {
+  name: "Name", type: "string", format: "name",
+  description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+  cell: (o) => o.metadata?.name ?? "",
+};
+
+const AGE: Column = {
+  name: "Age", type: "string",
+  description: "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+  cell: (o, now) => since(o.metadata?.creationTimestamp, now),
+};
+
+const col = (name: string, description: string, cell: Column["cell"], extra: Partial<Column> = {}): Column => ({ name, type: "string", description, cell, ...extra });
+
+function podStatus(o: Obj): string {
+  if (o.metadata?.deletionTimestamp) return "Terminating";
+  let reason: string = o.status?.reason ?? o.status?.phase ?? "";
+  for (const cs of o.status?.containerStatuses ?? []) {
+    if (cs.state?.waiting?.reason) reason = cs.state.waiting.reason;
+    else if (cs.state?.terminated?.reason) reason = cs.state.terminated.reason;
+  }
+  return reason;
+}
+
+function podRestarts(o: Obj, now: number): string {
+  let restarts = 0;
+  let last: string | undefined;
+  for (const cs of o.status?.containerStatuses ?? []) {
+    restarts += cs.restartCount ?? 0;
+    const finished: string | undefined = cs.lastState?.terminated?.finishedAt;
+    if (finished && (!last || finished > last)) last = finished;
+  }
+  return last && restarts > 0 ? `${restarts} (${since(last, now)} ago)` : String(restarts);
+}
+
+const containers = (o: Obj): Obj[] => o.spec?.template?.spec?.containers ?? [];
+const selector = (o: Obj): string =>
+  Object.entries(o.spec?.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(",") || NONE;
+const wideWorkload = [
+  col("Containers", "Names of each container in the template.", (o) => containers(o).map((c) => c.name).join(","), { priority: 1 }),
+  col("Images", "Images referenced by each container in the template.", (o) => containers(o).map((c) => c.image).join(","), { priority: 1 }),
+  col("Selector", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", selector, { priority: 1 }),
+];
+
+const COLUMNS: Record<string, Column[]> = {
+  pods: [
+    NAME,
+    col("Ready", "The aggregate readiness state of this pod for accepting traffic.", (o) => {
+      const statuses: Obj[] = o.status?.containerStatuses ?? [];
+      return `${statuses.filter((c) => c.ready).length}/${(o.spec?.containers ?? []).length}`;
+    }),
+    col("Status", "The aggregate status of the containers in this pod.", podStatus),
+    col("Restarts", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", podRestarts),
+    AGE,
+    col("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", (o) => o.status?.podIP ?? NONE, { priority: 1 }),
+    col("Node", "NodeName is a request to schedule this pod onto a specific node.", (o) => o.spec?.nodeName ?? NONE, { priority: 1 }),
+    col("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node.", (o) => o.status?.nominatedNodeName ?? NONE, { priority: 1 }),
+    col("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness.", (o) => (o.spec?.readinessGates?.length ? String(o.spec.readinessGates.length) : NONE), { priority: 1 }),
+  ],
+  namespaces: [NAME, col("Status", "The status of the namespace", (o) => o.status?.phase ?? ""), AGE],
+  nodes: [
+    NAME,
+    col("Status", "The status of the node", (o) => {
+      const ready = (o.status?.conditions ?? []).find((c: Obj) => c.type === "Ready");
+      return (ready?.status === "True" ? "Ready" : "NotReady") + (o.spec?.unschedulable ? ",SchedulingDisabled" : "");
+    }),
+    col("Roles", "The roles of the node", (o) =>
+      Object.keys(o.metadata?.labels ?? {}).filter((l) => l.startsWith("node-role.kubernetes.io/")).map((l) => l.slice(24)).join(",") || NONE),
+    AGE,
+    col("Version", "Kubelet Version reported by the node.", (o) => o.status?.nodeInfo?.kubeletVersion ?? ""),
+    col("Internal-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.", (o) => (o.status?.addresses ?? []).find((a: Obj) => a.type === "InternalIP")?.address ?? NONE, { priority: 1 }),
+    col("External-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.", (o) => (o.status?.addresses ?? []).find((a: Obj) => a.type === "ExternalIP")?.address ?? NONE, { priority: 1 }),
+    col("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", (o) => o.status?.nodeInfo?.osImage ?? "", { priority: 1 }),
+    col("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", (o) => o.status?.nodeInfo?.kernelVersion ?? "", { priority: 1 }),
+    col("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", (o) => o.status?.nodeInfo?.containerRuntimeVersion ?? "", { priority: 1 }),
+  ],
+  deployments: [
+    NAME,
+    col("Ready", "Number of the pod with ready state", (o) => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`),
+    col("Up-to-date", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", (o) => o.status?.updatedReplicas ?? 0, { type: "integer" }),
+    col("Available", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", (o) => o.status?.availableReplicas ?? 0, { type: "integer" }),
+    AGE,
+    ...wideWorkload,
+  ],
+  replicasets: [
+    NAME,
+    col("Desired", "Replicas is the number of desired replicas.", (o) => o.spec?.replicas ?? 0, { type: "integer" }),
+    col("Current", "Replicas is the most recently observed number of replicas.", (o) => o.status?.replicas ?? 0, { type: "integer" }),
+    col("Ready", "The number of ready replicas for this replica set.", (o) => o.status?.readyReplicas ?? 0, { type: "integer" }),
+    AGE,
+    ...wideWorkload,
+  ],
+  services: [
+    NAME,
+    col("Type", "type determines how the Service is exposed.", (o) => o.spec?.type ?? ""),
+    col("Cluster-IP", "clusterIP is the IP address of the service.", (o) => o.spec?.clusterIP ?? NONE),
+    col("External-IP", "List of IP addresses for which nodes in the cluster will also accept traffic for this service.", (o) => (o.spec?.externalIPs ?? []).join(",") || NONE),
+    col("Port(s)", "The list of ports that are exposed by this service.", (o) =>
+      (o.spec?.ports ?? []).map((p: Obj) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ""}/${p.protocol ?? "TCP"}`).join(",") || NONE),
+    AGE,
+    col("Selector", "Route service traffic to pods with label keys and values matching this selector.", (o) =>
+      Object.entries(o.spec?.selector ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(",") || NONE, { priority: 1 }),
+  ],
+  configmaps: [NAME, col("Data", "Data contains the configuration data.", (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, { type: "integer" }), AGE],
+  secrets: [
+    NAME,
+    col("Type", "The type of the secret", (o) => o.type ?? ""),
+    col("Data", "The number of entries in the secret", (o) => Object.keys(o.data ?? {}).length, { type: "integer" }),
+    AGE,
+  ],
+  events: [
+    col("Last Seen", "Time when last Event occurred", (o, now) => since(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp, now)),
+    col("Type", "Type of this event.", (o) => o.type ?? ""),
+    col("Reason", "Short, machine understandable string that gives the reason for this event being generated.", (o) => o.reason ?? ""),
+    col("Object", "The object that this event is about.", (o) => `${String(o.involvedObject?.kind ?? "").toLowerCase()}/${o.involvedObject?.name ?? ""}`),
+    col("Message", "A human-readable description of the status of this operation.", (o) => o.message ?? ""),
+  ],
+};
+
+const columnsOf = (def: ResourceDef): Column[] => COLUMNS[def.custom ? "" : def.resource] ?? [NAME, AGE];
+
+function row(columns: Column[], object: KubeObject, options: TableOptions, now: number) {
+  const o = object as Obj;
+  const cells = columns.map((c) => c.cell(o, now));
+  if (options.includeObject === "None") return { cells, object: null };
+  if (options.includeObject === "Object") return { cells, object };
+  return { cells, object: { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: object.metadata ?? {} } };
+}
+
+const definitions = (columns: Column[]) =>
+  columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? "", description: c.description, priority: c.priority ?? 0 }));
+
+/**
+ * A Table of `objects`. `withHeaders: false` gives `columnDefinitions: null`, as in every
+ * watch event after the first (apiserver `watchEmbeddedEncoder`).
+ */
+export function toTable(def: ResourceDef, objects: readonly KubeObject[], metadata: object, options: TableOptions, withHeaders = true) {
+  const columns = columnsOf(def);
+  const now = Date.now();
+  return {
+    kind: "Table",
+    apiVersion: `meta.k8s.io/${options.version}`,
+    metadata,
+    columnDefinitions: withHeaders ? definitions(columns) : null,
+    rows: objects.map((o) => row(columns, o, options, now)),
+  };
+}
+
+export function tableOptions(version: TableOptions["version"], query: URLSearchParams): TableOptions {
+  const include = query.get("includeObject");
+  return { version, includeObject: include === "None" || include === "Object" ? include : "Metadata" };
+}

@@ -1,0 +1,237 @@
+/**
+ * @module
+ * One watch stream, as the API server's cacher serves it: initial ADDED events or replay from
+ * history, then live events filtered by namespace and selectors (with the ADDED/DELETED
+ * transitions of objects entering or leaving a selector), bookmarks, timeout, and the
+ * in-stream ERROR events that end it. Faults (drop, stall, expire, malformed lines) act on an
+ * open stream through the methods at the bottom.
+ */
+import type { ServerResponse } from "node:http";
+import { errorLine, eventLine } from "../k8s/event.ts";
+import type { WatchOptions } from "../k8s/options.ts";
+import { expired, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
+import { INITIAL_EVENTS_END, type KubeObject, type Status, type WatchEventType } from "../k8s/types.ts";
+import type { ObjectFilter } from "./filter.ts";
+import { apiHeaders } from "./http.ts";
+import { goJson } from "./json.ts";
+import { FRESHNESS_WAIT_MS } from "./list.ts";
+import { apiVersionOfResource, type ResourceDef } from "./resources.ts";
+import type { Store, StoredEvent } from "./store.ts";
+import { toTable, type TableOptions } from "./table.ts";
+
+export interface WatchSpec {
+  id: number;
+  def: ResourceDef;
+  /** Collection path without query, for stats. */
+  path: string;
+  filter: ObjectFilter;
+  /** The `resourceVersion` parameter as sent, for stats. */
+  rawResourceVersion: string;
+  /** Validated options, after the 1.34 WatchList defaulting. */
+  options: WatchOptions;
+  table: (TableOptions & { contentType: string }) | undefined;
+  timeoutMs: number;
+  bookmarkIntervalMs: number;
+}
+
+/** Buffered live bytes past which a client counts as unresponsive and its watch is ended (cacher behaviour). */
+const MAX_BUFFERED = 16 * 1024 * 1024;
+
+/** A line that is not valid JSON, for the `malformedLines` fault. */
+const MALFORMED_LINE = '{"type":"MODIFIED","object":{"kind":\n';
+
+export class WatchStream {
+  readonly id: number;
+  readonly path: string;
+  readonly labelSelector: string;
+  readonly fieldSelector: string;
+  readonly resourceVersion: string;
+  readonly since = new Date().toISOString();
+  readonly #spec: WatchSpec;
+  readonly #store: Store;
+  readonly #res: ServerResponse;
+  readonly #onClose: () => void;
+  /** Events with rv ≤ this were already delivered (or precede the requested start). */
+  #after = 0;
+  /** Highest RV this client was sent, for bookmarks. */
+  #lastSent = 0;
+  #closed = false;
+  #stalled = false;
+  #malformed = 0;
+  #tableHeaders = true;
+  /** Past initial events / replay; only then does a full buffer mean an unresponsive client. */
+  #live = false;
+  #unsubscribe: (() => void) | undefined;
+  readonly #timers: Array<ReturnType<typeof setTimeout>> = [];
+  #bookmarkTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(spec: WatchSpec, store: Store, res: ServerResponse, onClose: () => void) {
+    this.id = spec.id;
+    this.path = spec.path;
+    this.labelSelector = spec.filter.labelSelector;
+    this.fieldSelector = spec.filter.fieldSelector;
+    this.resourceVersion = spec.rawResourceVersion;
+    this.#spec = spec;
+    this.#store = store;
+    this.#res = res;
+    this.#onClose = onClose;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Write headers, then initial state or replay, then follow the store. */
+  async start(): Promise<void> {
+    const res = this.#res;
+    res.on("close", () => this.#cleanup());
+    res.writeHead(200, apiHeaders(this.#spec.table?.contentType));
+    res.flushHeaders();
+    const { resourceVersion: rv, sendInitialEvents, allowWatchBookmarks } = this.#spec.options;
+
+    if (sendInitialEvents === true) {
+      if (rv.kind === "exact" && !(await this.#store.waitFor(rv.rv, FRESHNESS_WAIT_MS))) {
+        if (!this.#closed) this.#fail(tooLargeResourceVersion(rv.rv, this.#store.resourceVersion));
+        return;
+      }
+      if (this.#closed) return;
+      this.#sendInitialEvents();
+      if (allowWatchBookmarks) this.#sendBookmark(true);
+    } else if (rv.kind === "exact") {
+      const replay = this.#store.eventsAfter(Math.min(rv.rv, this.#store.resourceVersion));
+      if (!replay) {
+        this.#fail(tooOldResourceVersion(rv.rv, this.#store.oldestResumable));
+        return;
+      }
+      this.#after = this.#lastSent = rv.rv;
+      for (const event of replay) this.#onEvent(event);
+    } else {
+      // sendInitialEvents=false with no resourceVersion: start at the most recent state.
+      this.#after = this.#lastSent = this.#store.resourceVersion;
+    }
+    if (this.#closed) return;
+    this.#live = true;
+    this.#unsubscribe = this.#store.subscribe((event) => this.#onEvent(event));
+    this.#timers.push(setTimeout(() => this.end(), this.#spec.timeoutMs));
+    if (allowWatchBookmarks) {
+      this.setBookmarkInterval(this.#spec.bookmarkIntervalMs);
+      // The cacher also sends a bookmark 2 s before the deadline, so clients can resume from it.
+      if (this.#spec.timeoutMs > 2000) this.#timers.push(setTimeout(() => this.#sendBookmark(false), this.#spec.timeoutMs - 2000));
+    }
+  }
+
+  #sendInitialEvents(): void {
+    const objects = this.#store.objects(this.#spec.def);
+    for (const key of [...objects.keys()].sort()) {
+      const object = objects.get(key);
+      if (object && this.#spec.filter.matches(object)) this.#write("ADDED", object);
+    }
+    this.#after = this.#lastSent = this.#store.resourceVersion;
+  }
+
+  /** Apply the selector transition rules (cacher `convertToWatchEvent`). */
+  #onEvent(event: StoredEvent): void {
+    if (event.resource !== this.#spec.def || event.rv <= this.#after || this.#closed || this.#stalled) return;
+    const filter = this.#spec.filter;
+    const matchesNow = filter.matches(event.object);
+    if (event.type === "ADDED") {
+      if (matchesNow) this.#write("ADDED", event.object, event.json);
+    } else if (event.type === "DELETED") {
+      if (matchesNow) this.#write("DELETED", event.object, event.json);
+    } else {
+      const matchedBefore = event.prev !== undefined && filter.matches(event.prev);
+      if (matchesNow) this.#write(matchedBefore ? "MODIFIED" : "ADDED", event.object, event.json);
+      else if (matchedBefore && event.prev) {
+        // Leaving the selector: the old object, at this event's resourceVersion.
+        this.#write("DELETED", { ...event.prev, metadata: { ...event.prev.metadata, resourceVersion: String(event.rv) } });
+      }
+    }
+    this.#after = event.rv;
+  }
+
+  #write(type: WatchEventType, object: KubeObject, json?: string): void {
+    if (this.#closed || this.#stalled) return;
+    const table = this.#spec.table;
+    let objectJson: string;
+    if (table) {
+      objectJson = goJson(toTable(this.#spec.def, [object], { resourceVersion: object.metadata?.resourceVersion ?? "" }, table, this.#tableHeaders));
+      this.#tableHeaders = false;
+    } else {
+      objectJson = json ?? goJson(object);
+    }
+    if (this.#malformed > 0) {
+      this.#malformed--;
+      this.#res.write(MALFORMED_LINE);
+    }
+    this.#res.write(eventLine(type, objectJson));
+    const rv = Number(object.metadata?.resourceVersion);
+    if (rv > this.#lastSent) this.#lastSent = rv;
+    if (this.#live && this.#res.writableLength > MAX_BUFFERED) this.end();
+  }
+
+  /** A BOOKMARK at the store's RV, only if that is past what this client has seen (cacher rule). */
+  #sendBookmark(initialEventsEnd: boolean): void {
+    const rv = this.#store.resourceVersion;
+    if (this.#stalled || (!initialEventsEnd && rv <= this.#lastSent)) return;
+    const def = this.#spec.def;
+    const metadata = initialEventsEnd ? { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: "true" } } : { resourceVersion: String(rv) };
+    this.#write("BOOKMARK", { kind: def.kind, apiVersion: apiVersionOfResource(def), metadata, ...def.emptyFields });
+  }
+
+  /** 200 + one ERROR event + close: how the API server fails a watch that has started. */
+  #fail(status: Status): void {
+    if (this.#closed) return;
+    this.#res.end(errorLine(status));
+    this.#cleanup();
+  }
+
+  #cleanup(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unsubscribe?.();
+    for (const t of this.#timers) clearTimeout(t);
+    clearInterval(this.#bookmarkTimer);
+    this.#onClose();
+  }
+
+  setBookmarkInterval(ms: number): void {
+    clearInterval(this.#bookmarkTimer);
+    if (this.#closed || this.#stalled || !this.#spec.options.allowWatchBookmarks) return;
+    this.#bookmarkTimer = setInterval(() => this.#sendBookmark(false), Math.max(1, ms));
+  }
+
+  /** End the stream cleanly (timeout, server shutdown): EOF with no ERROR. */
+  end(): void {
+    if (this.#closed) return;
+    this.#res.end();
+    this.#cleanup();
+  }
+
+  /** Fault: write the first half of an event line, then cut the connection. */
+  drop(): void {
+    if (this.#closed) return;
+    const def = this.#spec.def;
+    const line = eventLine("MODIFIED", goJson({ kind: def.kind, apiVersion: apiVersionOfResource(def), metadata: { name: "dropped-mid-event", resourceVersion: String(this.#store.resourceVersion) } }));
+    const socket = this.#res.socket;
+    this.#cleanup();
+    this.#res.write(line.slice(0, Math.floor(line.length / 2)), () => socket?.destroy());
+  }
+
+  /** Fault: go silent (no events, no bookmarks, no timeout) until the client hangs up. */
+  stall(): void {
+    this.#stalled = true;
+    this.#unsubscribe?.();
+    for (const t of this.#timers) clearTimeout(t);
+    clearInterval(this.#bookmarkTimer);
+  }
+
+  /** Fault: the cacher re-initialised; this client's position is gone. */
+  expire(): void {
+    this.#fail(expired(`too old resource version: ${this.#lastSent} (${this.#store.resourceVersion})`));
+  }
+
+  /** Fault: precede the next `count` lines with a line that is not JSON. */
+  injectMalformed(count: number): void {
+    this.#malformed += count;
+  }
+}

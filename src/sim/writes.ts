@@ -1,0 +1,149 @@
+/**
+ * @module
+ * Writes with the API server's rules: create (409 AlreadyExists), replace (409 Conflict on a
+ * stale resourceVersion), patch, delete, with server-set uid and creationTimestamp. Tests,
+ * kubectl and churn all write through here so every change reaches the store the same way.
+ */
+import { isDnsSubdomain } from "../k8s/path.ts";
+import { badRequest, failure, notFound } from "../k8s/status.ts";
+import type { KubeObject, Status } from "../k8s/types.ts";
+import { alreadyExists, ApiError, conflict } from "./errors.ts";
+import { namespaceObject } from "./fixtures.ts";
+import { isJsonObject, timestamp } from "./meta.ts";
+import { jsonPatch, mergePatch } from "./patch.ts";
+import { NAME_ALPHABET, type Random } from "./random.ts";
+import { apiVersionOfResource, RESOURCES, resourceByName, storageKey, type ResourceDef } from "./resources.ts";
+import type { Store } from "./store.ts";
+
+/** PATCH Content-Types the simulator reads; strategic merge is applied as a merge patch. */
+export const PATCH_TYPES = {
+  "application/json-patch+json": "json",
+  "application/merge-patch+json": "merge",
+  "application/strategic-merge-patch+json": "merge",
+} as const;
+
+export type PatchType = (typeof PATCH_TYPES)[keyof typeof PATCH_TYPES];
+
+const NAMESPACES = resourceByName("namespaces");
+const PODS = resourceByName("pods");
+
+const SUBDOMAIN_HELP =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/** `Pod "x" is invalid: metadata.name: ...` (apierrors `NewInvalid`). */
+function invalid(def: ResourceDef, name: string, field: string, reason: string, detail: string): Status {
+  const details = def.group ? { name, group: def.group, kind: def.kind } : { name, kind: def.kind };
+  return failure(422, "Invalid", `${def.kind} "${name}" is invalid: ${field}: ${detail}`, { ...details, causes: [{ reason, message: detail, field }] });
+}
+
+/** What the registry strategies fill in on create, so `kubectl get` shows a STATUS for new pods and namespaces. */
+function withCreateDefaults(def: ResourceDef, object: KubeObject): KubeObject {
+  if (def === NAMESPACES) {
+    const name = object.metadata?.name ?? "";
+    const labels = { ...object.metadata?.labels, "kubernetes.io/metadata.name": name };
+    return { ...object, metadata: { ...object.metadata, labels }, spec: object.spec ?? { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
+  }
+  if (def === PODS && object.status === undefined) return { ...object, status: { phase: "Pending", qosClass: "BestEffort" } };
+  return object;
+}
+
+export class Writes {
+  readonly #store: Store;
+  readonly #rng: Random;
+
+  constructor(store: Store, rng: Random) {
+    this.#store = store;
+    this.#rng = rng;
+  }
+
+  /** Check a request body against the URL it was sent to; returns it with kind/apiVersion filled in. */
+  #accept(def: ResourceDef, namespace: string | undefined, body: unknown): KubeObject {
+    if (!isJsonObject(body)) throw new ApiError(badRequest("the request body must be a JSON object"));
+    const apiVersion = apiVersionOfResource(def);
+    if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
+      throw new ApiError(badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`));
+    }
+    if (body.kind !== undefined && body.kind !== def.kind) {
+      throw new ApiError(badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${def.kind})`));
+    }
+    const metadata = { ...(isJsonObject(body.metadata) ? body.metadata : {}) };
+    if (def.namespaced) {
+      if (metadata.namespace !== undefined && metadata.namespace !== "" && metadata.namespace !== namespace) {
+        throw new ApiError(badRequest("the namespace of the provided object does not match the namespace sent on the request"));
+      }
+      metadata.namespace = namespace;
+    } else {
+      delete metadata.namespace;
+    }
+    return { ...body, kind: def.kind, apiVersion, metadata };
+  }
+
+  #existing(def: ResourceDef, namespace: string | undefined, name: string): KubeObject {
+    const current = this.#store.get(def, storageKey(namespace, name));
+    if (!current) throw new ApiError(notFound(def.resource, name, def.group));
+    return current;
+  }
+
+  create(def: ResourceDef, namespace: string | undefined, body: unknown): KubeObject {
+    const object = this.#accept(def, namespace, body);
+    const meta = object.metadata ?? {};
+    const name = meta.name || (meta.generateName ? meta.generateName + this.#rng.string(NAME_ALPHABET, 5) : "");
+    if (!name) throw new ApiError(invalid(def, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required"));
+    if (!isDnsSubdomain(name)) throw new ApiError(invalid(def, name, "metadata.name", "FieldValueInvalid", `Invalid value: "${name}": ${SUBDOMAIN_HELP}`));
+    const key = storageKey(meta.namespace, name);
+    if (this.#store.get(def, key)) throw new ApiError(alreadyExists(def.resource, def.group, name));
+    if (meta.namespace) this.ensureNamespace(meta.namespace);
+    // Server-owned fields; the store stamps resourceVersion.
+    object.metadata = { ...meta, name, uid: this.#rng.uuid(), creationTimestamp: timestamp(Date.now()), deletionTimestamp: undefined };
+    return this.#store.put(def, key, withCreateDefaults(def, object)).object;
+  }
+
+  replace(def: ResourceDef, namespace: string | undefined, name: string, body: unknown): KubeObject {
+    const object = this.#accept(def, namespace, body);
+    const meta = object.metadata ?? {};
+    if (meta.name !== undefined && meta.name !== name) {
+      throw new ApiError(badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`));
+    }
+    return this.#update(def, namespace, name, object);
+  }
+
+  patch(def: ResourceDef, namespace: string | undefined, name: string, type: PatchType, patch: unknown): KubeObject {
+    const current = this.#existing(def, namespace, name);
+    const patched = type === "json" ? jsonPatch(current, patch) : mergePatch(current, patch);
+    return this.#update(def, namespace, name, this.#accept(def, namespace, patched));
+  }
+
+  /** Shared by replace and patch: optimistic concurrency, then keep what the server owns. */
+  #update(def: ResourceDef, namespace: string | undefined, name: string, object: KubeObject): KubeObject {
+    const current = this.#existing(def, namespace, name);
+    const meta = object.metadata ?? {};
+    // A resourceVersion in the body is a precondition; leaving it out is an unconditional update.
+    if (meta.resourceVersion && meta.resourceVersion !== current.metadata?.resourceVersion) {
+      throw new ApiError(conflict(def.resource, def.group, name));
+    }
+    const owned = current.metadata ?? {};
+    object.metadata = { ...meta, name, uid: owned.uid, creationTimestamp: owned.creationTimestamp, deletionTimestamp: owned.deletionTimestamp };
+    return this.#store.put(def, storageKey(namespace, name), object).object;
+  }
+
+  /** Immediate delete (no graceful period); deleting a namespace deletes what is in it first. */
+  remove(def: ResourceDef, namespace: string | undefined, name: string): KubeObject {
+    const last = this.#existing(def, namespace, name);
+    if (def === NAMESPACES) {
+      for (const r of RESOURCES) {
+        if (!r.namespaced) continue;
+        for (const key of [...this.#store.objects(r).keys()]) if (key.startsWith(`${name}/`)) this.#store.remove(r, key);
+      }
+    }
+    return this.#store.remove(def, storageKey(namespace, name))?.object ?? last;
+  }
+
+  /**
+   * Simplification: the API server rejects objects in a namespace that does not exist; the
+   * simulator creates the Namespace instead, so tests and churn can use any namespace name.
+   */
+  ensureNamespace(name: string): void {
+    if (this.#store.get(NAMESPACES, name)) return;
+    this.#store.put(NAMESPACES, name, namespaceObject(name, this.#rng.uuid(), Date.now()));
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * @module
+ * Discovery: /version, legacy and aggregated discovery listing exactly the served resources.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { request } from "./helpers.ts";
+
+let sim: Simulator;
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+afterAll(() => sim.close());
+
+const AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+describe("discovery", () => {
+  it("serves /version as a 1.34 server", async () => {
+    const res = await request(`${sim.url}/version`);
+    expect(res.body).toMatchObject({ major: "1", minor: "34", gitVersion: "v1.34.0" });
+  });
+
+  it("serves legacy discovery listing exactly the served resources", async () => {
+    expect((await request(`${sim.url}/api`)).body).toMatchObject({ kind: "APIVersions", versions: ["v1"] });
+    const core = (await request(`${sim.url}/api/v1`)).body;
+    expect(core.apiVersion).toBeUndefined();
+    expect(core.resources.map((r: any) => r.name)).toEqual(["configmaps", "events", "namespaces", "nodes", "pods", "secrets", "services"]);
+    expect(core.resources.find((r: any) => r.name === "pods")).toEqual({
+      name: "pods", singularName: "pod", namespaced: true, kind: "Pod",
+      verbs: ["create", "delete", "get", "list", "patch", "update", "watch"], shortNames: ["po"], categories: ["all"], storageVersionHash: "xPOwRZ+Yhw8=",
+    });
+    expect(core.resources.find((r: any) => r.name === "nodes")).toMatchObject({ namespaced: false, shortNames: ["no"] });
+    const groups = (await request(`${sim.url}/apis`)).body;
+    expect(groups.groups.map((g: any) => g.preferredVersion.groupVersion)).toEqual(["apps/v1", "example.com/v1"]);
+    const apps = (await request(`${sim.url}/apis/apps/v1`)).body;
+    expect(apps).toMatchObject({ kind: "APIResourceList", apiVersion: "v1", groupVersion: "apps/v1" });
+    expect(apps.resources.map((r: any) => [r.name, r.shortNames])).toEqual([["deployments", ["deploy"]], ["replicasets", ["rs"]]]);
+    expect((await request(`${sim.url}/apis/example.com/v1`)).body.resources[0]).toMatchObject({ name: "widgets", kind: "Widget", namespaced: true });
+    expect((await request(`${sim.url}/apis/apps`)).body).toMatchObject({ kind: "APIGroup", name: "apps" });
+    expect((await request(`${sim.url}/apis/batch/v1`)).status).toBe(404);
+  });
+
+  it("serves aggregated discovery with the media type echoed", async () => {
+    const accept = `${AGGREGATED},application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json`;
+    const apis = await request(`${sim.url}/apis`, { headers: { Accept: accept } });
+    expect(apis.headers.get("content-type")).toBe(AGGREGATED);
+    expect(apis.body).toMatchObject({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2", metadata: {} });
+    expect(apis.body.items.map((i: any) => i.metadata.name)).toEqual(["apps", "example.com"]);
+    expect(apis.body.items[0].versions[0].resources[0]).toEqual({
+      resource: "deployments", responseKind: { group: "", version: "", kind: "Deployment" }, scope: "Namespaced",
+      singularResource: "deployment", verbs: ["create", "delete", "get", "list", "patch", "update", "watch"], shortNames: ["deploy"], categories: ["all"],
+    });
+    const api = await request(`${sim.url}/api`, { headers: { Accept: accept } });
+    expect(api.body.items).toHaveLength(1);
+    expect(api.body.items[0].metadata).toEqual({});
+    expect(api.body.items[0].versions[0].resources.map((r: any) => r.resource)).toContain("pods");
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * @module
+ * Fault injection and the rest of the /_sim/ control API: each fault does what it says; restart keeps state and port; reset.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { openWatch, podManifest, request, sendJson, type WatchReader } from "./helpers.ts";
+
+let sim: Simulator;
+const open: WatchReader[] = [];
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 5 });
+});
+beforeEach(() => {
+  for (const w of open.splice(0)) w.close();
+  sim.reset();
+});
+afterAll(async () => {
+  for (const w of open) w.close();
+  await sim.close();
+});
+
+const fault = (body: unknown) => sendJson(`${sim.url}/_sim/faults`, "POST", body);
+
+async function watchPods(ns: string, query = ""): Promise<WatchReader> {
+  const reader = await openWatch(`${sim.url}/api/v1/namespaces/${ns}/pods?watch=1&resourceVersion=${sim.resourceVersion}${query}`);
+  open.push(reader);
+  return reader;
+}
+
+describe("faults", () => {
+  it("dropWatches cuts each open stream in the middle of an event line", async () => {
+    const a = await watchPods("default");
+    const b = await watchPods("team-a");
+    sim.create("pods", podManifest("default", "before-drop"));
+    expect((await a.next()).object.metadata.name).toBe("before-drop");
+    expect((await fault({ dropWatches: true })).status).toBe(200);
+    for (const w of [a, b]) {
+      const end = await w.ended;
+      expect(end.error).toBeDefined();
+      expect(end.pending).toBeGreaterThan(0);
+    }
+    expect(sim.stats().activeWatches).toEqual([]);
+  });
+
+  it("stallWatches silences open streams (no events, no bookmarks) but keeps them open", async () => {
+    sim.configure({ bookmarkIntervalMs: 20 });
+    const stalled = await watchPods("default", "&allowWatchBookmarks=true");
+    await fault({ stallWatches: true });
+    const fresh = await watchPods("default");
+    sim.create("pods", podManifest("default", "during-stall"));
+    expect((await fresh.next()).object.metadata.name).toBe("during-stall");
+    // Both streams were offered the event in the same store commit; a round trip later, the stalled one still has nothing.
+    await request(`${sim.url}/_sim/stats`);
+    expect(stalled.lines).toEqual([]);
+    expect(sim.stats().activeWatches).toHaveLength(2);
+  });
+
+  it("expireWatches ends each open stream with ERROR 410 Expired", async () => {
+    const w = await watchPods("team-b");
+    await fault({ expireWatches: true });
+    const event = await w.next();
+    expect(event.type).toBe("ERROR");
+    expect(event.object).toMatchObject({ kind: "Status", code: 410, reason: "Expired" });
+    expect((await w.ended).error).toBeUndefined();
+  });
+
+  it("failRequests fails the next N matching requests with a Status and Retry-After", async () => {
+    await fault({ failRequests: { count: 2, status: 503, retryAfterSeconds: 3, verbs: ["list"] } });
+    const first = await request(`${sim.url}/api/v1/pods`);
+    expect(first.status).toBe(503);
+    expect(first.headers.get("retry-after")).toBe("3");
+    expect(first.body).toMatchObject({ kind: "Status", reason: "ServiceUnavailable", code: 503 });
+    const get = await request(`${sim.url}/api/v1/namespaces/default`);
+    expect(get.status).toBe(200);
+    expect((await request(`${sim.url}/api/v1/pods`)).status).toBe(503);
+    expect((await request(`${sim.url}/api/v1/pods`)).status).toBe(200);
+
+    await fault({ failRequests: { count: 1, status: 429 } });
+    const throttled = await request(`${sim.url}/api/v1/pods?watch=1`);
+    expect(throttled.status).toBe(429);
+    expect(throttled.body.reason).toBe("TooManyRequests");
+    expect(throttled.headers.get("retry-after")).toBeNull();
+    await fault({ failRequests: { count: 1, status: 500, verbs: ["watch"] } });
+    const broken = await request(`${sim.url}/api/v1/pods?watch=1`);
+    expect(broken.status).toBe(500);
+    expect(broken.body.reason).toBe("InternalError");
+    const log = sim.requests({ path: "/api/v1/pods" }).requests.map((r) => [r.verb, r.status]);
+    expect(log).toEqual([["list", 503], ["list", 503], ["list", 200], ["watch", 429], ["watch", 500]]);
+  });
+
+  it("malformedLines precedes the next N events with a line that is not JSON", async () => {
+    const w = await watchPods("team-c");
+    await fault({ malformedLines: 1 });
+    sim.create("pods", podManifest("team-c", "one"));
+    sim.create("pods", podManifest("team-c", "two"));
+    const garbage = await w.nextLine();
+    expect(garbage).toBe('{"type":"MODIFIED","object":{"kind":');
+    expect(() => JSON.parse(garbage)).toThrow();
+    expect((await w.next()).object.metadata.name).toBe("one");
+    expect((await w.next()).object.metadata.name).toBe("two");
+    expect(w.lines).toHaveLength(3);
+  });
+
+  it("compact drops history up to the given resourceVersion", async () => {
+    const base = Number(sim.resourceVersion);
+    for (let i = 0; i < 4; i++) sim.create("pods", podManifest("default", `c-${i}`));
+    await fault({ compact: { resourceVersion: String(base + 2) } });
+    const tooOld = await openWatch(`${sim.url}/api/v1/namespaces/default/pods?watch=1&resourceVersion=${base + 1}`);
+    open.push(tooOld);
+    expect((await tooOld.next()).object).toMatchObject({ code: 410, message: `too old resource version: ${base + 1} (${base + 2})` });
+    const fine = await openWatch(`${sim.url}/api/v1/namespaces/default/pods?watch=1&resourceVersion=${base + 2}`);
+    open.push(fine);
+    expect((await fine.next()).object.metadata.name).toBe("c-2");
+    const ahead = await fault({ compact: { resourceVersion: String(base + 99) } });
+    expect(ahead.status).toBe(400);
+  });
+
+  it("restart closes every connection, keeps state and resourceVersion, and listens on the same port", async () => {
+    const w = await watchPods("default");
+    sim.create("pods", podManifest("default", "survives-restart"));
+    const rv = sim.resourceVersion;
+    const port = sim.port;
+    const res = await fault({ restart: { downtimeMs: 150 } });
+    expect(res.body).toEqual({ applied: ["restart"] });
+    const end = await w.ended;
+    expect(end.pending).toBe(0);
+    // Wait for the listener to come back (connection refused until then).
+    let stats: any;
+    for (let i = 0; i < 200 && !stats; i++) {
+      stats = await request(`${sim.url}/_sim/stats`).then((r) => r.body, () => undefined);
+      if (!stats) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(sim.port).toBe(port);
+    expect(stats.resourceVersion).toBe(rv);
+    expect((await request(`${sim.url}/api/v1/namespaces/default/pods/survives-restart`)).status).toBe(200);
+    sim.create("pods", podManifest("default", "after-restart"));
+    expect(Number(sim.resourceVersion)).toBe(Number(rv) + 1);
+  });
+
+  it("rejects unknown fault fields with a message that names them", async () => {
+    const res = await fault({ dropWatch: true });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('unknown field "dropWatch"');
+  });
+});
+
+describe("control API", () => {
+  it("reports stats and a request log that excludes /_sim/", async () => {
+    await request(`${sim.url}/api`);
+    await request(`${sim.url}/api/v1/namespaces/default/pods?limit=5`);
+    await request(`${sim.url}/api/v1/namespaces/default/pods/nope`);
+    await sendJson(`${sim.url}/api/v1/namespaces/default/configmaps`, "POST", { metadata: { name: "logged" } });
+    const stats = (await request(`${sim.url}/_sim/stats`)).body;
+    expect(stats.counts).toEqual({ list: 1, watch: 0, get: 1, write: 1, discovery: 1 });
+    expect(stats.resourceVersion).toBe(sim.resourceVersion);
+    const log = (await request(`${sim.url}/_sim/requests?since=2&path=/api/v1/namespaces/default/pods`)).body;
+    expect(log.next).toBe(5);
+    expect(log.requests).toEqual([
+      { seq: 2, method: "GET", verb: "list", path: "/api/v1/namespaces/default/pods", query: "limit=5", status: 200 },
+      { seq: 3, method: "GET", verb: "get", path: "/api/v1/namespaces/default/pods/nope", query: "", status: 404 },
+    ]);
+  });
+
+  it("starts, retunes and stops churn, and changes config", async () => {
+    const started = await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: 50, namespaces: ["team-a"] });
+    expect(started.body).toEqual({ ratePerSec: 50, namespaces: ["team-a"] });
+    const w = await watchPods("team-a");
+    await w.next();
+    expect((await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: 0 })).body.ratePerSec).toBe(0);
+    expect((await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: -1 })).status).toBe(400);
+    const config = await sendJson(`${sim.url}/_sim/config`, "POST", { bookmarkIntervalMs: 1000, historyLimit: 50 });
+    expect(config.body).toEqual({ bookmarkIntervalMs: 1000, historyLimit: 50 });
+    expect((await sendJson(`${sim.url}/_sim/config`, "POST", { historyLimit: 0 })).status).toBe(400);
+  });
+
+  it("historyLimit bounds resumable history", async () => {
+    sim.configure({ historyLimit: 5 });
+    const base = Number(sim.resourceVersion);
+    for (let i = 0; i < 10; i++) sim.create("configmaps", { metadata: { name: `h-${i}`, namespace: "default" } });
+    const w = await openWatch(`${sim.url}/api/v1/configmaps?watch=1&resourceVersion=${base}`);
+    open.push(w);
+    expect((await w.next()).object).toMatchObject({ code: 410, message: `too old resource version: ${base} (${base + 5})` });
+  });
+
+  it("reset restores the seeded state and clears counters, faults and churn", async () => {
+    const seeded = sim.list("pods").map((p) => p.metadata?.name);
+    sim.churn({ ratePerSec: 100 });
+    sim.churnStep(50);
+    await fault({ failRequests: { count: 5, status: 500 } });
+    const w = await watchPods("default");
+    const reset = await request(`${sim.url}/_sim/reset`, { method: "POST" });
+    expect(reset.status).toBe(200);
+    await w.ended;
+    expect(sim.list("pods").map((p) => p.metadata?.name)).toEqual(seeded);
+    expect(sim.stats().churn.ratePerSec).toBe(0);
+    expect(sim.stats().counts).toEqual({ list: 0, watch: 0, get: 0, write: 0, discovery: 0 });
+    expect((await request(`${sim.url}/api/v1/pods`)).status).toBe(200);
+  });
+});

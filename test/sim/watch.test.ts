@@ -1,0 +1,178 @@
+/**
+ * @module
+ * WATCH: replay from a resourceVersion, 410 for too-old ones, selector transitions, bookmarks, sendInitialEvents, timeouts, Tables.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator, WRITTEN_AT, type Simulator } from "../../src/sim/index.ts";
+import { openWatch, podManifest, request, type WatchReader } from "./helpers.ts";
+
+let sim: Simulator;
+const open: WatchReader[] = [];
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 3, bookmarkIntervalMs: 40 });
+});
+afterAll(async () => {
+  for (const w of open) w.close();
+  await sim.close();
+});
+
+async function watch(path: string, headers: Record<string, string> = {}): Promise<WatchReader> {
+  const reader = await openWatch(`${sim.url}${path}`, headers);
+  open.push(reader);
+  return reader;
+}
+
+describe("watch", () => {
+  it("streams chunked JSON with the API server's headers", async () => {
+    const w = await watch("/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + sim.resourceVersion);
+    expect(w.status).toBe(200);
+    expect(w.headers.get("content-type")).toBe("application/json");
+    expect(w.headers.get("cache-control")).toBe("no-cache, private");
+    expect(w.headers.get("transfer-encoding")).toBe("chunked");
+    w.close();
+  });
+
+  it("from resourceVersion N sends exactly the events after N, in order, with kind and apiVersion", async () => {
+    const n = Number(sim.resourceVersion);
+    sim.create("pods", podManifest("default", "resume-a", { app: "resume" }));
+    sim.patch("pods", "default", "resume-a", { metadata: { labels: { tier: "x" } } });
+    sim.create("pods", podManifest("team-a", "elsewhere"));
+    sim.delete("pods", "default", "resume-a");
+    const w = await watch(`/api/v1/namespaces/default/pods?watch=true&resourceVersion=${n}`);
+    const events = [await w.next(), await w.next(), await w.next()];
+    expect(events.map((e) => [e.type, e.object.metadata?.name, e.object.metadata?.resourceVersion])).toEqual([
+      ["ADDED", "resume-a", String(n + 1)],
+      ["MODIFIED", "resume-a", String(n + 2)],
+      ["DELETED", "resume-a", String(n + 4)],
+    ]);
+    for (const e of events) expect([e.object.kind, e.object.apiVersion]).toEqual(["Pod", "v1"]);
+    // DELETED carries the last state (the label from the patch) at the deletion RV.
+    expect(events[2]!.object.metadata?.labels).toEqual({ app: "resume", tier: "x" });
+    expect(events[2]!.object.metadata?.annotations?.[WRITTEN_AT]).toMatch(/^\d+$/);
+    sim.create("pods", podManifest("default", "resume-live"));
+    const live = await w.next();
+    expect([live.type, live.object.metadata?.name]).toEqual(["ADDED", "resume-live"]);
+    expect(w.unread).toBe(0);
+  });
+
+  it("answers a resourceVersion older than the history with 200 and one ERROR 410, then closes", async () => {
+    const old = Number(sim.resourceVersion);
+    sim.create("pods", podManifest("default", "after-old"));
+    await sim.faults({ compact: true });
+    const oldest = Number(sim.resourceVersion);
+    const w = await watch(`/api/v1/namespaces/default/pods?watch=1&resourceVersion=${old - 1}`);
+    expect(w.status).toBe(200);
+    expect(await w.nextLine()).toBe(
+      `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: ${old - 1} (${oldest})","reason":"Expired","code":410}}`,
+    );
+    expect(await w.ended).toEqual({ error: undefined, pending: 0 });
+  });
+
+  it("turns selector exits into DELETED (old object, new RV) and entries into ADDED", async () => {
+    sim.create("pods", podManifest("team-b", "mover", { track: "stable" }));
+    const w = await watch(`/api/v1/namespaces/team-b/pods?watch=1&labelSelector=track%3Dcanary&resourceVersion=${sim.resourceVersion}`);
+    sim.patch("pods", "team-b", "mover", { metadata: { labels: { track: "canary" } } });
+    const entered = await w.next();
+    expect([entered.type, entered.object.metadata?.name, entered.object.metadata?.labels?.track]).toEqual(["ADDED", "mover", "canary"]);
+    sim.patch("pods", "team-b", "mover", { metadata: { labels: { track: "stable" } } });
+    const left = await w.next();
+    expect(left.type).toBe("DELETED");
+    expect(left.object.metadata?.labels?.track).toBe("canary");
+    expect(left.object.metadata?.resourceVersion).toBe(sim.resourceVersion);
+  });
+
+  it("watches one object with fieldSelector=metadata.name and the legacy /watch/ path", async () => {
+    const target = sim.list("pods", "team-c")[0]!.metadata!.name!;
+    const w = await watch(`/api/v1/namespaces/team-c/pods?watch=1&fieldSelector=metadata.name%3D${target}`);
+    const legacy = await watch(`/api/v1/watch/namespaces/team-c/pods/${target}`);
+    for (const reader of [w, legacy]) {
+      const first = await reader.next();
+      expect([first.type, first.object.metadata?.name]).toEqual(["ADDED", target]);
+    }
+    sim.patch("pods", "team-c", target, { metadata: { annotations: { touched: "yes" } } });
+    for (const reader of [w, legacy]) expect((await reader.next()).type).toBe("MODIFIED");
+  });
+
+  it("sends a BOOKMARK when the RV moved past what the watcher saw, in the 1.34 empty-object shape", async () => {
+    const w = await watch(`/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${sim.resourceVersion}`);
+    sim.create("configmaps", { metadata: { name: "moves-the-rv", namespace: "team-a" } });
+    const line = await w.nextLine();
+    expect(line).toBe(`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"${sim.resourceVersion}"},"spec":{"containers":null},"status":{}}}`);
+    const deployments = await watch(`/apis/apps/v1/deployments?watch=1&allowWatchBookmarks=true&resourceVersion=${Number(sim.resourceVersion) - 1}`);
+    expect(await deployments.nextLine()).toBe(`{"type":"BOOKMARK","object":{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"resourceVersion":"${sim.resourceVersion}"}}}`);
+  });
+
+  it("sendInitialEvents: ADDED in key order, then the initial-events-end BOOKMARK, then live events", async () => {
+    const expected = sim.list("pods", "team-a").map((p) => p.metadata?.name);
+    const rv = sim.resourceVersion;
+    const w = await watch("/api/v1/namespaces/team-a/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true");
+    const events = await w.until((e) => e.type === "BOOKMARK");
+    expect(events.slice(0, -1).map((e) => [e.type, e.object.metadata.name])).toEqual(expected.map((n) => ["ADDED", n]));
+    expect(events.at(-1)!.object).toEqual({
+      kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: rv, annotations: { "k8s.io/initial-events-end": "true" } }, spec: { containers: null }, status: {},
+    });
+    sim.create("pods", podManifest("team-a", "after-initial"));
+    expect((await w.next()).object.metadata.name).toBe("after-initial");
+  });
+
+  it("defaults a watch without resourceVersion to initial events (1.34 WatchList defaulting)", async () => {
+    const count = sim.list("pods", "team-c").length;
+    const w = await watch("/api/v1/namespaces/team-c/pods?watch=1&allowWatchBookmarks=true");
+    const events = await w.until((e) => e.type === "BOOKMARK");
+    expect(events).toHaveLength(count + 1);
+    expect(events.at(-1)!.object.metadata.annotations).toEqual({ "k8s.io/initial-events-end": "true" });
+    const noBookmarks = await watch("/api/v1/namespaces/team-c/pods?watch=1&resourceVersion=0");
+    for (let i = 0; i < count; i++) expect((await noBookmarks.next()).type).toBe("ADDED");
+    const latest = await watch("/api/v1/namespaces/team-c/pods?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan");
+    sim.create("pods", podManifest("team-c", "only-live"));
+    expect((await latest.next()).object.metadata.name).toBe("only-live");
+  });
+
+  it("validates watch options with 422", async () => {
+    const res = await request(`${sim.url}/api/v1/pods?watch=1&sendInitialEvents=true`);
+    expect(res.status).toBe(422);
+    expect(res.body.message).toContain("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+    const rvm = await request(`${sim.url}/api/v1/pods?watch=1&resourceVersion=5&resourceVersionMatch=NotOlderThan`);
+    expect(rvm.status).toBe(422);
+    expect(rvm.body.message).toContain("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+  });
+
+  it("ends the stream cleanly at timeoutSeconds", async () => {
+    const started = Date.now();
+    const rv = sim.resourceVersion;
+    const w = await watch(`/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1&resourceVersion=${rv}`);
+    expect(sim.stats().activeWatches.filter((a) => a.resourceVersion === rv)).toHaveLength(1);
+    expect(await w.ended).toEqual({ error: undefined, pending: 0 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(sim.stats().activeWatches.filter((a) => a.resourceVersion === rv)).toHaveLength(0);
+  });
+
+  it("sendInitialEvents with a resourceVersion ahead of the store ends with ERROR 504 after waiting", async () => {
+    const ahead = Number(sim.resourceVersion) + 100;
+    const w = await watch(`/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=${ahead}`);
+    const error = await w.next();
+    expect(error.type).toBe("ERROR");
+    expect(error.object).toMatchObject({ code: 504, reason: "Timeout", details: { retryAfterSeconds: 1 } });
+    await w.ended;
+  });
+
+  it("encodes Table watch events with column definitions on the first event only", async () => {
+    const accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+    const w = await watch(`/api/v1/namespaces/team-b/pods?watch=1&resourceVersion=${sim.resourceVersion}`, { Accept: accept });
+    expect(w.headers.get("content-type")).toBe("application/json;as=Table;v=v1;g=meta.k8s.io");
+    sim.create("pods", podManifest("team-b", "table-1"));
+    sim.create("pods", podManifest("team-b", "table-2"));
+    const [first, second] = [await w.next(), await w.next()];
+    expect(first.object.kind).toBe("Table");
+    expect((first.object as any).columnDefinitions).toHaveLength(9);
+    expect((first.object as any).rows[0].cells[0]).toBe("table-1");
+    expect((second.object as any).columnDefinitions).toBeNull();
+  });
+
+  it("lists open watches in stats with their collection path, selectors and resourceVersion", async () => {
+    const w = await watch("/api/v1/namespaces/team-a/pods?watch=1&labelSelector=app%3Dweb&fieldSelector=status.phase%3DRunning&resourceVersion=0");
+    const entry = sim.stats().activeWatches.find((a) => a.labelSelector === "app=web");
+    expect(entry).toMatchObject({ path: "/api/v1/namespaces/team-a/pods", fieldSelector: "status.phase=Running", resourceVersion: "0" });
+    w.close();
+  });
+});

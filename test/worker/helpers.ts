@@ -1,0 +1,202 @@
+/**
+ * Helpers for the Workers integration tests: the relay (the Worker under test), subscribers
+ * whose events can be awaited one by one, and the simulated API servers' control API.
+ */
+import { env, exports } from "cloudflare:workers";
+import { LineSplitter } from "../../src/k8s/ndjson.ts";
+import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
+
+const SAFETY_TIMEOUT_MS = 15_000;
+
+/** A queue whose items can be awaited; every wait has a safety timeout that fails the test. */
+export class Inbox<T> {
+  readonly #items: T[] = [];
+  #wake: (() => void) | undefined;
+  ended: { code?: number; reason?: string } | undefined;
+
+  push(item: T): void {
+    this.#items.push(item);
+    this.#wake?.();
+  }
+
+  end(info: { code?: number; reason?: string } = {}): void {
+    this.ended = info;
+    this.#wake?.();
+  }
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  /** Everything received so far, without waiting. */
+  drain(): T[] {
+    return this.#items.splice(0);
+  }
+
+  async next(what = "an event"): Promise<T> {
+    return (await this.take(1, what))[0]!;
+  }
+
+  async take(n: number, what = `${n} events`): Promise<T[]> {
+    const deadline = Date.now() + SAFETY_TIMEOUT_MS;
+    while (this.#items.length < n) {
+      if (this.ended) throw new Error(`stream ended (${JSON.stringify(this.ended)}) after ${this.#items.length} of ${what}`);
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new Error(`timed out waiting for ${what}: got ${this.#items.length}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, remaining);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+    return this.#items.splice(0, n);
+  }
+
+  /** Wait until the stream ends. */
+  async closed(): Promise<{ code?: number; reason?: string }> {
+    const deadline = Date.now() + SAFETY_TIMEOUT_MS;
+    while (!this.ended) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new Error("timed out waiting for the stream to end");
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, remaining);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+    return this.ended;
+  }
+}
+
+export function relay(path: string, init?: RequestInit): Promise<Response> {
+  return exports.default.fetch(new Request(`http://relay.test${path}`, init));
+}
+
+export interface Subscription {
+  events: Inbox<WatchEvent>;
+  /** Raw frames or lines, exactly as received. */
+  raw: string[];
+  close(): void;
+}
+
+/** A WebSocket watch through the relay. */
+export async function wsWatch(path: string, headers: Record<string, string> = {}): Promise<Subscription & { socket: WebSocket }> {
+  const response = await relay(path, { headers: { upgrade: "websocket", ...headers } });
+  const socket = response.webSocket;
+  if (!socket) throw new Error(`expected a WebSocket upgrade, got ${response.status}: ${await response.text()}`);
+  socket.accept();
+  const events = new Inbox<WatchEvent>();
+  const raw: string[] = [];
+  socket.addEventListener("message", (m) => {
+    raw.push(m.data as string);
+    events.push(JSON.parse(m.data as string) as WatchEvent);
+  });
+  socket.addEventListener("close", (e) => events.end({ code: e.code, reason: e.reason }));
+  return { socket, events, raw, close: () => socket.close(1000, "test done") };
+}
+
+/** An HTTP chunked watch through the relay. */
+export async function httpWatch(path: string): Promise<Subscription & { response: Response }> {
+  const response = await relay(path);
+  if (response.status !== 200 || !response.body) throw new Error(`expected a watch stream, got ${response.status}: ${await response.text()}`);
+  const events = new Inbox<WatchEvent>();
+  const raw: string[] = [];
+  const reader = response.body.getReader();
+  const lines = new LineSplitter();
+  void (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        for (const line of lines.push(value)) {
+          raw.push(line);
+          events.push(JSON.parse(line) as WatchEvent);
+        }
+      }
+    } catch {
+      // cancelled by the test
+    }
+    events.end();
+  })();
+  return { response, events, raw, close: () => void reader.cancel().catch(() => undefined) };
+}
+
+export const rvOf = (o: KubeObject | WatchEvent): number => Number(("object" in o ? (o.object as KubeObject) : o).metadata?.resourceVersion);
+export const nameOf = (e: WatchEvent): string => e.object.metadata?.name ?? "";
+
+let unique = 0;
+/** A namespace no other test uses, so counts at the shared simulator are this test's own. */
+export const uniqueNamespace = (prefix = "t"): string => `${prefix}-${Date.now().toString(36)}-${(unique++).toString(36)}`;
+
+/** A simulated API server: its Kubernetes API and its `/_sim/` control API. */
+export class Sim {
+  readonly url: string;
+  constructor(cluster = "default") {
+    const urls = JSON.parse(env.SIMULATORS as string) as Record<string, string>;
+    const url = urls[cluster];
+    if (!url) throw new Error(`no simulator for cluster ${cluster}`);
+    this.url = url;
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(this.url + path, {
+      method,
+      headers: body === undefined ? {} : { "content-type": path.includes("/_sim/") ? "application/json" : "application/merge-patch+json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return JSON.parse(text) as T;
+  }
+
+  stats(): Promise<{ resourceVersion: string; activeWatches: Array<{ path: string; labelSelector: string; fieldSelector: string; resourceVersion: string }> }> {
+    return this.#call("GET", "/_sim/stats");
+  }
+
+  /** Open upstream watches on a collection path. */
+  async watchesOn(path: string): Promise<Array<{ labelSelector: string; fieldSelector: string }>> {
+    return (await this.stats()).activeWatches.filter((w) => w.path === path);
+  }
+
+  async requests(path: string, since = 0): Promise<{ next: number; requests: Array<{ seq: number; verb: string; path: string; query: string; status: number }> }> {
+    return this.#call("GET", `/_sim/requests?since=${since}&path=${encodeURIComponent(path)}`);
+  }
+
+  faults(request: Record<string, unknown>): Promise<unknown> {
+    return this.#call("POST", "/_sim/faults", request);
+  }
+
+  configure(config: Record<string, unknown>): Promise<unknown> {
+    return this.#call("POST", "/_sim/config", config);
+  }
+
+  createPod(namespace: string, name: string, labels: Record<string, string> = {}): Promise<KubeObject> {
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name, namespace, labels }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] } };
+    return this.#callJson("POST", `/api/v1/namespaces/${namespace}/pods`, pod);
+  }
+
+  patchPod(namespace: string, name: string, patch: unknown): Promise<KubeObject> {
+    return this.#call("PATCH", `/api/v1/namespaces/${namespace}/pods/${name}`, patch);
+  }
+
+  deletePod(namespace: string, name: string): Promise<KubeObject> {
+    return this.#call("DELETE", `/api/v1/namespaces/${namespace}/pods/${name}`);
+  }
+
+  list(path: string): Promise<{ metadata: { resourceVersion: string }; items: KubeObject[] }> {
+    return this.#call("GET", path);
+  }
+
+  async #callJson<T>(method: string, path: string, body: unknown): Promise<T> {
+    const response = await fetch(this.url + path, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return JSON.parse(text) as T;
+  }
+}

@@ -1,0 +1,172 @@
+import { env } from "cloudflare:workers";
+import { listDurableObjectIds } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../src/k8s/types.ts";
+import { httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+
+const sim = new Sim();
+const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
+
+describe("one upstream watch per key", () => {
+  it("50 WebSocket and 5 HTTP subscribers share exactly one upstream watch and all get every event", async () => {
+    const ns = uniqueNamespace();
+    await sim.createPod(ns, "seed-0");
+    await sim.createPod(ns, "seed-1");
+    const ws = await Promise.all(Array.from({ length: 50 }, () => wsWatch(`${podsPath(ns)}?watch=1`)));
+    const http = await Promise.all(Array.from({ length: 5 }, () => httpWatch(`${podsPath(ns)}?watch=true`)));
+    const all = [...ws, ...http];
+    for (const s of all) expect((await s.events.take(2)).map((e) => [e.type, nameOf(e)])).toEqual([["ADDED", "seed-0"], ["ADDED", "seed-1"]]);
+
+    const created = await sim.createPod(ns, "live-0");
+    for (const s of all) {
+      const event = await s.events.next();
+      expect([event.type, nameOf(event), rvOf(event)]).toEqual(["ADDED", "live-0", rvOf(created)]);
+    }
+    expect(await sim.watchesOn(podsPath(ns))).toHaveLength(1);
+    const lists = (await sim.requests(podsPath(ns))).requests.filter((r) => r.verb === "list");
+    expect(lists).toHaveLength(1);
+    // Serialised once: every subscriber got the same bytes.
+    expect(new Set(all.map((s) => s.raw.at(-1)!.trim())).size).toBe(1);
+    all.forEach((s) => s.close());
+  });
+
+  it("equivalent selectors share a hub; different selectors get their own", async () => {
+    const ns = uniqueNamespace();
+    await sim.createPod(ns, "p", { a: "1", b: "2" });
+    const subs = await Promise.all(
+      ["a=1,b=2", "b=2, a=1", "b==2,a in (1)", "a=1"].map((s) => wsWatch(`${podsPath(ns)}?watch=1&labelSelector=${encodeURIComponent(s)}`)),
+    );
+    for (const s of subs) expect(nameOf(await s.events.next())).toBe("p");
+    const watches = await sim.watchesOn(podsPath(ns));
+    expect(watches.map((w) => w.labelSelector).sort()).toEqual(["a=1", "a=1,b=2"]);
+    subs.forEach((s) => s.close());
+  });
+});
+
+describe("resume by resourceVersion", () => {
+  it("a subscriber that reconnects with its last resourceVersion gets exactly the 20 events it missed, and the upstream sees nothing", async () => {
+    const ns = uniqueNamespace();
+    for (let i = 0; i < 3; i++) await sim.createPod(ns, `p${i}`, { tier: "web" });
+    const first = await wsWatch(`${podsPath(ns)}?watch=1`);
+    await first.events.take(3);
+    const marker = await sim.createPod(ns, "marker");
+    const seen = await first.events.next();
+    expect(nameOf(seen)).toBe("marker");
+    first.close();
+    const lastRv = rvOf(seen);
+    expect(lastRv).toBe(rvOf(marker));
+    const before = await sim.requests(podsPath(ns));
+
+    // 20 changes while it is away: creates, updates and deletes.
+    const expected: Array<[string, string]> = [];
+    for (let i = 0; i < 8; i++) {
+      await sim.createPod(ns, `new${i}`);
+      expected.push(["ADDED", `new${i}`]);
+    }
+    for (let i = 0; i < 3; i++) {
+      await sim.patchPod(ns, `p${i}`, { metadata: { labels: { round: String(i) } } });
+      expected.push(["MODIFIED", `p${i}`]);
+    }
+    for (let i = 0; i < 8; i++) {
+      await sim.deletePod(ns, `new${i}`);
+      expected.push(["DELETED", `new${i}`]);
+    }
+    await sim.patchPod(ns, "marker", { metadata: { labels: { done: "yes" } } });
+    expected.push(["MODIFIED", "marker"]);
+
+    const again = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${lastRv}`);
+    const missed = await again.events.take(20);
+    expect(missed.map((e) => [e.type, nameOf(e)])).toEqual(expected);
+    const rvs = missed.map(rvOf);
+    expect(rvs[0]!).toBeGreaterThan(lastRv);
+    for (let i = 1; i < rvs.length; i++) expect(rvs[i]!).toBeGreaterThan(rvs[i - 1]!);
+    // Nothing else was sent: the next event is the next change.
+    await sim.createPod(ns, "after");
+    expect(nameOf(await again.events.next())).toBe("after");
+    expect(again.events.size).toBe(0);
+
+    const after = await sim.requests(podsPath(ns), before.next);
+    expect(after.requests.filter((r) => r.verb === "list" || r.verb === "watch")).toEqual([]);
+    again.close();
+  });
+
+  it("a resourceVersion older than the window gets ERROR 410 Expired, then the end of the stream", async () => {
+    const ns = uniqueNamespace();
+    const pod = await sim.createPod(ns, "churning");
+    const watcher = await httpWatch(`${podsPath(ns)}?watch=1`);
+    await watcher.events.next();
+    const oldRv = rvOf(pod);
+    // WINDOW_EVENTS is 500 in tests: push 510 changes through the hub.
+    for (let i = 0; i < 510; i++) await sim.patchPod(ns, "churning", { metadata: { labels: { i: String(i) } } });
+    await watcher.events.take(510);
+    watcher.close();
+
+    for (const open of [httpWatch, wsWatch]) {
+      const stale = await open(`${podsPath(ns)}?watch=1&resourceVersion=${oldRv}`);
+      const event = await stale.events.next();
+      expect(event.type).toBe("ERROR");
+      expect(event.object).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "Expired", code: 410 });
+      expect((event.object as { message: string }).message).toMatch(new RegExp(`^too old resource version: ${oldRv} \\(\\d+\\)$`));
+      await stale.events.closed();
+    }
+  });
+});
+
+describe("list snapshot", () => {
+  it("equals the API server's own list, and a second list costs the upstream nothing", async () => {
+    const ns = uniqueNamespace();
+    for (let i = 0; i < 5; i++) await sim.createPod(ns, `p${i}`, { i: String(i) });
+    const fromRelay = (await (await relay(podsPath(ns))).json()) as { kind: string; apiVersion: string; metadata: { resourceVersion: string }; items: KubeObject[] };
+    const fromSim = await sim.list(podsPath(ns));
+    expect(fromRelay.kind).toBe("PodList");
+    expect(fromRelay.apiVersion).toBe("v1");
+    const strip = (o: KubeObject) => ({ ...o, kind: undefined, apiVersion: undefined });
+    expect(fromRelay.items.map(strip)).toEqual(fromSim.items.map(strip));
+    expect(Number(fromRelay.metadata.resourceVersion)).toBeGreaterThanOrEqual(Math.max(...fromSim.items.map(rvOf)));
+
+    const before = await sim.requests(podsPath(ns));
+    const again = await relay(podsPath(ns));
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { items: unknown[] }).items).toHaveLength(5);
+    expect((await sim.requests(podsPath(ns), before.next)).requests).toEqual([]);
+  });
+
+  it("serves a single object from the collection's cache", async () => {
+    const ns = uniqueNamespace();
+    const pod = await sim.createPod(ns, "solo");
+    const response = await relay(`${podsPath(ns)}/solo`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ kind: "Pod", metadata: { name: "solo", uid: pod.metadata!.uid } });
+    const missing = await relay(`${podsPath(ns)}/nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ kind: "Status", reason: "NotFound", message: 'pods "nope" not found' });
+  });
+});
+
+describe("bad input never reaches a hub", () => {
+  it.each([
+    ["GET", "/healthz", 404, "NotFound"],
+    ["GET", "/api/v1/namespaces/x/pods?labelSelector=app%3Amonolith", 400, "BadRequest"],
+    ["GET", "/api/v1/pods?fieldSelector=spec.foo%3Dbar", 400, "BadRequest"],
+    ["GET", "/api/v1/pods?watch=1&resourceVersion=abc", 400, "BadRequest"],
+    ["GET", "/api/v1/pods?watch=1&sendInitialEvents=true", 422, "Invalid"],
+    ["POST", "/api/v1/namespaces/x/pods", 405, "MethodNotAllowed"],
+    ["DELETE", "/api/v1/namespaces/x/pods/y", 405, "MethodNotAllowed"],
+    ["GET", "/api/v1/namespaces/x/nodes", 404, "NotFound"],
+    ["GET", "/clusters/nope/api/v1/pods", 404, "NotFound"],
+  ])("%s %s → %i %s", async (method, path, code, reason) => {
+    const before = (await listDurableObjectIds(env.WATCH_HUB)).length;
+    const response = await relay(path, { method });
+    expect(response.status).toBe(code);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(await response.json()).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", reason, code });
+    expect((await listDurableObjectIds(env.WATCH_HUB)).length).toBe(before);
+  });
+
+  it("an upstream that is down gives a 503 Status, not a hang", async () => {
+    const response = await relay("/clusters/down/api/v1/pods");
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ kind: "Status", reason: "ServiceUnavailable", code: 503 });
+    expect(response.headers.get("retry-after")).toBe("5");
+  });
+});
