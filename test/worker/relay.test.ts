@@ -170,3 +170,20 @@ describe("bad input never reaches a hub", () => {
     expect(response.headers.get("retry-after")).toBe("5");
   });
 });
+
+describe("stats", () => {
+  it("reports a key's subscribers and upstream watch", async () => {
+    const ns = uniqueNamespace();
+    await sim.createPod(ns, "p");
+    const idle = await (await relay(`/_relay/stats${podsPath(ns)}`)).json();
+    expect(idle).toMatchObject({ subscribers: 0, watching: false });
+    const a = await wsWatch(`${podsPath(ns)}?watch=1`);
+    const b = await httpWatch(`${podsPath(ns)}?watch=1`);
+    await a.events.next();
+    await b.events.next();
+    const busy = await (await relay(`/_relay/stats${podsPath(ns)}`)).json();
+    expect(busy).toMatchObject({ key: `default:${podsPath(ns)}`, subscribers: 2, watching: true, objects: 1 });
+    a.close();
+    b.close();
+  });
+});

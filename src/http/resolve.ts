@@ -1,0 +1,64 @@
+/**
+ * @module
+ * Turn a resource request into what a hub is asked: the canonical watch key and the parsed
+ * list, get or watch options. Everything the API server would reject is rejected here, as the
+ * `Status` it would send.
+ */
+import { SelectorError } from "../k8s/labels.ts";
+import { watchKey, type WatchKey } from "../k8s/key.ts";
+import { isWatch, parseListOptions, parseWatchOptions, type Parsed } from "../k8s/options.ts";
+import type { ResourcePath } from "../k8s/path.ts";
+import { badRequest, failure } from "../k8s/status.ts";
+import type { HubRequest } from "../hub/request.ts";
+import { isNamespaced } from "./scope.ts";
+import { websocketProtocol } from "./websocket.ts";
+
+export const notFoundPath = (detail: string) => failure(404, "NotFound", `the server could not find the requested resource (${detail})`, {});
+
+/** The key of the collection a path and its selectors name (what one hub serves). */
+export function resolveKey(path: ResourcePath, query: URLSearchParams, nameSelector = false): Parsed<WatchKey> {
+  if (path.subresource !== undefined) return { ok: false, status: notFoundPath(`subresource "${path.subresource}" is not relayed`) };
+  const namespaced = isNamespaced(path.group, path.resource);
+  if (!namespaced && path.namespace !== undefined) return { ok: false, status: notFoundPath(`${path.resource} is not namespaced`) };
+  let fieldSelector = query.get("fieldSelector");
+  if (nameSelector && path.name !== undefined) fieldSelector = [fieldSelector, `metadata.name=${path.name}`].filter(Boolean).join(",");
+  try {
+    return {
+      ok: true,
+      value: watchKey({
+        cluster: path.cluster,
+        group: path.group,
+        version: path.version,
+        resource: path.resource,
+        namespace: path.namespace,
+        namespaced,
+        labelSelector: query.get("labelSelector"),
+        fieldSelector,
+      }),
+    };
+  } catch (e) {
+    if (e instanceof SelectorError) return { ok: false, status: badRequest(e.message) };
+    throw e;
+  }
+}
+
+export function resolveRequest(path: ResourcePath, query: URLSearchParams, request: Request): Parsed<HubRequest> {
+  // A watch of one object (legacy `/watch/.../{name}`, or `?watch` on an item) is a watch of its collection by name.
+  const watch = isWatch(query) || path.legacyWatch;
+  if (path.name !== undefined && !watch) {
+    // A single-object GET is served from its collection's hub, whatever selectors it carries.
+    const key = resolveKey(path, new URLSearchParams());
+    return key.ok ? { ok: true, value: { verb: "get", key: key.value, name: path.name } } : key;
+  }
+  const key = resolveKey(path, query, watch);
+  if (!key.ok) return key;
+  if (!watch) {
+    const options = parseListOptions(query);
+    return options.ok ? { ok: true, value: { verb: "list", key: key.value, options: options.value } } : options;
+  }
+  const options = parseWatchOptions(query);
+  if (!options.ok) return options;
+  const protocol = websocketProtocol(request);
+  if (!protocol.ok) return protocol;
+  return { ok: true, value: { verb: "watch", key: key.value, options: options.value, ...(protocol.value ? { protocol: protocol.value } : {}) } };
+}
