@@ -31,7 +31,9 @@ export default defineConfig({
                   AUTH_MODE: "none",
                   WINDOW_EVENTS: "500",
                   BOOKMARK_INTERVAL_SECONDS: "1",
-                  UPSTREAM_STALL_SECONDS: "5",
+                  UPSTREAM_STALL_SECONDS: "3",
+                  IDLE_GRACE_SECONDS: "3",
+                  SUBSCRIBER_BUDGET_BYTES: "262144",
                 },
               },
             };

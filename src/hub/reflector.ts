@@ -94,8 +94,21 @@ export class Reflector {
 
   async #loop(): Promise<void> {
     let mustList = this.#handler.resumeVersion() === undefined;
+    // A resume point from before this start (storage, an idle stop) is only good if the upstream
+    // has not gone back in time since (restored etcd, a rebuilt cluster behind the same URL): a
+    // watch from a future resourceVersion would just wait, and the hub would serve stale data.
+    let mustProbe = !mustList;
     while (!this.#stopped) {
       try {
+        if (mustProbe) {
+          const current = await this.#currentVersion();
+          const resume = this.#handler.resumeVersion() ?? 0;
+          mustProbe = false;
+          if (current < resume) {
+            this.#handler.state("listing", `the upstream is at resourceVersion ${current}, behind the hub's ${resume}: relisting`);
+            mustList = true;
+          }
+        }
         if (mustList) {
           this.#handler.state("listing");
           this.#handler.listed(await this.#list());
@@ -110,7 +123,6 @@ export class Reflector {
         // A stream that closed at once with nothing in it is a failure, not a healthy end:
         // without backoff it would become a hot loop against the API server.
         if (!received && Date.now() - started < 1000) throw new UpstreamError(0, "the watch closed immediately");
-        this.#backoff.reset();
       } catch (e) {
         if (this.#stopped) break;
         const error = e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`);
@@ -143,6 +155,14 @@ export class Reflector {
       cont = page.metadata?.continue || undefined;
     } while (cont);
     return result;
+  }
+
+  /** The upstream's current resourceVersion, from the cheapest list there is. */
+  async #currentVersion(): Promise<number> {
+    const page = (await this.#json(upstreamCollectionUrl(this.#key, { limit: "1" }))) as { metadata?: { resourceVersion?: string } };
+    const rv = Number(page.metadata?.resourceVersion);
+    if (!Number.isSafeInteger(rv)) throw new UpstreamError(502, "the upstream list has no metadata.resourceVersion");
+    return rv;
   }
 
   async #json(url: string): Promise<unknown> {
@@ -203,7 +223,12 @@ export class Reflector {
         if (done) return { outcome: "ended", received };
         this.lastActivity = Date.now();
         arm();
-        received = true;
+        if (!received) {
+          // The stream works: a later failure is a new fault, retried quickly, not the next
+          // step of an escalating backoff.
+          this.#backoff.reset();
+          received = true;
+        }
         const batch: WatchEvent[] = [];
         for (const line of lines.push(value)) {
           const event = parseEvent(line);

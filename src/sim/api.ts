@@ -42,7 +42,7 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
   const pretty = wantsPretty(req, query);
   try {
     if (state.token !== undefined && req.headers.authorization !== `Bearer ${state.token}`) throw new ApiError(unauthorized());
-    const injected = state.faults.takeFailure(verb);
+    const injected = state.faults.takeFailure(verb, url.pathname);
     if (injected) throw new ApiError(injected);
     if (path.kind === "invalid" || path.cluster !== undefined) throw new ApiError(pathNotFound());
     if (path.kind === "discovery") return serveDiscovery(req, res, path.path, serverAddress, pretty);

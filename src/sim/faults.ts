@@ -19,6 +19,8 @@ export interface FailRequests {
   retryAfterSeconds?: number;
   /** Only requests with these verbs count; all Kubernetes requests when absent. */
   verbs?: Verb[];
+  /** Only requests whose path starts with this count (one collection among many clients). */
+  path?: string;
 }
 
 export interface FaultRequest {
@@ -55,6 +57,9 @@ export function parseFaults(body: unknown): FaultRequest {
     if (r.verbs !== undefined && (!Array.isArray(r.verbs) || r.verbs.some((v) => !VERBS.includes(v as Verb)))) {
       throw bad(`failRequests.verbs must be a list of ${VERBS.join(", ")}`);
     }
+    if (r.path !== undefined && typeof r.path !== "string") {
+      throw bad("failRequests.path must be a path prefix string");
+    }
   }
   if (f.compact !== undefined && f.compact !== true) {
     const rv = (f.compact as { resourceVersion?: unknown } | null)?.resourceVersion;
@@ -86,9 +91,9 @@ export class Faults {
   #fail: (FailRequests & { remaining: number }) | undefined;
 
   /** Consume one injected failure if the next request with this verb should fail. */
-  takeFailure(verb: Verb): Status | undefined {
+  takeFailure(verb: Verb, path: string): Status | undefined {
     const fail = this.#fail;
-    if (!fail || fail.remaining <= 0 || (fail.verbs && !fail.verbs.includes(verb))) return undefined;
+    if (!fail || fail.remaining <= 0 || (fail.verbs && !fail.verbs.includes(verb)) || (fail.path && !path.startsWith(fail.path))) return undefined;
     fail.remaining--;
     return injectedStatus(fail.status, fail.retryAfterSeconds);
   }

@@ -74,6 +74,20 @@ export class Inbox<T> {
   }
 }
 
+/**
+ * Wait for an observable condition that no event announces (an upstream watch closing, a
+ * counter moving), checking often; fails with `what` after the safety timeout.
+ */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, ms = SAFETY_TIMEOUT_MS): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 export function relay(path: string, init?: RequestInit): Promise<Response> {
   return exports.default.fetch(new Request(`http://relay.test${path}`, init));
 }
@@ -168,8 +182,15 @@ export class Sim {
     return this.#call("GET", `/_sim/requests?since=${since}&path=${encodeURIComponent(path)}`);
   }
 
-  faults(request: Record<string, unknown>): Promise<unknown> {
-    return this.#call("POST", "/_sim/faults", request);
+  /** Inject faults; a restart is awaited until the server answers again. */
+  async faults(request: Record<string, unknown>): Promise<void> {
+    if (!request.restart) {
+      await this.#call("POST", "/_sim/faults", request);
+      return;
+    }
+    // The server restarts right after answering, and may cut this very response.
+    await this.#call("POST", "/_sim/faults", request).catch(() => undefined);
+    await eventually(() => this.stats().then(() => true, () => false), "the simulated API server to come back");
   }
 
   configure(config: Record<string, unknown>): Promise<unknown> {

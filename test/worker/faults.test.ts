@@ -1,0 +1,133 @@
+/**
+ * Upstream faults are absorbed (invariant 3): dropped, stalled and malformed streams, errors
+ * with Retry-After, compaction and a restarting API server. Subscribers see every change once,
+ * in order, and never have to relist because the upstream did.
+ */
+import { describe, expect, it } from "vitest";
+import type { WatchEvent } from "../../src/k8s/types.ts";
+import { nameOf, rvOf, Sim, uniqueNamespace, wsWatch, type Subscription } from "./helpers.ts";
+
+const cluster = "faults";
+const sim = new Sim(cluster);
+const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
+const relayPath = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(ns)}?${query}`;
+
+/** A namespace with pods, and a subscriber that has received their initial state. */
+async function setup(names: string[] = ["a"]): Promise<{ ns: string; sub: Subscription }> {
+  const ns = uniqueNamespace("f");
+  for (const name of names) await sim.createPod(ns, name, { app: "x" });
+  const sub = await wsWatch(relayPath(ns));
+  await sub.events.take(names.length);
+  return { ns, sub };
+}
+
+/** Write `n` changes to pod `name` and return the resourceVersions they got. */
+async function modify(ns: string, name: string, n: number, tag: string): Promise<number[]> {
+  const rvs: number[] = [];
+  for (let i = 0; i < n; i++) rvs.push(rvOf(await sim.patchPod(ns, name, { metadata: { labels: { step: `${tag}${i}` } } })));
+  return rvs;
+}
+
+const rvsOf = (events: WatchEvent[]) => events.map(rvOf);
+
+describe("upstream faults", () => {
+  it("streams cut mid-event: the hub re-watches from its last resourceVersion, nothing lost or repeated", async () => {
+    const { ns, sub } = await setup();
+    for (const round of ["a", "b", "c"]) {
+      // The events arriving show the hub's watch is live: that is the stream the drop cuts.
+      const expected = await modify(ns, "a", 5, round);
+      expect(rvsOf(await sub.events.take(5))).toEqual(expected);
+      await sim.faults({ dropWatches: true });
+    }
+    const expected = await modify(ns, "a", 2, "d");
+    expect(rvsOf(await sub.events.take(2))).toEqual(expected);
+    expect(sub.events.size).toBe(0);
+    const verbs = (await sim.requests(podsPath(ns))).requests.map((r) => r.verb);
+    expect(verbs.filter((v) => v === "list")).toEqual(["list"]); // never relisted
+    expect(verbs.filter((v) => v === "watch").length).toBeGreaterThanOrEqual(4);
+    sub.close();
+  });
+
+  it("a malformed line: the hub re-watches from the last good event", async () => {
+    const { ns, sub } = await setup();
+    await sim.faults({ malformedLines: 1 });
+    const expected = await modify(ns, "a", 5, "m");
+    expect(rvsOf(await sub.events.take(5))).toEqual(expected);
+    sub.close();
+  });
+
+  it("500s are retried with backoff; 429s wait at least their Retry-After", async () => {
+    const { ns, sub } = await setup();
+    await sim.faults({ failRequests: { count: 2, status: 500, verbs: ["watch"], path: podsPath(ns) }, dropWatches: true });
+    const first = await modify(ns, "a", 2, "e");
+    expect(rvsOf(await sub.events.take(2))).toEqual(first);
+
+    await sim.faults({ failRequests: { count: 2, status: 429, retryAfterSeconds: 1, verbs: ["watch"], path: podsPath(ns) }, dropWatches: true });
+    const started = Date.now();
+    const second = await modify(ns, "a", 2, "r");
+    expect(rvsOf(await sub.events.take(2))).toEqual(second);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000); // two Retry-After: 1 waits
+    sub.close();
+  });
+
+  it("a stalled stream is detected and replaced", async () => {
+    const { ns, sub } = await setup();
+    await sim.faults({ stallWatches: true });
+    const expected = await modify(ns, "a", 3, "s");
+    expect(rvsOf(await sub.events.take(3, "events after the stall"))).toEqual(expected);
+    sub.close();
+  });
+
+  it("compaction: the re-watch gets 410, the hub relists and emits the difference; nobody relists", async () => {
+    const { ns, sub: connected } = await setup(["a", "b", "c"]);
+    const away = await wsWatch(relayPath(ns));
+    const initial = await away.events.take(3);
+    const preGap = Math.max(...rvsOf(initial));
+    away.close();
+    const before = await sim.requests(podsPath(ns));
+
+    // The hub stops hearing from upstream while objects change and history is compacted.
+    await sim.faults({ stallWatches: true });
+    const deletedB = await sim.deletePod(ns, "b");
+    const modifiedA = await sim.patchPod(ns, "a", { metadata: { labels: { during: "gap" } } });
+    const addedD = await sim.createPod(ns, "d");
+    await sim.faults({ compact: true, dropWatches: true });
+
+    // Nothing else was written to this cluster during the gap, so the latest revision left
+    // free for the DELETED is the deletion's own, and the diff replays the gap in RV order.
+    const fromConnected = await connected.events.take(3);
+    expect(fromConnected.map((e) => [e.type, nameOf(e), rvOf(e)])).toEqual([
+      ["DELETED", "b", rvOf(deletedB)],
+      ["MODIFIED", "a", rvOf(modifiedA)],
+      ["ADDED", "d", rvOf(addedD)],
+    ]);
+    const deleted = fromConnected[0]!;
+    expect(deleted.object.metadata?.uid).toBe(deletedB.metadata?.uid);
+    expect(deleted.object.metadata?.labels).toEqual({ app: "x" }); // its last state
+
+    const resumed = await wsWatch(relayPath(ns, `watch=1&resourceVersion=${preGap}`));
+    const fromResumed = await resumed.events.take(3);
+    expect(fromResumed).toEqual(fromConnected);
+    const verbs = (await sim.requests(podsPath(ns), before.next)).requests.map((r) => r.verb);
+    expect(verbs.filter((v) => v === "list")).toEqual(["list"]); // the hub's relist, once
+    expect(connected.events.size + resumed.events.size).toBe(0); // no ERROR 410 to anyone
+    connected.close();
+    resumed.close();
+  });
+
+  it("the API server cutting every watch with 410 (cache re-init) costs subscribers nothing", async () => {
+    const { ns, sub } = await setup();
+    await sim.faults({ expireWatches: true });
+    const expected = await modify(ns, "a", 3, "x");
+    expect(rvsOf(await sub.events.take(3))).toEqual(expected);
+    sub.close();
+  });
+
+  it("the API server restarting: the hub reconnects with backoff and resumes", async () => {
+    const { ns, sub } = await setup();
+    await sim.faults({ restart: { downtimeMs: 500 } });
+    const expected = await modify(ns, "a", 3, "z");
+    expect(rvsOf(await sub.events.take(3))).toEqual(expected);
+    sub.close();
+  });
+});
