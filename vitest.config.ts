@@ -34,6 +34,7 @@ export default defineConfig({
                   UPSTREAM_STALL_SECONDS: "3",
                   IDLE_GRACE_SECONDS: "3",
                   SUBSCRIBER_BUDGET_BYTES: "262144",
+                  SOAK_SEED: process.env.SOAK_SEED ?? "",
                 },
               },
             };

@@ -7,6 +7,8 @@ declare global {
     interface Env extends RelayEnv {
       /** JSON: cluster name → simulated API server URL (test/setup/simulators.ts). */
       SIMULATORS: string;
+      /** Replays a soak run's random choices (test/worker/soak.test.ts). */
+      SOAK_SEED: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../../src/index.ts");

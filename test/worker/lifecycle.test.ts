@@ -1,0 +1,182 @@
+/**
+ * The hub's own life: eviction (invariant 4), slow subscribers (invariant 5), bookmarks to
+ * subscribers, and idle shutdown that keeps state for returning subscribers.
+ */
+import { env } from "cloudflare:workers";
+import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { hubName, watchKey } from "../../src/k8s/key.ts";
+import type { WatchEvent } from "../../src/k8s/types.ts";
+import { eventually, httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+
+const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
+
+function hubOf(cluster: string, namespace: string) {
+  const key = watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace, namespaced: true, labelSelector: null, fieldSelector: null });
+  return env.WATCH_HUB.getByName(hubName(key));
+}
+
+describe("hub restarts", () => {
+  const sim = new Sim("evict");
+  const path = (ns: string, query: string) => `/clusters/evict${podsPath(ns)}?${query}`;
+  const touch = (ns: string, label: string) => sim.patchPod(ns, "a", { metadata: { labels: { step: label } } }).then(rvOf);
+
+  /** Resume over both transports from `rv`; each must get exactly `expected`, in order. */
+  async function resumeBoth(ns: string, rv: number, expected: number[]): Promise<void> {
+    for (const open of [httpWatch, wsWatch]) {
+      const resumed = await open(path(ns, `watch=1&resourceVersion=${rv}`));
+      expect((await resumed.events.take(expected.length)).map(rvOf)).toEqual(expected);
+      expect(resumed.events.size).toBe(0);
+      resumed.close();
+    }
+  }
+
+  it("evicted while its upstream stream is live: resuming subscribers lose nothing", async () => {
+    const ns = uniqueNamespace("e");
+    await sim.createPod(ns, "a");
+    const sub = await wsWatch(path(ns, "watch=1"));
+    await sub.events.next();
+    const before = [await touch(ns, "b0"), await touch(ns, "b1")];
+    expect((await sub.events.take(2)).map(rvOf)).toEqual(before);
+    // A connected subscriber keeps the object referenced (and unevictable) in this runtime, so
+    // it leaves first; the hub is evicted within its idle grace, its upstream stream still live.
+    sub.close();
+    const during = [await touch(ns, "d0")];
+    await evictDurableObject(hubOf("evict", ns));
+    during.push(await touch(ns, "d1"), await touch(ns, "d2"));
+    // The hub comes back from storage, resumes upstream from its stored resourceVersion and replays exactly.
+    await resumeBoth(ns, before.at(-1)!, during);
+  });
+
+  it("crashed with subscribers connected (reset without warning): they see the drop and resume exactly", async () => {
+    const ns = uniqueNamespace("c");
+    await sim.createPod(ns, "a");
+    const ws = await wsWatch(path(ns, "watch=1"));
+    const http = await httpWatch(path(ns, "watch=1"));
+    await ws.events.next();
+    await http.events.next();
+    const before = [await touch(ns, "b0")];
+    expect((await ws.events.take(1)).map(rvOf)).toEqual(before);
+    expect((await http.events.take(1)).map(rvOf)).toEqual(before);
+
+    await abortAllDurableObjects();
+    expect((await ws.events.closed()).code).toBe(1006);
+    await http.events.closed();
+    const after = [await touch(ns, "a0"), await touch(ns, "a1")];
+    await resumeBoth(ns, before[0]!, after);
+  });
+});
+
+describe("slow subscribers", () => {
+  const sim = new Sim("slow");
+  const path = (ns: string, query: string) => `/clusters/slow${podsPath(ns)}?${query}`;
+
+  /** A WebSocket subscriber that acknowledges everything it receives at once. */
+  async function prompt(ns: string) {
+    const sub = await wsWatch(path(ns, "watch=1"));
+    let received = 0;
+    sub.socket.addEventListener("message", (m) => {
+      received += (m.data as string).length;
+      sub.socket.send(JSON.stringify({ type: "ACK", received }));
+    });
+    return sub;
+  }
+
+  it("one slow subscriber among 100 is cut off with a reason, the others are not held back, and it resumes", async () => {
+    const ns = uniqueNamespace("s");
+    await sim.createPod(ns, "big");
+    const others = await Promise.all(Array.from({ length: 99 }, () => prompt(ns)));
+    // Acknowledges once (so the hub measures it), then never again.
+    const slow = await wsWatch(path(ns, "watch=1"));
+    slow.socket.send(JSON.stringify({ type: "ACK", received: 0 }));
+    // An HTTP subscriber that never reads: its unread bytes are its backlog.
+    const stalled = await relay(path(ns, "watch=1"));
+    for (const s of [...others, slow]) await s.events.next();
+
+    // 40 events of ~10 KB each: 400 KB, beyond the 256 KiB budget of the tests.
+    const padding = "x".repeat(10_000);
+    const written: number[] = [];
+    for (let i = 0; i < 40; i++) written.push(rvOf(await sim.patchPod(ns, "big", { metadata: { annotations: { padding: `${i}${padding}` } } })));
+
+    for (const s of others) expect((await s.events.take(40)).map(rvOf)).toEqual(written);
+    const closed = await slow.events.closed();
+    expect(closed).toMatchObject({ code: 4008, reason: expect.stringContaining("slow subscriber") });
+    const got = slow.events.drain();
+    expect(got.length).toBeLessThan(40);
+    expect(got.map(rvOf)).toEqual(written.slice(0, got.length));
+
+    const resumed = await wsWatch(path(ns, `watch=1&resourceVersion=${rvOf(got.at(-1)!)}`));
+    expect((await resumed.events.take(40 - got.length)).map(rvOf)).toEqual(written.slice(got.length));
+
+    // The HTTP subscriber was cut off too: its stream ends before the last event.
+    const text = await stalled.text();
+    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as WatchEvent);
+    expect(lines.length).toBeLessThan(41);
+    [...others, resumed].forEach((s) => s.close());
+  });
+});
+
+describe("bookmarks to subscribers", () => {
+  const sim = new Sim();
+
+  it("a quiet subscriber that asked for bookmarks gets a fresh resume point, and it resumes exactly", async () => {
+    const ns = uniqueNamespace("b");
+    const pod = await sim.createPod(ns, "quiet");
+    const sub = await wsWatch(`${podsPath(ns)}?watch=1&allowWatchBookmarks=true`);
+    const added = await sub.events.next();
+    expect(rvOf(added)).toBe(rvOf(pod));
+    // Writes elsewhere move the cluster's resourceVersion; upstream bookmarks carry it to the hub.
+    const elsewhere = uniqueNamespace("other");
+    const moved = await sim.createPod(elsewhere, "noise");
+    const bookmark = await eventually(async () => {
+      const event = await sub.events.next("a bookmark");
+      return event.type === "BOOKMARK" && rvOf(event) >= rvOf(moved) ? event : undefined;
+    }, "a bookmark past the other namespace's write");
+    expect(bookmark.object).toMatchObject({ kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: expect.stringMatching(/^\d+$/) } });
+    sub.close();
+
+    const resumed = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${rvOf(bookmark)}`);
+    const change = await sim.patchPod(ns, "quiet", { metadata: { labels: { woke: "up" } } });
+    const next = await resumed.events.next();
+    expect([next.type, rvOf(next)]).toEqual(["MODIFIED", rvOf(change)]);
+    resumed.close();
+  });
+
+  it("subscribers that did not ask get no bookmarks", async () => {
+    const ns = uniqueNamespace("nb");
+    await sim.createPod(ns, "p");
+    const sub = await wsWatch(`${podsPath(ns)}?watch=1`);
+    const probe = await wsWatch(`${podsPath(ns)}?watch=1&allowWatchBookmarks=true`);
+    await sub.events.next();
+    await probe.events.next();
+    await sim.createPod(uniqueNamespace("other"), "noise");
+    // Once the probe on the same hub has had a bookmark, the other would have had one too.
+    await eventually(async () => ((await probe.events.next("a bookmark")).type === "BOOKMARK" ? true : undefined), "a bookmark to the probe");
+    expect(sub.events.drain().filter((e) => e.type === "BOOKMARK")).toEqual([]);
+    sub.close();
+    probe.close();
+  });
+});
+
+describe("idle shutdown", () => {
+  const sim = new Sim();
+
+  it("stops the upstream watch after the grace period and keeps state for subscribers that come back", async () => {
+    const ns = uniqueNamespace("i");
+    await sim.createPod(ns, "a");
+    const sub = await wsWatch(`${podsPath(ns)}?watch=1`);
+    const last = rvOf(await sub.events.next());
+    expect(await sim.watchesOn(podsPath(ns))).toHaveLength(1);
+    sub.close();
+    // IDLE_GRACE_SECONDS is 3 in tests.
+    await eventually(async () => (await sim.watchesOn(podsPath(ns))).length === 0, "the upstream watch to stop");
+    expect(await (await relay(`/_relay/stats${podsPath(ns)}`)).json()).toMatchObject({ subscribers: 0, watching: false, objects: 1 });
+
+    const change = await sim.patchPod(ns, "a", { metadata: { labels: { while: "idle" } } });
+    const back = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${last}`);
+    const event = await back.events.next();
+    expect([event.type, rvOf(event)]).toEqual(["MODIFIED", rvOf(change)]);
+    back.close();
+  });
+});
+
