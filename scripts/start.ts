@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     say(`relay exited (${signal ?? code})`);
     void shutdown(code ?? 1);
   });
+  say(`relay is wrangler dev, pid ${relay.pid} (its own process group)`);
 
   const url = `http://${host}:${port}`;
   await waitFor(`${url}/version`);
@@ -106,6 +107,11 @@ function signal(pid: number, name: NodeJS.Signals): void {
     // already gone
   }
 }
+
+// Whoever started us may die without signalling us (npm does not forward SIGTERM): orphaned,
+// we would keep the relay and its port. Stop when the parent is gone.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && void shutdown(0), 1000).unref();
 
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));

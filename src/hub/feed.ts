@@ -41,6 +41,7 @@ export class Feed implements ReflectorHandler {
   /** The state reflects the upstream now: listed, or a watch established, since the last start. */
   #fresh = false;
   #waiters: Array<{ fresh: boolean; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
+  #versionWaiters: Array<{ rv: number; resolve: (reached: boolean) => void }> = [];
   upstreamState: ReflectorState = "stopped";
 
   constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log) {
@@ -96,6 +97,35 @@ export class Feed implements ReflectorHandler {
     return new Promise((resolve, reject) => this.#waiters.push({ fresh, resolve, reject }));
   }
 
+  /**
+   * Resolves `true` once the hub has reached `rv` (events or bookmarks), `false` after `ms`:
+   * how a request for a resourceVersion ahead of the hub waits, as the watch cache does.
+   */
+  waitFor(rv: number, ms: number): Promise<boolean> {
+    if (this.window.head >= rv) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        rv,
+        resolve: (reached: boolean) => {
+          clearTimeout(timer);
+          resolve(reached);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.#versionWaiters = this.#versionWaiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, ms);
+      this.#versionWaiters.push(waiter);
+    });
+  }
+
+  /** Wake the requests waiting for a resourceVersion the head has now reached. */
+  #reached(): void {
+    if (this.#versionWaiters.length === 0) return;
+    const head = this.window.head;
+    this.#versionWaiters = this.#versionWaiters.filter((w) => (w.rv <= head ? (w.resolve(true), false) : true));
+  }
+
   #ready(fresh: boolean): boolean {
     return this.#identity !== undefined && (!fresh || this.#fresh);
   }
@@ -133,6 +163,7 @@ export class Feed implements ReflectorHandler {
     this.cache.replace(objects);
     this.window.reset(list.resourceVersion);
     this.#storage.saveSnapshot(identity, objects, list.resourceVersion);
+    this.#reached();
     if (previous) {
       this.#log("upstream history is inconsistent with the hub's; window reset", { head, listed: list.resourceVersion });
       this.#listener.reset(list.resourceVersion);
@@ -182,6 +213,7 @@ export class Feed implements ReflectorHandler {
       appended.push(event);
     }
     this.window.advance(head);
+    this.#reached();
     if (appended.length === 0) {
       this.#storage.saveHead(this.window.head);
       return;

@@ -10,8 +10,8 @@ import { hubSettings, type HubSettings } from "../config.ts";
 import type { Env } from "../env.ts";
 import { bookmarkLine, errorLine } from "../k8s/event.ts";
 import { describeKey, type WatchKey } from "../k8s/key.ts";
-import type { WatchOptions } from "../k8s/options.ts";
-import { badRequest, failure, notFound, serviceUnavailable, statusResponse, tooOldResourceVersion } from "../k8s/status.ts";
+import type { ListOptions, WatchOptions } from "../k8s/options.ts";
+import { badRequest, failure, notFound, serviceUnavailable, statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { logger, type Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
@@ -19,6 +19,8 @@ import type { CachedObject } from "./cache.ts";
 import { Fanout } from "./fanout.ts";
 import { Feed } from "./feed.ts";
 import { listBody } from "./list.ts";
+import { AHEAD_WAIT_MS, listPage } from "./listing.ts";
+import { SnapshotStore } from "./pages.ts";
 import { UpstreamError } from "./reflector.ts";
 import { readHubRequest, type HubRequest } from "./request.ts";
 import { HubStorage } from "./storage.ts";
@@ -26,6 +28,9 @@ import { CLOSE, HttpSink, parseAck, Subscriber, WebSocketSink, type Sink } from 
 
 /** How often the alarm checks an active hub; Workers evict a busy-but-idle object after 70-140 s. */
 const HEARTBEAT_MS = 30_000;
+/** Snapshots kept for paged lists: continue tokens older than this, or than the last few, get 410. */
+const SNAPSHOTS_KEPT = 4;
+const SNAPSHOT_TTL_MS = 5 * 60_000;
 /** How long a request waits for a hub's first upstream list before answering 503. */
 const SYNC_TIMEOUT_MS = 10_000;
 
@@ -37,6 +42,7 @@ export class WatchHub extends DurableObject<Env> {
   readonly #settings: HubSettings;
   readonly #storage: HubStorage;
   readonly #sockets = new Map<WebSocket, Subscriber>();
+  readonly #snapshots = new SnapshotStore(SNAPSHOTS_KEPT, SNAPSHOT_TTL_MS);
   #feed: Feed | undefined;
   #fanout: Fanout | undefined;
   #log: Log = logger({ hub: "(unopened)" });
@@ -63,7 +69,7 @@ export class WatchHub extends DurableObject<Env> {
     switch (hubRequest.verb) {
       case "list":
         this.#markIdleIfUnused();
-        return this.#list(feed);
+        return this.#list(feed, hubRequest.key, hubRequest.options);
       case "get":
         this.#markIdleIfUnused();
         return this.#get(feed, hubRequest.key, hubRequest.name);
@@ -152,9 +158,23 @@ export class WatchHub extends DurableObject<Env> {
     return { feed, fanout };
   }
 
-  #list(feed: Feed): Response {
+  async #list(feed: Feed, key: WatchKey, options: ListOptions): Promise<Response> {
     const identity = feed.identity!;
-    const body = listBody({ listKind: identity.listKind, apiVersion: identity.apiVersion, resourceVersion: feed.window.head }, feed.cache.snapshot());
+    const source = { current: () => ({ rv: feed.window.head, objects: feed.cache.snapshot() }), waitFor: (rv: number, ms: number) => feed.waitFor(rv, ms), snapshots: this.#snapshots };
+    const listed = await listPage(source, options, Date.now());
+    if (!listed.ok) return statusResponse(listed.status);
+    const result = listed.value;
+    const body = listBody(
+      {
+        listKind: identity.listKind,
+        apiVersion: identity.apiVersion,
+        resourceVersion: result.rv,
+        continue: result.continue,
+        // As the API server: an estimate of what is left, only when nothing is filtered out.
+        remainingItemCount: key.labelSelector || key.fieldSelector ? undefined : result.remaining,
+      },
+      result.objects,
+    );
     return new Response(body, { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
   }
 
@@ -165,12 +185,18 @@ export class WatchHub extends DurableObject<Env> {
     return new Response(found.json + "\n", { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
   }
 
-  #watch(request: Request, hubRequest: Extract<HubRequest, { verb: "watch" }>, feed: Feed, fanout: Fanout): Response {
+  async #watch(request: Request, hubRequest: Extract<HubRequest, { verb: "watch" }>, feed: Feed, fanout: Fanout): Promise<Response> {
     const options = hubRequest.options;
     const requested = options.resourceVersion;
+    // Ahead of the hub: wait a little for it, as the watch cache does, then say so.
+    const reached = requested.kind !== "exact" || (await feed.waitFor(requested.rv, AHEAD_WAIT_MS));
     const fromState = requested.kind !== "exact" || options.sendInitialEvents === true;
     const position = fromState ? feed.window.head : requested.kind === "exact" ? requested.rv : 0;
-    const expired = !fromState && position < feed.window.start ? tooOldResourceVersion(position, feed.window.start) : undefined;
+    const failed = !reached
+      ? tooLargeResourceVersion(position, feed.window.head)
+      : !fromState && position < feed.window.start
+        ? tooOldResourceVersion(position, feed.window.start)
+        : undefined;
     const websocket = request.headers.get("upgrade")?.toLowerCase() === "websocket";
 
     let sink: Sink;
@@ -189,11 +215,11 @@ export class WatchHub extends DurableObject<Env> {
         headers: { "content-type": "application/json", "cache-control": "no-cache, private", "content-encoding": "identity" },
       });
     }
-    if (expired) {
-      // Too old: 200, one ERROR event, then the end, as the API server answers.
-      const line = errorLine(expired);
+    if (failed) {
+      // Too old or too new: 200, one ERROR event, then the end, as the API server answers.
+      const line = errorLine(failed);
       sink.send([line], line);
-      sink.close({ code: CLOSE.normal, reason: "resourceVersion expired" });
+      sink.close({ code: CLOSE.normal, reason: failed.reason === "Expired" ? "resourceVersion expired" : "resourceVersion too large" });
       return response;
     }
     subscriber = new Subscriber(sink, position, {

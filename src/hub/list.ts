@@ -12,6 +12,10 @@ export interface ListHead {
   listKind: string;
   apiVersion: string;
   resourceVersion: number;
+  /** Token for the next page, when there is one. */
+  continue?: string | undefined;
+  /** Items after this page; the API server gives it only for unfiltered lists. */
+  remainingItemCount?: number | undefined;
 }
 
 /** A list body as a stream; `objects` must not change while it is read (snapshots never do). */
@@ -20,7 +24,7 @@ export function listBody(head: ListHead, objects: readonly CachedObject[]): Read
   let next = 0;
   return new ReadableStream<Uint8Array>({
     pull(controller) {
-      let text = next === 0 ? `{"kind":"${head.listKind}","apiVersion":"${head.apiVersion}","metadata":{"resourceVersion":"${head.resourceVersion}"},"items":[` : "";
+      let text = next === 0 ? `{"kind":"${head.listKind}","apiVersion":"${head.apiVersion}","metadata":${JSON.stringify(listMeta(head))},"items":[` : "";
       while (next < objects.length && text.length < CHUNK) {
         text += (next > 0 ? "," : "") + (objects[next] as CachedObject).json;
         next++;
@@ -34,4 +38,11 @@ export function listBody(head: ListHead, objects: readonly CachedObject[]): Read
       controller.enqueue(encoder.encode(text));
     },
   });
+}
+
+function listMeta(head: ListHead): Record<string, string | number> {
+  const meta: Record<string, string | number> = { resourceVersion: String(head.resourceVersion) };
+  if (head.continue) meta.continue = head.continue;
+  if (head.remainingItemCount !== undefined) meta.remainingItemCount = head.remainingItemCount;
+  return meta;
 }

@@ -48,9 +48,9 @@ export async function waitForOutput(child: ChildProcess, output: () => string, t
 }
 
 export async function startRelay(env: Record<string, string> = {}): Promise<RunningRelay> {
-  const port = await freePort();
+  const port = env.PORT ?? String(await freePort());
   const child = spawn("npm", ["start"], {
-    env: { ...process.env, PORT: String(port), ...env },
+    env: { ...process.env, ...env, PORT: port },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
