@@ -1,28 +1,66 @@
 /**
  * @module
  * The relay's HTTP surface: the Kubernetes API's own paths. Every request is parsed and
- * validated here — path, verb, selectors, list and watch parameters — and answered with a
- * Kubernetes `Status` when it is wrong, before any hub is created or anything is sent
- * upstream (invariant 6). Valid requests go to the hub of their canonical watch key.
+ * validated here — path, verb, what the resource is (from discovery), selectors, list and watch
+ * parameters, media type — and answered with a Kubernetes `Status` when it is wrong, before any
+ * hub is created or anything is sent upstream (invariant 6). Valid requests go to the hub of
+ * their canonical watch key; Tables are made from the hub's answer on the way out.
  */
 import { Hono } from "hono";
 import { ConfigError } from "../config.ts";
 import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
-import { parseApiPath } from "../k8s/path.ts";
+import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
+import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
 import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import { tableOptions } from "../k8s/table.ts";
 import { hubRequest } from "../hub/request.ts";
-import { upstreamFor } from "../upstream.ts";
+import { upstreamFor, type Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
-import { notFoundPath, resolveKey, resolveRequest } from "./resolve.ts";
+import { DiscoveryCache, type DiscoveryFetch } from "./discovery-cache.ts";
+import { openapi, parseOpenApiPath } from "./openapi.ts";
+import { resolveKey, resolveRequest } from "./resolve.ts";
+import { notFoundPath, resolveResource } from "./resource-resolver.ts";
+import { tableResponse } from "./table-response.ts";
 
 type App = { Bindings: Env };
 
 /** Relay-specific endpoints live under this prefix, outside the Kubernetes API's paths. */
 const STATS_PREFIX = "/_relay/stats";
 
+/** Discovery changes when CRDs or aggregated APIs come and go: a minute late is fine, as kubectl's own cache is hours. */
+const DISCOVERY_TTL_MS = 60_000;
+/** How long a last good discovery answer stands in for an upstream that fails. */
+const DISCOVERY_STALE_MS = 10 * 60_000;
+/** A large cluster's discovery documents, in every representation, for a few clusters. */
+const DISCOVERY_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * workerd tells JavaScript only "internal error; reference = ..." when a connection fails below
+ * HTTP (it logs the cause); the usual one for an https:// upstream is a certificate it does not trust.
+ */
+async function fetchUpstream(upstream: Upstream, path: string, headers: Record<string, string>): Promise<Response> {
+  try {
+    return await upstream.fetch(path, { headers });
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    if (!message.startsWith("internal error; reference =")) throw e;
+    throw new Error(
+      `${message} (the runtime hides the cause, see its log; for an https:// upstream it is usually a certificate from a CA the runtime does not trust: ` +
+        "NODE_EXTRA_CA_CERTS when run locally, a Workers VPC binding or a Cloudflare Tunnel when deployed)",
+    );
+  }
+}
+
+const discoveryFetch =
+  (upstream: Upstream): DiscoveryFetch =>
+  (path, accept) =>
+    fetchUpstream(upstream, path, { accept });
+
 export function createApp(): Hono<App> {
   const app = new Hono<App>();
+  // One per isolate (the app is built once per isolate): every request it serves shares the answers.
+  const discoveryCache = new DiscoveryCache({ ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
 
   app.onError((error) => {
     if (error instanceof ConfigError) return statusResponse(serviceUnavailable(`the relay is misconfigured: ${error.message}`));
@@ -35,8 +73,11 @@ export function createApp(): Hono<App> {
     const url = new URL(c.req.url);
     const path = parseApiPath(url.pathname.slice(STATS_PREFIX.length));
     if (path.kind !== "resource" || path.name !== undefined) return statusResponse(notFoundPath("stats are per collection: /_relay/stats/<collection path>"));
-    if (!upstreamFor(c.env, path.cluster ?? DEFAULT_CLUSTER)) return statusResponse(notFoundPath(`cluster "${path.cluster}" is not configured`));
-    const key = resolveKey(path, url.searchParams);
+    const upstream = upstreamFor(c.env, path.cluster ?? DEFAULT_CLUSTER);
+    if (!upstream) return statusResponse(notFoundPath(`cluster "${path.cluster}" is not configured`));
+    const resource = await resolveResource(discoveryCache, upstream.cluster, discoveryFetch(upstream), path);
+    if (!resource.ok) return statusResponse(resource.status);
+    const key = resolveKey(path, resource.value, url.searchParams);
     if (!key.ok) return statusResponse(key.status);
     const stats = await c.env.WATCH_HUB.getByName(hubName(key.value)).stats();
     return c.json({ key: describeKey(key.value), ...(stats ?? { subscribers: 0, watching: false, upstream: "stopped" }) }, 200, { "cache-control": "no-store" });
@@ -44,7 +85,8 @@ export function createApp(): Hono<App> {
 
   app.all("*", async (c) => {
     const url = new URL(c.req.url);
-    const path = parseApiPath(url.pathname);
+    const openapiPath = parseOpenApiPath(url.pathname);
+    const path = openapiPath ? { kind: "openapi" as const, ...openapiPath } : parseApiPath(url.pathname);
     if (path.kind === "invalid") return statusResponse(notFoundPath(path.reason));
     // Read-only: get, list and watch are GETs; everything else is refused, clearly.
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
@@ -53,11 +95,24 @@ export function createApp(): Hono<App> {
     const cluster = path.cluster ?? DEFAULT_CLUSTER;
     const upstream = upstreamFor(c.env, cluster);
     if (!upstream) return statusResponse(notFoundPath(`cluster "${cluster}" is not configured`));
-    if (path.kind === "discovery") return discovery(upstream, path.path, url.search, c.req.header("accept") ?? null);
-    const request = resolveRequest(path, url.searchParams, c.req.raw);
-    if (!request.ok) return statusResponse(request.status);
-    return c.env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequest(c.req.raw, request.value));
+    if (path.kind === "openapi") return openapi((p, headers) => fetchUpstream(upstream, p, headers), path.path, url.search, c.req.raw);
+    if (path.kind === "discovery") return discovery(discoveryCache, cluster, discoveryFetch(upstream), path.path, c.req.header("accept"));
+    return serveResource(c.env, discoveryCache, upstream, path, url, c.req.raw);
   });
 
   return app;
+}
+
+async function serveResource(env: Env, cache: DiscoveryCache, upstream: Upstream, path: ResourcePath, url: URL, raw: Request): Promise<Response> {
+  const resource = await resolveResource(cache, upstream.cluster, discoveryFetch(upstream), path);
+  if (!resource.ok) return statusResponse(resource.status);
+  const request = resolveRequest(path, resource.value, url.searchParams, raw);
+  if (!request.ok) return statusResponse(request.status);
+  // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
+  const websocket = raw.headers.get("upgrade")?.toLowerCase() === "websocket";
+  const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
+  if (!representation) return statusResponse(notAcceptable());
+  const response = await env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequest(raw, request.value));
+  if (representation.kind !== "table") return response;
+  return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
 }

@@ -2,24 +2,25 @@
  * @module
  * Turn a resource request into what a hub is asked: the canonical watch key and the parsed
  * list, get or watch options. Everything the API server would reject is rejected here, as the
- * `Status` it would send.
+ * `Status` it would send; what the resource is (scope, verbs) comes from discovery.
  */
 import { SelectorError } from "../k8s/labels.ts";
 import { watchKey, type WatchKey } from "../k8s/key.ts";
 import { isWatch, parseListOptions, parseWatchOptions, type Parsed } from "../k8s/options.ts";
 import type { ResourcePath } from "../k8s/path.ts";
-import { badRequest, failure } from "../k8s/status.ts";
+import { badRequest } from "../k8s/status.ts";
 import type { HubRequest } from "../hub/request.ts";
-import { isNamespaced } from "./scope.ts";
+import { notFoundPath, unsupportedVerb, type ResourceInfo } from "./resource-resolver.ts";
 import { websocketProtocol } from "./websocket.ts";
 
-export const notFoundPath = (detail: string) => failure(404, "NotFound", `the server could not find the requested resource (${detail})`, {});
-
 /** The key of the collection a path and its selectors name (what one hub serves). */
-export function resolveKey(path: ResourcePath, query: URLSearchParams, nameSelector = false): Parsed<WatchKey> {
+export function resolveKey(path: ResourcePath, resource: ResourceInfo, query: URLSearchParams, nameSelector = false): Parsed<WatchKey> {
   if (path.subresource !== undefined) return { ok: false, status: notFoundPath(`subresource "${path.subresource}" is not relayed`) };
-  const namespaced = isNamespaced(path.group, path.resource);
-  if (!namespaced && path.namespace !== undefined) return { ok: false, status: notFoundPath(`${path.resource} is not namespaced`) };
+  if (!resource.namespaced && path.namespace !== undefined) return { ok: false, status: notFoundPath(`${path.resource} is not namespaced`) };
+  // The API server has no route for `/api/v1/pods/{name}`: a namespaced object is named inside its namespace.
+  if (resource.namespaced && path.namespace === undefined && path.name !== undefined) {
+    return { ok: false, status: notFoundPath(`${path.resource} are namespaced: use /namespaces/{namespace}/${path.resource}/${path.name}`) };
+  }
   let fieldSelector = query.get("fieldSelector");
   if (nameSelector && path.name !== undefined) fieldSelector = [fieldSelector, `metadata.name=${path.name}`].filter(Boolean).join(",");
   try {
@@ -31,7 +32,7 @@ export function resolveKey(path: ResourcePath, query: URLSearchParams, nameSelec
         version: path.version,
         resource: path.resource,
         namespace: path.namespace,
-        namespaced,
+        namespaced: resource.namespaced,
         labelSelector: query.get("labelSelector"),
         fieldSelector,
       }),
@@ -42,17 +43,20 @@ export function resolveKey(path: ResourcePath, query: URLSearchParams, nameSelec
   }
 }
 
-export function resolveRequest(path: ResourcePath, query: URLSearchParams, request: Request): Parsed<HubRequest> {
+export function resolveRequest(path: ResourcePath, resource: ResourceInfo, query: URLSearchParams, request: Request): Parsed<HubRequest> {
   // A watch of one object (legacy `/watch/.../{name}`, or `?watch` on an item) is a watch of its collection by name.
   const watch = isWatch(query) || path.legacyWatch;
-  if (path.name !== undefined && !watch) {
+  const verb = watch ? "watch" : path.name !== undefined ? "get" : "list";
+  const unsupported = unsupportedVerb(resource, verb);
+  if (unsupported) return { ok: false, status: unsupported };
+  if (verb === "get" && path.name !== undefined) {
     // A single-object GET is served from its collection's hub, whatever selectors it carries.
-    const key = resolveKey(path, new URLSearchParams());
+    const key = resolveKey(path, resource, new URLSearchParams());
     return key.ok ? { ok: true, value: { verb: "get", key: key.value, name: path.name } } : key;
   }
-  const key = resolveKey(path, query, watch);
+  const key = resolveKey(path, resource, query, watch);
   if (!key.ok) return key;
-  if (!watch) {
+  if (verb === "list") {
     const options = parseListOptions(query);
     return options.ok ? { ok: true, value: { verb: "list", key: key.value, options: options.value } } : options;
   }

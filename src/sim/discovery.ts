@@ -7,9 +7,6 @@
  */
 import { RESOURCES, GROUPS, VERBS, type ResourceDef } from "./resources.ts";
 
-/** The media type of aggregated discovery; the response Content-Type echoes it. */
-export const AGGREGATED_DISCOVERY = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
-
 const VERSION_INFO = {
   major: "1",
   minor: "34",

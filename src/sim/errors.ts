@@ -1,8 +1,8 @@
 /**
  * @module
  * Failures the simulator raises while handling a request, carried as the `Status` the API
- * server would send. Builders that the relay never needs (write conflicts, content
- * negotiation) live here rather than in `src/k8s/status.ts`.
+ * server would send. Builders that the relay never needs (write conflicts, unreadable
+ * request bodies) live here rather than in `src/k8s/status.ts`.
  */
 import { failure } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
@@ -38,10 +38,6 @@ export const conflict = (resource: string, group: string, name: string): Status 
 
 /** go-restful's answer for a path no route serves. */
 export const pathNotFound = (): Status => failure(404, "NotFound", "the server could not find the requested resource", {});
-
-/** Accept listed only media types the simulator cannot produce (protobuf, YAML, CBOR). */
-export const notAcceptable = (): Status =>
-  failure(406, "NotAcceptable", "only the following media types are accepted: application/json");
 
 /** A body in a format the simulator does not read (apply-patch YAML, protobuf). */
 export const unsupportedMediaType = (accepted: readonly string[]): Status =>

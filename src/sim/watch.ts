@@ -9,6 +9,7 @@
 import type { ServerResponse } from "node:http";
 import { errorLine, eventLine } from "../k8s/event.ts";
 import type { WatchOptions } from "../k8s/options.ts";
+import { toTable, type TableOptions } from "../k8s/table.ts";
 import { expired, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import { INITIAL_EVENTS_END, type KubeObject, type Status, type WatchEventType } from "../k8s/types.ts";
 import type { ObjectFilter } from "./filter.ts";
@@ -17,7 +18,6 @@ import { goJson } from "./json.ts";
 import { FRESHNESS_WAIT_MS } from "./list.ts";
 import { apiVersionOfResource, type ResourceDef } from "./resources.ts";
 import type { Store, StoredEvent } from "./store.ts";
-import { toTable, type TableOptions } from "./table.ts";
 
 export interface WatchSpec {
   id: number;

@@ -1,10 +1,14 @@
 /**
  * @module
- * Accept-header negotiation for the representations the simulator can produce: plain JSON,
- * `Table` (what kubectl's human-readable output asks for) and aggregated discovery. Media
- * ranges are tried in the order the client listed them; protobuf, YAML and CBOR are skipped,
- * so an Accept naming only those gets 406, as from a server without those serializers.
+ * Accept-header negotiation for the representations the relay and the simulator produce:
+ * plain JSON, `Table` (what kubectl's human-readable output asks for) and aggregated
+ * discovery. Media ranges are tried in the order the client listed them; protobuf, YAML and
+ * CBOR are skipped, so `application/vnd.kubernetes.protobuf, application/json` (what kube
+ * components send) gets JSON and an Accept naming only those gets 406, as from an API server
+ * without those serializers (apimachinery `pkg/runtime/negotiate.go`).
  */
+import { failure } from "./status.ts";
+import type { Status } from "./types.ts";
 
 export type Representation =
   | { kind: "json" }
@@ -48,3 +52,9 @@ export function negotiate(accept: string | undefined, allow: { table: boolean; a
   }
   return undefined;
 }
+
+/** The media type of aggregated discovery; the response Content-Type echoes it. */
+export const AGGREGATED_DISCOVERY = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/** Nothing the client accepts can be produced (apiserver `errNotAcceptable`, no details). */
+export const notAcceptable = (): Status => failure(406, "NotAcceptable", "only the following media types are accepted: application/json");

@@ -2,13 +2,20 @@
  * @module
  * Server-side printing: objects as `meta.k8s.io` `Table`s, which kubectl requests for its
  * human-readable output. Columns follow kubernetes/kubernetes `pkg/printers/internalversion`
- * for the built-ins (custom resources without printer columns get Name and Age). Rows carry
- * the object's metadata as `PartialObjectMetadata` unless `includeObject` says otherwise.
+ * for the built-ins; any other resource gets Name and Age, as a custom resource without
+ * printer columns does. Rows carry the object's metadata as `PartialObjectMetadata` in the
+ * Table's own group/version unless `includeObject` says otherwise (apiserver
+ * `pkg/endpoints/handlers/response.go` `asTable`). Shared by the simulator and the relay.
  */
-import type { KubeObject } from "../k8s/types.ts";
-import type { ResourceDef } from "./resources.ts";
+import type { KubeObject } from "./types.ts";
 
 export type IncludeObject = "None" | "Metadata" | "Object";
+
+/** Which resource's printer to use: built-ins are known by group and plural. */
+export interface TableResource {
+  group: string;
+  resource: string;
+}
 
 export interface TableOptions {
   version: "v1" | "v1beta1";
@@ -95,8 +102,9 @@ const wideWorkload = [
   col("Selector", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", selector, { priority: 1 }),
 ];
 
+/** Columns by `group/resource` (`/pods` for the core group). */
 const COLUMNS: Record<string, Column[]> = {
-  pods: [
+  "/pods": [
     NAME,
     col("Ready", "The aggregate readiness state of this pod for accepting traffic.", (o) => {
       const statuses: Obj[] = o.status?.containerStatuses ?? [];
@@ -106,12 +114,12 @@ const COLUMNS: Record<string, Column[]> = {
     col("Restarts", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", podRestarts),
     AGE,
     col("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", (o) => o.status?.podIP ?? NONE, { priority: 1 }),
-    col("Node", "NodeName is a request to schedule this pod onto a specific node.", (o) => o.spec?.nodeName ?? NONE, { priority: 1 }),
-    col("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node.", (o) => o.status?.nominatedNodeName ?? NONE, { priority: 1 }),
-    col("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness.", (o) => (o.spec?.readinessGates?.length ? String(o.spec.readinessGates.length) : NONE), { priority: 1 }),
+    col("Node", "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.", (o) => o.spec?.nodeName ?? NONE, { priority: 1 }),
+    col("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.", (o) => o.status?.nominatedNodeName ?? NONE, { priority: 1 }),
+    col("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates", (o) => (o.spec?.readinessGates?.length ? String(o.spec.readinessGates.length) : NONE), { priority: 1 }),
   ],
-  namespaces: [NAME, col("Status", "The status of the namespace", (o) => o.status?.phase ?? ""), AGE],
-  nodes: [
+  "/namespaces": [NAME, col("Status", "The status of the namespace", (o) => o.status?.phase ?? ""), AGE],
+  "/nodes": [
     NAME,
     col("Status", "The status of the node", (o) => {
       const ready = (o.status?.conditions ?? []).find((c: Obj) => c.type === "Ready");
@@ -127,7 +135,7 @@ const COLUMNS: Record<string, Column[]> = {
     col("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", (o) => o.status?.nodeInfo?.kernelVersion ?? "", { priority: 1 }),
     col("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", (o) => o.status?.nodeInfo?.containerRuntimeVersion ?? "", { priority: 1 }),
   ],
-  deployments: [
+  "apps/deployments": [
     NAME,
     col("Ready", "Number of the pod with ready state", (o) => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`),
     col("Up-to-date", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", (o) => o.status?.updatedReplicas ?? 0, { type: "integer" }),
@@ -135,7 +143,7 @@ const COLUMNS: Record<string, Column[]> = {
     AGE,
     ...wideWorkload,
   ],
-  replicasets: [
+  "apps/replicasets": [
     NAME,
     col("Desired", "Replicas is the number of desired replicas.", (o) => o.spec?.replicas ?? 0, { type: "integer" }),
     col("Current", "Replicas is the most recently observed number of replicas.", (o) => o.status?.replicas ?? 0, { type: "integer" }),
@@ -143,7 +151,7 @@ const COLUMNS: Record<string, Column[]> = {
     AGE,
     ...wideWorkload,
   ],
-  services: [
+  "/services": [
     NAME,
     col("Type", "type determines how the Service is exposed.", (o) => o.spec?.type ?? ""),
     col("Cluster-IP", "clusterIP is the IP address of the service.", (o) => o.spec?.clusterIP ?? NONE),
@@ -154,14 +162,14 @@ const COLUMNS: Record<string, Column[]> = {
     col("Selector", "Route service traffic to pods with label keys and values matching this selector.", (o) =>
       Object.entries(o.spec?.selector ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(",") || NONE, { priority: 1 }),
   ],
-  configmaps: [NAME, col("Data", "Data contains the configuration data.", (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, { type: "integer" }), AGE],
-  secrets: [
+  "/configmaps": [NAME, col("Data", "Data contains the configuration data.", (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, { type: "integer" }), AGE],
+  "/secrets": [
     NAME,
     col("Type", "The type of the secret", (o) => o.type ?? ""),
     col("Data", "The number of entries in the secret", (o) => Object.keys(o.data ?? {}).length, { type: "integer" }),
     AGE,
   ],
-  events: [
+  "/events": [
     col("Last Seen", "Time when last Event occurred", (o, now) => since(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp, now)),
     col("Type", "Type of this event.", (o) => o.type ?? ""),
     col("Reason", "Short, machine understandable string that gives the reason for this event being generated.", (o) => o.reason ?? ""),
@@ -170,14 +178,14 @@ const COLUMNS: Record<string, Column[]> = {
   ],
 };
 
-const columnsOf = (def: ResourceDef): Column[] => COLUMNS[def.custom ? "" : def.resource] ?? [NAME, AGE];
+const columnsOf = (r: TableResource): Column[] => COLUMNS[`${r.group}/${r.resource}`] ?? [NAME, AGE];
 
 function row(columns: Column[], object: KubeObject, options: TableOptions, now: number) {
   const o = object as Obj;
   const cells = columns.map((c) => c.cell(o, now));
   if (options.includeObject === "None") return { cells, object: null };
   if (options.includeObject === "Object") return { cells, object };
-  return { cells, object: { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: object.metadata ?? {} } };
+  return { cells, object: { kind: "PartialObjectMetadata", apiVersion: `meta.k8s.io/${options.version}`, metadata: object.metadata ?? {} } };
 }
 
 const definitions = (columns: Column[]) =>
@@ -187,8 +195,8 @@ const definitions = (columns: Column[]) =>
  * A Table of `objects`. `withHeaders: false` gives `columnDefinitions: null`, as in every
  * watch event after the first (apiserver `watchEmbeddedEncoder`).
  */
-export function toTable(def: ResourceDef, objects: readonly KubeObject[], metadata: object, options: TableOptions, withHeaders = true) {
-  const columns = columnsOf(def);
+export function toTable(resource: TableResource, objects: readonly KubeObject[], metadata: object, options: TableOptions, withHeaders = true) {
+  const columns = columnsOf(resource);
   const now = Date.now();
   return {
     kind: "Table",

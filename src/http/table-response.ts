@@ -1,0 +1,70 @@
+/**
+ * @module
+ * kubectl's Tables, made in the Worker on the way out of a hub: a list, one object or an NDJSON
+ * watch stream of plain JSON becomes its `meta.k8s.io` Table form. The hub serialises each event
+ * once for all its subscribers; the few Table subscribers pay for their own conversion here,
+ * off the hub's single thread. Errors (`Status` bodies, `ERROR` events) pass through unchanged,
+ * as the API server never converts a Status (apiserver `handlers/response.go`).
+ */
+import { eventLine } from "../k8s/event.ts";
+import { LineSplitter } from "../k8s/ndjson.ts";
+import { toTable, type TableOptions, type TableResource } from "../k8s/table.ts";
+import type { KubeList, KubeObject, WatchEvent } from "../k8s/types.ts";
+import type { ResourceVerb } from "./resource-resolver.ts";
+
+export interface TableRequest extends TableOptions {
+  /** The negotiated media type, echoed as the response's Content-Type. */
+  contentType: string;
+}
+
+/** The Table form of a hub's answer to `verb`. */
+export async function tableResponse(response: Response, verb: ResourceVerb, resource: TableResource, table: TableRequest): Promise<Response> {
+  if (response.status !== 200 || !response.body) return response;
+  const headers = new Headers(response.headers);
+  headers.set("content-type", table.contentType);
+  headers.delete("content-length");
+  if (verb === "watch") return new Response(response.body.pipeThrough(tableEvents(resource, table)), { status: 200, headers });
+  let body: object;
+  if (verb === "list") {
+    const list = (await response.json()) as KubeList;
+    body = toTable(resource, table.includeObject === "Object" ? list.items.map((item) => withType(item, list)) : list.items, list.metadata, table);
+  } else {
+    // A single object's Table carries the object's resourceVersion (printers `ConvertToTable`).
+    const object = (await response.json()) as KubeObject;
+    body = toTable(resource, [object], { resourceVersion: object.metadata?.resourceVersion ?? "" }, table);
+  }
+  return new Response(JSON.stringify(body) + "\n", { status: 200, headers });
+}
+
+/**
+ * Watch events as Tables of one row: column definitions on the first event only, `null` on
+ * every later one (apiserver `watchEmbeddedEncoder`). BOOKMARKs are converted too, as the API
+ * server converts every event's object; each hub chunk stays one chunk, so nothing is held back.
+ */
+export function tableEvents(resource: TableResource, table: TableOptions): TransformStream<Uint8Array, Uint8Array> {
+  const lines = new LineSplitter();
+  const encoder = new TextEncoder();
+  let withHeaders = true;
+  return new TransformStream({
+    transform(chunk, controller) {
+      let out = "";
+      for (const line of lines.push(chunk)) {
+        const event = JSON.parse(line) as WatchEvent;
+        if (event.type === "ERROR") {
+          out += `${line}\n`;
+          continue;
+        }
+        const metadata = { resourceVersion: event.object.metadata?.resourceVersion ?? "" };
+        out += eventLine(event.type, JSON.stringify(toTable(resource, [event.object], metadata, table, withHeaders)));
+        withHeaders = false;
+      }
+      if (out) controller.enqueue(encoder.encode(out));
+    },
+  });
+}
+
+/** Built-in list items carry no kind or apiVersion; with `includeObject=Object` a row's object does (the API server converts it). */
+function withType(item: KubeObject, list: KubeList): KubeObject {
+  if (item.kind && item.apiVersion) return item;
+  return { kind: list.kind.replace(/List$/, ""), apiVersion: list.apiVersion, ...item };
+}

@@ -1,0 +1,105 @@
+/**
+ * @module
+ * kubectl, unchanged, against `npm start`'s relay: the commands a user types, with the columns a
+ * real cluster prints (Tables made by the relay), live `-w` events, and a mistaken `apply`
+ * that fails with the relay's read-only message. Churn is off while lists are compared with the
+ * simulated cluster's own (so they are exact) and on for the watch.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { KubeObject } from "../../src/k8s/types.ts";
+import { startRelay, type RunningRelay } from "./harness.ts";
+import { hasKubectl, Kubectl, rows, setChurn, simGet, simulatorUrl } from "./kube.ts";
+
+let relay: RunningRelay;
+let sim: string;
+let kubectl: Kubectl;
+
+beforeAll(async () => {
+  if (!hasKubectl) return;
+  relay = await startRelay({ SIM_CHURN: "0" });
+  sim = simulatorUrl(relay);
+  kubectl = new Kubectl(relay.url);
+});
+afterAll(async () => {
+  await relay?.stop();
+  kubectl?.cleanup();
+});
+
+const names = (objects: KubeObject[], namespaced = true) =>
+  objects.map((o) => (namespaced ? [o.metadata?.namespace, o.metadata?.name] : [o.metadata?.name])).sort((a, b) => a.join("/").localeCompare(b.join("/")));
+
+async function ok(...args: string[]): Promise<string> {
+  const result = await kubectl.run(...args);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  return result.stdout;
+}
+
+describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
+  it("get pods -A: every pod, with the server-side columns", async () => {
+    const out = await ok("get", "pods", "-A");
+    expect(out.split("\n")[0]).toMatch(/^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/);
+    const printed = rows(out);
+    expect(printed.map((r) => [r[0], r[1]])).toEqual(names((await simGet(sim, "/api/v1/pods")).items));
+    expect(printed.every((r) => /^\d+\/\d+$/.test(r[2]!) && r[3] !== "")).toBe(true);
+  });
+
+  it("get deployments.apps -A, get nodes (cluster-scoped), get widgets -A (a custom resource)", async () => {
+    const deployments = await ok("get", "deployments.apps", "-A");
+    expect(deployments.split("\n")[0]).toMatch(/^NAMESPACE\s+NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/);
+    expect(rows(deployments).map((r) => [r[0], r[1]])).toEqual(names((await simGet(sim, "/apis/apps/v1/deployments")).items));
+
+    const nodes = await ok("get", "nodes");
+    expect(nodes.split("\n")[0]).toMatch(/^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION$/);
+    expect(rows(nodes).map((r) => [r[0]])).toEqual(names((await simGet(sim, "/api/v1/nodes")).items, false));
+    expect(rows(nodes).every((r) => r[1] === "Ready")).toBe(true);
+
+    const widgets = await ok("get", "widgets", "-A");
+    expect(widgets.split("\n")[0]).toMatch(/^NAMESPACE\s+NAME\s+AGE$/);
+    expect(rows(widgets).map((r) => [r[0], r[1]])).toEqual(names((await simGet(sim, "/apis/example.com/v1/widgets")).items));
+  });
+
+  it("get pod NAME -n NS: one row, wide columns on request", async () => {
+    const pod = (await simGet(sim, "/api/v1/namespaces/team-b/pods")).items[0]!;
+    const out = await ok("get", "pod", pod.metadata!.name!, "-n", "team-b", "-o", "wide");
+    expect(out.split("\n")[0]).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/);
+    const printed = rows(out);
+    expect(printed).toHaveLength(1);
+    const status = (pod as { status?: { podIP?: string } }).status;
+    expect([printed[0]![0], printed[0]![5], printed[0]![6]]).toEqual([pod.metadata!.name, status?.podIP, (pod as { spec?: { nodeName?: string } }).spec?.nodeName]);
+  });
+
+  it("a mistaken apply fails with the relay's read-only message", async () => {
+    const manifest = join(kubectl.home, "pod.yaml");
+    writeFileSync(manifest, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: mistaken\n  namespace: default\nspec:\n  containers:\n  - name: app\n    image: nginx\n");
+    const result = await kubectl.run("apply", "-f", manifest);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr.trim()).toBe(`Error from server (MethodNotAllowed): error when creating "${manifest}": the relay is read-only: POST is not allowed (only get, list and watch)`);
+    expect((await simGet(sim, "/api/v1/namespaces/default/pods")).items.map((p) => p.metadata?.name)).not.toContain("mistaken");
+  });
+
+  it("get pods -n NS -w: the list, then churn events as they happen, in the Table's columns", async () => {
+    const initial = (await simGet(sim, "/api/v1/namespaces/team-c/pods")).items.length;
+    const watch = kubectl.follow("get", "pods", "-n", "team-c", "-w");
+    try {
+      // Header and one row per pod: the list. kubectl then watches from the list's resourceVersion,
+      // so every change made from here on reaches it through the watch, whenever the watch opens.
+      await watch.waitFor((l) => l.length >= 1 + initial, "the initial list");
+      expect(watch.lines[0]).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/);
+      await setChurn(sim, { ratePerSec: 20, namespaces: ["team-c"] });
+      await watch.waitFor((l) => l.length >= 1 + initial + 10, "10 live events");
+    } finally {
+      await setChurn(sim, { ratePerSec: 0 });
+      watch.stop();
+    }
+    const live = watch.lines.slice(1 + initial).map((l) => l.trim().split(/\s{2,}/));
+    // READY and STATUS are the relay's Table cells: without a Table kubectl prints only NAME and AGE.
+    for (const row of live) {
+      expect(row).toHaveLength(5);
+      expect(row[1]).toMatch(/^\d+\/\d+$/);
+      expect(row[2]).toMatch(/^[A-Z][\w:/.-]*$/);
+    }
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * @module
+ * The discovery cache's rules, under a fake clock and a scripted upstream: TTL, one request
+ * for concurrent misses, the last good answer standing in for a failing upstream, the byte bound.
+ */
+import { describe, expect, it } from "vitest";
+import { DiscoveryCache, DiscoveryUnavailable, type DiscoveryFetch } from "../../src/http/discovery-cache.ts";
+
+/** A scripted upstream: each call takes the next answer (a Response, or an Error to reject with). */
+function upstream(...answers: Array<Response | Error>) {
+  const calls: Array<[string, string]> = [];
+  const fetch: DiscoveryFetch = async (path, accept) => {
+    calls.push([path, accept]);
+    const answer = answers.shift();
+    if (!answer) throw new Error("the test's upstream has no more answers");
+    if (answer instanceof Error) throw answer;
+    return answer;
+  };
+  return { fetch, calls };
+}
+
+const json = (body: unknown, status = 200, type = "application/json") => new Response(JSON.stringify(body), { status, headers: { "content-type": type } });
+
+function cache(overrides: { maxBytes?: number } = {}) {
+  const clock = { now: 1_000_000 };
+  const c = new DiscoveryCache({ ttlMs: 60_000, staleMs: 600_000, maxBytes: overrides.maxBytes ?? 1 << 20, now: () => clock.now });
+  return { cache: c, clock };
+}
+
+describe("DiscoveryCache", () => {
+  it("serves an answer for the TTL without asking again, then refreshes it", async () => {
+    const { cache: c, clock } = cache();
+    const up = upstream(json({ kind: "APIResourceList", n: 1 }), json({ kind: "APIResourceList", n: 2 }));
+    expect(JSON.parse((await c.get("default", "/api/v1", "application/json", up.fetch)).body).n).toBe(1);
+    clock.now += 59_999;
+    expect(JSON.parse((await c.get("default", "/api/v1", "application/json", up.fetch)).body).n).toBe(1);
+    expect(up.calls).toHaveLength(1);
+    clock.now += 1;
+    expect(JSON.parse((await c.get("default", "/api/v1", "application/json", up.fetch)).body).n).toBe(2);
+    expect(up.calls).toEqual([["/api/v1", "application/json"], ["/api/v1", "application/json"]]);
+  });
+
+  it("keys on cluster, path and Accept, and keeps the upstream's Content-Type", async () => {
+    const { cache: c } = cache();
+    const aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    const up = upstream(json({ a: 1 }), json({ a: 2 }, 200, aggregated), json({ a: 3 }));
+    const plain = await c.get("default", "/apis", "application/json", up.fetch);
+    const agg = await c.get("default", "/apis", `${aggregated},application/json`, up.fetch);
+    const other = await c.get("prod", "/apis", "application/json", up.fetch);
+    expect([plain.body, agg.body, other.body]).toEqual(['{"a":1}', '{"a":2}', '{"a":3}']);
+    expect(agg.contentType).toBe(aggregated);
+    expect(up.calls).toHaveLength(3);
+  });
+
+  it("shares one upstream request between concurrent misses", async () => {
+    const { cache: c } = cache();
+    const up = upstream(json({ once: true }));
+    const answers = await Promise.all(Array.from({ length: 10 }, () => c.get("default", "/apis/apps/v1", "application/json", up.fetch)));
+    expect(new Set(answers.map((a) => a.body))).toEqual(new Set(['{"once":true}']));
+    expect(up.calls).toHaveLength(1);
+  });
+
+  it("caches a 404 (a group/version the cluster does not serve) like any answer", async () => {
+    const { cache: c } = cache();
+    const up = upstream(json({ kind: "Status", code: 404 }, 404));
+    expect((await c.get("default", "/apis/nope.io/v1", "application/json", up.fetch)).status).toBe(404);
+    expect((await c.get("default", "/apis/nope.io/v1", "application/json", up.fetch)).status).toBe(404);
+    expect(up.calls).toHaveLength(1);
+  });
+
+  it("stands in the last good answer for an upstream that fails, for at most the stale period", async () => {
+    const { cache: c, clock } = cache();
+    const up = upstream(
+      json({ good: 1 }),
+      new Error("connect ECONNREFUSED"),
+      json({ kind: "Status", message: "etcd is unavailable" }, 503),
+      new Error("connect ECONNREFUSED"),
+    );
+    await c.get("default", "/api/v1", "application/json", up.fetch);
+    clock.now += 120_000;
+    expect((await c.get("default", "/api/v1", "application/json", up.fetch)).body).toBe('{"good":1}');
+    expect((await c.get("default", "/api/v1", "application/json", up.fetch)).body).toBe('{"good":1}');
+    // A stale answer is not refreshed by serving it: every request past the TTL asks the upstream again.
+    expect(up.calls).toHaveLength(3);
+    clock.now += 600_000;
+    await expect(c.get("default", "/api/v1", "application/json", up.fetch)).rejects.toThrow(
+      new DiscoveryUnavailable("the upstream API server did not answer discovery for /api/v1: connect ECONNREFUSED"),
+    );
+  });
+
+  it("names the cause of a failure it cannot cover: the upstream's Status message, and a hint for 401/403", async () => {
+    const { cache: c } = cache();
+    const up = upstream(json({ kind: "Status", message: "Unauthorized", code: 401 }, 401), new Response("upstream connect error", { status: 502 }));
+    await expect(c.get("default", "/api", "application/json", up.fetch)).rejects.toThrow(
+      "the upstream API server did not answer discovery for /api: HTTP 401: Unauthorized (check the relay's upstream token and its RBAC)",
+    );
+    await expect(c.get("default", "/api", "application/json", up.fetch)).rejects.toThrow("discovery for /api: HTTP 502: upstream connect error");
+    // Failures are not cached: the next request asks again.
+    expect(up.calls).toHaveLength(2);
+  });
+
+  it("stays within its byte bound by dropping the least recently fetched answers", async () => {
+    const { cache: c } = cache({ maxBytes: 25 });
+    const body = (n: number) => new Response("x".repeat(10) + n, { headers: { "content-type": "application/json" } });
+    const up = upstream(body(1), body(2), body(3), body(1));
+    await c.get("default", "/a", "application/json", up.fetch);
+    await c.get("default", "/b", "application/json", up.fetch);
+    await c.get("default", "/c", "application/json", up.fetch); // 33 bytes in all: /a goes
+    await c.get("default", "/b", "application/json", up.fetch);
+    await c.get("default", "/c", "application/json", up.fetch);
+    expect(up.calls.map(([path]) => path)).toEqual(["/a", "/b", "/c"]);
+    await c.get("default", "/a", "application/json", up.fetch);
+    expect(up.calls.map(([path]) => path)).toEqual(["/a", "/b", "/c", "/a"]);
+  });
+});
