@@ -1,6 +1,37 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+/** Test tuning shared by every Workers project: small windows and budgets, quick timers. */
+const tuning = {
+  WINDOW_EVENTS: "500",
+  BOOKMARK_INTERVAL_SECONDS: "1",
+  UPSTREAM_STALL_SECONDS: "3",
+  IDLE_GRACE_SECONDS: "3",
+  SUBSCRIBER_BUDGET_BYTES: "262144",
+  AUTH_RECHECK_SECONDS: "1",
+  SOAK_SEED: process.env.SOAK_SEED ?? "",
+};
+
+function workers(name: string, include: string[], bindings: Record<string, string>) {
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => {
+        const sims = inject("simulators");
+        const clusters: Record<string, { url: string; maxHubs?: number }> = { down: { url: "http://127.0.0.1:9" } };
+        for (const [cluster, url] of Object.entries(sims)) if (cluster !== "default") clusters[cluster] = { url };
+        clusters.quota!.maxHubs = 3;
+        return {
+          wrangler: { configPath: "./wrangler.toml" },
+          miniflare: {
+            bindings: { UPSTREAM_URL: sims.default!, CLUSTERS: JSON.stringify(clusters), SIMULATORS: JSON.stringify(sims), ...tuning, ...bindings },
+          },
+        };
+      }),
+    ],
+    test: { name, include, globalSetup: ["test/setup/simulators.ts"], testTimeout: 30_000 },
+  };
+}
+
 export default defineConfig({
   test: {
     // Logs (the relay's structured lines) only for tests that fail.
@@ -14,34 +45,15 @@ export default defineConfig({
         // Real processes (npm start, wrangler dev, the simulator) and real clients.
         test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 120_000 },
       },
-      {
-        // The Worker and its hubs in workerd, against simulated API servers started in Node.
-        plugins: [
-          cloudflareTest(({ inject }) => {
-            const sims = inject("simulators");
-            const clusters: Record<string, { url: string }> = { down: { url: "http://127.0.0.1:9" } };
-            for (const [name, url] of Object.entries(sims)) if (name !== "default") clusters[name] = { url };
-            return {
-              wrangler: { configPath: "./wrangler.toml" },
-              miniflare: {
-                bindings: {
-                  UPSTREAM_URL: sims.default!,
-                  CLUSTERS: JSON.stringify(clusters),
-                  SIMULATORS: JSON.stringify(sims),
-                  AUTH_MODE: "none",
-                  WINDOW_EVENTS: "500",
-                  BOOKMARK_INTERVAL_SECONDS: "1",
-                  UPSTREAM_STALL_SECONDS: "3",
-                  IDLE_GRACE_SECONDS: "3",
-                  SUBSCRIBER_BUDGET_BYTES: "262144",
-                  SOAK_SEED: process.env.SOAK_SEED ?? "",
-                },
-              },
-            };
-          }),
-        ],
-        test: { name: "workers", include: ["test/worker/**/*.test.ts"], globalSetup: ["test/setup/simulators.ts"], testTimeout: 30_000 },
-      },
+      // The Worker and its hubs in workerd, against simulated API servers started in Node; one
+      // project per AUTH_MODE, since it is a Worker-wide setting.
+      workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none" }),
+      workers("workers-jwt", ["test/worker-jwt/**/*.test.ts"], {
+        AUTH_MODE: "jwt",
+        AUTH_JWT_SECRET: "test-secret-that-is-long-enough-for-hs256",
+        ALLOWED_ORIGINS: "https://dashboard.example",
+        MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
+      }),
     ],
   },
 });

@@ -19,6 +19,12 @@ export interface HubSettings {
   upstreamStallMs: number;
   /** How long a hub keeps its upstream watch after its last subscriber left. */
   idleGraceMs: number;
+  /** Concurrent subscriptions one subject may hold, across hubs (`MAX_SUBSCRIPTIONS_PER_SUBJECT`). */
+  maxSubscriptionsPerSubject: number;
+  /** How often a live stream's access is checked again (kube mode). */
+  authRecheckMs: number;
+  /** Drop `metadata.managedFields` from relayed objects (`STRIP_MANAGED_FIELDS`, default true). */
+  stripManagedFields: boolean;
 }
 
 function int(env: Env, name: string, fallback: number, min: number): number {
@@ -37,7 +43,39 @@ export function hubSettings(env: Env): HubSettings {
     bookmarkIntervalMs: int(env, "BOOKMARK_INTERVAL_SECONDS", 60, 1) * 1000,
     upstreamStallMs: int(env, "UPSTREAM_STALL_SECONDS", 120, 1) * 1000,
     idleGraceMs: int(env, "IDLE_GRACE_SECONDS", 60, 0) * 1000,
+    maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),
+    authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
+    stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",
   };
+}
+
+/** One entry of `CLUSTERS`: `{"prod": {"url": "...", "tokenSecret": "PROD_TOKEN", "maxHubs": 50}}` or `{"binding": "PROD_VPC"}`. */
+export interface ClusterEntry {
+  url?: string;
+  binding?: string;
+  tokenSecret?: string;
+  maxHubs?: number;
+}
+
+export function clusters(env: Env): Record<string, ClusterEntry> {
+  if (!env.CLUSTERS) return {};
+  try {
+    const parsed: unknown = JSON.parse(env.CLUSTERS);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
+    return parsed as Record<string, ClusterEntry>;
+  } catch (e) {
+    throw new ConfigError(`CLUSTERS must be a JSON object of {name: {url|binding, tokenSecret?, maxHubs?}}: ${(e as Error).message}`);
+  }
+}
+
+/** Active hubs (upstream watches) a cluster may have: its `maxHubs` in CLUSTERS, else `MAX_HUBS`. */
+export function maxHubs(env: Env, cluster: string): number {
+  const own = clusters(env)[cluster]?.maxHubs;
+  if (own !== undefined) {
+    if (!Number.isInteger(own) || own < 1) throw new ConfigError(`CLUSTERS.${cluster}.maxHubs must be an integer >= 1`);
+    return own;
+  }
+  return int(env, "MAX_HUBS", 100, 1);
 }
 
 /** A comma-separated list variable, trimmed, empties dropped. */

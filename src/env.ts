@@ -4,9 +4,11 @@
  * into typed settings with defaults and says what is wrong when one is malformed.
  */
 import type { WatchHub } from "./hub/hub.ts";
+import type { Quota } from "./quota/quota.ts";
 
 export interface Env {
   WATCH_HUB: DurableObjectNamespace<WatchHub>;
+  QUOTA: DurableObjectNamespace<Quota>;
   ASSETS?: Fetcher;
   /** Optional fetch-only binding (Workers VPC service or a service binding) for the default cluster. */
   UPSTREAM?: Fetcher;
@@ -23,6 +25,10 @@ export interface Env {
   BOOKMARK_INTERVAL_SECONDS?: string;
   UPSTREAM_STALL_SECONDS?: string;
   IDLE_GRACE_SECONDS?: string;
+  MAX_HUBS?: string;
+  MAX_SUBSCRIPTIONS_PER_SUBJECT?: string;
+  AUTH_RECHECK_SECONDS?: string;
+  STRIP_MANAGED_FIELDS?: string;
   /** Named clusters' tokens and bindings are looked up by the names CLUSTERS gives. */
   [name: string]: unknown;
 }

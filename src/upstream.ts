@@ -6,7 +6,7 @@
  * server is reached through a binding rather than by URL.
  */
 import type { Env } from "./env.ts";
-import { ConfigError } from "./config.ts";
+import { clusters, ConfigError } from "./config.ts";
 import { DEFAULT_CLUSTER } from "./k8s/key.ts";
 
 export interface Upstream {
@@ -15,31 +15,14 @@ export interface Upstream {
   fetch(pathAndQuery: string, init?: RequestInit): Promise<Response>;
 }
 
-/** One entry of the `CLUSTERS` variable: `{"prod": {"url": "...", "tokenSecret": "PROD_TOKEN"}}` or `{"binding": "PROD_VPC"}`. */
-interface ClusterEntry {
-  url?: string;
-  binding?: string;
-  tokenSecret?: string;
-}
-
-function clusters(env: Env): Record<string, ClusterEntry> {
-  if (!env.CLUSTERS) return {};
-  try {
-    const parsed: unknown = JSON.parse(env.CLUSTERS);
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
-    return parsed as Record<string, ClusterEntry>;
-  } catch (e) {
-    throw new ConfigError(`CLUSTERS must be a JSON object of {name: {url|binding, tokenSecret?}}: ${(e as Error).message}`);
-  }
-}
-
 function make(cluster: string, base: string, fetcher: Fetcher | undefined, token: string | undefined): Upstream {
   const root = base.replace(/\/+$/, "");
   return {
     cluster,
     fetch(pathAndQuery, init) {
       const headers = new Headers(init?.headers);
-      if (token) headers.set("authorization", `Bearer ${token}`);
+      // A review made with a subscriber's own token must go out with that token, not the relay's.
+      if (token && !headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
       if (!headers.has("accept")) headers.set("accept", "application/json");
       const request = new Request(root + pathAndQuery, { ...init, headers });
       return fetcher ? fetcher.fetch(request) : fetch(request);

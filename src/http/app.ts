@@ -12,9 +12,15 @@ import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
-import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import { failure, internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
+import type { Access, Verb } from "../auth/access.ts";
+import type { Grant } from "../hub/access.ts";
 import { hubRequest } from "../hub/request.ts";
+import type { Parsed } from "../k8s/options.ts";
+import { logger } from "../log.ts";
+import { Authenticator, authMode, originAllowed, type Identity } from "./auth.ts";
+import { oversized } from "./limits.ts";
 import { upstreamFor, type Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
 import { DiscoveryCache, type DiscoveryFetch } from "./discovery-cache.ts";
@@ -57,10 +63,30 @@ const discoveryFetch =
   (path, accept) =>
     fetchUpstream(upstream, path, { accept });
 
+/** What every API request passes before its route: size limits, auth mode, cluster, token, origin. */
+interface Gate {
+  upstream: Upstream;
+  identity: Identity;
+}
+
+async function gate(env: Env, request: Request, cluster: string, auth: Authenticator): Promise<Parsed<Gate>> {
+  const mode = authMode(env);
+  if (!mode.ok) return mode;
+  const upstream = upstreamFor(env, cluster);
+  if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
+  const identity = await auth.authenticate(mode.value, env, request, upstream);
+  if (!identity.ok) return identity;
+  if (!originAllowed(env, request)) {
+    return { ok: false, status: failure(403, "Forbidden", `WebSocket connections from origin ${request.headers.get("origin")} are not allowed (ALLOWED_ORIGINS)`, {}) };
+  }
+  return { ok: true, value: { upstream, identity: identity.value } };
+}
+
 export function createApp(): Hono<App> {
   const app = new Hono<App>();
   // One per isolate (the app is built once per isolate): every request it serves shares the answers.
   const discoveryCache = new DiscoveryCache({ ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
+  const auth = new Authenticator(logger({ component: "auth" }));
 
   app.onError((error) => {
     if (error instanceof ConfigError) return statusResponse(serviceUnavailable(`the relay is misconfigured: ${error.message}`));
@@ -68,17 +94,27 @@ export function createApp(): Hono<App> {
     return statusResponse(internalError("the relay failed to handle the request"));
   });
 
-  // What one key's hub is doing: `/_relay/stats/api/v1/pods?labelSelector=...`.
+  // Before anything else: an oversized request costs nothing.
+  app.use("*", async (c, next) => {
+    const tooBig = oversized(c.req.raw, new URL(c.req.url));
+    if (tooBig) return statusResponse(tooBig);
+    await next();
+  });
+
+  // What one key's hub is doing: `/_relay/stats/api/v1/pods?labelSelector=...` (for whoever may list it).
   app.get(`${STATS_PREFIX}/*`, async (c) => {
     const url = new URL(c.req.url);
     const path = parseApiPath(url.pathname.slice(STATS_PREFIX.length));
     if (path.kind !== "resource" || path.name !== undefined) return statusResponse(notFoundPath("stats are per collection: /_relay/stats/<collection path>"));
-    const upstream = upstreamFor(c.env, path.cluster ?? DEFAULT_CLUSTER);
-    if (!upstream) return statusResponse(notFoundPath(`cluster "${path.cluster}" is not configured`));
+    const gated = await gate(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER, auth);
+    if (!gated.ok) return statusResponse(gated.status);
+    const { upstream, identity } = gated.value;
     const resource = await resolveResource(discoveryCache, upstream.cluster, discoveryFetch(upstream), path);
     if (!resource.ok) return statusResponse(resource.status);
     const key = resolveKey(path, resource.value, url.searchParams);
     if (!key.ok) return statusResponse(key.status);
+    const denied = await auth.authorize(identity, accessOf(upstream.cluster, path, "list"), upstream, c.env);
+    if (denied) return statusResponse(denied);
     const stats = await c.env.WATCH_HUB.getByName(hubName(key.value)).stats();
     return c.json({ key: describeKey(key.value), ...(stats ?? { subscribers: 0, watching: false, upstream: "stopped" }) }, 200, { "cache-control": "no-store" });
   });
@@ -92,27 +128,46 @@ export function createApp(): Hono<App> {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       return statusResponse(methodNotAllowed(`the relay is read-only: ${c.req.method} is not allowed (only get, list and watch)`), { allow: "GET, HEAD" });
     }
-    const cluster = path.cluster ?? DEFAULT_CLUSTER;
-    const upstream = upstreamFor(c.env, cluster);
-    if (!upstream) return statusResponse(notFoundPath(`cluster "${cluster}" is not configured`));
+    const gated = await gate(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER, auth);
+    if (!gated.ok) return statusResponse(gated.status);
+    const { upstream, identity } = gated.value;
     if (path.kind === "openapi") return openapi((p, headers) => fetchUpstream(upstream, p, headers), path.path, url.search, c.req.raw);
-    if (path.kind === "discovery") return discovery(discoveryCache, cluster, discoveryFetch(upstream), path.path, c.req.header("accept"));
-    return serveResource(c.env, discoveryCache, upstream, path, url, c.req.raw);
+    if (path.kind === "discovery") return discovery(discoveryCache, upstream.cluster, discoveryFetch(upstream), path.path, c.req.header("accept"));
+    return serveResource(c.env, discoveryCache, auth, upstream, identity, path, url, c.req.raw);
   });
 
   return app;
 }
 
-async function serveResource(env: Env, cache: DiscoveryCache, upstream: Upstream, path: ResourcePath, url: URL, raw: Request): Promise<Response> {
+/** The access a request asks for: what authorization is decided on. */
+function accessOf(cluster: string, path: ResourcePath, verb: Verb): Access {
+  return { cluster, verb, group: path.group, resource: path.resource, namespace: path.namespace, name: path.name };
+}
+
+/** What a watch's hub needs to keep checking the subscriber's rights. */
+function grantOf(identity: Identity, access: Access): Grant | undefined {
+  if (identity.subject === undefined) return undefined;
+  return {
+    subject: identity.subject,
+    expiresAt: identity.expiresAt,
+    recheck: identity.mode === "kube" && identity.token ? { token: identity.token, access } : undefined,
+  };
+}
+
+async function serveResource(env: Env, cache: DiscoveryCache, auth: Authenticator, upstream: Upstream, identity: Identity, path: ResourcePath, url: URL, raw: Request): Promise<Response> {
   const resource = await resolveResource(cache, upstream.cluster, discoveryFetch(upstream), path);
   if (!resource.ok) return statusResponse(resource.status);
   const request = resolveRequest(path, resource.value, url.searchParams, raw);
   if (!request.ok) return statusResponse(request.status);
+  const access = accessOf(upstream.cluster, path, request.value.verb);
+  const denied = await auth.authorize(identity, access, upstream, env);
+  if (denied) return statusResponse(denied);
   // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
   const websocket = raw.headers.get("upgrade")?.toLowerCase() === "websocket";
   const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
   if (!representation) return statusResponse(notAcceptable());
-  const response = await env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequest(raw, request.value));
+  const forwarded = request.value.verb === "watch" ? { ...request.value, grant: grantOf(identity, access) } : request.value;
+  const response = await env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequest(raw, forwarded));
   if (representation.kind !== "table") return response;
   return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
 }

@@ -4,17 +4,9 @@
  * apiserver `watch.go`): at most one protocol is accepted and echoed back verbatim; a bearer
  * token may ride along as `base64url.bearer.authorization.k8s.io.<token>` and is never echoed.
  */
+import { BEARER_PROTOCOL_PREFIX, offeredProtocols } from "../auth/token.ts";
 import type { Parsed } from "../k8s/options.ts";
 import { badRequest } from "../k8s/status.ts";
-
-export const BEARER_PROTOCOL_PREFIX = "base64url.bearer.authorization.k8s.io.";
-
-export function offeredProtocols(request: Request): string[] {
-  return (request.headers.get("sec-websocket-protocol") ?? "")
-    .split(",")
-    .map((p) => p.trim())
-    .filter((p) => p.length > 0);
-}
 
 /** The protocol to echo on a WebSocket upgrade (`undefined` when none), or a 400. */
 export function websocketProtocol(request: Request): Parsed<string | undefined> {

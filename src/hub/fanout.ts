@@ -10,6 +10,7 @@
  */
 import { errorLine, eventLine } from "../k8s/event.ts";
 import { tooOldResourceVersion } from "../k8s/status.ts";
+import type { Status } from "../k8s/types.ts";
 import { CLOSE, type CloseReason, type Subscriber } from "./subscriber.ts";
 import type { EventWindow, WindowEvent } from "./window.ts";
 
@@ -55,8 +56,8 @@ export class Fanout {
   readonly #behind = new Set<Subscriber>();
   readonly #deadlines = new Map<Subscriber, ReturnType<typeof setTimeout>>();
   #pumpTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Called whenever a subscriber leaves, so the hub can start its idle clock. */
-  onDetach: () => void = () => undefined;
+  /** Called whenever a subscriber leaves (idle clock, quotas, access checks). */
+  onDetach: (subscriber: Subscriber) => void = () => undefined;
 
   constructor(source: FanoutSource, settings: FanoutSettings, log: Log) {
     this.#source = source;
@@ -88,7 +89,14 @@ export class Fanout {
     if (deadline !== undefined) clearTimeout(deadline);
     this.#deadlines.delete(subscriber);
     if (reason) subscriber.sink.close(reason);
-    this.onDetach();
+    this.onDetach(subscriber);
+  }
+
+  /** End a stream with an ERROR event carrying `status`, as the API server fails a running watch. */
+  fail(subscriber: Subscriber, status: Status, reason: CloseReason): void {
+    const line = errorLine(status);
+    subscriber.sink.send([line], line);
+    this.detach(subscriber, reason);
   }
 
   /** New events from the feed, already in the window. */
@@ -174,6 +182,13 @@ export class Fanout {
       if (!window.hasEventsAfter(subscriber.position)) {
         this.#behind.delete(subscriber);
         this.#live.add(subscriber);
+        // A resume has caught up: one BOOKMARK at the head tells the client where its replay
+        // ended (so it can say what it missed) and gives it a fresh resume point at once.
+        if (subscriber.resumed && subscriber.options.bookmarks) {
+          const line = this.#source.bookmark(window.head);
+          subscriber.sink.send([line], line);
+          subscriber.position = window.head;
+        }
       }
     }
     if (this.#behind.size > 0) this.#schedulePump(spent > 0 && !blocked ? 0 : BLOCKED_RETRY_MS);
@@ -211,9 +226,7 @@ export class Fanout {
   }
 
   #expired(subscriber: Subscriber, oldest: number): void {
-    const line = errorLine(tooOldResourceVersion(subscriber.position, oldest));
-    subscriber.sink.send([line], line);
-    this.detach(subscriber, { code: CLOSE.normal, reason: "resourceVersion expired" });
+    this.fail(subscriber, tooOldResourceVersion(subscriber.position, oldest), { code: CLOSE.normal, reason: "resourceVersion expired" });
   }
 
   /** `timeoutSeconds` reached: a last bookmark (so the client resumes cheaply), then a clean end. */

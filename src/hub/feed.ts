@@ -25,6 +25,7 @@ export interface FeedSettings {
   windowEvents: number;
   windowBytes: number;
   upstreamStallMs: number;
+  stripManagedFields: boolean;
 }
 
 export type Log = (message: string, fields?: Record<string, unknown>) => void;
@@ -37,6 +38,7 @@ export class Feed implements ReflectorHandler {
   readonly #listener: FeedListener;
   readonly #log: Log;
   readonly #reflector: Reflector;
+  readonly #stripManagedFields: boolean;
   #identity: HubIdentity | undefined;
   /** The state reflects the upstream now: listed, or a watch established, since the last start. */
   #fresh = false;
@@ -49,6 +51,7 @@ export class Feed implements ReflectorHandler {
     this.#storage = storage;
     this.#listener = listener;
     this.#log = log;
+    this.#stripManagedFields = settings.stripManagedFields;
     this.window = new EventWindow({ maxEvents: settings.windowEvents, maxBytes: settings.windowBytes });
     const stored = storage.load();
     if (stored) {
@@ -233,6 +236,8 @@ export class Feed implements ReflectorHandler {
       }
       // Built-in list items come without kind/apiVersion; every watch event object needs them.
       const object = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
+      // Who wrote which field is the API server's business, and a large share of every object.
+      if (this.#stripManagedFields && metadata.managedFields) object.metadata = { ...metadata, managedFields: undefined };
       out.push({
         uid: metadata.uid,
         key: metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name,

@@ -6,15 +6,17 @@
  * (cache, window, storage, reflector) and the fan-out do the work.
  */
 import { DurableObject } from "cloudflare:workers";
-import { hubSettings, type HubSettings } from "../config.ts";
+import { mayAccess } from "../auth/kube.ts";
+import { hubSettings, maxHubs, type HubSettings } from "../config.ts";
 import type { Env } from "../env.ts";
 import { bookmarkLine, errorLine } from "../k8s/event.ts";
-import { describeKey, type WatchKey } from "../k8s/key.ts";
+import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
 import { badRequest, failure, notFound, serviceUnavailable, statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { logger, type Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
+import { AccessGuard } from "./access.ts";
 import type { CachedObject } from "./cache.ts";
 import { Fanout } from "./fanout.ts";
 import { Feed } from "./feed.ts";
@@ -23,6 +25,7 @@ import { AHEAD_WAIT_MS, listPage } from "./listing.ts";
 import { SnapshotStore } from "./pages.ts";
 import { UpstreamError } from "./reflector.ts";
 import { readHubRequest, type HubRequest } from "./request.ts";
+import { HubQuotas } from "./quotas.ts";
 import { HubStorage } from "./storage.ts";
 import { CLOSE, HttpSink, parseAck, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
 
@@ -45,6 +48,8 @@ export class WatchHub extends DurableObject<Env> {
   readonly #snapshots = new SnapshotStore(SNAPSHOTS_KEPT, SNAPSHOT_TTL_MS);
   #feed: Feed | undefined;
   #fanout: Fanout | undefined;
+  #quotas: HubQuotas | undefined;
+  #guard: AccessGuard | undefined;
   #log: Log = logger({ hub: "(unopened)" });
   #bookmarkTimer: ReturnType<typeof setInterval> | undefined;
   #idleSince: number | undefined;
@@ -58,7 +63,13 @@ export class WatchHub extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const hubRequest = readHubRequest(request);
     if (!hubRequest) return statusResponse(badRequest("a hub is reached through the relay's Kubernetes API paths"));
-    const { feed, fanout } = this.#open(hubRequest.key);
+    const parts = this.#open(hubRequest.key);
+    const { feed, quotas } = parts;
+    // Each hub that watches costs the cluster a watch: it needs a share of the cluster's quota first.
+    if (!feed.watching) {
+      const refused = await quotas.admitHub();
+      if (refused) return statusResponse(refused);
+    }
     const needsFreshState = hubRequest.verb !== "watch" || hubRequest.options.resourceVersion.kind !== "exact" || hubRequest.options.sendInitialEvents === true;
     try {
       await withTimeout(feed.synced(needsFreshState), SYNC_TIMEOUT_MS);
@@ -74,7 +85,7 @@ export class WatchHub extends DurableObject<Env> {
         this.#markIdleIfUnused();
         return this.#get(feed, hubRequest.key, hubRequest.name);
       case "watch":
-        return this.#watch(request, hubRequest, feed, fanout);
+        return this.#watch(request, hubRequest, parts);
     }
   }
 
@@ -111,6 +122,7 @@ export class WatchHub extends DurableObject<Env> {
     } else {
       hub.feed.start(); // restarts a loop that died; a no-op for a running one
     }
+    hub.quotas.renew();
     await this.#armAlarm();
   }
 
@@ -130,10 +142,10 @@ export class WatchHub extends DurableObject<Env> {
   }
 
   /** The hub's parts, built on first use from the request's key or, after a restart, the stored one. */
-  #open(key?: WatchKey): { feed: Feed; fanout: Fanout };
-  #open(): { feed: Feed; fanout: Fanout } | undefined;
-  #open(key?: WatchKey): { feed: Feed; fanout: Fanout } | undefined {
-    if (this.#feed && this.#fanout) return { feed: this.#feed, fanout: this.#fanout };
+  #open(key?: WatchKey): Parts;
+  #open(): Parts | undefined;
+  #open(key?: WatchKey): Parts | undefined {
+    if (this.#feed && this.#fanout && this.#quotas && this.#guard) return { feed: this.#feed, fanout: this.#fanout, quotas: this.#quotas, guard: this.#guard };
     key ??= this.#storage.identity()?.key;
     if (!key) return undefined;
     const upstream = upstreamFor(this.env, key.cluster);
@@ -151,11 +163,19 @@ export class WatchHub extends DurableObject<Env> {
       { budget: this.#settings.subscriberBudget },
       log,
     );
-    fanout.onDetach = () => this.#markIdleIfUnused();
+    const quotas = new HubQuotas(this.env.QUOTA, key.cluster, hubName(key), { maxHubs: maxHubs(this.env, key.cluster), maxPerSubject: this.#settings.maxSubscriptionsPerSubject }, log);
+    const guard = new AccessGuard((token, access) => mayAccess(upstream, token, access), this.#settings.authRecheckMs, (subscriber, status) => fanout.fail(subscriber, status, closeFor(status)), log);
+    fanout.onDetach = (subscriber) => {
+      guard.remove(subscriber);
+      if (subscriber.options.grant) quotas.releaseSubscriber(subscriber.options.grant.subject);
+      this.#markIdleIfUnused();
+    };
     this.#feed = feed;
     this.#fanout = fanout;
+    this.#quotas = quotas;
+    this.#guard = guard;
     this.#closeOrphans();
-    return { feed, fanout };
+    return { feed, fanout, quotas, guard };
   }
 
   async #list(feed: Feed, key: WatchKey, options: ListOptions): Promise<Response> {
@@ -185,7 +205,7 @@ export class WatchHub extends DurableObject<Env> {
     return new Response(found.json + "\n", { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
   }
 
-  async #watch(request: Request, hubRequest: Extract<HubRequest, { verb: "watch" }>, feed: Feed, fanout: Fanout): Promise<Response> {
+  async #watch(request: Request, hubRequest: Extract<HubRequest, { verb: "watch" }>, { feed, fanout, quotas, guard }: Parts): Promise<Response> {
     const options = hubRequest.options;
     const requested = options.resourceVersion;
     // Ahead of the hub: wait a little for it, as the watch cache does, then say so.
@@ -198,6 +218,11 @@ export class WatchHub extends DurableObject<Env> {
         ? tooOldResourceVersion(position, feed.window.start)
         : undefined;
     const websocket = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+    const grant = hubRequest.grant;
+    if (!failed && grant) {
+      const refused = await quotas.admitSubscriber(grant.subject);
+      if (refused) return statusResponse(refused);
+    }
 
     let sink: Sink;
     let response: Response;
@@ -226,7 +251,9 @@ export class WatchHub extends DurableObject<Env> {
       bookmarks: options.allowWatchBookmarks,
       initialEventsEnd: options.sendInitialEvents === true && options.allowWatchBookmarks,
       deadline: deadlineOf(options),
+      grant,
     }, fromState ? feed.cache.snapshot() : undefined);
+    if (grant) guard.add(subscriber, grant);
     if (sink instanceof WebSocketSink) {
       sink.socket.serializeAttachment({ kwr: { subscriber: subscriber.id } } satisfies Attachment);
       this.#sockets.set(sink.socket, subscriber);
@@ -253,6 +280,7 @@ export class WatchHub extends DurableObject<Env> {
   #stop(): void {
     this.#log("idle: stopping the upstream watch", { idleMs: Date.now() - (this.#idleSince ?? Date.now()) });
     this.#feed?.stop();
+    this.#quotas?.releaseHub();
     if (this.#bookmarkTimer !== undefined) clearInterval(this.#bookmarkTimer);
     this.#bookmarkTimer = undefined;
   }
@@ -283,6 +311,20 @@ export class WatchHub extends DurableObject<Env> {
       // already closing
     }
   }
+}
+
+interface Parts {
+  feed: Feed;
+  fanout: Fanout;
+  quotas: HubQuotas;
+  guard: AccessGuard;
+}
+
+/** The WebSocket close code for a stream ended by an access decision. */
+function closeFor(status: Status): { code: number; reason: string } {
+  if (status.code === 401) return { code: CLOSE.unauthorized, reason: "credentials expired or no longer accepted" };
+  if (status.code === 403) return { code: CLOSE.forbidden, reason: "access revoked" };
+  return { code: CLOSE.unverified, reason: "access could not be re-verified" };
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -5,12 +5,13 @@
  * upgrade must be a `fetch`, so every call uses the same path).
  */
 import type { WatchKey } from "../k8s/key.ts";
+import type { Grant } from "./access.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
 
 export type HubRequest =
   | { verb: "list"; key: WatchKey; options: ListOptions }
   | { verb: "get"; key: WatchKey; name: string }
-  | { verb: "watch"; key: WatchKey; options: WatchOptions; /** WebSocket subprotocol to echo. */ protocol?: string };
+  | { verb: "watch"; key: WatchKey; options: WatchOptions; /** WebSocket subprotocol to echo. */ protocol?: string; /** Absent without auth. */ grant?: Grant };
 
 const HEADER = "x-relay-request";
 

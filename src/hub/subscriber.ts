@@ -6,6 +6,7 @@
  * (one write per batch). Each tracks its backlog — what was sent but not yet taken by the
  * client — which is what the send budget bounds (invariant 5).
  */
+import type { Grant } from "./access.ts";
 import type { CachedObject } from "./cache.ts";
 
 /** Close codes a subscriber may see on a WebSocket, each with a reason saying what to do. */
@@ -19,6 +20,12 @@ export const CLOSE = {
   restarted: 1012,
   /** Fell behind its send budget or out of the window: resume from your last resourceVersion. */
   slow: 4008,
+  /** The credentials expired or stopped being accepted: reconnect with fresh ones. */
+  unauthorized: 4401,
+  /** Access to this collection was revoked during the watch. */
+  forbidden: 4403,
+  /** The relay could not re-verify access, so it stopped the watch (fail closed). */
+  unverified: 4503,
 } as const;
 
 export interface CloseReason {
@@ -169,6 +176,8 @@ export interface SubscriberOptions {
   initialEventsEnd: boolean;
   /** When the stream ends (`timeoutSeconds`), epoch ms. */
   deadline: number | undefined;
+  /** Who subscribed and on what grant (absent when the relay runs without auth). */
+  grant?: Grant | undefined;
 }
 
 let nextId = 1;
@@ -182,6 +191,8 @@ export class Subscriber {
   /** Initial state still to send as ADDED events (resourceVersion unset or 0). */
   initial: readonly CachedObject[] | undefined;
   initialSent = 0;
+  /** Started from a resourceVersion it was given (a resume), not from the current state. */
+  readonly resumed: boolean;
   readonly since = Date.now();
 
   constructor(sink: Sink, position: number, options: SubscriberOptions, initial?: readonly CachedObject[]) {
@@ -189,5 +200,6 @@ export class Subscriber {
     this.position = position;
     this.options = options;
     this.initial = initial;
+    this.resumed = initial === undefined;
   }
 }

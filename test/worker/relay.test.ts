@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
-import { listDurableObjectIds } from "cloudflare:test";
+import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/http/app.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 
@@ -185,5 +186,26 @@ describe("stats", () => {
     expect(busy).toMatchObject({ key: `default:${podsPath(ns)}`, subscribers: 2, watching: true, objects: 1 });
     a.close();
     b.close();
+  });
+});
+
+describe("oversized and unconfigured", () => {
+  it.each([
+    ["a URL over 8 KiB", `/api/v1/pods?x=${"a".repeat(9000)}`, {}, 431],
+    ["headers over 16 KiB", "/api/v1/pods", { "x-filler": "b".repeat(17_000) }, 431],
+    ["a selector over 4 KiB", `/api/v1/pods?labelSelector=a%20in%20(${"v,".repeat(2100)}v)`, {}, 400],
+  ])("%s → %i before any work", async (_, path, headers, code) => {
+    const before = (await listDurableObjectIds(env.WATCH_HUB)).length;
+    const response = await relay(path, { headers });
+    expect(response.status).toBe(code);
+    expect(await response.json()).toMatchObject({ kind: "Status", code });
+    expect((await listDurableObjectIds(env.WATCH_HUB)).length).toBe(before);
+  });
+
+  it("without AUTH_MODE the relay serves nothing and says what to configure", async () => {
+    const unconfigured = { ...env, AUTH_MODE: undefined };
+    const response = await createApp().fetch(new Request("http://relay.test/api/v1/pods"), unconfigured, createExecutionContext());
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ kind: "Status", reason: "ServiceUnavailable", message: expect.stringContaining("AUTH_MODE") });
   });
 });

@@ -1,0 +1,25 @@
+/**
+ * @module
+ * What a request asks to do, in the terms authorization is decided in: a verb on a resource of
+ * a group, in a namespace (or across all of them), on a cluster. The same attributes go to a
+ * JWT rule check and to a SelfSubjectAccessReview.
+ */
+
+export type Verb = "get" | "list" | "watch";
+
+export interface Access {
+  cluster: string;
+  verb: Verb;
+  group: string;
+  resource: string;
+  /** `undefined`: every namespace, or a cluster-scoped resource. */
+  namespace: string | undefined;
+  /** A single object (`get`, or a watch by name). */
+  name?: string | undefined;
+}
+
+/** RBAC's wording: `User "alice" cannot watch resource "pods" in API group "" in the namespace "dev"`. */
+export function describeDenial(subject: string, access: Access): string {
+  const where = access.namespace === undefined ? "at the cluster scope" : `in the namespace "${access.namespace}"`;
+  return `User "${subject}" cannot ${access.verb} resource "${access.resource}" in API group "${access.group}" ${where}`;
+}

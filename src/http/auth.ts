@@ -1,0 +1,150 @@
+/**
+ * @module
+ * Who may watch what, decided in the Worker before any hub is touched (`AUTH_MODE`):
+ * - `jwt`: the relay's own HS256 tokens, whose `rules` claim lists what they may read;
+ * - `kube`: the subscriber's Kubernetes token, checked by the cluster (SelfSubjectReview,
+ *   SelfSubjectAccessReview), decisions cached briefly per token hash and access;
+ * - `none`: everyone may read everything (local use only);
+ * - unset: nothing is served until it is configured.
+ * `DENY_RESOURCES` are refused whatever the token says. Logs name the subject and the
+ * decision, never the token.
+ */
+import type { Access } from "../auth/access.ts";
+import { describeDenial } from "../auth/access.ts";
+import { verifyJwt } from "../auth/jwt.ts";
+import { mayAccess, whoAmI } from "../auth/kube.ts";
+import { allows, type Rule } from "../auth/rules.ts";
+import { bearerToken, tokenId } from "../auth/token.ts";
+import { list } from "../config.ts";
+import type { Env } from "../env.ts";
+import type { Parsed } from "../k8s/options.ts";
+import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
+import type { Status } from "../k8s/types.ts";
+import type { Upstream } from "../upstream.ts";
+
+export type AuthMode = "none" | "jwt" | "kube";
+
+/** Who is asking, as the hub needs to know it to keep checking. */
+export interface Identity {
+  mode: AuthMode;
+  /** `undefined` only in `none` mode. */
+  subject: string | undefined;
+  /** jwt: when the token expires (epoch ms). */
+  expiresAt?: number;
+  /** jwt: what the token grants. */
+  rules?: Rule[];
+  /** kube: the subscriber's token, for the cluster's reviews (kept in memory only). */
+  token?: string;
+  tokenId?: string;
+}
+
+const MODES: readonly AuthMode[] = ["none", "jwt", "kube"];
+/** How long a kube-mode decision stands before the cluster is asked again. */
+const DECISION_TTL_MS = 30_000;
+const DECISIONS_MAX = 10_000;
+
+export function authMode(env: Env): Parsed<AuthMode> {
+  const mode = env.AUTH_MODE as AuthMode | undefined;
+  if (mode && MODES.includes(mode)) {
+    if (mode === "jwt" && !env.AUTH_JWT_SECRET) return { ok: false, status: serviceUnavailable("AUTH_MODE=jwt needs AUTH_JWT_SECRET (wrangler secret put AUTH_JWT_SECRET)") };
+    return { ok: true, value: mode };
+  }
+  return {
+    ok: false,
+    status: serviceUnavailable(
+      `the relay serves nothing until AUTH_MODE is set: "jwt" (with AUTH_JWT_SECRET), "kube" (subscribers' own Kubernetes tokens), or "none" (local use only)${mode ? `; got ${JSON.stringify(mode)}` : ""}`,
+    ),
+  };
+}
+
+/** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`. */
+export function deniedResource(env: Env, group: string, resource: string): boolean {
+  return list(env, "DENY_RESOURCES", ["secrets"]).some((d) => d === resource || d === `${resource}.${group}`);
+}
+
+/** A browser WebSocket may only come from the relay's own origin or an `ALLOWED_ORIGINS` one (cross-site WebSocket hijacking). */
+export function originAllowed(env: Env, request: Request): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null || request.headers.get("upgrade")?.toLowerCase() !== "websocket") return true;
+  const allowed = list(env, "ALLOWED_ORIGINS");
+  return allowed.includes("*") || allowed.includes(origin) || origin === new URL(request.url).origin;
+}
+
+const forbiddenFor = (access: Access, message: string): Status => forbidden(access.resource, access.name, message, access.group);
+
+type Log = (message: string, fields?: Record<string, unknown>) => void;
+
+/** One per isolate: it holds the cache of the cluster's recent decisions. */
+export class Authenticator {
+  readonly #decisions = new Map<string, { value: string | boolean; until: number }>();
+  readonly #log: Log;
+
+  constructor(log: Log) {
+    this.#log = log;
+  }
+
+  async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream): Promise<Parsed<Identity>> {
+    if (mode === "none") return { ok: true, value: { mode, subject: undefined } };
+    const token = bearerToken(request);
+    if (token === undefined) return this.#refuse("no bearer token (Authorization: Bearer, or the base64url.bearer.authorization.k8s.io WebSocket subprotocol)");
+    if (token === null) return this.#refuse("the bearer token is malformed");
+    if (mode === "jwt") {
+      const verified = await verifyJwt(token, env.AUTH_JWT_SECRET as string);
+      if ("refused" in verified) return this.#refuse(verified.refused);
+      return { ok: true, value: { mode, subject: verified.subject, expiresAt: verified.expiresAt, rules: verified.rules } };
+    }
+    const id = await tokenId(token);
+    const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token));
+    if (!subject.ok) {
+      if (subject.unauthenticated) return this.#refuse("the cluster does not accept this bearer token");
+      return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };
+    }
+    return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };
+  }
+
+  /** `undefined` when allowed; otherwise the 403 (or, if the cluster cannot be asked, 503: fail closed). */
+  async authorize(identity: Identity, access: Access, upstream: Upstream, env: Env): Promise<Status | undefined> {
+    const subject = identity.subject ?? "anonymous";
+    if (deniedResource(env, access.group, access.resource)) {
+      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${access.resource} (DENY_RESOURCES)`));
+    }
+    let allowed: boolean;
+    if (identity.mode === "none") allowed = true;
+    else if (identity.mode === "jwt") allowed = allows(identity.rules ?? [], access);
+    else {
+      const key = `may|${identity.tokenId}|${access.cluster}|${access.verb}|${access.group}|${access.resource}|${access.namespace ?? ""}|${access.name ?? ""}`;
+      const review = await this.#cached(key, () => mayAccess(upstream, identity.token as string, access));
+      if (!review.ok) {
+        this.#log("access check failed: denied", { subject, cluster: access.cluster, verb: access.verb, resource: access.resource, namespace: access.namespace, reason: review.reason });
+        return serviceUnavailable(`the relay cannot check this access now, so it refuses it: ${review.reason}`, 5);
+      }
+      allowed = review.value === true;
+    }
+    if (!allowed) return this.#deny(subject, access, forbiddenFor(access, describeDenial(subject, access)));
+    this.#log("access allowed", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace });
+    return undefined;
+  }
+
+  #deny(subject: string, access: Access, status: Status): Status {
+    this.#log("access denied", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace });
+    return status;
+  }
+
+  #refuse(reason: string): Parsed<Identity> {
+    this.#log("authentication refused", { reason });
+    return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };
+  }
+
+  /** A cluster review, reused for a short while; failures are never cached. */
+  async #cached<T extends string | boolean>(key: string, review: () => Promise<{ ok: true; value: T } | { ok: false; unauthenticated: boolean; reason: string }>) {
+    const now = Date.now();
+    const hit = this.#decisions.get(key);
+    if (hit && hit.until > now) return { ok: true as const, value: hit.value as T };
+    const result = await review();
+    if (result.ok) {
+      if (this.#decisions.size >= DECISIONS_MAX) this.#decisions.delete(this.#decisions.keys().next().value as string);
+      this.#decisions.set(key, { value: result.value, until: now + DECISION_TTL_MS });
+    }
+    return result;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * @module
+ * Live streams keep their rights only while they have them. A JWT subscriber's stream ends
+ * when its token expires; a kube-mode subscriber's access is reviewed again by the cluster on
+ * an interval (one review per token and access, however many streams share them) and its
+ * stream ends when the review says no — or when the cluster cannot be asked for two intervals
+ * running, since a check that cannot be made must not count as a yes.
+ */
+import type { Access } from "../auth/access.ts";
+import { describeDenial } from "../auth/access.ts";
+import type { Review } from "../auth/kube.ts";
+import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
+import type { Status } from "../k8s/types.ts";
+import type { Subscriber } from "./subscriber.ts";
+
+/** What a subscriber was granted, and how to keep checking it. */
+export interface Grant {
+  subject: string;
+  /** jwt: when the token expires (epoch ms). */
+  expiresAt?: number | undefined;
+  /** kube: the subscriber's token and what it was allowed, to ask the cluster again. */
+  recheck?: { token: string; access: Access } | undefined;
+}
+
+export type AccessCheck = (token: string, access: Access) => Promise<Review<boolean>>;
+export type Revoke = (subscriber: Subscriber, status: Status) => void;
+type Log = (message: string, fields?: Record<string, unknown>) => void;
+
+interface Watched {
+  grant: Grant;
+  lastAllowed: number;
+}
+
+export class AccessGuard {
+  readonly #check: AccessCheck;
+  readonly #intervalMs: number;
+  readonly #revoke: Revoke;
+  readonly #log: Log;
+  readonly #expiries = new Map<Subscriber, ReturnType<typeof setTimeout>>();
+  readonly #rechecked = new Map<Subscriber, Watched>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(check: AccessCheck, intervalMs: number, revoke: Revoke, log: Log) {
+    this.#check = check;
+    this.#intervalMs = intervalMs;
+    this.#revoke = revoke;
+    this.#log = log;
+  }
+
+  add(subscriber: Subscriber, grant: Grant): void {
+    if (grant.expiresAt !== undefined) {
+      const timer = setTimeout(() => {
+        this.#log("stream closed: token expired", { subject: grant.subject, subscriber: subscriber.id });
+        this.#revoke(subscriber, unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one"));
+      }, Math.max(0, grant.expiresAt - Date.now()));
+      this.#expiries.set(subscriber, timer);
+    }
+    if (grant.recheck) {
+      this.#rechecked.set(subscriber, { grant, lastAllowed: Date.now() });
+      this.#timer ??= setInterval(() => void this.recheck(), this.#intervalMs);
+    }
+  }
+
+  remove(subscriber: Subscriber): void {
+    const expiry = this.#expiries.get(subscriber);
+    if (expiry !== undefined) clearTimeout(expiry);
+    this.#expiries.delete(subscriber);
+    this.#rechecked.delete(subscriber);
+    if (this.#rechecked.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  /** Ask the cluster again for every (token, access) in use; end the streams it no longer allows. */
+  async recheck(): Promise<void> {
+    const groups = new Map<string, Array<[Subscriber, Watched]>>();
+    for (const entry of this.#rechecked) {
+      const { token, access } = entry[1].grant.recheck!;
+      const key = `${token}\u0000${access.verb}|${access.group}|${access.resource}|${access.namespace ?? ""}|${access.name ?? ""}`;
+      const group = groups.get(key) ?? [];
+      group.push(entry);
+      groups.set(key, group);
+    }
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        const { grant } = group[0]![1];
+        const { token, access } = grant.recheck!;
+        const review = await this.#check(token, access);
+        const now = Date.now();
+        for (const [subscriber, watched] of group) {
+          if (!this.#rechecked.has(subscriber)) continue; // left while the cluster was asked
+          if (review.ok && review.value) {
+            watched.lastAllowed = now;
+          } else if (review.ok || review.unauthenticated) {
+            this.#log("stream closed: access revoked", { subject: grant.subject, subscriber: subscriber.id, verb: access.verb, resource: access.resource, namespace: access.namespace });
+            this.#revoke(
+              subscriber,
+              review.ok
+                ? forbidden(access.resource, access.name, `${describeDenial(grant.subject, access)} (access was revoked during the watch)`, access.group)
+                : unauthorized("Unauthorized: the cluster no longer accepts this bearer token"),
+            );
+          } else if (now - watched.lastAllowed > 2 * this.#intervalMs) {
+            this.#log("stream closed: access cannot be re-verified", { subject: grant.subject, subscriber: subscriber.id, reason: review.reason });
+            this.#revoke(subscriber, serviceUnavailable(`the relay cannot re-verify this watch's access: ${review.reason}`, 5));
+          }
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * AUTH_MODE=jwt: who may watch what, decided before any hub is touched; streams end when their
+ * token does; origins, never-relayed resources and quotas.
+ */
+import { env } from "cloudflare:workers";
+import { listDurableObjectIds } from "cloudflare:test";
+import { sign } from "hono/jwt";
+import { describe, expect, it, vi } from "vitest";
+import type { Rule } from "../../src/auth/rules.ts";
+import { BEARER_PROTOCOL_PREFIX } from "../../src/auth/token.ts";
+import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
+
+const SECRET = "test-secret-that-is-long-enough-for-hs256";
+const sim = new Sim();
+
+async function token(sub: string, rules: Rule[], ttlSeconds = 600, secret = SECRET): Promise<string> {
+  return sign({ sub, exp: Math.floor(Date.now() / 1000) + ttlSeconds, rules }, secret, "HS256");
+}
+
+const b64url = (s: string) => btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
+const bearerProtocol = (t: string) => ({ "sec-websocket-protocol": `base64.binary.k8s.io, ${BEARER_PROTOCOL_PREFIX}${b64url(t)}` });
+
+/** Status of a list, an HTTP watch and a WebSocket watch of `path` with `token`. */
+async function attempt(path: string, t: string | undefined): Promise<[number, number, number]> {
+  const list = await relay(path, { headers: t ? bearer(t) : {} });
+  await list.body?.cancel();
+  const watch = await relay(`${path}${path.includes("?") ? "&" : "?"}watch=1`, { headers: t ? bearer(t) : {} });
+  await watch.body?.cancel();
+  const ws = await relay(`${path}${path.includes("?") ? "&" : "?"}watch=1`, { headers: { upgrade: "websocket", ...(t ? bearerProtocol(t) : {}) } });
+  ws.webSocket?.accept();
+  ws.webSocket?.close();
+  await ws.body?.cancel();
+  return [list.status, watch.status, ws.status];
+}
+
+describe("authorization matrix", async () => {
+  const all = [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }];
+  const tokens: Record<string, string | undefined> = {
+    none: undefined,
+    teamA: await token("alice", [{ apiGroups: [""], resources: ["pods"], namespaces: ["team-a"] }]),
+    wildcard: await token("root", all),
+    apps: await token("deployer", [{ apiGroups: ["apps"], resources: ["deployments"], namespaces: ["*"] }]),
+    otherCluster: await token("visitor", [{ clusters: ["other"], ...all[0]! }]),
+    expired: await token("late", all, -60),
+    forged: await token("mallory", all, 600, "some-other-secret-entirely-different"),
+  };
+  const paths = {
+    namespaced: "/api/v1/namespaces/team-a/pods",
+    otherNamespace: "/api/v1/namespaces/team-b/pods",
+    allNamespaces: "/api/v1/pods",
+    clusterScoped: "/api/v1/nodes",
+    grouped: "/apis/apps/v1/deployments",
+    otherCluster: "/clusters/other/api/v1/namespaces/team-a/pods",
+    secrets: "/api/v1/namespaces/team-a/secrets",
+  };
+  // Expected status per token and path, for list / HTTP watch (and 101 instead of 200 for WebSocket).
+  const expected: Record<string, Record<keyof typeof paths, number>> = {
+    none: { namespaced: 401, otherNamespace: 401, allNamespaces: 401, clusterScoped: 401, grouped: 401, otherCluster: 401, secrets: 401 },
+    teamA: { namespaced: 200, otherNamespace: 403, allNamespaces: 403, clusterScoped: 403, grouped: 403, otherCluster: 200, secrets: 403 },
+    wildcard: { namespaced: 200, otherNamespace: 200, allNamespaces: 200, clusterScoped: 200, grouped: 200, otherCluster: 200, secrets: 403 },
+    apps: { namespaced: 403, otherNamespace: 403, allNamespaces: 403, clusterScoped: 403, grouped: 200, otherCluster: 403, secrets: 403 },
+    otherCluster: { namespaced: 403, otherNamespace: 403, allNamespaces: 403, clusterScoped: 403, grouped: 403, otherCluster: 200, secrets: 403 },
+    expired: { namespaced: 401, otherNamespace: 401, allNamespaces: 401, clusterScoped: 401, grouped: 401, otherCluster: 401, secrets: 401 },
+    forged: { namespaced: 401, otherNamespace: 401, allNamespaces: 401, clusterScoped: 401, grouped: 401, otherCluster: 401, secrets: 401 },
+  };
+
+  for (const [tokenName, t] of Object.entries(tokens)) {
+    it(`${tokenName} token`, async () => {
+      const got: Record<string, [number, number, number]> = {};
+      const want: Record<string, [number, number, number]> = {};
+      for (const [pathName, path] of Object.entries(paths)) {
+        got[pathName] = await attempt(path, t);
+        const code = expected[tokenName]![pathName as keyof typeof paths];
+        want[pathName] = [code, code, code === 200 ? 101 : code];
+      }
+      expect(got).toEqual(want);
+    });
+  }
+
+  it("refusals are Kubernetes Status objects that name the check, and leak no token", async () => {
+    const response = await relay("/api/v1/namespaces/team-b/pods?watch=1", { headers: bearer(tokens.teamA!) });
+    const body = await response.text();
+    expect(JSON.parse(body)).toEqual({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: 'pods is forbidden: User "alice" cannot watch resource "pods" in API group "" in the namespace "team-b"',
+      reason: "Forbidden",
+      details: { kind: "pods" },
+      code: 403,
+    });
+    expect(body).not.toContain(tokens.teamA!);
+    const unauthorized = await relay("/api/v1/pods", { headers: bearer(tokens.expired!) });
+    expect(await unauthorized.json()).toMatchObject({ kind: "Status", reason: "Unauthorized", code: 401, message: "Unauthorized: the bearer token has expired" });
+    const secrets = await relay("/api/v1/namespaces/team-a/secrets", { headers: bearer(tokens.wildcard!) });
+    expect(await secrets.json()).toMatchObject({ reason: "Forbidden", message: "secrets is forbidden: the relay never relays secrets (DENY_RESOURCES)" });
+  });
+
+  it("logs name the subject and the decision, never a token", async () => {
+    const log = vi.spyOn(console, "log");
+    try {
+      for (const t of Object.values(tokens)) await attempt("/api/v1/namespaces/team-a/pods", t);
+      const lines = log.mock.calls.map((c) => String(c[0]));
+      for (const t of Object.values(tokens)) if (t) expect(lines.filter((l) => l.includes(t))).toEqual([]);
+      const decisions = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => String(l.msg).startsWith("access "));
+      expect(decisions).toContainEqual(expect.objectContaining({ msg: "access allowed", subject: "alice", verb: "watch", resource: "pods", namespace: "team-a" }));
+      expect(decisions).toContainEqual(expect.objectContaining({ msg: "access denied", subject: "deployer", resource: "pods" }));
+    } finally {
+      log.mockRestore();
+    }
+  });
+
+  it("refused requests create no hub", async () => {
+    const before = (await listDurableObjectIds(env.WATCH_HUB)).length;
+    await attempt("/api/v1/namespaces/team-b/pods", tokens.teamA);
+    await attempt("/api/v1/pods", tokens.forged);
+    expect((await listDurableObjectIds(env.WATCH_HUB)).length).toBe(before);
+  });
+
+  it("a WebSocket gets its other subprotocol echoed, never the token one", async () => {
+    const response = await relay("/api/v1/namespaces/team-a/pods?watch=1", { headers: { upgrade: "websocket", ...bearerProtocol(tokens.teamA!) } });
+    expect(response.status).toBe(101);
+    expect(response.headers.get("sec-websocket-protocol")).toBe("base64.binary.k8s.io");
+    response.webSocket!.accept();
+    response.webSocket!.close();
+  });
+});
+
+describe("streams end when their token does", () => {
+  it("an expiring token closes the WebSocket (4401) and the HTTP watch, each with a 401 Status event", async () => {
+    const ns = uniqueNamespace("exp");
+    await sim.createPod(ns, "p");
+    const short = await token("brief", [{ apiGroups: [""], resources: ["pods"], namespaces: [ns] }], 2);
+    const ws = await wsWatch(`/api/v1/namespaces/${ns}/pods?watch=1`, bearerProtocol(short));
+    const response = await relay(`/api/v1/namespaces/${ns}/pods?watch=1`, { headers: bearer(short) });
+    expect(response.status).toBe(200);
+    expect((await ws.events.next()).type).toBe("ADDED");
+    const closed = await ws.events.closed();
+    expect(closed).toMatchObject({ code: 4401 });
+    const last = ws.events.drain().at(-1)!;
+    expect(last).toMatchObject({ type: "ERROR", object: { code: 401, reason: "Unauthorized" } });
+    const lines = (await response.text()).trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
+  });
+});
+
+describe("origins", async () => {
+  const t = await token("alice", [{ apiGroups: [""], resources: ["pods"], namespaces: ["team-a"] }]);
+  const open = (origin?: string) =>
+    relay("/api/v1/namespaces/team-a/pods?watch=1", { headers: { upgrade: "websocket", ...bearerProtocol(t), ...(origin ? { origin } : {}) } });
+
+  it.each([
+    ["an allowed origin", "https://dashboard.example", 101],
+    ["the relay's own origin", "http://relay.test", 101],
+    ["no origin (a tool)", undefined, 101],
+    ["any other origin", "https://evil.example", 403],
+  ])("%s → %i", async (_, origin, status) => {
+    const response = await open(origin);
+    expect(response.status).toBe(status);
+    if (status === 101) {
+      response.webSocket!.accept();
+      response.webSocket!.close();
+    } else {
+      expect(await response.json()).toMatchObject({ kind: "Status", reason: "Forbidden", message: expect.stringContaining("origin https://evil.example") });
+    }
+  });
+});
+
+describe("quotas against amplification", () => {
+  it("MAX_HUBS + 1 distinct keys: the last gets 429 with Retry-After and the upstream sees no extra watch", async () => {
+    const quotaSim = new Sim("quota");
+    const ns = uniqueNamespace("q");
+    await quotaSim.createPod(ns, "p", { a: "1", b: "1", c: "1", d: "1" });
+    const t = await token("root", [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }]);
+    const path = (label: string) => `/clusters/quota/api/v1/namespaces/${ns}/pods?watch=1&labelSelector=${label}%3D1`;
+    const subs = [];
+    for (const label of ["a", "b", "c"]) {
+      const sub = await wsWatch(path(label), bearerProtocol(t));
+      expect(rvOf(await sub.events.next())).toBeGreaterThan(0);
+      subs.push(sub);
+    }
+    const fourth = await relay(path("d"), { headers: bearer(t) });
+    expect(fourth.status).toBe(429);
+    expect(Number(fourth.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await fourth.json()).toMatchObject({ kind: "Status", reason: "TooManyRequests", code: 429, message: expect.stringContaining("MAX_HUBS") });
+    expect((await quotaSim.watchesOn(`/api/v1/namespaces/${ns}/pods`)).map((w) => w.labelSelector).sort()).toEqual(["a=1", "b=1", "c=1"]);
+    // A hub that stops (idle) gives its share back.
+    subs[0]!.close();
+    await eventually(async () => {
+      const retry = await relay(path("d"), { headers: bearer(t) });
+      await retry.body?.cancel();
+      return retry.status === 200;
+    }, "a freed share to admit the fourth key");
+    subs.slice(1).forEach((s) => s.close());
+  });
+
+  it("a subject holds at most MAX_SUBSCRIPTIONS_PER_SUBJECT watches across hubs; leaving frees one", async () => {
+    const t = await token("greedy", [{ apiGroups: [""], resources: ["pods"], namespaces: ["*"] }]);
+    const namespaces = Array.from({ length: 3 }, () => uniqueNamespace("g"));
+    for (const ns of namespaces) await sim.createPod(ns, "p");
+    const subs = [];
+    for (let i = 0; i < 5; i++) {
+      const sub = await wsWatch(`/api/v1/namespaces/${namespaces[i % 3]}/pods?watch=1`, bearerProtocol(t));
+      await sub.events.next();
+      subs.push(sub);
+    }
+    const sixth = await relay(`/api/v1/namespaces/${namespaces[0]}/pods?watch=1`, { headers: bearer(t) });
+    expect(sixth.status).toBe(429);
+    expect(await sixth.json()).toMatchObject({ reason: "TooManyRequests", message: expect.stringContaining('"greedy" already holds 5 watches') });
+    // Another subject is not affected.
+    const other = await wsWatch(`/api/v1/namespaces/${namespaces[0]}/pods?watch=1`, bearerProtocol(await token("modest", [{ apiGroups: [""], resources: ["pods"], namespaces: ["*"] }])));
+    await other.events.next();
+    subs[0]!.close();
+    await eventually(async () => {
+      const retry = await relay(`/api/v1/namespaces/${namespaces[1]}/pods?watch=1`, { headers: bearer(t) });
+      await retry.body?.cancel();
+      return retry.status === 200;
+    }, "the subject's freed watch to be usable again");
+    [...subs.slice(1), other].forEach((s) => s.close());
+  });
+});
