@@ -1,12 +1,13 @@
 /**
  * @module
  * The Kubernetes API routes: every request outside `/_sim/` is logged, authenticated, checked
- * against injected failures, then served as discovery, list, watch, get or a write, with
- * errors as `Status` objects in the API server's codes and wording.
+ * against injected failures, authorized, then served as discovery, a review, list, watch, get
+ * or a write, with errors as `Status` objects in the API server's codes and wording.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { parseFieldSelector } from "../k8s/fields.ts";
 import { isWatch, parseWatchOptions } from "../k8s/options.ts";
-import { parseApiPath, collectionPath, type ResourcePath } from "../k8s/path.ts";
+import { isValidObjectName, parseApiPath, collectionPath, type ApiPath, type ResourcePath } from "../k8s/path.ts";
 import { internalError, methodNotAllowed, notFound, unauthorized } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { AGGREGATED_DISCOVERY, negotiate, notAcceptable, type Representation } from "../k8s/negotiate.ts";
@@ -16,8 +17,10 @@ import { ApiError, pathNotFound, unsupportedMediaType } from "./errors.ts";
 import { requestFilter } from "./filter.ts";
 import { readJson, sendJson, sendStatus, wantsPretty } from "./http.ts";
 import { listBody, listObjects } from "./list.ts";
+import { authorize, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
 import type { Verb } from "./requestlog.ts";
 import { findResource, storageKey, type ResourceDef } from "./resources.ts";
+import { reviewAnswer, type Answer } from "./reviews.ts";
 import type { SimState } from "./state.ts";
 import { WatchStream } from "./watch.ts";
 import { PATCH_TYPES } from "./writes.ts";
@@ -33,6 +36,32 @@ function verbOf(method: string, path: ReturnType<typeof parseApiPath>, query: UR
   return path.kind === "resource" && path.name === undefined ? "list" : "get";
 }
 
+/** The name a list or watch narrows to with `fieldSelector=metadata.name=x`, which RBAC sees as the request's name. */
+function selectedName(query: URLSearchParams): string | undefined {
+  try {
+    const name = parseFieldSelector(query.get("fieldSelector") ?? "").requirements.find((r) => r.field === "metadata.name" && r.operator === "=")?.value;
+    return name !== undefined && isValidObjectName(name) ? name : undefined;
+  } catch {
+    // requestinfo.go ignores a selector it cannot parse; the list handler rejects it later.
+    return undefined;
+  }
+}
+
+/** What the authorizer is asked about a request (requestinfo.go). */
+function requestAttributes(method: string, path: ApiPath, pathname: string, verb: Verb, query: URLSearchParams): Attributes {
+  if (path.kind !== "resource" || path.cluster !== undefined) return { kind: "nonResource", verb: method.toLowerCase(), path: pathname };
+  return {
+    kind: "resource",
+    verb: verb === "delete" && path.name === undefined ? "deletecollection" : verb,
+    group: path.group,
+    resource: path.resource,
+    subresource: path.subresource ?? "",
+    // A Namespace object is checked in itself: requestinfo reads `/namespaces/x` as namespace x.
+    namespace: (path.resource === "namespaces" ? path.name : path.namespace) ?? "",
+    name: path.name ?? (verb === "list" || verb === "watch" ? selectedName(query) : undefined) ?? "",
+  };
+}
+
 export async function handleApi(state: SimState, req: IncomingMessage, res: ServerResponse, url: URL, serverAddress: string): Promise<void> {
   const method = req.method ?? "GET";
   const path = parseApiPath(url.pathname);
@@ -41,11 +70,21 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
   state.log.record(method, verb, url.pathname, url.search.slice(1), res);
   const pretty = wantsPretty(req, query);
   try {
-    if (state.token !== undefined && req.headers.authorization !== `Bearer ${state.token}`) throw new ApiError(unauthorized());
+    const identity = state.users.authenticate(req.headers.authorization);
     const injected = state.faults.takeFailure(verb, url.pathname);
     if (injected) throw new ApiError(injected);
+    if (identity) {
+      const attributes = requestAttributes(method, path, url.pathname, verb, query);
+      const decision = authorize(identity, attributes);
+      if (!decision.allowed) throw new ApiError(forbiddenStatus(identity, attributes, decision.reason));
+    }
     if (path.kind === "invalid" || path.cluster !== undefined) throw new ApiError(pathNotFound());
     if (path.kind === "discovery") return serveDiscovery(req, res, path.path, serverAddress, pretty);
+    const answer = reviewAnswer(path);
+    if (answer) {
+      await serveReview(req, res, path, answer, identity, pretty);
+      return;
+    }
     const def = findResource(path.group, path.version, path.resource);
     if (!def || path.subresource !== undefined || (path.namespace !== undefined && !def.namespaced)) throw new ApiError(pathNotFound());
     if (def.namespaced && path.namespace === undefined && path.name !== undefined) throw new ApiError(pathNotFound());
@@ -70,6 +109,16 @@ function serveDiscovery(req: IncomingMessage, res: ServerResponse, path: string,
   const document = discoveryDocument(path, aggregated, serverAddress);
   if (!document) throw new ApiError(pathNotFound());
   sendJson(res, 200, document, { contentType: aggregated ? AGGREGATED_DISCOVERY : "application/json", pretty });
+}
+
+/** A review: created on its cluster-scoped collection, about the authenticated caller. */
+async function serveReview(req: IncomingMessage, res: ServerResponse, path: ResourcePath, answer: Answer, identity: Identity | undefined, pretty: boolean): Promise<void> {
+  if (path.namespace !== undefined || path.name !== undefined || path.subresource !== undefined || path.legacyWatch) throw new ApiError(pathNotFound());
+  if (req.method !== "POST") throw new ApiError(methodNotAllowed());
+  // Only the open simulator lets a request without credentials this far, and a review needs a caller to be about.
+  if (!identity) throw new ApiError(unauthorized());
+  requireContentType(req, ["application/json"]);
+  sendJson(res, 201, answer(identity, await readJson(req)), { pretty });
 }
 
 function readRepresentation(req: IncomingMessage): Representation {

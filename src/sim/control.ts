@@ -1,7 +1,7 @@
 /**
  * @module
  * The `/_sim/` control API: JSON in and out, never authenticated, never logged. It is a thin
- * HTTP face over `SimState` (stats, request log, churn, config, faults, reset); `restart`
+ * HTTP face over `SimState` (stats, request log, churn, config, faults, reset, users); `restart`
  * answers first and then has the server drop and re-open its listener.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -15,7 +15,9 @@ import type { SimConfig, SimState } from "./state.ts";
 
 export const CONTROL_PREFIX = "/_sim/";
 
-const ROUTES = ["GET /_sim/stats", "GET /_sim/requests?since=&path=", "POST /_sim/churn", "POST /_sim/config", "POST /_sim/faults", "POST /_sim/reset"];
+const ROUTES = [
+  "GET /_sim/stats", "GET /_sim/requests?since=&path=", "POST /_sim/churn", "POST /_sim/config", "POST /_sim/faults", "POST /_sim/reset", "GET /_sim/users", "PUT /_sim/users",
+];
 
 function integerParam(query: URLSearchParams, name: string): number | undefined {
   const value = query.get(name);
@@ -64,6 +66,11 @@ export async function handleControl(state: SimState, restart: (downtimeMs: numbe
       case "POST /_sim/reset":
         state.reset();
         return sendJson(res, 200, state.stats());
+      case "GET /_sim/users":
+        return sendJson(res, 200, state.users.list());
+      case "PUT /_sim/users":
+        state.users.set(await readJson(req));
+        return sendJson(res, 200, state.users.list());
       default:
         if (ROUTES.some((r) => r.split(" ")[1]?.split("?")[0] === url.pathname)) throw new ApiError(methodNotAllowed());
         throw new ApiError(failure(404, "NotFound", `no simulator control endpoint ${route}; endpoints: ${ROUTES.join(", ")}`, {}));

@@ -1,11 +1,11 @@
 /**
  * @module
- * Discovery documents for exactly the resources in `resources.ts`: `/version`, legacy
- * discovery (`/api`, `/api/v1`, `/apis`, `/apis/{g}`, `/apis/{g}/{v}`) and aggregated
- * discovery (`APIGroupDiscoveryList`, what kubectl ≥1.30 asks for first). Shapes and field
+ * Discovery documents for exactly the resources in `resources.ts`, stored ones and reviews:
+ * `/version`, legacy discovery (`/api`, `/api/v1`, `/apis`, `/apis/{g}`, `/apis/{g}/{v}`) and
+ * aggregated discovery (`APIGroupDiscoveryList`, what kubectl ≥1.30 asks for first). Shapes and field
  * order follow the API server's output (see `api/discovery/*.json` in kubernetes/kubernetes).
  */
-import { RESOURCES, GROUPS, VERBS, type ResourceDef } from "./resources.ts";
+import { DISCOVERABLE, GROUPS, type ApiResource } from "./resources.ts";
 
 const VERSION_INFO = {
   major: "1",
@@ -23,18 +23,18 @@ const VERSION_INFO = {
   platform: "linux/amd64",
 };
 
-const byName = (a: ResourceDef, b: ResourceDef): number => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0);
+const byName = (a: ApiResource, b: ApiResource): number => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0);
 
-const inGroupVersion = (group: string, version: string): ResourceDef[] =>
-  RESOURCES.filter((r) => r.group === group && r.version === version).sort(byName);
+const inGroupVersion = (group: string, version: string): ApiResource[] =>
+  DISCOVERABLE.filter((r) => r.group === group && r.version === version).sort(byName);
 
-const versionsOf = (group: string): string[] => [...new Set(RESOURCES.filter((r) => r.group === group).map((r) => r.version))];
+const versionsOf = (group: string): string[] => [...new Set(DISCOVERABLE.filter((r) => r.group === group).map((r) => r.version))];
 
-function apiResource(r: ResourceDef): Record<string, unknown> {
-  const entry: Record<string, unknown> = { name: r.resource, singularName: r.singularName, namespaced: r.namespaced, kind: r.kind, verbs: [...VERBS] };
+function apiResource(r: ApiResource): Record<string, unknown> {
+  const entry: Record<string, unknown> = { name: r.resource, singularName: r.singularName, namespaced: r.namespaced, kind: r.kind, verbs: [...r.verbs] };
   if (r.shortNames.length) entry.shortNames = r.shortNames;
   if (r.categories.length) entry.categories = r.categories;
-  entry.storageVersionHash = r.storageVersionHash;
+  if (r.storageVersionHash) entry.storageVersionHash = r.storageVersionHash;
   return entry;
 }
 
@@ -43,7 +43,7 @@ function apiGroup(group: string): Record<string, unknown> {
   return { name: group, versions, preferredVersion: versions[0] };
 }
 
-function discoveryResource(r: ResourceDef): Record<string, unknown> {
+function discoveryResource(r: ApiResource): Record<string, unknown> {
   // Custom resources report their group/version in responseKind; built-ins leave them empty.
   const responseKind = r.custom ? { group: r.group, version: r.version, kind: r.kind } : { group: "", version: "", kind: r.kind };
   const entry: Record<string, unknown> = {
@@ -51,7 +51,7 @@ function discoveryResource(r: ResourceDef): Record<string, unknown> {
     responseKind,
     scope: r.namespaced ? "Namespaced" : "Cluster",
     singularResource: r.singularName,
-    verbs: [...VERBS],
+    verbs: [...r.verbs],
   };
   if (r.shortNames.length) entry.shortNames = r.shortNames;
   if (r.categories.length) entry.categories = r.categories;

@@ -1,8 +1,8 @@
 /**
  * @module
  * Failures the simulator raises while handling a request, carried as the `Status` the API
- * server would send. Builders that the relay never needs (write conflicts, unreadable
- * request bodies) live here rather than in `src/k8s/status.ts`.
+ * server would send. Builders that the relay never needs (write conflicts, invalid objects,
+ * unreadable request bodies) live here rather than in `src/k8s/status.ts`.
  */
 import { failure } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
@@ -35,6 +35,12 @@ export const conflict = (resource: string, group: string, name: string): Status 
     `Operation cannot be fulfilled on ${qualified(resource, group)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
     objectDetails(resource, group, name),
   );
+
+/** `Deployment.apps "x" is invalid: metadata.name: Required value: ...` (apierrors `NewInvalid`, one cause). */
+export function invalid(kind: string, group: string, name: string, field: string, reason: string, detail: string): Status {
+  const details = { ...(name ? { name } : {}), ...(group ? { group } : {}), kind, causes: [{ reason, message: detail, field }] };
+  return failure(422, "Invalid", `${qualified(kind, group)} "${name}" is invalid: ${field}: ${detail}`, details);
+}
 
 /** go-restful's answer for a path no route serves. */
 export const pathNotFound = (): Status => failure(404, "NotFound", "the server could not find the requested resource", {});

@@ -7,6 +7,7 @@
 import type { KubeObject } from "../k8s/types.ts";
 import type { ChurnOptions } from "./churn.ts";
 import { parseFaults, type FaultRequest } from "./faults.ts";
+import type { Rule, User } from "./rbac.ts";
 import type { LoggedRequest } from "./requestlog.ts";
 import { resourceByName, storageKey } from "./resources.ts";
 import type { InitialOptions } from "./seed.ts";
@@ -17,7 +18,7 @@ import type { PatchType } from "./writes.ts";
 export { ApiError } from "./errors.ts";
 export { WRITTEN_AT } from "./store.ts";
 export { RESOURCES } from "./resources.ts";
-export type { ChurnOptions, FaultRequest, InitialOptions, LoggedRequest, SimConfig, SimStats };
+export type { ChurnOptions, FaultRequest, InitialOptions, LoggedRequest, Rule, SimConfig, SimStats, User };
 
 export interface SimulatorOptions {
   /** 0 (default) picks a free port. */
@@ -30,8 +31,17 @@ export interface SimulatorOptions {
   historyLimit?: number;
   /** Default 60000, like the API server. */
   bookmarkIntervalMs?: number;
-  /** When set, every Kubernetes request needs `Authorization: Bearer <token>`; `/_sim/` stays open. */
+  /**
+   * The relay's credential: when set, every Kubernetes request needs `Authorization: Bearer <token>`
+   * or a user's token; `/_sim/` stays open. It authenticates as the all-powerful
+   * `system:serviceaccount:kube-watch-relay:relay`.
+   */
   token?: string;
+  /**
+   * People with their own tokens, whose requests RBAC-style rules limit (403s, and the answers to
+   * SelfSubjectAccessReviews). Without `token`, requests with no credentials stay unlimited.
+   */
+  users?: User[];
   /** PEM key and certificate: serve HTTPS. */
   tls?: { key: string; cert: string };
   /** Seeded objects (default 4 namespaces, 8 pods each, 3 nodes, 2 deployments per namespace). */
@@ -57,8 +67,12 @@ export interface Simulator {
   configure(config: Partial<SimConfig>): void;
   /** Same as `POST /_sim/faults`; resolves after a requested restart is listening again. */
   faults(request: FaultRequest): Promise<void>;
-  /** Same as `POST /_sim/reset`. */
+  /** Same as `POST /_sim/reset` (users stay). */
   reset(): void;
+  /** Same as `GET /_sim/users`. */
+  users(): User[];
+  /** Same as `PUT /_sim/users`: replaces every user; the next request sees the new rules. */
+  setUsers(users: User[]): void;
   /** Current objects of a resource (`pods`, `deployments`, `widgets.example.com`...), in key order. */
   list(resource: string, namespace?: string): KubeObject[];
   get(resource: string, namespace: string | undefined, name: string): KubeObject | undefined;
@@ -75,6 +89,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     seed: options.seed ?? 1,
     initial: options.initial ?? {},
     token: options.token,
+    users: options.users ?? [],
     config: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, historyLimit: options.historyLimit ?? 10_000 },
   });
   const server = new SimServer(state, { host: options.host ?? "127.0.0.1", port: options.port ?? 0, tls: options.tls });
@@ -103,6 +118,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (request.restart) await server.restart(request.restart.downtimeMs);
     },
     reset: () => state.reset(),
+    users: () => state.users.list(),
+    setUsers: (users) => state.users.set(users),
     list(resource, namespace) {
       const objects = state.store.objects(resourceByName(resource));
       return [...objects.keys()].sort().map((k) => objects.get(k)).filter((o): o is KubeObject => !!o && (namespace === undefined || namespaceOf(o) === namespace));

@@ -87,7 +87,7 @@ console.log(`simulated Kubernetes API server (v1.34) listening on ${sim.url}`);
 console.log(`  resources: ${RESOURCES.map((r) => r.id).join(", ")}`);
 console.log(`  resourceVersion ${stats.resourceVersion}; churn ${stats.churn.ratePerSec}/s over ${stats.churn.namespaces.join(", ")}`);
 console.log(`  try: kubectl --server ${sim.url}${values.token ? ` --token ${values.token}` : ""} get pods -A`);
-console.log(`  control: ${sim.url}/_sim/stats, /_sim/requests, POST /_sim/{churn,config,faults,reset}`);
+console.log(`  control: ${sim.url}/_sim/stats, /_sim/requests, POST /_sim/{churn,config,faults,reset}, GET|PUT /_sim/users`);
 
 let stopping = false;
 const stop = () => {

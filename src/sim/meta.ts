@@ -3,13 +3,28 @@
  * Object shape helpers. Built-in kinds serialise in Go struct-field order (kind, apiVersion,
  * metadata, spec, status; ObjectMeta fields in declaration order), while custom resources are
  * unstructured maps, which Go's encoder writes with sorted keys. Writes go through
- * `canonicalObject` so stored objects read like the API server's, whatever order a client sent.
+ * `canonicalObject` so stored objects read like the API server's, whatever order a client sent;
+ * `acceptBody` checks a body against the URL it was sent to.
  */
+import { badRequest } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
+import { ApiError } from "./errors.ts";
 
 /** A JSON object (not null, not an array). */
 export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** A request body, which must be an object whose `apiVersion` and `kind`, where given, are the ones its URL serves (else 400). */
+export function acceptBody(body: unknown, apiVersion: string, kind: string): Record<string, unknown> {
+  if (!isJsonObject(body)) throw new ApiError(badRequest("the request body must be a JSON object"));
+  if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
+    throw new ApiError(badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`));
+  }
+  if (body.kind !== undefined && body.kind !== kind) {
+    throw new ApiError(badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${kind})`));
+  }
+  return body;
+}
 
 /** A deep copy of a JSON object: the JSON round trip is several times faster than `structuredClone` here. */
 export const copyObject = <T>(object: T): T => JSON.parse(JSON.stringify(object)) as T;

@@ -1,27 +1,36 @@
 /**
  * @module
  * The resources the simulator serves, with the discovery facts kubectl's RESTMapper needs
- * (kind, scope, verbs, short names, categories). Values for built-ins are the API server's
- * own (`api/discovery/api__v1.json`, `aggregated_v2.json` in kubernetes/kubernetes).
+ * (kind, scope, verbs, short names, categories): the stored ones, and the create-only reviews.
+ * Values for built-ins are the API server's own (`api/discovery/api__v1.json`,
+ * `apis__authentication.k8s.io__v1.json`, `aggregated_v2.json` in kubernetes/kubernetes).
  */
 import { apiVersionOf } from "../k8s/path.ts";
 
-export interface ResourceDef {
-  /** `pods`, `deployments.apps`, `widgets.example.com`: unique, used in the store. */
-  id: string;
+/** What discovery says about a served resource. */
+export interface ApiResource {
   group: string;
   version: string;
   /** Plural, as in the URL. */
   resource: string;
   kind: string;
-  listKind: string;
   singularName: string;
   namespaced: boolean;
+  verbs: readonly string[];
   shortNames: readonly string[];
   categories: readonly string[];
-  storageVersionHash: string;
+  /** Only resources kept in storage have one. */
+  storageVersionHash?: string;
   /** Custom resources: list items keep kind/apiVersion (kubernetes/kubernetes#63676). */
   custom: boolean;
+}
+
+/** A resource kept in the store: listed, watched, written. */
+export interface ResourceDef extends ApiResource {
+  /** `pods`, `deployments.apps`, `widgets.example.com`: unique, used in the store. */
+  id: string;
+  listKind: string;
+  storageVersionHash: string;
   /** DELETE answers with the deleted object instead of a `Success` Status (pods, services). */
   returnDeletedObject: boolean;
   /** Zero-valued fields of the kind's empty Go struct, as they appear in a BOOKMARK object. */
@@ -29,9 +38,9 @@ export interface ResourceDef {
 }
 
 /** Verbs the simulator implements (no `deletecollection`), so discovery says what is served. */
-export const VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"] as const;
+const VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"] as const;
 
-type Def = Omit<ResourceDef, "id" | "listKind" | "singularName" | "custom" | "returnDeletedObject" | "emptyFields" | "shortNames" | "categories"> &
+type Def = Omit<ResourceDef, "id" | "listKind" | "singularName" | "verbs" | "custom" | "returnDeletedObject" | "emptyFields" | "shortNames" | "categories"> &
   Partial<Pick<ResourceDef, "custom" | "returnDeletedObject" | "emptyFields" | "shortNames" | "categories">>;
 
 function define(d: Def): ResourceDef {
@@ -39,6 +48,7 @@ function define(d: Def): ResourceDef {
     id: d.group ? `${d.resource}.${d.group}` : d.resource,
     listKind: `${d.kind}List`,
     singularName: d.kind.toLowerCase(),
+    verbs: VERBS,
     custom: false,
     returnDeletedObject: false,
     emptyFields: {},
@@ -69,8 +79,21 @@ export const RESOURCES: readonly ResourceDef[] = [
   define({ group: "example.com", version: "v1", resource: "widgets", kind: "Widget", namespaced: true, shortNames: ["wdg"], storageVersionHash: "Hq4hO6bQ4hE=", custom: true }),
 ];
 
+const review = (group: string, resource: string, kind: string): ApiResource => ({
+  group, version: "v1", resource, kind, singularName: kind.toLowerCase(), namespaced: false, verbs: ["create"], shortNames: [], categories: [], custom: false,
+});
+
+/** Create-only reviews, answered from the caller's identity (`reviews.ts`) and never stored. */
+export const REVIEWS: readonly ApiResource[] = [
+  review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"),
+  review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+];
+
+/** Everything discovery lists: built-in groups first, custom resources last, as the API server orders `/apis`. */
+export const DISCOVERABLE: readonly ApiResource[] = [...RESOURCES.filter((r) => !r.custom), ...REVIEWS, ...RESOURCES.filter((r) => r.custom)];
+
 /** Groups other than core, in the order `/apis` lists them (the API server's priority order). */
-export const GROUPS: readonly string[] = [...new Set(RESOURCES.filter((r) => r.group !== "").map((r) => r.group))];
+export const GROUPS: readonly string[] = [...new Set(DISCOVERABLE.filter((r) => r.group !== "").map((r) => r.group))];
 
 export const apiVersionOfResource = (r: ResourceDef): string => apiVersionOf(r.group, r.version);
 

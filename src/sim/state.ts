@@ -1,14 +1,15 @@
 /**
  * @module
  * One simulator's mutable world: the store with its seeded cluster, churn, open watches,
- * injected faults, request log and tunables, plus the operations the control API and the
- * programmatic API share (stats, configure, faults, reset).
+ * injected faults, request log, users and tunables, plus the operations the control API and
+ * the programmatic API share (stats, configure, faults, reset).
  */
 import { badRequest } from "../k8s/status.ts";
 import { Churn, type ChurnOptions } from "./churn.ts";
 import { ApiError } from "./errors.ts";
 import { Faults, type FaultRequest } from "./faults.ts";
 import { Random } from "./random.ts";
+import { Users } from "./rbac.ts";
 import { RequestLog, type RequestCounts } from "./requestlog.ts";
 import { Cluster, type InitialOptions } from "./seed.ts";
 import { Store } from "./store.ts";
@@ -37,7 +38,8 @@ interface World {
 export class SimState {
   readonly seed: number;
   readonly initial: InitialOptions;
-  readonly token: string | undefined;
+  /** Identities and their rules; like the config, they outlive `reset`. */
+  readonly users: Users;
   readonly config: SimConfig;
   readonly watchers = new Watchers();
   readonly faults = new Faults();
@@ -46,10 +48,10 @@ export class SimState {
   readonly timeouts: Random;
   #world: World;
 
-  constructor(options: { seed: number; initial: InitialOptions; token: string | undefined; config: SimConfig }) {
+  constructor(options: { seed: number; initial: InitialOptions; token: string | undefined; users: unknown; config: SimConfig }) {
     this.seed = options.seed;
     this.initial = options.initial;
-    this.token = options.token;
+    this.users = new Users(options.token, options.users);
     this.config = { ...options.config };
     this.timeouts = new Random(options.seed + 3);
     this.#world = this.#build(0);

@@ -5,11 +5,11 @@
  * kubectl and churn all write through here so every change reaches the store the same way.
  */
 import { isDnsSubdomain } from "../k8s/path.ts";
-import { badRequest, failure, notFound } from "../k8s/status.ts";
-import type { KubeObject, Status } from "../k8s/types.ts";
-import { alreadyExists, ApiError, conflict } from "./errors.ts";
+import { badRequest, notFound } from "../k8s/status.ts";
+import type { KubeObject } from "../k8s/types.ts";
+import { alreadyExists, ApiError, conflict, invalid } from "./errors.ts";
 import { namespaceObject } from "./fixtures.ts";
-import { isJsonObject, timestamp } from "./meta.ts";
+import { acceptBody, isJsonObject, timestamp } from "./meta.ts";
 import { jsonPatch, mergePatch } from "./patch.ts";
 import { NAME_ALPHABET, type Random } from "./random.ts";
 import { apiVersionOfResource, RESOURCES, resourceByName, storageKey, type ResourceDef } from "./resources.ts";
@@ -29,12 +29,6 @@ const PODS = resourceByName("pods");
 
 const SUBDOMAIN_HELP =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-
-/** `Pod "x" is invalid: metadata.name: ...` (apierrors `NewInvalid`). */
-function invalid(def: ResourceDef, name: string, field: string, reason: string, detail: string): Status {
-  const details = def.group ? { name, group: def.group, kind: def.kind } : { name, kind: def.kind };
-  return failure(422, "Invalid", `${def.kind} "${name}" is invalid: ${field}: ${detail}`, { ...details, causes: [{ reason, message: detail, field }] });
-}
 
 /** What the registry strategies fill in on create, so `kubectl get` shows a STATUS for new pods and namespaces. */
 function withCreateDefaults(def: ResourceDef, object: KubeObject): KubeObject {
@@ -58,15 +52,9 @@ export class Writes {
 
   /** Check a request body against the URL it was sent to; returns it with kind/apiVersion filled in. */
   #accept(def: ResourceDef, namespace: string | undefined, body: unknown): KubeObject {
-    if (!isJsonObject(body)) throw new ApiError(badRequest("the request body must be a JSON object"));
     const apiVersion = apiVersionOfResource(def);
-    if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
-      throw new ApiError(badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`));
-    }
-    if (body.kind !== undefined && body.kind !== def.kind) {
-      throw new ApiError(badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${def.kind})`));
-    }
-    const metadata = { ...(isJsonObject(body.metadata) ? body.metadata : {}) };
+    const object = acceptBody(body, apiVersion, def.kind);
+    const metadata = { ...(isJsonObject(object.metadata) ? object.metadata : {}) };
     if (def.namespaced) {
       if (metadata.namespace !== undefined && metadata.namespace !== "" && metadata.namespace !== namespace) {
         throw new ApiError(badRequest("the namespace of the provided object does not match the namespace sent on the request"));
@@ -75,7 +63,7 @@ export class Writes {
     } else {
       delete metadata.namespace;
     }
-    return { ...body, kind: def.kind, apiVersion, metadata };
+    return { ...object, kind: def.kind, apiVersion, metadata };
   }
 
   #existing(def: ResourceDef, namespace: string | undefined, name: string): KubeObject {
@@ -88,8 +76,8 @@ export class Writes {
     const object = this.#accept(def, namespace, body);
     const meta = object.metadata ?? {};
     const name = meta.name || (meta.generateName ? meta.generateName + this.#rng.string(NAME_ALPHABET, 5) : "");
-    if (!name) throw new ApiError(invalid(def, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required"));
-    if (!isDnsSubdomain(name)) throw new ApiError(invalid(def, name, "metadata.name", "FieldValueInvalid", `Invalid value: "${name}": ${SUBDOMAIN_HELP}`));
+    if (!name) throw new ApiError(invalid(def.kind, def.group, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required"));
+    if (!isDnsSubdomain(name)) throw new ApiError(invalid(def.kind, def.group, name, "metadata.name", "FieldValueInvalid", `Invalid value: "${name}": ${SUBDOMAIN_HELP}`));
     const key = storageKey(meta.namespace, name);
     if (this.#store.get(def, key)) throw new ApiError(alreadyExists(def.resource, def.group, name));
     if (meta.namespace) this.ensureNamespace(meta.namespace);

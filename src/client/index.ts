@@ -1,0 +1,24 @@
+/**
+ * @module
+ * kube-watch-relay's client, for browsers and Node 22 (both have `fetch` and `WebSocket`):
+ * `watch()` yields a collection's changes and survives disconnects by resuming from its last
+ * resourceVersion (relisting after a 410); `informer()` keeps a live map of the collection.
+ *
+ * ```ts
+ * import { informer } from "kube-watch-relay/client";
+ * import type { Pod } from "kubernetes-types/core/v1";
+ *
+ * const pods = informer<Pod>("https://relay.example/api/v1/pods", {
+ *   onUpdate: (pod) => console.log(pod.metadata?.name, pod.status?.phase),
+ * });
+ * await pods.synced;
+ * ```
+ */
+export { watch } from "./watch.ts";
+export { informer, Informer, objectKey, type InformerOptions } from "./informer.ts";
+export { WatchError } from "./errors.ts";
+export { statsUrl } from "./url.ts";
+export type {
+  Bookmark, Closed, Connected, KubeResource, Listed, ObjectChange, Relisted, Resumed, Retrying, Transport, WatchOptions, WatchSocket,
+  WatchStatus, WatchUpdate,
+} from "./types.ts";

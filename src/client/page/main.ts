@@ -1,0 +1,200 @@
+/**
+ * @module
+ * The live cluster page. It watches the picked collection through the relay with the client
+ * library's `informer` (so it resumes, relists and acknowledges as any client of the library
+ * does) and shows the objects, the watch's lifecycle, and what the relay's hub for that key is
+ * doing. The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
+ * and `timeoutSeconds=N` asks the relay to end each WebSocket after N seconds, to watch the
+ * client resume.
+ */
+import { informer, objectKey, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
+import { ConnectionIndicator } from "./connection.ts";
+import { after, plural } from "./format.ts";
+import { EventLog } from "./log.ts";
+import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
+import { ObjectTable } from "./table.ts";
+
+const STATS_INTERVAL_MS = 3000;
+
+function element<T extends HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`the page has no #${id}: index.html and app.js are out of step`);
+  return found as T;
+}
+
+const resourcePicker = element<HTMLSelectElement>("resource");
+const namespacePicker = element<HTMLSelectElement>("namespace");
+const selectorInput = element<HTMLInputElement>("selector");
+const objectsTable = element<HTMLTableElement>("objects");
+const count = element<HTMLElement>("count");
+const empty = element<HTMLElement>("empty");
+const relayStats = element<HTMLElement>("relay-stats");
+const indicator = new ConnectionIndicator(element("connection"));
+const log = new EventLog(element<HTMLOListElement>("log"));
+
+const query = new URLSearchParams(location.search);
+const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
+const selection = {
+  resource: resourceById(query.get("resource")),
+  namespace: query.get("namespace") ?? "",
+  labelSelector: query.get("labelSelector") ?? "",
+};
+const table = new ObjectTable(objectsTable.tBodies[0] as HTMLTableSectionElement, selection.resource);
+let watching: Informer<KubeResource> | undefined;
+
+function collectionUrl(): string {
+  const path = collectionPath(selection.resource, selection.namespace);
+  return selection.labelSelector ? `${path}?labelSelector=${encodeURIComponent(selection.labelSelector)}` : path;
+}
+
+/** Keep the URL shareable: it says what is shown. */
+function saveSelection(): void {
+  const params = new URLSearchParams();
+  if (selection.resource !== RESOURCES[0]) params.set("resource", selection.resource.id);
+  if (selection.namespace) params.set("namespace", selection.namespace);
+  if (selection.labelSelector) params.set("labelSelector", selection.labelSelector);
+  if (timeoutSeconds) params.set("timeoutSeconds", String(timeoutSeconds));
+  const search = params.toString();
+  history.replaceState(null, "", search ? `?${search}` : location.pathname);
+}
+
+const describe = (o: KubeResource): string =>
+  `${selection.resource.noun} ${objectKey(o)} · ${selection.resource.status(o).text} · rv ${o.metadata?.resourceVersion ?? "?"}`;
+
+function statusText(status: WatchStatus<KubeResource>): string {
+  switch (status.type) {
+    case "listed":
+      return `listed ${plural(status.items.length, selection.resource.noun)} at resourceVersion ${status.resourceVersion}`;
+    case "relisted":
+      return `resume point expired (${status.expired}): relisted ${plural(status.items.length, selection.resource.noun)} at ${status.resourceVersion}`;
+    case "connected":
+      return status.resuming ? `reconnected, resuming from resourceVersion ${status.resourceVersion}` : `watching from resourceVersion ${status.resourceVersion}`;
+    case "resumed":
+      return `caught up: ${plural(status.replayed, "missed event")} replayed (${status.from} → ${status.resourceVersion})`;
+    case "closed":
+      return `socket closed (${status.code}${status.reason ? `: ${status.reason}` : ""}); resuming ${after(status.retryInMs)}`;
+    case "error":
+      return `${status.error.message}; retrying ${after(status.retryInMs)}`;
+  }
+}
+
+function showCount(): void {
+  count.textContent = plural(table.size, selection.resource.noun);
+  empty.hidden = table.size > 0;
+}
+
+function watchSelection(): void {
+  watching?.stop();
+  const { resource, namespace, labelSelector } = selection;
+  table.reset(resource);
+  objectsTable.classList.toggle("cluster-scoped", !resource.namespaced);
+  namespacePicker.disabled = !resource.namespaced;
+  saveSelection();
+  const where = resource.namespaced ? (namespace ? `in ${namespace}` : "in all namespaces") : "(cluster-scoped)";
+  log.add("note", `watching ${resource.label.toLowerCase()} ${where}${labelSelector ? ` matching ${labelSelector}` : ""}`);
+  indicator.set("connecting", "connecting…");
+  relayStats.textContent = "";
+  count.textContent = "";
+  empty.hidden = true;
+
+  // The first list arrives as adds: fill the table quietly, then log and flash what changes.
+  let listing = true;
+  const current: Informer<KubeResource> = informer(collectionUrl(), {
+    ...(timeoutSeconds ? { timeoutSeconds } : {}),
+    onAdd(object) {
+      table.upsert(object, listing ? undefined : "added");
+      if (listing) return;
+      showCount();
+      log.add("ADDED", describe(object));
+    },
+    onUpdate(object) {
+      table.upsert(object, "modified");
+      log.add("MODIFIED", describe(object));
+    },
+    onDelete(object) {
+      table.remove(object);
+      showCount();
+      log.add("DELETED", describe(object));
+    },
+    onStatus(status) {
+      if (status.type === "listed") listing = false;
+      if (status.type === "listed" || status.type === "relisted") showCount();
+      indicator.show(status);
+      log.add(status.type, statusText(status));
+      if (status.type === "connected") void refreshStats();
+    },
+  });
+  watching = current;
+  current.done.catch((error: Error) => {
+    if (watching !== current) return;
+    indicator.set("failed", `stopped: ${error.message}`);
+    log.add("error", error.message);
+  });
+}
+
+interface RelayStats {
+  subscribers: number;
+  watching: boolean;
+  upstream: string;
+  resourceVersion: number;
+  windowEvents: number;
+}
+
+/** What the relay's hub for this key is doing: its subscribers and its (one) upstream watch. */
+async function refreshStats(): Promise<void> {
+  const url = statsUrl(collectionUrl());
+  let text: string;
+  try {
+    const response = await fetch(url, { cache: "no-store" });
+    if (!response.ok) throw new Error(String(response.status));
+    const stats = (await response.json()) as RelayStats;
+    text =
+      `relay: ${plural(stats.subscribers, "subscriber")} · ${plural(stats.watching ? 1 : 0, "upstream watch", "upstream watches")} (${stats.upstream})` +
+      ` · window ${plural(stats.windowEvents, "event")} · rv ${stats.resourceVersion}`;
+  } catch (e) {
+    text = `relay stats unavailable (${(e as Error).message})`;
+  }
+  if (url === statsUrl(collectionUrl())) relayStats.textContent = text;
+}
+
+function addNamespace(name: string): void {
+  const options = Array.from(namespacePicker.options);
+  if (options.some((o) => o.value === name)) return;
+  const before = options.find((o) => o.value !== "" && o.value > name);
+  namespacePicker.add(new Option(name, name), before ?? null);
+}
+
+function setUpControls(): void {
+  for (const r of RESOURCES) resourcePicker.add(new Option(r.label, r.id, false, r === selection.resource));
+  if (selection.namespace) addNamespace(selection.namespace);
+  namespacePicker.value = selection.namespace;
+  selectorInput.value = selection.labelSelector;
+
+  resourcePicker.addEventListener("change", () => {
+    selection.resource = resourceById(resourcePicker.value);
+    watchSelection();
+  });
+  namespacePicker.addEventListener("change", () => {
+    selection.namespace = namespacePicker.value;
+    watchSelection();
+  });
+  selectorInput.addEventListener("change", () => {
+    selection.labelSelector = selectorInput.value.trim();
+    watchSelection();
+  });
+
+  // The namespace picker is itself a client of the library: namespaces come and go live.
+  const namespaces = informer("/api/v1/namespaces", {
+    onAdd: (ns) => addNamespace(ns.metadata?.name ?? ""),
+    onDelete: (ns) => {
+      const name = ns.metadata?.name;
+      if (name !== selection.namespace) Array.from(namespacePicker.options).find((o) => o.value === name)?.remove();
+    },
+  });
+  namespaces.done.catch((error: Error) => log.add("error", `namespaces: ${error.message}`));
+}
+
+setUpControls();
+watchSelection();
+setInterval(() => void refreshStats(), STATS_INTERVAL_MS);
+setInterval(() => table.refreshAges(), 1000);

@@ -1,0 +1,175 @@
+/**
+ * The watch's reconnect policy against a scripted relay: which closes resume at once and which
+ * back off, what is retried and what ends the watch. The relay itself is exercised in
+ * test/worker/client.test.ts; here every close code and failure can be produced on demand.
+ */
+import { describe, expect, it } from "vitest";
+import { watch, WatchError, type Transport, type WatchOptions, type WatchSocket, type WatchUpdate } from "../../src/client/index.ts";
+import type { KubeObject } from "../../src/k8s/types.ts";
+
+type Listener = (event: never) => void;
+
+class ScriptedSocket implements WatchSocket {
+  readonly #listeners = new Map<string, Listener[]>();
+  readonly url: string;
+  constructor(url: string) {
+    this.url = url;
+  }
+  send(): void {}
+  close(): void {}
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: "close", listener: (event: { code: number; reason: string }) => void): void;
+  addEventListener(type: "error", listener: () => void): void;
+  addEventListener(type: string, listener: Listener): void {
+    this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener]);
+  }
+  event(type: string, object: unknown): void {
+    this.#emit("message", { data: JSON.stringify({ type, object }) + "\n" });
+  }
+  modified(rv: number): void {
+    this.event("MODIFIED", { kind: "Pod", metadata: { name: "p", namespace: "n", resourceVersion: String(rv) } });
+  }
+  serverClose(code: number, reason = ""): void {
+    this.#emit("close", { code, reason });
+  }
+  #emit(type: string, event: unknown): void {
+    for (const listener of this.#listeners.get(type) ?? []) (listener as (e: unknown) => void)(event);
+  }
+}
+
+/** Each connect takes the next scripted outcome: a socket the test drives, or a failure. */
+class ScriptedRelay implements Transport {
+  readonly sockets: ScriptedSocket[] = [];
+  readonly lists: Array<() => Response> = [];
+  failNextConnect = false;
+
+  /** When each list was asked for (performance.now()). */
+  readonly listedAt: number[] = [];
+
+  async fetch(): Promise<Response> {
+    this.listedAt.push(performance.now());
+    const next = this.lists.shift();
+    if (!next) throw new Error("unexpected list");
+    return next();
+  }
+
+  async connect(url: string): Promise<WatchSocket> {
+    if (this.failNextConnect) {
+      this.failNextConnect = false;
+      throw new Error("connection refused");
+    }
+    const socket = new ScriptedSocket(url);
+    this.sockets.push(socket);
+    return socket;
+  }
+}
+
+const list = (rv: number, status = 200, headers: Record<string, string> = {}) => () =>
+  new Response(
+    status === 200 ? JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(rv) }, items: [] }) : JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: "nope", reason: status === 503 ? "ServiceUnavailable" : "Forbidden", code: status }),
+    { status, headers },
+  );
+
+/** Delays 8, 16, 32, 64 ms: `random` 1 takes the top of each jitter range. */
+const BACKOFF = { initialMs: 8, maxMs: 64, random: () => 0.999999 };
+
+function start(relay: ScriptedRelay, options: WatchOptions = {}) {
+  const stop = new AbortController();
+  const iterator = watch<KubeObject>("http://relay/api/v1/pods", { transport: relay, backoff: BACKOFF, signal: stop.signal, ...options });
+  const next = async (): Promise<WatchUpdate<KubeObject>> => {
+    for (;;) {
+      const { value, done } = await iterator.next();
+      if (done) throw new Error("the watch ended");
+      if (value.type !== "BOOKMARK") return value;
+    }
+  };
+  return { next, iterator, stop: () => stop.abort() };
+}
+
+const rvParam = (socket: ScriptedSocket | undefined) => new URL(socket!.url).searchParams.get("resourceVersion");
+
+describe("watch reconnect policy", () => {
+  it("resumes every relay close from the last resourceVersion: a normal end at once, the others after a backoff", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(10));
+    const w = start(relay);
+    expect(await w.next()).toMatchObject({ type: "listed", resourceVersion: "10" });
+    let rv = 10;
+    for (const [code, delay] of [[1000, 0], [1001, 8], [1012, 8], [4008, 8], [1006, 8]] as const) {
+      expect(await w.next()).toMatchObject({ type: "connected", resourceVersion: String(rv) });
+      const socket = relay.sockets.at(-1)!;
+      expect(rvParam(socket)).toBe(String(rv));
+      socket.modified(++rv);
+      expect(await w.next()).toMatchObject({ type: "MODIFIED" });
+      socket.serverClose(code, `closed with ${code}`);
+      expect(await w.next()).toEqual({ type: "closed", code, reason: `closed with ${code}`, retryInMs: delay });
+    }
+    expect(await w.next()).toMatchObject({ type: "connected", resourceVersion: String(rv), resuming: true });
+    w.stop();
+  });
+
+  it("backs off, doubling, while sockets close without delivering anything, and while connecting fails", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(10));
+    const w = start(relay);
+    await w.next();
+    const delays: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await w.next();
+      relay.sockets.at(-1)!.serverClose(1001);
+      delays.push(((await w.next()) as { retryInMs: number }).retryInMs);
+    }
+    relay.failNextConnect = true;
+    const failed = await w.next();
+    expect(failed).toMatchObject({ type: "error", retryInMs: 64 });
+    expect((failed as { error: Error }).error.message).toMatch(/did not open: .*GET the same URL without watch=1/);
+    expect(delays).toEqual([8, 16, 32]);
+    w.stop();
+  });
+
+  it("retries a 503 no sooner than the relay asks", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(0, 503, { "retry-after": "2" }));
+    const w = start(relay);
+    expect(await w.next()).toMatchObject({ type: "error", retryInMs: 2000, error: { code: 503, retryable: true } });
+    w.stop();
+  });
+
+  it("ends on a 403 with a WatchError that says why", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(0, 403));
+    const end = start(relay).iterator.next();
+    await expect(end).rejects.toThrow(WatchError);
+    await expect(end).rejects.toThrow(/403 Forbidden: nope \(the token, or the lack of one, may not list and watch this collection\)/);
+  });
+
+  it("relists after a 410, spacing relists out when every watch is answered with a 410", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(10), list(20), list(30), list(40));
+    const w = start(relay);
+    const expired = { kind: "Status", apiVersion: "v1", status: "Failure", message: "too old resource version: 10 (15)", reason: "Expired", code: 410 };
+    expect(await w.next()).toMatchObject({ type: "listed", resourceVersion: "10" });
+    for (const rv of ["20", "30", "40"]) {
+      await w.next();
+      relay.sockets.at(-1)!.event("ERROR", expired);
+      expect(await w.next()).toMatchObject({ type: "relisted", resourceVersion: rv, expired: "too old resource version: 10 (15)" });
+    }
+    const gaps = relay.listedAt.slice(1).map((t, i) => t - relay.listedAt[i]!);
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual([8, 16, 32][i]! - 1));
+    expect(await w.next()).toMatchObject({ type: "connected", resourceVersion: "40", resuming: false });
+    w.stop();
+  });
+
+  it("treats an ERROR event as the Status it carries: 500s are retried from the same resourceVersion, a 403 ends the watch", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(10));
+    const w = start(relay);
+    await w.next();
+    await w.next();
+    relay.sockets.at(-1)!.event("ERROR", { kind: "Status", apiVersion: "v1", status: "Failure", message: "etcd is sad", reason: "InternalError", code: 500 });
+    expect(await w.next()).toMatchObject({ type: "error", retryInMs: 8, error: { code: 500 } });
+    expect(await w.next()).toMatchObject({ type: "connected", resourceVersion: "10" });
+    relay.sockets.at(-1)!.event("ERROR", { kind: "Status", apiVersion: "v1", status: "Failure", message: "no", reason: "Forbidden", code: 403 });
+    await expect(w.iterator.next()).rejects.toThrow(/the watch failed: 403 Forbidden: no/);
+  });
+});
