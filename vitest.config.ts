@@ -54,6 +54,7 @@ export default defineConfig({
         ALLOWED_ORIGINS: "https://dashboard.example",
         MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
       }),
+      workers("workers-kube", ["test/worker-kube/**/*.test.ts"], { AUTH_MODE: "kube" }),
     ],
   },
 });

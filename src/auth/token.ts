@@ -6,23 +6,13 @@
  * (apiserver `pkg/authentication/request/websocket/protocol.go`). Tokens are identified by a
  * hash in caches and logs, never by themselves.
  */
-
-export const BEARER_PROTOCOL_PREFIX = "base64url.bearer.authorization.k8s.io.";
+import { BEARER_PROTOCOL_PREFIX, tokenOfProtocol } from "../k8s/websocket.ts";
 
 export function offeredProtocols(request: Request): string[] {
   return (request.headers.get("sec-websocket-protocol") ?? "")
     .split(",")
     .map((p) => p.trim())
     .filter((p) => p.length > 0);
-}
-
-function fromBase64Url(value: string): string | undefined {
-  try {
-    const binary = atob(value.replace(/-/g, "+").replace(/_/g, "/"));
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
-  } catch {
-    return undefined;
-  }
 }
 
 /** The request's bearer token, if it carries one; `null` if it carries a malformed one. */
@@ -34,8 +24,7 @@ export function bearerToken(request: Request): string | undefined | null {
   }
   const protocol = offeredProtocols(request).find((p) => p.startsWith(BEARER_PROTOCOL_PREFIX));
   if (protocol === undefined) return undefined;
-  const token = fromBase64Url(protocol.slice(BEARER_PROTOCOL_PREFIX.length));
-  return token && token.length > 0 ? token : null;
+  return tokenOfProtocol(protocol) ?? null;
 }
 
 /** A stable, non-reversible id for a token: SHA-256, hex, first 16 bytes. */

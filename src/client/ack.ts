@@ -1,10 +1,10 @@
 /**
  * @module
- * The relay's WebSocket acknowledgement: `{"type":"ACK","received":n}`, n the summed length of
- * the text messages taken so far on this socket. Workers cannot see a socket's send buffer, so
- * this is how a hub knows how far behind its subscriber is: it cuts one that falls too far
- * behind (close 4008) instead of buffering without bound, and the watch resumes.
+ * When to acknowledge (`src/k8s/websocket.ts`): often enough that the hub sees how far behind
+ * this subscriber is — it cuts one that falls too far behind (close 4008) rather than buffer
+ * without bound, and the watch resumes — and no more often than that costs.
  */
+import { ackMessage } from "../k8s/websocket.ts";
 
 /** Acknowledge at least this often while messages arrive... */
 const ACK_INTERVAL_MS = 250;
@@ -33,7 +33,7 @@ export class Acknowledger {
     if (this.#taken === this.#acked) return;
     this.#acked = this.#taken;
     try {
-      this.#send(JSON.stringify({ type: "ACK", received: this.#taken }));
+      this.#send(ackMessage(this.#taken));
     } catch {
       // the socket is closing; its close ends the session
     }

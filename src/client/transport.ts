@@ -4,6 +4,7 @@
  * Node 22 both have) and how a bearer token rides on each: the API server's WebSocket token
  * subprotocol, since browsers cannot set headers on a WebSocket, and `Authorization` on lists.
  */
+import { bearerProtocol } from "../k8s/websocket.ts";
 import type { Transport, WatchSocket } from "./types.ts";
 
 /**
@@ -11,15 +12,8 @@ import type { Transport, WatchSocket } from "./types.ts";
  * ("missing additional subprotocol"), and echoes this one. Watch frames stay JSON text.
  */
 export const BINARY_PROTOCOL = "base64.binary.k8s.io";
-const BEARER_PROTOCOL_PREFIX = "base64url.bearer.authorization.k8s.io.";
-
 /** `[base64.binary.k8s.io, base64url.bearer.authorization.k8s.io.<base64url-nopad(token)>]`. */
-export function bearerProtocols(token: string): string[] {
-  let binary = "";
-  for (const byte of new TextEncoder().encode(token)) binary += String.fromCharCode(byte);
-  const encoded = btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  return [BINARY_PROTOCOL, BEARER_PROTOCOL_PREFIX + encoded];
-}
+export const bearerProtocols = (token: string): string[] => [BINARY_PROTOCOL, bearerProtocol(token)];
 
 export const authorization = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
 

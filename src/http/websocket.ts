@@ -4,7 +4,8 @@
  * apiserver `watch.go`): at most one protocol is accepted and echoed back verbatim; a bearer
  * token may ride along as `base64url.bearer.authorization.k8s.io.<token>` and is never echoed.
  */
-import { BEARER_PROTOCOL_PREFIX, offeredProtocols } from "../auth/token.ts";
+import { offeredProtocols } from "../auth/token.ts";
+import { BEARER_PROTOCOL_PREFIX } from "../k8s/websocket.ts";
 import type { Parsed } from "../k8s/options.ts";
 import { badRequest } from "../k8s/status.ts";
 

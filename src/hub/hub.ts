@@ -14,6 +14,7 @@ import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
 import { badRequest, failure, notFound, serviceUnavailable, statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
+import { parseAck } from "../k8s/websocket.ts";
 import { logger, type Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
 import { AccessGuard } from "./access.ts";
@@ -27,7 +28,7 @@ import { UpstreamError } from "./reflector.ts";
 import { readHubRequest, type HubRequest } from "./request.ts";
 import { HubQuotas } from "./quotas.ts";
 import { HubStorage } from "./storage.ts";
-import { CLOSE, HttpSink, parseAck, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
+import { CLOSE, HttpSink, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
 
 /** How often the alarm checks an active hub; Workers evict a busy-but-idle object after 70-140 s. */
 const HEARTBEAT_MS = 30_000;

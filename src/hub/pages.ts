@@ -7,6 +7,7 @@
  * When a snapshot is no longer retained the token has expired, and the answer is 410, as
  * after an etcd compaction.
  */
+import { decodeBase64Url, encodeBase64Url } from "../k8s/base64url.ts";
 import type { CachedObject } from "./cache.ts";
 
 export interface Snapshot {
@@ -32,15 +33,13 @@ export interface Cursor {
 const VERSION = "meta.k8s.io/v1";
 
 export function encodeContinue(cursor: Cursor): string {
-  const json = JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000` });
-  return btoa(String.fromCharCode(...new TextEncoder().encode(json))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return encodeBase64Url(JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000` }));
 }
 
 /** The cursor in a continue token, or `undefined` if it is not one of ours. */
 export function decodeContinue(token: string): Cursor | undefined {
   try {
-    const binary = atob(token.replace(/-/g, "+").replace(/_/g, "/"));
-    const parsed = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)))) as { v?: unknown; rv?: unknown; start?: unknown };
+    const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown };
     if (parsed.v !== VERSION || typeof parsed.rv !== "number" || typeof parsed.start !== "string") return undefined;
     return { rv: parsed.rv, start: parsed.start.replace(/\u0000$/, "") };
   } catch {

@@ -43,22 +43,6 @@ export interface Sink {
   readonly closed: boolean;
 }
 
-/** Client → hub message on a WebSocket: "I have received this much" (sum of message lengths). */
-export interface AckMessage {
-  type: "ACK";
-  received: number;
-}
-
-export function parseAck(message: string | ArrayBuffer): number | undefined {
-  if (typeof message !== "string" || message.length > 200) return undefined;
-  try {
-    const parsed = JSON.parse(message) as Partial<AckMessage>;
-    return parsed.type === "ACK" && typeof parsed.received === "number" && parsed.received >= 0 ? parsed.received : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * A hibernatable WebSocket. Workers do not report a socket's buffered amount (workerd#988),
  * so the backlog comes from `bufferedAmount` where the runtime has it, otherwise from the

@@ -7,7 +7,7 @@ import { listDurableObjectIds } from "cloudflare:test";
 import { sign } from "hono/jwt";
 import { describe, expect, it, vi } from "vitest";
 import type { Rule } from "../../src/auth/rules.ts";
-import { BEARER_PROTOCOL_PREFIX } from "../../src/auth/token.ts";
+import { bearerProtocol as tokenProtocol } from "../../src/k8s/websocket.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
 
 const SECRET = "test-secret-that-is-long-enough-for-hs256";
@@ -17,9 +17,8 @@ async function token(sub: string, rules: Rule[], ttlSeconds = 600, secret = SECR
   return sign({ sub, exp: Math.floor(Date.now() / 1000) + ttlSeconds, rules }, secret, "HS256");
 }
 
-const b64url = (s: string) => btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
-const bearerProtocol = (t: string) => ({ "sec-websocket-protocol": `base64.binary.k8s.io, ${BEARER_PROTOCOL_PREFIX}${b64url(t)}` });
+const bearerProtocol = (t: string) => ({ "sec-websocket-protocol": `base64.binary.k8s.io, ${tokenProtocol(t)}` });
 
 /** Status of a list, an HTTP watch and a WebSocket watch of `path` with `token`. */
 async function attempt(path: string, t: string | undefined): Promise<[number, number, number]> {

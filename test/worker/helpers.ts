@@ -193,6 +193,11 @@ export class Sim {
     await eventually(() => this.stats().then(() => true, () => false), "the simulated API server to come back");
   }
 
+  /** Replace the simulated cluster's users (tokens and RBAC rules). */
+  setUsers(users: Array<{ name: string; tokens: string[]; rules: Array<{ verbs: string[]; apiGroups: string[]; resources: string[]; namespaces?: string[] }> }>): Promise<unknown> {
+    return this.#call("PUT", "/_sim/users", users);
+  }
+
   configure(config: Record<string, unknown>): Promise<unknown> {
     return this.#call("POST", "/_sim/config", config);
   }

@@ -1,0 +1,91 @@
+/**
+ * AUTH_MODE=kube: subscribers bring their own Kubernetes tokens; the cluster decides (the
+ * simulated API server enforces RBAC rules a test can change), and live streams are checked
+ * again, so access revoked mid-watch ends the watch.
+ */
+import { describe, expect, it } from "vitest";
+import { bearerProtocol } from "../../src/k8s/websocket.ts";
+import { relay, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
+
+const sim = new Sim();
+const read = ["get", "list", "watch"];
+const ws = (token: string) => ({ "sec-websocket-protocol": `base64.binary.k8s.io, ${bearerProtocol(token)}` });
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+async function grant(ns: string, users: Record<string, string[] | "all" | "none">) {
+  await sim.setUsers(
+    Object.entries(users).map(([name, namespaces]) => ({
+      name,
+      tokens: [`${name}-token`],
+      rules: namespaces === "none" ? [] : [{ verbs: read, apiGroups: [""], resources: ["pods"], ...(namespaces === "all" ? {} : { namespaces }) }],
+    })),
+  );
+  await sim.createPod(ns, "p");
+}
+
+async function statuses(path: string, headers: Record<string, string>): Promise<number[]> {
+  const list = await relay(path, { headers });
+  await list.body?.cancel();
+  const watch = await relay(`${path}?watch=1`, { headers });
+  await watch.body?.cancel();
+  return [list.status, watch.status];
+}
+
+describe("the cluster decides", () => {
+  it("a user may read what its RBAC allows, nothing else; unknown tokens get 401", async () => {
+    const ns = uniqueNamespace("k");
+    await grant(ns, { alice: [ns], admin: "all" });
+    expect(await statuses(`/api/v1/namespaces/${ns}/pods`, bearer("alice-token"))).toEqual([200, 200]);
+    expect(await statuses(`/api/v1/namespaces/other/pods`, bearer("alice-token"))).toEqual([403, 403]);
+    expect(await statuses(`/api/v1/pods`, bearer("alice-token"))).toEqual([403, 403]);
+    expect(await statuses(`/api/v1/pods`, bearer("admin-token"))).toEqual([200, 200]);
+    expect(await statuses(`/api/v1/pods`, bearer("stolen"))).toEqual([401, 401]);
+    expect(await statuses(`/api/v1/pods`, {})).toEqual([401, 401]);
+    const denied = await relay(`/api/v1/namespaces/other/pods?watch=1`, { headers: bearer("alice-token") });
+    expect(await denied.json()).toMatchObject({ code: 403, message: 'pods is forbidden: User "alice" cannot watch resource "pods" in API group "" in the namespace "other"' });
+    const socket = await relay(`/api/v1/namespaces/${ns}/pods?watch=1`, { headers: { upgrade: "websocket", ...ws("alice-token") } });
+    expect(socket.status).toBe(101);
+    socket.webSocket!.accept();
+    socket.webSocket!.close();
+  });
+
+  it("decisions are cached per token and access for a short while", async () => {
+    const ns = uniqueNamespace("c");
+    await grant(ns, { carol: [ns] });
+    const before = await sim.requests("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
+    for (let i = 0; i < 3; i++) expect(await statuses(`/api/v1/namespaces/${ns}/pods`, bearer("carol-token"))).toEqual([200, 200]);
+    const reviews = (await sim.requests("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", before.next)).requests;
+    expect(reviews).toHaveLength(2); // one for list, one for watch
+  });
+
+  it("fails closed: when the cluster cannot be asked, nothing is served", async () => {
+    const response = await relay("/clusters/down/api/v1/pods", { headers: bearer("alice-token") });
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ reason: "ServiceUnavailable", message: expect.stringContaining("cannot verify the bearer token") });
+  });
+});
+
+describe("live streams are checked again", () => {
+  it("access revoked mid-watch ends the stream with 403 (close 4403) within the re-check interval", async () => {
+    const ns = uniqueNamespace("r");
+    await grant(ns, { dave: [ns] });
+    const sub = await wsWatch(`/api/v1/namespaces/${ns}/pods?watch=1`, ws("dave-token"));
+    expect((await sub.events.next()).type).toBe("ADDED");
+    const revokedAt = Date.now();
+    await grant(uniqueNamespace("elsewhere"), { dave: "none" });
+    const closed = await sub.events.closed();
+    expect(closed).toMatchObject({ code: 4403, reason: "access revoked" });
+    expect(Date.now() - revokedAt).toBeLessThan(10_000); // AUTH_RECHECK_SECONDS is 1 in tests
+    expect(sub.events.drain().at(-1)).toMatchObject({ type: "ERROR", object: { code: 403, reason: "Forbidden", message: expect.stringContaining("access was revoked during the watch") } });
+  });
+
+  it("a token the cluster stops accepting ends the stream with 401 (close 4401)", async () => {
+    const ns = uniqueNamespace("t");
+    await grant(ns, { erin: [ns] });
+    const sub = await wsWatch(`/api/v1/namespaces/${ns}/pods?watch=1`, ws("erin-token"));
+    await sub.events.next();
+    await sim.setUsers([]);
+    expect(await sub.events.closed()).toMatchObject({ code: 4401 });
+    expect(sub.events.drain().at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
+  });
+});
