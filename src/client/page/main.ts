@@ -5,7 +5,9 @@
  * does) and shows the objects, the watch's lifecycle, and what the relay's hub for that key is
  * doing. The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
  * and `timeoutSeconds=N` asks the relay to end each WebSocket after N seconds, to watch the
- * client resume.
+ * client resume. Against a relay that requires a token, open `/#token=<token>`: a fragment never
+ * reaches a server or its logs, and the page moves it into session storage and out of the
+ * address bar at once.
  */
 import { informer, objectKey, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
 import { ConnectionIndicator } from "./connection.ts";
@@ -31,6 +33,18 @@ const empty = element<HTMLElement>("empty");
 const relayStats = element<HTMLElement>("relay-stats");
 const indicator = new ConnectionIndicator(element("connection"));
 const log = new EventLog(element<HTMLOListElement>("log"));
+
+/** The bearer token for this tab, if the relay needs one (see the module comment). */
+function sessionToken(): string | undefined {
+  const fromFragment = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromFragment) {
+    sessionStorage.setItem("kube-watch-relay-token", fromFragment);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem("kube-watch-relay-token") ?? undefined;
+}
+const token = sessionToken();
+const auth = token ? { token } : {};
 
 const query = new URLSearchParams(location.search);
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
@@ -100,6 +114,7 @@ function watchSelection(): void {
   // The first list arrives as adds: fill the table quietly, then log and flash what changes.
   let listing = true;
   const current: Informer<KubeResource> = informer(collectionUrl(), {
+    ...auth,
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
     onAdd(object) {
       table.upsert(object, listing ? undefined : "added");
@@ -145,7 +160,7 @@ async function refreshStats(): Promise<void> {
   const url = statsUrl(collectionUrl());
   let text: string;
   try {
-    const response = await fetch(url, { cache: "no-store" });
+    const response = await fetch(url, { cache: "no-store", headers: token ? { authorization: `Bearer ${token}` } : {} });
     if (!response.ok) throw new Error(String(response.status));
     const stats = (await response.json()) as RelayStats;
     text =
@@ -185,6 +200,7 @@ function setUpControls(): void {
 
   // The namespace picker is itself a client of the library: namespaces come and go live.
   const namespaces = informer("/api/v1/namespaces", {
+    ...auth,
     onAdd: (ns) => addNamespace(ns.metadata?.name ?? ""),
     onDelete: (ns) => {
       const name = ns.metadata?.name;
