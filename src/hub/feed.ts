@@ -7,6 +7,7 @@
 import { eventLine } from "../k8s/event.ts";
 import { keyApiVersion, type WatchKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";
+import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { ObjectCache, relistDiff, type CachedObject, type ObjectEvent } from "./cache.ts";
@@ -43,7 +44,7 @@ export class Feed implements ReflectorHandler {
   /** The state reflects the upstream now: listed, or a watch established, since the last start. */
   #fresh = false;
   #waiters: Array<{ fresh: boolean; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
-  #versionWaiters: Array<{ rv: number; resolve: (reached: boolean) => void }> = [];
+  readonly #versionWaiters = new VersionWaiters();
   upstreamState: ReflectorState = "stopped";
 
   constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log) {
@@ -105,28 +106,7 @@ export class Feed implements ReflectorHandler {
    * how a request for a resourceVersion ahead of the hub waits, as the watch cache does.
    */
   waitFor(rv: number, ms: number): Promise<boolean> {
-    if (this.window.head >= rv) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter = {
-        rv,
-        resolve: (reached: boolean) => {
-          clearTimeout(timer);
-          resolve(reached);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.#versionWaiters = this.#versionWaiters.filter((w) => w !== waiter);
-        resolve(false);
-      }, ms);
-      this.#versionWaiters.push(waiter);
-    });
-  }
-
-  /** Wake the requests waiting for a resourceVersion the head has now reached. */
-  #reached(): void {
-    if (this.#versionWaiters.length === 0) return;
-    const head = this.window.head;
-    this.#versionWaiters = this.#versionWaiters.filter((w) => (w.rv <= head ? (w.resolve(true), false) : true));
+    return this.#versionWaiters.wait(this.window.head, rv, ms);
   }
 
   #ready(fresh: boolean): boolean {
@@ -166,7 +146,7 @@ export class Feed implements ReflectorHandler {
     this.cache.replace(objects);
     this.window.reset(list.resourceVersion);
     this.#storage.saveSnapshot(identity, objects, list.resourceVersion);
-    this.#reached();
+    this.#versionWaiters.reached(this.window.head);
     if (previous) {
       this.#log("upstream history is inconsistent with the hub's; window reset", { head, listed: list.resourceVersion });
       this.#listener.reset(list.resourceVersion);
@@ -216,7 +196,7 @@ export class Feed implements ReflectorHandler {
       appended.push(event);
     }
     this.window.advance(head);
-    this.#reached();
+    this.#versionWaiters.reached(this.window.head);
     if (appended.length === 0) {
       this.#storage.saveHead(this.window.head);
       return;

@@ -37,7 +37,7 @@ type Obj = Record<string, any>;
 const NONE = "<none>";
 
 /** apimachinery `duration.HumanDuration`: `45s`, `3m20s`, `5h10m`, `4d3h`, `2y10d`. */
-function humanDuration(ms: number): string {
+export function humanDuration(ms: number): string {
   const seconds = Math.floor(ms / 1000);
   if (seconds < -1) return "<invalid>";
   if (seconds < 0) return "0s";

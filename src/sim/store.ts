@@ -6,6 +6,7 @@
  * notification of watchers. Stored objects are never mutated after a write: readers clone.
  */
 import type { KubeObject } from "../k8s/types.ts";
+import { VersionWaiters } from "../k8s/waiters.ts";
 import { goJson } from "./json.ts";
 import { canonicalObject } from "./meta.ts";
 import type { ResourceDef } from "./resources.ts";
@@ -53,7 +54,7 @@ export class Store {
   #historyLimit: number;
   readonly #objects = new Map<string, Map<string, KubeObject>>();
   readonly #listeners = new Set<Listener>();
-  #waiters: Array<{ rv: number; resolve: (reached: boolean) => void }> = [];
+  readonly #waiters = new VersionWaiters();
 
   constructor(options: { historyLimit: number; initialResourceVersion?: number }) {
     this.#rv = options.initialResourceVersion ?? 0;
@@ -114,11 +115,7 @@ export class Store {
     this.#history.push(event);
     this.#trim();
     for (const listener of this.#listeners) listener(event);
-    if (this.#waiters.length) {
-      const due = this.#waiters.filter((w) => w.rv <= this.#rv);
-      this.#waiters = this.#waiters.filter((w) => w.rv > this.#rv);
-      for (const w of due) w.resolve(true);
-    }
+    this.#waiters.reached(this.#rv);
     return event;
   }
 
@@ -184,27 +181,12 @@ export class Store {
 
   /** Resolves `true` once the store reaches `rv`, or `false` after `timeoutMs`. */
   waitFor(rv: number, timeoutMs: number): Promise<boolean> {
-    if (this.#rv >= rv) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter = {
-        rv,
-        resolve: (reached: boolean) => {
-          clearTimeout(timer);
-          resolve(reached);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        resolve(false);
-      }, timeoutMs);
-      this.#waiters.push(waiter);
-    });
+    return this.#waiters.wait(this.#rv, rv, timeoutMs);
   }
 
   /** Release pending waiters (they see `false`), for shutdown. */
   close(): void {
-    for (const w of this.#waiters) w.resolve(false);
-    this.#waiters = [];
+    this.#waiters.cancel();
     this.#listeners.clear();
   }
 }

@@ -92,8 +92,8 @@ export function relay(path: string, init?: RequestInit): Promise<Response> {
   return exports.default.fetch(new Request(`http://relay.test${path}`, init));
 }
 
-export interface Subscription {
-  events: Inbox<WatchEvent>;
+export interface Subscription<T = KubeObject> {
+  events: Inbox<WatchEvent<T>>;
   /** Raw frames or lines, exactly as received. */
   raw: string[];
   close(): void;
@@ -116,10 +116,11 @@ export async function wsWatch(path: string, headers: Record<string, string> = {}
 }
 
 /** An HTTP chunked watch through the relay. */
-export async function httpWatch(path: string): Promise<Subscription & { response: Response }> {
-  const response = await relay(path);
+/** An HTTP chunked watch through the relay; `T` is what the events carry (a Table, with a Table Accept). */
+export async function httpWatch<T = KubeObject>(path: string, headers: Record<string, string> = {}): Promise<Subscription<T> & { response: Response }> {
+  const response = await relay(path, { headers });
   if (response.status !== 200 || !response.body) throw new Error(`expected a watch stream, got ${response.status}: ${await response.text()}`);
-  const events = new Inbox<WatchEvent>();
+  const events = new Inbox<WatchEvent<T>>();
   const raw: string[] = [];
   const reader = response.body.getReader();
   const lines = new LineSplitter();
@@ -130,7 +131,7 @@ export async function httpWatch(path: string): Promise<Subscription & { response
         if (done) break;
         for (const line of lines.push(value)) {
           raw.push(line);
-          events.push(JSON.parse(line) as WatchEvent);
+          events.push(JSON.parse(line) as WatchEvent<T>);
         }
       }
     } catch {

@@ -1,11 +1,10 @@
 /**
  * @module
- * Helpers for the Kubernetes-client tests: what kubectl sends (Accept headers), watches with
- * request headers (the shared `httpWatch` sends none), and writes to a simulated API server.
+ * Helpers for the Kubernetes-client tests: what kubectl sends (Accept headers), and writes to a
+ * simulated API server.
  */
-import { LineSplitter } from "../../src/k8s/ndjson.ts";
-import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
-import { Inbox, relay, type Sim } from "./helpers.ts";
+import type { KubeObject } from "../../src/k8s/types.ts";
+import { relay, type Sim } from "./helpers.ts";
 
 /** kubectl's Accept for human-readable output (kubectl `get`, cli-runtime). */
 export const KUBECTL_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
@@ -13,28 +12,6 @@ export const TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io";
 export const AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 /** kubectl 1.32's Accept for `/api` and `/apis` (client-go `discovery_client.go`). */
 export const KUBECTL_DISCOVERY = `${AGGREGATED},application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json`;
-
-/** An HTTP watch through the relay with request headers; events are awaited one by one. */
-export async function watchWith(path: string, headers: Record<string, string>): Promise<{ response: Response; events: Inbox<WatchEvent<any>>; close(): void }> {
-  const response = await relay(path, { headers });
-  if (response.status !== 200 || !response.body) throw new Error(`expected a watch stream, got ${response.status}: ${await response.text()}`);
-  const events = new Inbox<WatchEvent<any>>();
-  const reader = response.body.getReader();
-  const lines = new LineSplitter();
-  void (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        for (const line of lines.push(value)) events.push(JSON.parse(line) as WatchEvent<any>);
-      }
-    } catch {
-      // cancelled by the test
-    }
-    events.end();
-  })();
-  return { response, events, close: () => void reader.cancel().catch(() => undefined) };
-}
 
 /** Create an object directly at the simulated API server (any resource; `path` is its collection). */
 export async function simCreate(sim: Sim, path: string, object: KubeObject): Promise<KubeObject> {

@@ -8,8 +8,8 @@ import { env } from "cloudflare:workers";
 import { listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { INITIAL_EVENTS_END, type KubeObject } from "../../src/k8s/types.ts";
-import { relay, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
-import { KUBECTL_TABLE, TABLE_V1, watchWith } from "./kube-helpers.ts";
+import { httpWatch, relay, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { KUBECTL_TABLE, TABLE_V1 } from "./kube-helpers.ts";
 
 const sim = new Sim();
 const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
@@ -86,29 +86,29 @@ describe("Tables for kubectl", () => {
 
   it("a watch sends one-row Tables: columns on the first event only, BOOKMARKs converted, live events with their cells", async () => {
     const { ns } = await podsIn(2);
-    const watch = await watchWith(`${podsPath(ns)}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, { accept: KUBECTL_TABLE });
+    const watch = await httpWatch<Table>(`${podsPath(ns)}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, { accept: KUBECTL_TABLE });
     expect(watch.response.headers.get("content-type")).toBe(TABLE_V1);
     const [first, second, bookmark] = await watch.events.take(3);
     expect([first!.type, second!.type, bookmark!.type]).toEqual(["ADDED", "ADDED", "BOOKMARK"]);
     expectPodTableShape(first!.object, true);
     expectPodTableShape(second!.object, false);
-    expect([first!.object.rows[0].cells[0], second!.object.rows[0].cells[0]]).toEqual(["p0", "p1"]);
+    expect([first!.object.rows[0]!.cells[0], second!.object.rows[0]!.cells[0]]).toEqual(["p0", "p1"]);
     expectPodTableShape(bookmark!.object, false);
-    expect(bookmark!.object.rows[0].object.metadata.annotations).toEqual({ [INITIAL_EVENTS_END]: "true" });
+    expect(bookmark!.object.rows[0]!.object!.metadata!.annotations).toEqual({ [INITIAL_EVENTS_END]: "true" });
 
     const patched = await sim.patchPod(ns, "p1", { metadata: { labels: { tier: "web" } } });
     const live = await watch.events.next("the live MODIFIED");
     expect(live.type).toBe("MODIFIED");
     expectPodTableShape(live.object, false);
     expect(live.object.metadata.resourceVersion).toBe(patched.metadata!.resourceVersion);
-    expect(live.object.rows[0].cells[0]).toBe("p1");
-    expect(live.object.rows[0].object.metadata.labels).toEqual({ tier: "web" });
+    expect(live.object.rows[0]!.cells[0]).toBe("p1");
+    expect(live.object.rows[0]!.object!.metadata!.labels).toEqual({ tier: "web" });
     watch.close();
   });
 
   it("an ERROR event reaches a Table watch as the Status it is", async () => {
     const { ns } = await podsIn(1);
-    const watch = await watchWith(`${podsPath(ns)}?watch=1&resourceVersion=1`, { accept: KUBECTL_TABLE });
+    const watch = await httpWatch<Table>(`${podsPath(ns)}?watch=1&resourceVersion=1`, { accept: KUBECTL_TABLE });
     const error = await watch.events.next("the 410");
     expect(error).toMatchObject({ type: "ERROR", object: { kind: "Status", apiVersion: "v1", reason: "Expired", code: 410 } });
     await watch.events.closed();
