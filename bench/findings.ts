@@ -1,0 +1,188 @@
+/**
+ * @module
+ * What a run says, in sentences computed from its rows: the summary, what limits the relay
+ * where it misses a target, and how to read its CPU profiles. Written from the numbers every
+ * time, so BENCHMARKS.md stays true when the relay (or the machine) changes. A finding whose
+ * rows the run did not produce (a smaller mode, a filtered run) is left out.
+ */
+import type { ProfileSummary, Stage } from "./profile.ts";
+import { idleMemory, type FanoutRow, type KeysRow, type Results, type SnapshotRow, type StormRow } from "./rows.ts";
+import type { SystemName } from "./systems/system.ts";
+import { num, rowsOf } from "./tables.ts";
+
+const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+const seconds = (ms: number) => (ms >= 10_000 ? `${(ms / 1000).toFixed(0)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${num(ms)} ms`);
+
+/** The fan-out size the targets name (1,000 subscribers), or the largest the run measured. */
+function fanoutAt(results: Results) {
+  const rows = rowsOf<FanoutRow>(results, "fanout");
+  const sizes = [...new Set(rows.map((r) => r.subscribers))];
+  const size = sizes.includes(1000) ? 1000 : Math.max(0, ...sizes);
+  const rates = [...new Set(rows.map((r) => r.eventsPerSec))].sort((a, b) => a - b);
+  const at = (system: SystemName, rate: number) => rows.find((r) => r.system === system && r.subscribers === size && r.eventsPerSec === rate);
+  return { size, rates, at, memory: (system: SystemName) => idleMemory(rows, system, size) };
+}
+
+export function summary(results: Results): string[] {
+  const out: string[] = [];
+  const { size, rates, at, memory } = fanoutAt(results);
+  for (const rate of rates) {
+    const relay = at("relay", rate);
+    const [floor, node, raw] = (["workerd-floor", "node-relay", "raw-ws"] as const).map((s) => at(s, rate));
+    if (!relay || !floor || !node || !raw || !relay.cpuUsPerEvent || !floor.cpuUsPerEvent || !node.cpuUsPerEvent || !raw.cpuUsPerEvent) continue;
+    out.push(
+      `**Fan-out, ${num(size)} subscribers × ${num(rate)} events/s:** the relay delivered ${num(relay.deliveredPerSec)} events/s (${num(relay.deliveredPct)}% of what was asked): ` +
+        `${x(relay.deliveredPerSec, node.deliveredPerSec)} node-relay, ${x(relay.deliveredPerSec, raw.deliveredPerSec)} raw-ws, ${x(relay.deliveredPerSec, floor.deliveredPerSec)} workerd-floor. ` +
+        `CPU per delivered event: relay ${num(relay.cpuUsPerEvent)} µs, workerd-floor ${num(floor.cpuUsPerEvent)} µs, node-relay ${num(node.cpuUsPerEvent)} µs, raw-ws ${num(raw.cpuUsPerEvent)} µs.`,
+    );
+  }
+  const relay = at("relay", rates[0] ?? 0);
+  const direct = at("direct", rates[0] ?? 0);
+  if (relay && direct) {
+    out.push(
+      `**Upstream load:** ${num(relay.upstreamConnections)} upstream watch for ${num(size)} relay subscribers; ${num(direct.upstreamConnections)} for ${num(size)} direct ones, ` +
+        `which cost the API server ${num(direct.upstreamCpuPct)}% of a core against ${num(relay.upstreamCpuPct)}% with the relay in front (at ${num(relay.eventsPerSec)} events/s).`,
+    );
+  }
+  const [relayMemory, floorMemory] = (["relay", "workerd-floor"] as const).map(memory);
+  if (relayMemory) {
+    out.push(
+      `**Memory per idle subscriber** (${num(relayMemory.subscribers)} subscribers): ${num(relayMemory.rssKB)} KB resident in the relay's workerd, of which ${num(relayMemory.heapKB)} KB is the relay's JS heap` +
+        (floorMemory ? `; workerd-floor, which keeps nothing per subscriber, adds ${num(floorMemory.rssKB)} KB resident.` : "."),
+    );
+  }
+  if (relay) {
+    const proxied = at("relay-proxied", relay.eventsPerSec);
+    if (proxied && proxied.cpuUsPerEvent && relay.cpuUsPerEvent) {
+      out.push(
+        `**wrangler dev's proxy hop** (the address \`npm start\` prints): ${x(proxied.deliveredPerSec, relay.deliveredPerSec)} the relay's delivery, ` +
+          `at ${x(proxied.cpuUsPerEvent, relay.cpuUsPerEvent)} its CPU per event (both workerd processes counted). The other figures connect to the relay's own workerd, as production clients would.`,
+      );
+    }
+  }
+  const storms = rowsOf<StormRow>(results, "storm");
+  const stormOf = (s: SystemName) => storms.find((r) => r.system === s);
+  const [sRelay, sDirect, sNode, sRaw] = (["relay", "direct", "node-relay", "raw-ws"] as const).map(stormOf);
+  if (sRelay) {
+    const caught = (r: StormRow) => (r.catchUpMs !== null ? `all caught up in ${seconds(r.catchUpMs)}` : `${num(r.caughtUp)} of ${num(r.subscribers)} caught up within ${seconds(results.sizes.storm.timeoutMs)}`);
+    out.push(
+      `**Storm** (${num(sRelay.subscribers)} subscribers resume after ${num(sRelay.missedEvents)} missed events): relay ${caught(sRelay)}, with ${num(sRelay.upstreamRequests)} upstream requests` +
+        (sDirect ? `; direct ${caught(sDirect)}, with ${num(sDirect.upstreamRequests)} upstream watch requests` : "") +
+        (sRaw ? `; raw-ws ${caught(sRaw)}` : "") +
+        (sNode ? `; node-relay cannot resume, so its clients relisted: ${num(sNode.upstreamLists)} lists from the API server, ${caught(sNode)}` : "") +
+        `. Once the subscribers had gone, the relay was idle again after ${sRelay.settledMs === null ? `more than ${seconds(results.sizes.storm.settleMs)}` : seconds(sRelay.settledMs)}` +
+        (sRaw?.settledMs !== undefined && sRaw.settledMs !== null ? ` (raw-ws: ${seconds(sRaw.settledMs)})` : "") +
+        ".",
+    );
+  }
+  const keys = rowsOf<KeysRow>(results, "keys");
+  const kRelay = keys.find((r) => r.system === "relay");
+  const kDirect = keys.find((r) => r.system === "direct");
+  if (kRelay) {
+    out.push(
+      `**Many keys** (${num(kRelay.keys)} selectors × ${num(kRelay.subscribersPerKey)} subscribers, ${num(kRelay.eventsPerSec)} events/s each): ${num(kRelay.upstreamWatches)} upstream watches` +
+        (kDirect ? ` (direct: ${num(kDirect.upstreamWatches)})` : "") +
+        `; the relay delivered ${num(kRelay.deliveredPct)}% of the events at ${num(kRelay.cpuUsPerEvent ?? 0)} µs of CPU each, and each key (a hub) added ${num(kRelay.memPerKeyKB)} KB resident, ${num(kRelay.heapPerKeyKB)} KB of it JS heap.`,
+    );
+  }
+  const snapshots = rowsOf<SnapshotRow>(results, "snapshot");
+  const [lRelay, lDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s));
+  if (lRelay && lDirect) {
+    out.push(
+      `**List snapshot** of ${num(lRelay.objects)} pods (${num(lRelay.bytes / 2 ** 20)} MB): ${num(lRelay.ms)} ms from the relay's cache against ${num(lDirect.ms)} ms from the API server ` +
+        `(${x(lDirect.ms, lRelay.ms)} faster), ${num(lRelay.upstreamRequests)} upstream requests; the first list, which builds the hub from a paged upstream list, took ${seconds(lRelay.coldMs)}.`,
+    );
+  }
+  return out;
+}
+
+/**
+ * A system's CPU per delivered event over all its saturated fan-out measurements (below 95% of
+ * demand, so CPU-bound), weighted by what each delivered: steadier than any one window.
+ */
+function saturatedCpuPerEvent(results: Results, system: SystemName): number | undefined {
+  const rows = rowsOf<FanoutRow>(results, "fanout").filter((r) => r.system === system && r.deliveredPct < 95 && r.cpuUsPerEvent !== null);
+  const events = rows.reduce((n, r) => n + r.deliveredPerSec, 0);
+  return events > 0 ? rows.reduce((n, r) => n + (r.cpuUsPerEvent as number) * r.deliveredPerSec, 0) / events : undefined;
+}
+
+/** Why the relay misses the targets it misses, from the same run's baselines. */
+export function limits(results: Results): string[] {
+  const out: string[] = [];
+  const { size, rates, at } = fanoutAt(results);
+  const low = rates[0];
+  const relay = low === undefined ? undefined : at("relay", low);
+  const node = low === undefined ? undefined : at("node-relay", low);
+  const [cRelay, cFloor, cNode, cRaw] = (["relay", "workerd-floor", "node-relay", "raw-ws"] as const).map((s) => saturatedCpuPerEvent(results, s));
+  if (relay && node && cRelay && cFloor && cNode && cRaw && relay.deliveredPct < 95 && relay.deliveredPerSec < node.deliveredPerSec) {
+    const share = Math.min(100, (100 * cFloor) / cRelay);
+    out.push(
+      `**Delivered events/s** are limited by what one WebSocket message costs in workerd, and by workerd running a hub on one thread. ` +
+        `Over this run's saturated fan-out measurements, workerd-floor, which only forwards the upstream's bytes, spent ${num(cFloor)} µs of CPU per delivered event and the relay ${num(cRelay)} µs: ` +
+        (share >= 95
+          ? `within noise of each other, so nearly all of the relay's cost is the runtime's. `
+          : `about ${share.toFixed(0)}% of the relay's cost is the runtime's, and its own work (parsing, serialising, SQLite, its send loop and acknowledgements) the other ${(100 - share).toFixed(0)}%. `) +
+        `Node's \`ws\` sends the same message for ${num(cRaw)} µs (raw-ws; node-relay ${num(cNode)} µs): per CPU-second, workerd-floor delivers ${(cNode / cFloor).toFixed(2)}× what node-relay does, ` +
+        `so no relay in workerd reaches node-relay's events/s on the same core while it sends one WebSocket message per event per subscriber.`,
+    );
+  }
+  const perEvent = cRelay ?? relay?.cpuUsPerEvent ?? undefined;
+  if (relay && relay.p99Ms !== null && relay.p99Ms > 100 && perEvent) {
+    const demand = relay.subscribers * relay.upstreamEventsPerSec;
+    out.push(
+      `**p99 latency at ${num(size)} × ${num(relay.eventsPerSec)} events/s:** ${num(demand)} deliveries a second at ${num(perEvent)} µs each would need ${((demand * perEvent) / 1e6).toFixed(1)} cores; ` +
+        `a hub has one. It delivered ${num(relay.deliveredPct)}% of them, so its queue, and every event's wait in it, grew for the whole ${seconds(results.sizes.fanout.warmupMs + results.sizes.fanout.measureMs)} of churn: ` +
+        `the latency measures the length of the run, not the relay. Below saturation (${smallest(results)}) its p99 stays within the target.`,
+    );
+  }
+  const storm = rowsOf<StormRow>(results, "storm").find((r) => r.system === "relay");
+  if (storm && (storm.catchUpMs === null || storm.catchUpMs > 2000)) {
+    const events = storm.subscribers * storm.missedEvents;
+    const bytes = relay?.eventBytes ? ` (${num((events * relay.eventBytes) / 2 ** 20)} MB)` : "";
+    out.push(
+      `**Storm catch-up:** ${num(storm.subscribers)} subscribers × ${num(storm.missedEvents)} missed events is ${num(events)} WebSocket messages${bytes}` +
+        (perEvent ? `; at the ${num(perEvent)} µs per message measured in fan-out, that is ${seconds((events * perEvent) / 1000)} of CPU on the hub's one thread` : "") +
+        `. The resume itself is right (no upstream request, every subscriber served from the window); its speed is the fan-out cost again.` +
+        (storm.settledMs === null || storm.settledMs > 2000
+          ? ` And once the subscribers had gone, the relay stayed busy for ${storm.settledMs === null ? `more than ${seconds(results.sizes.storm.settleMs)}` : seconds(storm.settledMs)} more: work for subscribers that were no longer there.`
+          : ""),
+    );
+  }
+  const relayMemory = idleMemory(rowsOf<FanoutRow>(results, "fanout"), "relay", size);
+  const floorMemory = idleMemory(rowsOf<FanoutRow>(results, "fanout"), "workerd-floor", size);
+  if (relayMemory && relayMemory.rssKB > 20) {
+    out.push(
+      `**Memory:** the relay's own state per subscriber is its JS heap, ${num(relayMemory.heapKB)} KB${relayMemory.heapKB <= 20 ? ", within the 20 KB target" : ""}; the resident figure, ${num(relayMemory.rssKB)} KB, is workerd's: its per-connection memory` +
+        (floorMemory ? ` (workerd-floor adds ${num(floorMemory.rssKB)} KB per idle socket while keeping nothing per subscriber)` : "") +
+        ` and the buffers of each subscriber's initial state (a new subscriber is sent every cached object), all outside the isolate and its 128 MB limit.`,
+    );
+  }
+  return out;
+}
+
+/** The smallest fan-out the relay kept up with, for "below saturation". */
+function smallest(results: Results): string {
+  const ok = rowsOf<FanoutRow>(results, "fanout").filter((r) => r.system === "relay" && r.deliveredPct >= 95 && r.p99Ms !== null);
+  const best = ok.sort((a, b) => b.subscribers * b.eventsPerSec - a.subscribers * a.eventsPerSec)[0];
+  return best ? `${num(best.subscribers)} × ${num(best.eventsPerSec)} events/s: p99 ${num(best.p99Ms ?? 0)} ms` : "no size in this run";
+}
+
+const stage = (profile: ProfileSummary, name: Stage) => profile.stages.find((s) => s.stage === name);
+
+/** How to read each profile, in its own numbers. */
+export function profileReading(profile: ProfileSummary): string {
+  const w = profile.workload;
+  const events = Math.max(1, (profile.deliveredPerSec * profile.durationMs) / 1000);
+  const perEvent = (ms: number) => num((ms * 1000) / events);
+  const sum = (...names: Stage[]) => names.reduce((n, s) => n + (stage(profile, s)?.pctOfBusy ?? 0), 0);
+  return (
+    `${w.keys === 1 ? "One key" : `${num(w.keys)} keys`} × ${num(w.subscribersPerKey)} subscribers at ${num(w.rate)} events/s, ${num(profile.deliveredPerSec)} events/s delivered. ` +
+    `The relay's workerd used ${num(profile.processCpuMs)} ms of CPU in ${num(profile.durationMs)} ms, ${perEvent(profile.processCpuMs)} µs per delivered event. ` +
+    `Samples in the isolate account for ${num(profile.isolateBusyMs)} ms of it (${perEvent(profile.isolateBusyMs)} µs per event); ` +
+    `the other ${num(profile.outsideIsolateMs)} ms (${perEvent(profile.outsideIsolateMs)} µs per event) is workerd's own work outside the isolate and the kernel's: socket reads and writes, storage I/O. ` +
+    `Within the isolate, sending to subscribers (the fan-out loop and workerd's native \`send\`) took ${num(sum("fan-out loop (JS)", "WebSocket send (native)"))}%, ` +
+    `workerd's natives under the isolate lock (event dispatch, promise machinery) ${num(sum("workerd natives under the lock", "workerd natives with no JS caller"))}%, ` +
+    `SQLite writes ${num(sum("SQLite writes"))}%, upstream intake (read, parse, serialise, window) ${num(sum("upstream intake (read, parse, cache, window)"))}%, ` +
+    `acknowledgements ${num(sum("acknowledgements"))}%, garbage collection ${num(sum("garbage collection"))}%.`
+  );
+}

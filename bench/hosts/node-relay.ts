@@ -1,0 +1,61 @@
+/**
+ * @module
+ * The `node-relay` baseline: the usual self-hosted alternative to this project. One
+ * `@kubernetes/client-node` watch per collection in a Node process; each event is
+ * `JSON.stringify`'d once and the string sent to every `ws` client. No replay window: a client
+ * that reconnects gets live events only, and must relist from the API server to be correct.
+ */
+import { KubeConfig, Watch } from "@kubernetes/client-node";
+import { serveParent } from "../children.ts";
+import { startBroadcast, topicKey, type Topic } from "./broadcast.ts";
+
+interface NodeRelayArgs {
+  upstreamUrl: string;
+}
+
+serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: "sim", server: upstreamUrl, skipTLSVerify: true }],
+    users: [{ name: "bench" }],
+    contexts: [{ name: "sim", cluster: "sim", user: "bench" }],
+    currentContext: "sim",
+  });
+  const watch = new Watch(config);
+  const open = new Set<AbortController>();
+  let stopping = false;
+
+  const follow = async (topic: Topic): Promise<void> => {
+    let controller: AbortController | undefined;
+    const query = { ...(topic.labelSelector ? { labelSelector: topic.labelSelector } : {}), ...(topic.head ? { resourceVersion: String(topic.head) } : {}) };
+    controller = await watch.watch(
+      topic.path,
+      query,
+      (type: string, object: { metadata?: { resourceVersion?: string } }) => {
+        // Expired: start again from now (the watch ends and is restarted below).
+        if (type === "ERROR") return void (topic.head = 0);
+        topic.head = Math.max(topic.head, Number(object.metadata?.resourceVersion ?? 0));
+        topic.send(JSON.stringify({ type, object }));
+      },
+      () => {
+        if (controller) open.delete(controller);
+        // As informers do: watch again from the last resourceVersion after a stream ends.
+        if (!stopping) setTimeout(() => void follow(topic), 100);
+      },
+    );
+    open.add(controller);
+  };
+
+  const server = await startBroadcast((topic) => void follow(topic));
+  return {
+    info: { url: server.url, pid: process.pid },
+    ops: {
+      head: ({ path, labelSelector }: { path: string; labelSelector: string }) => server.topics.get(topicKey(path, labelSelector))?.head ?? 0,
+    },
+    async stop() {
+      stopping = true;
+      for (const controller of open) controller.abort();
+      await server.close();
+    },
+  };
+});

@@ -1,0 +1,44 @@
+/**
+ * @module
+ * The simulated API server in a process of its own, so that its CPU (serving `direct`
+ * subscribers, or the relays' single watches) is measured apart from everything else and it
+ * does not compete with the orchestrator's timers. The orchestrator drives churn and reads
+ * stats over the simulator's own `/_sim/` API; the two operations that API lacks go over IPC.
+ */
+import type { KubeObject } from "../../src/k8s/types.ts";
+import { startSimulator } from "../../src/sim/index.ts";
+import { serveParent } from "../children.ts";
+
+export interface SimArgs {
+  /** Namespaces seeded with the simulator's usual workloads and 8 running pods each. */
+  namespaces: string[];
+}
+
+serveParent<SimArgs>(async ({ namespaces }) => {
+  const sim = await startSimulator({
+    initial: { namespaces, podsPerNamespace: 8 },
+    // Room for a storm's missed events and for the largest run's backlog.
+    historyLimit: 50_000,
+  });
+  return {
+    info: { url: sim.url, pid: process.pid },
+    ops: {
+      /** Exactly `ops` churn operations on `namespace`, now (a storm's missed events). */
+      step({ namespace, ops }: { namespace: string; ops: number }) {
+        sim.churn({ ratePerSec: 0, namespaces: [namespace] });
+        sim.churnStep(ops);
+        return Number(sim.resourceVersion);
+      },
+      /** Grow `namespace` to `count` pods, copies of its seeded ones under new names (a large list). */
+      populate({ namespace, count }: { namespace: string; count: number }) {
+        const seeded = sim.list("pods", namespace);
+        for (let i = seeded.length; i < count; i++) {
+          const base = seeded[i % seeded.length] as KubeObject;
+          sim.create("pods", { ...base, metadata: { ...base.metadata, name: `${base.metadata?.name}-${i}` } });
+        }
+        return sim.list("pods", namespace).length;
+      },
+    },
+    stop: () => sim.close(),
+  };
+});

@@ -1,0 +1,73 @@
+/**
+ * @module
+ * A Worker in workerd, started the way `wrangler dev` starts one (wrangler's own
+ * `unstable_DevEnv`: same bundling, same miniflare configuration, same workerd binary), with
+ * the variables the bench gives it: the relay (the repository's `wrangler.toml`), or the
+ * workerd-floor baseline. `wrangler dev` puts a proxy worker, in a second workerd process,
+ * in front of the Worker's own; this host reports both addresses, so the bench measures the
+ * Worker without that hop and can show what the hop costs.
+ */
+import { unstable_DevEnv } from "wrangler";
+import { serveParent } from "../children.ts";
+import { descendants, listeningPid } from "../proc.ts";
+
+export interface WorkerdArgs {
+  /** The Worker's wrangler configuration file. */
+  config: string;
+  /** Its variables (the upstream's URL among them). */
+  vars: Record<string, string>;
+  /** Where its Durable Objects keep their state: a fresh directory the orchestrator removes. */
+  stateDir: string;
+}
+
+export interface WorkerdInfo {
+  /** The Worker's own workerd: what production runs, without wrangler's dev proxy. */
+  url: string;
+  pid: number;
+  /** The address `wrangler dev` prints, through its proxy worker. */
+  proxyUrl: string;
+  proxyPid: number;
+  /** wrangler's DevTools endpoint for the Worker's isolate (CPU profiles, heap usage). */
+  inspectorUrl: string;
+}
+
+interface ProxyData {
+  userWorkerUrl: { protocol: string; hostname: string; port: string };
+}
+
+serveParent<WorkerdArgs>(async ({ config, vars, stateDir }) => {
+  const devEnv = new unstable_DevEnv();
+  // The Worker's own address arrives with the first reload, after the proxy is already up.
+  const reloaded = new Promise<ProxyData>((resolve, reject) => {
+    devEnv.once("reloadComplete", (event: { proxyData: ProxyData }) => resolve(event.proxyData));
+    devEnv.once("buildFailed", () => reject(new Error("the Worker did not build (see the log above)")));
+    devEnv.once("error", (e: unknown) => reject(e instanceof Error ? e : new Error(String(e))));
+  });
+  const worker = await devEnv.startWorker({
+    config,
+    bindings: Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text", value }])),
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: { port: 0 }, persist: stateDir, watch: false, logLevel: "warn" },
+  });
+  const stop = () => worker.dispose();
+  try {
+    // First the reload (it fails fast on a build error, where the proxy would wait forever).
+    const direct = (await reloaded).userWorkerUrl;
+    const proxy = await worker.url;
+    const inspector = await worker.inspectorUrl;
+    const processes = descendants(process.pid);
+    const pid = listeningPid(Number(direct.port), processes);
+    const proxyPid = listeningPid(Number(proxy.port), processes);
+    if (pid === undefined || proxyPid === undefined || !inspector) throw new Error("could not find the Worker's workerd processes or inspector");
+    const info: WorkerdInfo = {
+      url: `${direct.protocol}//${direct.hostname}:${direct.port}`,
+      pid,
+      proxyUrl: proxy.origin,
+      proxyPid,
+      inspectorUrl: `ws://${inspector.host}/ws`,
+    };
+    return { info, ops: {}, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+});

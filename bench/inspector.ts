@@ -1,0 +1,69 @@
+/**
+ * @module
+ * A minimal Chrome DevTools Protocol client, for wrangler's inspector endpoint in front of a
+ * Worker's isolate (the endpoint Chrome DevTools attaches to under `wrangler dev`). workerd
+ * services the inspector only while the isolate is handling an event, so an idle Worker would
+ * never answer: while a call is pending, the client keeps sending the Worker a trivial request.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import WebSocket from "ws";
+
+const NUDGE_EVERY_MS = 100;
+
+export class Inspector {
+  readonly #socket: WebSocket;
+  readonly #nudgeUrl: string;
+  readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  #nextId = 1;
+  #nudging = false;
+
+  private constructor(socket: WebSocket, nudgeUrl: string) {
+    this.#socket = socket;
+    this.#nudgeUrl = nudgeUrl;
+    socket.on("message", (data) => {
+      const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
+      const waiter = message.id === undefined ? undefined : this.#pending.get(message.id);
+      if (!waiter || message.id === undefined) return;
+      this.#pending.delete(message.id);
+      if (message.error) waiter.reject(new Error(message.error.message));
+      else waiter.resolve(message.result);
+    });
+    socket.on("close", () => {
+      for (const waiter of this.#pending.values()) waiter.reject(new Error("the inspector connection closed"));
+      this.#pending.clear();
+    });
+  }
+
+  /** `nudgeUrl`: a cheap request the Worker answers by itself (no upstream, no Durable Object). */
+  static connect(url: string, nudgeUrl: string): Promise<Inspector> {
+    // wrangler's inspector proxy only admits local DevTools origins.
+    const socket = new WebSocket(url, { origin: "http://127.0.0.1", maxPayload: 1 << 30 });
+    return new Promise((resolve, reject) => {
+      socket.once("open", () => resolve(new Inspector(socket, nudgeUrl)));
+      socket.once("error", reject);
+    });
+  }
+
+  call<T>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+    const id = this.#nextId++;
+    const answer = new Promise<T>((resolve, reject) => {
+      this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.#socket.send(JSON.stringify({ id, method, params }));
+    });
+    void this.#nudge();
+    return answer;
+  }
+
+  async #nudge(): Promise<void> {
+    if (this.#nudging) return;
+    this.#nudging = true;
+    try {
+      while (this.#pending.size > 0) {
+        await fetch(this.#nudgeUrl).then((r) => r.arrayBuffer(), () => undefined);
+        await sleep(NUDGE_EVERY_MS);
+      }
+    } finally {
+      this.#nudging = false;
+    }
+  }
+}

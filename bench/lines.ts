@@ -1,0 +1,53 @@
+/**
+ * @module
+ * Newline-delimited events as bytes. `src/k8s/ndjson.ts` decodes to strings, which is right for
+ * the relay; the load generator and the raw-ws baseline must not pay for decoding (one is the
+ * measuring instrument, the other the ceiling), so they split `Buffer`s and read the two
+ * numbers they need straight out of the bytes.
+ */
+import { WRITTEN_AT as WRITTEN_AT_ANNOTATION } from "../src/sim/store.ts";
+
+/** Split a byte stream into lines (without `\n`); a line split across chunks is joined. */
+export class ByteLines {
+  #partial: Buffer | undefined;
+
+  push(chunk: Buffer, onLine: (line: Buffer) => void): void {
+    const buf = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
+    let start = 0;
+    for (let end = buf.indexOf(10); end >= 0; end = buf.indexOf(10, start)) {
+      if (end > start) onLine(buf.subarray(start, end));
+      start = end + 1;
+    }
+    this.#partial = start < buf.length ? buf.subarray(start) : undefined;
+  }
+}
+
+const RESOURCE_VERSION = Buffer.from('"resourceVersion":"');
+const WRITTEN_AT = Buffer.from(`"${WRITTEN_AT_ANNOTATION}":"`);
+
+/** The decimal digits right after `marker`, as a number; 0 when the marker is absent. */
+function numberAfter(buf: Buffer, marker: Buffer): number {
+  const at = buf.indexOf(marker);
+  if (at < 0) return 0;
+  let n = 0;
+  for (let i = at + marker.length; i < buf.length; i++) {
+    const c = buf[i] as number;
+    if (c < 48 || c > 57) break;
+    n = n * 10 + (c - 48);
+  }
+  return n;
+}
+
+/**
+ * The event object's `metadata.resourceVersion`. Pods carry no other `resourceVersion` field
+ * and metadata precedes spec, so the first occurrence is the right one.
+ */
+export const eventVersion = (line: Buffer): number => numberAfter(line, RESOURCE_VERSION);
+
+/** The simulator's write time (ms epoch) carried by the event's object, 0 if none. */
+export const writtenAt = (line: Buffer): number => numberAfter(line, WRITTEN_AT);
+
+const ERROR_EVENT = Buffer.from('"type":"ERROR"');
+
+/** An ERROR event (410 Expired and the like): the type is the first field of every event line. */
+export const isErrorEvent = (line: Buffer): boolean => line.subarray(0, 24).includes(ERROR_EVENT);

@@ -1,0 +1,344 @@
+/**
+ * @module
+ * A load-generator process (child of the orchestrator; several run side by side). It holds
+ * many subscribers — WebSocket or HTTP watches — and for every event records the latency from
+ * the simulator's write (`written-at`) to receipt, and the resourceVersion reached. It reads
+ * both numbers straight out of the bytes, never parsing JSON, so that it is not the
+ * bottleneck; the orchestrator measures its CPU from outside to show that it was not.
+ *
+ * Subscribers behave as real clients: on an unexpected close they reconnect, from their last
+ * resourceVersion where the system can resume; relay subscribers acknowledge what they
+ * received (`{"type":"ACK","received":n}`), which is how the relay sees a slow client.
+ */
+import { get, type ClientRequest } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import WebSocket from "ws";
+import { serveParent } from "./children.ts";
+import { ByteLines, eventVersion, isErrorEvent, writtenAt } from "./lines.ts";
+import { Histogram, type HistogramEntries } from "./stats.ts";
+
+export interface SubscriberSpec {
+  /** A watch URL: `ws://…?watch=1` or `http://…?watch=1`. */
+  url: string;
+  /** Send ACKs (the relay's WebSocket extension). */
+  ack: boolean;
+  /** How a subscriber that dropped catches up: resume from its resourceVersion, or relist from the API server (`listUrl`). */
+  resume: "rv" | "relist";
+  listUrl: string;
+}
+
+export interface WindowReport {
+  events: number;
+  bytes: number;
+  latency: HistogramEntries;
+  elapsedMs: number;
+  /** Subscribers the system cut off (WebSocket 4008, or an HTTP watch it ended) during the window. */
+  cutOffs: number;
+  /** Other unexpected closes and failed reconnects during the window. */
+  errors: number;
+}
+
+export interface CatchUp {
+  /** Epoch ms at which each subscriber that caught up got there. */
+  caughtUpAt: number[];
+  /** Subscribers that did not catch up before the timeout. */
+  missing: number;
+  errors: number;
+}
+
+/**
+ * ACK after this many new bytes: 1/16 of the relay's default 4 MiB budget, so its view of a
+ * client's backlog is never far off, at a cost of one small message per ~60 events of 4 KiB.
+ */
+const ACK_EVERY = 256 * 1024;
+/** Pause before reconnecting after an unexpected close, as clients back off. */
+const RECONNECT_MS = 100;
+const CONNECT_TIMEOUT_MS = 30_000;
+
+class Subscriber {
+  readonly spec: SubscriberSpec;
+  rv = 0;
+  received = 0;
+  acked = 0;
+  /** The last stream ended with 410 Expired: resume without a resourceVersion. */
+  expired = false;
+  /** We are closing it: no reconnect. */
+  leaving = false;
+  /** Bumped by every close we ask for, so a reconnect scheduled before it is dropped. */
+  epoch = 0;
+  socket: WebSocket | undefined;
+  request: ClientRequest | undefined;
+  caughtUpAt: number | undefined;
+  onClosed: (() => void) | undefined;
+
+  constructor(spec: SubscriberSpec) {
+    this.spec = spec;
+  }
+
+  get open(): boolean {
+    return this.socket !== undefined || this.request !== undefined;
+  }
+}
+
+class LoadGenerator {
+  #subscribers: Subscriber[] = [];
+  #measuring = false;
+  #window = { events: 0, bytes: 0, cutOffs: 0, errors: 0, started: 0, latency: new Histogram() };
+  /** Catching up to this resourceVersion (`waitFor`, `resume`). */
+  #target: number | undefined;
+  #onCaughtUp: (() => void) | undefined;
+  #behind = 0;
+
+  async open({ subscribers, concurrency }: { subscribers: SubscriberSpec[]; concurrency: number }): Promise<{ opened: number; failed: number; error?: string }> {
+    const added = subscribers.map((s) => new Subscriber(s));
+    this.#subscribers.push(...added);
+    let failed = 0;
+    let error: string | undefined;
+    await eachLimited(added, concurrency, async (sub) => {
+      try {
+        await this.#connect(sub, undefined);
+      } catch (e) {
+        failed++;
+        error ??= (e as Error).message;
+      }
+    });
+    return { opened: added.length - failed, failed, ...(error ? { error } : {}) };
+  }
+
+  measure(): void {
+    this.#window = { events: 0, bytes: 0, cutOffs: 0, errors: 0, started: performance.now(), latency: new Histogram() };
+    this.#measuring = true;
+  }
+
+  report(): WindowReport {
+    this.#measuring = false;
+    const w = this.#window;
+    return { events: w.events, bytes: w.bytes, latency: w.latency.entries(), elapsedMs: performance.now() - w.started, cutOffs: w.cutOffs, errors: w.errors };
+  }
+
+  /** Resolve once every subscriber has seen `target` (or `timeoutMs` passed). */
+  waitFor({ target, timeoutMs }: { target: number; timeoutMs: number }): Promise<CatchUp> {
+    for (const sub of this.#subscribers) sub.caughtUpAt = sub.rv >= target ? Date.now() : undefined;
+    return this.#catchUp(target, timeoutMs, () => Promise.resolve());
+  }
+
+  /** Close every subscriber, remembering where each was. */
+  async drop(): Promise<void> {
+    await Promise.all(this.#subscribers.map((sub) => this.#close(sub)));
+    for (const sub of this.#subscribers) sub.leaving = false;
+  }
+
+  /** Every dropped subscriber comes back at once and catches up to `target`. */
+  resume({ target, timeoutMs, concurrency }: { target: number; timeoutMs: number; concurrency: number }): Promise<CatchUp> {
+    for (const sub of this.#subscribers) sub.caughtUpAt = undefined;
+    let errors = 0;
+    return this.#catchUp(target, timeoutMs, () =>
+      eachLimited(this.#subscribers, concurrency, async (sub) => {
+        for (let attempt = 0; attempt < 5; attempt++) {
+          try {
+            if (sub.spec.resume === "relist") {
+              // No resume on this system: relist from the API server, then watch live again.
+              this.#reached(sub, await listVersion(sub.spec.listUrl));
+              await this.#connect(sub, undefined);
+            } else {
+              await this.#connect(sub, sub.rv);
+            }
+            return;
+          } catch {
+            errors++;
+            await sleep(RECONNECT_MS);
+          }
+        }
+      }),
+    ).then((result) => ({ ...result, errors: result.errors + errors }));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#subscribers.map((sub) => this.#close(sub)));
+    this.#subscribers = [];
+  }
+
+  async #catchUp(target: number, timeoutMs: number, start: () => Promise<void>): Promise<CatchUp> {
+    this.#target = target;
+    this.#behind = this.#subscribers.filter((s) => s.caughtUpAt === undefined).length;
+    const done = new Promise<void>((resolve) => {
+      this.#onCaughtUp = resolve;
+      if (this.#behind === 0) resolve();
+    });
+    // Connection attempts still under way at the timeout are left to finish or fail on their own.
+    void start();
+    await Promise.race([done, sleep(timeoutMs)]);
+    this.#target = undefined;
+    const caughtUpAt = this.#subscribers.flatMap((s) => (s.caughtUpAt === undefined ? [] : [s.caughtUpAt]));
+    return { caughtUpAt, missing: this.#subscribers.length - caughtUpAt.length, errors: 0 };
+  }
+
+  #reached(sub: Subscriber, rv: number): void {
+    if (rv > sub.rv) sub.rv = rv;
+    if (this.#target !== undefined && sub.caughtUpAt === undefined && sub.rv >= this.#target) {
+      sub.caughtUpAt = Date.now();
+      if (--this.#behind === 0) this.#onCaughtUp?.();
+    }
+  }
+
+  #event(sub: Subscriber, line: Buffer): void {
+    if (isErrorEvent(line)) {
+      sub.expired = true;
+      return;
+    }
+    this.#reached(sub, eventVersion(line));
+    if (this.#measuring) {
+      const w = this.#window;
+      w.events++;
+      w.bytes += line.length;
+      const at = writtenAt(line);
+      if (at > 0) w.latency.add(Date.now() - at);
+    }
+  }
+
+  #url(sub: Subscriber, rv: number | undefined): string {
+    return rv !== undefined && rv > 0 && !sub.expired ? `${sub.spec.url}&resourceVersion=${rv}` : sub.spec.url;
+  }
+
+  #connect(sub: Subscriber, rv: number | undefined): Promise<void> {
+    const url = this.#url(sub, rv);
+    sub.expired = false;
+    return url.startsWith("ws") ? this.#connectWebSocket(sub, url) : this.#connectHttp(sub, url);
+  }
+
+  #connectWebSocket(sub: Subscriber, url: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      // No compression and no UTF-8 validation: the instrument should cost as little as it can.
+      const socket = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true, maxPayload: 1 << 30, handshakeTimeout: CONNECT_TIMEOUT_MS });
+      let opened = false;
+      socket.on("open", () => {
+        // Closed (or dropped) while connecting: the subscriber is gone.
+        if (sub.leaving) return void socket.terminate();
+        opened = true;
+        sub.socket = socket;
+        sub.received = sub.acked = 0;
+        resolve();
+      });
+      socket.on("message", (data: Buffer) => {
+        this.#event(sub, data);
+        if (!sub.spec.ack) return;
+        // The relay counts UTF-16 units; event JSON is ASCII, so bytes are the same number.
+        sub.received += data.length;
+        if (sub.received - sub.acked >= ACK_EVERY) {
+          sub.acked = sub.received;
+          socket.send(`{"type":"ACK","received":${sub.received}}`);
+        }
+      });
+      socket.on("error", (e) => {
+        if (!opened) reject(e);
+      });
+      socket.on("close", (code) => {
+        if (!opened) return reject(new Error(`closed before opening (${code})`));
+        sub.socket = undefined;
+        this.#closed(sub, code === 4008);
+      });
+    });
+  }
+
+  #connectHttp(sub: Subscriber, url: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const request = get(url, { agent: false }, (response) => {
+        if (sub.leaving) return void request.destroy();
+        if (response.statusCode !== 200) {
+          response.resume();
+          return reject(new Error(`HTTP ${response.statusCode} for ${url}`));
+        }
+        // Only the connection attempt is timed: a live watch may be quiet for any length of time.
+        request.setTimeout(0);
+        sub.request = request;
+        resolve();
+        const lines = new ByteLines();
+        response.on("data", (chunk: Buffer) => lines.push(chunk, (line) => this.#event(sub, line)));
+        response.on("close", () => {
+          sub.request = undefined;
+          // An API server ends a watch it considers too slow (or after timeoutSeconds).
+          this.#closed(sub, !sub.leaving);
+        });
+      });
+      request.setTimeout(CONNECT_TIMEOUT_MS, () => request.destroy(new Error(`no answer from ${url} within ${CONNECT_TIMEOUT_MS} ms`)));
+      request.on("error", (e) => {
+        if (!sub.request) reject(e);
+      });
+    });
+  }
+
+  #closed(sub: Subscriber, cutOff: boolean): void {
+    if (sub.leaving) {
+      sub.onClosed?.();
+      return;
+    }
+    if (this.#measuring) {
+      if (cutOff) this.#window.cutOffs++;
+      else this.#window.errors++;
+    }
+    const epoch = sub.epoch;
+    void sleep(RECONNECT_MS).then(async () => {
+      if (sub.leaving || sub.open || sub.epoch !== epoch) return;
+      try {
+        await this.#connect(sub, sub.spec.resume === "rv" ? sub.rv : undefined);
+      } catch {
+        if (this.#measuring) this.#window.errors++;
+        this.#closed(sub, false);
+      }
+    });
+  }
+
+  #close(sub: Subscriber): Promise<void> {
+    sub.leaving = true;
+    sub.epoch++;
+    if (!sub.open) return Promise.resolve();
+    const closed = new Promise<void>((resolve) => (sub.onClosed = resolve));
+    if (sub.socket) sub.socket.terminate();
+    else sub.request?.destroy();
+    return closed;
+  }
+}
+
+/** The resourceVersion of a list (a relisting client's new starting point). */
+function listVersion(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (c: Buffer) => chunks.push(c));
+      response.on("end", () => {
+        try {
+          resolve(Number((JSON.parse(Buffer.concat(chunks).toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion));
+        } catch (e) {
+          reject(e as Error);
+        }
+      });
+      response.on("error", reject);
+    }).on("error", reject);
+  });
+}
+
+/** Run `task` over `items`, at most `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+serveParent(async () => {
+  const generator = new LoadGenerator();
+  return {
+    info: { pid: process.pid },
+    ops: {
+      open: (p: Parameters<LoadGenerator["open"]>[0]) => generator.open(p),
+      measure: () => generator.measure(),
+      report: () => generator.report(),
+      waitFor: (p: Parameters<LoadGenerator["waitFor"]>[0]) => generator.waitFor(p),
+      drop: () => generator.drop(),
+      resume: (p: Parameters<LoadGenerator["resume"]>[0]) => generator.resume(p),
+      close: () => generator.close(),
+    },
+    stop: () => generator.close(),
+  };
+});

@@ -1,0 +1,87 @@
+/**
+ * @module
+ * What a measurement reads from a system, shared by the scenarios: a window of live delivery
+ * (what the subscribers received, and the CPU every process spent, over the same interval), and
+ * its memory (JS heap and resident).
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { MergedReport } from "./loadgens.ts";
+import { cpuMeter, othersMeter, sumRss } from "./proc.ts";
+import type { Context } from "./scenarios/scenario.ts";
+import type { System } from "./systems/system.ts";
+
+export interface Window {
+  report: MergedReport;
+  upstreamEventsPerSec: number;
+  serverCpuPct: number;
+  upstreamCpuPct: number;
+  loadGenCpuPct: number;
+  loadGenMaxCpuPct: number;
+  otherLoadPct: number;
+}
+
+/** Measure for `ms`; `sample` runs at a quarter, half and three quarters of the way (samples of the steady state). */
+export async function measureWindow(context: Context, system: System, ms: number, sample?: () => Promise<void>): Promise<Window> {
+  const { sim, loadgens } = context;
+  const rv0 = await sim.resourceVersion();
+  const started = performance.now();
+  const server = cpuMeter(system.pids);
+  const upstream = cpuMeter([sim.pid]);
+  const generators = loadgens.pids.map((pid) => cpuMeter([pid]));
+  const others = othersMeter(context.benchPids);
+  await loadgens.measure();
+  await Promise.all([sleep(ms), ...[0.25, 0.5, 0.75].map((at) => sleep(ms * at).then(() => sample?.()))]);
+  const report = await loadgens.report();
+  const loads = generators.map((meter) => meter());
+  const serverCpuPct = server();
+  const upstreamCpuPct = upstream();
+  const otherLoadPct = others();
+  const rv1 = await sim.resourceVersion();
+  return {
+    report,
+    upstreamEventsPerSec: ((rv1 - rv0) * 1000) / (performance.now() - started),
+    serverCpuPct,
+    upstreamCpuPct,
+    loadGenCpuPct: loads.reduce((a, b) => a + b, 0),
+    loadGenMaxCpuPct: Math.max(...loads),
+    otherLoadPct,
+  };
+}
+
+/** The row fields a window yields, for `subscribers` watching one collection each. */
+export function deliveryFields(window: Window, eventsPerSec: number, subscribers: number) {
+  const { report } = window;
+  const expected = subscribers * window.upstreamEventsPerSec;
+  return {
+    eventsPerSec,
+    upstreamEventsPerSec: round(window.upstreamEventsPerSec),
+    deliveredPerSec: round(report.eventsPerSec),
+    deliveredMBps: round((report.bytes / 2 ** 20) * (report.eventsPerSec / Math.max(1, report.events))),
+    deliveredPct: round(expected > 0 ? (100 * report.eventsPerSec) / expected : 0),
+    eventBytes: report.events > 0 ? Math.round(report.bytes / report.events) : null,
+    p50Ms: report.latency.percentile(50) ?? null,
+    p99Ms: report.latency.percentile(99) ?? null,
+    maxMs: report.latency.max ?? null,
+    cpuUsPerEvent: report.eventsPerSec > 0 ? round((window.serverCpuPct * 1e4) / report.eventsPerSec) : null,
+    cutOffs: report.cutOffs,
+    errors: report.errors,
+    serverCpuPct: round(window.serverCpuPct),
+    upstreamCpuPct: round(window.upstreamCpuPct),
+    loadGenCpuPct: round(window.loadGenCpuPct),
+    loadGenMaxCpuPct: round(window.loadGenMaxCpuPct),
+    otherLoadPct: round(window.otherLoadPct),
+  };
+}
+
+/** Three significant figures are all a noisy machine can vouch for. */
+export function round(n: number): number {
+  if (!Number.isFinite(n) || n === 0) return n;
+  const digits = Math.max(0, 2 - Math.floor(Math.log10(Math.abs(n))));
+  return Number(n.toFixed(Math.min(digits, 3)));
+}
+
+/** JS heap first: its full collection also lets the process hand freed memory back before RSS is read. */
+export async function measureMemory(system: System): Promise<{ heap: number; rss: number }> {
+  const heap = await system.heapBytes();
+  return { heap, rss: sumRss(system.pids) };
+}

@@ -1,0 +1,88 @@
+/**
+ * @module
+ * How big each scenario runs in each mode. `quick` (the default) fits in five minutes on a
+ * 2-core machine; `full` adds the larger sizes and longer windows; `smoke` is the smallest run
+ * that still exercises every system and scenario, for the test that keeps the bench working.
+ */
+
+export type Mode = "quick" | "full" | "smoke";
+
+export interface Sizes {
+  fanout: {
+    subscribers: number[];
+    /** Upstream changes a second on the watched collection. */
+    rates: number[];
+    /** Sizes at which idle memory per subscriber is measured (before any load). */
+    memorySubscribers: number[];
+    /** Where `relay-proxied` (through wrangler dev's proxy) is measured too: enough to show what the hop costs. */
+    proxied: { subscribers: number[]; rates: number[] };
+    /** Churn before measuring, so every system is in its steady state. */
+    warmupMs: number;
+    measureMs: number;
+  };
+  storm: {
+    subscribers: number[];
+    /** Changes made while every subscriber is away. */
+    missed: number;
+    timeoutMs: number;
+    /** How long to wait for a system to go idle once the storm's subscribers have left. */
+    settleMs: number;
+  };
+  keys: { keys: number[]; subscribersPerKey: number; rate: number; warmupMs: number; measureMs: number };
+  snapshot: { objects: number; repeats: number };
+  /** CPU profiles of the relay: one key with many subscribers (fan-out), many keys with a few each (intake). */
+  profiles: ProfileWorkload[];
+  /** Load-generator processes: one per core by default, so the generator can use the whole machine. */
+  loadgens: number;
+}
+
+export interface ProfileWorkload {
+  name: "fan-out" | "many keys";
+  keys: number;
+  subscribersPerKey: number;
+  /** Upstream changes a second (every key sees all of them). */
+  rate: number;
+  ms: number;
+}
+
+export function sizesFor(mode: Mode, cores: number): Sizes {
+  const loadgens = Math.max(2, cores);
+  switch (mode) {
+    case "smoke":
+      return {
+        fanout: { subscribers: [5], rates: [20], memorySubscribers: [5], proxied: { subscribers: [5], rates: [20] }, warmupMs: 300, measureMs: 1000 },
+        storm: { subscribers: [5], missed: 20, timeoutMs: 10_000, settleMs: 5000 },
+        keys: { keys: [3], subscribersPerKey: 2, rate: 20, warmupMs: 300, measureMs: 1000 },
+        snapshot: { objects: 200, repeats: 2 },
+        profiles: [
+          { name: "fan-out", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
+          { name: "many keys", keys: 3, subscribersPerKey: 2, rate: 20, ms: 500 },
+        ],
+        loadgens: 2,
+      };
+    case "quick":
+      return {
+        fanout: { subscribers: [100, 1000], rates: [100, 1000], memorySubscribers: [1000], proxied: { subscribers: [100], rates: [100] }, warmupMs: 750, measureMs: 2000 },
+        storm: { subscribers: [1000], missed: 1000, timeoutMs: 10_000, settleMs: 20_000 },
+        keys: { keys: [100], subscribersPerKey: 3, rate: 20, warmupMs: 750, measureMs: 2000 },
+        snapshot: { objects: 10_000, repeats: 3 },
+        profiles: [
+          { name: "fan-out", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
+          { name: "many keys", keys: 100, subscribersPerKey: 3, rate: 20, ms: 2000 },
+        ],
+        loadgens,
+      };
+    case "full":
+      return {
+        fanout: { subscribers: [100, 1000, 5000], rates: [100, 1000], memorySubscribers: [100, 1000, 5000], proxied: { subscribers: [100, 1000, 5000], rates: [100, 1000] }, warmupMs: 2000, measureMs: 10_000 },
+        storm: { subscribers: [1000, 5000], missed: 1000, timeoutMs: 120_000, settleMs: 120_000 },
+        keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 2000, measureMs: 10_000 },
+        snapshot: { objects: 10_000, repeats: 10 },
+        profiles: [
+          { name: "fan-out", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
+          { name: "many keys", keys: 100, subscribersPerKey: 3, rate: 20, ms: 10_000 },
+        ],
+        loadgens,
+      };
+  }
+}

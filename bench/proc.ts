@@ -1,0 +1,154 @@
+/**
+ * @module
+ * What the kernel says about a process, from `/proc`: resident memory, CPU time, children, and
+ * which process listens on a port. Every system is measured the same way (workerd, the Node
+ * baselines, the simulator, the load generators), so their figures compare.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** Clock ticks per second for `/proc/<pid>/stat` times (100 on every Linux we run on, but ask). */
+const TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** Resident set size in bytes (0 when the process is gone). */
+function rssBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** User + system CPU time of all the process's threads, in ms (0 when the process is gone). */
+function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces) are space-separated; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+export const sumRss = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + rssBytes(pid), 0);
+const sumCpu = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+
+/** CPU used by a set of processes since `cpuMeter` was called, as % of one core. */
+export function cpuMeter(pids: readonly number[]): () => number {
+  const start = sumCpu(pids);
+  const started = performance.now();
+  return () => (100 * (sumCpu(pids) - start)) / Math.max(1, performance.now() - started);
+}
+
+/** CPU time the whole machine has spent busy (all cores, all processes), in ms. */
+function machineBusyMs(): number {
+  try {
+    const [user, nice, system, , , irq, softirq, steal] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+    return (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU used by everything on the machine except `ours`, as % of one core, since it was called.
+ * The machine is shared: this says how much of it someone else was using during a measurement.
+ */
+export function othersMeter(ours: readonly number[]): () => number {
+  const machine = machineBusyMs();
+  const mine = sumCpu(ours);
+  const started = performance.now();
+  return () => Math.max(0, (100 * (machineBusyMs() - machine - (sumCpu(ours) - mine))) / Math.max(1, performance.now() - started));
+}
+
+/**
+ * Wait until the processes use less than `belowPct` of a core over `sliceMs` (the previous
+ * run's work has drained), or `maxMs` passed. Resolves to how long that took, or `undefined`
+ * if they were still busy at `maxMs`.
+ */
+export async function waitIdle(pids: readonly number[], { belowPct = 10, sliceMs = 200, maxMs = 10_000 } = {}): Promise<number | undefined> {
+  const started = performance.now();
+  while (performance.now() - started < maxMs) {
+    const meter = cpuMeter(pids);
+    await sleep(sliceMs);
+    if (meter() < belowPct) return performance.now() - started;
+  }
+  return undefined;
+}
+
+/** Every process whose ancestry leads to `root` (not `root` itself). */
+export function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // exited while we looked
+    }
+  }
+  const found: number[] = [];
+  for (const pid of parent.keys()) {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) {
+      if (p === root) {
+        found.push(pid);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/** The process among `candidates` that has a listening TCP socket on `port`. */
+export function listeningPid(port: number, candidates: readonly number[]): number | undefined {
+  const inodes = new Set<string>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = readFileSync(table, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT in hex; state 0A is LISTEN; column 10 is the inode.
+      if (cols[3] === "0A" && Number.parseInt(cols[1]?.split(":")[1] ?? "", 16) === port && cols[9]) inodes.add(cols[9]);
+    }
+  }
+  for (const pid of candidates) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        if (inode && inodes.has(inode)) return pid;
+      } catch {
+        // closed while we looked
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The executable a process runs (to ask workerd its version). */
+export function executable(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return undefined;
+  }
+}

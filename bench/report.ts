@@ -1,0 +1,121 @@
+/**
+ * @module
+ * The run as a report: tables on stdout as it finishes, and BENCHMARKS.md — summary, targets
+ * and what limits the relay, method, machine, every scenario's table with the relay's ratios
+ * to the baselines of the same run, charts, and where the relay's time goes. Everything in it
+ * comes from the run's results, so re-running refreshes it.
+ */
+import type { ChartFile } from "./charts.ts";
+import { limits, profileReading, summary } from "./findings.ts";
+import type { ProfileSummary } from "./profile.ts";
+import type { FanoutRow, KeysRow, Results, SnapshotRow, StormRow } from "./rows.ts";
+import { fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, stormTable, table } from "./tables.ts";
+import { checkTargets } from "./targets.ts";
+
+function targetsTable(results: Results): string {
+  return table(["target", "measured", "met"], checkTargets(results.rows).map((t) => [t.target, t.measured, t.met === undefined ? "–" : t.met ? "yes" : "**no**"]));
+}
+
+export function printTables(results: Results): void {
+  const sections: Array<[string, string, boolean]> = [
+    ["fanout", fanoutTable(rowsOf<FanoutRow>(results, "fanout")), true],
+    ["fanout: the relay against each system", fanoutRatios(rowsOf<FanoutRow>(results, "fanout")), rowsOf(results, "fanout").length > 0],
+    ["storm", stormTable(rowsOf<StormRow>(results, "storm")), true],
+    ["keys", keysTable(rowsOf<KeysRow>(results, "keys")), true],
+    ["snapshot", snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")), true],
+  ];
+  for (const [name, text, show] of sections) if (show && results.rows.some((r) => name.startsWith(r.scenario))) console.log(`\n${name}\n${text}`);
+  console.log(`\ntargets\n${targetsTable(results).replaceAll("**", "")}`);
+}
+
+function machineTable(results: Results): string {
+  const m = results.machine;
+  return table(
+    ["CPU", "cores", "memory", "kernel", "load average at start", "Node", "workerd", "wrangler", "ws", "@kubernetes/client-node"],
+    [[m.cpuModel, m.cores, `${m.memoryGiB} GiB`, m.kernel, m.loadAverage, m.node, m.workerd, m.wrangler, m.ws, m.clientNode]],
+  );
+}
+
+function profileSection(profile: ProfileSummary): string {
+  return [
+    `### ${profile.workload.name}`,
+    "",
+    profileReading(profile),
+    "",
+    table(["stage", "ms", "% of busy", "µs per delivered event"], profile.stages.map((s) => [s.stage, s.ms, s.pctOfBusy, s.usPerEvent])),
+    "",
+    table(["function (self time)", "module (natives: their caller's)", "ms", "% of busy"], profile.functions.slice(0, 12).map((f) => [`\`${f.name}\``, f.module, f.ms, f.pctOfBusy])),
+  ].join("\n");
+}
+
+export function markdown(results: Results, charts: ChartFile[]): string {
+  const { sizes } = results;
+  const fanout = rowsOf<FanoutRow>(results, "fanout");
+  const bullets = (lines: string[]) => lines.map((l) => `- ${l}`).join("\n");
+  const date = results.startedAt.slice(0, 10);
+  const sections = [
+    `# Benchmarks`,
+    `<!-- Written by \`npm run bench\` (bench/report.ts) from bench/results/latest.json: change the generator, not this file. -->`,
+    `kube-watch-relay's fan-out measured against the alternatives on the same workloads, in one run: \`${results.command}\` ` +
+      `(${results.mode} mode, ${Math.round(results.durationMs / 1000)} s, ${date}). \`npm run bench -- --full\` adds 5,000 subscribers and longer windows; ` +
+      `\`--smoke\` is the seconds-long run the tests use. The machine is shared and noisy, so compare systems by their ratios within this run, ` +
+      `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.`,
+    `## Summary`,
+    bullets(summary(results)),
+    `## Targets`,
+    targetsTable(results),
+    limits(results).join("\n\n"),
+    `## Method`,
+    `### Systems`,
+    bullets([
+      "**relay**: this project, in workerd, started with wrangler's own dev environment (`unstable_DevEnv`: the bundling, miniflare configuration and workerd binary of `wrangler dev`). " +
+        "Subscribers open `ws://…/api/v1/namespaces/<ns>/pods?watch=1` on the relay's own workerd and acknowledge every 256 KiB they receive (`{\"type\":\"ACK\",\"received\":n}`).",
+      `**relay-proxied**: the same relay through the proxy worker \`wrangler dev\` puts in front of it, in a second workerd process (the address \`npm start\` prints); measured at ${sizes.fanout.proxied.subscribers.join(" and ")} subscribers × ${sizes.fanout.proxied.rates.join(" and ")} events/s to show what that hop costs. Production has no such hop.`,
+      "**workerd-floor** (`bench/floor/worker.ts`): a Durable Object per collection forwarding the upstream watch's lines, as received, to hibernatable WebSockets: no parsing, storage, window or acknowledgements. What fan-out costs in workerd itself; not a relay.",
+      "**direct**: no relay; every subscriber holds its own HTTP watch on the API server.",
+      "**node-relay**: the usual self-hosted alternative: one `@kubernetes/client-node` watch per collection in a Node process, each event `JSON.stringify`'d once and sent to every `ws` client. No resume.",
+      "**raw-ws**: the practical ceiling for WebSocket fan-out on this machine: a Node `ws` server forwarding each upstream line's bytes, pre-serialised, to every socket; it keeps the last 10,000 lines, so it resumes too.",
+      "The Node baselines cut off a subscriber with more than 4 MiB unsent, as the relay does by default, so none of them buffers without bound.",
+    ]),
+    `### Workload and measurements`,
+    bullets([
+      "The upstream is the project's simulated API server (`src/sim`) in its own process: realistic pods (about 4.3 KB of JSON each), churned at a fixed rate on one namespace per measurement. " +
+        "Every write stamps `sim.kube-watch-relay.dev/written-at` (ms); latency is the subscriber's receipt time minus that stamp (same clock, 1 ms resolution).",
+      `Subscribers live in ${sizes.loadgens} load-generator child processes, which read each event's resourceVersion and stamp straight out of the bytes, without parsing JSON. ` +
+        "Their CPU is reported (`loadgen CPU %`: all of them, the busiest in brackets; 100% is one core): a load generator near 100% would be the bottleneck.",
+      "CPU and resident memory (RSS) come from `/proc` for each system's own processes; `others' CPU %` is what processes outside the bench used meanwhile. " +
+        "JS heap is the live heap after a full collection (the isolate's, through the inspector, for the workerd systems).",
+      `fanout: fresh subscribers on a fresh collection for every measurement; ${sizes.fanout.warmupMs / 1000} s of churn before a ${sizes.fanout.measureMs / 1000} s window. ` +
+        "`% of S×upstream` is delivered events over subscribers × upstream events: below about 100% a system is overloaded, its queue grows through the window, and its latency measures the window's length. " +
+        "`upstream conns` is the most watches held open on the API server at once (sampled three times); `re-watches` the watch requests made during the window (the API server ends a watch that falls 16 MiB behind, and the watcher comes back). " +
+        `Idle memory is measured first of all, on fresh processes, at ${sizes.fanout.memorySubscribers.map(num).join(" and ")} subscribers: what one subscriber (which creates the hub or topic) to all of them added, per subscriber. ` +
+        "Resident memory also depends on what a process's allocator already holds, so it is indicative; the JS heap figure is exact.",
+      `storm: ${sizes.storm.subscribers.map(num).join(" and ")} subscribers receive a few live changes (so each holds a current resourceVersion), all drop at once, ${num(sizes.storm.missed)} changes are made, the system is given the time to hold them, ` +
+        `and all reconnect at the same moment with their last resourceVersion; timed until the last has seen the newest change (at most ${sizes.storm.timeoutMs / 1000} s). Upstream requests are counted from the simulator's request log. ` +
+        "Then every subscriber leaves, and `idle again after` is how long the system kept working (a system still sending to subscribers that have gone delays everything after it; every measurement waits for all systems to be idle first).",
+      `keys: ${sizes.keys.keys.join(" and ")} distinct label selectors (\`!bench-k<i>\`, each matching every pod) × ${sizes.keys.subscribersPerKey} subscribers, ${sizes.keys.rate} events/s.`,
+      `snapshot: one list of ${num(sizes.snapshot.objects)} pods, uncompressed, timed to the last byte; the median of ${sizes.snapshot.repeats} repeats after the first.`,
+    ]),
+    `### Machine`,
+    machineTable(results),
+    `## fanout`,
+    fanoutTable(fanout),
+    `The relay against each system, same size and rate (above 1× the relay is ahead on delivery, and behind on CPU per event):`,
+    fanoutRatios(fanout),
+    charts.map((c) => `![${c.title}](${c.file})`).join("\n"),
+    `## storm`,
+    stormTable(rowsOf<StormRow>(results, "storm")),
+    `## keys`,
+    keysTable(rowsOf<KeysRow>(results, "keys")),
+    `## snapshot`,
+    snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")),
+    `node-relay and raw-ws keep no list cache, so this compares the relay with the API server only.`,
+    `## Where the relay's time goes`,
+    `CPU profiles of the relay's isolate (the Worker and its hubs), taken through wrangler's inspector while the bench drives the load, on a fresh relay before the scenarios (\`bench/profile.ts\`; the raw profiles are written beside the results for Chrome DevTools). ` +
+      `Samples are traced to source files through the bundle's module markers; a native function, or workerd's own JavaScript, is charged to the relay function that called it. ` +
+      `Process-level CPU per event (the tables above) includes what a JS profile cannot see: kernel time for the sockets, and workerd's I/O outside the isolate lock.`,
+    ...results.profiles.map(profileSection),
+    ...(results.skipped.length > 0 ? [`## Not measured`, bullets(results.skipped.map((s) => `${s.scenario} ${s.system} at ${num(s.subscribers)} subscribers × ${num(s.eventsPerSec)} events/s: ${s.reason}.`))] : []),
+  ];
+  return `${sections.filter((s) => s.length > 0).join("\n\n")}\n`;
+}

@@ -1,0 +1,146 @@
+/**
+ * @module
+ * The shape of `bench/results/latest.json`: the machine, and flat rows — one per (scenario,
+ * system, size) — that any tool can filter and chart, plus the one lookup into them that the
+ * report and the targets share. CPU figures are % of one core; memory is resident memory from
+ * `/proc`, and JS heap.
+ */
+import type { Machine } from "./machine.ts";
+import type { Mode, Sizes } from "./modes.ts";
+import type { ProfileSummary } from "./profile.ts";
+import type { SystemName } from "./systems/system.ts";
+
+interface Common {
+  system: SystemName;
+  /** CPU of the system's own processes (for `direct`, the API server's). */
+  serverCpuPct: number;
+  /** CPU of the simulated API server. */
+  upstreamCpuPct: number;
+  /** CPU of all load generators together, and of the busiest one. */
+  loadGenCpuPct: number;
+  loadGenMaxCpuPct: number;
+  /** CPU used by processes outside the bench meanwhile (the machine is shared), % of one core. */
+  otherLoadPct: number;
+}
+
+/** Shared by the scenarios that measure a window of live delivery. */
+interface Delivery {
+  /** Upstream changes a second asked for, and achieved. */
+  eventsPerSec: number;
+  upstreamEventsPerSec: number;
+  /** Events received a second, all subscribers together. */
+  deliveredPerSec: number;
+  deliveredMBps: number;
+  /** Mean size of a delivered event: the relay strips `managedFields` by default, the baselines forward objects whole. */
+  eventBytes: number | null;
+  /** Delivered as % of subscribers × achieved upstream rate. */
+  deliveredPct: number;
+  /** From the upstream write (`written-at`) to receipt by the subscriber. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  /**
+   * The system's CPU time per delivered event, in µs. Unlike events/s, this does not depend on
+   * how much of the shared machine the system happened to get.
+   */
+  cpuUsPerEvent: number | null;
+  /** Subscribers the system cut off for being slow, and other disconnects, during the window. */
+  cutOffs: number;
+  errors: number;
+}
+
+export interface FanoutRow extends Common, Delivery {
+  scenario: "fanout";
+  subscribers: number;
+  /** Most watches held open on the API server at once (sampled three times in the window). */
+  upstreamConnections: number;
+  /**
+   * Watch requests made during the window: a watcher the API server ended for falling behind
+   * (it buffers at most 16 MiB for one, as the cacher does) watches again.
+   */
+  upstreamWatchRequests: number;
+  /**
+   * Idle memory, measured before any load at the sizes `memorySubscribers` names (null at the
+   * others): resident memory with one subscriber (which creates the hub) and with all of them,
+   * and what each added, resident and JS heap (live objects after a full collection: the
+   * system's own share).
+   */
+  memBeforeMB: number | null;
+  memAfterMB: number | null;
+  memPerSubscriberKB: number | null;
+  heapPerSubscriberKB: number | null;
+}
+
+export interface StormRow extends Common {
+  scenario: "storm";
+  subscribers: number;
+  missedEvents: number;
+  /** From the moment all subscribers start reconnecting until the last has caught up. */
+  catchUpMs: number | null;
+  catchUpP50Ms: number | null;
+  caughtUp: number;
+  /** Kubernetes requests the upstream received during the storm, and of which kind. */
+  upstreamRequests: number;
+  upstreamWatches: number;
+  upstreamLists: number;
+  errors: number;
+  /** Once every subscriber has gone (caught up or not): how long until the system was idle; null if not within the limit. */
+  settledMs: number | null;
+}
+
+export interface KeysRow extends Common, Delivery {
+  scenario: "keys";
+  keys: number;
+  subscribersPerKey: number;
+  subscribers: number;
+  upstreamWatches: number;
+  /** Resident memory added per key (its hub or watch, and its subscribers), and of which JS heap. */
+  memPerKeyKB: number;
+  heapPerKeyKB: number;
+}
+
+export interface SnapshotRow {
+  scenario: "snapshot";
+  system: SystemName;
+  objects: number;
+  /** First list (the relay builds its hub: an upstream list); then the median of the repeats. */
+  coldMs: number;
+  ms: number;
+  bytes: number;
+  MBps: number;
+  /** Upstream requests made by the repeated (warm) lists. */
+  upstreamRequests: number;
+}
+
+export type Row = FanoutRow | StormRow | KeysRow | SnapshotRow;
+
+/** A measurement the bench chose not to make, and why. */
+export interface Skipped {
+  scenario: Row["scenario"];
+  system: SystemName;
+  subscribers: number;
+  eventsPerSec: number;
+  reason: string;
+}
+
+export interface Results {
+  machine: Machine;
+  mode: Mode;
+  sizes: Sizes;
+  command: string;
+  startedAt: string;
+  durationMs: number;
+  /** The processes measured, so a test can check none outlived the run. */
+  processes: Array<{ role: string; pid: number }>;
+  rows: Row[];
+  skipped: Skipped[];
+  /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
+  profiles: ProfileSummary[];
+}
+
+/** A system's idle memory per subscriber: at `size` if measured there, else at the largest size measured. */
+export function idleMemory(rows: readonly FanoutRow[], system: SystemName, size: number): { subscribers: number; rssKB: number; heapKB: number } | undefined {
+  const measured = rows.filter((r) => r.system === system && r.memPerSubscriberKB !== null && r.heapPerSubscriberKB !== null);
+  const row = measured.find((r) => r.subscribers === size) ?? measured.sort((a, b) => b.subscribers - a.subscribers)[0];
+  return row ? { subscribers: row.subscribers, rssKB: row.memPerSubscriberKB as number, heapKB: row.heapPerSubscriberKB as number } : undefined;
+}

@@ -1,0 +1,177 @@
+/**
+ * @module
+ * `npm run bench`: the relay against the alternatives, on the same workloads, in one run.
+ * Starts the simulated API server, the systems under test and the load generators, each in a
+ * process (group) of its own; runs the scenarios; profiles the relay under load; writes the
+ * JSON rows, the charts and BENCHMARKS.md. Every child process is stopped on every way out.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { writeCharts } from "./charts.ts";
+import { stopAllChildren } from "./children.ts";
+import { Loadgens } from "./loadgens.ts";
+import { describeMachine } from "./machine.ts";
+import { sizesFor, type Mode } from "./modes.ts";
+import { descendants, waitIdle } from "./proc.ts";
+import { profileNamespace, profileRelay, type ProfileSummary } from "./profile.ts";
+import { markdown, printTables } from "./report.ts";
+import type { Results, Row, Skipped } from "./rows.ts";
+import { fanout } from "./scenarios/fanout.ts";
+import { keys } from "./scenarios/keys.ts";
+import type { Context, Scenario } from "./scenarios/scenario.ts";
+import { snapshot } from "./scenarios/snapshot.ts";
+import { storm } from "./scenarios/storm.ts";
+import { Sim } from "./sim.ts";
+import { directSystem } from "./systems/direct.ts";
+import { startNodeSystem } from "./systems/node.ts";
+import { startFloor, startRelay, type Relay } from "./systems/workerd.ts";
+import type { System, SystemName } from "./systems/system.ts";
+
+/**
+ * Keys first (its memory per hub is measured before idle hubs of other scenarios start being
+ * evicted); storm last (after a storm a system can stay busy for a long time, and nothing
+ * should run in its wake).
+ */
+const SCENARIOS: readonly Scenario[] = [keys, fanout, snapshot, storm];
+const SYSTEMS: readonly SystemName[] = ["relay", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"];
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+const USAGE = `usage: npm run bench -- [options]
+  (default)          quick mode: 100 and 1,000 subscribers; about 4 minutes on 2 cores
+  --full             also 5,000 subscribers, longer windows
+  --smoke            tiny sizes, every system and scenario, in seconds (the test runs this)
+  --out DIR          write latest.json, the charts and BENCHMARKS.md to DIR
+                     (default: bench/results, and BENCHMARKS.md at the repository root)
+  --scenarios a,b    only these of ${SCENARIOS.map((s) => s.name).join(", ")}
+  --systems a,b      only these of ${SYSTEMS.join(", ")}
+  --no-profile       skip the CPU profiles of the relay`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      full: { type: "boolean", default: false },
+      smoke: { type: "boolean", default: false },
+      out: { type: "string" },
+      scenarios: { type: "string" },
+      systems: { type: "string" },
+      "no-profile": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) return console.log(USAGE);
+  const mode: Mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
+  const names = pick(values.systems, SYSTEMS, "system");
+  const scenarios = SCENARIOS.filter((s) => pick(values.scenarios, SCENARIOS.map((x) => x.name), "scenario").includes(s.name));
+  const outDir = resolve(values.out ?? join(ROOT, "bench", "results"));
+  const reportFile = values.out ? join(outDir, "BENCHMARKS.md") : join(ROOT, "BENCHMARKS.md");
+  const sizes = sizesFor(mode, availableParallelism());
+  const profiling = !values["no-profile"] && names.includes("relay");
+  mkdirSync(outDir, { recursive: true });
+  const logDir = (workDir = mkdtempSync(join(tmpdir(), "kwr-bench-")));
+  const started = Date.now();
+  const progress = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
+  progress(`${mode} mode; child processes' logs and state in ${logDir}`);
+
+  const namespaces = [...new Set([...scenarios.flatMap((s) => s.namespaces(sizes, names.filter((n) => s.systems.includes(n)))), ...(profiling ? sizes.profiles.map(profileNamespace) : [])])];
+  const sim = await Sim.start({ namespaces }, logDir);
+  const processes = [{ role: "sim", pid: sim.pid }];
+  const systems = new Map<SystemName, System>();
+  let relay: Relay | undefined;
+  if (names.includes("relay") || names.includes("relay-proxied")) {
+    relay = await startRelay(sim, logDir);
+    systems.set("relay", relay.relay).set("relay-proxied", relay.proxied);
+    processes.push(...relay.processes);
+  }
+  if (names.includes("workerd-floor")) {
+    const { floor, processes: floorProcesses } = await startFloor(sim, logDir);
+    systems.set("workerd-floor", floor);
+    processes.push(...floorProcesses);
+  }
+  systems.set("direct", directSystem(sim));
+  for (const name of ["node-relay", "raw-ws"] as const) {
+    if (!names.includes(name)) continue;
+    const system = await startNodeSystem(name, sim, logDir);
+    systems.set(name, system);
+    processes.push({ role: name, pid: system.pids[0] as number });
+  }
+  const loadgens = await Loadgens.start(sizes.loadgens, logDir);
+  processes.push(...loadgens.pids.map((pid, i) => ({ role: `loadgen-${i}`, pid })));
+  progress(`started: ${processes.map((p) => `${p.role} (pid ${p.pid})`).join(", ")}`);
+
+  const skipped: Skipped[] = [];
+  const context: Context = {
+    sim,
+    loadgens,
+    sizes,
+    benchPids: [process.pid, ...descendants(process.pid)],
+    quiesce: async () => void (await waitIdle([...new Set([sim.pid, ...[...systems.values()].flatMap((s) => s.pids)])])),
+    progress,
+    skip(entry) {
+      skipped.push(entry);
+      progress(`${entry.scenario} ${entry.system}: not run at ${entry.subscribers} subscribers, ${entry.eventsPerSec} events/s: ${entry.reason}`);
+    },
+  };
+  const systemsOf = (scenario: Scenario) => scenario.systems.filter((n) => names.includes(n)).map((n) => systems.get(n) as System);
+  for (const scenario of scenarios) await scenario.prelude?.(context, systemsOf(scenario));
+  // Then the profiles, of a relay that no earlier load has left anything to do.
+  const profiles: ProfileSummary[] = [];
+  if (profiling && relay) {
+    for (const workload of sizes.profiles) {
+      profiles.push(await profileRelay(context, relay.relay, relay.inspector, workload, join(outDir, `relay-${profileNamespace(workload)}.cpuprofile`)));
+    }
+  }
+  const rows: Row[] = [];
+  for (const scenario of scenarios) rows.push(...(await scenario.run(context, systemsOf(scenario))));
+
+  const results: Results = {
+    machine: describeMachine(relay?.info.pid),
+    mode,
+    sizes,
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    processes,
+    rows,
+    skipped,
+    profiles,
+  };
+  writeFileSync(join(outDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+  const charts = writeCharts(results, outDir);
+  writeFileSync(reportFile, markdown(results, charts.map((c) => ({ ...c, file: relative(resolve(reportFile, ".."), c.file) }))));
+  printTables(results);
+  progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
+}
+
+/** A comma-separated choice among `known`; all of them when not given. */
+function pick<T extends string>(value: string | undefined, known: readonly T[], what: string): T[] {
+  if (value === undefined) return [...known];
+  const chosen = value.split(",").map((s) => s.trim());
+  const unknown = chosen.filter((c) => !known.includes(c as T));
+  if (unknown.length > 0) throw new Error(`unknown ${what} ${unknown.join(", ")}; known: ${known.join(", ")}`);
+  return chosen as T[];
+}
+
+/** The children's logs and state: removed after a successful run, kept to read after a failed one. */
+let workDir: string | undefined;
+let exiting = false;
+async function exit(code: number): Promise<never> {
+  if (!exiting) {
+    exiting = true;
+    await stopAllChildren();
+    if (workDir && code === 0) rmSync(workDir, { recursive: true, force: true });
+    else if (workDir) console.error(`[bench] the child processes' logs are in ${workDir}`);
+  }
+  process.exit(code);
+}
+
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void exit(130));
+main().then(
+  () => exit(0),
+  (error: unknown) => {
+    console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    void exit(1);
+  },
+);

@@ -1,0 +1,124 @@
+/**
+ * @module
+ * `fanout`: S subscribers on one collection while its pods change at a fixed rate.
+ *
+ * Its prelude measures idle memory on fresh processes, before any load: for each size in
+ * `memorySubscribers` and each system, one subscriber (which creates the hub, topic or upstream
+ * watch), then the rest; resident memory and JS heap added per subscriber. Fresh, because what
+ * an allocator already holds changes how much resident memory new subscribers add, and because
+ * idle Durable Objects left by earlier runs are evicted at unpredictable times, handing memory
+ * back mid-measurement.
+ *
+ * Then, for each size, rate and system: fresh subscribers connect to a fresh collection (an
+ * overloaded system can be minutes behind, and that backlog must not leak into the next
+ * measurement); churn, a warm-up, and a measured window (delivery, latency from the upstream
+ * write, CPU), with the upstream watches counted three times through it and the watch requests
+ * it made counted after it. Systems run back to back
+ * at each size and rate, so the machine's noise falls on all of them alike.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";
+import { waitIdle } from "../proc.ts";
+import type { FanoutRow } from "../rows.ts";
+import { subscriber, type System, type SystemName } from "../systems/system.ts";
+import { podsOf, type Context, type Scenario } from "./scenario.ts";
+
+const namespaceOf = (system: string, subscribers: number, rate: number | "idle") => `fanout-${system}-${subscribers}-${rate}`;
+
+/**
+ * Past this many events a second of demand, the simulated API server (one Node process, which
+ * buffers up to 16 MiB for each watcher that falls behind, as the API server's cacher does)
+ * runs out of heap serving one HTTP watch per subscriber, and takes the rest of the run with
+ * it: 1,000 subscribers at 1,000 events/s of 4 KiB pods is 4 GiB/s. `direct` is not run there.
+ */
+const DIRECT_MAX_DEMAND = 200_000;
+
+type Memory = Pick<FanoutRow, "memBeforeMB" | "memAfterMB" | "memPerSubscriberKB" | "heapPerSubscriberKB">;
+const NOT_MEASURED: Memory = { memBeforeMB: null, memAfterMB: null, memPerSubscriberKB: null, heapPerSubscriberKB: null };
+
+/** Idle memory by "system size", filled by the prelude and read by `run` (one bench run per process). */
+const idle = new Map<string, Memory>();
+
+export const fanout: Scenario = {
+  name: "fanout",
+  systems: ["relay", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"],
+  namespaces: (sizes, systems) => [
+    ...sizes.fanout.memorySubscribers.flatMap((s) => systems.map((name) => namespaceOf(name, s, "idle"))),
+    ...sizes.fanout.subscribers.flatMap((s) => sizes.fanout.rates.flatMap((r) => systems.map((name) => namespaceOf(name, s, r)))),
+  ],
+  async prelude(context, systems) {
+    const { fanout: sizes } = context.sizes;
+    for (const subscribers of sizes.memorySubscribers) {
+      for (const system of systems.filter((s) => s.name !== "relay-proxied" || sizes.proxied.subscribers.includes(subscribers))) {
+        idle.set(`${system.name} ${subscribers}`, await idleMemory(context, system, subscribers));
+      }
+    }
+  },
+  async run(context, systems) {
+    const { fanout: sizes } = context.sizes;
+    const rows: FanoutRow[] = [];
+    for (const subscribers of sizes.subscribers) {
+      for (const rate of sizes.rates) {
+        for (const system of systems) {
+          if (!measured(context, system, subscribers, rate)) continue;
+          rows.push({ ...(await runOne(context, system, subscribers, rate)), ...(idle.get(`${system.name} ${subscribers}`) ?? NOT_MEASURED) });
+        }
+      }
+    }
+    return rows;
+  },
+};
+
+/** Whether this system is measured at this size and rate; a skip is recorded with its reason. */
+function measured(context: Context, system: System, subscribers: number, rate: number): boolean {
+  const { proxied } = context.sizes.fanout;
+  if (system.name === "relay-proxied") return proxied.subscribers.includes(subscribers) && proxied.rates.includes(rate);
+  if (system.name !== "direct" || subscribers * rate <= DIRECT_MAX_DEMAND) return true;
+  const reason = `${subscribers} watches × ${rate} events/s exhausts the simulated API server's heap (it buffers up to 16 MiB per slow watcher)`;
+  context.skip({ scenario: "fanout", system: system.name, subscribers, eventsPerSec: rate, reason });
+  return false;
+}
+
+async function idleMemory(context: Context, system: System, subscribers: number): Promise<Memory> {
+  const { sim, loadgens } = context;
+  const spec = subscriber(system, sim, podsOf(namespaceOf(system.name, subscribers, "idle")));
+  const busy = [...system.pids, sim.pid];
+  context.progress(`fanout ${system.name}: idle memory of ${subscribers} subscribers`);
+  await context.quiesce();
+  await loadgens.open([spec]);
+  await waitIdle(busy, { maxMs: 3000 });
+  const before = await measureMemory(system);
+  await loadgens.open(Array.from({ length: subscribers - 1 }, () => spec));
+  await waitIdle(busy);
+  const after = await measureMemory(system);
+  await loadgens.close();
+  const added = Math.max(1, subscribers - 1);
+  return {
+    memBeforeMB: round(before.rss / 2 ** 20),
+    memAfterMB: round(after.rss / 2 ** 20),
+    memPerSubscriberKB: round((after.rss - before.rss) / 1024 / added),
+    heapPerSubscriberKB: round((after.heap - before.heap) / 1024 / added),
+  };
+}
+
+async function runOne(context: Context, system: System, subscribers: number, rate: number): Promise<Omit<FanoutRow, keyof Memory>> {
+  const { sim, loadgens, sizes } = context;
+  const namespace = namespaceOf(system.name, subscribers, rate);
+  const spec = subscriber(system, sim, podsOf(namespace));
+  context.progress(`fanout ${system.name}: ${subscribers} subscribers, ${rate} events/s`);
+  await context.quiesce();
+  await loadgens.open(Array.from({ length: subscribers }, () => spec));
+  // Their initial state delivered, so churn starts from a quiet system.
+  await waitIdle([...system.pids, sim.pid]);
+  await sim.churn(rate, namespace);
+  await sleep(sizes.fanout.warmupMs);
+  let upstreamConnections = 0;
+  const seq = await sim.requestSeq();
+  const window = await measureWindow(context, system, sizes.fanout.measureMs, async () => {
+    upstreamConnections = Math.max(upstreamConnections, await sim.watchesIn(namespace));
+  });
+  const upstreamWatchRequests = (await sim.requestsSince(seq, namespace)).filter((r) => r.verb === "watch").length;
+  await sim.churn(0);
+  await loadgens.close();
+  return { scenario: "fanout", system: system.name, subscribers, ...deliveryFields(window, rate, subscribers), upstreamConnections, upstreamWatchRequests };
+}

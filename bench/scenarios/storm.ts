@@ -1,0 +1,93 @@
+/**
+ * @module
+ * `storm`: every subscriber of a collection drops at once (a deploy, a network blip), the
+ * collection changes `missed` times, and all of them come back at the same moment, each from
+ * its last resourceVersion. Measured: how long until the last one has caught up, and what the
+ * API server saw meanwhile. `node-relay` cannot resume, so its clients do what a correct
+ * client must: relist from the API server, then watch live again.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { round } from "../measure.ts";
+import { cpuMeter, othersMeter, waitIdle } from "../proc.ts";
+import type { StormRow } from "../rows.ts";
+import { percentileOf } from "../stats.ts";
+import { subscriber, type System } from "../systems/system.ts";
+import { podsOf, type Context, type Scenario } from "./scenario.ts";
+
+const namespaceOf = (system: string, subscribers: number) => `storm-${system}-${subscribers}`;
+/** Changes before the drop, so every subscriber holds a live resourceVersion to resume from. */
+const LIVE_EVENTS = 10;
+
+export const storm: Scenario = {
+  name: "storm",
+  // The relay last: once its subscribers have left it stays busy for tens of seconds (measured
+  // as `settledMs`), and the systems after it would be measured in its wake.
+  systems: ["direct", "node-relay", "raw-ws", "relay"],
+  namespaces: (sizes, systems) => sizes.storm.subscribers.flatMap((s) => systems.map((name) => namespaceOf(name, s))),
+  async run(context, systems) {
+    const rows: StormRow[] = [];
+    for (const subscribers of context.sizes.storm.subscribers) {
+      for (const system of systems) {
+        context.progress(`storm ${system.name}: ${subscribers} subscribers resume after ${context.sizes.storm.missed} missed events`);
+        rows.push(await runOne(context, system, subscribers));
+      }
+    }
+    return rows;
+  },
+};
+
+async function runOne(context: Context, system: System, subscribers: number): Promise<StormRow> {
+  const { sim, loadgens, sizes } = context;
+  const namespace = namespaceOf(system.name, subscribers);
+  const path = podsOf(namespace);
+  await context.quiesce();
+  await loadgens.open(Array.from({ length: subscribers }, () => subscriber(system, sim, path)));
+  const live = await sim.step(namespace, LIVE_EVENTS);
+  const synced = await loadgens.waitFor(live, sizes.storm.timeoutMs);
+  if (synced.missing > 0) throw new Error(`storm ${system.name}: ${synced.missing} subscribers never saw resourceVersion ${live}`);
+
+  await loadgens.drop();
+  await sleep(200);
+  await waitIdle([...system.pids, sim.pid]);
+  const seq = await sim.requestSeq();
+  const target = await sim.step(namespace, sizes.storm.missed);
+  // The system must hold the missed events before anyone asks for them.
+  const deadline = Date.now() + sizes.storm.timeoutMs;
+  while ((await system.head(path)) < target && Date.now() < deadline) await sleep(50);
+
+  const server = cpuMeter(system.pids);
+  const upstream = cpuMeter([sim.pid]);
+  const generators = loadgens.pids.map((pid) => cpuMeter([pid]));
+  const others = othersMeter(context.benchPids);
+  const started = Date.now();
+  const result = await loadgens.resume(target, sizes.storm.timeoutMs);
+  const loads = generators.map((meter) => meter());
+  const serverCpuPct = server();
+  const upstreamCpuPct = upstream();
+  const otherLoadPct = others();
+  const requests = await sim.requestsSince(seq, namespace);
+  await loadgens.close();
+  const settledMs = await waitIdle([...system.pids, sim.pid], { maxMs: sizes.storm.settleMs });
+
+  const times = result.caughtUpAt.map((at) => at - started);
+  const complete = result.missing === 0;
+  return {
+    scenario: "storm",
+    system: system.name,
+    subscribers,
+    missedEvents: sizes.storm.missed,
+    catchUpMs: complete ? Math.max(0, ...times) : null,
+    catchUpP50Ms: percentileOf(times, 50) ?? null,
+    caughtUp: result.caughtUpAt.length,
+    upstreamRequests: requests.length,
+    upstreamWatches: requests.filter((r) => r.verb === "watch").length,
+    upstreamLists: requests.filter((r) => r.verb === "list").length,
+    errors: result.errors,
+    settledMs: settledMs === undefined ? null : Math.round(settledMs),
+    serverCpuPct: round(serverCpuPct),
+    upstreamCpuPct: round(upstreamCpuPct),
+    loadGenCpuPct: round(loads.reduce((a, b) => a + b, 0)),
+    loadGenMaxCpuPct: round(Math.max(...loads)),
+    otherLoadPct: round(otherLoadPct),
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * @module
+ * The orchestrator's handle on the simulated API server: churn, stats and the request log
+ * through the simulator's own `/_sim/` API (what the bench reports as upstream connections and
+ * requests comes from there), plus the host's two IPC operations.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { LoggedRequest, SimStats } from "../src/sim/index.ts";
+import { startChild, type Child } from "./children.ts";
+import type { SimArgs } from "./hosts/sim.ts";
+
+export class Sim {
+  readonly url: string;
+  readonly pid: number;
+  readonly #child: Child<{ url: string; pid: number }>;
+
+  private constructor(child: Child<{ url: string; pid: number }>) {
+    this.#child = child;
+    this.url = child.info.url;
+    this.pid = child.info.pid;
+  }
+
+  static async start(args: SimArgs, logDir: string): Promise<Sim> {
+    return new Sim(await startChild("sim", new URL("./hosts/sim.ts", import.meta.url), args, logDir));
+  }
+
+  /** A control request. Retried: a simulator busy serving thousands of watches can be slow to answer. */
+  async #json<T>(path: string, body?: unknown): Promise<T> {
+    const init = body === undefined ? {} : { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const response = await fetch(`${this.url}${path}`, { ...init, signal: AbortSignal.timeout(10_000) });
+        if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
+        return (await response.json()) as T;
+      } catch (e) {
+        if (attempt >= 3 || !this.#child.running) throw new Error(`simulator ${path}: ${(e as Error).message}${this.#child.running ? "" : `; it exited:\n${this.#child.tail()}`}`);
+        await sleep(500);
+      }
+    }
+  }
+
+  stats(): Promise<SimStats> {
+    return this.#json("/_sim/stats");
+  }
+
+  async resourceVersion(): Promise<number> {
+    return Number((await this.stats()).resourceVersion);
+  }
+
+  /** Open watch streams on one namespace's collections: the upstream connections a system holds. */
+  async watchesIn(namespace: string): Promise<number> {
+    return (await this.stats()).activeWatches.filter((w) => w.path.startsWith(`/api/v1/namespaces/${namespace}/`)).length;
+  }
+
+  /** Where the request log is now, to count what comes after. */
+  async requestSeq(): Promise<number> {
+    return (await this.#json<{ next: number }>(`/_sim/requests?since=${Number.MAX_SAFE_INTEGER}`)).next;
+  }
+
+  /** Kubernetes requests on one namespace since `seq`. */
+  async requestsSince(seq: number, namespace: string): Promise<LoggedRequest[]> {
+    return (await this.#json<{ requests: LoggedRequest[] }>(`/_sim/requests?since=${seq}&path=${encodeURIComponent(`/api/v1/namespaces/${namespace}/`)}`)).requests;
+  }
+
+  /** `ratePerSec` changes a second on `namespace`'s pods; 0 stops. */
+  async churn(ratePerSec: number, namespace?: string): Promise<void> {
+    await this.#json("/_sim/churn", { ratePerSec, ...(namespace ? { namespaces: [namespace] } : {}) });
+  }
+
+  /** Exactly `ops` changes on `namespace` now; resolves to the resourceVersion after them. */
+  step(namespace: string, ops: number): Promise<number> {
+    return this.#child.call("step", { namespace, ops });
+  }
+
+  heapBytes(): Promise<number> {
+    return this.#child.call("heap");
+  }
+
+  /** Grow `namespace` to `count` pods; resolves to how many it has. */
+  populate(namespace: string, count: number): Promise<number> {
+    return this.#child.call("populate", { namespace, count });
+  }
+}

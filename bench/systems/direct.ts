@@ -1,0 +1,20 @@
+/**
+ * @module
+ * `direct`: no relay. Every subscriber opens its own HTTP watch on the API server, which is
+ * what clients do today; its cost is the API server's.
+ */
+import type { Sim } from "../sim.ts";
+import type { System } from "./system.ts";
+
+export function directSystem(sim: Sim): System {
+  return {
+    name: "direct",
+    pids: [sim.pid],
+    watchBase: sim.url,
+    listBase: sim.url,
+    ack: false,
+    resume: "rv",
+    head: () => sim.resourceVersion(),
+    heapBytes: () => sim.heapBytes(),
+  };
+}

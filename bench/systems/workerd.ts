@@ -1,0 +1,91 @@
+/**
+ * @module
+ * The systems that run in workerd: `relay` (this project; subscribers connect to the relay's
+ * own workerd), `relay-proxied` (the same relay through the proxy worker `wrangler dev` puts in
+ * front of it: the address `npm start` prints; it also pays for the proxy's workerd), and
+ * `workerd-floor` (raw fan-out in the same runtime, see `bench/floor/worker.ts`).
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startChild } from "../children.ts";
+import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
+import { Inspector } from "../inspector.ts";
+import type { Sim } from "../sim.ts";
+import type { System } from "./system.ts";
+
+/** The processes behind a Worker: wrangler's host (Node), the Worker's workerd, and wrangler's proxy workerd. */
+export type Processes = Array<{ role: string; pid: number }>;
+
+export interface Relay {
+  relay: System;
+  proxied: System;
+  info: WorkerdInfo;
+  /** One DevTools session for the run: wrangler's inspector proxy admits one client at a time. */
+  inspector: Inspector;
+  processes: Processes;
+}
+
+/**
+ * The relay's variables: no authentication (loopback only), and quotas out of the way — the
+ * bench's subscribers are all one anonymous subject, and its scenarios open more keys than the
+ * default `MAX_HUBS`. Everything else keeps its production default.
+ */
+const RELAY_VARS = { AUTH_MODE: "none", MAX_SUBSCRIPTIONS_PER_SUBJECT: "1000000", MAX_HUBS: "100000" };
+
+/** `nudgePath`: a request the Worker answers by itself, to wake its isolate for the inspector. */
+async function startWorkerd(name: string, config: URL, vars: Record<string, string>, nudgePath: string, logDir: string): Promise<{ info: WorkerdInfo; inspector: Inspector; processes: Processes }> {
+  const args: WorkerdArgs = { config: fileURLToPath(config), vars, stateDir: join(logDir, `${name}-state`) };
+  const child = await startChild<WorkerdInfo>(name, new URL("../hosts/workerd.ts", import.meta.url), args, logDir, 120_000);
+  const { info } = child;
+  return {
+    info,
+    inspector: await Inspector.connect(info.inspectorUrl, `${info.url}${nudgePath}`),
+    processes: [
+      { role: `${name} (workerd)`, pid: info.pid },
+      { role: `${name}: wrangler dev proxy (workerd)`, pid: info.proxyPid },
+      { role: `${name}: wrangler host (node)`, pid: child.pid },
+    ],
+  };
+}
+
+/** The isolate's JS heap, after a full collection, through the inspector. */
+async function isolateHeap(inspector: Inspector): Promise<number> {
+  await inspector.call("HeapProfiler.collectGarbage");
+  return (await inspector.call<{ usedSize: number }>("Runtime.getHeapUsage")).usedSize;
+}
+
+const ws = (url: string) => url.replace(/^http/, "ws");
+
+export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
+  // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.
+  const { info, inspector, processes } = await startWorkerd("relay", new URL("../../wrangler.toml", import.meta.url), { UPSTREAM_URL: sim.url, ...RELAY_VARS }, "/_bench/nudge", logDir);
+  /** The hub's window head, from the relay's per-key stats endpoint. */
+  const head = async (path: string, labelSelector?: string) => {
+    const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
+    const response = await fetch(`${info.url}/_relay/stats${path}${query}`);
+    return response.ok ? Number(((await response.json()) as { resourceVersion?: number }).resourceVersion ?? 0) : 0;
+  };
+  const heapBytes = () => isolateHeap(inspector);
+  return {
+    relay: { name: "relay", pids: [info.pid], watchBase: ws(info.url), listBase: info.url, ack: true, resume: "rv", head, heapBytes },
+    proxied: { name: "relay-proxied", pids: [info.pid, info.proxyPid], watchBase: ws(info.proxyUrl), listBase: info.proxyUrl, ack: true, resume: "rv", head, heapBytes },
+    info,
+    inspector,
+    processes,
+  };
+}
+
+export async function startFloor(sim: Sim, logDir: string): Promise<{ floor: System; processes: Processes }> {
+  const { info, inspector, processes } = await startWorkerd("workerd-floor", new URL("../floor/wrangler.toml", import.meta.url), { UPSTREAM_URL: sim.url }, "/_bench/nudge", logDir);
+  const floor: System = {
+    name: "workerd-floor",
+    pids: [info.pid],
+    watchBase: ws(info.url),
+    ack: false,
+    resume: "rv",
+    // Fan-out only: it keeps no window, so the storm scenario does not run it.
+    head: async () => 0,
+    heapBytes: () => isolateHeap(inspector),
+  };
+  return { floor, processes };
+}
