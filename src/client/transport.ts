@@ -1,19 +1,19 @@
 /**
  * @module
  * The default transport (the runtime's global `fetch` and `WebSocket`, which browsers and
- * Node 22 both have) and how a bearer token rides on each: the API server's WebSocket token
- * subprotocol, since browsers cannot set headers on a WebSocket, and `Authorization` on lists.
+ * Node 22 both have) and what a watch socket offers: the relay's batch subprotocol (several
+ * events per message when they are ready together), and a bearer token as the API server's
+ * WebSocket token subprotocol, since browsers cannot set headers on a WebSocket.
  */
-import { bearerProtocol } from "../k8s/websocket.ts";
+import { BATCH_PROTOCOL, bearerProtocol } from "../k8s/websocket.ts";
 import type { Transport, WatchSocket } from "./types.ts";
 
 /**
- * The subprotocol sent beside the token one: the API server rejects a token protocol alone
- * ("missing additional subprotocol"), and echoes this one. Watch frames stay JSON text.
+ * `[batch, bearer token?]`. The batch protocol is also the one the API server requires beside a
+ * token protocol ("missing additional subprotocol"): it echoes any single one, and then sends
+ * one event per message, which a batch reader reads as batches of one.
  */
-export const BINARY_PROTOCOL = "base64.binary.k8s.io";
-/** `[base64.binary.k8s.io, base64url.bearer.authorization.k8s.io.<base64url-nopad(token)>]`. */
-export const bearerProtocols = (token: string): string[] => [BINARY_PROTOCOL, bearerProtocol(token)];
+export const watchProtocols = (token: string | undefined): string[] => (token === undefined ? [BATCH_PROTOCOL] : [BATCH_PROTOCOL, bearerProtocol(token)]);
 
 export const authorization = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
 

@@ -17,7 +17,7 @@ import { Acknowledger } from "./ack.ts";
 import { protocolError, socketFailed, statusError, WatchError } from "./errors.ts";
 import { listCollection } from "./list.ts";
 import { SocketReader } from "./socket.ts";
-import { bearerProtocols, transportOf } from "./transport.ts";
+import { transportOf, watchProtocols } from "./transport.ts";
 import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
 import { collectionUrl, watchUrl } from "./url.ts";
 
@@ -71,7 +71,7 @@ class Watcher<T extends KubeResource> {
     this.#options = options;
     this.#transport = transportOf(options.transport);
     this.#backoff = new Backoff({ ...DEFAULT_BACKOFF, random: Math.random, ...options.backoff });
-    this.#protocols = options.token === undefined ? [] : bearerProtocols(options.token);
+    this.#protocols = watchProtocols(options.token);
     this.#rv = options.resourceVersion;
     if (this.#rv !== undefined) this.#catchUp = { from: this.#rv, replayed: 0 };
   }
@@ -167,9 +167,13 @@ class Watcher<T extends KubeResource> {
           return { kind: "closed", code: item.code, reason: item.reason, healthy: messages > 0 || Date.now() - opened >= MIN_WATCH_MS };
         }
         messages++;
-        const event = parseEvent<T>(item.text);
-        if (event.type === "ERROR") return { kind: "failed", status: event.object as Status };
-        yield* this.#apply(event);
+        // A message holds one event, or (batch protocol) several, one per line.
+        for (const line of item.text.split("\n")) {
+          if (line.length === 0) continue;
+          const event = parseEvent<T>(line);
+          if (event.type === "ERROR") return { kind: "failed", status: event.object as Status };
+          yield* this.#apply(event);
+        }
         ack.taken(item.text.length);
       }
     } finally {

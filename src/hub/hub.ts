@@ -14,7 +14,7 @@ import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
 import { badRequest, failure, notFound, serviceUnavailable, statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
-import { parseAck } from "../k8s/websocket.ts";
+import { BATCH_PROTOCOL, parseAck } from "../k8s/websocket.ts";
 import { logger, type Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
 import { AccessGuard } from "./access.ts";
@@ -231,7 +231,7 @@ export class WatchHub extends DurableObject<Env> {
     if (websocket) {
       const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
       this.ctx.acceptWebSocket(server);
-      sink = new WebSocketSink(server);
+      sink = new WebSocketSink(server, hubRequest.protocol === BATCH_PROTOCOL);
       const headers = hubRequest.protocol ? { "sec-websocket-protocol": hubRequest.protocol } : undefined;
       response = new Response(null, { status: 101, webSocket: client, headers });
     } else {

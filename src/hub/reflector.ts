@@ -197,12 +197,16 @@ export class Reflector {
       allowWatchBookmarks: "true",
       timeoutSeconds: String(this.#options.watchTimeoutSeconds()),
     });
+    // One timer for the whole stream, re-armed only when it fires: moving it on every chunk
+    // costs more than the rest of reading the chunk.
+    this.lastActivity = Date.now();
     let stall: ReturnType<typeof setTimeout> | undefined;
-    const arm = () => {
-      if (stall !== undefined) clearTimeout(stall);
-      stall = setTimeout(() => abort.abort(new UpstreamError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`)), this.#options.stallMs);
+    const check = () => {
+      const quiet = Date.now() - this.lastActivity;
+      if (quiet >= this.#options.stallMs) abort.abort(new UpstreamError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`));
+      else stall = setTimeout(check, this.#options.stallMs - quiet);
     };
-    arm();
+    stall = setTimeout(check, this.#options.stallMs);
     let received = false;
     try {
       let response: Response;
@@ -222,7 +226,6 @@ export class Reflector {
         });
         if (done) return { outcome: "ended", received };
         this.lastActivity = Date.now();
-        arm();
         if (!received) {
           // The stream works: a later failure is a new fault, retried quickly, not the next
           // step of an escalating backoff.

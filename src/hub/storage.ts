@@ -95,9 +95,12 @@ export class HubStorage {
         else this.#sql.exec("INSERT OR REPLACE INTO objects (uid, key, rv, json) VALUES (?, ?, ?, ?)", object.uid, object.key, object.rv, object.json);
       }
       for (const e of batch.events) this.#sql.exec("INSERT INTO events (rv, line) VALUES (?, ?)", e.rv, e.line);
-      if (batch.evictedTo !== undefined) this.#sql.exec("DELETE FROM events WHERE rv <= ?", batch.evictedTo);
+      // The window's start moves only when events leave it.
+      if (batch.evictedTo !== undefined) {
+        this.#sql.exec("DELETE FROM events WHERE rv <= ?", batch.evictedTo);
+        this.#setMeta("start", String(batch.start));
+      }
       this.#setMeta("head", String(batch.head));
-      this.#setMeta("start", String(batch.start));
     });
   }
 

@@ -48,26 +48,45 @@ export interface Sink {
  * so the backlog comes from `bufferedAmount` where the runtime has it, otherwise from the
  * client's acknowledgements (`{"type":"ACK","received":n}`), which this project's client
  * sends. A client that never acknowledges is not budget-limited on this transport.
+ *
+ * A batched socket (the client offered the batch subprotocol) gets each batch as one message
+ * of newline-separated events; every other socket gets one event per message, as the API
+ * server sends them. Messages, not bytes, are what a runtime's WebSocket pays for.
  */
 export class WebSocketSink implements Sink {
   readonly transport = "websocket" as const;
   readonly socket: WebSocket;
+  readonly #batched: boolean;
+  // Checked once: probing a host object for a property it lacks, on every send, is not free.
+  readonly #reportsBuffer: boolean;
   #sent = 0;
   #acked: number | undefined;
   #closed = false;
 
-  constructor(socket: WebSocket) {
+  constructor(socket: WebSocket, batched: boolean) {
     this.socket = socket;
+    this.#batched = batched;
+    this.#reportsBuffer = typeof (socket as { bufferedAmount?: unknown }).bufferedAmount === "number";
   }
 
   get closed(): boolean {
     return this.#closed;
   }
 
-  send(lines: readonly string[]): void {
-    for (const line of lines) {
-      this.socket.send(line);
-      this.#sent += line.length;
+  send(lines: readonly string[], joined: string): void {
+    try {
+      if (this.#batched) {
+        this.socket.send(joined);
+        this.#sent += joined.length;
+      } else {
+        for (const line of lines) {
+          this.socket.send(line);
+          this.#sent += line.length;
+        }
+      }
+    } catch {
+      // The peer is gone and its close event not yet delivered: stop sending; the fan-out detaches it.
+      this.#closed = true;
     }
   }
 
@@ -76,8 +95,7 @@ export class WebSocketSink implements Sink {
   }
 
   backlog(): number {
-    const buffered = (this.socket as { bufferedAmount?: unknown }).bufferedAmount;
-    if (typeof buffered === "number") return buffered;
+    if (this.#reportsBuffer) return (this.socket as unknown as { bufferedAmount: number }).bufferedAmount;
     return this.#acked === undefined ? 0 : this.#sent - this.#acked;
   }
 

@@ -7,7 +7,11 @@
  * - the relay's acknowledgement, `{"type":"ACK","received":n}` (n: the summed length of the text
  *   messages taken so far on the socket). Workers cannot see a socket's send buffer, so this is
  *   how a hub knows how far behind a subscriber is. The API server ignores what clients send,
- *   so the message is harmless there.
+ *   so the message is harmless there;
+ * - the relay's batch subprotocol: a client that offers it gets several events per message,
+ *   newline-separated (each still ends with `\n`), as many as were ready together. Under load
+ *   that is far fewer messages, which is what a WebSocket costs. Without it, one event per
+ *   message, as from the API server.
  */
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 
@@ -21,6 +25,8 @@ export function tokenOfProtocol(protocol: string): string | undefined {
   const token = decodeBase64Url(protocol.slice(BEARER_PROTOCOL_PREFIX.length));
   return token ? token : undefined;
 }
+
+export const BATCH_PROTOCOL = "batch.watch.kube-watch-relay.dev";
 
 export const ackMessage = (received: number): string => JSON.stringify({ type: "ACK", received });
 

@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { informer, watch, WatchError, type Transport, type WatchSocket, type WatchStatus, type WatchUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
+import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Random } from "../../src/sim/random.ts";
 import { Inbox, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 
@@ -242,8 +243,8 @@ describe("watch", () => {
     const updates = collect(watch(collection(ns), { transport: network, token: "abc.def?", backoff: FAST }));
     await updates.take(2);
     // base64url without padding: "abc.def?" is YWJjLmRlZj8= in base64.
-    expect(network.offered[0]).toEqual(["base64.binary.k8s.io", "base64url.bearer.authorization.k8s.io.YWJjLmRlZj8"]);
-    expect(network.accepted[0]).toBe("base64.binary.k8s.io");
+    expect(network.offered[0]).toEqual([BATCH_PROTOCOL, "base64url.bearer.authorization.k8s.io.YWJjLmRlZj8"]);
+    expect(network.accepted[0]).toBe(BATCH_PROTOCOL);
     expect(network.listHeaders[0]).toMatchObject({ authorization: "Bearer abc.def?" });
   });
 

@@ -109,7 +109,8 @@ export async function wsWatch(path: string, headers: Record<string, string> = {}
   const raw: string[] = [];
   socket.addEventListener("message", (m) => {
     raw.push(m.data as string);
-    events.push(JSON.parse(m.data as string) as WatchEvent);
+    // One event per message, or several, one per line, with the batch subprotocol.
+    for (const line of (m.data as string).split("\n")) if (line) events.push(JSON.parse(line) as WatchEvent);
   });
   socket.addEventListener("close", (e) => events.end({ code: e.code, reason: e.reason }));
   return { socket, events, raw, close: () => socket.close(1000, "test done") };

@@ -3,6 +3,7 @@ import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
+import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 
 const sim = new Sim();
@@ -207,5 +208,25 @@ describe("oversized and unconfigured", () => {
     const response = await createApp().fetch(new Request("http://relay.test/api/v1/pods"), unconfigured, createExecutionContext());
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ kind: "Status", reason: "ServiceUnavailable", message: expect.stringContaining("AUTH_MODE") });
+  });
+});
+
+describe("batched WebSocket messages (opt-in)", () => {
+  it("a client offering the batch subprotocol gets the events that were ready together in one message; others one per message", async () => {
+    const ns = uniqueNamespace("batch");
+    const first = await sim.createPod(ns, "p");
+    const hubOpen = await wsWatch(`${podsPath(ns)}?watch=1`);
+    await hubOpen.events.next();
+    for (let i = 0; i < 20; i++) await sim.patchPod(ns, "p", { metadata: { labels: { i: String(i) } } });
+    await hubOpen.events.take(20); // the hub has them all: a resume is a pure replay
+    const path = `${podsPath(ns)}?watch=1&resourceVersion=${rvOf(first)}`;
+    const batched = await wsWatch(path, { "sec-websocket-protocol": BATCH_PROTOCOL });
+    const plain = await wsWatch(path);
+    const [fromBatched, fromPlain] = await Promise.all([batched.events.take(20), plain.events.take(20)]);
+    expect(fromBatched).toEqual(fromPlain);
+    expect(plain.raw).toHaveLength(20); // one event per message, as the API server sends them
+    expect(batched.raw.length).toBeLessThan(20); // the replay was ready at once: one message holds many
+    expect(batched.raw.every((m) => m.endsWith("\n"))).toBe(true);
+    [hubOpen, batched, plain].forEach((s) => s.close());
   });
 });
