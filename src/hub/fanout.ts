@@ -11,7 +11,7 @@
 import { errorLine, eventLine } from "../k8s/event.ts";
 import { tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
-import { CLOSE, type CloseReason, type Subscriber } from "./subscriber.ts";
+import { CLOSE, LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
 import type { EventWindow, WindowEvent } from "./window.ts";
 
 export interface FanoutSettings {
@@ -27,26 +27,16 @@ export interface FanoutSource {
 
 type Log = (message: string, fields?: Record<string, unknown>) => void;
 
-/** Most a subscriber that is behind is sent in one slice, and all of them in one turn. */
+/** Most a subscriber that is behind is sent in one slice. */
 const SLICE = 256 * 1024;
-const TURN = 4 * 1024 * 1024;
+/**
+ * How long one pump turn may run. Bounded by time, not bytes, so that between turns the hub
+ * takes in upstream events, acknowledgements and closes — a storm of resumes must not keep it
+ * sending to sockets whose close it has not yet had a chance to hear.
+ */
+const TURN_MS = 10;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 const BLOCKED_RETRY_MS = 20;
-
-/** Lines with their concatenation computed at most once (HTTP sinks write it whole). */
-export class LineBatch {
-  readonly lines: readonly string[];
-  #joined: string | undefined;
-  constructor(lines: readonly string[]) {
-    this.lines = lines;
-  }
-  get joined(): string {
-    return (this.#joined ??= this.lines.join(""));
-  }
-  get size(): number {
-    return this.joined.length;
-  }
-}
 
 export class Fanout {
   readonly #source: FanoutSource;
@@ -94,8 +84,7 @@ export class Fanout {
 
   /** End a stream with an ERROR event carrying `status`, as the API server fails a running watch. */
   fail(subscriber: Subscriber, status: Status, reason: CloseReason): void {
-    const line = errorLine(status);
-    subscriber.sink.send([line], line);
+    subscriber.sink.send(LineBatch.of(errorLine(status)));
     this.detach(subscriber, reason);
   }
 
@@ -115,8 +104,7 @@ export class Fanout {
         this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`);
         continue;
       }
-      const batch = subscriber.position < first.rv ? all : new LineBatch(events.filter((e) => e.rv > subscriber.position).map((e) => e.line));
-      subscriber.sink.send(batch.lines, batch.joined);
+      subscriber.sink.send(subscriber.position < first.rv ? all : new LineBatch(events.filter((e) => e.rv > subscriber.position).map((e) => e.line)));
       subscriber.position = last.rv;
     }
     if (this.#behind.size > 0) this.#schedulePump(0);
@@ -129,7 +117,7 @@ export class Fanout {
     for (const subscriber of this.#live) {
       if (!subscriber.options.bookmarks || subscriber.position >= head || subscriber.sink.closed) continue;
       line ??= this.#source.bookmark(head);
-      subscriber.sink.send([line], line);
+      subscriber.sink.send(LineBatch.of(line));
       subscriber.position = head;
     }
   }
@@ -151,11 +139,12 @@ export class Fanout {
   #pump(): void {
     this.#pumpTimer = undefined;
     const window = this.#source.window;
-    let spent = 0;
+    const started = Date.now();
+    let sent = false;
     let blocked = false;
-    for (const subscriber of this.#behind) {
-      if (spent >= TURN) break;
-      if (subscriber.sink.closed) {
+    for (const subscriber of [...this.#behind]) {
+      if (Date.now() - started >= TURN_MS) break;
+      if (!subscriber.sink.alive()) {
         this.detach(subscriber);
         continue;
       }
@@ -163,8 +152,11 @@ export class Fanout {
         blocked = true;
         continue;
       }
+      // Round-robin: whoever is served goes to the back, so a long replay cannot starve the rest.
+      this.#behind.delete(subscriber);
+      this.#behind.add(subscriber);
       if (subscriber.initial) {
-        spent += this.#sendInitial(subscriber);
+        sent = this.#sendInitial(subscriber) || sent;
         continue;
       }
       const replay = window.after(subscriber.position, SLICE);
@@ -174,10 +166,9 @@ export class Fanout {
       }
       const last = replay.events.at(-1);
       if (last) {
-        const batch = new LineBatch(replay.events.map((e) => e.line));
-        subscriber.sink.send(batch.lines, batch.joined);
+        subscriber.sink.send(new LineBatch(replay.events.map((e) => e.line)));
         subscriber.position = last.rv;
-        spent += batch.size;
+        sent = true;
       }
       if (!window.hasEventsAfter(subscriber.position)) {
         this.#behind.delete(subscriber);
@@ -185,17 +176,16 @@ export class Fanout {
         // A resume has caught up: one BOOKMARK at the head tells the client where its replay
         // ended (so it can say what it missed) and gives it a fresh resume point at once.
         if (subscriber.resumed && subscriber.options.bookmarks) {
-          const line = this.#source.bookmark(window.head);
-          subscriber.sink.send([line], line);
+          subscriber.sink.send(LineBatch.of(this.#source.bookmark(window.head)));
           subscriber.position = window.head;
         }
       }
     }
-    if (this.#behind.size > 0) this.#schedulePump(spent > 0 && !blocked ? 0 : BLOCKED_RETRY_MS);
+    if (this.#behind.size > 0) this.#schedulePump(sent && !blocked ? 0 : BLOCKED_RETRY_MS);
   }
 
-  /** Send the next slice of the initial state; the last slice ends it (with the annotated bookmark when asked). */
-  #sendInitial(subscriber: Subscriber): number {
+  /** Send the next slice of the initial state (the last ends it, with the annotated bookmark when asked); whether anything went. */
+  #sendInitial(subscriber: Subscriber): boolean {
     const objects = subscriber.initial ?? [];
     const lines: string[] = [];
     let size = 0;
@@ -208,11 +198,8 @@ export class Fanout {
       subscriber.initial = undefined;
       if (subscriber.options.initialEventsEnd) lines.push(this.#source.bookmark(subscriber.position, true));
     }
-    if (lines.length > 0) {
-      const batch = new LineBatch(lines);
-      subscriber.sink.send(batch.lines, batch.joined);
-    }
-    return size;
+    if (lines.length > 0) subscriber.sink.send(new LineBatch(lines));
+    return lines.length > 0;
   }
 
   #schedulePump(delay: number): void {
@@ -233,8 +220,7 @@ export class Fanout {
   #expire(subscriber: Subscriber): void {
     const head = this.#source.window.head;
     if (subscriber.options.bookmarks && this.#live.has(subscriber) && subscriber.position < head) {
-      const line = this.#source.bookmark(head);
-      subscriber.sink.send([line], line);
+      subscriber.sink.send(LineBatch.of(this.#source.bookmark(head)));
       subscriber.position = head;
     }
     this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });

@@ -28,7 +28,7 @@ import { UpstreamError } from "./reflector.ts";
 import { readHubRequest, type HubRequest } from "./request.ts";
 import { HubQuotas } from "./quotas.ts";
 import { HubStorage } from "./storage.ts";
-import { CLOSE, HttpSink, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
+import { CLOSE, HttpSink, LineBatch, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
 
 /** How often the alarm checks an active hub; Workers evict a busy-but-idle object after 70-140 s. */
 const HEARTBEAT_MS = 30_000;
@@ -243,8 +243,7 @@ export class WatchHub extends DurableObject<Env> {
     }
     if (failed) {
       // Too old or too new: 200, one ERROR event, then the end, as the API server answers.
-      const line = errorLine(failed);
-      sink.send([line], line);
+      sink.send(LineBatch.of(errorLine(failed)));
       sink.close({ code: CLOSE.normal, reason: failed.reason === "Expired" ? "resourceVersion expired" : "resourceVersion too large" });
       return response;
     }

@@ -33,10 +33,33 @@ export interface CloseReason {
   reason: string;
 }
 
+/**
+ * Event lines to send together. A per-event WebSocket sends the lines one by one; a batched
+ * WebSocket and an HTTP stream send them joined, and the join is made once, when first needed.
+ */
+export class LineBatch {
+  readonly lines: readonly string[];
+  #joined: string | undefined;
+
+  constructor(lines: readonly string[], joined?: string) {
+    this.lines = lines;
+    this.#joined = joined;
+  }
+
+  static of(line: string): LineBatch {
+    return new LineBatch([line], line);
+  }
+
+  get joined(): string {
+    return (this.#joined ??= this.lines.join(""));
+  }
+}
+
 export interface Sink {
   readonly transport: "websocket" | "http";
-  /** Send event lines. `joined` is the same lines concatenated, computed once per batch. */
-  send(lines: readonly string[], joined: string): void;
+  send(batch: LineBatch): void;
+  /** Still connected, as far as the runtime knows (costs a look at the socket: not for every event). */
+  alive(): boolean;
   /** Sent but not yet known to be taken by the client (UTF-16 units). */
   backlog(): number;
   close(reason: CloseReason): void;
@@ -73,13 +96,13 @@ export class WebSocketSink implements Sink {
     return this.#closed;
   }
 
-  send(lines: readonly string[], joined: string): void {
+  send(batch: LineBatch): void {
     try {
       if (this.#batched) {
-        this.socket.send(joined);
-        this.#sent += joined.length;
+        this.socket.send(batch.joined);
+        this.#sent += batch.joined.length;
       } else {
-        for (const line of lines) {
+        for (const line of batch.lines) {
           this.socket.send(line);
           this.#sent += line.length;
         }
@@ -88,6 +111,10 @@ export class WebSocketSink implements Sink {
       // The peer is gone and its close event not yet delivered: stop sending; the fan-out detaches it.
       this.#closed = true;
     }
+  }
+
+  alive(): boolean {
+    return !this.#closed && this.socket.readyState === WebSocket.OPEN;
   }
 
   acknowledge(received: number): void {
@@ -140,8 +167,9 @@ export class HttpSink implements Sink {
     return this.#closed;
   }
 
-  send(_lines: readonly string[], joined: string): void {
+  send(batch: LineBatch): void {
     if (this.#closed) return;
+    const joined = batch.joined;
     const size = joined.length;
     this.#pending += size;
     this.#writer.write(this.#encoder.encode(joined)).then(
@@ -154,6 +182,10 @@ export class HttpSink implements Sink {
 
   backlog(): number {
     return this.#pending;
+  }
+
+  alive(): boolean {
+    return !this.#closed;
   }
 
   /** End the stream cleanly, as the API server does (no ERROR event): the client re-watches. */
