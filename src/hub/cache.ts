@@ -4,6 +4,7 @@
  * against them. The diff is how an upstream 410 stays invisible to subscribers: instead of
  * making every subscriber relist, the hub emits the difference as ordinary events.
  */
+import { objectVersion } from "../k8s/rv.ts";
 import type { KubeObject } from "../k8s/types.ts";
 
 export interface CachedObject {
@@ -53,6 +54,22 @@ export class ObjectCache {
     this.#sorted ??= [...this.#byUid.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     return this.#sorted;
   }
+}
+
+/** An object as the cache holds it, or `undefined` when it lacks a uid, a name or a resourceVersion. */
+export function toCachedObject(object: KubeObject): CachedObject | undefined {
+  const metadata = object.metadata;
+  const rv = objectVersion(object);
+  if (!metadata?.uid || !metadata.name || rv === undefined) return undefined;
+  return { uid: metadata.uid, key: metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name, rv, json: JSON.stringify(object) };
+}
+
+/** The change a window line records (`{"type":...,"object":...}`), to replay it onto a cache. */
+export function objectEventOf(line: string): ObjectEvent | undefined {
+  const event = JSON.parse(line) as { type: string; object: KubeObject };
+  const object = toCachedObject(event.object);
+  if (!object || (event.type !== "ADDED" && event.type !== "MODIFIED" && event.type !== "DELETED")) return undefined;
+  return { type: event.type, object };
 }
 
 /** Copy of an object with a new resourceVersion (a DELETED carries the deletion's RV). */

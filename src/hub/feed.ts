@@ -10,9 +10,9 @@ import { objectVersion } from "../k8s/rv.ts";
 import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
-import { ObjectCache, relistDiff, type CachedObject, type ObjectEvent } from "./cache.ts";
+import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
 import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState } from "./reflector.ts";
-import type { HubIdentity, HubStorage } from "./storage.ts";
+import type { Checkpoint, HubIdentity, HubStorage } from "./storage.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
 
 export interface FeedListener {
@@ -31,6 +31,12 @@ export interface FeedSettings {
 
 export type Log = (message: string, fields?: Record<string, unknown>) => void;
 
+/**
+ * Objects changed since the last checkpoint when the next is written: bounds the size of one
+ * checkpoint. (What a restore replays is bounded by the window: it checkpoints before evicting.)
+ */
+const CHECKPOINT_OBJECTS = 1000;
+
 export class Feed implements ReflectorHandler {
   readonly cache = new ObjectCache();
   readonly window: EventWindow;
@@ -40,6 +46,9 @@ export class Feed implements ReflectorHandler {
   readonly #log: Log;
   readonly #reflector: Reflector;
   readonly #stripManagedFields: boolean;
+  /** What changed since the objects table's checkpoint: uid → object, or `null` when gone. */
+  readonly #dirty = new Map<string, CachedObject | null>();
+  #checkpoint = 0;
   #identity: HubIdentity | undefined;
   /** The state reflects the upstream now: listed, or a watch established, since the last start. */
   #fresh = false;
@@ -58,8 +67,15 @@ export class Feed implements ReflectorHandler {
     if (stored) {
       this.#identity = { key: stored.key, kind: stored.kind, listKind: stored.listKind, apiVersion: stored.apiVersion };
       this.cache.replace(stored.objects);
+      // The objects table is as of the checkpoint; the window's later events bring it up to date.
+      for (const event of stored.events) {
+        if (event.rv <= stored.checkpoint) continue;
+        const change = objectEventOf(event.line);
+        if (change) this.#changed(change);
+      }
+      this.#checkpoint = stored.checkpoint;
       this.window.restore(stored.events, stored.start, stored.head);
-      log("hub state restored", { objects: stored.objects.length, events: stored.events.length, head: stored.head, start: stored.start });
+      log("hub state restored", { objects: this.cache.size, events: stored.events.length, head: stored.head, start: stored.start, checkpoint: stored.checkpoint });
     }
     this.#reflector = new Reflector(key, upstream, this, {
       stallMs: settings.upstreamStallMs,
@@ -144,6 +160,8 @@ export class Feed implements ReflectorHandler {
     }
     this.#identity = identity;
     this.cache.replace(objects);
+    this.#dirty.clear();
+    this.#checkpoint = list.resourceVersion;
     this.window.reset(list.resourceVersion);
     this.#storage.saveSnapshot(identity, objects, list.resourceVersion);
     this.#versionWaiters.reached(this.window.head);
@@ -190,7 +208,7 @@ export class Feed implements ReflectorHandler {
     const appended: WindowEvent[] = [];
     let evictedTo: number | undefined;
     for (const change of changes) {
-      this.cache.apply(change);
+      this.#changed(change);
       const event = { rv: change.object.rv, line: eventLine(change.type, change.object.json) };
       evictedTo = this.window.append(event) ?? evictedTo;
       appended.push(event);
@@ -201,29 +219,40 @@ export class Feed implements ReflectorHandler {
       this.#storage.saveHead(this.window.head);
       return;
     }
-    this.#storage.saveBatch({ changes, events: appended, head: this.window.head, start: this.window.start, evictedTo });
+    // A restore replays the window after the checkpoint, so the window must not lose what it needs.
+    const due = this.#dirty.size >= CHECKPOINT_OBJECTS || (evictedTo !== undefined && evictedTo > this.#checkpoint);
+    this.#storage.saveBatch({ events: appended, head: this.window.head, start: this.window.start, evictedTo, checkpoint: due ? this.#takeCheckpoint() : undefined });
     this.#listener.published(appended);
+  }
+
+  #changed(change: ObjectEvent): void {
+    this.cache.apply(change);
+    this.#dirty.set(change.object.uid, change.type === "DELETED" ? null : change.object);
+  }
+
+  /** The objects table's catch-up to the current head. */
+  #takeCheckpoint(): Checkpoint {
+    const changed: CachedObject[] = [];
+    const removed: string[] = [];
+    for (const [uid, object] of this.#dirty) {
+      if (object) changed.push(object);
+      else removed.push(uid);
+    }
+    this.#dirty.clear();
+    this.#checkpoint = this.window.head;
+    return { rv: this.window.head, changed, removed };
   }
 
   #toCached(items: readonly KubeObject[], identity: HubIdentity): CachedObject[] {
     const out: CachedObject[] = [];
     for (const item of items) {
-      const metadata = item.metadata;
-      const rv = objectVersion(item);
-      if (!metadata?.uid || !metadata.name || rv === undefined) {
-        this.#log("skipped an upstream object without uid, name or resourceVersion");
-        continue;
-      }
       // Built-in list items come without kind/apiVersion; every watch event object needs them.
       const object = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
       // Who wrote which field is the API server's business, and a large share of every object.
-      if (this.#stripManagedFields && metadata.managedFields) object.metadata = { ...metadata, managedFields: undefined };
-      out.push({
-        uid: metadata.uid,
-        key: metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name,
-        rv,
-        json: JSON.stringify(object),
-      });
+      if (this.#stripManagedFields && object.metadata?.managedFields) object.metadata = { ...object.metadata, managedFields: undefined };
+      const cached = toCachedObject(object);
+      if (cached) out.push(cached);
+      else this.#log("skipped an upstream object without uid, name or resourceVersion");
     }
     return out;
   }

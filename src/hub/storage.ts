@@ -1,12 +1,18 @@
 /**
  * @module
- * The hub's durable state in its SQLite storage: the key it serves, the current objects, the
- * replay window and the resume point. Each upstream batch is written in one transaction
- * before it is fanned out; the output gate holds every send until the write is durable, so a
- * subscriber never holds a resourceVersion the hub could forget (invariant 4).
+ * The hub's durable state in its SQLite storage: the key it serves, the objects as of a
+ * checkpoint, the replay window and the resume point. Each upstream batch is written in one
+ * transaction before it is fanned out; the output gate holds every send until the write is
+ * durable, so a subscriber never holds a resourceVersion the hub could forget (invariant 4).
+ *
+ * An event costs one row: its window line, which carries the whole object. The objects table is
+ * brought up to date only at checkpoints (every so many events, and before the window drops an
+ * event newer than the last checkpoint); a restore replays the window's events after the
+ * checkpoint onto it. The head is derived from the last event, and written only when a bookmark
+ * has moved it further.
  */
 import type { WatchKey } from "../k8s/key.ts";
-import type { CachedObject, ObjectEvent } from "./cache.ts";
+import type { CachedObject } from "./cache.ts";
 import type { WindowEvent } from "./window.ts";
 
 const SCHEMA = `
@@ -28,18 +34,28 @@ export interface StoredState extends HubIdentity {
   head: number;
   /** Oldest resourceVersion a subscriber can resume from exactly. */
   start: number;
+  /** The objects as of `checkpoint`; the window's later events bring them up to date. */
   objects: CachedObject[];
+  checkpoint: number;
   events: WindowEvent[];
+}
+
+/** Bring the objects table to the state at `rv`: what changed since the last checkpoint. */
+export interface Checkpoint {
+  rv: number;
+  changed: readonly CachedObject[];
+  removed: readonly string[];
 }
 
 /** One batch of changes, written atomically. */
 export interface Batch {
-  changes: readonly ObjectEvent[];
   events: readonly WindowEvent[];
+  /** The head after the batch; stored only if a bookmark took it past the last event. */
   head: number;
   start: number;
   /** Events up to this RV left the window. */
   evictedTo?: number | undefined;
+  checkpoint?: Checkpoint | undefined;
 }
 
 export class HubStorage {
@@ -73,7 +89,8 @@ export class HubStorage {
       .exec<{ rv: number; line: string }>("SELECT rv, line FROM events ORDER BY rv")
       .toArray()
       .map((r) => ({ rv: r.rv, line: r.line }));
-    return { ...(JSON.parse(identity) as HubIdentity), head: Number(meta.get("head")), start: Number(meta.get("start")), objects, events };
+    const head = Math.max(Number(meta.get("head")), events.at(-1)?.rv ?? 0);
+    return { ...(JSON.parse(identity) as HubIdentity), head, start: Number(meta.get("start")), checkpoint: Number(meta.get("checkpoint")), objects, events };
   }
 
   /** Replace everything with a fresh list: the objects at `rv`, an empty window starting there. */
@@ -85,22 +102,25 @@ export class HubStorage {
       this.#setMeta("identity", JSON.stringify(identity));
       this.#setMeta("head", String(rv));
       this.#setMeta("start", String(rv));
+      this.#setMeta("checkpoint", String(rv));
     });
   }
 
   saveBatch(batch: Batch): void {
     this.#storage.transactionSync(() => {
-      for (const { type, object } of batch.changes) {
-        if (type === "DELETED") this.#sql.exec("DELETE FROM objects WHERE uid = ?", object.uid);
-        else this.#sql.exec("INSERT OR REPLACE INTO objects (uid, key, rv, json) VALUES (?, ?, ?, ?)", object.uid, object.key, object.rv, object.json);
-      }
       for (const e of batch.events) this.#sql.exec("INSERT INTO events (rv, line) VALUES (?, ?)", e.rv, e.line);
+      const checkpoint = batch.checkpoint;
+      if (checkpoint) {
+        for (const uid of checkpoint.removed) this.#sql.exec("DELETE FROM objects WHERE uid = ?", uid);
+        for (const o of checkpoint.changed) this.#sql.exec("INSERT OR REPLACE INTO objects (uid, key, rv, json) VALUES (?, ?, ?, ?)", o.uid, o.key, o.rv, o.json);
+        this.#setMeta("checkpoint", String(checkpoint.rv));
+      }
       // The window's start moves only when events leave it.
       if (batch.evictedTo !== undefined) {
         this.#sql.exec("DELETE FROM events WHERE rv <= ?", batch.evictedTo);
         this.#setMeta("start", String(batch.start));
       }
-      this.#setMeta("head", String(batch.head));
+      if (batch.head > (batch.events.at(-1)?.rv ?? 0)) this.#setMeta("head", String(batch.head));
     });
   }
 

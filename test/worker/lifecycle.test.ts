@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
-import type { WatchEvent } from "../../src/k8s/types.ts";
+import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { eventually, httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 
 const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
@@ -46,6 +46,26 @@ describe("hub restarts", () => {
     during.push(await touch(ns, "d1"), await touch(ns, "d2"));
     // The hub comes back from storage, resumes upstream from its stored resourceVersion and replays exactly.
     await resumeBoth(ns, before.at(-1)!, during);
+  });
+
+  it("restored from a checkpoint plus the window's later events, it has exactly the upstream's objects", async () => {
+    const ns = uniqueNamespace("cp");
+    for (const name of ["a", "b", "c"]) await sim.createPod(ns, name);
+    const sub = await wsWatch(path(ns, "watch=1"));
+    await sub.events.take(3);
+    // WINDOW_EVENTS is 500: evicting past the last checkpoint forces a new one, then more events follow it.
+    for (let i = 0; i < 520; i++) await sim.patchPod(ns, ["a", "b", "c"][i % 3]!, { metadata: { labels: { i: String(i) } } });
+    await sim.deletePod(ns, "b");
+    await sim.createPod(ns, "d");
+    const seen = await sub.events.take(522);
+    sub.close();
+    await abortAllDurableObjects();
+
+    const listed = (await (await relay(path(ns, "resourceVersion=0"))).json()) as { items: KubeObject[] };
+    const upstream = await sim.list(`/api/v1/namespaces/${ns}/pods`);
+    expect(listed.items.map((o) => [o.metadata!.name, o.metadata!.resourceVersion])).toEqual(upstream.items.map((o) => [o.metadata!.name, o.metadata!.resourceVersion]));
+    const last = [await touch(ns, "after")];
+    await resumeBoth(ns, rvOf(seen.at(-1)!), last);
   });
 
   it("crashed with subscribers connected (reset without warning): they see the drop and resume exactly", async () => {
