@@ -37,6 +37,16 @@ export interface WatchSpec {
 /** Buffered live bytes past which a client counts as unresponsive and its watch is ended (cacher behaviour). */
 const MAX_BUFFERED = 16 * 1024 * 1024;
 
+/** Resolves once `res` can take more, or is gone. */
+const drained = (res: ServerResponse): Promise<void> =>
+  new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done).off("close", done);
+      resolve();
+    };
+    res.on("drain", done).on("close", done);
+  });
+
 /** A line that is not valid JSON, for the `malformedLines` fault. */
 const MALFORMED_LINE = '{"type":"MODIFIED","object":{"kind":\n';
 
@@ -81,6 +91,10 @@ export class WatchStream {
     return this.#closed;
   }
 
+  get bufferedBytes(): number {
+    return this.#res.writableLength;
+  }
+
   /** Write headers, then initial state or replay, then follow the store. */
   async start(): Promise<void> {
     const res = this.#res;
@@ -98,18 +112,14 @@ export class WatchStream {
       this.#sendInitialEvents();
       if (allowWatchBookmarks) this.#sendBookmark(true);
     } else if (rv.kind === "exact") {
-      const replay = this.#store.eventsAfter(Math.min(rv.rv, this.#store.resourceVersion));
-      if (!replay) {
-        this.#fail(tooOldResourceVersion(rv.rv, this.#store.oldestResumable));
-        return;
-      }
       this.#after = this.#lastSent = rv.rv;
-      for (const event of replay) this.#onEvent(event);
+      if (!(await this.#replay(Math.min(rv.rv, this.#store.resourceVersion)))) return;
     } else {
       // sendInitialEvents=false with no resourceVersion: start at the most recent state.
       this.#after = this.#lastSent = this.#store.resourceVersion;
     }
-    if (this.#closed) return;
+    // Stalled during a replay: silent from here on, as `stall` promises.
+    if (this.#closed || this.#stalled) return;
     this.#live = true;
     this.#unsubscribe = this.#store.subscribe((event) => this.#onEvent(event));
     this.#timers.push(setTimeout(() => this.end(), this.#spec.timeoutMs));
@@ -127,6 +137,30 @@ export class WatchStream {
       if (object && this.#spec.filter.matches(object)) this.#write("ADDED", object);
     }
     this.#after = this.#lastSent = this.#store.resourceVersion;
+  }
+
+  /**
+   * Replay the history after `from` at the client's pace, as the cacher's watcher does through
+   * its bounded channel: a client far behind is not handed megabytes at once, which would leave
+   * a simulator serving many of them too busy to answer anything else. Events committed during
+   * the replay are replayed too; once none are left the caller subscribes, in the same turn, so
+   * nothing falls between. False when the stream ended, with a 410 if the history moved past it.
+   */
+  async #replay(from: number): Promise<boolean> {
+    for (let next = from; ; ) {
+      const events = this.#store.eventsAfter(next);
+      if (!events) {
+        this.#fail(tooOldResourceVersion(next, this.#store.oldestResumable));
+        return false;
+      }
+      if (events.length === 0) return !this.#closed;
+      for (const event of events) {
+        this.#onEvent(event);
+        next = event.rv;
+        if (this.#res.writableNeedDrain) await drained(this.#res);
+        if (this.#closed) return false;
+      }
+    }
   }
 
   /** Apply the selector transition rules (cacher `convertToWatchEvent`). */

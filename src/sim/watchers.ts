@@ -13,6 +13,8 @@ export interface ActiveWatch {
   resourceVersion: string;
   /** When the stream started (ISO 8601). */
   since: string;
+  /** Written but not yet taken by the client's connection: how far behind its reader is. */
+  bufferedBytes: number;
 }
 
 export class Watchers {
@@ -33,7 +35,7 @@ export class Watchers {
 
   list(): ActiveWatch[] {
     return [...this.#open].map((w) => ({
-      id: w.id, path: w.path, labelSelector: w.labelSelector, fieldSelector: w.fieldSelector, resourceVersion: w.resourceVersion, since: w.since,
+      id: w.id, path: w.path, labelSelector: w.labelSelector, fieldSelector: w.fieldSelector, resourceVersion: w.resourceVersion, since: w.since, bufferedBytes: w.bufferedBytes,
     }));
   }
 

@@ -2,7 +2,10 @@
  * @module
  * WATCH: replay from a resourceVersion, 410 for too-old ones, selector transitions, bookmarks, sendInitialEvents, timeouts, Tables.
  */
+import { once } from "node:events";
+import { get, type IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LineSplitter } from "../../src/k8s/ndjson.ts";
 import { startSimulator, WRITTEN_AT, type Simulator } from "../../src/sim/index.ts";
 import { openWatch, podManifest, request, type WatchReader } from "./helpers.ts";
 
@@ -167,6 +170,30 @@ describe("watch", () => {
     expect((first.object as any).columnDefinitions).toHaveLength(9);
     expect((first.object as any).rows[0].cells[0]).toBe("table-1");
     expect((second.object as any).columnDefinitions).toBeNull();
+  });
+
+  it("replays a long history at the client's pace: little held for a client that is not reading, then every event in order", async () => {
+    sim.churn({ ratePerSec: 0, namespaces: ["replay-pace"] });
+    // The first operation also creates the namespace and its workloads; from then on, only pods change.
+    sim.churnStep(1);
+    const from = Number(sim.resourceVersion);
+    // About 3 KB each: some 20 MB, far more than the connection's buffers take.
+    sim.churnStep(7000);
+    const to = Number(sim.resourceVersion);
+    const request = get(`${sim.url}/api/v1/namespaces/replay-pace/pods?watch=1&resourceVersion=${from}`);
+    const [res] = (await once(request, "response")) as [IncomingMessage];
+    res.pause();
+    const entry = () => sim.stats().activeWatches.find((a) => a.path === "/api/v1/namespaces/replay-pace/pods");
+    expect(entry()?.bufferedBytes).toBeLessThan(1 << 20);
+    const splitter = new LineSplitter();
+    const versions: number[] = [];
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      for (const line of splitter.push(chunk)) versions.push(Number(JSON.parse(line).object.metadata.resourceVersion));
+      if (versions.at(-1) === to) break;
+    }
+    request.destroy();
+    // Every revision after `from` is a change to this namespace's pods: each exactly once, in order.
+    expect(versions).toEqual(Array.from({ length: to - from }, (_, i) => from + 1 + i));
   });
 
   it("lists open watches in stats with their collection path, selectors and resourceVersion", async () => {
