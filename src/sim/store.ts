@@ -5,6 +5,7 @@
  * history of changes for watch resume and consistent paged lists, and synchronous
  * notification of watchers. Stored objects are never mutated after a write: readers clone.
  */
+import { eventLine } from "../k8s/event.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { VersionWaiters } from "../k8s/waiters.ts";
 import { goJson } from "./json.ts";
@@ -27,6 +28,7 @@ export class StoredEvent {
   /** The object before the change (MODIFIED and DELETED), for selector transitions and snapshots. */
   readonly prev: KubeObject | undefined;
   #json: string | undefined;
+  readonly #lines: Partial<Record<ChangeType, Buffer>> = {};
 
   constructor(rv: number, type: ChangeType, resource: ResourceDef, key: string, object: KubeObject, prev: KubeObject | undefined) {
     this.rv = rv;
@@ -40,6 +42,14 @@ export class StoredEvent {
   /** `object` as JSON, serialised once however many watchers send it. */
   get json(): string {
     return (this.#json ??= goJson(this.object));
+  }
+
+  /**
+   * The watch line sending this change as `type`, encoded once however many watchers send it
+   * (the cacher's serialise-once). Watchers that fall behind queue the same buffer, not a copy each.
+   */
+  line(type: ChangeType): Buffer {
+    return (this.#lines[type] ??= Buffer.from(eventLine(type, this.json)));
   }
 }
 

@@ -17,7 +17,7 @@ import { apiHeaders } from "./http.ts";
 import { goJson } from "./json.ts";
 import { FRESHNESS_WAIT_MS } from "./list.ts";
 import { apiVersionOfResource, type ResourceDef } from "./resources.ts";
-import type { Store, StoredEvent } from "./store.ts";
+import type { ChangeType, Store, StoredEvent } from "./store.ts";
 
 export interface WatchSpec {
   id: number;
@@ -169,12 +169,12 @@ export class WatchStream {
     const filter = this.#spec.filter;
     const matchesNow = filter.matches(event.object);
     if (event.type === "ADDED") {
-      if (matchesNow) this.#write("ADDED", event.object, event.json);
+      if (matchesNow) this.#send(event, "ADDED");
     } else if (event.type === "DELETED") {
-      if (matchesNow) this.#write("DELETED", event.object, event.json);
+      if (matchesNow) this.#send(event, "DELETED");
     } else {
       const matchedBefore = event.prev !== undefined && filter.matches(event.prev);
-      if (matchesNow) this.#write(matchedBefore ? "MODIFIED" : "ADDED", event.object, event.json);
+      if (matchesNow) this.#send(event, matchedBefore ? "MODIFIED" : "ADDED");
       else if (matchedBefore && event.prev) {
         // Leaving the selector: the old object, at this event's resourceVersion.
         this.#write("DELETED", { ...event.prev, metadata: { ...event.prev.metadata, resourceVersion: String(event.rv) } });
@@ -183,21 +183,27 @@ export class WatchStream {
     this.#after = event.rv;
   }
 
-  #write(type: WatchEventType, object: KubeObject, json?: string): void {
+  /** A stored change, sent as `type`: watchers not asking for Tables share its encoded line. */
+  #send(event: StoredEvent, type: ChangeType): void {
+    if (this.#spec.table) this.#write(type, event.object);
+    else this.#write(type, event.object, event.line(type));
+  }
+
+  #write(type: WatchEventType, object: KubeObject, shared?: Buffer): void {
     if (this.#closed || this.#stalled) return;
     const table = this.#spec.table;
-    let objectJson: string;
+    let line: string | Buffer;
     if (table) {
-      objectJson = goJson(toTable(this.#spec.def, [object], { resourceVersion: object.metadata?.resourceVersion ?? "" }, table, this.#tableHeaders));
+      line = eventLine(type, goJson(toTable(this.#spec.def, [object], { resourceVersion: object.metadata?.resourceVersion ?? "" }, table, this.#tableHeaders)));
       this.#tableHeaders = false;
     } else {
-      objectJson = json ?? goJson(object);
+      line = shared ?? eventLine(type, goJson(object));
     }
     if (this.#malformed > 0) {
       this.#malformed--;
       this.#res.write(MALFORMED_LINE);
     }
-    this.#res.write(eventLine(type, objectJson));
+    this.#res.write(line);
     const rv = Number(object.metadata?.resourceVersion);
     if (rv > this.#lastSent) this.#lastSent = rv;
     if (this.#live && this.#res.writableLength > MAX_BUFFERED) this.end();
