@@ -11,6 +11,7 @@ import type { SystemName } from "./systems/system.ts";
 
 const COLORS: Record<SystemName, string> = {
   relay: "#f38020",
+  "relay-batched": "#dc2626",
   "relay-proxied": "#b45309",
   "workerd-floor": "#9333ea",
   direct: "#6b7280",

@@ -8,11 +8,14 @@
  *
  * Subscribers behave as real clients: on an unexpected close they reconnect, from their last
  * resourceVersion where the system can resume; relay subscribers acknowledge what they
- * received (`{"type":"ACK","received":n}`), which is how the relay sees a slow client.
+ * received (`{"type":"ACK","received":n}`), which is how the relay sees a slow client. Those
+ * that offer the relay's batch subprotocol split each message into its event lines, so every
+ * event is counted and timed alike however the system framed it.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
+import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import { serveParent } from "./children.ts";
 import { ByteLines, eventVersion, isErrorEvent, writtenAt } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
@@ -22,6 +25,8 @@ export interface SubscriberSpec {
   url: string;
   /** Send ACKs (the relay's WebSocket extension). */
   ack: boolean;
+  /** WebSocket subprotocol to offer. */
+  protocol?: string;
   /** How a subscriber that dropped catches up: resume from its resourceVersion, or relist from the API server (`listUrl`). */
   resume: "rv" | "relist";
   listUrl: string;
@@ -29,6 +34,8 @@ export interface SubscriberSpec {
 
 export interface WindowReport {
   events: number;
+  /** WebSocket messages the events came in (0 for HTTP watches). */
+  messages: number;
   bytes: number;
   latency: HistogramEntries;
   elapsedMs: number;
@@ -83,7 +90,7 @@ class Subscriber {
 class LoadGenerator {
   #subscribers: Subscriber[] = [];
   #measuring = false;
-  #window = { events: 0, bytes: 0, cutOffs: 0, errors: 0, started: 0, latency: new Histogram() };
+  #window = { events: 0, messages: 0, bytes: 0, cutOffs: 0, errors: 0, started: 0, latency: new Histogram() };
   /** Catching up to this resourceVersion (`waitFor`, `resume`). */
   #target: number | undefined;
   #onCaughtUp: (() => void) | undefined;
@@ -106,14 +113,14 @@ class LoadGenerator {
   }
 
   measure(): void {
-    this.#window = { events: 0, bytes: 0, cutOffs: 0, errors: 0, started: performance.now(), latency: new Histogram() };
+    this.#window = { events: 0, messages: 0, bytes: 0, cutOffs: 0, errors: 0, started: performance.now(), latency: new Histogram() };
     this.#measuring = true;
   }
 
   report(): WindowReport {
     this.#measuring = false;
     const w = this.#window;
-    return { events: w.events, bytes: w.bytes, latency: w.latency.entries(), elapsedMs: performance.now() - w.started, cutOffs: w.cutOffs, errors: w.errors };
+    return { events: w.events, messages: w.messages, bytes: w.bytes, latency: w.latency.entries(), elapsedMs: performance.now() - w.started, cutOffs: w.cutOffs, errors: w.errors };
   }
 
   /** Resolve once every subscriber has seen `target` (or `timeoutMs` passed). */
@@ -209,7 +216,11 @@ class LoadGenerator {
   #connectWebSocket(sub: Subscriber, url: string): Promise<void> {
     return new Promise((resolve, reject) => {
       // No compression and no UTF-8 validation: the instrument should cost as little as it can.
-      const socket = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true, maxPayload: 1 << 30, handshakeTimeout: CONNECT_TIMEOUT_MS });
+      const socket = new WebSocket(url, sub.spec.protocol ? [sub.spec.protocol] : [], { perMessageDeflate: false, skipUTF8Validation: true, maxPayload: 1 << 30, handshakeTimeout: CONNECT_TIMEOUT_MS });
+      // `ws` fails the handshake unless the server accepts the subprotocol offered, so a batch
+      // subscriber's messages are batches. Other messages hold one event each and are read
+      // whole: a scan for line ends would cost the instrument for nothing.
+      const lines = sub.spec.protocol === BATCH_PROTOCOL ? new ByteLines() : undefined;
       let opened = false;
       socket.on("open", () => {
         // Closed (or dropped) while connecting: the subscriber is gone.
@@ -220,7 +231,9 @@ class LoadGenerator {
         resolve();
       });
       socket.on("message", (data: Buffer) => {
-        this.#event(sub, data);
+        if (this.#measuring) this.#window.messages++;
+        if (lines) lines.push(data, (line) => this.#event(sub, line));
+        else this.#event(sub, data);
         if (!sub.spec.ack) return;
         // The relay counts UTF-16 units; event JSON is ASCII, so bytes are the same number.
         sub.received += data.length;

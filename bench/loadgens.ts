@@ -9,6 +9,7 @@ import { Histogram } from "./stats.ts";
 
 export interface MergedReport {
   events: number;
+  messages: number;
   bytes: number;
   /** Events a second, each process's count over its own window. */
   eventsPerSec: number;
@@ -55,6 +56,7 @@ export class Loadgens {
     for (const r of reports) latency.merge(r.latency);
     return {
       events: reports.reduce((n, r) => n + r.events, 0),
+      messages: reports.reduce((n, r) => n + r.messages, 0),
       bytes: reports.reduce((n, r) => n + r.bytes, 0),
       eventsPerSec: reports.reduce((n, r) => n + (r.events * 1000) / Math.max(1, r.elapsedMs), 0),
       latency,

@@ -59,6 +59,7 @@ export function deliveryFields(window: Window, eventsPerSec: number, subscribers
     deliveredMBps: round((report.bytes / 2 ** 20) * (report.eventsPerSec / Math.max(1, report.events))),
     deliveredPct: round(expected > 0 ? (100 * report.eventsPerSec) / expected : 0),
     eventBytes: report.events > 0 ? Math.round(report.bytes / report.events) : null,
+    eventsPerMessage: report.messages > 0 ? round(report.events / report.messages) : null,
     p50Ms: report.latency.percentile(50) ?? null,
     p99Ms: report.latency.percentile(99) ?? null,
     maxMs: report.latency.max ?? null,

@@ -5,6 +5,7 @@
  * to the baselines of the same run, charts, and where the relay's time goes. Everything in it
  * comes from the run's results, so re-running refreshes it.
  */
+import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
 import type { ProfileSummary } from "./profile.ts";
@@ -19,7 +20,7 @@ function targetsTable(results: Results): string {
 export function printTables(results: Results): void {
   const sections: Array<[string, string, boolean]> = [
     ["fanout", fanoutTable(rowsOf<FanoutRow>(results, "fanout")), true],
-    ["fanout: the relay against each system", fanoutRatios(rowsOf<FanoutRow>(results, "fanout")), rowsOf(results, "fanout").length > 0],
+    ["fanout: each framing of the relay against each system", fanoutRatios(rowsOf<FanoutRow>(results, "fanout")), rowsOf(results, "fanout").length > 0],
     ["storm", stormTable(rowsOf<StormRow>(results, "storm")), true],
     ["keys", keysTable(rowsOf<KeysRow>(results, "keys")), true],
     ["snapshot", snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")), true],
@@ -69,7 +70,11 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     `### Systems`,
     bullets([
       "**relay**: this project, in workerd, started with wrangler's own dev environment (`unstable_DevEnv`: the bundling, miniflare configuration and workerd binary of `wrangler dev`). " +
-        "Subscribers open `ws://…/api/v1/namespaces/<ns>/pods?watch=1` on the relay's own workerd and acknowledge every 256 KiB they receive (`{\"type\":\"ACK\",\"received\":n}`).",
+        "Subscribers open `ws://…/api/v1/namespaces/<ns>/pods?watch=1` on the relay's own workerd and acknowledge every 256 KiB they receive (`{\"type\":\"ACK\",\"received\":n}`). " +
+        "They get one event per WebSocket message: the API server's framing, which every Kubernetes client reads, and the relay's default.",
+      `**relay-batched**: the same relay process, whose subscribers opt in to its batch framing by offering the \`${BATCH_PROTOCOL}\` WebSocket subprotocol: ` +
+        "each message carries the events that were ready together, newline-separated, so the more load, the more events each message carries; a replay after a resume goes out in slices of many events a message. " +
+        "Its subscribers acknowledge as the relay's do, and split every message into its events before counting and timing them. Opt-in only: a client that does not offer the subprotocol is never sent a batch.",
       `**relay-proxied**: the same relay through the proxy worker \`wrangler dev\` puts in front of it, in a second workerd process (the address \`npm start\` prints); measured at ${sizes.fanout.proxied.subscribers.join(" and ")} subscribers × ${sizes.fanout.proxied.rates.join(" and ")} events/s to show what that hop costs. Production has no such hop.`,
       "**workerd-floor** (`bench/floor/worker.ts`): a Durable Object per collection forwarding the upstream watch's lines, as received, to hibernatable WebSockets: no parsing, storage, window or acknowledgements. What fan-out costs in workerd itself; not a relay.",
       "**direct**: no relay; every subscriber holds its own HTTP watch on the API server.",
@@ -88,7 +93,8 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       `fanout: fresh subscribers on a fresh collection for every measurement; ${sizes.fanout.warmupMs / 1000} s of churn before a ${sizes.fanout.measureMs / 1000} s window. ` +
         "`% of S×upstream` is delivered events over subscribers × upstream events: below about 100% a system is overloaded, its queue grows through the window, and its latency measures the window's length. " +
         "`upstream conns` is the most watches held open on the API server at once (sampled three times); `re-watches` the watch requests made during the window (the API server ends a watch that falls 16 MiB behind, and the watcher comes back). " +
-        `Idle memory is measured first of all, on fresh processes, at ${sizes.fanout.memorySubscribers.map(num).join(" and ")} subscribers: what one subscriber (which creates the hub or topic) to all of them added, per subscriber. ` +
+        `Idle memory is measured first of all, on fresh processes, at ${sizes.fanout.memorySubscribers.map(num).join(" and ")} subscribers: what one subscriber (which creates the hub or topic) to all of them added, per subscriber ` +
+        "(relay-batched, being the relay's process, right after the relay). `events/msg` is delivered events per WebSocket message received. " +
         "Resident memory also depends on what a process's allocator already holds, so it is indicative; the JS heap figure is exact.",
       `storm: ${sizes.storm.subscribers.map(num).join(" and ")} subscribers receive a few live changes (so each holds a current resourceVersion), all drop at once, ${num(sizes.storm.missed)} changes are made, the system is given the time to hold them, ` +
         `and all reconnect at the same moment with their last resourceVersion; timed until the last has seen the newest change (at most ${sizes.storm.timeoutMs / 1000} s). Upstream requests are counted from the simulator's request log. ` +
@@ -100,7 +106,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     machineTable(results),
     `## fanout`,
     fanoutTable(fanout),
-    `The relay against each system, same size and rate (above 1× the relay is ahead on delivery, and behind on CPU per event):`,
+    `Each framing of the relay against each system, same size and rate (above 1× it is ahead on delivery, and behind on CPU per event):`,
     fanoutRatios(fanout),
     charts.map((c) => `![${c.title}](${c.file})`).join("\n"),
     `## storm`,

@@ -33,6 +33,8 @@ interface Delivery {
   deliveredMBps: number;
   /** Mean size of a delivered event: the relay strips `managedFields` by default, the baselines forward objects whole. */
   eventBytes: number | null;
+  /** Events per WebSocket message received (null for HTTP watches): above 1 only where the system batches. */
+  eventsPerMessage: number | null;
   /** Delivered as % of subscribers × achieved upstream rate. */
   deliveredPct: number;
   /** From the upstream write (`written-at`) to receipt by the subscriber. */

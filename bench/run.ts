@@ -36,7 +36,9 @@ import type { System, SystemName } from "./systems/system.ts";
  * should run in its wake).
  */
 const SCENARIOS: readonly Scenario[] = [keys, fanout, snapshot, storm];
-const SYSTEMS: readonly SystemName[] = ["relay", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"];
+const SYSTEMS: readonly SystemName[] = ["relay", "relay-batched", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"];
+/** The systems served by the one relay process. */
+const RELAY_SYSTEMS: readonly SystemName[] = ["relay", "relay-batched", "relay-proxied"];
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 const USAGE = `usage: npm run bench -- [options]
@@ -80,9 +82,9 @@ async function main(): Promise<void> {
   const processes = [{ role: "sim", pid: sim.pid }];
   const systems = new Map<SystemName, System>();
   let relay: Relay | undefined;
-  if (names.includes("relay") || names.includes("relay-proxied")) {
+  if (names.some((n) => RELAY_SYSTEMS.includes(n))) {
     relay = await startRelay(sim, logDir);
-    systems.set("relay", relay.relay).set("relay-proxied", relay.proxied);
+    systems.set("relay", relay.relay).set("relay-batched", relay.batched).set("relay-proxied", relay.proxied);
     processes.push(...relay.processes);
   }
   if (names.includes("workerd-floor")) {

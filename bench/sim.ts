@@ -24,12 +24,12 @@ export class Sim {
     return new Sim(await startChild("sim", new URL("./hosts/sim.ts", import.meta.url), args, logDir));
   }
 
-  /** A control request. Retried: a simulator busy serving thousands of watches can be slow to answer. */
+  /** A control request: patient, and retried, since a simulator writing to many watchers that fell behind can take seconds to answer. */
   async #json<T>(path: string, body?: unknown): Promise<T> {
     const init = body === undefined ? {} : { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } };
     for (let attempt = 1; ; attempt++) {
       try {
-        const response = await fetch(`${this.url}${path}`, { ...init, signal: AbortSignal.timeout(10_000) });
+        const response = await fetch(`${this.url}${path}`, { ...init, signal: AbortSignal.timeout(60_000) });
         if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
         return (await response.json()) as T;
       } catch (e) {

@@ -1,10 +1,10 @@
 /**
  * @module
- * The run's tables, one per scenario plus the relay-against-baselines ratios, as markdown
- * padded so that it also reads as plain text on a terminal.
+ * The run's tables, one per scenario plus the relay's ratios to every other system (for each of
+ * its two framings), as markdown padded so that it also reads as plain text on a terminal.
  */
 import type { FanoutRow, KeysRow, Results, Row, SnapshotRow, StormRow } from "./rows.ts";
-import type { SystemName } from "./systems/system.ts";
+import { RELAY_MODES, type SystemName } from "./systems/system.ts";
 
 type Cell = string | number | null | undefined;
 
@@ -28,29 +28,31 @@ const cpu = (total: number, busiest: number) => `${num(total)} (${num(busiest)})
 
 export function fanoutTable(rows: FanoutRow[]): string {
   return table(
-    ["S", "ev/s", "system", "delivered/s", "% of S×upstream", "KB/event", "p50 ms", "p99 ms", "max ms", "upstream conns", "re-watches", "CPU µs/event", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "RSS/sub KB", "heap/sub KB", "cut-offs"],
+    ["S", "ev/s", "system", "delivered/s", "% of S×upstream", "KB/event", "events/msg", "p50 ms", "p99 ms", "max ms", "upstream conns", "re-watches", "CPU µs/event", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "RSS/sub KB", "heap/sub KB", "cut-offs"],
     rows.map((r) => [
-      r.subscribers, r.eventsPerSec, r.system, r.deliveredPerSec, r.deliveredPct, r.eventBytes === null ? null : r.eventBytes / 1024, r.p50Ms, r.p99Ms, r.maxMs, r.upstreamConnections, r.upstreamWatchRequests, r.cpuUsPerEvent, r.serverCpuPct,
+      r.subscribers, r.eventsPerSec, r.system, r.deliveredPerSec, r.deliveredPct, r.eventBytes === null ? null : r.eventBytes / 1024, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.maxMs, r.upstreamConnections, r.upstreamWatchRequests, r.cpuUsPerEvent, r.serverCpuPct,
       r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.memPerSubscriberKB, r.heapPerSubscriberKB, r.cutOffs,
     ]),
   );
 }
 
-/** For each size and rate: the relay's delivery and CPU per event against each other system's. */
+/** For each size and rate: each relay framing's delivery and CPU per event against each other system's. */
 export function fanoutRatios(rows: FanoutRow[]): string {
-  const others: SystemName[] = ["workerd-floor", "node-relay", "raw-ws", "direct", "relay-proxied"];
+  const others: SystemName[] = ["relay", "workerd-floor", "node-relay", "raw-ws", "direct", "relay-proxied"];
+  const cpuOthers = others.slice(0, 4);
   const cells: Cell[][] = [];
-  for (const relay of rows.filter((r) => r.system === "relay")) {
-    const at = (system: SystemName) => rows.find((r) => r.system === system && r.subscribers === relay.subscribers && r.eventsPerSec === relay.eventsPerSec);
+  for (const relay of rows.filter((r) => RELAY_MODES.includes(r.system))) {
+    const at = (system: SystemName) => (system === relay.system ? undefined : rows.find((r) => r.system === system && r.subscribers === relay.subscribers && r.eventsPerSec === relay.eventsPerSec));
     const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : "–");
     cells.push([
       relay.subscribers,
       relay.eventsPerSec,
+      relay.system,
       ...others.map((s) => ratio(relay.deliveredPerSec, at(s)?.deliveredPerSec)),
-      ...others.slice(0, 3).map((s) => ratio(relay.cpuUsPerEvent, at(s)?.cpuUsPerEvent)),
+      ...cpuOthers.map((s) => ratio(relay.cpuUsPerEvent, at(s)?.cpuUsPerEvent)),
     ]);
   }
-  return table(["S", "ev/s", ...others.map((s) => `delivered ÷ ${s}`), ...others.slice(0, 3).map((s) => `CPU/event ÷ ${s}`)], cells);
+  return table(["S", "ev/s", "system", ...others.map((s) => `delivered ÷ ${s}`), ...cpuOthers.map((s) => `CPU/event ÷ ${s}`)], cells);
 }
 
 export function stormTable(rows: StormRow[]): string {
@@ -62,8 +64,8 @@ export function stormTable(rows: StormRow[]): string {
 
 export function keysTable(rows: KeysRow[]): string {
   return table(
-    ["system", "keys", "subscribers", "upstream watches", "RSS/key KB", "heap/key KB", "delivered/s", "% of S×upstream", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %", "API server CPU %", "others' CPU %"],
-    rows.map((r) => [r.system, r.keys, r.subscribers, r.upstreamWatches, r.memPerKeyKB, r.heapPerKeyKB, r.deliveredPerSec, r.deliveredPct, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct, r.upstreamCpuPct, r.otherLoadPct]),
+    ["system", "keys", "subscribers", "upstream watches", "RSS/key KB", "heap/key KB", "delivered/s", "% of S×upstream", "events/msg", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %", "API server CPU %", "others' CPU %"],
+    rows.map((r) => [r.system, r.keys, r.subscribers, r.upstreamWatches, r.memPerKeyKB, r.heapPerKeyKB, r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct, r.upstreamCpuPct, r.otherLoadPct]),
   );
 }
 

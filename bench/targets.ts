@@ -4,7 +4,7 @@
  * target is a finding, stated with how far off it is.
  */
 import { idleMemory, type FanoutRow, type Row, type StormRow } from "./rows.ts";
-import type { SystemName } from "./systems/system.ts";
+import { RELAY_MODES, type SystemName } from "./systems/system.ts";
 
 export interface TargetResult {
   target: string;
@@ -29,6 +29,7 @@ function throughput(target: string, relay: FanoutRow | undefined, baseline: Fano
   return { target, measured: `${fmt(relay.deliveredPerSec)}/s vs ${fmt(baseline.deliveredPerSec)}/s: ${shown}${verdict}`, met: keptUp || ratio >= share };
 }
 
+/** Every target the relay is held to, each checked for both of its framings (`RELAY_MODES`), side by side. */
 export function checkTargets(rows: readonly Row[]): TargetResult[] {
   const fanout = rows.filter((r): r is FanoutRow => r.scenario === "fanout");
   const storms = rows.filter((r): r is StormRow => r.scenario === "storm");
@@ -37,54 +38,63 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
   const size = sizes.includes(1000) ? 1000 : Math.max(0, ...sizes);
   const at = (system: SystemName, rate: number) => fanout.find((r) => r.system === system && r.subscribers === size && r.eventsPerSec === rate);
   const results: TargetResult[] = [];
+  const each = (target: (mode: SystemName) => TargetResult) => results.push(...RELAY_MODES.map(target));
 
   const rates = [...new Set(fanout.map((r) => r.eventsPerSec))].sort((a, b) => a - b);
   for (const rate of rates) {
-    const relay = at("relay", rate);
-    const node = at("node-relay", rate);
-    const raw = at("raw-ws", rate);
     const direct = at("direct", rate);
-    results.push(throughput(`fanout S=${size}, ${rate} ev/s: relay delivered events/s ≥ node-relay's`, relay, node, 1));
-    results.push(throughput(`fanout S=${size}, ${rate} ev/s: relay delivered ≥ 50% of raw-ws's`, relay, raw, 0.5));
+    const prefix = `fanout S=${size}, ${rate} ev/s:`;
+    each((mode) => throughput(`${prefix} ${mode} delivered events/s ≥ node-relay's`, at(mode, rate), at("node-relay", rate), 1));
+    each((mode) => throughput(`${prefix} ${mode} delivered ≥ 50% of raw-ws's`, at(mode, rate), at("raw-ws", rate), 0.5));
     // The latency target names 100 events/s, the lowest rate of a quick or full run.
     if (rate === rates[0]) {
-      const p99 = relay?.p99Ms ?? null;
-      results.push({
-        target: `fanout S=${size}, ${rate} ev/s: relay p99 ≤ 100 ms`,
-        measured: relay === undefined ? "not measured" : p99 === null ? "no events delivered" : `p99 ${fmt(p99)} ms${p99 > 100 ? ` (${(p99 / 100).toFixed(1)}× the target)` : ""}`,
-        met: relay === undefined ? undefined : p99 !== null && p99 <= 100,
+      each((mode) => {
+        const relay = at(mode, rate);
+        const p99 = relay?.p99Ms ?? null;
+        return {
+          target: `${prefix} ${mode} p99 ≤ 100 ms`,
+          measured: relay === undefined ? "not measured" : p99 === null ? "no events delivered" : `p99 ${fmt(p99)} ms${p99 > 100 ? ` (${(p99 / 100).toFixed(1)}× the target)` : ""}`,
+          met: relay === undefined ? undefined : p99 !== null && p99 <= 100,
+        };
       });
     }
-    results.push({
-      target: `fanout S=${size}, ${rate} ev/s: exactly 1 upstream connection (direct: S)`,
-      measured: relay === undefined ? "not measured" : `relay ${relay.upstreamConnections}${direct ? `, direct ${direct.upstreamConnections}` : ""}`,
-      met: relay === undefined ? undefined : relay.upstreamConnections === 1,
+    each((mode) => {
+      const relay = at(mode, rate);
+      return {
+        target: `${prefix} ${mode} holds exactly 1 upstream connection (direct: S)`,
+        measured: relay === undefined ? "not measured" : `${mode} ${relay.upstreamConnections}${direct ? `, direct ${direct.upstreamConnections}` : ""}`,
+        met: relay === undefined ? undefined : relay.upstreamConnections === 1,
+      };
     });
   }
 
-  const relayStorm = storms.find((r) => r.system === "relay");
-  results.push({
-    target: "storm: 0 upstream requests",
-    measured: relayStorm ? `${relayStorm.upstreamRequests}` : "not measured",
-    met: relayStorm ? relayStorm.upstreamRequests === 0 : undefined,
+  const stormOf = (mode: SystemName) => storms.find((r) => r.system === mode);
+  each((mode) => {
+    const storm = stormOf(mode);
+    return { target: `storm, ${mode}: 0 upstream requests`, measured: storm ? `${storm.upstreamRequests}` : "not measured", met: storm ? storm.upstreamRequests === 0 : undefined };
   });
-  results.push({
-    target: `storm: all ${relayStorm?.subscribers ?? ""} caught up within 2 s`,
-    measured: !relayStorm
-      ? "not measured"
-      : relayStorm.catchUpMs === null
-        ? `${relayStorm.caughtUp} of ${relayStorm.subscribers} caught up before the timeout`
-        : `${fmt(relayStorm.catchUpMs)} ms${relayStorm.catchUpMs > 2000 ? ` (${(relayStorm.catchUpMs / 2000).toFixed(1)}× the target)` : ""}`,
-    met: relayStorm ? relayStorm.catchUpMs !== null && relayStorm.catchUpMs <= 2000 : undefined,
+  each((mode) => {
+    const storm = stormOf(mode);
+    return {
+      target: `storm, ${mode}: all ${storm?.subscribers ?? ""} caught up within 2 s`,
+      measured: !storm
+        ? "not measured"
+        : storm.catchUpMs === null
+          ? `${storm.caughtUp} of ${storm.subscribers} caught up before the timeout`
+          : `${fmt(storm.catchUpMs)} ms${storm.catchUpMs > 2000 ? ` (${(storm.catchUpMs / 2000).toFixed(1)}× the target)` : ""}`,
+      met: storm ? storm.catchUpMs !== null && storm.catchUpMs <= 2000 : undefined,
+    };
   });
 
-  const memory = idleMemory(fanout, "relay", size);
-  results.push({
-    target: "relay memory ≤ 20 KB per idle subscriber (RSS)",
-    measured: !memory
-      ? "not measured"
-      : `${fmt(memory.rssKB)} KB RSS at S=${memory.subscribers}${memory.rssKB > 20 ? ` (${(memory.rssKB / 20).toFixed(1)}× the target)` : ""}, of which JS heap ${fmt(memory.heapKB)} KB`,
-    met: memory ? memory.rssKB <= 20 : undefined,
+  each((mode) => {
+    const memory = idleMemory(fanout, mode, size);
+    return {
+      target: `${mode} memory ≤ 20 KB per idle subscriber (RSS)`,
+      measured: !memory
+        ? "not measured"
+        : `${fmt(memory.rssKB)} KB RSS at S=${memory.subscribers}${memory.rssKB > 20 ? ` (${(memory.rssKB / 20).toFixed(1)}× the target)` : ""}, of which JS heap ${fmt(memory.heapKB)} KB`,
+      met: memory ? memory.rssKB <= 20 : undefined,
+    };
   });
   return results;
 }

@@ -7,7 +7,8 @@
  * watch), then the rest; resident memory and JS heap added per subscriber. Fresh, because what
  * an allocator already holds changes how much resident memory new subscribers add, and because
  * idle Durable Objects left by earlier runs are evicted at unpredictable times, handing memory
- * back mid-measurement.
+ * back mid-measurement. `relay-batched` is the relay's own process, so it can only be measured
+ * right after `relay`: its JS heap is as exact, its resident figure less so.
  *
  * Then, for each size, rate and system: fresh subscribers connect to a fresh collection (an
  * overloaded system can be minutes behind, and that backlog must not leak into the next
@@ -41,7 +42,7 @@ const idle = new Map<string, Memory>();
 
 export const fanout: Scenario = {
   name: "fanout",
-  systems: ["relay", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"],
+  systems: ["relay", "relay-batched", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"],
   namespaces: (sizes, systems) => [
     ...sizes.fanout.memorySubscribers.flatMap((s) => systems.map((name) => namespaceOf(name, s, "idle"))),
     ...sizes.fanout.subscribers.flatMap((s) => sizes.fanout.rates.flatMap((r) => systems.map((name) => namespaceOf(name, s, r)))),

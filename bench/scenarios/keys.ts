@@ -21,7 +21,7 @@ export const keySelector = (i: number): string => `!bench-k${i}`;
 
 export const keys: Scenario = {
   name: "keys",
-  systems: ["relay", "direct", "node-relay"],
+  systems: ["relay", "relay-batched", "direct", "node-relay"],
   namespaces: (sizes, systems) => sizes.keys.keys.flatMap((k) => systems.map((name) => namespaceOf(name, k))),
   async run(context, systems) {
     const { sim, loadgens, sizes } = context;

@@ -7,7 +7,13 @@
 import type { SubscriberSpec } from "../loadgen.ts";
 import type { Sim } from "../sim.ts";
 
-export type SystemName = "relay" | "relay-proxied" | "workerd-floor" | "direct" | "node-relay" | "raw-ws";
+export type SystemName = "relay" | "relay-batched" | "relay-proxied" | "workerd-floor" | "direct" | "node-relay" | "raw-ws";
+
+/**
+ * The relay's two framings, reported side by side: one event per WebSocket message, as the API
+ * server sends (`relay`), and the batches a client gets by opting in (`relay-batched`).
+ */
+export const RELAY_MODES: readonly SystemName[] = ["relay", "relay-batched"];
 
 export interface System {
   readonly name: SystemName;
@@ -19,6 +25,8 @@ export interface System {
   readonly listBase?: string;
   /** Relay subscribers acknowledge what they received. */
   readonly ack: boolean;
+  /** The WebSocket subprotocol its subscribers offer, which changes what the system sends them. */
+  readonly protocol?: string;
   /** How a dropped subscriber catches up: from its resourceVersion, or by relisting from the API server. */
   readonly resume: "rv" | "relist";
   /** Newest resourceVersion the system holds for a collection. */
@@ -30,5 +38,5 @@ export interface System {
 /** A subscriber of `system` watching the collection at `path`. */
 export function subscriber(system: System, sim: Sim, path: string, labelSelector?: string): SubscriberSpec {
   const selector = labelSelector ? `&labelSelector=${encodeURIComponent(labelSelector)}` : "";
-  return { url: `${system.watchBase}${path}?watch=1${selector}`, ack: system.ack, resume: system.resume, listUrl: `${sim.url}${path}${selector.replace("&", "?")}` };
+  return { url: `${system.watchBase}${path}?watch=1${selector}`, ack: system.ack, protocol: system.protocol, resume: system.resume, listUrl: `${sim.url}${path}${selector.replace("&", "?")}` };
 }

@@ -1,12 +1,15 @@
 /**
  * @module
  * The systems that run in workerd: `relay` (this project; subscribers connect to the relay's
- * own workerd), `relay-proxied` (the same relay through the proxy worker `wrangler dev` puts in
- * front of it: the address `npm start` prints; it also pays for the proxy's workerd), and
- * `workerd-floor` (raw fan-out in the same runtime, see `bench/floor/worker.ts`).
+ * own workerd), `relay-batched` (the same relay, whose subscribers opt in to several events per
+ * message with its batch subprotocol), `relay-proxied` (the same relay through the proxy worker
+ * `wrangler dev` puts in front of it: the address `npm start` prints; it also pays for the
+ * proxy's workerd), and `workerd-floor` (raw fan-out in the same runtime, see
+ * `bench/floor/worker.ts`).
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { startChild } from "../children.ts";
 import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
 import { Inspector } from "../inspector.ts";
@@ -18,6 +21,7 @@ export type Processes = Array<{ role: string; pid: number }>;
 
 export interface Relay {
   relay: System;
+  batched: System;
   proxied: System;
   info: WorkerdInfo;
   /** One DevTools session for the run: wrangler's inspector proxy admits one client at a time. */
@@ -66,8 +70,10 @@ export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
     return response.ok ? Number(((await response.json()) as { resourceVersion?: number }).resourceVersion ?? 0) : 0;
   };
   const heapBytes = () => isolateHeap(inspector);
+  const relay: System = { name: "relay", pids: [info.pid], watchBase: ws(info.url), listBase: info.url, ack: true, resume: "rv", head, heapBytes };
   return {
-    relay: { name: "relay", pids: [info.pid], watchBase: ws(info.url), listBase: info.url, ack: true, resume: "rv", head, heapBytes },
+    relay,
+    batched: { ...relay, name: "relay-batched", protocol: BATCH_PROTOCOL },
     proxied: { name: "relay-proxied", pids: [info.pid, info.proxyPid], watchBase: ws(info.proxyUrl), listBase: info.proxyUrl, ack: true, resume: "rv", head, heapBytes },
     info,
     inspector,

@@ -48,9 +48,9 @@ describe("npm run bench -- --smoke", () => {
 
   it("measures every system in every scenario it applies to", () => {
     expect(results.mode).toBe("smoke");
-    expect(new Set(rows<FanoutRow>("fanout").map((r) => r.system))).toEqual(new Set(["relay", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"]));
-    expect(new Set(rows<StormRow>("storm").map((r) => r.system))).toEqual(new Set(["relay", "direct", "node-relay", "raw-ws"]));
-    expect(new Set(rows<KeysRow>("keys").map((r) => r.system))).toEqual(new Set(["relay", "direct", "node-relay"]));
+    expect(new Set(rows<FanoutRow>("fanout").map((r) => r.system))).toEqual(new Set(["relay", "relay-batched", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"]));
+    expect(new Set(rows<StormRow>("storm").map((r) => r.system))).toEqual(new Set(["relay", "relay-batched", "direct", "node-relay", "raw-ws"]));
+    expect(new Set(rows<KeysRow>("keys").map((r) => r.system))).toEqual(new Set(["relay", "relay-batched", "direct", "node-relay"]));
     expect(new Set(rows<SnapshotRow>("snapshot").map((r) => r.system))).toEqual(new Set(["relay", "direct"]));
     expect(results.machine.workerd).toMatch(/^workerd /);
   });
@@ -67,6 +67,19 @@ describe("npm run bench -- --smoke", () => {
     }
   });
 
+  it("delivers the relay's batches to subscribers that opt in, split into events, and one event per message to the others", () => {
+    const fanout = rows<FanoutRow>("fanout");
+    const batched = fanout.find((r) => r.system === "relay-batched");
+    expect(batched?.deliveredPct).toBeGreaterThan(50);
+    expect(batched?.deliveredPerSec).toBeGreaterThan(0);
+    // A message holds at least one event; at this size, rarely more.
+    expect(batched?.eventsPerMessage).toBeGreaterThanOrEqual(1);
+    expect(fanout.find((r) => r.system === "relay")?.eventsPerMessage).toBe(1);
+    // HTTP watches have no messages to count.
+    expect(fanout.find((r) => r.system === "direct")?.eventsPerMessage).toBeNull();
+    expect(rows<KeysRow>("keys").find((r) => r.system === "relay-batched")?.deliveredPct).toBeGreaterThan(50);
+  });
+
   it("measures idle memory per subscriber, resident and JS heap, for every system", () => {
     for (const row of rows<FanoutRow>("fanout")) {
       expect(row.memAfterMB, row.system).toBeGreaterThan(0);
@@ -80,18 +93,22 @@ describe("npm run bench -- --smoke", () => {
     // Opened before the window and kept: no watch request during it.
     expect(fanout.find((r) => r.system === "relay")?.upstreamWatchRequests).toBe(0);
     expect(fanout.find((r) => r.system === "relay-proxied")?.upstreamConnections).toBe(1);
+    expect(fanout.find((r) => r.system === "relay-batched")?.upstreamConnections).toBe(1);
     const direct = fanout.find((r) => r.system === "direct");
     expect(direct?.upstreamConnections).toBe(direct?.subscribers);
     const keys = rows<KeysRow>("keys").find((r) => r.system === "relay");
     expect(keys?.upstreamWatches).toBe(keys?.keys);
   });
 
-  it("resumes a storm from the relay's window with no upstream request; direct resumes upstream", () => {
+  it("resumes a storm from the relay's window with no upstream request, in either framing; direct resumes upstream", () => {
     const storm = rows<StormRow>("storm");
     const relay = storm.find((r) => r.system === "relay");
-    expect(relay?.upstreamRequests).toBe(0);
-    expect(relay?.caughtUp).toBe(relay?.subscribers);
-    expect(relay?.catchUpMs).not.toBeNull();
+    for (const mode of ["relay", "relay-batched"]) {
+      const row = storm.find((r) => r.system === mode);
+      expect(row?.upstreamRequests, mode).toBe(0);
+      expect(row?.caughtUp, mode).toBe(row?.subscribers);
+      expect(row?.catchUpMs, mode).not.toBeNull();
+    }
     const direct = storm.find((r) => r.system === "direct");
     expect(direct?.upstreamWatches).toBe(direct?.subscribers);
     expect(storm.find((r) => r.system === "node-relay")?.upstreamLists).toBe(relay?.subscribers);
