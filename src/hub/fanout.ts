@@ -2,11 +2,13 @@
  * @module
  * Fan-out of one hub's events to its subscribers. Each batch arrives serialised once (the
  * window's lines); live subscribers get it straight away, in one send per subscriber.
- * Subscribers that are behind — sending the initial state, or replaying after a resume — are
- * pumped from the window in bounded slices, a few per turn, so a storm of resumes neither
- * stalls live delivery nor queues the whole window per socket (the watch cache's
- * `cache_interval` plays the same role). A subscriber over its send budget, or one that falls
- * out of the window, is cut off with a reason and resumes from its last resourceVersion.
+ * Subscribers that are behind — sending the initial state, replaying after a resume, or not
+ * keeping up — are pumped from the window in bounded slices, a few per turn, each as its
+ * acknowledgements allow, so a storm of resumes neither stalls live delivery nor queues the
+ * window per socket (the watch cache's `cache_interval` plays the same role), and a socket that
+ * takes batches gets many events a message exactly when it is behind. A subscriber further
+ * behind than its send budget, or one that falls out of the window, is cut off with a reason
+ * and resumes from its last resourceVersion.
  */
 import { errorLine, eventLine } from "../k8s/event.ts";
 import { tooOldResourceVersion } from "../k8s/status.ts";
@@ -30,11 +32,26 @@ type Log = (message: string, fields?: Record<string, unknown>) => void;
 /** Most a subscriber that is behind is sent in one slice. */
 const SLICE = 256 * 1024;
 /**
+ * Unacknowledged bytes (at most half the budget) past which a subscriber is sent nothing more
+ * until it acknowledges: a live one moves behind. Above the acknowledgement intervals of
+ * clients, so one that keeps up stays live; low enough that the runtime holds little per socket.
+ */
+const IN_FLIGHT = 2 * SLICE;
+/**
  * How long one pump turn may run. Bounded by time, not bytes, so that between turns the hub
  * takes in upstream events, acknowledgements and closes — a storm of resumes must not keep it
  * sending to sockets whose close it has not yet had a chance to hear.
  */
 const TURN_MS = 10;
+/**
+ * How long new events wait to be sent with whatever else arrives: 10 µs per live subscriber, up
+ * to 10 ms. Sending one event to S subscribers costs some 40 µs × S in workerd, in which time
+ * more upstream chunks arrive; waiting a quarter of that lets a busy hub read them first and send
+ * them together (to sockets that take batches, as one message), where workerd would otherwise
+ * run a due timer after every single chunk. A hub with a handful of subscribers waits ~nothing.
+ */
+const FLUSH_US_PER_SUBSCRIBER = 10;
+const MAX_FLUSH_MS = 10;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 const BLOCKED_RETRY_MS = 20;
 
@@ -45,7 +62,12 @@ export class Fanout {
   readonly #live = new Set<Subscriber>();
   readonly #behind = new Set<Subscriber>();
   readonly #deadlines = new Map<Subscriber, ReturnType<typeof setTimeout>>();
+  readonly #inFlight: number;
   #pumpTimer: ReturnType<typeof setTimeout> | undefined;
+  #pumpDelay = 0;
+  /** Events in the window not yet sent to live subscribers: they go together, on the next turn. */
+  #unsent: WindowEvent[] = [];
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
   /** Called whenever a subscriber leaves (idle clock, quotas, access checks). */
   onDetach: (subscriber: Subscriber) => void = () => undefined;
 
@@ -53,6 +75,7 @@ export class Fanout {
     this.#source = source;
     this.#settings = settings;
     this.#log = log;
+    this.#inFlight = Math.min(IN_FLIGHT, settings.budget / 2);
   }
 
   get size(): number {
@@ -69,7 +92,7 @@ export class Fanout {
     if (deadline !== undefined) {
       this.#deadlines.set(subscriber, setTimeout(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())));
     }
-    this.#pump();
+    this.#schedulePump(0);
   }
 
   /** Remove a subscriber, closing its sink with `reason` when given. Idempotent. */
@@ -88,8 +111,22 @@ export class Fanout {
     this.detach(subscriber, reason);
   }
 
-  /** New events from the feed, already in the window. */
+  /**
+   * New events from the feed, already in the window. Sent on the next turn, with whatever else
+   * arrives before it: a hub busy sending reads several upstream chunks meanwhile, and a socket
+   * that takes batches then gets them in one message, the others at least in one pass.
+   */
   publish(events: readonly WindowEvent[]): void {
+    if (events.length === 0) return;
+    for (const event of events) this.#unsent.push(event);
+    this.#flushTimer ??= setTimeout(() => this.#flush(), Math.min(MAX_FLUSH_MS, (this.#live.size * FLUSH_US_PER_SUBSCRIBER) / 1000));
+  }
+
+  #flush(): void {
+    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    const events = this.#unsent;
+    this.#unsent = [];
     const last = events.at(-1);
     if (!last) return;
     const first = events[0] as WindowEvent;
@@ -100,8 +137,10 @@ export class Fanout {
         continue;
       }
       if (subscriber.position >= last.rv) continue; // resumed ahead of the hub: not there yet
-      if (subscriber.sink.backlog() > this.#settings.budget) {
-        this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`);
+      if (subscriber.sink.backlog() > this.#inFlight) {
+        // Not keeping up: caught up from the window as it acknowledges, or cut off by the pump.
+        this.#live.delete(subscriber);
+        this.#behind.add(subscriber);
         continue;
       }
       subscriber.sink.send(subscriber.position < first.rv ? all : new LineBatch(events.filter((e) => e.rv > subscriber.position).map((e) => e.line)));
@@ -112,6 +151,8 @@ export class Fanout {
 
   /** Send a BOOKMARK at the head to every live subscriber that asked for them and is behind it. */
   bookmarks(): void {
+    // A bookmark says "you have everything up to here": first send what is still unsent.
+    this.#flush();
     const head = this.#source.window.head;
     let line: string | undefined;
     for (const subscriber of this.#live) {
@@ -124,6 +165,7 @@ export class Fanout {
 
   /** History was reset: every subscriber's position is gone. Tell each, as the API server would. */
   expireAll(oldest: number): void {
+    this.#unsent = []; // from the history that is gone
     for (const subscriber of [...this.#live, ...this.#behind]) this.#expired(subscriber, oldest);
   }
 
@@ -141,15 +183,15 @@ export class Fanout {
     const window = this.#source.window;
     const started = Date.now();
     let sent = false;
-    let blocked = false;
     for (const subscriber of [...this.#behind]) {
       if (Date.now() - started >= TURN_MS) break;
       if (!subscriber.sink.alive()) {
         this.detach(subscriber);
         continue;
       }
-      if (subscriber.sink.backlog() > this.#settings.budget / 2) {
-        blocked = true;
+      const backlog = subscriber.sink.backlog();
+      if (backlog > this.#inFlight) {
+        if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`);
         continue;
       }
       // Round-robin: whoever is served goes to the back, so a long replay cannot starve the rest.
@@ -175,13 +217,15 @@ export class Fanout {
         this.#live.add(subscriber);
         // A resume has caught up: one BOOKMARK at the head tells the client where its replay
         // ended (so it can say what it missed) and gives it a fresh resume point at once.
-        if (subscriber.resumed && subscriber.options.bookmarks) {
+        if (subscriber.resumeBookmarkDue && subscriber.options.bookmarks) {
           subscriber.sink.send(LineBatch.of(this.#source.bookmark(window.head)));
           subscriber.position = window.head;
         }
+        subscriber.resumeBookmarkDue = false;
       }
     }
-    if (this.#behind.size > 0) this.#schedulePump(sent && !blocked ? 0 : BLOCKED_RETRY_MS);
+    // Nobody could be sent anything: they wait on acknowledgements (`wake`), or on this.
+    if (this.#behind.size > 0) this.#schedulePump(sent ? 0 : BLOCKED_RETRY_MS);
   }
 
   /** Send the next slice of the initial state (the last ends it, with the annotated bookmark when asked); whether anything went. */
@@ -202,8 +246,13 @@ export class Fanout {
     return lines.length > 0;
   }
 
+  /** Run the pump after `delay`, or sooner if it is already due sooner. */
   #schedulePump(delay: number): void {
-    if (this.#pumpTimer !== undefined) return;
+    if (this.#pumpTimer !== undefined) {
+      if (this.#pumpDelay <= delay) return;
+      clearTimeout(this.#pumpTimer);
+    }
+    this.#pumpDelay = delay;
     this.#pumpTimer = setTimeout(() => this.#pump(), delay);
   }
 
@@ -218,6 +267,7 @@ export class Fanout {
 
   /** `timeoutSeconds` reached: a last bookmark (so the client resumes cheaply), then a clean end. */
   #expire(subscriber: Subscriber): void {
+    this.#flush();
     const head = this.#source.window.head;
     if (subscriber.options.bookmarks && this.#live.has(subscriber) && subscriber.position < head) {
       subscriber.sink.send(LineBatch.of(this.#source.bookmark(head)));

@@ -225,8 +225,8 @@ export class Subscriber {
   /** Initial state still to send as ADDED events (resourceVersion unset or 0). */
   initial: readonly CachedObject[] | undefined;
   initialSent = 0;
-  /** Started from a resourceVersion it was given (a resume), not from the current state. */
-  readonly resumed: boolean;
+  /** Started from a resourceVersion it was given (a resume), and not yet caught up: owed a BOOKMARK when it is. */
+  resumeBookmarkDue: boolean;
   readonly since = Date.now();
 
   constructor(sink: Sink, position: number, options: SubscriberOptions, initial?: readonly CachedObject[]) {
@@ -234,6 +234,6 @@ export class Subscriber {
     this.position = position;
     this.options = options;
     this.initial = initial;
-    this.resumed = initial === undefined;
+    this.resumeBookmarkDue = initial === undefined;
   }
 }

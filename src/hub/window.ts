@@ -27,6 +27,9 @@ export class EventWindow {
   readonly #limits: WindowLimits;
   // Ring as array + offset: evictions advance `#first`; the array is compacted when half is dead.
   #events: WindowEvent[] = [];
+  /** For each event, the bytes appended before it since the last reset: how far behind a position is, in bytes. */
+  #offsets: number[] = [];
+  #appended = 0;
   #first = 0;
   #bytes = 0;
   #start = 0;
@@ -57,6 +60,8 @@ export class EventWindow {
   /** Forget every event: history now begins at `rv` (a fresh list). */
   reset(rv: number): void {
     this.#events = [];
+    this.#offsets = [];
+    this.#appended = 0;
     this.#first = 0;
     this.#bytes = 0;
     this.#start = rv;
@@ -66,8 +71,14 @@ export class EventWindow {
   /** Restore from storage: events in RV order and the bounds they were saved with. */
   restore(events: WindowEvent[], start: number, head: number): void {
     this.#events = events;
+    this.#offsets = [];
+    this.#appended = 0;
+    for (const event of events) {
+      this.#offsets.push(this.#appended);
+      this.#appended += event.line.length;
+    }
     this.#first = 0;
-    this.#bytes = events.reduce((sum, e) => sum + e.line.length, 0);
+    this.#bytes = this.#appended;
     this.#start = start;
     this.#head = Math.max(head, events.at(-1)?.rv ?? head);
   }
@@ -79,6 +90,8 @@ export class EventWindow {
   append(event: WindowEvent): number | undefined {
     if (event.rv <= this.#head) throw new RangeError(`event ${event.rv} is not after the window head ${this.#head}`);
     this.#events.push(event);
+    this.#offsets.push(this.#appended);
+    this.#appended += event.line.length;
     this.#bytes += event.line.length;
     this.#head = event.rv;
     return this.#evict();
@@ -103,6 +116,12 @@ export class EventWindow {
       bytes += event.line.length;
     }
     return { kind: "events", events };
+  }
+
+  /** The summed length of the window's events newer than `rv`: what a subscriber there has yet to be sent. */
+  bytesAfter(rv: number): number {
+    const i = this.#indexAfter(rv);
+    return i < this.#events.length ? this.#appended - (this.#offsets[i] as number) : 0;
   }
 
   /** Whether any event in the window is newer than `rv`. */
@@ -134,6 +153,7 @@ export class EventWindow {
       // Drop the dead prefix once it is both large and most of the array.
       if (this.#first > 1024 && this.#first * 2 > this.#events.length) {
         this.#events = this.#events.slice(this.#first);
+        this.#offsets = this.#offsets.slice(this.#first);
         this.#first = 0;
       }
     }

@@ -70,6 +70,18 @@ describe("EventWindow", () => {
     w.restore([event(4), event(6)], 3, 8);
     expect([w.start, w.head, w.size]).toEqual([3, 8, 2]);
     expect(w.after(3)).toMatchObject({ kind: "events", events: [{ rv: 4 }, { rv: 6 }] });
+    expect([w.bytesAfter(3), w.bytesAfter(4), w.bytesAfter(6)]).toEqual([20, 10, 0]);
+  });
+
+  it("counts the bytes after a position across evictions and the compaction of its array", () => {
+    const w = new EventWindow({ maxEvents: 1500, maxBytes: 1e9 });
+    w.reset(0);
+    for (let rv = 1; rv <= 5000; rv++) w.append(event(rv, 1 + (rv % 7)));
+    const expected = (after: number) => Array.from({ length: 5000 - after }, (_, i) => 1 + ((after + 1 + i) % 7)).reduce((a, b) => a + b, 0);
+    for (const rv of [w.start, 4000, 4999, 5000]) expect(w.bytesAfter(rv), `after ${rv}`).toBe(expected(rv));
+    w.reset(5000);
+    w.append(event(5001, 33));
+    expect(w.bytesAfter(5000)).toBe(33);
   });
 
   it("property: every resume at or after the start gets exactly the newer events, in order; older ones get 410", () => {
@@ -96,6 +108,7 @@ describe("EventWindow", () => {
               expect(r).toEqual({ kind: "expired", oldest: w.start });
             } else {
               expect(r.kind === "events" && r.events.map((e) => e.rv)).toEqual(all.filter((x) => x > probe));
+              expect(w.bytesAfter(probe)).toBe(all.filter((x) => x > probe).reduce((n, x) => n + 1 + (x % 40), 0));
             }
           }
           expect(w.size).toBeLessThanOrEqual(maxEvents);

@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
+import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { eventually, httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 
@@ -133,6 +134,40 @@ describe("slow subscribers", () => {
     const lines = text.trim().split("\n").map((l) => JSON.parse(l) as WatchEvent);
     expect(lines.length).toBeLessThan(41);
     [...others, resumed].forEach((s) => s.close());
+  });
+});
+
+describe("subscribers that fall behind", () => {
+  const sim = new Sim("slow");
+  const path = (ns: string, query: string) => `/clusters/slow${podsPath(ns)}?${query}`;
+
+  it("a batched subscriber that stops acknowledging is sent nothing more, then gets what it missed in one message when it acknowledges", async () => {
+    const ns = uniqueNamespace("lag");
+    await sim.createPod(ns, "big");
+    const lagging = await wsWatch(path(ns, "watch=1"), { "sec-websocket-protocol": BATCH_PROTOCOL });
+    lagging.socket.send(JSON.stringify({ type: "ACK", received: 0 }));
+    await lagging.events.next();
+    // On the same hub, a prompt subscriber: once it has every change, so has the hub.
+    const prompt = await wsWatch(path(ns, "watch=1"));
+    await prompt.events.next();
+
+    // 20 changes of ~10 KB: past half the tests' 256 KiB budget unacknowledged, the hub stops sending.
+    const padding = "x".repeat(10_000);
+    const written: number[] = [];
+    for (let i = 0; i < 20; i++) written.push(rvOf(await sim.patchPod(ns, "big", { metadata: { annotations: { padding: `${i}${padding}` } } })));
+    expect((await prompt.events.take(20)).map(rvOf)).toEqual(written);
+    const before = lagging.events.drain();
+    expect(before.length).toBeGreaterThan(0);
+    expect(before.length).toBeLessThan(19);
+    expect(before.map(rvOf)).toEqual(written.slice(0, before.length));
+
+    const messages = lagging.raw.length;
+    lagging.socket.send(JSON.stringify({ type: "ACK", received: lagging.raw.reduce((n, m) => n + m.length, 0) }));
+    const rest = await lagging.events.take(20 - before.length);
+    expect(rest.map(rvOf)).toEqual(written.slice(before.length));
+    expect(lagging.raw.length).toBe(messages + 1);
+    expect(lagging.socket.readyState).toBe(WebSocket.OPEN);
+    [lagging, prompt].forEach((s) => s.close());
   });
 });
 
