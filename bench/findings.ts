@@ -172,7 +172,7 @@ export function limits(results: Results): string[] {
     const framing =
       mode === "relay"
         ? `is ${num(events)} WebSocket messages${bytes}` + (perEvent ? `; at the ${num(perEvent)} µs per message measured in fan-out, that is ${seconds((events * perEvent) / 1000)} of CPU on the hub's one thread` : "")
-        : `is ${num(events)} events${bytes}, which ${mode} sends as replay slices of many events a message; ${caught(results, storm)}`;
+        : `is ${num(events)} events${bytes}, which ${mode} sends as replay slices of many events a message, to every subscriber in turn (so they finish together); ${caught(results, storm)}` + rawBytes(results, storm, bytes);
     out.push(
       `**Storm catch-up, ${mode}:** ${num(storm.subscribers)} subscribers × ${num(storm.missedEvents)} missed events ${framing}. ` +
         (storm.upstreamRequests === 0 ? `The resume itself is right (no upstream request, every subscriber served from the window)` : `It made ${num(storm.upstreamRequests)} upstream requests`) +
@@ -190,6 +190,13 @@ export function limits(results: Results): string[] {
     );
   }
   return out;
+}
+
+/** What the storm's bytes cost the practical ceiling, raw-ws, which sends them and nothing else. */
+function rawBytes(results: Results, storm: StormRow, bytes: string): string {
+  const raw = rowsOf<StormRow>(results, "storm").find((r) => r.system === "raw-ws" && r.subscribers === storm.subscribers);
+  if (!raw || raw.catchUpMs === null || !bytes) return "";
+  return `. raw-ws took ${seconds(raw.catchUpMs)} for the same events: on this machine, moving them within 2 s is beyond plain WebSocket fan-out too, so here the relay is bound by bytes, not by messages`;
 }
 
 /** What sending several events per message did to that cost, at each rate of the fan-out size. */
