@@ -44,6 +44,8 @@ export const topicKey = (path: string, labelSelector: string): string => `${path
 export interface BroadcastServer {
   url: string;
   topics: Map<string, Topic>;
+  /** The `head` operation both broadcasting baselines offer the bench: a topic's newest resourceVersion. */
+  head(query: { path: string; labelSelector: string }): number;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function startBroadcast(follow: (topic: Topic) => void, join?: (top
   return {
     url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
     topics,
+    head: ({ path, labelSelector }) => topics.get(topicKey(path, labelSelector))?.head ?? 0,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -7,7 +7,7 @@
  */
 import { KubeConfig, Watch } from "@kubernetes/client-node";
 import { serveParent } from "../children.ts";
-import { startBroadcast, topicKey, type Topic } from "./broadcast.ts";
+import { startBroadcast, type Topic } from "./broadcast.ts";
 
 interface NodeRelayArgs {
   upstreamUrl: string;
@@ -49,9 +49,7 @@ serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
   const server = await startBroadcast((topic) => void follow(topic));
   return {
     info: { url: server.url, pid: process.pid },
-    ops: {
-      head: ({ path, labelSelector }: { path: string; labelSelector: string }) => server.topics.get(topicKey(path, labelSelector))?.head ?? 0,
-    },
+    ops: { head: server.head },
     async stop() {
       stopping = true;
       for (const controller of open) controller.abort();

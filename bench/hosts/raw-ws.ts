@@ -9,7 +9,7 @@
 import { get, type ClientRequest } from "node:http";
 import { serveParent } from "../children.ts";
 import { ByteLines, eventVersion, isErrorEvent } from "../lines.ts";
-import { startBroadcast, topicKey, type Topic } from "./broadcast.ts";
+import { startBroadcast, type Topic } from "./broadcast.ts";
 
 interface RawWsArgs {
   upstreamUrl: string;
@@ -67,9 +67,7 @@ serveParent<RawWsArgs>(async ({ upstreamUrl }) => {
   });
   return {
     info: { url: server.url, pid: process.pid },
-    ops: {
-      head: ({ path, labelSelector }: { path: string; labelSelector: string }) => server.topics.get(topicKey(path, labelSelector))?.head ?? 0,
-    },
+    ops: { head: server.head },
     async stop() {
       stopping = true;
       for (const request of open) request.destroy();
