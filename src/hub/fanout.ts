@@ -38,11 +38,11 @@ const SLICE = 256 * 1024;
  */
 const IN_FLIGHT = 2 * SLICE;
 /**
- * How long one pump turn may run. Bounded by time, not bytes, so that between turns the hub
- * takes in upstream events, acknowledgements and closes — a storm of resumes must not keep it
- * sending to sockets whose close it has not yet had a chance to hear.
+ * Most one pump turn sends before the hub takes in upstream events, acknowledgements and closes
+ * again: a storm of resumes must not keep it sending to sockets whose close it has not yet had
+ * a chance to hear. Bytes, not time: deployed, a Worker's clock stands still while code runs.
  */
-const TURN_MS = 10;
+const TURN_BYTES = 8 * SLICE;
 /**
  * How long new events wait to be sent with whatever else arrives: 10 µs per live subscriber, up
  * to 10 ms. Sending one event to S subscribers costs some 40 µs × S in workerd, in which time
@@ -181,10 +181,9 @@ export class Fanout {
   #pump(): void {
     this.#pumpTimer = undefined;
     const window = this.#source.window;
-    const started = Date.now();
-    let sent = false;
+    let sent = 0;
     for (const subscriber of [...this.#behind]) {
-      if (Date.now() - started >= TURN_MS) break;
+      if (sent >= TURN_BYTES) break;
       if (!subscriber.sink.alive()) {
         this.detach(subscriber);
         continue;
@@ -198,7 +197,7 @@ export class Fanout {
       this.#behind.delete(subscriber);
       this.#behind.add(subscriber);
       if (subscriber.initial) {
-        sent = this.#sendInitial(subscriber) || sent;
+        sent += this.#sendInitial(subscriber);
         continue;
       }
       const replay = window.after(subscriber.position, SLICE);
@@ -208,9 +207,10 @@ export class Fanout {
       }
       const last = replay.events.at(-1);
       if (last) {
-        subscriber.sink.send(new LineBatch(replay.events.map((e) => e.line)));
+        const lines = replay.events.map((e) => e.line);
+        subscriber.sink.send(new LineBatch(lines));
         subscriber.position = last.rv;
-        sent = true;
+        sent += lines.reduce((n, line) => n + line.length, 0);
       }
       if (!window.hasEventsAfter(subscriber.position)) {
         this.#behind.delete(subscriber);
@@ -225,11 +225,11 @@ export class Fanout {
       }
     }
     // Nobody could be sent anything: they wait on acknowledgements (`wake`), or on this.
-    if (this.#behind.size > 0) this.#schedulePump(sent ? 0 : BLOCKED_RETRY_MS);
+    if (this.#behind.size > 0) this.#schedulePump(sent > 0 ? 0 : BLOCKED_RETRY_MS);
   }
 
-  /** Send the next slice of the initial state (the last ends it, with the annotated bookmark when asked); whether anything went. */
-  #sendInitial(subscriber: Subscriber): boolean {
+  /** Send the next slice of the initial state (the last ends it, with the annotated bookmark when asked); the bytes sent. */
+  #sendInitial(subscriber: Subscriber): number {
     const objects = subscriber.initial ?? [];
     const lines: string[] = [];
     let size = 0;
@@ -240,10 +240,14 @@ export class Fanout {
     }
     if (subscriber.initialSent >= objects.length) {
       subscriber.initial = undefined;
-      if (subscriber.options.initialEventsEnd) lines.push(this.#source.bookmark(subscriber.position, true));
+      if (subscriber.options.initialEventsEnd) {
+        const bookmark = this.#source.bookmark(subscriber.position, true);
+        lines.push(bookmark);
+        size += bookmark.length;
+      }
     }
     if (lines.length > 0) subscriber.sink.send(new LineBatch(lines));
-    return lines.length > 0;
+    return size;
   }
 
   /** Run the pump after `delay`, or sooner if it is already due sooner. */
