@@ -44,14 +44,16 @@ const IN_FLIGHT = 2 * SLICE;
  */
 const TURN_BYTES = 8 * SLICE;
 /**
- * How long new events wait to be sent with whatever else arrives: 10 µs per live subscriber, up
- * to 10 ms. Sending one event to S subscribers costs some 40 µs × S in workerd, in which time
- * more upstream chunks arrive; waiting a quarter of that lets a busy hub read them first and send
- * them together (to sockets that take batches, as one message), where workerd would otherwise
- * run a due timer after every single chunk. A hub with a handful of subscribers waits ~nothing.
+ * How long a busy hub gathers upstream events before it commits and sends them: a pass over S
+ * subscribers costs some 30 µs × S per event message in workerd, and upstream chunks arrive one
+ * per turn of its event loop, so waiting a little (more with more subscribers) lets one pass
+ * carry many events. 1 ms plus 10 µs per subscriber, at most 10 ms: a bounded, small share of
+ * a watch's latency.
  */
-const FLUSH_US_PER_SUBSCRIBER = 10;
-const MAX_FLUSH_MS = 10;
+export function gatherMs(subscribers: number): number {
+  return Math.min(20, 1 + subscribers / 20);
+}
+
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 const BLOCKED_RETRY_MS = 20;
 
@@ -65,9 +67,6 @@ export class Fanout {
   readonly #inFlight: number;
   #pumpTimer: ReturnType<typeof setTimeout> | undefined;
   #pumpDelay = 0;
-  /** Events in the window not yet sent to live subscribers: they go together, on the next turn. */
-  #unsent: WindowEvent[] = [];
-  #flushTimer: ReturnType<typeof setTimeout> | undefined;
   /** Called whenever a subscriber leaves (idle clock, quotas, access checks). */
   onDetach: (subscriber: Subscriber) => void = () => undefined;
 
@@ -112,21 +111,10 @@ export class Fanout {
   }
 
   /**
-   * New events from the feed, already in the window. Sent on the next turn, with whatever else
-   * arrives before it: a hub busy sending reads several upstream chunks meanwhile, and a socket
-   * that takes batches then gets them in one message, the others at least in one pass.
+   * New events from the feed, committed and in the window: each live subscriber gets them in
+   * one send (the feed commits what arrived together, so under load that is many events).
    */
   publish(events: readonly WindowEvent[]): void {
-    if (events.length === 0) return;
-    for (const event of events) this.#unsent.push(event);
-    this.#flushTimer ??= setTimeout(() => this.#flush(), Math.min(MAX_FLUSH_MS, (this.#live.size * FLUSH_US_PER_SUBSCRIBER) / 1000));
-  }
-
-  #flush(): void {
-    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
-    this.#flushTimer = undefined;
-    const events = this.#unsent;
-    this.#unsent = [];
     const last = events.at(-1);
     if (!last) return;
     const first = events[0] as WindowEvent;
@@ -151,8 +139,6 @@ export class Fanout {
 
   /** Send a BOOKMARK at the head to every live subscriber that asked for them and is behind it. */
   bookmarks(): void {
-    // A bookmark says "you have everything up to here": first send what is still unsent.
-    this.#flush();
     const head = this.#source.window.head;
     let line: string | undefined;
     for (const subscriber of this.#live) {
@@ -165,7 +151,6 @@ export class Fanout {
 
   /** History was reset: every subscriber's position is gone. Tell each, as the API server would. */
   expireAll(oldest: number): void {
-    this.#unsent = []; // from the history that is gone
     for (const subscriber of [...this.#live, ...this.#behind]) this.#expired(subscriber, oldest);
   }
 
@@ -271,7 +256,6 @@ export class Fanout {
 
   /** `timeoutSeconds` reached: a last bookmark (so the client resumes cheaply), then a clean end. */
   #expire(subscriber: Subscriber): void {
-    this.#flush();
     const head = this.#source.window.head;
     if (subscriber.options.bookmarks && this.#live.has(subscriber) && subscriber.position < head) {
       subscriber.sink.send(LineBatch.of(this.#source.bookmark(head)));

@@ -27,6 +27,11 @@ export interface FeedSettings {
   windowBytes: number;
   upstreamStallMs: number;
   stripManagedFields: boolean;
+  /**
+   * How long events that arrive while others are being taken in wait to be committed with them
+   * (ms); the hub makes it grow with what one commit costs it to fan out.
+   */
+  coalesceMs: () => number;
 }
 
 export type Log = (message: string, fields?: Record<string, unknown>) => void;
@@ -53,6 +58,11 @@ export class Feed implements ReflectorHandler {
   /** The state reflects the upstream now: listed, or a watch established, since the last start. */
   #fresh = false;
   #waiters: Array<{ fresh: boolean; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
+  /** Upstream events read but not yet committed: they go to storage and subscribers together. */
+  #pending: WatchEvent[] = [];
+  #commitTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastCommit = 0;
+  readonly #coalesceMs: () => number;
   readonly #versionWaiters = new VersionWaiters();
   upstreamState: ReflectorState = "stopped";
 
@@ -62,6 +72,7 @@ export class Feed implements ReflectorHandler {
     this.#listener = listener;
     this.#log = log;
     this.#stripManagedFields = settings.stripManagedFields;
+    this.#coalesceMs = settings.coalesceMs;
     this.window = new EventWindow({ maxEvents: settings.windowEvents, maxBytes: settings.windowBytes });
     const stored = storage.load();
     if (stored) {
@@ -104,6 +115,7 @@ export class Feed implements ReflectorHandler {
   stop(): void {
     this.#fresh = false;
     this.#reflector.stop();
+    this.#commitPending();
   }
 
   /**
@@ -141,10 +153,14 @@ export class Feed implements ReflectorHandler {
   // ReflectorHandler
 
   resumeVersion(): number | undefined {
+    // Resume after everything read so far, not only what was committed.
+    this.#commitPending();
     return this.#identity ? this.window.head : undefined;
   }
 
   listed(list: ListedCollection): void {
+    // What the previous watch delivered comes first: the relist is diffed against it.
+    this.#commitPending();
     const apiVersion = list.apiVersion || keyApiVersion(this.#key);
     const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
     const objects = this.#toCached(list.items, identity);
@@ -174,7 +190,25 @@ export class Feed implements ReflectorHandler {
     this.#settle();
   }
 
+  /**
+   * A batch read from the upstream watch. Upstream chunks arrive one per turn of the runtime's
+   * event loop, so committing each alone costs a storage commit (and a fan-out pass) per event
+   * in a burst. Events read while the hub is busy are held back a few milliseconds and
+   * committed together: one transaction, one write per subscriber. A hub that has been quiet
+   * commits at once.
+   */
   events(batch: WatchEvent[]): void {
+    for (const event of batch) this.#pending.push(event);
+    if (this.#commitTimer !== undefined) return;
+    this.#commitTimer = setTimeout(() => this.#commitPending(), this.#coalesceMs());
+  }
+
+  #commitPending(): void {
+    if (this.#commitTimer !== undefined) clearTimeout(this.#commitTimer);
+    this.#commitTimer = undefined;
+    const batch = this.#pending;
+    if (batch.length === 0) return;
+    this.#pending = [];
     const identity = this.#identity;
     if (!identity) return;
     const changes: ObjectEvent[] = [];
@@ -194,6 +228,8 @@ export class Feed implements ReflectorHandler {
       }
     }
     this.#commit(changes, head);
+    // After the fan-out: events that arrived while it ran are a burst, to be gathered.
+    this.#lastCommit = Date.now();
   }
 
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {

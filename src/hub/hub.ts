@@ -19,7 +19,7 @@ import { logger, type Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
 import { AccessGuard } from "./access.ts";
 import type { CachedObject } from "./cache.ts";
-import { Fanout } from "./fanout.ts";
+import { Fanout, gatherMs } from "./fanout.ts";
 import { Feed } from "./feed.ts";
 import { listBody } from "./list.ts";
 import { AHEAD_WAIT_MS, listPage } from "./listing.ts";
@@ -37,6 +37,15 @@ const SNAPSHOTS_KEPT = 4;
 const SNAPSHOT_TTL_MS = 5 * 60_000;
 /** How long a request waits for a hub's first upstream list before answering 503. */
 const SYNC_TIMEOUT_MS = 10_000;
+
+/**
+ * The extensions the relay agrees to on a watch WebSocket: none. Left unset, workerd accepts the
+ * permessage-deflate every browser (and Node's `ws`) offers, and then deflates every message for
+ * every subscriber separately, which costs more than the send itself and undoes serialising
+ * once; the API server does not compress watch WebSockets either. workerd takes an agreement
+ * that names no extension it knows as "no compression" and sends no header.
+ */
+const NO_EXTENSIONS = "identity";
 
 interface Attachment {
   kwr: { subscriber: number };
@@ -152,7 +161,7 @@ export class WatchHub extends DurableObject<Env> {
     const upstream = upstreamFor(this.env, key.cluster);
     if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
     const log = (this.#log = logger({ hub: describeKey(key) }));
-    const feed = new Feed(key, this.#storage, upstream, this.#settings, {
+    const feed = new Feed(key, this.#storage, upstream, { ...this.#settings, coalesceMs: () => gatherMs(this.#fanout?.size ?? 0) }, {
       published: (events) => this.#fanout?.publish(events),
       reset: (start) => this.#fanout?.expireAll(start),
     }, log);
@@ -232,7 +241,8 @@ export class WatchHub extends DurableObject<Env> {
       const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
       this.ctx.acceptWebSocket(server);
       sink = new WebSocketSink(server, hubRequest.protocol === BATCH_PROTOCOL);
-      const headers = hubRequest.protocol ? { "sec-websocket-protocol": hubRequest.protocol } : undefined;
+      const headers: Record<string, string> = { "sec-websocket-extensions": NO_EXTENSIONS };
+      if (hubRequest.protocol) headers["sec-websocket-protocol"] = hubRequest.protocol;
       response = new Response(null, { status: 101, webSocket: client, headers });
     } else {
       const http = new HttpSink(() => subscriber && fanout.detach(subscriber));

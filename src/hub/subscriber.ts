@@ -33,13 +33,17 @@ export interface CloseReason {
   reason: string;
 }
 
+const encoder = new TextEncoder();
+
 /**
  * Event lines to send together. A per-event WebSocket sends the lines one by one; a batched
- * WebSocket and an HTTP stream send them joined, and the join is made once, when first needed.
+ * WebSocket sends them joined and an HTTP stream as bytes. The join and the encoding are made
+ * once, when first needed, for every subscriber the batch goes to.
  */
 export class LineBatch {
   readonly lines: readonly string[];
   #joined: string | undefined;
+  #bytes: Uint8Array | undefined;
 
   constructor(lines: readonly string[], joined?: string) {
     this.lines = lines;
@@ -52,6 +56,11 @@ export class LineBatch {
 
   get joined(): string {
     return (this.#joined ??= this.lines.join(""));
+  }
+
+  /** The joined lines as UTF-8; shared by every stream it is written to, so never modified. */
+  get bytes(): Uint8Array {
+    return (this.#bytes ??= encoder.encode(this.joined));
   }
 }
 
@@ -142,24 +151,43 @@ export class WebSocketSink implements Sink {
   }
 }
 
-/** An HTTP watch: a chunked response body. A write resolves when the client has taken it. */
+/**
+ * An HTTP watch: a chunked response body the runtime pulls from. Batches sent while it has not
+ * asked for more wait here and go out together in its next chunk, so a busy hub or a slow
+ * client gets fewer, larger writes instead of a queue of small ones; what waits is the backlog.
+ */
 export class HttpSink implements Sink {
   readonly transport = "http" as const;
   readonly body: ReadableStream<Uint8Array>;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #encoder = new TextEncoder();
-  #pending = 0;
+  #queued: Uint8Array[] = [];
+  #backlog = 0;
+  #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** The runtime asked for a chunk and nothing was there: the next send goes out at once. */
+  #wanted = false;
+  /** Closed by us: what is queued still goes out, then the stream ends. */
+  #ending = false;
   #closed = false;
   #onGone: () => void;
 
   constructor(onGone: () => void) {
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    this.body = readable;
-    this.#writer = writable.getWriter();
     this.#onGone = onGone;
-    this.#writer.closed.then(
-      () => this.#gone(),
-      () => this.#gone(),
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.#controller = controller;
+        },
+        pull: () => {
+          if (this.#queued.length > 0) this.#deliver();
+          else if (this.#ending) this.#end();
+          else this.#wanted = true;
+        },
+        cancel: () => {
+          this.#queued = [];
+          this.#backlog = 0;
+          this.#gone();
+        },
+      },
+      { highWaterMark: 0 },
     );
   }
 
@@ -169,30 +197,43 @@ export class HttpSink implements Sink {
 
   send(batch: LineBatch): void {
     if (this.#closed) return;
-    const joined = batch.joined;
-    const size = joined.length;
-    this.#pending += size;
-    this.#writer.write(this.#encoder.encode(joined)).then(
-      () => {
-        this.#pending -= size;
-      },
-      () => this.#gone(),
-    );
+    const bytes = batch.bytes;
+    this.#queued.push(bytes);
+    this.#backlog += bytes.length;
+    if (this.#wanted) this.#deliver();
   }
 
   backlog(): number {
-    return this.#pending;
+    return this.#backlog;
   }
 
   alive(): boolean {
     return !this.#closed;
   }
 
-  /** End the stream cleanly, as the API server does (no ERROR event): the client re-watches. */
+  /** End the stream cleanly, as the API server does (no ERROR event), after what was sent: the client re-watches. */
   close(_reason: CloseReason): void {
     if (this.#closed) return;
-    this.#writer.close().catch(() => undefined);
+    this.#ending = true;
+    if (this.#wanted) this.#end();
     this.#gone();
+  }
+
+  #deliver(): void {
+    this.#wanted = false;
+    const queued = this.#queued;
+    this.#queued = [];
+    this.#backlog = 0;
+    this.#controller?.enqueue(queued.length === 1 ? (queued[0] as Uint8Array) : concat(queued));
+  }
+
+  #end(): void {
+    this.#wanted = false;
+    try {
+      this.#controller?.close();
+    } catch {
+      // already cancelled by the client
+    }
   }
 
   /** Closed by us or by the client: report it once. */
@@ -201,6 +242,18 @@ export class HttpSink implements Sink {
     this.#closed = true;
     this.#onGone();
   }
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const chunk of chunks) size += chunk.length;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
 }
 
 export interface SubscriberOptions {

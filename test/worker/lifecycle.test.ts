@@ -233,5 +233,16 @@ describe("idle shutdown", () => {
     expect([event.type, rvOf(event)]).toEqual(["MODIFIED", rvOf(change)]);
     back.close();
   });
+
+  it("notices an HTTP subscriber that went away, and stops the upstream watch", async () => {
+    const ns = uniqueNamespace("i");
+    await sim.createPod(ns, "a");
+    const sub = await httpWatch(`${podsPath(ns)}?watch=1`);
+    await sub.events.next();
+    expect(await (await relay(`/_relay/stats${podsPath(ns)}`)).json()).toMatchObject({ subscribers: 1, watching: true });
+    sub.close();
+    await eventually(async () => (await sim.watchesOn(podsPath(ns))).length === 0, "the upstream watch to stop");
+    expect(await (await relay(`/_relay/stats${podsPath(ns)}`)).json()).toMatchObject({ subscribers: 0, watching: false });
+  });
 });
 
