@@ -37,6 +37,15 @@ export interface FeedSettings {
 export type Log = (message: string, fields?: Record<string, unknown>) => void;
 
 /**
+ * What a request needs of the hub's state: `stored` (any state it has: a resume from a
+ * resourceVersion, served from the window), `live` (the upstream watch running: a list or a
+ * watch at `resourceVersion=0`, "any"), or `current` (no older than the upstream at the time of
+ * the request: a list or get with `resourceVersion` unset, or a watch-list without one, which the
+ * API server serves as consistent reads).
+ */
+export type Freshness = "stored" | "live" | "current";
+
+/**
  * Objects changed since the last checkpoint when the next is written: bounds the size of one
  * checkpoint. (What a restore replays is bounded by the window: it checkpoints before evicting.)
  */
@@ -55,9 +64,19 @@ export class Feed implements ReflectorHandler {
   readonly #dirty = new Map<string, CachedObject | null>();
   #checkpoint = 0;
   #identity: HubIdentity | undefined;
-  /** The state reflects the upstream now: listed, or a watch established, since the last start. */
-  #fresh = false;
-  #waiters: Array<{ fresh: boolean; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
+  /** The upstream watch (or a list) has been established since the last start. */
+  #live = false;
+  /**
+   * The state is known to be the upstream's current one: a list, or a probe that found the
+   * upstream where the hub is, since the last start or upstream failure; kept while the watch
+   * goes on (a healthy stream's end and re-watch included).
+   */
+  #current = false;
+  /** Checks of the upstream begun, and the one that last made the state current. */
+  #checks = 0;
+  #currentAsOf = 0;
+  /** `after`: a waiter for `current` state needs a check begun after it arrived. */
+  #waiters: Array<{ need: Freshness; after: number; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
   /** Upstream events read but not yet committed: they go to storage and subscribers together. */
   #pending: WatchEvent[] = [];
   #commitTimer: ReturnType<typeof setTimeout> | undefined;
@@ -113,20 +132,22 @@ export class Feed implements ReflectorHandler {
   }
 
   stop(): void {
-    this.#fresh = false;
+    this.#live = false;
+    this.#current = false;
     this.#reflector.stop();
     this.#commitPending();
   }
 
   /**
-   * Resolves once the hub can serve: it has state and, when `fresh` is asked (lists and
-   * initial-state watches), that state tracks the upstream now. Rejects when the upstream
-   * fails before then. A resume from a resourceVersion only needs the window.
+   * Resolves once the hub can serve a request that needs `need` (see `Freshness`); rejects when
+   * the upstream fails before then. A hub that is not known to be current makes its reflector
+   * check, and relist if the upstream has moved.
    */
-  synced(fresh: boolean): Promise<void> {
-    if (this.#ready(fresh)) return Promise.resolve();
+  synced(need: Freshness): Promise<void> {
+    if (this.#ready(need)) return Promise.resolve();
     this.start();
-    return new Promise((resolve, reject) => this.#waiters.push({ fresh, resolve, reject }));
+    if (need === "current") this.#reflector.refresh();
+    return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
   }
 
   /**
@@ -137,13 +158,17 @@ export class Feed implements ReflectorHandler {
     return this.#versionWaiters.wait(this.window.head, rv, ms);
   }
 
-  #ready(fresh: boolean): boolean {
-    return this.#identity !== undefined && (!fresh || this.#fresh);
+  /** `after`: for a waiter, the checks begun before it arrived, which cannot vouch for it. */
+  #ready(need: Freshness, after?: number): boolean {
+    if (this.#identity === undefined) return false;
+    if (need === "stored") return true;
+    if (need === "live") return this.#live;
+    return this.#current && (after === undefined || this.#currentAsOf > after);
   }
 
   #settle(error?: UpstreamError): void {
     this.#waiters = this.#waiters.filter((w) => {
-      if (this.#ready(w.fresh)) w.resolve();
+      if (this.#ready(w.need, w.after)) w.resolve();
       else if (error) w.reject(error);
       else return true;
       return false;
@@ -164,7 +189,9 @@ export class Feed implements ReflectorHandler {
     const apiVersion = list.apiVersion || keyApiVersion(this.#key);
     const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
     const objects = this.#toCached(list.items, identity);
-    this.#fresh = true;
+    this.#live = true;
+    this.#current = true;
+    this.#currentAsOf = this.#checks;
     const previous = this.#identity;
     const head = this.window.head;
     const diff = previous ? relistDiff(this.cache.values(), objects, head, list.resourceVersion) : undefined;
@@ -235,8 +262,20 @@ export class Feed implements ReflectorHandler {
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
     this.upstreamState = state;
     if (state !== "watching" || detail) this.#log(`upstream ${state}`, detail ? { detail } : undefined);
-    if (state === "watching") this.#fresh = true;
+    if (state === "watching") this.#live = true;
+    // A gap in the watch: what happened meanwhile is unknown until a check or a list.
+    if (state === "backoff" || state === "listing") this.#current = false;
     this.#settle(error);
+  }
+
+  checking(): void {
+    this.#checks++;
+  }
+
+  upToDate(): void {
+    this.#current = true;
+    this.#currentAsOf = this.#checks;
+    this.#settle();
   }
 
   /** Apply changes (in RV order) to cache, window and storage, then publish them. */

@@ -20,7 +20,8 @@ import { upstreamFor } from "../upstream.ts";
 import { AccessGuard } from "./access.ts";
 import type { CachedObject } from "./cache.ts";
 import { Fanout, gatherMs } from "./fanout.ts";
-import { Feed } from "./feed.ts";
+import { Feed, type Freshness } from "./feed.ts";
+import { Lifecycle } from "./lifecycle.ts";
 import { listBody } from "./list.ts";
 import { AHEAD_WAIT_MS, listPage } from "./listing.ts";
 import { SnapshotStore } from "./pages.ts";
@@ -30,8 +31,6 @@ import { HubQuotas } from "./quotas.ts";
 import { HubStorage } from "./storage.ts";
 import { CLOSE, HttpSink, LineBatch, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
 
-/** How often the alarm checks an active hub; Workers evict a busy-but-idle object after 70-140 s. */
-const HEARTBEAT_MS = 30_000;
 /** Snapshots kept for paged lists: continue tokens older than this, or than the last few, get 410. */
 const SNAPSHOTS_KEPT = 4;
 const SNAPSHOT_TTL_MS = 5 * 60_000;
@@ -60,9 +59,8 @@ export class WatchHub extends DurableObject<Env> {
   #fanout: Fanout | undefined;
   #quotas: HubQuotas | undefined;
   #guard: AccessGuard | undefined;
+  #lifecycle: Lifecycle | undefined;
   #log: Log = logger({ hub: "(unopened)" });
-  #bookmarkTimer: ReturnType<typeof setInterval> | undefined;
-  #idleSince: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -74,25 +72,30 @@ export class WatchHub extends DurableObject<Env> {
     const hubRequest = readHubRequest(request);
     if (!hubRequest) return statusResponse(badRequest("a hub is reached through the relay's Kubernetes API paths"));
     const parts = this.#open(hubRequest.key);
+    try {
+      return await this.#serve(request, hubRequest, parts);
+    } finally {
+      // Served or refused, this request may have started the upstream watch.
+      parts.lifecycle.settle();
+    }
+  }
+
+  async #serve(request: Request, hubRequest: HubRequest, parts: Parts): Promise<Response> {
     const { feed, quotas } = parts;
     // Each hub that watches costs the cluster a watch: it needs a share of the cluster's quota first.
     if (!feed.watching) {
       const refused = await quotas.admitHub();
       if (refused) return statusResponse(refused);
     }
-    const needsFreshState = hubRequest.verb !== "watch" || hubRequest.options.resourceVersion.kind !== "exact" || hubRequest.options.sendInitialEvents === true;
     try {
-      await withTimeout(feed.synced(needsFreshState), SYNC_TIMEOUT_MS);
+      await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS);
     } catch (e) {
-      this.#markIdleIfUnused();
       return statusResponse(unavailable(e));
     }
     switch (hubRequest.verb) {
       case "list":
-        this.#markIdleIfUnused();
         return this.#list(feed, hubRequest.key, hubRequest.options);
       case "get":
-        this.#markIdleIfUnused();
         return this.#get(feed, hubRequest.key, hubRequest.name);
       case "watch":
         return this.#watch(request, hubRequest, parts);
@@ -118,22 +121,12 @@ export class WatchHub extends DurableObject<Env> {
     this.#socketGone(ws);
   }
 
-  /** Heartbeat while active; stops the upstream watch once the hub has been idle for the grace period. */
+  /** Heartbeat while the upstream watch runs; stops it once the hub has been idle for the grace period. */
   override async alarm(): Promise<void> {
     const hub = this.#open();
     if (!hub) return;
     this.#closeOrphans();
-    if (hub.fanout.size === 0) {
-      this.#idleSince ??= Date.now();
-      if (Date.now() - this.#idleSince >= this.#settings.idleGraceMs) {
-        this.#stop();
-        return;
-      }
-    } else {
-      hub.feed.start(); // restarts a loop that died; a no-op for a running one
-    }
-    hub.quotas.renew();
-    await this.#armAlarm();
+    await hub.lifecycle.alarm();
   }
 
   /** Numbers for the demo page and tests: who is here, and what the upstream is doing. */
@@ -155,7 +148,9 @@ export class WatchHub extends DurableObject<Env> {
   #open(key?: WatchKey): Parts;
   #open(): Parts | undefined;
   #open(key?: WatchKey): Parts | undefined {
-    if (this.#feed && this.#fanout && this.#quotas && this.#guard) return { feed: this.#feed, fanout: this.#fanout, quotas: this.#quotas, guard: this.#guard };
+    if (this.#feed && this.#fanout && this.#quotas && this.#guard && this.#lifecycle) {
+      return { feed: this.#feed, fanout: this.#fanout, quotas: this.#quotas, guard: this.#guard, lifecycle: this.#lifecycle };
+    }
     key ??= this.#storage.identity()?.key;
     if (!key) return undefined;
     const upstream = upstreamFor(this.env, key.cluster);
@@ -175,17 +170,30 @@ export class WatchHub extends DurableObject<Env> {
     );
     const quotas = new HubQuotas(this.env.QUOTA, key.cluster, hubName(key), { maxHubs: maxHubs(this.env, key.cluster), maxPerSubject: this.#settings.maxSubscriptionsPerSubject }, log);
     const guard = new AccessGuard((token, access) => mayAccess(upstream, token, access), this.#settings.authRecheckMs, (subscriber, status) => fanout.fail(subscriber, status, closeFor(status)), log);
+    const storage = this.ctx.storage;
+    const lifecycle = new Lifecycle(
+      {
+        upstream: feed,
+        subscribers: () => fanout.size,
+        bookmarks: () => fanout.bookmarks(),
+        quotas,
+        alarm: { get: () => storage.getAlarm(), set: (at) => storage.setAlarm(at) },
+      },
+      this.#settings,
+      log,
+    );
     fanout.onDetach = (subscriber) => {
       guard.remove(subscriber);
       if (subscriber.options.grant) quotas.releaseSubscriber(subscriber.options.grant.subject);
-      this.#markIdleIfUnused();
+      lifecycle.settle();
     };
     this.#feed = feed;
     this.#fanout = fanout;
     this.#quotas = quotas;
     this.#guard = guard;
+    this.#lifecycle = lifecycle;
     this.#closeOrphans();
-    return { feed, fanout, quotas, guard };
+    return { feed, fanout, quotas, guard, lifecycle };
   }
 
   async #list(feed: Feed, key: WatchKey, options: ListOptions): Promise<Response> {
@@ -268,37 +276,9 @@ export class WatchHub extends DurableObject<Env> {
       sink.socket.serializeAttachment({ kwr: { subscriber: subscriber.id } } satisfies Attachment);
       this.#sockets.set(sink.socket, subscriber);
     }
-    this.#activate(feed);
+    feed.start();
     fanout.attach(subscriber);
     return response;
-  }
-
-  /** A subscriber arrived: the upstream watch runs, the heartbeat and bookmark timers tick. */
-  #activate(feed: Feed): void {
-    this.#idleSince = undefined;
-    feed.start();
-    this.#bookmarkTimer ??= setInterval(() => this.#fanout?.bookmarks(), this.#settings.bookmarkIntervalMs);
-    void this.#armAlarm();
-  }
-
-  #markIdleIfUnused(): void {
-    if ((this.#fanout?.size ?? 0) > 0 || this.#idleSince !== undefined) return;
-    this.#idleSince = Date.now();
-    void this.#armAlarm();
-  }
-
-  #stop(): void {
-    this.#log("idle: stopping the upstream watch", { idleMs: Date.now() - (this.#idleSince ?? Date.now()) });
-    this.#feed?.stop();
-    this.#quotas?.releaseHub();
-    if (this.#bookmarkTimer !== undefined) clearInterval(this.#bookmarkTimer);
-    this.#bookmarkTimer = undefined;
-  }
-
-  async #armAlarm(): Promise<void> {
-    const next = this.#idleSince === undefined ? Date.now() + HEARTBEAT_MS : Math.min(Date.now() + HEARTBEAT_MS, this.#idleSince + this.#settings.idleGraceMs);
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > next) await this.ctx.storage.setAlarm(next);
   }
 
   #socketGone(ws: WebSocket): void {
@@ -328,6 +308,21 @@ interface Parts {
   fanout: Fanout;
   quotas: HubQuotas;
   guard: AccessGuard;
+  lifecycle: Lifecycle;
+}
+
+/**
+ * What a request needs of the hub's state, by the API server's rules: `resourceVersion` unset
+ * is a consistent read for lists, gets and watch-lists; `0` is "any" (the live cache); a resume
+ * from `N` needs only the window.
+ */
+function freshnessFor(request: HubRequest): Freshness {
+  const rv = request.verb === "get" ? { kind: "unset" as const } : request.options.resourceVersion;
+  if (request.verb === "watch") {
+    if (rv.kind === "exact" && request.options.sendInitialEvents !== true) return "stored";
+    return rv.kind === "unset" && request.options.sendInitialEvents === true ? "current" : "live";
+  }
+  return rv.kind === "unset" ? "current" : "live";
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

@@ -29,6 +29,10 @@ export interface ReflectorHandler {
   /** A batch of events from one read of the stream, in order (ERROR events excluded). */
   events(batch: WatchEvent[]): void;
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void;
+  /** A check of the upstream begins: a probe of its resourceVersion, or a list. */
+  checking(): void;
+  /** The last check found the upstream where the hub is: its state is current. */
+  upToDate(): void;
 }
 
 export interface ReflectorOptions {
@@ -63,6 +67,8 @@ export class Reflector {
   #stopped = true;
   #abort: AbortController | undefined;
   #wake: (() => void) | undefined;
+  /** Someone needs the state to be current: check the upstream, and relist if it has moved. */
+  #refresh = false;
   /** Last time bytes arrived from upstream (or a request was answered). */
   lastActivity = 0;
 
@@ -92,6 +98,17 @@ export class Reflector {
     this.#wake?.();
   }
 
+  /**
+   * Make the state current: the loop asks the upstream for its resourceVersion (a `limit=1`
+   * list, the cheapest consistent read) and relists when it has moved past the hub. A running
+   * watch is ended for it; a backoff is not cut short.
+   */
+  refresh(): void {
+    if (this.#refresh) return;
+    this.#refresh = true;
+    this.#abort?.abort();
+  }
+
   async #loop(): Promise<void> {
     let mustList = this.#handler.resumeVersion() === undefined;
     // A resume point from before this start (storage, an idle stop) is only good if the upstream
@@ -100,20 +117,34 @@ export class Reflector {
     let mustProbe = !mustList;
     while (!this.#stopped) {
       try {
-        if (mustProbe) {
+        if (mustList) {
+          this.#refresh = false; // a list is as current as a check can make it
+          this.#handler.checking();
+          this.#handler.state("listing");
+          this.#handler.listed(await this.#list());
+          mustList = mustProbe = false;
+        } else if (mustProbe || this.#refresh) {
+          const refresh = this.#refresh;
+          this.#refresh = false;
+          this.#handler.checking();
           const current = await this.#currentVersion();
           const resume = this.#handler.resumeVersion() ?? 0;
           mustProbe = false;
           if (current < resume) {
             this.#handler.state("listing", `the upstream is at resourceVersion ${current}, behind the hub's ${resume}: relisting`);
             mustList = true;
+            continue;
+          }
+          if (current === resume) {
+            this.#handler.upToDate();
+          } else if (refresh) {
+            // Nothing cheaper tells whether this key changed: the upstream's resourceVersion is
+            // cluster-wide, and an idle collection's watch carries no progress.
+            mustList = true;
+            continue;
           }
         }
-        if (mustList) {
-          this.#handler.state("listing");
-          this.#handler.listed(await this.#list());
-          mustList = false;
-        }
+        if (this.#refresh) continue; // asked again while checking
         const started = Date.now();
         const { outcome, received } = await this.#watch(this.#handler.resumeVersion() ?? 0);
         if (outcome === "expired") {
@@ -125,6 +156,7 @@ export class Reflector {
         if (!received && Date.now() - started < 1000) throw new UpstreamError(0, "the watch closed immediately");
       } catch (e) {
         if (this.#stopped) break;
+        if (this.#refresh) continue; // the watch was ended for a refresh, not by a fault
         const error = e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`);
         const delay = this.#backoff.next(error.retryAfterMs);
         this.#handler.state("backoff", `${error.message}; retrying in ${delay} ms`, error);

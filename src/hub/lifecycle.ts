@@ -1,0 +1,100 @@
+/**
+ * @module
+ * A hub's life, in one place: while its upstream watch runs, an alarm beats (it renews the
+ * hub's quota claims and restarts a reflector loop that died); while it also has subscribers,
+ * bookmarks tick; once it has had no subscriber for the idle grace period, the watch stops and
+ * the hub's share of the cluster's watches is given back. `settle` is called after everything
+ * that can change the picture (a request served or refused, a subscriber gone), so no path can
+ * leave a watch running without the clock that stops it.
+ */
+import type { Log } from "../log.ts";
+
+/** Workers evict an object that does nothing for 70-140 s: an active hub beats more often. */
+export const HEARTBEAT_MS = 30_000;
+
+export interface LifecycleParts {
+  /** Whether the upstream watch runs, and its controls. */
+  upstream: { readonly watching: boolean; start(): void; stop(): void };
+  subscribers(): number;
+  bookmarks(): void;
+  quotas: { renew(): void; releaseHub(): void };
+  /** The object's alarm (one per Durable Object). */
+  alarm: { get(): Promise<number | null>; set(at: number): Promise<void> };
+}
+
+export interface LifecycleSettings {
+  idleGraceMs: number;
+  bookmarkIntervalMs: number;
+}
+
+export interface Clock {
+  now(): number;
+  every(ms: number, tick: () => void): () => void;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  every(ms, tick) {
+    const timer = setInterval(tick, ms);
+    return () => clearInterval(timer);
+  },
+};
+
+export class Lifecycle {
+  readonly #parts: LifecycleParts;
+  readonly #settings: LifecycleSettings;
+  readonly #clock: Clock;
+  readonly #log: Log;
+  /** Since when the watch has run with nobody subscribed. */
+  #idleSince: number | undefined;
+  #stopBookmarks: (() => void) | undefined;
+
+  constructor(parts: LifecycleParts, settings: LifecycleSettings, log: Log, clock: Clock = realClock) {
+    this.#parts = parts;
+    this.#settings = settings;
+    this.#log = log;
+    this.#clock = clock;
+  }
+
+  /** Bring the timers in line with the hub's state: call after anything that may change it. */
+  settle(): void {
+    const { upstream } = this.#parts;
+    if (this.#parts.subscribers() > 0) {
+      this.#idleSince = undefined;
+      this.#stopBookmarks ??= this.#clock.every(this.#settings.bookmarkIntervalMs, () => this.#parts.bookmarks());
+    } else {
+      this.#stopBookmarks?.();
+      this.#stopBookmarks = undefined;
+      this.#idleSince = upstream.watching ? (this.#idleSince ?? this.#clock.now()) : undefined;
+    }
+    if (upstream.watching) void this.#arm();
+  }
+
+  /** The alarm: stop an idle hub whose grace is over, else beat and arm the next. */
+  async alarm(): Promise<void> {
+    const { upstream, quotas } = this.#parts;
+    if (!upstream.watching) return;
+    if (this.#parts.subscribers() === 0) {
+      this.#idleSince ??= this.#clock.now();
+      const idleMs = this.#clock.now() - this.#idleSince;
+      if (idleMs >= this.#settings.idleGraceMs) {
+        this.#log("idle: stopping the upstream watch", { idleMs });
+        upstream.stop();
+        quotas.releaseHub();
+        this.#idleSince = undefined;
+        return;
+      }
+    } else {
+      upstream.start(); // restarts a loop that died; a no-op for a running one
+    }
+    quotas.renew();
+    await this.#arm();
+  }
+
+  async #arm(): Promise<void> {
+    const now = this.#clock.now();
+    const next = this.#idleSince === undefined ? now + HEARTBEAT_MS : Math.min(now + HEARTBEAT_MS, this.#idleSince + this.#settings.idleGraceMs);
+    const current = await this.#parts.alarm.get();
+    if (current === null || current > next) await this.#parts.alarm.set(next);
+  }
+}
