@@ -3,7 +3,8 @@
  * Who may watch what, decided in the Worker before any hub is touched (`AUTH_MODE`):
  * - `jwt`: the relay's own HS256 tokens, whose `rules` claim lists what they may read;
  * - `kube`: the subscriber's Kubernetes token, checked by the cluster (SelfSubjectReview,
- *   SelfSubjectAccessReview), decisions cached briefly per token hash and access;
+ *   SelfSubjectAccessReview; on clusters before 1.28 the latter alone), decisions cached
+ *   briefly per token hash and access;
  * - `none`: everyone may read everything (local use only);
  * - unset: nothing is served until it is configured.
  * `DENY_RESOURCES` are refused whatever the token says. Logs name the subject and the
@@ -94,7 +95,7 @@ export class Authenticator {
       return { ok: true, value: { mode, subject: verified.subject, expiresAt: verified.expiresAt, rules: verified.rules } };
     }
     const id = await tokenId(token);
-    const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token));
+    const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id));
     if (!subject.ok) {
       if (subject.unauthenticated) return this.#refuse("the cluster does not accept this bearer token");
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };

@@ -1,0 +1,63 @@
+/**
+ * AUTH_MODE=kube on clusters older than 1.28 (no SelfSubjectReview).
+ * These tests use the `other` cluster's simulator, whose users no other test file sets.
+ */
+import { describe, expect, it } from "vitest";
+import { hashedSubject } from "../../src/auth/kube.ts";
+import { tokenId } from "../../src/auth/token.ts";
+import { relay, Sim, uniqueNamespace } from "../worker/helpers.ts";
+
+const sim = new Sim("other");
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+async function users(ns: string, ...names: string[]) {
+  await sim.setUsers(names.map((name) => ({ name, tokens: [`${name}-token`], rules: [{ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"], namespaces: [ns] }] })));
+}
+
+/** Status and body of a request; a WebSocket that opened is closed again. */
+async function answer(path: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  const response = await relay(path, { headers });
+  if (response.webSocket) {
+    response.webSocket.accept();
+    response.webSocket.close();
+    return { status: response.status, body: undefined };
+  }
+  if (response.status < 400) {
+    await response.body?.cancel();
+    return { status: response.status, body: undefined };
+  }
+  return { status: response.status, body: await response.json() };
+}
+
+/** Requests the simulator got for reviews (both kinds) from `since` on. */
+async function reviewsSince(since: number): Promise<Array<{ path: string; status: number }>> {
+  const { requests } = await sim.requests("/apis/", since);
+  return requests.filter((r) => r.path.endsWith("reviews")).map((r) => ({ path: r.path, status: r.status }));
+}
+const mark = async () => (await sim.requests("/_none_")).next;
+
+describe("clusters without SelfSubjectReview (before Kubernetes 1.28)", () => {
+  it("authenticate with a SelfSubjectAccessReview alone, naming the subject by the token's hash", async () => {
+    const ns = uniqueNamespace("legacy");
+    await users(ns, "sam");
+    await sim.configure({ selfSubjectReviews: false });
+    try {
+      const since = await mark();
+      expect((await answer(`/clusters/other/api/v1/namespaces/${ns}/pods?watch=1`, bearer("sam-token"))).status).toBe(200);
+      const reviews = await reviewsSince(since);
+      expect(reviews[0]).toEqual({ path: "/apis/authentication.k8s.io/v1/selfsubjectreviews", status: 404 });
+      expect(reviews.slice(1).every((r) => r.path === "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" && r.status === 201)).toBe(true);
+
+      const denied = await answer(`/clusters/other/api/v1/namespaces/elsewhere/pods`, bearer("sam-token"));
+      expect(denied.status).toBe(403);
+      const subject = hashedSubject(await tokenId("sam-token"));
+      expect(subject).toMatch(/^token-sha256:[0-9a-f]{32}$/);
+      expect(denied.body).toMatchObject({ message: `pods is forbidden: User "${subject}" cannot list resource "pods" in API group "" in the namespace "elsewhere"` });
+      expect(JSON.stringify(denied.body)).not.toContain("sam-token");
+
+      expect((await answer(`/clusters/other/api/v1/namespaces/${ns}/pods`, bearer("stolen-legacy-token"))).status).toBe(401);
+    } finally {
+      await sim.configure({ selfSubjectReviews: true });
+    }
+  });
+});
