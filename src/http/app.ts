@@ -63,7 +63,10 @@ const discoveryFetch =
   (path, accept) =>
     fetchUpstream(upstream, path, { accept });
 
-/** What every API request passes before its route: size limits, auth mode, cluster, token, origin. */
+/**
+ * What every API request passes before its route: size limits, auth mode, token, cluster,
+ * origin. The token comes before the cluster, so nobody learns which clusters exist without one.
+ */
 interface Gate {
   upstream: Upstream;
   identity: Identity;
@@ -73,9 +76,9 @@ async function gate(env: Env, request: Request, cluster: string, auth: Authentic
   const mode = authMode(env);
   if (!mode.ok) return mode;
   const upstream = upstreamFor(env, cluster);
-  if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
   const identity = await auth.authenticate(mode.value, env, request, upstream);
   if (!identity.ok) return identity;
+  if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
   if (!originAllowed(env, request)) {
     return { ok: false, status: failure(403, "Forbidden", `WebSocket connections from origin ${request.headers.get("origin")} are not allowed (ALLOWED_ORIGINS)`, {}) };
   }

@@ -40,6 +40,7 @@ export interface Identity {
 }
 
 const MODES: readonly AuthMode[] = ["none", "jwt", "kube"];
+const NOT_ACCEPTED = "the cluster does not accept this bearer token";
 /** How long a kube-mode decision stands before the cluster is asked again. */
 const DECISION_TTL_MS = 30_000;
 const DECISIONS_MAX = 10_000;
@@ -84,7 +85,12 @@ export class Authenticator {
     this.#log = log;
   }
 
-  async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream): Promise<Parsed<Identity>> {
+  /**
+   * Who the request is, before anything about its cluster is said: `upstream` is `undefined` for
+   * a cluster that is not configured, which in `kube` mode (where only a cluster can vouch for a
+   * token) is refused exactly as a token that cluster does not accept.
+   */
+  async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream | undefined): Promise<Parsed<Identity>> {
     if (mode === "none") return { ok: true, value: { mode, subject: undefined } };
     const token = bearerToken(request);
     if (token === undefined) return this.#refuse("no bearer token (Authorization: Bearer, or the base64url.bearer.authorization.k8s.io WebSocket subprotocol)");
@@ -94,10 +100,11 @@ export class Authenticator {
       if ("refused" in verified) return this.#refuse(verified.refused);
       return { ok: true, value: { mode, subject: verified.subject, expiresAt: verified.expiresAt, rules: verified.rules } };
     }
+    if (!upstream) return this.#refuse(NOT_ACCEPTED);
     const id = await tokenId(token);
     const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id));
     if (!subject.ok) {
-      if (subject.unauthenticated) return this.#refuse("the cluster does not accept this bearer token");
+      if (subject.unauthenticated) return this.#refuse(NOT_ACCEPTED);
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };
     }
     return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };

@@ -1,14 +1,17 @@
 /**
- * AUTH_MODE=kube on clusters older than 1.28 (no SelfSubjectReview).
+ * AUTH_MODE=kube at the front door: cluster names cannot be probed without a token the cluster
+ * accepts, and clusters older than 1.28 (no SelfSubjectReview) work.
  * These tests use the `other` cluster's simulator, whose users no other test file sets.
  */
 import { describe, expect, it } from "vitest";
 import { hashedSubject } from "../../src/auth/kube.ts";
 import { tokenId } from "../../src/auth/token.ts";
+import { bearerProtocol } from "../../src/k8s/websocket.ts";
 import { relay, Sim, uniqueNamespace } from "../worker/helpers.ts";
 
 const sim = new Sim("other");
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const upgrade = (protocols: string) => ({ upgrade: "websocket", "sec-websocket-protocol": protocols });
 
 async function users(ns: string, ...names: string[]) {
   await sim.setUsers(names.map((name) => ({ name, tokens: [`${name}-token`], rules: [{ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"], namespaces: [ns] }] })));
@@ -35,6 +38,36 @@ async function reviewsSince(since: number): Promise<Array<{ path: string; status
   return requests.filter((r) => r.path.endsWith("reviews")).map((r) => ({ path: r.path, status: r.status }));
 }
 const mark = async () => (await sim.requests("/_none_")).next;
+
+describe("cluster names cannot be probed before authentication", () => {
+  it("an unknown cluster answers exactly as a known one does to a token it refuses: none, a bad one, one valid on another cluster", async () => {
+    const ns = uniqueNamespace("probe");
+    await users(ns, "pat");
+    const ws = (token: string) => upgrade(`base64.binary.k8s.io, ${bearerProtocol(token)}`);
+    // What the known cluster answers to each refused credential; an unknown one must answer the same to it, or to a valid one.
+    const cases: Array<[known: Record<string, string>, unknown: Record<string, string>]> = [
+      [{}, {}],
+      [bearer("not-a-token"), bearer("not-a-token")],
+      [bearer("not-a-token"), bearer("pat-token")],
+      [ws("not-a-token"), ws("pat-token")],
+      [{ authorization: "Basic YTpi" }, { authorization: "Basic YTpi" }],
+    ];
+    for (const [knownHeaders, unknownHeaders] of cases) {
+      const known = await answer(`/clusters/other/api/v1/namespaces/${ns}/pods?watch=1`, knownHeaders);
+      expect(known.status).toBe(401);
+      for (const name of ["nowhere", "constructor"]) {
+        const unknown = await answer(`/clusters/${name}/api/v1/namespaces/${ns}/pods?watch=1`, unknownHeaders);
+        expect({ name, ...unknown }).toEqual({ name, ...known });
+      }
+    }
+  });
+
+  it("a prototype property is never taken for a configured cluster (no 5xx)", async () => {
+    const response = await relay("/clusters/constructor/api/v1/pods", { headers: bearer("whoever") });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ kind: "Status", reason: "Unauthorized", message: "Unauthorized: the cluster does not accept this bearer token" });
+  });
+});
 
 describe("clusters without SelfSubjectReview (before Kubernetes 1.28)", () => {
   it("authenticate with a SelfSubjectAccessReview alone, naming the subject by the token's hash", async () => {
