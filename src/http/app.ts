@@ -20,6 +20,7 @@ import { hubRequest } from "../hub/request.ts";
 import type { Parsed } from "../k8s/options.ts";
 import { logger } from "../log.ts";
 import { Authenticator, authMode, originAllowed, type Identity } from "./auth.ts";
+import { hostRefusal } from "./hosts.ts";
 import { oversized } from "./limits.ts";
 import { upstreamFor, type Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
@@ -64,7 +65,7 @@ const discoveryFetch =
     fetchUpstream(upstream, path, { accept });
 
 /**
- * What every API request passes before its route: size limits, auth mode, token, cluster,
+ * What every API request passes before its route: size limits, auth mode, host, token, cluster,
  * origin. The token comes before the cluster, so nobody learns which clusters exist without one.
  */
 interface Gate {
@@ -75,6 +76,8 @@ interface Gate {
 async function gate(env: Env, request: Request, cluster: string, auth: Authenticator): Promise<Parsed<Gate>> {
   const mode = authMode(env);
   if (!mode.ok) return mode;
+  const wrongHost = hostRefusal(env, mode.value, new URL(request.url));
+  if (wrongHost) return { ok: false, status: wrongHost };
   const upstream = upstreamFor(env, cluster);
   const identity = await auth.authenticate(mode.value, env, request, upstream);
   if (!identity.ok) return identity;

@@ -1,6 +1,56 @@
-/** AUTH_MODE=none at the front door: cluster names that are prototype properties are unknown clusters, not a 5xx. */
+/**
+ * AUTH_MODE=none at the front door: only the host names it is told (loopback by default), so a
+ * page that re-points its own name at the relay (DNS rebinding) reads nothing; cluster names that
+ * are prototype properties are unknown clusters, not a 5xx.
+ */
+import { env, exports } from "cloudflare:workers";
+import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { relay } from "./helpers.ts";
+import { createApp } from "../../src/http/app.ts";
+import { relay, Sim } from "./helpers.ts";
+
+// A cluster no other test file of this project uses, so its request log is this file's own.
+const sim = new Sim("other");
+const app = createApp();
+/** The relay with `none` mode's defaults: no ALLOWED_HOSTS. */
+const byDefault = (url: string, init?: RequestInit) => app.fetch(new Request(url, init), { ...env, ALLOWED_HOSTS: undefined }, createExecutionContext());
+
+describe("host names (DNS rebinding)", () => {
+  it("refuses a rebound name with 403 naming ALLOWED_HOSTS: no hub, nothing upstream", async () => {
+    const hubs = (await listDurableObjectIds(env.WATCH_HUB)).length;
+    const since = (await sim.requests("/_none_")).next;
+    for (const path of ["/clusters/other/api/v1/namespaces/default/pods", "/clusters/other/api/v1/pods?watch=1", "/clusters/other/version", "/_relay/stats/clusters/other/api/v1/pods"]) {
+      const response = await byDefault(`http://attacker.example:8787${path}`);
+      expect(response.status, path).toBe(403);
+      expect(await response.json()).toMatchObject({ kind: "Status", reason: "Forbidden", code: 403, message: expect.stringContaining('host "attacker.example"') });
+    }
+    const ws = await byDefault("http://attacker.example:8787/clusters/other/api/v1/pods?watch=1", { headers: { upgrade: "websocket", origin: "http://attacker.example:8787" } });
+    expect(ws.status).toBe(403);
+    expect(ws.webSocket).toBeNull();
+    expect(await ws.json()).toMatchObject({ message: expect.stringContaining("ALLOWED_HOSTS") });
+    expect((await listDurableObjectIds(env.WATCH_HUB)).length).toBe(hubs);
+    expect((await sim.requests("/", since)).requests).toEqual([]);
+  });
+
+  it.each(["http://localhost:8787", "http://127.0.0.1:1234", "http://[::1]:8787", "http://localhost"])("serves loopback names on any port: %s", async (origin) => {
+    const response = await byDefault(`${origin}/api/v1/namespaces/default/pods`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ kind: "PodList" });
+  });
+
+  it("ALLOWED_HOSTS names the hosts instead (here: relay.test, the tests' own)", async () => {
+    expect((await relay("/api/v1/namespaces/default/pods")).status).toBe(200);
+    const other = await exports.default.fetch(new Request("http://localhost/api/v1/namespaces/default/pods"));
+    expect(other.status).toBe(403);
+    expect(await other.json()).toMatchObject({ message: 'the relay does not answer to host "localhost": it is not in ALLOWED_HOSTS' });
+  });
+
+  it("a malformed ALLOWED_HOSTS is a configuration error that names it", async () => {
+    const response = await app.fetch(new Request("http://localhost/api/v1/pods"), { ...env, ALLOWED_HOSTS: "localhost:8787" }, createExecutionContext());
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ message: expect.stringContaining("ALLOWED_HOSTS entries are host names without a port") });
+  });
+});
 
 describe("cluster names", () => {
   // The one property of Object.prototype that is also a DNS label, as cluster names must be.
