@@ -14,6 +14,7 @@ import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
 import { failure, internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
+import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Verb } from "../auth/access.ts";
 import type { Grant } from "../hub/access.ts";
 import { hubRequest } from "../hub/request.ts";
@@ -169,7 +170,7 @@ async function serveResource(env: Env, cache: DiscoveryCache, auth: Authenticato
   const denied = await auth.authorize(identity, access, upstream, env);
   if (denied) return statusResponse(denied);
   // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
-  const websocket = raw.headers.get("upgrade")?.toLowerCase() === "websocket";
+  const websocket = isWebSocketUpgrade(raw);
   const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
   if (!representation) return statusResponse(notAcceptable());
   const forwarded = request.value.verb === "watch" ? { ...request.value, grant: grantOf(identity, access) } : request.value;

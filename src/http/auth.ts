@@ -20,6 +20,7 @@ import { list } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { Parsed } from "../k8s/options.ts";
 import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
+import { BEARER_PROTOCOL_PREFIX, isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 
@@ -67,7 +68,7 @@ export function deniedResource(env: Env, group: string, resource: string): boole
 /** A browser WebSocket may only come from the relay's own origin or an `ALLOWED_ORIGINS` one (cross-site WebSocket hijacking). */
 export function originAllowed(env: Env, request: Request): boolean {
   const origin = request.headers.get("origin");
-  if (origin === null || request.headers.get("upgrade")?.toLowerCase() !== "websocket") return true;
+  if (origin === null || !isWebSocketUpgrade(request)) return true;
   const allowed = list(env, "ALLOWED_ORIGINS");
   return allowed.includes("*") || allowed.includes(origin) || origin === new URL(request.url).origin;
 }
@@ -92,9 +93,10 @@ export class Authenticator {
    */
   async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream | undefined): Promise<Parsed<Identity>> {
     if (mode === "none") return { ok: true, value: { mode, subject: undefined } };
-    const token = bearerToken(request);
-    if (token === undefined) return this.#refuse("no bearer token (Authorization: Bearer, or the base64url.bearer.authorization.k8s.io WebSocket subprotocol)");
-    if (token === null) return this.#refuse("the bearer token is malformed");
+    const credential = bearerToken(request);
+    if (!credential.ok) return this.#refuse(credential.reason);
+    const token = credential.token;
+    if (token === undefined) return this.#refuse(`no bearer token (Authorization: Bearer, or the ${BEARER_PROTOCOL_PREFIX}<token> WebSocket subprotocol beside one other)`);
     if (mode === "jwt") {
       const verified = await verifyJwt(token, env.AUTH_JWT_SECRET as string);
       if ("refused" in verified) return this.#refuse(verified.refused);

@@ -1,14 +1,18 @@
 /**
  * @module
  * The front door of `npm start`'s relay (AUTH_MODE=none, real workerd): a DNS-rebound host name
- * is refused, for plain requests and WebSockets alike.
+ * is refused, and WebSocket subprotocols are negotiated so that Node 22's own WebSocket and the
+ * `ws` package either open with one of the protocols they offered or are refused with an HTTP
+ * status, never left with "server did not respond with sent protocols".
  */
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { bearerProtocol } from "../../src/k8s/websocket.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
 
 const OPEN_MS = 15_000;
+const TOKEN = bearerProtocol("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl");
 
 let relay: RunningRelay;
 let port: number;
@@ -51,6 +55,25 @@ function wsHandshake(protocols: string[], options: WebSocket.ClientOptions = {})
   });
 }
 
+/** The same with Node 22's built-in WebSocket: the protocol and first message, or why it failed (no status). */
+function nativeHandshake(protocols: string[]): Promise<{ opened: string; first: string } | { failed: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = new globalThis.WebSocket(`ws://127.0.0.1:${port}${watchPath}`, protocols);
+    const timer = setTimeout(() => reject(new Error(`the WebSocket neither opened nor failed within ${OPEN_MS} ms`)), OPEN_MS);
+    let opened = false;
+    socket.addEventListener("open", () => (opened = true));
+    socket.addEventListener("message", (m) => {
+      clearTimeout(timer);
+      resolve({ opened: socket.protocol, first: String(m.data) });
+      socket.close();
+    });
+    socket.addEventListener("error", (e) => {
+      clearTimeout(timer);
+      if (!opened) resolve({ failed: (e as ErrorEvent).message });
+    });
+  });
+}
+
 describe("npm start's relay answers only loopback host names (DNS rebinding)", () => {
   it("a rebound name gets 403 naming ALLOWED_HOSTS, for plain requests and WebSockets alike", async () => {
     const refused = await getWithHost(`attacker.example:${port}`, "/api/v1/namespaces/default/pods");
@@ -64,5 +87,24 @@ describe("npm start's relay answers only loopback host names (DNS rebinding)", (
       const served = await getWithHost(host, "/api/v1/namespaces/default/pods");
       expect([host, served.status]).toEqual([host, 200]);
     }
+  });
+});
+
+describe("WebSocket subprotocols with real clients", () => {
+  it("a token beside another protocol: both clients open with that protocol echoed, and get events", async () => {
+    expect(await wsHandshake(["base64.binary.k8s.io", TOKEN])).toEqual({ opened: "base64.binary.k8s.io" });
+    const native = await nativeHandshake(["base64.binary.k8s.io", TOKEN]);
+    expect(native).toMatchObject({ opened: "base64.binary.k8s.io" });
+    expect(JSON.parse((native as { first: string }).first)).toMatchObject({ type: "ADDED", object: { kind: "Pod" } });
+  });
+
+  it("a token protocol alone is refused with 401 before the upgrade, as the API server refuses it", async () => {
+    expect(await wsHandshake([TOKEN])).toEqual({ status: 401 });
+    // Not "Server did not respond with sent protocols.": the handshake was refused, not answered without a protocol.
+    expect(await nativeHandshake([TOKEN])).toEqual({ failed: "Received network error or non-101 status code." });
+  });
+
+  it("no protocol at all opens with none", async () => {
+    expect(await wsHandshake([])).toEqual({ opened: "" });
   });
 });

@@ -1,6 +1,7 @@
 /**
  * AUTH_MODE=kube at the front door: cluster names cannot be probed without a token the cluster
- * accepts, and clusters older than 1.28 (no SelfSubjectReview) work.
+ * accepts, tokens that are not valid header values never leave the relay, a token subprotocol
+ * counts only on a WebSocket upgrade, and clusters older than 1.28 (no SelfSubjectReview) work.
  * These tests use the `other` cluster's simulator, whose users no other test file sets.
  */
 import { describe, expect, it } from "vitest";
@@ -66,6 +67,41 @@ describe("cluster names cannot be probed before authentication", () => {
     const response = await relay("/clusters/constructor/api/v1/pods", { headers: bearer("whoever") });
     expect(response.status).toBe(401);
     expect(await response.json()).toMatchObject({ kind: "Status", reason: "Unauthorized", message: "Unauthorized: the cluster does not accept this bearer token" });
+  });
+});
+
+describe("tokens", () => {
+  it.each([
+    ["non-ASCII", "tok€n"],
+    ["Latin-1", "tokén"],
+    ["a newline", "tok\nen"],
+  ])("a token with %s is refused with 401 before anything is sent upstream with it", async (_, token) => {
+    const since = await mark();
+    const response = await relay("/clusters/other/api/v1/pods?watch=1", { headers: upgrade(`base64.binary.k8s.io, ${bearerProtocol(token)}`) });
+    expect(response.status).toBe(401);
+    const body = await response.text();
+    expect(JSON.parse(body)).toMatchObject({ kind: "Status", code: 401, message: "Unauthorized: the bearer token is malformed: it must be printable ASCII" });
+    expect(body).not.toContain(token);
+    expect(await reviewsSince(since)).toEqual([]);
+  });
+
+  it("a token subprotocol counts only on a WebSocket upgrade, as the API server's", async () => {
+    const ns = uniqueNamespace("plain");
+    await users(ns, "quinn");
+    const path = `/clusters/other/api/v1/namespaces/${ns}/pods`;
+    expect((await answer(path, upgrade(`base64.binary.k8s.io, ${bearerProtocol("quinn-token")}`))).status).toBe(200); // a list: no upgrade to make
+    expect(await answer(path, { "sec-websocket-protocol": `base64.binary.k8s.io, ${bearerProtocol("quinn-token")}` })).toEqual({
+      status: 401,
+      body: expect.objectContaining({ message: expect.stringContaining("Unauthorized: no bearer token") }),
+    });
+    expect((await answer(`${path}?watch=1`, upgrade(`base64.binary.k8s.io, ${bearerProtocol("quinn-token")}`))).status).toBe(101);
+  });
+
+  it("a token subprotocol alone is refused (401), as the API server refuses it, so no client is left without a protocol back", async () => {
+    const ns = uniqueNamespace("alone");
+    await users(ns, "rory");
+    const alone = await answer(`/clusters/other/api/v1/namespaces/${ns}/pods?watch=1`, upgrade(bearerProtocol("rory-token")));
+    expect(alone).toEqual({ status: 401, body: expect.objectContaining({ message: expect.stringContaining("needs one other subprotocol beside it") }) });
   });
 });
 

@@ -1,12 +1,14 @@
 /**
  * AUTH_MODE=none at the front door: only the host names it is told (loopback by default), so a
  * page that re-points its own name at the relay (DNS rebinding) reads nothing; cluster names that
- * are prototype properties are unknown clusters, not a 5xx.
+ * are prototype properties are unknown clusters, not a 5xx; WebSocket subprotocols negotiated as
+ * the API server does.
  */
 import { env, exports } from "cloudflare:workers";
 import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.ts";
+import { bearerProtocol } from "../../src/k8s/websocket.ts";
 import { relay, Sim } from "./helpers.ts";
 
 // A cluster no other test file of this project uses, so its request log is this file's own.
@@ -58,5 +60,26 @@ describe("cluster names", () => {
     const response = await relay("/clusters/constructor/api/v1/pods");
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ kind: "Status", reason: "NotFound", message: expect.stringContaining('cluster "constructor" is not configured') });
+  });
+});
+
+describe("WebSocket subprotocols", () => {
+  const watch = (protocols: string) => relay("/api/v1/namespaces/default/pods?watch=1", { headers: { upgrade: "websocket", "sec-websocket-protocol": protocols } });
+
+  it("echo the one offered beside a token, never the token", async () => {
+    const response = await watch(`base64.binary.k8s.io, ${bearerProtocol("ignored-here")}`);
+    expect(response.status).toBe(101);
+    expect(response.headers.get("sec-websocket-protocol")).toBe("base64.binary.k8s.io");
+    response.webSocket!.accept();
+    response.webSocket!.close();
+  });
+
+  it("refuse a token protocol offered alone (401, as the API server), rather than answer with no protocol", async () => {
+    const response = await watch(bearerProtocol("ignored-here"));
+    expect(response.status).toBe(401);
+    expect(response.webSocket).toBeNull();
+    const body = await response.text();
+    expect(JSON.parse(body)).toMatchObject({ kind: "Status", code: 401, message: expect.stringContaining("needs one other subprotocol beside it") });
+    expect(body).not.toContain(bearerProtocol("ignored-here"));
   });
 });
