@@ -47,7 +47,9 @@ export default defineConfig({
       },
       // The Worker and its hubs in workerd, against simulated API servers started in Node; one
       // project per AUTH_MODE, since it is a Worker-wide setting.
-      workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none" }),
+      // Its tests reach the relay as http://relay.test (test/worker/helpers.ts), which `none` mode,
+      // loopback-only by default against DNS rebinding, answers only when named.
+      workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }),
       workers("workers-jwt", ["test/worker-jwt/**/*.test.ts"], {
         AUTH_MODE: "jwt",
         AUTH_JWT_SECRET: "test-secret-that-is-long-enough-for-hs256",

@@ -57,12 +57,13 @@ export interface ClusterEntry {
   maxHubs?: number;
 }
 
-export function clusters(env: Env): Record<string, ClusterEntry> {
-  if (!env.CLUSTERS) return {};
+/** A Map, so a name from a request (`constructor`) can never find a prototype property. */
+export function clusters(env: Env): ReadonlyMap<string, ClusterEntry> {
+  if (!env.CLUSTERS) return new Map();
   try {
     const parsed: unknown = JSON.parse(env.CLUSTERS);
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
-    return parsed as Record<string, ClusterEntry>;
+    return new Map(Object.entries(parsed as Record<string, ClusterEntry>));
   } catch (e) {
     throw new ConfigError(`CLUSTERS must be a JSON object of {name: {url|binding, tokenSecret?, maxHubs?}}: ${(e as Error).message}`);
   }
@@ -70,7 +71,7 @@ export function clusters(env: Env): Record<string, ClusterEntry> {
 
 /** Active hubs (upstream watches) a cluster may have: its `maxHubs` in CLUSTERS, else `MAX_HUBS`. */
 export function maxHubs(env: Env, cluster: string): number {
-  const own = clusters(env)[cluster]?.maxHubs;
+  const own = clusters(env).get(cluster)?.maxHubs;
   if (own !== undefined) {
     if (!Number.isInteger(own) || own < 1) throw new ConfigError(`CLUSTERS.${cluster}.maxHubs must be an integer >= 1`);
     return own;

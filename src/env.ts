@@ -18,6 +18,7 @@ export interface Env {
   AUTH_MODE?: string;
   AUTH_JWT_SECRET?: string;
   ALLOWED_ORIGINS?: string;
+  ALLOWED_HOSTS?: string;
   DENY_RESOURCES?: string;
   WINDOW_EVENTS?: string;
   WINDOW_BYTES?: string;

@@ -36,7 +36,7 @@ export function upstreamFor(env: Env, cluster: string): Upstream | undefined {
     if (env.UPSTREAM) return make(cluster, env.UPSTREAM_URL ?? "http://upstream", env.UPSTREAM, env.UPSTREAM_TOKEN);
     if (env.UPSTREAM_URL) return make(cluster, env.UPSTREAM_URL, undefined, env.UPSTREAM_TOKEN);
   }
-  const entry = clusters(env)[cluster];
+  const entry = clusters(env).get(cluster);
   if (!entry) return undefined;
   const token = entry.tokenSecret ? (env[entry.tokenSecret] as string | undefined) : undefined;
   if (entry.binding) {

@@ -1,30 +1,35 @@
 /**
  * @module
- * Where a subscriber's bearer token travels: the `Authorization` header, or — for browsers,
- * whose WebSocket API cannot set headers — the WebSocket subprotocol
+ * Where a subscriber's bearer token travels: the `Authorization` header, or — on a WebSocket
+ * upgrade only, for browsers, whose WebSocket API cannot set headers — the subprotocol
  * `base64url.bearer.authorization.k8s.io.<base64url(token)>`, as the API server accepts it
- * (apiserver `pkg/authentication/request/websocket/protocol.go`). Tokens are identified by a
- * hash in caches and logs, never by themselves.
+ * (apiserver `pkg/authentication/request/websocket/protocol.go`). A token must be printable
+ * ASCII, so that it is a valid header value upstream and nothing the runtime would warn about
+ * (and print) when it is sent. Tokens are identified by a hash in caches and logs, never by
+ * themselves.
  */
-import { BEARER_PROTOCOL_PREFIX, tokenOfProtocol } from "../k8s/websocket.ts";
+import { isWebSocketUpgrade, parseOffer } from "../k8s/websocket.ts";
 
-export function offeredProtocols(request: Request): string[] {
-  return (request.headers.get("sec-websocket-protocol") ?? "")
-    .split(",")
-    .map((p) => p.trim())
-    .filter((p) => p.length > 0);
-}
+export type Credential = { ok: true; token: string | undefined } | { ok: false; reason: string };
 
-/** The request's bearer token, if it carries one; `null` if it carries a malformed one. */
-export function bearerToken(request: Request): string | undefined | null {
+// Every form of Kubernetes token (JWTs, bootstrap and static tokens, cloud providers') fits: token68 and more.
+const TOKEN = /^[\x21-\x7e]+$/;
+
+/** The request's bearer token (`undefined`: none), or why what it carries is not one. */
+export function bearerToken(request: Request): Credential {
   const header = request.headers.get("authorization");
+  let token: string | undefined;
   if (header !== null) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return match ? match[1] : null;
+    if (!match) return { ok: false, reason: "the Authorization header is not a bearer token" };
+    token = match[1];
+  } else if (isWebSocketUpgrade(request)) {
+    const offer = parseOffer(request.headers.get("sec-websocket-protocol"));
+    if ("refused" in offer) return { ok: false, reason: offer.refused };
+    token = offer.token;
   }
-  const protocol = offeredProtocols(request).find((p) => p.startsWith(BEARER_PROTOCOL_PREFIX));
-  if (protocol === undefined) return undefined;
-  return tokenOfProtocol(protocol) ?? null;
+  if (token !== undefined && !TOKEN.test(token)) return { ok: false, reason: "the bearer token is malformed: it must be printable ASCII" };
+  return { ok: true, token };
 }
 
 /** A stable, non-reversible id for a token: SHA-256, hex, first 16 bytes. */

@@ -14,12 +14,14 @@ import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
 import { failure, internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
+import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Verb } from "../auth/access.ts";
 import type { Grant } from "../hub/access.ts";
 import { hubRequest } from "../hub/request.ts";
 import type { Parsed } from "../k8s/options.ts";
 import { logger } from "../log.ts";
 import { Authenticator, authMode, originAllowed, type Identity } from "./auth.ts";
+import { hostRefusal } from "./hosts.ts";
 import { oversized } from "./limits.ts";
 import { upstreamFor, type Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
@@ -63,7 +65,10 @@ const discoveryFetch =
   (path, accept) =>
     fetchUpstream(upstream, path, { accept });
 
-/** What every API request passes before its route: size limits, auth mode, cluster, token, origin. */
+/**
+ * What every API request passes before its route: size limits, auth mode, host, token, cluster,
+ * origin. The token comes before the cluster, so nobody learns which clusters exist without one.
+ */
 interface Gate {
   upstream: Upstream;
   identity: Identity;
@@ -72,10 +77,12 @@ interface Gate {
 async function gate(env: Env, request: Request, cluster: string, auth: Authenticator): Promise<Parsed<Gate>> {
   const mode = authMode(env);
   if (!mode.ok) return mode;
+  const wrongHost = hostRefusal(env, mode.value, new URL(request.url));
+  if (wrongHost) return { ok: false, status: wrongHost };
   const upstream = upstreamFor(env, cluster);
-  if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
   const identity = await auth.authenticate(mode.value, env, request, upstream);
   if (!identity.ok) return identity;
+  if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
   if (!originAllowed(env, request)) {
     return { ok: false, status: failure(403, "Forbidden", `WebSocket connections from origin ${request.headers.get("origin")} are not allowed (ALLOWED_ORIGINS)`, {}) };
   }
@@ -163,7 +170,7 @@ async function serveResource(env: Env, cache: DiscoveryCache, auth: Authenticato
   const denied = await auth.authorize(identity, access, upstream, env);
   if (denied) return statusResponse(denied);
   // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
-  const websocket = raw.headers.get("upgrade")?.toLowerCase() === "websocket";
+  const websocket = isWebSocketUpgrade(raw);
   const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
   if (!representation) return statusResponse(notAcceptable());
   const forwarded = request.value.verb === "watch" ? { ...request.value, grant: grantOf(identity, access) } : request.value;

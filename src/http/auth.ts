@@ -3,7 +3,8 @@
  * Who may watch what, decided in the Worker before any hub is touched (`AUTH_MODE`):
  * - `jwt`: the relay's own HS256 tokens, whose `rules` claim lists what they may read;
  * - `kube`: the subscriber's Kubernetes token, checked by the cluster (SelfSubjectReview,
- *   SelfSubjectAccessReview), decisions cached briefly per token hash and access;
+ *   SelfSubjectAccessReview; on clusters before 1.28 the latter alone), decisions cached
+ *   briefly per token hash and access;
  * - `none`: everyone may read everything (local use only);
  * - unset: nothing is served until it is configured.
  * `DENY_RESOURCES` are refused whatever the token says. Logs name the subject and the
@@ -19,6 +20,7 @@ import { list } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { Parsed } from "../k8s/options.ts";
 import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
+import { BEARER_PROTOCOL_PREFIX, isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 
@@ -39,6 +41,7 @@ export interface Identity {
 }
 
 const MODES: readonly AuthMode[] = ["none", "jwt", "kube"];
+const NOT_ACCEPTED = "the cluster does not accept this bearer token";
 /** How long a kube-mode decision stands before the cluster is asked again. */
 const DECISION_TTL_MS = 30_000;
 const DECISIONS_MAX = 10_000;
@@ -65,7 +68,7 @@ export function deniedResource(env: Env, group: string, resource: string): boole
 /** A browser WebSocket may only come from the relay's own origin or an `ALLOWED_ORIGINS` one (cross-site WebSocket hijacking). */
 export function originAllowed(env: Env, request: Request): boolean {
   const origin = request.headers.get("origin");
-  if (origin === null || request.headers.get("upgrade")?.toLowerCase() !== "websocket") return true;
+  if (origin === null || !isWebSocketUpgrade(request)) return true;
   const allowed = list(env, "ALLOWED_ORIGINS");
   return allowed.includes("*") || allowed.includes(origin) || origin === new URL(request.url).origin;
 }
@@ -83,20 +86,27 @@ export class Authenticator {
     this.#log = log;
   }
 
-  async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream): Promise<Parsed<Identity>> {
+  /**
+   * Who the request is, before anything about its cluster is said: `upstream` is `undefined` for
+   * a cluster that is not configured, which in `kube` mode (where only a cluster can vouch for a
+   * token) is refused exactly as a token that cluster does not accept.
+   */
+  async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream | undefined): Promise<Parsed<Identity>> {
     if (mode === "none") return { ok: true, value: { mode, subject: undefined } };
-    const token = bearerToken(request);
-    if (token === undefined) return this.#refuse("no bearer token (Authorization: Bearer, or the base64url.bearer.authorization.k8s.io WebSocket subprotocol)");
-    if (token === null) return this.#refuse("the bearer token is malformed");
+    const credential = bearerToken(request);
+    if (!credential.ok) return this.#refuse(credential.reason);
+    const token = credential.token;
+    if (token === undefined) return this.#refuse(`no bearer token (Authorization: Bearer, or the ${BEARER_PROTOCOL_PREFIX}<token> WebSocket subprotocol beside one other)`);
     if (mode === "jwt") {
       const verified = await verifyJwt(token, env.AUTH_JWT_SECRET as string);
       if ("refused" in verified) return this.#refuse(verified.refused);
       return { ok: true, value: { mode, subject: verified.subject, expiresAt: verified.expiresAt, rules: verified.rules } };
     }
+    if (!upstream) return this.#refuse(NOT_ACCEPTED);
     const id = await tokenId(token);
-    const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token));
+    const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id));
     if (!subject.ok) {
-      if (subject.unauthenticated) return this.#refuse("the cluster does not accept this bearer token");
+      if (subject.unauthenticated) return this.#refuse(NOT_ACCEPTED);
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };
     }
     return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };

@@ -1,20 +1,22 @@
 /**
  * @module
- * WebSocket subprotocol negotiation as the API server does it (golang.org/x/net/websocket under
- * apiserver `watch.go`): at most one protocol is accepted and echoed back verbatim; a bearer
- * token may ride along as `base64url.bearer.authorization.k8s.io.<token>` and is never echoed.
+ * WebSocket subprotocol negotiation as the API server does it: its protocol authenticator takes
+ * the bearer-token protocol out (and refuses it alone, 401), then golang.org/x/net/websocket
+ * under apiserver `watch.go` accepts at most one remaining protocol and echoes it back verbatim
+ * (two or more: 400). So a client always gets back one of the protocols it offered, never the
+ * token.
  */
-import { offeredProtocols } from "../auth/token.ts";
-import { BEARER_PROTOCOL_PREFIX } from "../k8s/websocket.ts";
 import type { Parsed } from "../k8s/options.ts";
-import { badRequest } from "../k8s/status.ts";
+import { badRequest, unauthorized } from "../k8s/status.ts";
+import { isWebSocketUpgrade, parseOffer } from "../k8s/websocket.ts";
 
-/** The protocol to echo on a WebSocket upgrade (`undefined` when none), or a 400. */
+/** The protocol to echo on a WebSocket upgrade (`undefined` when none), or the refusal. */
 export function websocketProtocol(request: Request): Parsed<string | undefined> {
-  if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return { ok: true, value: undefined };
-  const others = offeredProtocols(request).filter((p) => !p.startsWith(BEARER_PROTOCOL_PREFIX));
-  if (others.length > 1) {
-    return { ok: false, status: badRequest(`at most one WebSocket subprotocol may be offered besides the bearer token, got ${others.length}`) };
+  if (!isWebSocketUpgrade(request)) return { ok: true, value: undefined };
+  const offer = parseOffer(request.headers.get("sec-websocket-protocol"));
+  if ("refused" in offer) return { ok: false, status: unauthorized(`Unauthorized: ${offer.refused}`) };
+  if (offer.others.length > 1) {
+    return { ok: false, status: badRequest(`at most one WebSocket subprotocol may be offered besides the bearer token, got ${offer.others.length}`) };
   }
-  return { ok: true, value: others[0] };
+  return { ok: true, value: offer.others[0] };
 }

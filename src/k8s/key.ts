@@ -4,7 +4,7 @@
  * that equivalent spellings (`b=2,a=1` and `a=1, b=2`) share one hub.
  */
 import { formatFieldSelector, parseFieldSelector, validateFieldSelector } from "./fields.ts";
-import { formatLabelSelector, parseLabelSelector } from "./labels.ts";
+import { formatLabelSelector, parseLabelSelector, refuseControlCharacters } from "./labels.ts";
 import { apiVersionOf, collectionPath } from "./path.ts";
 
 export interface WatchKey {
@@ -35,8 +35,10 @@ export interface KeyInput {
   fieldSelector: string | null;
 }
 
-/** Build the canonical key; throws `SelectorError` for a selector the API server would reject. */
+/** Build the canonical key; throws `SelectorError` for a selector the API server (or the relay) would reject. */
 export function watchKey(input: KeyInput): WatchKey {
+  refuseControlCharacters("label", input.labelSelector ?? "");
+  refuseControlCharacters("field", input.fieldSelector ?? "");
   const labels = formatLabelSelector(parseLabelSelector(input.labelSelector ?? ""));
   const fields = formatFieldSelector(
     validateFieldSelector(parseFieldSelector(input.fieldSelector ?? ""), input.group, input.resource, input.namespaced),

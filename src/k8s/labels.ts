@@ -76,6 +76,23 @@ export function goQuote(s: string): string {
   return `${out}"`;
 }
 
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * Refuses a selector holding a control character (Unicode Cc) other than the whitespace the
+ * label grammar separates tokens with. The API server's parsers let them by (its label lexer
+ * takes a NUL for the end of the input; field values are not checked at all), but no label,
+ * name or built-in selectable field can hold one, so the relay answers 400 rather than carry
+ * them into hub keys, logs and upstream URLs. Throws `SelectorError`.
+ */
+export function refuseControlCharacters(kind: "label" | "field", selector: string): void {
+  for (const [index, ch] of [...selector].entries()) {
+    if (CONTROL.test(ch) && !(kind === "label" && isWhitespace(ch))) {
+      throw new SelectorError(`invalid ${kind} selector: control character ${goQuote(ch)} at position ${index} is not allowed`);
+    }
+  }
+}
+
 // Go measures lengths in UTF-8 bytes.
 function utf8Length(s: string): number {
   let n = 0;

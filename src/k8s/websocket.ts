@@ -3,7 +3,7 @@
  * What travels on a watch WebSocket besides the events, shared by the relay and its client:
  * - the API server's bearer-token subprotocol, `base64url.bearer.authorization.k8s.io.<token>`
  *   (apiserver `pkg/authentication/request/websocket/protocol.go`), since browsers cannot set
- *   headers on a WebSocket;
+ *   headers on a WebSocket, offered together with one other subprotocol, the one echoed back;
  * - the relay's acknowledgement, `{"type":"ACK","received":n}` (n: the summed length of the text
  *   messages taken so far on the socket). Workers cannot see a socket's send buffer, so this is
  *   how a hub knows how far behind a subscriber is. The API server ignores what clients send,
@@ -19,11 +19,36 @@ export const BEARER_PROTOCOL_PREFIX = "base64url.bearer.authorization.k8s.io.";
 
 export const bearerProtocol = (token: string): string => BEARER_PROTOCOL_PREFIX + encodeBase64Url(token);
 
-/** The token in a bearer subprotocol, or `undefined` if it carries none that decodes. */
-export function tokenOfProtocol(protocol: string): string | undefined {
-  if (!protocol.startsWith(BEARER_PROTOCOL_PREFIX)) return undefined;
-  const token = decodeBase64Url(protocol.slice(BEARER_PROTOCOL_PREFIX.length));
-  return token ? token : undefined;
+/** What browser clients of the API server (Headlamp, for one) offer beside the token; the watch handler ignores its name. */
+export const BINARY_PROTOCOL = "base64.binary.k8s.io";
+
+/** A WebSocket handshake (`Upgrade: websocket`, any case), the only request a token subprotocol counts on. */
+export const isWebSocketUpgrade = (request: Request): boolean => request.headers.get("upgrade")?.toLowerCase() === "websocket";
+
+/** What a WebSocket handshake offers: the bearer token it carries, if any, and the other subprotocols in order. */
+export interface Offer {
+  token: string | undefined;
+  others: string[];
+}
+
+/**
+ * `Sec-WebSocket-Protocol` read as the API server's protocol authenticator reads it: at most one
+ * bearer-token protocol, whose value must be base64url of UTF-8, and — since the token must
+ * never be echoed and a client that offered protocols needs one back — at least one other
+ * protocol beside it ("missing additional subprotocol"). A refusal is the API server's 401.
+ */
+export function parseOffer(header: string | null): Offer | { refused: string } {
+  const offered = (header ?? "").split(",").map((p) => p.trim()).filter((p) => p.length > 0);
+  const bearer = offered.filter((p) => p.startsWith(BEARER_PROTOCOL_PREFIX));
+  const others = offered.filter((p) => !p.startsWith(BEARER_PROTOCOL_PREFIX));
+  if (bearer.length === 0) return { token: undefined, others };
+  if (bearer.length > 1) return { refused: "more than one bearer-token WebSocket subprotocol was offered" };
+  const token = decodeBase64Url((bearer[0] ?? "").slice(BEARER_PROTOCOL_PREFIX.length));
+  if (!token) return { refused: "the bearer-token WebSocket subprotocol does not hold base64url of UTF-8" };
+  if (others.length === 0) {
+    return { refused: `the bearer-token WebSocket subprotocol needs one other subprotocol beside it to be echoed back (for example ${BINARY_PROTOCOL}), as the API server requires` };
+  }
+  return { token, others };
 }
 
 export const BATCH_PROTOCOL = "batch.watch.kube-watch-relay.dev";

@@ -80,7 +80,7 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
     }
     if (path.kind === "invalid" || path.cluster !== undefined) throw new ApiError(pathNotFound());
     if (path.kind === "discovery") return serveDiscovery(req, res, path.path, serverAddress, pretty);
-    const answer = reviewAnswer(path);
+    const answer = reviewAnswer(path, state.config);
     if (answer) {
       await serveReview(req, res, path, answer, identity, pretty);
       return;

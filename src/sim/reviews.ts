@@ -97,8 +97,13 @@ function selfSubjectAccessReview(identity: Identity, body: unknown): object {
 
 const ANSWERS: Record<string, Answer> = { selfsubjectreviews: selfSubjectReview, selfsubjectaccessreviews: selfSubjectAccessReview };
 
-/** The answer for a review's collection path, or `undefined` if the path names no review. */
-export function reviewAnswer(path: ResourcePath): Answer | undefined {
+/**
+ * The answer for a review's collection path, or `undefined` if the path names no review this
+ * cluster serves: without `selfSubjectReviews` it is one from before Kubernetes 1.28, where
+ * SelfSubjectReview is not served in authentication.k8s.io/v1 (so its path is a 404).
+ */
+export function reviewAnswer(path: ResourcePath, served: { selfSubjectReviews: boolean }): Answer | undefined {
   const review = REVIEWS.find((r) => r.group === path.group && r.version === path.version && r.resource === path.resource);
-  return review && ANSWERS[review.resource];
+  if (!review || (review.resource === "selfsubjectreviews" && !served.selfSubjectReviews)) return undefined;
+  return ANSWERS[review.resource];
 }

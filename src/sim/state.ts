@@ -19,6 +19,8 @@ import { Writes } from "./writes.ts";
 export interface SimConfig {
   bookmarkIntervalMs: number;
   historyLimit: number;
+  /** `false`: a cluster before Kubernetes 1.28, which has no SelfSubjectReview (404). */
+  selfSubjectReviews: boolean;
 }
 
 export interface SimStats {
@@ -101,9 +103,16 @@ export class SimState {
 
   configure(config: Partial<SimConfig>): void {
     for (const [key, value] of Object.entries(config)) {
-      if (key !== "bookmarkIntervalMs" && key !== "historyLimit") throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit)`));
+      if (key === "selfSubjectReviews") {
+        if (typeof value !== "boolean") throw new ApiError(badRequest(`${key} must be a boolean`));
+        continue;
+      }
+      if (key !== "bookmarkIntervalMs" && key !== "historyLimit") {
+        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews)`));
+      }
       if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ApiError(badRequest(`${key} must be a positive integer`));
     }
+    if (config.selfSubjectReviews !== undefined) this.config.selfSubjectReviews = config.selfSubjectReviews;
     if (config.historyLimit !== undefined) {
       this.config.historyLimit = config.historyLimit;
       this.store.setHistoryLimit(config.historyLimit);

@@ -240,6 +240,19 @@ describe("users and RBAC", () => {
     expect(sim.stats().counts.write).toBe(3);
   });
 
+  it("plays a cluster before 1.28 on request: SelfSubjectReview is a 404, SelfSubjectAccessReview still answers", async () => {
+    const sim = await started({ users: [ALICE] });
+    expect((await sendJson(`${sim.url}/_sim/config`, "POST", { selfSubjectReviews: false })).body).toMatchObject({ selfSubjectReviews: false });
+    const missing = await whoami(sim, "alice-token");
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ kind: "Status", reason: "NotFound", message: "the server could not find the requested resource" });
+    expect(await verdict(sim, "alice-token", { verb: "list", resource: "pods", namespace: "dev" })).toEqual([true, expect.any(String)]);
+    expect((await canI(sim, "nobody", { verb: "list", resource: "pods" })).status).toBe(401);
+    sim.configure({ selfSubjectReviews: true });
+    expect((await whoami(sim, "alice-token")).status).toBe(201);
+    expect((await sendJson(`${sim.url}/_sim/config`, "POST", { selfSubjectReviews: "no" })).status).toBe(400);
+  });
+
   it("lists both reviews in discovery, create-only and cluster-scoped", async () => {
     const sim = await started({});
     expect((await request(`${sim.url}/apis/authentication.k8s.io/v1`)).text).toBe(

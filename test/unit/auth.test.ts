@@ -58,13 +58,44 @@ describe("JWT verification", () => {
 
 describe("bearer tokens", () => {
   const b64url = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  it("come from the Authorization header or the WebSocket bearer subprotocol", () => {
-    expect(bearerToken(new Request("http://x/", { headers: { authorization: "Bearer abc.def" } }))).toBe("abc.def");
-    expect(bearerToken(new Request("http://x/", { headers: { "sec-websocket-protocol": `base64.binary.k8s.io, base64url.bearer.authorization.k8s.io.${b64url("tök")}` } }))).toBe("tök");
-    expect(bearerToken(new Request("http://x/"))).toBeUndefined();
-    expect(bearerToken(new Request("http://x/", { headers: { authorization: "Basic YTpi" } }))).toBeNull();
-    expect(bearerToken(new Request("http://x/", { headers: { "sec-websocket-protocol": "base64url.bearer.authorization.k8s.io.!!" } }))).toBeNull();
+  const upgrade = (protocols: string) => new Request("http://x/", { headers: { upgrade: "websocket", "sec-websocket-protocol": protocols } });
+  const refused = (reason: string) => ({ ok: false, reason: expect.stringContaining(reason) });
+
+  it("come from the Authorization header or, on a WebSocket upgrade, the bearer subprotocol beside another", () => {
+    expect(bearerToken(new Request("http://x/", { headers: { authorization: "Bearer abc.def" } }))).toEqual({ ok: true, token: "abc.def" });
+    expect(bearerToken(upgrade(`base64.binary.k8s.io, base64url.bearer.authorization.k8s.io.${b64url("eyJ.x-y_z")}`))).toEqual({ ok: true, token: "eyJ.x-y_z" });
+    expect(bearerToken(new Request("http://x/"))).toEqual({ ok: true, token: undefined });
+    expect(bearerToken(upgrade("base64.binary.k8s.io"))).toEqual({ ok: true, token: undefined });
+    expect(bearerToken(new Request("http://x/", { headers: { authorization: "Basic YTpi" } }))).toEqual(refused("not a bearer token"));
+    expect(bearerToken(upgrade("x, base64url.bearer.authorization.k8s.io.!!"))).toEqual(refused("does not hold base64url"));
   });
+
+  it("count in a subprotocol only on a WebSocket upgrade, as the API server's protocol authenticator", () => {
+    const plain = new Request("http://x/", { headers: { "sec-websocket-protocol": `x, base64url.bearer.authorization.k8s.io.${b64url("stolen")}` } });
+    expect(bearerToken(plain)).toEqual({ ok: true, token: undefined });
+  });
+
+  it("refuse a token subprotocol alone or twice, as the API server does", () => {
+    expect(bearerToken(upgrade(`base64url.bearer.authorization.k8s.io.${b64url("t")}`))).toEqual(refused("needs one other subprotocol beside it"));
+    expect(bearerToken(upgrade(`x, base64url.bearer.authorization.k8s.io.${b64url("a")}, base64url.bearer.authorization.k8s.io.${b64url("b")}`))).toEqual(
+      refused("more than one bearer-token"),
+    );
+  });
+
+  it.each([
+    ["non-ASCII", "tök€n"],
+    ["a newline", "tok\nen"],
+    ["a NUL", "tok\0en"],
+    ["a space", "tok en"],
+    ["DEL", "tok\x7fen"],
+  ])("refuse a token with %s before anything is sent with it", (_, token) => {
+    expect(bearerToken(upgrade(`x, base64url.bearer.authorization.k8s.io.${b64url(token)}`))).toEqual(refused("must be printable ASCII"));
+  });
+
+  it("refuse a header token the runtime would re-encode (bytes above 0x7f)", () => {
+    expect(bearerToken(new Request("http://x/", { headers: { authorization: "Bearer tok\u00e9n" } }))).toEqual(refused("must be printable ASCII"));
+  });
+
   it("are identified by a hash, not themselves", async () => {
     const id = await tokenId("secret-token");
     expect(id).toMatch(/^[0-9a-f]{32}$/);

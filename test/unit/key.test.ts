@@ -38,6 +38,23 @@ describe("watch keys", () => {
     expect(() => watchKey(input(null, "spec.foo=bar"))).toThrow("field label not supported: spec.foo");
   });
 
+  it.each([
+    ["a NUL ending a label selector (which Go's lexer takes for the end)", "app=web\0", null, '"\\x00" at position 7'],
+    ["a NUL where a label selector starts (Go: select everything)", "\0app=web", null, "position 0"],
+    ["a control character in a field value", null, "metadata.name=a\x01b", '"\\x01" at position 15'],
+    ["a NUL in a field value", null, "metadata.name=a\0b", "field selector"],
+    ["a tab in a field value (no whitespace in the field grammar)", null, "metadata.name=a\tb", '"\\t"'],
+    ["DEL in a field value", null, "metadata.name=a\x7f", '"\\x7f"'],
+    ["a C1 control in a field value", null, "metadata.name=a\u0085", '"\\u0085"'],
+  ])("refuses %s (400, before any hub)", (_, labels, fields, message) => {
+    expect(() => watchKey(input(labels, fields))).toThrow(SelectorError);
+    expect(() => watchKey(input(labels, fields))).toThrow(message);
+  });
+
+  it("keeps the whitespace the label grammar allows between tokens", () => {
+    expect(watchKey(input("a=1,\tb in (x,\r\ny)\n")).labelSelector).toBe("a=1,b in (x,y)");
+  });
+
   it("describes the upstream collection it watches", () => {
     const key = watchKey(input("b=2,a=1"));
     expect(upstreamCollectionUrl(key, { watch: "1" })).toBe("/api/v1/namespaces/dev/pods?labelSelector=a%3D1%2Cb%3D2&watch=1");

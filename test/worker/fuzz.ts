@@ -35,7 +35,7 @@ const header = fc.oneof(
 
 const request = fc.record({
   method: fc.oneof({ weight: 8, arbitrary: fc.constant("GET") }, { weight: 1, arbitrary: fc.constantFrom("POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS") }),
-  prefix: fc.constantFrom("/clusters/fuzz", "/clusters/fuzz", "/clusters/nope", ""),
+  prefix: fc.constantFrom("/clusters/fuzz", "/clusters/fuzz", "/clusters/nope", "/clusters/constructor", ""),
   segments: fc.array(segment, { maxLength: 7 }),
   params: fc.array(param, { maxLength: 5 }),
   headers: fc.array(header, { maxLength: 3 }),
