@@ -79,6 +79,15 @@ export function maxHubs(env: Env, cluster: string): number {
   return int(env, "MAX_HUBS", 100, 1);
 }
 
+/**
+ * Of a cluster's hubs, how many one subject's requests may have started and keep watching
+ * (`MAX_HUBS_PER_SUBJECT`; default a quarter of the cluster's, at least 1): one token listing
+ * many selectors must not take every upstream watch the cluster allows.
+ */
+export function maxHubsPerSubject(env: Env, cluster: string): number {
+  return int(env, "MAX_HUBS_PER_SUBJECT", Math.max(1, Math.floor(maxHubs(env, cluster) / 4)), 1);
+}
+
 /** A comma-separated list variable, trimmed, empties dropped. */
 export function list(env: Env, name: string, fallback: readonly string[] = []): string[] {
   const raw = env[name];

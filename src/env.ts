@@ -27,6 +27,7 @@ export interface Env {
   UPSTREAM_STALL_SECONDS?: string;
   IDLE_GRACE_SECONDS?: string;
   MAX_HUBS?: string;
+  MAX_HUBS_PER_SUBJECT?: string;
   MAX_SUBSCRIPTIONS_PER_SUBJECT?: string;
   AUTH_RECHECK_SECONDS?: string;
   STRIP_MANAGED_FIELDS?: string;

@@ -173,7 +173,7 @@ async function serveResource(env: Env, cache: DiscoveryCache, auth: Authenticato
   const websocket = isWebSocketUpgrade(raw);
   const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
   if (!representation) return statusResponse(notAcceptable());
-  const forwarded = request.value.verb === "watch" ? { ...request.value, grant: grantOf(identity, access) } : request.value;
+  const forwarded = request.value.verb === "watch" ? { ...request.value, subject: identity.subject, grant: grantOf(identity, access) } : { ...request.value, subject: identity.subject };
   const response = await env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequest(raw, forwarded));
   if (representation.kind !== "table") return response;
   return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });

@@ -7,7 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { mayAccess } from "../auth/kube.ts";
-import { hubSettings, maxHubs, type HubSettings } from "../config.ts";
+import { hubSettings, maxHubs, maxHubsPerSubject, type HubSettings } from "../config.ts";
 import type { Env } from "../env.ts";
 import { bookmarkLine, errorLine } from "../k8s/event.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
@@ -84,7 +84,7 @@ export class WatchHub extends DurableObject<Env> {
     const { feed, quotas } = parts;
     // Each hub that watches costs the cluster a watch: it needs a share of the cluster's quota first.
     if (!feed.watching) {
-      const refused = await quotas.admitHub();
+      const refused = await quotas.admitHub(hubRequest.subject);
       if (refused) return statusResponse(refused);
     }
     try {
@@ -168,7 +168,7 @@ export class WatchHub extends DurableObject<Env> {
       { budget: this.#settings.subscriberBudget },
       log,
     );
-    const quotas = new HubQuotas(this.env.QUOTA, key.cluster, hubName(key), { maxHubs: maxHubs(this.env, key.cluster), maxPerSubject: this.#settings.maxSubscriptionsPerSubject }, log);
+    const quotas = new HubQuotas(this.env.QUOTA, key.cluster, hubName(key), { maxHubs: maxHubs(this.env, key.cluster), maxHubsPerSubject: maxHubsPerSubject(this.env, key.cluster), maxPerSubject: this.#settings.maxSubscriptionsPerSubject }, log);
     const guard = new AccessGuard((token, access) => mayAccess(upstream, token, access), this.#settings.authRecheckMs, (subscriber, status) => fanout.fail(subscriber, status, closeFor(status)), log);
     const storage = this.ctx.storage;
     const lifecycle = new Lifecycle(

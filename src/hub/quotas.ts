@@ -1,24 +1,29 @@
 /**
  * @module
  * A hub's share of the relay's quotas, against amplification: every distinct key costs the
- * cluster an upstream watch, so a cluster has at most `maxHubs` hubs watching; every
- * subscription costs a hub's time, so a subject holds at most `maxPerSubject` of them across
- * all hubs. The counts live in Quota objects (one per cluster, one per subject); the hub claims
- * and releases its share, and renews it from its heartbeat.
+ * cluster an upstream watch, so a cluster has at most `maxHubs` hubs watching, and of those one
+ * subject's requests may have started at most `maxHubsPerSubject`; every subscription costs a
+ * hub's time, so a subject holds at most `maxPerSubject` of them across all hubs. The counts
+ * live in Quota objects (one per cluster, one per subject and cluster for hubs, one per subject
+ * for subscriptions); the hub claims and releases its share, and renews it from its heartbeat.
+ *
+ * A claim sets this hub's count in a Quota object, which checks the total atomically; the
+ * claims of one subject from one hub are made one after another, so two subscriptions that
+ * arrive together can never both be counted as the same one.
  */
 import type { Quota } from "../quota/quota.ts";
 import { tooManyRequests } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
+import type { Log } from "../log.ts";
 
 /** A claim outlives three missed heartbeats before a crashed hub's share is given back. */
 export const LEASE_MS = 90_000;
 
 export interface QuotaLimits {
   maxHubs: number;
+  maxHubsPerSubject: number;
   maxPerSubject: number;
 }
-
-type Log = (message: string, fields?: Record<string, unknown>) => void;
 
 export class HubQuotas {
   readonly #quotas: DurableObjectNamespace<Quota>;
@@ -28,7 +33,11 @@ export class HubQuotas {
   readonly #log: Log;
   /** This hub's subscriptions per subject. */
   readonly #subjects = new Map<string, number>();
+  /** Each subject's claims from this hub, one after another. */
+  readonly #queues = new Map<string, Promise<unknown>>();
   #watching = false;
+  /** Whose request started the upstream watch: the share it is charged to. */
+  #opener: string | undefined;
 
   constructor(quotas: DurableObjectNamespace<Quota>, cluster: string, hub: string, limits: QuotaLimits, log: Log) {
     this.#quotas = quotas;
@@ -42,18 +51,62 @@ export class HubQuotas {
     return this.#quotas.getByName(`hubs:${this.#cluster}`);
   }
 
-  #subject(subject: string) {
+  #hubsOf(subject: string) {
+    return this.#quotas.getByName(`hubs:${JSON.stringify([this.#cluster, subject])}`);
+  }
+
+  #subscriptionsOf(subject: string) {
     return this.#quotas.getByName(`subject:${subject}`);
   }
 
-  /** Before the hub opens an upstream watch: `undefined`, or the 429 saying the cluster has enough. */
-  async admitHub(): Promise<Status | undefined> {
+  /** Run `claim` after the earlier claims on the same counter from this hub have been answered. */
+  #serially<T>(counter: string, claim: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(counter) ?? Promise.resolve();
+    const next = previous.then(claim, claim);
+    const tail = next.catch(() => undefined);
+    this.#queues.set(counter, tail);
+    void tail.then(() => {
+      if (this.#queues.get(counter) === tail) this.#queues.delete(counter);
+    });
+    return next;
+  }
+
+  #claimHubOf(subject: string, count: number) {
+    return this.#serially(`hubs ${subject}`, () => this.#hubsOf(subject).claim(this.#hub, count, this.#limits.maxHubsPerSubject, LEASE_MS));
+  }
+
+  /** Claim the subject's current count from this hub (lowering or renewing is always granted). */
+  #renewSubscriptions(subject: string) {
+    return this.#serially(`subscriptions ${subject}`, () => this.#subscriptionsOf(subject).claim(this.#hub, this.#subjects.get(subject) ?? 0, this.#limits.maxPerSubject, LEASE_MS));
+  }
+
+  /**
+   * Before the hub opens an upstream watch for `subject` (absent without auth): `undefined`, or
+   * the 429 saying the subject, or the cluster, has enough.
+   */
+  async admitHub(subject: string | undefined): Promise<Status | undefined> {
+    if (subject !== undefined) {
+      const own = await this.#claimHubOf(subject, 1);
+      if (!own.granted) {
+        this.#log("hub refused: the subject's share of the cluster's hubs is full", { subject, maxHubsPerSubject: this.#limits.maxHubsPerSubject });
+        return tooManyRequests(
+          `"${subject}" already keeps ${own.total} distinct keys watched on cluster "${this.#cluster}" (MAX_HUBS_PER_SUBJECT is ${this.#limits.maxHubsPerSubject}); try again later or share an existing watch`,
+          own.retryAfterSeconds,
+        );
+      }
+    }
     const claim = await this.#hubs().claim(this.#hub, 1, this.#limits.maxHubs, LEASE_MS);
+    const lost = !claim.granted || (this.#watching && this.#opener !== subject);
+    // Refused, or another request started the hub meanwhile: this subject's share goes back.
+    if (lost && subject !== undefined) void this.#claimHubOf(subject, 0).catch(() => undefined);
     if (!claim.granted) {
       this.#log("hub refused: the cluster's active hub quota is full", { maxHubs: this.#limits.maxHubs });
       return tooManyRequests(`the relay already watches ${this.#limits.maxHubs} distinct keys on cluster "${this.#cluster}" (MAX_HUBS); try again later or share an existing watch`, claim.retryAfterSeconds);
     }
-    this.#watching = true;
+    if (!lost) {
+      this.#watching = true;
+      this.#opener = subject;
+    }
     return undefined;
   }
 
@@ -61,30 +114,37 @@ export class HubQuotas {
   releaseHub(): void {
     this.#watching = false;
     void this.#hubs().claim(this.#hub, 0, this.#limits.maxHubs, LEASE_MS).catch(() => undefined);
+    const opener = this.#opener;
+    this.#opener = undefined;
+    if (opener !== undefined) void this.#claimHubOf(opener, 0).catch(() => undefined);
   }
 
   /** Before a subscriber of `subject` is accepted: `undefined`, or the 429. */
   async admitSubscriber(subject: string): Promise<Status | undefined> {
-    const count = (this.#subjects.get(subject) ?? 0) + 1;
-    const claim = await this.#subject(subject).claim(this.#hub, count, this.#limits.maxPerSubject, LEASE_MS);
-    if (!claim.granted) {
-      this.#log("subscription refused: the subject's quota is full", { subject, max: this.#limits.maxPerSubject });
-      return tooManyRequests(`"${subject}" already holds ${claim.total} watches through this relay (MAX_SUBSCRIPTIONS_PER_SUBJECT is ${this.#limits.maxPerSubject})`, claim.retryAfterSeconds);
-    }
-    this.#subjects.set(subject, count);
-    return undefined;
+    const claim = await this.#serially(`subscriptions ${subject}`, async () => {
+      const count = (this.#subjects.get(subject) ?? 0) + 1;
+      const answer = await this.#subscriptionsOf(subject).claim(this.#hub, count, this.#limits.maxPerSubject, LEASE_MS);
+      if (answer.granted) this.#subjects.set(subject, count);
+      return answer;
+    });
+    if (claim.granted) return undefined;
+    this.#log("subscription refused: the subject's quota is full", { subject, max: this.#limits.maxPerSubject });
+    return tooManyRequests(`"${subject}" already holds ${claim.total} watches through this relay (MAX_SUBSCRIPTIONS_PER_SUBJECT is ${this.#limits.maxPerSubject})`, claim.retryAfterSeconds);
   }
 
   releaseSubscriber(subject: string): void {
     const count = Math.max(0, (this.#subjects.get(subject) ?? 0) - 1);
     if (count === 0) this.#subjects.delete(subject);
     else this.#subjects.set(subject, count);
-    void this.#subject(subject).claim(this.#hub, count, this.#limits.maxPerSubject, LEASE_MS).catch(() => undefined);
+    void this.#renewSubscriptions(subject).catch(() => undefined);
   }
 
   /** From the heartbeat: keep this hub's claims alive. */
   renew(): void {
-    if (this.#watching) void this.#hubs().claim(this.#hub, 1, this.#limits.maxHubs, LEASE_MS).catch(() => undefined);
-    for (const [subject, count] of this.#subjects) void this.#subject(subject).claim(this.#hub, count, this.#limits.maxPerSubject, LEASE_MS).catch(() => undefined);
+    if (this.#watching) {
+      void this.#hubs().claim(this.#hub, 1, this.#limits.maxHubs, LEASE_MS).catch(() => undefined);
+      if (this.#opener !== undefined) void this.#claimHubOf(this.#opener, 1).catch(() => undefined);
+    }
+    for (const subject of this.#subjects.keys()) void this.#renewSubscriptions(subject).catch(() => undefined);
   }
 }

@@ -8,10 +8,20 @@ import type { WatchKey } from "../k8s/key.ts";
 import type { Grant } from "./access.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
 
+/** `subject`: who asks (absent without auth): a hub started for it counts against its share. */
 export type HubRequest =
-  | { verb: "list"; key: WatchKey; options: ListOptions }
-  | { verb: "get"; key: WatchKey; name: string }
-  | { verb: "watch"; key: WatchKey; options: WatchOptions; /** WebSocket subprotocol to echo. */ protocol?: string; /** Absent without auth. */ grant?: Grant };
+  | { verb: "list"; key: WatchKey; options: ListOptions; subject?: string | undefined }
+  | { verb: "get"; key: WatchKey; name: string; subject?: string | undefined }
+  | {
+      verb: "watch";
+      key: WatchKey;
+      options: WatchOptions;
+      subject?: string | undefined;
+      /** WebSocket subprotocol to echo. */
+      protocol?: string;
+      /** Absent without auth. */
+      grant?: Grant;
+    };
 
 const HEADER = "x-relay-request";
 

@@ -168,18 +168,37 @@ describe("origins", async () => {
 });
 
 describe("quotas against amplification", () => {
+  const quotaSim = new Sim("quota");
+  const all = [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }];
+
+  it("one subject starts at most MAX_HUBS_PER_SUBJECT hubs, lists included; other subjects are not locked out", async () => {
+    // The quota cluster allows 3 hubs, so a subject's share is 1.
+    const ns = uniqueNamespace("share");
+    await quotaSim.createPod(ns, "p", { a: "1", b: "1" });
+    const path = (label: string) => `/clusters/quota/api/v1/namespaces/${ns}/pods?labelSelector=${label}%3D1`;
+    const lister = await token("lister", all);
+    expect((await relay(path("a"), { headers: bearer(lister) })).status).toBe(200);
+    const second = await relay(path("b"), { headers: bearer(lister) });
+    expect(second.status).toBe(429);
+    expect(await second.json()).toMatchObject({ reason: "TooManyRequests", message: expect.stringContaining('"lister" already keeps 1 distinct keys watched') });
+    expect((await quotaSim.watchesOn(`/api/v1/namespaces/${ns}/pods`)).map((w) => w.labelSelector)).toEqual(["a=1"]);
+    expect((await relay(path("b"), { headers: bearer(await token("someone-else", all)) })).status).toBe(200);
+    // Idle hubs stop and give their shares back, for the tests after this one.
+    await eventually(async () => (await quotaSim.watchesOn(`/api/v1/namespaces/${ns}/pods`)).length === 0, "the listed keys' hubs to stop");
+  });
+
   it("MAX_HUBS + 1 distinct keys: the last gets 429 with Retry-After and the upstream sees no extra watch", async () => {
-    const quotaSim = new Sim("quota");
     const ns = uniqueNamespace("q");
     await quotaSim.createPod(ns, "p", { a: "1", b: "1", c: "1", d: "1" });
-    const t = await token("root", [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }]);
     const path = (label: string) => `/clusters/quota/api/v1/namespaces/${ns}/pods?watch=1&labelSelector=${label}%3D1`;
     const subs = [];
+    // One subject per key: each has a share of one hub.
     for (const label of ["a", "b", "c"]) {
-      const sub = await wsWatch(path(label), bearerProtocol(t));
+      const sub = await wsWatch(path(label), bearerProtocol(await token(`user-${label}`, all)));
       expect(rvOf(await sub.events.next())).toBeGreaterThan(0);
       subs.push(sub);
     }
+    const t = await token("user-d", all);
     const fourth = await relay(path("d"), { headers: bearer(t) });
     expect(fourth.status).toBe(429);
     expect(Number(fourth.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -193,6 +212,17 @@ describe("quotas against amplification", () => {
       return retry.status === 200;
     }, "a freed share to admit the fourth key");
     subs.slice(1).forEach((s) => s.close());
+  });
+
+  it("watches opened at the same moment cannot pass MAX_SUBSCRIPTIONS_PER_SUBJECT", async () => {
+    const t = await token("eager", [{ apiGroups: [""], resources: ["pods"], namespaces: ["*"] }]);
+    const namespaces = [uniqueNamespace("c"), uniqueNamespace("c")];
+    for (const ns of namespaces) await sim.createPod(ns, "p");
+    const responses = await Promise.all(Array.from({ length: 16 }, (_, i) => relay(`/api/v1/namespaces/${namespaces[i % 2]}/pods?watch=1`, { headers: bearer(t) })));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(11);
+    await Promise.all(responses.map((r) => r.body?.cancel()));
   });
 
   it("a subject holds at most MAX_SUBSCRIPTIONS_PER_SUBJECT watches across hubs; leaving frees one", async () => {
