@@ -250,19 +250,46 @@ export function limits(results: Results): string[] {
   return out;
 }
 
-/** A relay's CPU over a measurement, against a baseline's doing the same work, and what it says limited the relay. */
-function cost(row: { cpuUsPerEvent: number | null; serverCpuPct: number }, baseline: { system: SystemName; transport: Transport; cpuUsPerEvent: number | null } | undefined): string {
+type Costed = {
+  system: SystemName;
+  transport: Transport;
+  deliveredPerSec: number;
+  cpuUsPerEvent: number | null;
+  serverCpuPct: number;
+  upstreamCpuPct: number;
+  loadGenCpuPct: number;
+  otherLoadPct: number;
+};
+
+/**
+ * A relay's CPU over a measurement against a baseline's doing the same work, the most one core
+ * (all a hub has) could deliver at that cost, and what limited the relay this time: its
+ * thread's CPU, the machine's (every core busy, others' work too), or neither, when it left
+ * CPU unused that it could have had.
+ */
+function cost(results: Results, row: Costed, baseline: Costed): string {
   if (row.cpuUsPerEvent === null) return "";
-  const against = baseline?.cpuUsPerEvent ? ` against ${labelOf(baseline.system, baseline.transport)}'s ${num(baseline.cpuUsPerEvent)} µs (${x(row.cpuUsPerEvent, baseline.cpuUsPerEvent)})` : "";
+  const name = labelOf(baseline.system, baseline.transport);
+  const ceiling = 1e6 / row.cpuUsPerEvent;
+  const against = baseline.cpuUsPerEvent ? ` against ${name}'s ${num(baseline.cpuUsPerEvent)} µs (${x(row.cpuUsPerEvent, baseline.cpuUsPerEvent)})` : "";
+  const spare = results.machine.cores * 100 - (row.serverCpuPct + row.upstreamCpuPct + row.loadGenCpuPct + row.otherLoadPct);
   const bound =
     row.serverCpuPct >= BUSY_PCT
-      ? `, busy ${num(row.serverCpuPct)}% of a core: CPU-bound on the hub's one thread, which at that cost sends at most ${num(1e6 / row.cpuUsPerEvent)} events a second`
-      : `, and was busy only ${num(row.serverCpuPct)}% of a core: the rest of the time it waited (on subscribers taking what it had written, or between its pump's turns), so its pace, not its CPU, set the rate`;
-  return ` Its workerd spent ${num(row.cpuUsPerEvent)} µs of CPU per delivered event${against}${bound}.`;
+      ? `It was busy ${num(row.serverCpuPct)}% of a core: CPU-bound.`
+      : spare < SPARE_PCT
+        ? `It got ${num(row.serverCpuPct)}% of a core while the machine's ${results.machine.cores} cores were all but full (load generators ${num(row.loadGenCpuPct)}%, processes outside the bench ${num(row.otherLoadPct)}%): ` +
+          `short of CPU rather than idle, so this rate understates it.`
+        : `It was busy only ${num(row.serverCpuPct)}% of a core, with CPU to spare on the machine: the rest of the time it waited (on subscribers taking what it had written, or between its pump's turns), so its pace, not its CPU, set the rate.`;
+  return (
+    ` Its workerd spent ${num(row.cpuUsPerEvent)} µs of CPU per delivered event${against}: at that cost one core, all a hub has, sends at most ${num(ceiling)} events a second, ` +
+    `${x(ceiling, baseline.deliveredPerSec)} what ${name} delivered here. ${bound}`
+  );
 }
 
 /** Where a process counts as saturated: % of one core over the measurement. */
 const BUSY_PCT = 80;
+/** Less than this much of the machine left idle (% of one core) and a process that is not saturated may still have been starved of CPU. */
+const SPARE_PCT = 50;
 
 /** Why the relay's HTTP watches fall short of half raw-http's in fan-out, where they do. */
 function httpFanoutLimit(results: Results): string[] {
@@ -274,7 +301,7 @@ function httpFanoutLimit(results: Results): string[] {
   return [
     `**HTTP watches in fan-out** (${num(size)} × ${num(relay.eventsPerSec)} events/s): the relay delivered ${num(relay.deliveredPerSec)} events/s, ${x(relay.deliveredPerSec, raw.deliveredPerSec)} raw-http's, ` +
       `${num(relay.deliveredPct)}% of what was asked.` +
-      cost(relay, raw),
+      cost(results, relay, raw),
   ];
 }
 
@@ -303,7 +330,7 @@ function burstLimits(results: Results): string[] {
         `It delivered ${num(row.deliveredPerSec)} events/s, ${x(row.deliveredPerSec, raw.deliveredPerSec)} ${raw.system}'s, over ${row.durationMs === null ? "–" : seconds(row.durationMs)} from the first change to the last receipt; ` +
         `p99 ${row.p99Ms === null ? "–" : seconds(row.p99Ms)}` +
         (row.p99Ms !== null && row.durationMs !== null && row.p99Ms >= row.durationMs / 2 ? `: each event waits for those queued before it, so the p99 follows the burst's length.` : ".") +
-        cost(row, raw) +
+        cost(results, row, raw) +
         (perEvent && floor ? ` workerd-floor, which only forwards the bytes one message per event, delivered ${num(floor.deliveredPerSec)} events/s at ${num(floor.cpuUsPerEvent ?? 0)} µs each: the runtime's share of the cost.` : "") +
         (lost ? ` Only ${num(row.deliveredPct)}% of the events had arrived when the bench stopped waiting (${seconds(results.sizes.burst.timeoutMs)}); ${num(row.caughtUp)} of ${num(row.subscribers)} subscribers had them all.` : ""),
     ];

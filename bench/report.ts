@@ -33,6 +33,20 @@ export function printTables(results: Results): void {
 
 const sizeList = (at: { subscribers: number[]; rates: number[] }) => `${at.subscribers.map(num).join(" and ")} subscribers × ${at.rates.map(num).join(" and ")} events/s`;
 
+/** Others' share of the machine during the measurements, where it was large enough to change what the run says. */
+function disturbance(results: Results): string {
+  const loads = results.rows.flatMap((r) => ("otherLoadPct" in r ? [r.otherLoadPct] : []));
+  const mean = loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length);
+  if (mean < BUSY_MACHINE_PCT) return "";
+  return (
+    ` This run shared the machine: processes outside the bench used ${num(mean)}% of a core on average during its measurements (at most ${num(Math.max(...loads))}%) of the ${results.machine.cores} cores' ${results.machine.cores * 100}%, ` +
+    `so every system got less CPU than it would alone, and not equally: its events/s and latencies understate all of them, and the \`others' CPU %\` column says where most.`
+  );
+}
+
+/** Above this mean CPU of processes outside the bench (% of one core), a run says it was disturbed. */
+const BUSY_MACHINE_PCT = 25;
+
 function machineTable(results: Results): string {
   const m = results.machine;
   return table(
@@ -64,7 +78,8 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     `kube-watch-relay's fan-out, over WebSocket and over HTTP watches (what kubectl and informers use), under steady churn and in a burst of changes, measured against the alternatives on the same workloads, in one run: \`${results.command}\` ` +
       `(${results.mode} mode, ${Math.round(results.durationMs / 1000)} s, ${date}). \`npm run bench -- --full\` adds 5,000 subscribers (2,000 in the burst) and longer windows; ` +
       `\`--smoke\` is the seconds-long run the tests use. The machine is shared and noisy, so compare systems by their ratios within this run, ` +
-      `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.`,
+      `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.` +
+      disturbance(results),
     `## Summary`,
     bullets(summary(results)),
     `## Targets`,

@@ -5,7 +5,7 @@
  * process (group) of its own; runs the scenarios; profiles the relay under load; writes the
  * JSON rows, the charts and BENCHMARKS.md. Every child process is stopped on every way out.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,7 +56,9 @@ const USAGE = `usage: npm run bench -- [options]
                      (default: bench/results, and BENCHMARKS.md at the repository root)
   --scenarios a,b    only these of ${SCENARIOS.map((s) => s.name).join(", ")}
   --systems a,b      only these of ${SYSTEM_NAMES.join(", ")}
-  --no-profile       skip the CPU profiles of the relay`;
+  --no-profile       skip the CPU profiles of the relay
+  --report-only      measure nothing: rewrite the charts and BENCHMARKS.md from the
+                     latest.json already there (after a change to the report's generator)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -67,15 +69,17 @@ async function main(): Promise<void> {
       scenarios: { type: "string" },
       systems: { type: "string" },
       "no-profile": { type: "boolean", default: false },
+      "report-only": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help) return console.log(USAGE);
+  const outDir = resolve(values.out ?? join(ROOT, "bench", "results"));
+  const reportFile = values.out ? join(outDir, "BENCHMARKS.md") : join(ROOT, "BENCHMARKS.md");
+  if (values["report-only"]) return report(JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results, outDir, reportFile);
   const mode: Mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
   const names = pick(values.systems, SYSTEM_NAMES, "system");
   const scenarios = SCENARIOS.filter((s) => pick(values.scenarios, SCENARIOS.map((x) => x.name), "scenario").includes(s.name));
-  const outDir = resolve(values.out ?? join(ROOT, "bench", "results"));
-  const reportFile = values.out ? join(outDir, "BENCHMARKS.md") : join(ROOT, "BENCHMARKS.md");
   const sizes = sizesFor(mode, availableParallelism());
   const profiling = !values["no-profile"] && names.includes("relay");
   mkdirSync(outDir, { recursive: true });
@@ -135,10 +139,15 @@ async function main(): Promise<void> {
     profiles,
   };
   writeFileSync(join(outDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+  report(results, outDir, reportFile);
+  progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
+}
+
+/** A run's charts and report, written from its results, and its tables on stdout. */
+function report(results: Results, outDir: string, reportFile: string): void {
   const charts = writeCharts(results, outDir);
   writeFileSync(reportFile, markdown(results, charts.map((c) => ({ ...c, file: relative(resolve(reportFile, ".."), c.file) }))));
   printTables(results);
-  progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
 }
 
 /** A comma-separated choice among `known`; all of them when not given. */

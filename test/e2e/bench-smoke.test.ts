@@ -205,6 +205,21 @@ describe("npm run bench -- --smoke", () => {
     expect(existsSync(LATEST) ? statSync(LATEST).mtimeMs : undefined).toBe(latestBefore);
   });
 
+  it("rewrites the same report and charts from latest.json alone with --report-only, measuring nothing", async () => {
+    const report = readFileSync(join(out, "BENCHMARKS.md"), "utf8");
+    const chart = readFileSync(join(out, "fanout-throughput-20.svg"), "utf8");
+    rmSync(join(out, "BENCHMARKS.md"));
+    rmSync(join(out, "fanout-throughput-20.svg"));
+    const rewrite = spawn(process.execPath, ["bench/run.ts", "--report-only", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let log = "";
+    rewrite.stderr.on("data", (d: Buffer) => (log += d.toString()));
+    rewrite.stdout.resume();
+    const [code] = (await once(rewrite, "exit")) as [number | null];
+    expect(code, log).toBe(0);
+    expect(readFileSync(join(out, "BENCHMARKS.md"), "utf8")).toBe(report);
+    expect(readFileSync(join(out, "fanout-throughput-20.svg"), "utf8")).toBe(chart);
+  });
+
   it("leaves none of its processes running", () => {
     expect(results.processes.map((p) => p.role)).toEqual(expect.arrayContaining(["sim", "relay (workerd)", "node-relay", "raw-ws", "raw-http", "loadgen-0"]));
     expect(results.processes.filter((p) => running(p.pid))).toEqual([]);
