@@ -1,23 +1,14 @@
 /**
  * @module
  * The run's charts: for each upstream rate of the `fanout` scenario, delivered events/s and
- * p99 latency against the number of subscribers, one line per system.
+ * p99 latency against the number of subscribers, one line per system and transport (a
+ * system's colour, dashed for HTTP watches where it also serves WebSockets).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FanoutRow, Results } from "./rows.ts";
 import { lineChart } from "./svg.ts";
-import type { SystemName } from "./systems/system.ts";
-
-const COLORS: Record<SystemName, string> = {
-  relay: "#f38020",
-  "relay-batched": "#dc2626",
-  "relay-proxied": "#b45309",
-  "workerd-floor": "#9333ea",
-  direct: "#6b7280",
-  "node-relay": "#2563eb",
-  "raw-ws": "#16a34a",
-};
+import { factsOf, labelOf } from "./systems/catalog.ts";
 
 export interface ChartFile {
   title: string;
@@ -26,16 +17,17 @@ export interface ChartFile {
 
 export function writeCharts(results: Results, outDir: string): ChartFile[] {
   const rows = results.rows.filter((r): r is FanoutRow => r.scenario === "fanout");
-  const systems = [...new Set(rows.map((r) => r.system))];
+  const lines = [...new Map(rows.map((r) => [labelOf(r.system, r.transport), { system: r.system, transport: r.transport }])).entries()];
   const files: ChartFile[] = [];
   for (const rate of [...new Set(rows.map((r) => r.eventsPerSec))]) {
     const at = rows.filter((r) => r.eventsPerSec === rate);
     const series = (value: (r: FanoutRow) => number | null) =>
-      systems
-        .map((system) => ({
-          name: system,
-          color: COLORS[system],
-          points: at.filter((r) => r.system === system && value(r) !== null).map((r): [number, number] => [r.subscribers, value(r) as number]),
+      lines
+        .map(([name, { system, transport }]) => ({
+          name,
+          color: factsOf(system).color,
+          dashed: transport === "http" && factsOf(system).transports.length > 1,
+          points: at.filter((r) => r.system === system && r.transport === transport && value(r) !== null).map((r): [number, number] => [r.subscribers, value(r) as number]),
         }))
         // A system not measured at this rate has no place in its legend.
         .filter((s) => s.points.length > 0);

@@ -5,11 +5,13 @@
  * time, so BENCHMARKS.md stays true when the relay (or the machine) changes. A finding whose
  * rows the run did not produce (a smaller mode, a filtered run) is left out.
  */
-import type { ProfileSummary, Stage } from "./profile.ts";
-import { idleMemory, type FanoutRow, type KeysRow, type Results, type SnapshotRow, type StormRow } from "./rows.ts";
 import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
-import { RELAY_MODES, type SystemName } from "./systems/system.ts";
+import type { ProfileSummary, Stage } from "./profile.ts";
+import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type SnapshotRow, type StormRow } from "./rows.ts";
+import { labelOf } from "./systems/catalog.ts";
+import { primaryTransport, RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 import { num, rowsOf } from "./tables.ts";
+import { AT_FLOOR, BURST_P99_MS, sizeFor } from "./targets.ts";
 
 const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 const seconds = (ms: number) => (ms >= 10_000 ? `${(ms / 1000).toFixed(0)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${num(ms)} ms`);
@@ -21,14 +23,23 @@ const caught = (results: Results, r: StormRow) =>
   r.catchUpMs !== null ? `all caught up in ${seconds(r.catchUpMs)}` : `${num(r.caughtUp)} of ${num(r.subscribers)} caught up within ${seconds(results.sizes.storm.timeoutMs)}`;
 const settled = (results: Results, r: StormRow) => (r.settledMs === null ? `more than ${seconds(results.sizes.storm.settleMs)}` : seconds(r.settledMs));
 
-/** The fan-out size the targets name (1,000 subscribers), or the largest the run measured. */
+/**
+ * The fan-out size the targets name (1,000 subscribers), or the largest the run measured; `at`
+ * finds a system's row there, over WebSocket unless told (direct's only transport is HTTP).
+ */
 function fanoutAt(results: Results) {
   const rows = rowsOf<FanoutRow>(results, "fanout");
-  const sizes = [...new Set(rows.map((r) => r.subscribers))];
-  const size = sizes.includes(1000) ? 1000 : Math.max(0, ...sizes);
+  const size = sizeFor(rows, 1000);
   const rates = [...new Set(rows.map((r) => r.eventsPerSec))].sort((a, b) => a - b);
-  const at = (system: SystemName, rate: number) => rows.find((r) => r.system === system && r.subscribers === size && r.eventsPerSec === rate);
+  const at = (system: SystemName, rate: number, transport: Transport = primaryTransport(system)) => rowOf(rows, system, transport, (r) => r.subscribers === size && r.eventsPerSec === rate);
   return { size, rates, at, memory: (system: SystemName) => idleMemory(rows, system, size) };
+}
+
+/** The burst at the size the targets name (500 subscribers), or the largest the run measured. */
+function burstAt(results: Results) {
+  const rows = rowsOf<BurstRow>(results, "burst");
+  const size = sizeFor(rows, 500);
+  return { size, rows: rows.filter((r) => r.subscribers === size), at: (system: SystemName, transport: Transport) => rowOf(rows, system, transport, (r) => r.subscribers === size) };
 }
 
 export function summary(results: Results): string[] {
@@ -55,6 +66,17 @@ export function summary(results: Results): string[] {
         `CPU per delivered event: ${all.map((r) => `${r.system} ${num(r.cpuUsPerEvent ?? 0)} µs`).join(", ")}.`,
     );
   }
+  for (const rate of rates) {
+    const [relay, raw, node, direct, overWs] = [at("relay", rate, "http"), at("raw-http", rate), at("node-relay", rate, "http"), at("direct", rate), at("relay", rate)];
+    if (!relay || !raw) continue;
+    const others = [raw, node, direct].filter(defined);
+    out.push(
+      `**HTTP watches, fan-out, ${num(size)} subscribers × ${num(rate)} events/s:** relay delivered ${num(relay.deliveredPerSec)} events/s (${num(relay.deliveredPct)}% of what was asked): ` +
+        [...others.map((r) => `${x(relay.deliveredPerSec, r.deliveredPerSec)} ${labelOf(r.system, r.transport)}`), ...(overWs ? [`${x(relay.deliveredPerSec, overWs.deliveredPerSec)} its own WebSocket delivery`] : [])].join(", ") +
+        `. CPU per delivered event: ${[relay, ...others].map((r) => `${labelOf(r.system, r.transport)} ${r.cpuUsPerEvent === null ? "–" : `${num(r.cpuUsPerEvent)} µs`}`).join(", ")}.`,
+    );
+  }
+  out.push(...burstSummary(results));
   const relay = at("relay", rates[0] ?? 0);
   const direct = at("direct", rates[0] ?? 0);
   if (relay && direct) {
@@ -70,15 +92,7 @@ export function summary(results: Results): string[] {
         (floorMemory ? `; workerd-floor, which keeps nothing per subscriber, adds ${num(floorMemory.rssKB)} KB resident.` : "."),
     );
   }
-  if (relay) {
-    const proxied = at("relay-proxied", relay.eventsPerSec);
-    if (proxied && proxied.cpuUsPerEvent && relay.cpuUsPerEvent) {
-      out.push(
-        `**wrangler dev's proxy hop** (the address \`npm start\` prints): ${x(proxied.deliveredPerSec, relay.deliveredPerSec)} the relay's delivery, ` +
-          `at ${x(proxied.cpuUsPerEvent, relay.cpuUsPerEvent)} its CPU per event (both workerd processes counted). The other figures connect to the relay's own workerd, as production clients would.`,
-      );
-    }
-  }
+  out.push(...proxyHop(results));
   const storms = rowsOf<StormRow>(results, "storm");
   const stormOf = (s: SystemName) => storms.find((r) => r.system === s);
   const [sDirect, sNode, sRaw] = (["direct", "node-relay", "raw-ws"] as const).map(stormOf);
@@ -117,12 +131,55 @@ export function summary(results: Results): string[] {
   return out;
 }
 
+/** A burst row as the summary states it (its transport already said): events/s, p99, and how far short of every event it fell. */
+const burstResult = (r: BurstRow) =>
+  `${r.system} ${num(r.deliveredPerSec)} events/s, p99 ${r.p99Ms === null ? "–" : seconds(r.p99Ms)}${r.deliveredPct < 100 ? ` (${num(r.deliveredPct)}% delivered before the timeout)` : ""}`;
+
+/** The burst, per transport: the relay's framings, then every other system against them. */
+function burstSummary(results: Results): string[] {
+  const { size, rows, at } = burstAt(results);
+  const first = rows[0];
+  if (!first) return [];
+  const kb = (r: BurstRow) => (r.eventBytes === null ? "" : ` of ${num(r.eventBytes / 1024)} KB`);
+  const parts = (["http", "ws"] as const).flatMap((transport) => {
+    const relays = (transport === "http" ? (["relay"] as const) : RELAY_MODES).map((m) => at(m, transport)).filter(defined);
+    const raw = at(transport === "http" ? "raw-http" : "raw-ws", transport);
+    const others = rows.filter((r) => r.transport === transport && !relays.includes(r) && r.system !== "relay-proxied");
+    if (relays.length === 0) return [];
+    const relative = (r: BurstRow) => (raw && r !== raw ? ` (${x(r.deliveredPerSec, raw.deliveredPerSec)} ${raw.system})` : "");
+    return [`over ${transport === "http" ? "HTTP" : "WebSocket"}, ${[...relays, ...others].map((r) => `${burstResult(r)}${relative(r)}`).join("; ")}`];
+  });
+  return [`**Burst** (${num(size)} subscribers, ${num(first.changes)} changes${kb(first)} made at once; events/s from the first change to the last receipt): ${parts.join(". And ")}.`];
+}
+
+/** What wrangler dev's proxy (the relay as `npm start` serves it) costs, in fan-out and in the burst, on each transport measured. */
+function proxyHop(results: Results): string[] {
+  const { rates, at } = fanoutAt(results);
+  const burst = burstAt(results);
+  const parts = (["ws", "http"] as const).flatMap((transport) => {
+    const name = transport === "http" ? "HTTP" : "WebSocket";
+    const fan = rates.map((rate) => [at("relay-proxied", rate, transport), at("relay", rate, transport)] as const).find(([p, r]) => p && r && p.cpuUsPerEvent && r.cpuUsPerEvent);
+    const [bp, br] = [burst.at("relay-proxied", transport), burst.at("relay", transport)];
+    return [
+      ...(fan && fan[0] && fan[1]
+        ? [`${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`]
+        : []),
+      ...(bp && br ? [`${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${bp.p99Ms === null ? "–" : seconds(bp.p99Ms)} against ${br.p99Ms === null ? "–" : seconds(br.p99Ms)}`] : []),
+    ];
+  });
+  if (parts.length === 0) return [];
+  return [
+    `**The relay as \`npm start\` serves it** (\`relay-proxied\`: through the proxy worker of \`wrangler dev\`, both workerd processes counted): ${parts.join("; ")}. ` +
+      `The other relay figures connect to the relay's own workerd, as production clients would.`,
+  ];
+}
+
 /**
- * A system's CPU per delivered event over all its saturated fan-out measurements (below 95% of
- * demand, so CPU-bound), weighted by what each delivered: steadier than any one window.
+ * A system's CPU per delivered event over all its saturated fan-out measurements on a transport
+ * (below 95% of demand, so CPU-bound), weighted by what each delivered: steadier than any one window.
  */
-function saturatedCpuPerEvent(results: Results, system: SystemName): number | undefined {
-  const rows = rowsOf<FanoutRow>(results, "fanout").filter((r) => r.system === system && r.deliveredPct < 95 && r.cpuUsPerEvent !== null);
+function saturatedCpuPerEvent(results: Results, system: SystemName, transport: Transport = primaryTransport(system)): number | undefined {
+  const rows = rowsOf<FanoutRow>(results, "fanout").filter((r) => r.system === system && r.transport === transport && r.deliveredPct < 95 && r.cpuUsPerEvent !== null);
   const events = rows.reduce((n, r) => n + r.deliveredPerSec, 0);
   return events > 0 ? rows.reduce((n, r) => n + (r.cpuUsPerEvent as number) * r.deliveredPerSec, 0) / events : undefined;
 }
@@ -162,6 +219,7 @@ export function limits(results: Results): string[] {
         (below ? ` Below saturation (${num(below.subscribers)} × ${num(below.eventsPerSec)} events/s) its p99 is ${num(below.p99Ms ?? 0)} ms${(below.p99Ms ?? 0) <= 100 ? ", within the target" : ""}.` : ""),
     );
   }
+  out.push(...httpFanoutLimit(results), ...burstLimits(results));
   const storms = rowsOf<StormRow>(results, "storm");
   for (const mode of RELAY_MODES) {
     const storm = storms.find((r) => r.system === mode);
@@ -192,6 +250,93 @@ export function limits(results: Results): string[] {
   return out;
 }
 
+type Costed = {
+  system: SystemName;
+  transport: Transport;
+  deliveredPerSec: number;
+  cpuUsPerEvent: number | null;
+  serverCpuPct: number;
+  upstreamCpuPct: number;
+  loadGenCpuPct: number;
+  otherLoadPct: number;
+};
+
+/**
+ * A relay's CPU over a measurement against a baseline's doing the same work, the most one core
+ * (all a hub has) could deliver at that cost, and what limited the relay this time: its
+ * thread's CPU, the machine's (every core busy, others' work too), or neither, when it left
+ * CPU unused that it could have had.
+ */
+function cost(results: Results, row: Costed, baseline: Costed): string {
+  if (row.cpuUsPerEvent === null) return "";
+  const name = labelOf(baseline.system, baseline.transport);
+  const ceiling = 1e6 / row.cpuUsPerEvent;
+  const against = baseline.cpuUsPerEvent ? ` against ${name}'s ${num(baseline.cpuUsPerEvent)} µs (${x(row.cpuUsPerEvent, baseline.cpuUsPerEvent)})` : "";
+  const spare = results.machine.cores * 100 - (row.serverCpuPct + row.upstreamCpuPct + row.loadGenCpuPct + row.otherLoadPct);
+  const bound =
+    row.serverCpuPct >= BUSY_PCT
+      ? `It was busy ${num(row.serverCpuPct)}% of a core: CPU-bound.`
+      : spare < SPARE_PCT
+        ? `It got ${num(row.serverCpuPct)}% of a core while the machine's ${results.machine.cores} cores were all but full (load generators ${num(row.loadGenCpuPct)}%, processes outside the bench ${num(row.otherLoadPct)}%): ` +
+          `short of CPU rather than idle, so this rate understates it.`
+        : `It was busy only ${num(row.serverCpuPct)}% of a core, with CPU to spare on the machine: the rest of the time it waited (on subscribers taking what it had written, or between its pump's turns), so its pace, not its CPU, set the rate.`;
+  return (
+    ` Its workerd spent ${num(row.cpuUsPerEvent)} µs of CPU per delivered event${against}: at that cost one core, all a hub has, sends at most ${num(ceiling)} events a second, ` +
+    `${x(ceiling, baseline.deliveredPerSec)} what ${name} delivered here. ${bound}`
+  );
+}
+
+/** Where a process counts as saturated: % of one core over the measurement. */
+const BUSY_PCT = 80;
+/** Less than this much of the machine left idle (% of one core) and a process that is not saturated may still have been starved of CPU. */
+const SPARE_PCT = 50;
+
+/** Why the relay's HTTP watches fall short of half raw-http's in fan-out, where they do. */
+function httpFanoutLimit(results: Results): string[] {
+  const { size, rates, at } = fanoutAt(results);
+  const rate = rates.find((r) => at("relay", r, "http"));
+  const relay = rate === undefined ? undefined : at("relay", rate, "http");
+  const raw = rate === undefined ? undefined : at("raw-http", rate);
+  if (!relay || !raw || relay.deliveredPct >= 95 || relay.deliveredPerSec >= 0.5 * raw.deliveredPerSec) return [];
+  return [
+    `**HTTP watches in fan-out** (${num(size)} × ${num(relay.eventsPerSec)} events/s): the relay delivered ${num(relay.deliveredPerSec)} events/s, ${x(relay.deliveredPerSec, raw.deliveredPerSec)} raw-http's, ` +
+      `${num(relay.deliveredPct)}% of what was asked.` +
+      cost(results, relay, raw),
+  ];
+}
+
+/** Why the relay misses a burst target, for each of its rows that does. */
+function burstLimits(results: Results): string[] {
+  const { at } = burstAt(results);
+  const floor = at("workerd-floor", "ws");
+  const checks: Array<{ row: BurstRow | undefined; raw: BurstRow | undefined; share: number; p99: boolean }> = [
+    { row: at("relay", "http"), raw: at("raw-http", "http"), share: 0.5, p99: true },
+    { row: at("relay", "ws"), raw: at("raw-ws", "ws"), share: 0.5, p99: false },
+    { row: at("relay-batched", "ws"), raw: at("raw-ws", "ws"), share: 1, p99: true },
+  ];
+  return checks.flatMap(({ row, raw, share, p99 }) => {
+    if (!row || !raw || raw.deliveredPerSec <= 0) return [];
+    const ratio = row.deliveredPerSec / raw.deliveredPerSec;
+    const perEvent = row.system === "relay" && row.transport === "ws";
+    const atFloor = perEvent && floor !== undefined && floor.deliveredPerSec > 0 && row.deliveredPerSec >= AT_FLOOR * floor.deliveredPerSec;
+    const slow = ratio < share && !atFloor;
+    const late = p99 && (row.p99Ms === null || row.p99Ms > BURST_P99_MS);
+    const lost = row.deliveredPct < 100;
+    if (!slow && !late && !lost) return [];
+    const events = row.subscribers * row.changes;
+    const mb = row.eventBytes === null ? "" : ` (${num((events * row.eventBytes) / 2 ** 20)} MB)`;
+    return [
+      `**Burst, ${labelOf(row.system, row.transport)}:** ${num(row.subscribers)} subscribers × ${num(row.changes)} changes is ${num(events)} events${mb} to send at once. ` +
+        `It delivered ${num(row.deliveredPerSec)} events/s, ${x(row.deliveredPerSec, raw.deliveredPerSec)} ${raw.system}'s, over ${row.durationMs === null ? "–" : seconds(row.durationMs)} from the first change to the last receipt; ` +
+        `p99 ${row.p99Ms === null ? "–" : seconds(row.p99Ms)}` +
+        (row.p99Ms !== null && row.durationMs !== null && row.p99Ms >= row.durationMs / 2 ? `: each event waits for those queued before it, so the p99 follows the burst's length.` : ".") +
+        cost(results, row, raw) +
+        (perEvent && floor ? ` workerd-floor, which only forwards the bytes one message per event, delivered ${num(floor.deliveredPerSec)} events/s at ${num(floor.cpuUsPerEvent ?? 0)} µs each: the runtime's share of the cost.` : "") +
+        (lost ? ` Only ${num(row.deliveredPct)}% of the events had arrived when the bench stopped waiting (${seconds(results.sizes.burst.timeoutMs)}); ${num(row.caughtUp)} of ${num(row.subscribers)} subscribers had them all.` : ""),
+    ];
+  });
+}
+
 /** What the storm's bytes cost the practical ceiling, raw-ws, which sends them and nothing else. */
 function rawBytes(results: Results, storm: StormRow, bytes: string): string {
   const raw = rowsOf<StormRow>(results, "storm").find((r) => r.system === "raw-ws" && r.subscribers === storm.subscribers);
@@ -214,7 +359,7 @@ function batchedCost(rates: readonly number[], at: (system: SystemName, rate: nu
 
 /** The largest fan-out a relay framing kept up with, for "below saturation". */
 function keptUp(results: Results, mode: SystemName): FanoutRow | undefined {
-  const ok = rowsOf<FanoutRow>(results, "fanout").filter((r) => r.system === mode && r.deliveredPct >= 95 && r.p99Ms !== null);
+  const ok = rowsOf<FanoutRow>(results, "fanout").filter((r) => r.system === mode && r.transport === "ws" && r.deliveredPct >= 95 && r.p99Ms !== null);
   return ok.sort((a, b) => b.subscribers * b.eventsPerSec - a.subscribers * a.eventsPerSec)[0];
 }
 

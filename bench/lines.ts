@@ -1,21 +1,24 @@
 /**
  * @module
  * Newline-delimited events as bytes. `src/k8s/ndjson.ts` decodes to strings, which is right for
- * the relay; the load generator and the raw-ws baseline must not pay for decoding (one is the
+ * the relay; the load generator and the raw baselines must not pay for decoding (one is the
  * measuring instrument, the other the ceiling), so they split `Buffer`s and read the two
  * numbers they need straight out of the bytes.
  */
 import { WRITTEN_AT as WRITTEN_AT_ANNOTATION } from "../src/sim/store.ts";
 
-/** Split a byte stream into lines (without `\n`); a line split across chunks is joined. */
+/**
+ * Split a byte stream into lines; a line split across chunks is joined. Each line is given
+ * without its `\n` and, as a view of the same bytes, with it (what an HTTP watch forwards).
+ */
 export class ByteLines {
   #partial: Buffer | undefined;
 
-  push(chunk: Buffer, onLine: (line: Buffer) => void): void {
+  push(chunk: Buffer, onLine: (line: Buffer, terminated: Buffer) => void): void {
     const buf = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
     let start = 0;
     for (let end = buf.indexOf(10); end >= 0; end = buf.indexOf(10, start)) {
-      if (end > start) onLine(buf.subarray(start, end));
+      if (end > start) onLine(buf.subarray(start, end), buf.subarray(start, end + 1));
       start = end + 1;
     }
     this.#partial = start < buf.length ? buf.subarray(start) : undefined;

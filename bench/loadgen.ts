@@ -43,6 +43,9 @@ export interface WindowReport {
   cutOffs: number;
   /** Other unexpected closes and failed reconnects during the window. */
   errors: number;
+  /** Epoch ms: the earliest write stamp (`written-at`) among the events received, and the last receipt; null with no events. */
+  firstWrittenAt: number | null;
+  lastReceivedAt: number | null;
 }
 
 export interface CatchUp {
@@ -90,7 +93,7 @@ class Subscriber {
 class LoadGenerator {
   #subscribers: Subscriber[] = [];
   #measuring = false;
-  #window = { events: 0, messages: 0, bytes: 0, cutOffs: 0, errors: 0, started: 0, latency: new Histogram() };
+  #window = LoadGenerator.#emptyWindow();
   /** Catching up to this resourceVersion (`waitFor`, `resume`). */
   #target: number | undefined;
   #onCaughtUp: (() => void) | undefined;
@@ -112,15 +115,29 @@ class LoadGenerator {
     return { opened: added.length - failed, failed, ...(error ? { error } : {}) };
   }
 
+  static #emptyWindow() {
+    return { events: 0, messages: 0, bytes: 0, cutOffs: 0, errors: 0, started: performance.now(), latency: new Histogram(), firstWrittenAt: Infinity, lastReceivedAt: 0 };
+  }
+
   measure(): void {
-    this.#window = { events: 0, messages: 0, bytes: 0, cutOffs: 0, errors: 0, started: performance.now(), latency: new Histogram() };
+    this.#window = LoadGenerator.#emptyWindow();
     this.#measuring = true;
   }
 
   report(): WindowReport {
     this.#measuring = false;
     const w = this.#window;
-    return { events: w.events, messages: w.messages, bytes: w.bytes, latency: w.latency.entries(), elapsedMs: performance.now() - w.started, cutOffs: w.cutOffs, errors: w.errors };
+    return {
+      events: w.events,
+      messages: w.messages,
+      bytes: w.bytes,
+      latency: w.latency.entries(),
+      elapsedMs: performance.now() - w.started,
+      cutOffs: w.cutOffs,
+      errors: w.errors,
+      firstWrittenAt: w.events > 0 ? w.firstWrittenAt : null,
+      lastReceivedAt: w.events > 0 ? w.lastReceivedAt : null,
+    };
   }
 
   /** Resolve once every subscriber has seen `target` (or `timeoutMs` passed). */
@@ -198,8 +215,13 @@ class LoadGenerator {
       const w = this.#window;
       w.events++;
       w.bytes += line.length;
+      const now = Date.now();
+      w.lastReceivedAt = now;
       const at = writtenAt(line);
-      if (at > 0) w.latency.add(Date.now() - at);
+      if (at > 0) {
+        w.latency.add(now - at);
+        if (at < w.firstWrittenAt) w.firstWrittenAt = at;
+      }
     }
   }
 

@@ -16,6 +16,9 @@ export interface MergedReport {
   latency: Histogram;
   cutOffs: number;
   errors: number;
+  /** Epoch ms: the earliest write stamp among the events received, and the last receipt, over every process; null with no events. */
+  firstWrittenAt: number | null;
+  lastReceivedAt: number | null;
 }
 
 export class Loadgens {
@@ -62,6 +65,8 @@ export class Loadgens {
       latency,
       cutOffs: reports.reduce((n, r) => n + r.cutOffs, 0),
       errors: reports.reduce((n, r) => n + r.errors, 0),
+      firstWrittenAt: extreme(Math.min, reports.map((r) => r.firstWrittenAt)),
+      lastReceivedAt: extreme(Math.max, reports.map((r) => r.lastReceivedAt)),
     };
   }
 
@@ -90,4 +95,10 @@ function merge(parts: CatchUp[]): CatchUp {
     missing: parts.reduce((n, p) => n + p.missing, 0),
     errors: parts.reduce((n, p) => n + p.errors, 0),
   };
+}
+
+/** The least or greatest of the values that are there; null when none is. */
+function extreme(pick: (...values: number[]) => number, values: ReadonlyArray<number | null>): number | null {
+  const present = values.filter((v): v is number => v !== null);
+  return present.length > 0 ? pick(...present) : null;
 }

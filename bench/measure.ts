@@ -21,7 +21,12 @@ export interface Window {
 }
 
 /** Measure for `ms`; `sample` runs at a quarter, half and three quarters of the way (samples of the steady state). */
-export async function measureWindow(context: Context, system: System, ms: number, sample?: () => Promise<void>): Promise<Window> {
+export function measureWindow(context: Context, system: System, ms: number, sample?: () => Promise<void>): Promise<Window> {
+  return measureWhile(context, system, async () => void (await Promise.all([sleep(ms), ...[0.25, 0.5, 0.75].map((at) => sleep(ms * at).then(() => sample?.()))])));
+}
+
+/** What the subscribers received, and what every process spent, while `work` ran. */
+export async function measureWhile(context: Context, system: System, work: () => Promise<void>): Promise<Window> {
   const { sim, loadgens } = context;
   const rv0 = await sim.resourceVersion();
   const started = performance.now();
@@ -30,7 +35,7 @@ export async function measureWindow(context: Context, system: System, ms: number
   const generators = loadgens.pids.map((pid) => cpuMeter([pid]));
   const others = othersMeter(context.benchPids);
   await loadgens.measure();
-  await Promise.all([sleep(ms), ...[0.25, 0.5, 0.75].map((at) => sleep(ms * at).then(() => sample?.()))]);
+  await work();
   const report = await loadgens.report();
   const loads = generators.map((meter) => meter());
   const serverCpuPct = server();
@@ -48,16 +53,10 @@ export async function measureWindow(context: Context, system: System, ms: number
   };
 }
 
-/** The row fields a window yields, for `subscribers` watching one collection each. */
-export function deliveryFields(window: Window, eventsPerSec: number, subscribers: number) {
+/** What a window says of the events received and what they cost, whatever the scenario. */
+export function receiptFields(window: Window) {
   const { report } = window;
-  const expected = subscribers * window.upstreamEventsPerSec;
   return {
-    eventsPerSec,
-    upstreamEventsPerSec: round(window.upstreamEventsPerSec),
-    deliveredPerSec: round(report.eventsPerSec),
-    deliveredMBps: round((report.bytes / 2 ** 20) * (report.eventsPerSec / Math.max(1, report.events))),
-    deliveredPct: round(expected > 0 ? (100 * report.eventsPerSec) / expected : 0),
     eventBytes: report.events > 0 ? Math.round(report.bytes / report.events) : null,
     eventsPerMessage: report.messages > 0 ? round(report.events / report.messages) : null,
     p50Ms: report.latency.percentile(50) ?? null,
@@ -71,6 +70,20 @@ export function deliveryFields(window: Window, eventsPerSec: number, subscribers
     loadGenCpuPct: round(window.loadGenCpuPct),
     loadGenMaxCpuPct: round(window.loadGenMaxCpuPct),
     otherLoadPct: round(window.otherLoadPct),
+  };
+}
+
+/** The row fields a window of steady churn yields, for `subscribers` watching one collection each. */
+export function deliveryFields(window: Window, eventsPerSec: number, subscribers: number) {
+  const { report } = window;
+  const expected = subscribers * window.upstreamEventsPerSec;
+  return {
+    eventsPerSec,
+    upstreamEventsPerSec: round(window.upstreamEventsPerSec),
+    deliveredPerSec: round(report.eventsPerSec),
+    deliveredMBps: round((report.bytes / 2 ** 20) * (report.eventsPerSec / Math.max(1, report.events))),
+    deliveredPct: round(expected > 0 ? (100 * report.eventsPerSec) / expected : 0),
+    ...receiptFields(window),
   };
 }
 

@@ -1,6 +1,6 @@
 /**
  * @module
- * How big each scenario runs in each mode. `quick` (the default) fits in five minutes on a
+ * How big each scenario runs in each mode. `quick` (the default) fits in eight minutes on a
  * 2-core machine; `full` adds the larger sizes and longer windows; `smoke` is the smallest run
  * that still exercises every system and scenario, for the test that keeps the bench working.
  */
@@ -14,12 +14,16 @@ export interface Sizes {
     rates: number[];
     /** Sizes at which idle memory per subscriber is measured (before any load). */
     memorySubscribers: number[];
-    /** Where `relay-proxied` (through wrangler dev's proxy) is measured too: enough to show what the hop costs. */
-    proxied: { subscribers: number[]; rates: number[] };
+    /** Where HTTP watches are measured (`direct`'s too: it has no other transport). */
+    http: { subscribers: number[]; rates: number[] };
+    /** Where secondary systems (`relay-proxied`, through wrangler dev's proxy) are measured too: enough to show what they cost. */
+    secondary: { subscribers: number[]; rates: number[] };
     /** Churn before measuring, so every system is in its steady state. */
     warmupMs: number;
     measureMs: number;
   };
+  /** `changes` made at once on one collection of slim (about 2.5 KB) pods, watched by each number of subscribers. */
+  burst: { subscribers: number[]; changes: number; timeoutMs: number };
   storm: {
     subscribers: number[];
     /** Changes made while every subscriber is away. */
@@ -50,9 +54,10 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
   switch (mode) {
     case "smoke":
       return {
-        fanout: { subscribers: [5], rates: [20], memorySubscribers: [5], proxied: { subscribers: [5], rates: [20] }, warmupMs: 300, measureMs: 1000 },
+        fanout: { subscribers: [5], rates: [20], memorySubscribers: [5], http: { subscribers: [5], rates: [20] }, secondary: { subscribers: [5], rates: [20] }, warmupMs: 200, measureMs: 600 },
+        burst: { subscribers: [5], changes: 40, timeoutMs: 10_000 },
         storm: { subscribers: [5], missed: 20, timeoutMs: 10_000, settleMs: 5000 },
-        keys: { keys: [3], subscribersPerKey: 2, rate: 20, warmupMs: 300, measureMs: 1000 },
+        keys: { keys: [3], subscribersPerKey: 2, rate: 20, warmupMs: 200, measureMs: 600 },
         snapshot: { objects: 200, repeats: 2 },
         profiles: [
           { name: "fan-out", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
@@ -62,7 +67,16 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
       };
     case "quick":
       return {
-        fanout: { subscribers: [100, 1000], rates: [100, 1000], memorySubscribers: [1000], proxied: { subscribers: [100], rates: [100] }, warmupMs: 750, measureMs: 2000 },
+        fanout: {
+          subscribers: [100, 1000],
+          rates: [100, 1000],
+          memorySubscribers: [1000],
+          http: { subscribers: [100, 1000], rates: [100] },
+          secondary: { subscribers: [100], rates: [100] },
+          warmupMs: 750,
+          measureMs: 2000,
+        },
+        burst: { subscribers: [500], changes: 400, timeoutMs: 30_000 },
         storm: { subscribers: [1000], missed: 1000, timeoutMs: 10_000, settleMs: 20_000 },
         keys: { keys: [100], subscribersPerKey: 3, rate: 20, warmupMs: 750, measureMs: 2000 },
         snapshot: { objects: 10_000, repeats: 3 },
@@ -74,7 +88,16 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
       };
     case "full":
       return {
-        fanout: { subscribers: [100, 1000, 5000], rates: [100, 1000], memorySubscribers: [100, 1000, 5000], proxied: { subscribers: [100, 1000, 5000], rates: [100, 1000] }, warmupMs: 2000, measureMs: 10_000 },
+        fanout: {
+          subscribers: [100, 1000, 5000],
+          rates: [100, 1000],
+          memorySubscribers: [100, 1000, 5000],
+          http: { subscribers: [100, 1000, 5000], rates: [100, 1000] },
+          secondary: { subscribers: [100, 1000, 5000], rates: [100, 1000] },
+          warmupMs: 2000,
+          measureMs: 10_000,
+        },
+        burst: { subscribers: [500, 2000], changes: 400, timeoutMs: 120_000 },
         storm: { subscribers: [1000, 5000], missed: 1000, timeoutMs: 120_000, settleMs: 120_000 },
         keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 2000, measureMs: 10_000 },
         snapshot: { objects: 10_000, repeats: 10 },

@@ -108,7 +108,7 @@ export async function profileRelay(context: Context, relay: System, inspector: I
   context.progress(`profile relay (${workload.name}): ${keys} key(s) × ${subscribersPerKey} subscribers, ${rate} events/s, ${ms} ms`);
   await context.quiesce();
   const selector = (i: number) => (keys > 1 ? keySelector(i % keys) : undefined);
-  await loadgens.open(Array.from({ length: keys * subscribersPerKey }, (_, i) => subscriber(relay, sim, podsOf(namespace), selector(i))));
+  await loadgens.open(Array.from({ length: keys * subscribersPerKey }, (_, i) => subscriber(relay, "ws", sim, podsOf(namespace), selector(i))));
   await waitIdle([...relay.pids, sim.pid]);
   await sim.churn(rate, namespace);
   await sleep(sizes.fanout.warmupMs);

@@ -5,12 +5,12 @@
  * to the baselines of the same run, charts, and where the relay's time goes. Everything in it
  * comes from the run's results, so re-running refreshes it.
  */
-import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
 import type { ProfileSummary } from "./profile.ts";
-import type { FanoutRow, KeysRow, Results, SnapshotRow, StormRow } from "./rows.ts";
-import { fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, stormTable, table } from "./tables.ts";
+import type { BurstRow, FanoutRow, KeysRow, Results, SnapshotRow, StormRow } from "./rows.ts";
+import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
+import { burstTable, fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, stormTable, table } from "./tables.ts";
 import { checkTargets } from "./targets.ts";
 
 function targetsTable(results: Results): string {
@@ -20,7 +20,9 @@ function targetsTable(results: Results): string {
 export function printTables(results: Results): void {
   const sections: Array<[string, string, boolean]> = [
     ["fanout", fanoutTable(rowsOf<FanoutRow>(results, "fanout")), true],
-    ["fanout: each framing of the relay against each system", fanoutRatios(rowsOf<FanoutRow>(results, "fanout")), rowsOf(results, "fanout").length > 0],
+    ["fanout, WebSocket: each framing of the relay against each system", fanoutRatios(rowsOf<FanoutRow>(results, "fanout"), "ws"), rowsOf(results, "fanout").length > 0],
+    ["fanout, HTTP watches: the relay against each system", fanoutRatios(rowsOf<FanoutRow>(results, "fanout"), "http"), rowsOf<FanoutRow>(results, "fanout").some((r) => r.transport === "http")],
+    ["burst", burstTable(rowsOf<BurstRow>(results, "burst")), true],
     ["storm", stormTable(rowsOf<StormRow>(results, "storm")), true],
     ["keys", keysTable(rowsOf<KeysRow>(results, "keys")), true],
     ["snapshot", snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")), true],
@@ -28,6 +30,22 @@ export function printTables(results: Results): void {
   for (const [name, text, show] of sections) if (show && results.rows.some((r) => name.startsWith(r.scenario))) console.log(`\n${name}\n${text}`);
   console.log(`\ntargets\n${targetsTable(results).replaceAll("**", "")}`);
 }
+
+const sizeList = (at: { subscribers: number[]; rates: number[] }) => `${at.subscribers.map(num).join(" and ")} subscribers × ${at.rates.map(num).join(" and ")} events/s`;
+
+/** Others' share of the machine during the measurements, where it was large enough to change what the run says. */
+function disturbance(results: Results): string {
+  const loads = results.rows.flatMap((r) => ("otherLoadPct" in r ? [r.otherLoadPct] : []));
+  const mean = loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length);
+  if (mean < BUSY_MACHINE_PCT) return "";
+  return (
+    ` This run shared the machine: processes outside the bench used ${num(mean)}% of a core on average during its measurements (at most ${num(Math.max(...loads))}%) of the ${results.machine.cores} cores' ${results.machine.cores * 100}%, ` +
+    `so every system got less CPU than it would alone, and not equally: its events/s and latencies understate all of them, and the \`others' CPU %\` column says where most.`
+  );
+}
+
+/** Above this mean CPU of processes outside the bench (% of one core), a run says it was disturbed. */
+const BUSY_MACHINE_PCT = 25;
 
 function machineTable(results: Results): string {
   const m = results.machine;
@@ -57,10 +75,11 @@ export function markdown(results: Results, charts: ChartFile[]): string {
   const sections = [
     `# Benchmarks`,
     `<!-- Written by \`npm run bench\` (bench/report.ts) from bench/results/latest.json: change the generator, not this file. -->`,
-    `kube-watch-relay's fan-out measured against the alternatives on the same workloads, in one run: \`${results.command}\` ` +
-      `(${results.mode} mode, ${Math.round(results.durationMs / 1000)} s, ${date}). \`npm run bench -- --full\` adds 5,000 subscribers and longer windows; ` +
+    `kube-watch-relay's fan-out, over WebSocket and over HTTP watches (what kubectl and informers use), under steady churn and in a burst of changes, measured against the alternatives on the same workloads, in one run: \`${results.command}\` ` +
+      `(${results.mode} mode, ${Math.round(results.durationMs / 1000)} s, ${date}). \`npm run bench -- --full\` adds 5,000 subscribers (2,000 in the burst) and longer windows; ` +
       `\`--smoke\` is the seconds-long run the tests use. The machine is shared and noisy, so compare systems by their ratios within this run, ` +
-      `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.`,
+      `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.` +
+      disturbance(results),
     `## Summary`,
     bullets(summary(results)),
     `## Targets`,
@@ -69,33 +88,29 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     `## Method`,
     `### Systems`,
     bullets([
-      "**relay**: this project, in workerd, started with wrangler's own dev environment (`unstable_DevEnv`: the bundling, miniflare configuration and workerd binary of `wrangler dev`). " +
-        "Subscribers open `ws://…/api/v1/namespaces/<ns>/pods?watch=1` on the relay's own workerd and acknowledge every 256 KiB they receive (`{\"type\":\"ACK\",\"received\":n}`). " +
-        "They get one event per WebSocket message: the API server's framing, which every Kubernetes client reads, and the relay's default.",
-      `**relay-batched**: the same relay process, whose subscribers opt in to its batch framing by offering the \`${BATCH_PROTOCOL}\` WebSocket subprotocol: ` +
-        "each message carries the events that were ready together, newline-separated, so the more load, the more events each message carries; a replay after a resume goes out in slices of many events a message. " +
-        "Its subscribers acknowledge as the relay's do, and split every message into its events before counting and timing them. Opt-in only: a client that does not offer the subprotocol is never sent a batch.",
-      `**relay-proxied**: the same relay through the proxy worker \`wrangler dev\` puts in front of it, in a second workerd process (the address \`npm start\` prints); measured at ${sizes.fanout.proxied.subscribers.join(" and ")} subscribers × ${sizes.fanout.proxied.rates.join(" and ")} events/s to show what that hop costs. Production has no such hop.`,
-      "**workerd-floor** (`bench/floor/worker.ts`): a Durable Object per collection forwarding the upstream watch's lines, as received, to hibernatable WebSockets: no parsing, storage, window or acknowledgements. What fan-out costs in workerd itself; not a relay.",
-      "**direct**: no relay; every subscriber holds its own HTTP watch on the API server.",
-      "**node-relay**: the usual self-hosted alternative: one `@kubernetes/client-node` watch per collection in a Node process, each event `JSON.stringify`'d once and sent to every `ws` client. No resume.",
-      "**raw-ws**: the practical ceiling for WebSocket fan-out on this machine: a Node `ws` server forwarding each upstream line's bytes, pre-serialised, to every socket; it keeps the last 10,000 lines, so it resumes too.",
-      "The Node baselines cut off a subscriber with more than 4 MiB unsent, as the relay does by default, so none of them buffers without bound.",
+      ...SYSTEM_NAMES.filter((name) => results.rows.some((r) => r.system === name)).map((name) => factsOf(name).about(sizes)),
+      "The Node baselines cut off a subscriber with more than 4 MiB unsent, as the relay does by default (a WebSocket with the relay's close code 4008, an HTTP watch ended as the API server ends one), so none of them buffers without bound.",
     ]),
     `### Workload and measurements`,
     bullets([
-      "The upstream is the project's simulated API server (`src/sim`) in its own process: realistic pods (about 4.3 KB of JSON each), churned at a fixed rate on one namespace per measurement. " +
+      "The upstream is the project's simulated API server (`src/sim`) in its own process: realistic pods (about 4.3 KB of JSON each; slim ones of about 2.5 KB in the burst), churned on one namespace per measurement. " +
         "Every write stamps `sim.kube-watch-relay.dev/written-at` (ms); latency is the subscriber's receipt time minus that stamp (same clock, 1 ms resolution).",
-      `Subscribers live in ${sizes.loadgens} load-generator child processes, which read each event's resourceVersion and stamp straight out of the bytes, without parsing JSON. ` +
+      "Subscribers watch over a WebSocket (`transport` ws) or, as kubectl, client-go and client-node informers do, over HTTP (`transport` http: `?watch=1`, a chunked response of newline-separated events). " +
+        "Rows are per system and transport; the relay's WebSocket subscribers acknowledge, its HTTP ones are paced by TCP alone.",
+      `Subscribers live in ${sizes.loadgens} load-generator child processes, which split events out of the bytes (HTTP chunks and batched messages into lines) and read each event's resourceVersion and stamp straight out of them, without parsing JSON. ` +
         "Their CPU is reported (`loadgen CPU %`: all of them, the busiest in brackets; 100% is one core): a load generator near 100% would be the bottleneck.",
       "CPU and resident memory (RSS) come from `/proc` for each system's own processes; `others' CPU %` is what processes outside the bench used meanwhile. " +
         "JS heap is the live heap after a full collection (the isolate's, through the inspector, for the workerd systems).",
       `fanout: fresh subscribers on a fresh collection for every measurement; ${sizes.fanout.warmupMs / 1000} s of churn before a ${sizes.fanout.measureMs / 1000} s window. ` +
+        `HTTP watches are measured at ${sizeList(sizes.fanout.http)} (direct's too, its only transport). ` +
         "`% of S×upstream` is delivered events over subscribers × upstream events: below about 100% a system is overloaded, its queue grows through the window, and its latency measures the window's length. " +
         "`upstream conns` is the most watches held open on the API server at once (sampled three times); `re-watches` the watch requests made during the window (the API server ends a watch that falls 16 MiB behind, and the watcher comes back). " +
         `Idle memory is measured first of all, on fresh processes, at ${sizes.fanout.memorySubscribers.map(num).join(" and ")} subscribers: what one subscriber (which creates the hub or topic) to all of them added, per subscriber ` +
         "(relay-batched, being the relay's process, right after the relay). `events/msg` is delivered events per WebSocket message received. " +
         "Resident memory also depends on what a process's allocator already holds, so it is indicative; the JS heap figure is exact.",
+      `burst: ${sizes.burst.subscribers.map(num).join(" and ")} subscribers on a fresh collection of slim pods receive one change (so each is live), then ${num(sizes.burst.changes)} changes are made at once (in one turn of the simulator's event loop); ` +
+        `each is timed from its write to its receipt by each subscriber, until every subscriber has the last (at most ${sizes.burst.timeoutMs / 1000} s). ` +
+        "`delivered/s` is the events received over the time from the first change's write to the last receipt; `÷ raw` sets it against raw-ws's or raw-http's, on the same transport. Every system runs it over each transport it serves.",
       `storm: ${sizes.storm.subscribers.map(num).join(" and ")} subscribers receive a few live changes (so each holds a current resourceVersion), all drop at once, ${num(sizes.storm.missed)} changes are made, the system is given the time to hold them, ` +
         `and all reconnect at the same moment with their last resourceVersion; timed until the last has seen the newest change (at most ${sizes.storm.timeoutMs / 1000} s). Upstream requests are counted from the simulator's request log. ` +
         "Then every subscriber leaves, and `idle again after` is how long the system kept working (a system still sending to subscribers that have gone delays everything after it; every measurement waits for all systems to be idle first).",
@@ -106,9 +121,12 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     machineTable(results),
     `## fanout`,
     fanoutTable(fanout),
-    `Each framing of the relay against each system, same size and rate (above 1× it is ahead on delivery, and behind on CPU per event):`,
-    fanoutRatios(fanout),
+    `Each WebSocket framing of the relay against each system, same size and rate (above 1× it is ahead on delivery, and behind on CPU per event):`,
+    fanoutRatios(fanout, "ws"),
+    ...(fanout.some((r) => r.transport === "http") ? [`The relay's HTTP watches against each system, same size and rate:`, fanoutRatios(fanout, "http")] : []),
     charts.map((c) => `![${c.title}](${c.file})`).join("\n"),
+    `## burst`,
+    burstTable(rowsOf<BurstRow>(results, "burst")),
     `## storm`,
     stormTable(rowsOf<StormRow>(results, "storm")),
     `## keys`,
@@ -121,7 +139,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       `Samples are traced to source files through the bundle's module markers; a native function, or workerd's own JavaScript, is charged to the relay function that called it. ` +
       `Process-level CPU per event (the tables above) includes what a JS profile cannot see: kernel time for the sockets, and workerd's I/O outside the isolate lock.`,
     ...results.profiles.map(profileSection),
-    ...(results.skipped.length > 0 ? [`## Not measured`, bullets(results.skipped.map((s) => `${s.scenario} ${s.system} at ${num(s.subscribers)} subscribers × ${num(s.eventsPerSec)} events/s: ${s.reason}.`))] : []),
+    ...(results.skipped.length > 0 ? [`## Not measured`, bullets(results.skipped.map((s) => `${s.scenario} ${s.system} (${s.transport}) at ${num(s.subscribers)} subscribers × ${num(s.eventsPerSec)} events/s: ${s.reason}.`))] : []),
   ];
   return `${sections.filter((s) => s.length > 0).join("\n\n")}\n`;
 }

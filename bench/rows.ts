@@ -1,17 +1,19 @@
 /**
  * @module
  * The shape of `bench/results/latest.json`: the machine, and flat rows — one per (scenario,
- * system, size) — that any tool can filter and chart, plus the one lookup into them that the
- * report and the targets share. CPU figures are % of one core; memory is resident memory from
+ * system, transport, size) — that any tool can filter and chart, plus the lookups into them that
+ * the report and the targets share. CPU figures are % of one core; memory is resident memory from
  * `/proc`, and JS heap.
  */
 import type { Machine } from "./machine.ts";
 import type { Mode, Sizes } from "./modes.ts";
 import type { ProfileSummary } from "./profile.ts";
-import type { SystemName } from "./systems/system.ts";
+import type { SystemName, Transport } from "./systems/system.ts";
 
 interface Common {
   system: SystemName;
+  /** How its subscribers watched: WebSocket, or HTTP (chunked event lines, as Kubernetes clients watch). */
+  transport: Transport;
   /** CPU of the system's own processes (for `direct`, the API server's). */
   serverCpuPct: number;
   /** CPU of the simulated API server. */
@@ -23,20 +25,12 @@ interface Common {
   otherLoadPct: number;
 }
 
-/** Shared by the scenarios that measure a window of live delivery. */
-interface Delivery {
-  /** Upstream changes a second asked for, and achieved. */
-  eventsPerSec: number;
-  upstreamEventsPerSec: number;
-  /** Events received a second, all subscribers together. */
-  deliveredPerSec: number;
-  deliveredMBps: number;
+/** What the subscribers received over a measurement, whatever the scenario. */
+interface Receipt {
   /** Mean size of a delivered event: the relay strips `managedFields` by default, the baselines forward objects whole. */
   eventBytes: number | null;
   /** Events per WebSocket message received (null for HTTP watches): above 1 only where the system batches. */
   eventsPerMessage: number | null;
-  /** Delivered as % of subscribers × achieved upstream rate. */
-  deliveredPct: number;
   /** From the upstream write (`written-at`) to receipt by the subscriber. */
   p50Ms: number | null;
   p99Ms: number | null;
@@ -46,9 +40,21 @@ interface Delivery {
    * how much of the shared machine the system happened to get.
    */
   cpuUsPerEvent: number | null;
-  /** Subscribers the system cut off for being slow, and other disconnects, during the window. */
+  /** Subscribers the system cut off for being slow, and other disconnects, during the measurement. */
   cutOffs: number;
   errors: number;
+}
+
+/** Shared by the scenarios that measure a window of live delivery under steady churn. */
+interface Delivery extends Receipt {
+  /** Upstream changes a second asked for, and achieved. */
+  eventsPerSec: number;
+  upstreamEventsPerSec: number;
+  /** Events received a second, all subscribers together. */
+  deliveredPerSec: number;
+  deliveredMBps: number;
+  /** Delivered as % of subscribers × achieved upstream rate. */
+  deliveredPct: number;
 }
 
 export interface FanoutRow extends Common, Delivery {
@@ -71,6 +77,25 @@ export interface FanoutRow extends Common, Delivery {
   memAfterMB: number | null;
   memPerSubscriberKB: number | null;
   heapPerSubscriberKB: number | null;
+}
+
+/**
+ * `changes` made at once on one collection, each timed from its write to its receipt by each
+ * subscriber; delivery rate over the time from the first change to the last receipt.
+ */
+export interface BurstRow extends Common, Receipt {
+  scenario: "burst";
+  subscribers: number;
+  changes: number;
+  /** Events received, all subscribers together, and as % of subscribers × changes. */
+  delivered: number;
+  deliveredPct: number;
+  /** Subscribers that had received every change before the timeout. */
+  caughtUp: number;
+  /** From the first change's write to the last receipt. */
+  durationMs: number | null;
+  /** Delivered over `durationMs`. */
+  deliveredPerSec: number;
 }
 
 export interface StormRow extends Common {
@@ -104,6 +129,8 @@ export interface KeysRow extends Common, Delivery {
 export interface SnapshotRow {
   scenario: "snapshot";
   system: SystemName;
+  /** Lists are plain HTTP requests. */
+  transport: "http";
   objects: number;
   /** First list (the relay builds its hub: an upstream list); then the median of the repeats. */
   coldMs: number;
@@ -114,12 +141,13 @@ export interface SnapshotRow {
   upstreamRequests: number;
 }
 
-export type Row = FanoutRow | StormRow | KeysRow | SnapshotRow;
+export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SnapshotRow;
 
 /** A measurement the bench chose not to make, and why. */
 export interface Skipped {
   scenario: Row["scenario"];
   system: SystemName;
+  transport: Transport;
   subscribers: number;
   eventsPerSec: number;
   reason: string;
@@ -138,6 +166,11 @@ export interface Results {
   skipped: Skipped[];
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
+}
+
+/** The row of `system` on `transport` among `rows` that `matches`. */
+export function rowOf<T extends Row>(rows: readonly T[], system: SystemName, transport: Transport, matches: (row: T) => boolean = () => true): T | undefined {
+  return rows.find((r) => r.system === system && r.transport === transport && matches(r));
 }
 
 /** A system's idle memory per subscriber: at `size` if measured there, else at the largest size measured. */

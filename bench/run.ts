@@ -5,7 +5,7 @@
  * process (group) of its own; runs the scenarios; profiles the relay under load; writes the
  * JSON rows, the charts and BENCHMARKS.md. Every child process is stopped on every way out.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,37 +19,46 @@ import { descendants, waitIdle } from "./proc.ts";
 import { profileNamespace, profileRelay, type ProfileSummary } from "./profile.ts";
 import { markdown, printTables } from "./report.ts";
 import type { Results, Row, Skipped } from "./rows.ts";
+import { burst } from "./scenarios/burst.ts";
 import { fanout } from "./scenarios/fanout.ts";
 import { keys } from "./scenarios/keys.ts";
 import type { Context, Scenario } from "./scenarios/scenario.ts";
 import { snapshot } from "./scenarios/snapshot.ts";
 import { storm } from "./scenarios/storm.ts";
 import { Sim } from "./sim.ts";
+import { SYSTEM_NAMES } from "./systems/catalog.ts";
 import { directSystem } from "./systems/direct.ts";
 import { startNodeSystem } from "./systems/node.ts";
 import { startFloor, startRelay, type Relay } from "./systems/workerd.ts";
-import type { System, SystemName } from "./systems/system.ts";
+import type { Launched, System, SystemName } from "./systems/system.ts";
 
 /**
  * Keys first (its memory per hub is measured before idle hubs of other scenarios start being
  * evicted); storm last (after a storm a system can stay busy for a long time, and nothing
  * should run in its wake).
  */
-const SCENARIOS: readonly Scenario[] = [keys, fanout, snapshot, storm];
-const SYSTEMS: readonly SystemName[] = ["relay", "relay-batched", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"];
-/** The systems served by the one relay process. */
-const RELAY_SYSTEMS: readonly SystemName[] = ["relay", "relay-batched", "relay-proxied"];
+const SCENARIOS: readonly Scenario[] = [keys, fanout, burst, snapshot, storm];
+
+/** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
+const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
+  { systems: ["relay", "relay-batched", "relay-proxied"], start: startRelay },
+  { systems: ["workerd-floor"], start: startFloor },
+  { systems: ["direct"], start: async (sim) => ({ systems: [directSystem(sim)], processes: [] }) },
+  ...(["node-relay", "raw-ws", "raw-http"] as const).map((name) => ({ systems: [name], start: (sim: Sim, logDir: string) => startNodeSystem(name, sim, logDir) })),
+];
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 const USAGE = `usage: npm run bench -- [options]
-  (default)          quick mode: 100 and 1,000 subscribers; about 4 minutes on 2 cores
-  --full             also 5,000 subscribers, longer windows
+  (default)          quick mode: 100 and 1,000 subscribers, a burst at 500; about 7 minutes on 2 cores
+  --full             also 5,000 subscribers (2,000 in the burst), longer windows
   --smoke            tiny sizes, every system and scenario, in seconds (the test runs this)
   --out DIR          write latest.json, the charts and BENCHMARKS.md to DIR
                      (default: bench/results, and BENCHMARKS.md at the repository root)
   --scenarios a,b    only these of ${SCENARIOS.map((s) => s.name).join(", ")}
-  --systems a,b      only these of ${SYSTEMS.join(", ")}
-  --no-profile       skip the CPU profiles of the relay`;
+  --systems a,b      only these of ${SYSTEM_NAMES.join(", ")}
+  --no-profile       skip the CPU profiles of the relay
+  --report-only      measure nothing: rewrite the charts and BENCHMARKS.md from the
+                     latest.json already there (after a change to the report's generator)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -60,15 +69,17 @@ async function main(): Promise<void> {
       scenarios: { type: "string" },
       systems: { type: "string" },
       "no-profile": { type: "boolean", default: false },
+      "report-only": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help) return console.log(USAGE);
-  const mode: Mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
-  const names = pick(values.systems, SYSTEMS, "system");
-  const scenarios = SCENARIOS.filter((s) => pick(values.scenarios, SCENARIOS.map((x) => x.name), "scenario").includes(s.name));
   const outDir = resolve(values.out ?? join(ROOT, "bench", "results"));
   const reportFile = values.out ? join(outDir, "BENCHMARKS.md") : join(ROOT, "BENCHMARKS.md");
+  if (values["report-only"]) return report(JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results, outDir, reportFile);
+  const mode: Mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
+  const names = pick(values.systems, SYSTEM_NAMES, "system");
+  const scenarios = SCENARIOS.filter((s) => pick(values.scenarios, SCENARIOS.map((x) => x.name), "scenario").includes(s.name));
   const sizes = sizesFor(mode, availableParallelism());
   const profiling = !values["no-profile"] && names.includes("relay");
   mkdirSync(outDir, { recursive: true });
@@ -77,30 +88,17 @@ async function main(): Promise<void> {
   const progress = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
   progress(`${mode} mode; child processes' logs and state in ${logDir}`);
 
-  const namespaces = [...new Set([...scenarios.flatMap((s) => s.namespaces(sizes, names.filter((n) => s.systems.includes(n)))), ...(profiling ? sizes.profiles.map(profileNamespace) : [])])];
-  const sim = await Sim.start({ namespaces }, logDir);
-  const processes = [{ role: "sim", pid: sim.pid }];
-  const systems = new Map<SystemName, System>();
-  let relay: Relay | undefined;
-  if (names.some((n) => RELAY_SYSTEMS.includes(n))) {
-    relay = await startRelay(sim, logDir);
-    systems.set("relay", relay.relay).set("relay-batched", relay.batched).set("relay-proxied", relay.proxied);
-    processes.push(...relay.processes);
-  }
-  if (names.includes("workerd-floor")) {
-    const { floor, processes: floorProcesses } = await startFloor(sim, logDir);
-    systems.set("workerd-floor", floor);
-    processes.push(...floorProcesses);
-  }
-  systems.set("direct", directSystem(sim));
-  for (const name of ["node-relay", "raw-ws"] as const) {
-    if (!names.includes(name)) continue;
-    const system = await startNodeSystem(name, sim, logDir);
-    systems.set(name, system);
-    processes.push({ role: name, pid: system.pids[0] as number });
-  }
-  const loadgens = await Loadgens.start(sizes.loadgens, logDir);
-  processes.push(...loadgens.pids.map((pid, i) => ({ role: `loadgen-${i}`, pid })));
+  const namespacesOf = (s: Scenario) => s.namespaces(sizes, names.filter((n) => s.systems.includes(n)));
+  const namespaces = [...new Set([...scenarios.flatMap(namespacesOf), ...(profiling ? sizes.profiles.map(profileNamespace) : [])])];
+  const sim = await Sim.start({ namespaces, slimPodNamespaces: scenarios.filter((s) => s.slimPods).flatMap(namespacesOf) }, logDir);
+  // Side by side: starting them is mostly waiting (wrangler's bundling, workerd's start).
+  const [launched, loadgens] = await Promise.all([
+    Promise.all(LAUNCHERS.filter((l) => l.systems.some((n) => names.includes(n))).map((l) => l.start(sim, logDir))),
+    Loadgens.start(sizes.loadgens, logDir),
+  ]);
+  const systems = new Map<SystemName, System>(launched.flatMap((l) => l.systems.filter((s) => names.includes(s.name)).map((s) => [s.name, s] as const)));
+  const relay = launched.find((l): l is Relay => "inspector" in l);
+  const processes = [{ role: "sim", pid: sim.pid }, ...launched.flatMap((l) => l.processes), ...loadgens.pids.map((pid, i) => ({ role: `loadgen-${i}`, pid }))];
   progress(`started: ${processes.map((p) => `${p.role} (pid ${p.pid})`).join(", ")}`);
 
   const skipped: Skipped[] = [];
@@ -141,10 +139,15 @@ async function main(): Promise<void> {
     profiles,
   };
   writeFileSync(join(outDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+  report(results, outDir, reportFile);
+  progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
+}
+
+/** A run's charts and report, written from its results, and its tables on stdout. */
+function report(results: Results, outDir: string, reportFile: string): void {
   const charts = writeCharts(results, outDir);
   writeFileSync(reportFile, markdown(results, charts.map((c) => ({ ...c, file: relative(resolve(reportFile, ".."), c.file) }))));
   printTables(results);
-  progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
 }
 
 /** A comma-separated choice among `known`; all of them when not given. */

@@ -1,6 +1,6 @@
 /**
  * @module
- * Line charts as hand-written SVG: one line per system, axes with round ticks, linear or
+ * Line charts as hand-written SVG: one line per series, axes with round ticks, linear or
  * logarithmic. Small enough that a charting dependency would cost more than it saves, and
  * the output renders on GitHub and in any browser.
  */
@@ -8,6 +8,8 @@
 export interface Series {
   name: string;
   color: string;
+  /** Drawn dashed: a second series of the same colour (a system's other transport). */
+  dashed?: boolean;
   points: Array<[number, number]>;
 }
 
@@ -98,14 +100,15 @@ export function lineChart(chart: Chart): string {
   chart.series.forEach((series, i) => {
     const visible = series.points.filter(([px, py]) => Number.isFinite(px) && Number.isFinite(py) && (!chart.logY || py > 0)).sort((a, b) => a[0] - b[0]);
     const coords = visible.map(([px, py]) => `${x.at(px).toFixed(1)},${y.at(py).toFixed(1)}`);
-    if (coords.length > 1) out.push(`<polyline points="${coords.join(" ")}" fill="none" stroke="${series.color}" stroke-width="2"/>`);
+    const dash = series.dashed ? ` stroke-dasharray="6 4"` : "";
+    if (coords.length > 1) out.push(`<polyline points="${coords.join(" ")}" fill="none" stroke="${series.color}" stroke-width="2"${dash}/>`);
     for (const c of coords) {
       const [cx, cy] = c.split(",");
       out.push(`<circle cx="${cx}" cy="${cy}" r="3.5" fill="${series.color}"/>`);
     }
     const ly = MARGIN.top + 14 + i * 20;
     out.push(
-      `<line x1="${plot.x1 + 16}" x2="${plot.x1 + 36}" y1="${ly}" y2="${ly}" stroke="${series.color}" stroke-width="2"/>`,
+      `<line x1="${plot.x1 + 16}" x2="${plot.x1 + 36}" y1="${ly}" y2="${ly}" stroke="${series.color}" stroke-width="2"${dash}/>`,
       `<text x="${plot.x1 + 42}" y="${ly}" dominant-baseline="middle">${escape(series.name)}</text>`,
     );
   });

@@ -1,10 +1,12 @@
 /**
  * @module
  * The run's tables, one per scenario plus the relay's ratios to every other system (for each of
- * its two framings), as markdown padded so that it also reads as plain text on a terminal.
+ * its framings, on each transport), as markdown padded so that it also reads as plain text on
+ * a terminal.
  */
-import type { FanoutRow, KeysRow, Results, Row, SnapshotRow, StormRow } from "./rows.ts";
-import { RELAY_MODES, type SystemName } from "./systems/system.ts";
+import { rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type Row, type SnapshotRow, type StormRow } from "./rows.ts";
+import { labelOf } from "./systems/catalog.ts";
+import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
 type Cell = string | number | null | undefined;
 
@@ -28,44 +30,69 @@ const cpu = (total: number, busiest: number) => `${num(total)} (${num(busiest)})
 
 export function fanoutTable(rows: FanoutRow[]): string {
   return table(
-    ["S", "ev/s", "system", "delivered/s", "% of S×upstream", "KB/event", "events/msg", "p50 ms", "p99 ms", "max ms", "upstream conns", "re-watches", "CPU µs/event", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "RSS/sub KB", "heap/sub KB", "cut-offs"],
+    ["S", "ev/s", "system", "transport", "delivered/s", "% of S×upstream", "KB/event", "events/msg", "p50 ms", "p99 ms", "max ms", "upstream conns", "re-watches", "CPU µs/event", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "RSS/sub KB", "heap/sub KB", "cut-offs"],
     rows.map((r) => [
-      r.subscribers, r.eventsPerSec, r.system, r.deliveredPerSec, r.deliveredPct, r.eventBytes === null ? null : r.eventBytes / 1024, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.maxMs, r.upstreamConnections, r.upstreamWatchRequests, r.cpuUsPerEvent, r.serverCpuPct,
+      r.subscribers, r.eventsPerSec, r.system, r.transport, r.deliveredPerSec, r.deliveredPct, r.eventBytes === null ? null : r.eventBytes / 1024, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.maxMs, r.upstreamConnections, r.upstreamWatchRequests, r.cpuUsPerEvent, r.serverCpuPct,
       r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.memPerSubscriberKB, r.heapPerSubscriberKB, r.cutOffs,
     ]),
   );
 }
 
-/** For each size and rate: each relay framing's delivery and CPU per event against each other system's. */
-export function fanoutRatios(rows: FanoutRow[]): string {
-  const others: SystemName[] = ["relay", "workerd-floor", "node-relay", "raw-ws", "direct", "relay-proxied"];
-  const cpuOthers = others.slice(0, 4);
+const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : "–");
+
+/** What the relay's rows on each transport are set against: a system on a transport, named as its column says. */
+const COMPARED: Record<Transport, { delivered: Array<[SystemName, Transport]>; cpu: Array<[SystemName, Transport]> }> = {
+  ws: {
+    delivered: [["relay", "ws"], ["workerd-floor", "ws"], ["node-relay", "ws"], ["raw-ws", "ws"], ["direct", "http"], ["relay-proxied", "ws"]],
+    cpu: [["relay", "ws"], ["workerd-floor", "ws"], ["node-relay", "ws"], ["raw-ws", "ws"]],
+  },
+  http: {
+    delivered: [["relay", "ws"], ["node-relay", "http"], ["raw-http", "http"], ["direct", "http"], ["relay-proxied", "http"]],
+    cpu: [["relay", "ws"], ["node-relay", "http"], ["raw-http", "http"], ["direct", "http"]],
+  },
+};
+
+/** For each size and rate: each relay framing's delivery and CPU per event over `transport` against each other system's. */
+export function fanoutRatios(rows: FanoutRow[], transport: Transport): string {
+  const { delivered, cpu } = COMPARED[transport];
   const cells: Cell[][] = [];
-  for (const relay of rows.filter((r) => RELAY_MODES.includes(r.system))) {
-    const at = (system: SystemName) => (system === relay.system ? undefined : rows.find((r) => r.system === system && r.subscribers === relay.subscribers && r.eventsPerSec === relay.eventsPerSec));
-    const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : "–");
+  for (const relay of rows.filter((r) => RELAY_MODES.includes(r.system) && r.transport === transport)) {
+    const at = ([system, on]: [SystemName, Transport]) =>
+      system === relay.system && on === relay.transport ? undefined : rowOf(rows, system, on, (r) => r.subscribers === relay.subscribers && r.eventsPerSec === relay.eventsPerSec);
     cells.push([
       relay.subscribers,
       relay.eventsPerSec,
       relay.system,
-      ...others.map((s) => ratio(relay.deliveredPerSec, at(s)?.deliveredPerSec)),
-      ...cpuOthers.map((s) => ratio(relay.cpuUsPerEvent, at(s)?.cpuUsPerEvent)),
+      ...delivered.map((s) => ratio(relay.deliveredPerSec, at(s)?.deliveredPerSec)),
+      ...cpu.map((s) => ratio(relay.cpuUsPerEvent, at(s)?.cpuUsPerEvent)),
     ]);
   }
-  return table(["S", "ev/s", "system", ...others.map((s) => `delivered ÷ ${s}`), ...cpuOthers.map((s) => `CPU/event ÷ ${s}`)], cells);
+  return table(["S", "ev/s", "system", ...delivered.map((s) => `delivered ÷ ${labelOf(...s)}`), ...cpu.map((s) => `CPU/event ÷ ${labelOf(...s)}`)], cells);
+}
+
+/** Each burst, with its delivery rate against the raw baseline's on the same transport. */
+export function burstTable(rows: BurstRow[]): string {
+  return table(
+    ["S", "changes", "system", "transport", "delivered/s", "÷ raw", "delivered %", "caught up", "first change → last receipt ms", "KB/event", "events/msg", "p50 ms", "p99 ms", "max ms", "CPU µs/event", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "cut-offs"],
+    rows.map((r) => [
+      r.subscribers, r.changes, r.system, r.transport, r.deliveredPerSec, ratio(r.deliveredPerSec, rowOf(rows, r.transport === "ws" ? "raw-ws" : "raw-http", r.transport, (b) => b.subscribers === r.subscribers)?.deliveredPerSec),
+      r.deliveredPct, r.caughtUp, r.durationMs, r.eventBytes === null ? null : r.eventBytes / 1024, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.maxMs, r.cpuUsPerEvent, r.serverCpuPct,
+      r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.cutOffs,
+    ]),
+  );
 }
 
 export function stormTable(rows: StormRow[]): string {
   return table(
-    ["system", "S", "missed", "all caught up ms", "p50 ms", "caught up", "upstream requests", "watch/list", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "idle again after ms"],
-    rows.map((r) => [r.system, r.subscribers, r.missedEvents, r.catchUpMs, r.catchUpP50Ms, r.caughtUp, r.upstreamRequests, `${r.upstreamWatches}/${r.upstreamLists}`, r.serverCpuPct, r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.settledMs]),
+    ["system", "transport", "S", "missed", "all caught up ms", "p50 ms", "caught up", "upstream requests", "watch/list", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "idle again after ms"],
+    rows.map((r) => [r.system, r.transport, r.subscribers, r.missedEvents, r.catchUpMs, r.catchUpP50Ms, r.caughtUp, r.upstreamRequests, `${r.upstreamWatches}/${r.upstreamLists}`, r.serverCpuPct, r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.settledMs]),
   );
 }
 
 export function keysTable(rows: KeysRow[]): string {
   return table(
-    ["system", "keys", "subscribers", "upstream watches", "RSS/key KB", "heap/key KB", "delivered/s", "% of S×upstream", "events/msg", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %", "API server CPU %", "others' CPU %"],
-    rows.map((r) => [r.system, r.keys, r.subscribers, r.upstreamWatches, r.memPerKeyKB, r.heapPerKeyKB, r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct, r.upstreamCpuPct, r.otherLoadPct]),
+    ["system", "transport", "keys", "subscribers", "upstream watches", "RSS/key KB", "heap/key KB", "delivered/s", "% of S×upstream", "events/msg", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %", "API server CPU %", "others' CPU %"],
+    rows.map((r) => [r.system, r.transport, r.keys, r.subscribers, r.upstreamWatches, r.memPerKeyKB, r.heapPerKeyKB, r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct, r.upstreamCpuPct, r.otherLoadPct]),
   );
 }
 

@@ -1,23 +1,36 @@
 /**
  * @module
- * The WebSocket side of the two Node baselines: a `ws` server on which a client subscribes to a
- * collection by the same URL it would give the relay (path + `labelSelector`), one topic per
- * distinct collection, each message sent as it is to every socket of its topic. A socket with
- * more than the relay's default budget (4 MiB) still buffered is cut off with the relay's close
- * code: a baseline that cannot keep up sheds subscribers as the relay does, instead of
+ * The serving side of the Node baselines: one `http` server on which a client watches a
+ * collection by the same URL it would give the relay (path + `labelSelector`), over a WebSocket
+ * (an upgrade: one message per event) or as an HTTP watch (a chunked response of
+ * newline-terminated events, as the API server sends). One topic per distinct collection, and
+ * each event, serialised once, goes as it is to every subscriber of its topic on either
+ * transport. A subscriber with more than the relay's default budget (4 MiB) still unsent is cut
+ * off — a WebSocket with the relay's close code, an HTTP watch ended as the API server ends
+ * one — so a baseline that cannot keep up sheds subscribers as the relay does, instead of
  * buffering without bound until the machine runs out of memory.
  */
 import { once } from "node:events";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
+import type { Served } from "../children.ts";
 
 const BUDGET = 4 * 1024 * 1024;
 const SLOW = 4008;
+const EXPIRED = '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}}';
+
+/** One event as each transport sends it: a WebSocket text message, and an HTTP watch's line (with its `\n`). */
+export interface Frame {
+  message: string | Buffer;
+  line: string | Buffer;
+}
 
 export class Topic {
   readonly path: string;
   readonly labelSelector: string;
   readonly sockets = new Set<WebSocket>();
+  readonly responses = new Set<ServerResponse>();
   /** Newest resourceVersion received from upstream. */
   head = 0;
 
@@ -26,15 +39,24 @@ export class Topic {
     this.labelSelector = labelSelector;
   }
 
-  /** Send one message to every subscriber; `text` frames either way (a Buffer would go as binary). */
-  send(data: string | Buffer): void {
+  /** Send one event to every subscriber. */
+  send(frame: Frame): void {
     for (const socket of this.sockets) {
       if (socket.bufferedAmount > BUDGET) {
         this.sockets.delete(socket);
         socket.close(SLOW, "slow subscriber");
         continue;
       }
-      socket.send(data, { binary: false });
+      // `text` frames either way (a Buffer would go as binary).
+      socket.send(frame.message, { binary: false });
+    }
+    for (const response of this.responses) {
+      if (response.writableLength > BUDGET) {
+        this.responses.delete(response);
+        response.end();
+        continue;
+      }
+      response.write(frame.line);
     }
   }
 }
@@ -42,23 +64,23 @@ export class Topic {
 export const topicKey = (path: string, labelSelector: string): string => `${path}?${labelSelector}`;
 
 export interface BroadcastServer {
-  url: string;
-  topics: Map<string, Topic>;
-  /** The `head` operation both broadcasting baselines offer the bench: a topic's newest resourceVersion. */
-  head(query: { path: string; labelSelector: string }): number;
-  close(): Promise<void>;
+  /**
+   * What a baseline's host serves the bench: the server's addresses (one per transport) and
+   * process, the `head` operation (a topic's newest resourceVersion), and a stop that ends the
+   * upstream watches (`unfollow`) before the server.
+   */
+  served(unfollow: () => void): Served;
 }
 
 /**
  * `follow` starts the upstream side of a new topic. `join` runs for each new subscriber before
- * it receives live messages (the raw-ws baseline replays what a resuming subscriber missed).
+ * it receives live events, and answers what it missed (the raw baselines keep a history for
+ * subscribers that resume), or `"expired"` when that is gone: the subscriber gets a 410 ERROR
+ * event and its watch ends.
  */
-export async function startBroadcast(follow: (topic: Topic) => void, join?: (topic: Topic, socket: WebSocket, query: URLSearchParams) => void): Promise<BroadcastServer> {
+export async function startBroadcast(follow: (topic: Topic) => void, join?: (topic: Topic, query: URLSearchParams) => readonly Frame[] | "expired"): Promise<BroadcastServer> {
   const topics = new Map<string, Topic>();
-  const server = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false, clientTracking: false });
-  await once(server, "listening");
-  server.on("connection", (socket, request) => {
-    const url = new URL(request.url ?? "/", "http://relay");
+  const topicOf = (url: URL): Topic => {
     const labelSelector = url.searchParams.get("labelSelector") ?? "";
     const key = topicKey(url.pathname, labelSelector);
     let topic = topics.get(key);
@@ -66,16 +88,60 @@ export async function startBroadcast(follow: (topic: Topic) => void, join?: (top
       topics.set(key, (topic = new Topic(url.pathname, labelSelector)));
       follow(topic);
     }
-    const joined = topic;
-    socket.on("error", () => undefined);
-    socket.on("close", () => joined.sockets.delete(socket));
-    join?.(joined, socket, url.searchParams);
-    joined.sockets.add(socket);
+    return topic;
+  };
+  const missed = (topic: Topic, url: URL) => join?.(topic, url.searchParams) ?? [];
+
+  const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, clientTracking: false });
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", "http://relay");
+    if (!url.searchParams.has("watch")) return void response.writeHead(404).end();
+    const topic = topicOf(url);
+    response.writeHead(200, { "content-type": "application/json", "cache-control": "no-cache" });
+    // Headers now: a watch may have nothing to say for a while, and its client waits for them.
+    response.flushHeaders();
+    response.on("error", () => undefined);
+    response.on("close", () => topic.responses.delete(response));
+    const replay = missed(topic, url);
+    if (replay === "expired") return void response.end(`${EXPIRED}\n`);
+    for (const frame of replay) response.write(frame.line);
+    topic.responses.add(response);
   });
+  server.on("upgrade", (request, socket, head) => {
+    const url = new URL(request.url ?? "/", "http://relay");
+    sockets.handleUpgrade(request, socket, head, (ws) => {
+      const topic = topicOf(url);
+      ws.on("error", () => undefined);
+      ws.on("close", () => topic.sockets.delete(ws));
+      const replay = missed(topic, url);
+      if (replay === "expired") {
+        ws.send(EXPIRED);
+        return void ws.close(1000, "resourceVersion expired");
+      }
+      for (const frame of replay) ws.send(frame.message, { binary: false });
+      topic.sockets.add(ws);
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const topic of topics.values()) {
+        for (const socket of topic.sockets) socket.terminate();
+        for (const response of topic.responses) response.destroy();
+      }
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return {
-    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    topics,
-    head: ({ path, labelSelector }) => topics.get(topicKey(path, labelSelector))?.head ?? 0,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    served: (unfollow) => ({
+      info: { urls: { ws: `ws://127.0.0.1:${port}`, http: `http://127.0.0.1:${port}` }, pid: process.pid },
+      ops: { head: ({ path, labelSelector }: { path: string; labelSelector: string }) => topics.get(topicKey(path, labelSelector))?.head ?? 0 },
+      async stop() {
+        unfollow();
+        await close();
+      },
+    }),
   };
 }

@@ -2,8 +2,9 @@
  * @module
  * The `node-relay` baseline: the usual self-hosted alternative to this project. One
  * `@kubernetes/client-node` watch per collection in a Node process; each event is
- * `JSON.stringify`'d once and the string sent to every `ws` client. No replay window: a client
- * that reconnects gets live events only, and must relist from the API server to be correct.
+ * `JSON.stringify`'d once, and the string sent to every `ws` client and written, with a newline,
+ * to every open HTTP watch. No replay window: a client that reconnects gets live events only,
+ * and must relist from the API server to be correct.
  */
 import { KubeConfig, Watch } from "@kubernetes/client-node";
 import { serveParent } from "../children.ts";
@@ -35,7 +36,8 @@ serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
         // Expired: start again from now (the watch ends and is restarted below).
         if (type === "ERROR") return void (topic.head = 0);
         topic.head = Math.max(topic.head, Number(object.metadata?.resourceVersion ?? 0));
-        topic.send(JSON.stringify({ type, object }));
+        const message = JSON.stringify({ type, object });
+        topic.send({ message, line: `${message}\n` });
       },
       () => {
         if (controller) open.delete(controller);
@@ -47,13 +49,8 @@ serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
   };
 
   const server = await startBroadcast((topic) => void follow(topic));
-  return {
-    info: { url: server.url, pid: process.pid },
-    ops: { head: server.head },
-    async stop() {
-      stopping = true;
-      for (const controller of open) controller.abort();
-      await server.close();
-    },
-  };
+  return server.served(() => {
+    stopping = true;
+    for (const controller of open) controller.abort();
+  });
 });

@@ -12,11 +12,13 @@ import { serveParent } from "../children.ts";
 export interface SimArgs {
   /** Namespaces seeded with the simulator's usual workloads and 8 running pods each. */
   namespaces: string[];
+  /** Those of them whose pods, seeded and churned, are slim (about 2.5 KB of JSON). */
+  slimPodNamespaces: string[];
 }
 
-serveParent<SimArgs>(async ({ namespaces }) => {
+serveParent<SimArgs>(async ({ namespaces, slimPodNamespaces }) => {
   const sim = await startSimulator({
-    initial: { namespaces, podsPerNamespace: 8 },
+    initial: { namespaces, podsPerNamespace: 8, slimPodNamespaces },
     // Room for a storm's missed events and for the largest run's backlog.
     historyLimit: 50_000,
   });

@@ -1,30 +1,34 @@
 /**
  * @module
- * `fanout`: S subscribers on one collection while its pods change at a fixed rate.
+ * `fanout`: S subscribers on one collection while its pods change at a fixed rate, over each
+ * transport a system serves (HTTP watches at the `http` sizes, secondary systems at theirs).
  *
  * Its prelude measures idle memory on fresh processes, before any load: for each size in
- * `memorySubscribers` and each system, one subscriber (which creates the hub, topic or upstream
- * watch), then the rest; resident memory and JS heap added per subscriber. Fresh, because what
- * an allocator already holds changes how much resident memory new subscribers add, and because
- * idle Durable Objects left by earlier runs are evicted at unpredictable times, handing memory
- * back mid-measurement. `relay-batched` is the relay's own process, so it can only be measured
- * right after `relay`: its JS heap is as exact, its resident figure less so.
+ * `memorySubscribers` and each system, on its primary transport, one subscriber (which creates
+ * the hub, topic or upstream watch), then the rest; resident memory and JS heap added per
+ * subscriber. Fresh, because what an allocator already holds changes how much resident memory
+ * new subscribers add, and because idle Durable Objects left by earlier runs are evicted at
+ * unpredictable times, handing memory back mid-measurement. `relay-batched` is the relay's own
+ * process, so it can only be measured right after `relay`: its JS heap is as exact, its
+ * resident figure less so.
  *
- * Then, for each size, rate and system: fresh subscribers connect to a fresh collection (an
- * overloaded system can be minutes behind, and that backlog must not leak into the next
- * measurement); churn, a warm-up, and a measured window (delivery, latency from the upstream
- * write, CPU), with the upstream watches counted three times through it and the watch requests
- * it made counted after it. Systems run back to back
- * at each size and rate, so the machine's noise falls on all of them alike.
+ * Then, for each size, rate, system and transport: fresh subscribers connect to a fresh
+ * collection (an overloaded system can be minutes behind, and that backlog must not leak into
+ * the next measurement); churn, a warm-up, and a measured window (delivery, latency from the
+ * upstream write, CPU), with the upstream watches counted three times through it and the watch
+ * requests it made counted after it. Systems run back to back at each size and rate, so the
+ * machine's noise falls on all of them alike.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
 import type { FanoutRow } from "../rows.ts";
-import { subscriber, type System, type SystemName } from "../systems/system.ts";
+import type { Sizes } from "../modes.ts";
+import { factsOf, labelOf, SYSTEM_NAMES } from "../systems/catalog.ts";
+import { primaryTransport, subscriber, transportsOf, type System, type SystemName, type Transport } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
-const namespaceOf = (system: string, subscribers: number, rate: number | "idle") => `fanout-${system}-${subscribers}-${rate}`;
+const namespaceOf = (system: string, transport: Transport, subscribers: number, rate: number | "idle") => `fanout-${system}-${transport}-${subscribers}-${rate}`;
 
 /**
  * Past this many events a second of demand, the simulated API server (one Node process, which
@@ -37,21 +41,25 @@ const DIRECT_MAX_DEMAND = 200_000;
 type Memory = Pick<FanoutRow, "memBeforeMB" | "memAfterMB" | "memPerSubscriberKB" | "heapPerSubscriberKB">;
 const NOT_MEASURED: Memory = { memBeforeMB: null, memAfterMB: null, memPerSubscriberKB: null, heapPerSubscriberKB: null };
 
-/** Idle memory by "system size", filled by the prelude and read by `run` (one bench run per process). */
+/** Idle memory by "system transport size", filled by the prelude and read by `run` (one bench run per process). */
 const idle = new Map<string, Memory>();
+const idleKey = (system: System, transport: Transport, subscribers: number) => `${system.name} ${transport} ${subscribers}`;
 
 export const fanout: Scenario = {
   name: "fanout",
-  systems: ["relay", "relay-batched", "relay-proxied", "workerd-floor", "direct", "node-relay", "raw-ws"],
+  systems: SYSTEM_NAMES,
   namespaces: (sizes, systems) => [
-    ...sizes.fanout.memorySubscribers.flatMap((s) => systems.map((name) => namespaceOf(name, s, "idle"))),
-    ...sizes.fanout.subscribers.flatMap((s) => sizes.fanout.rates.flatMap((r) => systems.map((name) => namespaceOf(name, s, r)))),
+    ...sizes.fanout.memorySubscribers.flatMap((s) => systems.map((name) => namespaceOf(name, primaryTransport(name), s, "idle"))),
+    ...sizes.fanout.subscribers.flatMap((s) =>
+      sizes.fanout.rates.flatMap((r) => systems.flatMap((name) => transportsOf(name).filter((t) => planned(sizes, name, t, s, r)).map((t) => namespaceOf(name, t, s, r)))),
+    ),
   ],
   async prelude(context, systems) {
     const { fanout: sizes } = context.sizes;
     for (const subscribers of sizes.memorySubscribers) {
-      for (const system of systems.filter((s) => s.name !== "relay-proxied" || sizes.proxied.subscribers.includes(subscribers))) {
-        idle.set(`${system.name} ${subscribers}`, await idleMemory(context, system, subscribers));
+      for (const system of systems.filter((s) => !factsOf(s.name).secondary || sizes.secondary.subscribers.includes(subscribers))) {
+        const transport = primaryTransport(system);
+        idle.set(idleKey(system, transport, subscribers), await idleMemory(context, system, transport, subscribers));
       }
     }
   },
@@ -61,8 +69,10 @@ export const fanout: Scenario = {
     for (const subscribers of sizes.subscribers) {
       for (const rate of sizes.rates) {
         for (const system of systems) {
-          if (!measured(context, system, subscribers, rate)) continue;
-          rows.push({ ...(await runOne(context, system, subscribers, rate)), ...(idle.get(`${system.name} ${subscribers}`) ?? NOT_MEASURED) });
+          for (const transport of transportsOf(system)) {
+            if (!measured(context, system, transport, subscribers, rate)) continue;
+            rows.push({ ...(await runOne(context, system, transport, subscribers, rate)), ...(idle.get(idleKey(system, transport, subscribers)) ?? NOT_MEASURED) });
+          }
         }
       }
     }
@@ -70,21 +80,26 @@ export const fanout: Scenario = {
   },
 };
 
-/** Whether this system is measured at this size and rate; a skip is recorded with its reason. */
-function measured(context: Context, system: System, subscribers: number, rate: number): boolean {
-  const { proxied } = context.sizes.fanout;
-  if (system.name === "relay-proxied") return proxied.subscribers.includes(subscribers) && proxied.rates.includes(rate);
+/** Whether the mode measures this system on this transport at this size and rate: HTTP watches and secondary systems only at their sizes. */
+function planned(sizes: Sizes, system: SystemName, transport: Transport, subscribers: number, rate: number): boolean {
+  const at = (where: { subscribers: number[]; rates: number[] }) => where.subscribers.includes(subscribers) && where.rates.includes(rate);
+  return (!factsOf(system).secondary || at(sizes.fanout.secondary)) && (transport !== "http" || at(sizes.fanout.http));
+}
+
+/** Whether this system is measured on this transport at this size and rate; a skip for cause is recorded with its reason. */
+function measured(context: Context, system: System, transport: Transport, subscribers: number, rate: number): boolean {
+  if (!planned(context.sizes, system.name, transport, subscribers, rate)) return false;
   if (system.name !== "direct" || subscribers * rate <= DIRECT_MAX_DEMAND) return true;
   const reason = `${subscribers} watches × ${rate} events/s exhausts the simulated API server's heap (it buffers up to 16 MiB per slow watcher)`;
-  context.skip({ scenario: "fanout", system: system.name, subscribers, eventsPerSec: rate, reason });
+  context.skip({ scenario: "fanout", system: system.name, transport, subscribers, eventsPerSec: rate, reason });
   return false;
 }
 
-async function idleMemory(context: Context, system: System, subscribers: number): Promise<Memory> {
+async function idleMemory(context: Context, system: System, transport: Transport, subscribers: number): Promise<Memory> {
   const { sim, loadgens } = context;
-  const spec = subscriber(system, sim, podsOf(namespaceOf(system.name, subscribers, "idle")));
+  const spec = subscriber(system, transport, sim, podsOf(namespaceOf(system.name, transport, subscribers, "idle")));
   const busy = [...system.pids, sim.pid];
-  context.progress(`fanout ${system.name}: idle memory of ${subscribers} subscribers`);
+  context.progress(`fanout ${labelOf(system.name, transport)}: idle memory of ${subscribers} subscribers`);
   await context.quiesce();
   await loadgens.open([spec]);
   await waitIdle(busy, { maxMs: 3000 });
@@ -102,11 +117,11 @@ async function idleMemory(context: Context, system: System, subscribers: number)
   };
 }
 
-async function runOne(context: Context, system: System, subscribers: number, rate: number): Promise<Omit<FanoutRow, keyof Memory>> {
+async function runOne(context: Context, system: System, transport: Transport, subscribers: number, rate: number): Promise<Omit<FanoutRow, keyof Memory>> {
   const { sim, loadgens, sizes } = context;
-  const namespace = namespaceOf(system.name, subscribers, rate);
-  const spec = subscriber(system, sim, podsOf(namespace));
-  context.progress(`fanout ${system.name}: ${subscribers} subscribers, ${rate} events/s`);
+  const namespace = namespaceOf(system.name, transport, subscribers, rate);
+  const spec = subscriber(system, transport, sim, podsOf(namespace));
+  context.progress(`fanout ${labelOf(system.name, transport)}: ${subscribers} subscribers, ${rate} events/s`);
   await context.quiesce();
   await loadgens.open(Array.from({ length: subscribers }, () => spec));
   // Their initial state delivered, so churn starts from a quiet system.
@@ -121,5 +136,5 @@ async function runOne(context: Context, system: System, subscribers: number, rat
   const upstreamWatchRequests = (await sim.requestsSince(seq, namespace)).filter((r) => r.verb === "watch").length;
   await sim.churn(0);
   await loadgens.close();
-  return { scenario: "fanout", system: system.name, subscribers, ...deliveryFields(window, rate, subscribers), upstreamConnections, upstreamWatchRequests };
+  return { scenario: "fanout", system: system.name, transport, subscribers, ...deliveryFields(window, rate, subscribers), upstreamConnections, upstreamWatchRequests };
 }

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
 import type { KeysRow } from "../rows.ts";
-import { subscriber } from "../systems/system.ts";
+import { primaryTransport, subscriber } from "../systems/system.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 
 const namespaceOf = (system: string, keys: number) => `keys-${system}-${keys}`;
@@ -34,7 +34,8 @@ export const keys: Scenario = {
         const busy = [...system.pids, sim.pid];
         await context.quiesce();
         const before = await measureMemory(system);
-        const specs = Array.from({ length: count * subscribersPerKey }, (_, i) => subscriber(system, sim, podsOf(namespace), keySelector(i % count)));
+        const transport = primaryTransport(system);
+        const specs = Array.from({ length: count * subscribersPerKey }, (_, i) => subscriber(system, transport, sim, podsOf(namespace), keySelector(i % count)));
         await loadgens.open(specs);
         await waitIdle(busy);
         const after = await measureMemory(system);
@@ -47,6 +48,7 @@ export const keys: Scenario = {
         rows.push({
           scenario: "keys",
           system: system.name,
+          transport,
           keys: count,
           subscribersPerKey,
           subscribers: specs.length,

@@ -27,10 +27,12 @@ export interface Context {
 }
 
 export interface Scenario {
-  name: "fanout" | "storm" | "keys" | "snapshot";
+  name: "fanout" | "burst" | "storm" | "keys" | "snapshot";
   /** The systems this scenario compares (others have nothing to measure here). */
   systems: readonly SystemName[];
   namespaces(sizes: Sizes, systems: readonly SystemName[]): string[];
+  /** Its namespaces' pods are slim (about 2.5 KB of JSON) rather than the usual 4.3 KB. */
+  slimPods?: boolean;
   /**
    * Runs before any scenario or profile, while every process is fresh: for what the load of
    * earlier measurements would distort (resident memory depends on what an allocator already holds).

@@ -37,6 +37,7 @@ export const snapshot: Scenario = {
       rows.push({
         scenario: "snapshot",
         system: system.name,
+        transport: "http",
         objects,
         coldMs: round(cold.ms),
         ms: round(ms),

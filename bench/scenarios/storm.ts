@@ -3,15 +3,16 @@
  * `storm`: every subscriber of a collection drops at once (a deploy, a network blip), the
  * collection changes `missed` times, and all of them come back at the same moment, each from
  * its last resourceVersion. Measured: how long until the last one has caught up, and what the
- * API server saw meanwhile. `node-relay` cannot resume, so its clients do what a correct
- * client must: relist from the API server, then watch live again.
+ * API server saw meanwhile. Each system is measured on its primary transport (WebSocket, but
+ * for `direct`). `node-relay` cannot resume, so its clients do what a correct client must:
+ * relist from the API server, then watch live again.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { round } from "../measure.ts";
 import { cpuMeter, othersMeter, waitIdle } from "../proc.ts";
 import type { StormRow } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
-import { subscriber, type System } from "../systems/system.ts";
+import { primaryTransport, subscriber, type System } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 const namespaceOf = (system: string, subscribers: number) => `storm-${system}-${subscribers}`;
@@ -42,7 +43,8 @@ async function runOne(context: Context, system: System, subscribers: number): Pr
   const namespace = namespaceOf(system.name, subscribers);
   const path = podsOf(namespace);
   await context.quiesce();
-  await loadgens.open(Array.from({ length: subscribers }, () => subscriber(system, sim, path)));
+  const transport = primaryTransport(system);
+  await loadgens.open(Array.from({ length: subscribers }, () => subscriber(system, transport, sim, path)));
   const live = await sim.step(namespace, LIVE_EVENTS);
   const synced = await loadgens.waitFor(live, sizes.storm.timeoutMs);
   if (synced.missing > 0) throw new Error(`storm ${system.name}: ${synced.missing} subscribers never saw resourceVersion ${live}`);
@@ -75,6 +77,7 @@ async function runOne(context: Context, system: System, subscribers: number): Pr
   return {
     scenario: "storm",
     system: system.name,
+    transport,
     subscribers,
     missedEvents: sizes.storm.missed,
     catchUpMs: complete ? Math.max(0, ...times) : null,

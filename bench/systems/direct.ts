@@ -10,9 +10,8 @@ export function directSystem(sim: Sim): System {
   return {
     name: "direct",
     pids: [sim.pid],
-    watchBase: sim.url,
+    endpoints: { http: { base: sim.url, ack: false } },
     listBase: sim.url,
-    ack: false,
     resume: "rv",
     head: () => sim.resourceVersion(),
     heapBytes: () => sim.heapBytes(),

@@ -1,22 +1,26 @@
 /**
  * @module
- * The two Node baselines as systems: `node-relay` (the usual self-hosted relay; no resume, so
- * its clients relist from the API server) and `raw-ws` (the fan-out ceiling, which does
- * resume). Each runs in its own process, watching the simulator.
+ * The Node baselines as systems, each in a process of its own watching the simulator:
+ * `node-relay` (the usual self-hosted relay, over both transports from one server; no resume,
+ * so its clients relist from the API server), and the fan-out ceilings `raw-ws` and `raw-http`
+ * (one program, started once for each transport; they resume).
  */
 import { startChild } from "../children.ts";
 import type { Sim } from "../sim.ts";
-import type { System } from "./system.ts";
+import { transportsOf, type Endpoint, type Launched, type Transport } from "./system.ts";
 
-export async function startNodeSystem(name: "node-relay" | "raw-ws", sim: Sim, logDir: string): Promise<System> {
-  const child = await startChild<{ url: string; pid: number }>(name, new URL(`../hosts/${name}.ts`, import.meta.url), { upstreamUrl: sim.url }, logDir);
-  return {
+export async function startNodeSystem(name: "node-relay" | "raw-ws" | "raw-http", sim: Sim, logDir: string): Promise<Launched> {
+  const host = name === "node-relay" ? "node-relay" : "raw";
+  const child = await startChild<{ urls: Record<Transport, string>; pid: number }>(name, new URL(`../hosts/${host}.ts`, import.meta.url), { upstreamUrl: sim.url }, logDir);
+  const endpoints: Partial<Record<Transport, Endpoint>> = {};
+  for (const transport of transportsOf(name)) endpoints[transport] = { base: child.info.urls[transport], ack: false };
+  const system = {
     name,
     pids: [child.pid],
-    watchBase: child.info.url,
-    ack: false,
-    resume: name === "raw-ws" ? "rv" : "relist",
-    head: (path, labelSelector = "") => child.call<number>("head", { path, labelSelector }),
+    endpoints,
+    resume: name === "node-relay" ? ("relist" as const) : ("rv" as const),
+    head: (path: string, labelSelector = "") => child.call<number>("head", { path, labelSelector }),
     heapBytes: () => child.call<number>("heap"),
   };
+  return { systems: [system], processes: [{ role: name, pid: child.pid }] };
 }

@@ -1,32 +1,40 @@
 /**
  * @module
- * What the bench needs to know about a system under test: where its subscribers connect, how
- * they behave (acknowledge, resume), which processes its cost is measured on, and how far it
- * has got in a collection. Every scenario drives every system through this one interface.
+ * What the bench needs to know about a running system under test: where its subscribers
+ * connect on each transport and how they behave there (acknowledge, subprotocol, resume), which
+ * processes its cost is measured on, and how far it has got in a collection. Every scenario
+ * drives every system through this one interface.
  */
 import type { SubscriberSpec } from "../loadgen.ts";
 import type { Sim } from "../sim.ts";
+import { CATALOG, type SystemName, type Transport } from "./catalog.ts";
 
-export type SystemName = "relay" | "relay-batched" | "relay-proxied" | "workerd-floor" | "direct" | "node-relay" | "raw-ws";
+export type { SystemName, Transport } from "./catalog.ts";
 
 /**
- * The relay's two framings, reported side by side: one event per WebSocket message, as the API
+ * The relay's two WebSocket framings, reported side by side: one event per message, as the API
  * server sends (`relay`), and the batches a client gets by opting in (`relay-batched`).
  */
 export const RELAY_MODES: readonly SystemName[] = ["relay", "relay-batched"];
+
+/** Where and how a subscriber connects on one transport. */
+export interface Endpoint {
+  /** Base of subscriber URLs: `ws://…` or `http://…`. */
+  readonly base: string;
+  /** Subscribers acknowledge what they received (the relay's WebSocket extension). */
+  readonly ack: boolean;
+  /** The WebSocket subprotocol its subscribers offer, which changes what the system sends them. */
+  readonly protocol?: string;
+}
 
 export interface System {
   readonly name: SystemName;
   /** Processes whose CPU and memory are this system's cost. */
   readonly pids: readonly number[];
-  /** Base of subscriber URLs (`ws://…` or `http://…`). */
-  readonly watchBase: string;
+  /** One for each transport the catalog says it serves. */
+  readonly endpoints: Readonly<Partial<Record<Transport, Endpoint>>>;
   /** Base of list URLs, for systems that serve list snapshots. */
   readonly listBase?: string;
-  /** Relay subscribers acknowledge what they received. */
-  readonly ack: boolean;
-  /** The WebSocket subprotocol its subscribers offer, which changes what the system sends them. */
-  readonly protocol?: string;
   /** How a dropped subscriber catches up: from its resourceVersion, or by relisting from the API server. */
   readonly resume: "rv" | "relist";
   /** Newest resourceVersion the system holds for a collection. */
@@ -35,8 +43,31 @@ export interface System {
   heapBytes(): Promise<number>;
 }
 
-/** A subscriber of `system` watching the collection at `path`. */
-export function subscriber(system: System, sim: Sim, path: string, labelSelector?: string): SubscriberSpec {
+/** The transports a system serves, WebSocket first. */
+export const transportsOf = (system: System | SystemName): readonly Transport[] => CATALOG[typeof system === "string" ? system : system.name].transports;
+
+/** Where a scenario measures a system on one transport only: WebSocket, where it serves it (the relay's framings and the Node baselines compare there). */
+export const primaryTransport = (system: System | SystemName): Transport => transportsOf(system)[0] as Transport;
+
+/** A subscriber of `system`, over `transport`, watching the collection at `path`. */
+export function subscriber(system: System, transport: Transport, sim: Sim, path: string, labelSelector?: string): SubscriberSpec {
+  const endpoint = system.endpoints[transport];
+  if (!endpoint) throw new Error(`${system.name} has no ${transport} endpoint`);
   const selector = labelSelector ? `&labelSelector=${encodeURIComponent(labelSelector)}` : "";
-  return { url: `${system.watchBase}${path}?watch=1${selector}`, ack: system.ack, protocol: system.protocol, resume: system.resume, listUrl: `${sim.url}${path}${selector.replace("&", "?")}` };
+  return {
+    url: `${endpoint.base}${path}?watch=1${selector}`,
+    ack: endpoint.ack,
+    protocol: endpoint.protocol,
+    resume: system.resume,
+    listUrl: `${sim.url}${path}${selector.replace("&", "?")}`,
+  };
+}
+
+/** The processes behind some systems, named by role (for the report, and to check none outlives a run). */
+export type Processes = Array<{ role: string; pid: number }>;
+
+/** What starting a host gives: the systems it serves, and its processes. */
+export interface Launched {
+  systems: System[];
+  processes: Processes;
 }

@@ -1,11 +1,14 @@
 /**
  * @module
  * The systems that run in workerd: `relay` (this project; subscribers connect to the relay's
- * own workerd), `relay-batched` (the same relay, whose subscribers opt in to several events per
- * message with its batch subprotocol), `relay-proxied` (the same relay through the proxy worker
- * `wrangler dev` puts in front of it: the address `npm start` prints; it also pays for the
- * proxy's workerd), and `workerd-floor` (raw fan-out in the same runtime, see
- * `bench/floor/worker.ts`).
+ * own workerd, over WebSocket or HTTP), `relay-batched` (the same relay, whose WebSocket
+ * subscribers opt in to several events per message with its batch subprotocol),
+ * `relay-proxied` (the same relay through the proxy worker `wrangler dev` puts in front of it:
+ * the address `npm start` prints; it also pays for the proxy's workerd), and `workerd-floor`
+ * (raw WebSocket fan-out in the same runtime, see `bench/floor/worker.ts`).
+ *
+ * A relay started some other way is one more `relayServing` on its address, with a host that
+ * starts it and reports that address and its process.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,19 +17,14 @@ import { startChild } from "../children.ts";
 import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
 import { Inspector } from "../inspector.ts";
 import type { Sim } from "../sim.ts";
-import type { System } from "./system.ts";
+import type { Launched, Processes, System, SystemName } from "./system.ts";
 
-/** The processes behind a Worker: wrangler's host (Node), the Worker's workerd, and wrangler's proxy workerd. */
-export type Processes = Array<{ role: string; pid: number }>;
-
-export interface Relay {
+export interface Relay extends Launched {
+  /** The relay on its own workerd, which the CPU profiles sample. */
   relay: System;
-  batched: System;
-  proxied: System;
   info: WorkerdInfo;
   /** One DevTools session for the run: wrangler's inspector proxy admits one client at a time. */
   inspector: Inspector;
-  processes: Processes;
 }
 
 /**
@@ -60,38 +58,48 @@ async function isolateHeap(inspector: Inspector): Promise<number> {
 
 const ws = (url: string) => url.replace(/^http/, "ws");
 
-export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
-  // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.
-  const { info, inspector, processes } = await startWorkerd("relay", new URL("../../wrangler.toml", import.meta.url), { UPSTREAM_URL: sim.url, ...RELAY_VARS }, "/_bench/nudge", logDir);
-  /** The hub's window head, from the relay's per-key stats endpoint. */
-  const head = async (path: string, labelSelector?: string) => {
-    const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
-    const response = await fetch(`${info.url}/_relay/stats${path}${query}`);
-    return response.ok ? Number(((await response.json()) as { resourceVersion?: number }).resourceVersion ?? 0) : 0;
-  };
-  const heapBytes = () => isolateHeap(inspector);
-  const relay: System = { name: "relay", pids: [info.pid], watchBase: ws(info.url), listBase: info.url, ack: true, resume: "rv", head, heapBytes };
+/**
+ * The relay served at `url` (`http://host:port`), as system `name`: WebSocket subscribers that
+ * acknowledge, and HTTP watches. `pids` are the processes its cost is counted on.
+ */
+export function relayServing(name: SystemName, url: string, pids: readonly number[], heapBytes: () => Promise<number>): System {
   return {
-    relay,
-    batched: { ...relay, name: "relay-batched", protocol: BATCH_PROTOCOL },
-    proxied: { name: "relay-proxied", pids: [info.pid, info.proxyPid], watchBase: ws(info.proxyUrl), listBase: info.proxyUrl, ack: true, resume: "rv", head, heapBytes },
-    info,
-    inspector,
-    processes,
+    name,
+    pids,
+    endpoints: { ws: { base: ws(url), ack: true }, http: { base: url, ack: false } },
+    listBase: url,
+    resume: "rv",
+    /** The hub's window head, from the relay's per-key stats endpoint. */
+    async head(path, labelSelector) {
+      const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
+      const response = await fetch(`${url}/_relay/stats${path}${query}`);
+      return response.ok ? Number(((await response.json()) as { resourceVersion?: number }).resourceVersion ?? 0) : 0;
+    },
+    heapBytes,
   };
 }
 
-export async function startFloor(sim: Sim, logDir: string): Promise<{ floor: System; processes: Processes }> {
+/** The relay in `wrangler dev`'s workerd: `relay`, `relay-batched` and `relay-proxied`. */
+export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
+  // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.
+  const { info, inspector, processes } = await startWorkerd("relay", new URL("../../wrangler.toml", import.meta.url), { UPSTREAM_URL: sim.url, ...RELAY_VARS }, "/_bench/nudge", logDir);
+  const heapBytes = () => isolateHeap(inspector);
+  const relay = relayServing("relay", info.url, [info.pid], heapBytes);
+  const batched: System = { ...relay, name: "relay-batched", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL } } };
+  const proxied = relayServing("relay-proxied", info.proxyUrl, [info.pid, info.proxyPid], heapBytes);
+  return { relay, systems: [relay, batched, proxied], info, inspector, processes };
+}
+
+export async function startFloor(sim: Sim, logDir: string): Promise<Launched> {
   const { info, inspector, processes } = await startWorkerd("workerd-floor", new URL("../floor/wrangler.toml", import.meta.url), { UPSTREAM_URL: sim.url }, "/_bench/nudge", logDir);
   const floor: System = {
     name: "workerd-floor",
     pids: [info.pid],
-    watchBase: ws(info.url),
-    ack: false,
+    endpoints: { ws: { base: ws(info.url), ack: false } },
     resume: "rv",
     // Fan-out only: it keeps no window, so the storm scenario does not run it.
     head: async () => 0,
     heapBytes: () => isolateHeap(inspector),
   };
-  return { floor, processes };
+  return { systems: [floor], processes };
 }

@@ -19,6 +19,12 @@ export interface PodTemplateRef {
   templateHash: string;
   image: string;
   port: number;
+  /**
+   * Slim pods: no managedFields, service-account token mount, default tolerations or probes
+   * (about 2.5 KB of JSON instead of 4.3 KB): a lean workload's pods, as a client that
+   * leaves out managedFields reads them.
+   */
+  slim?: boolean;
 }
 
 /** A node a pod can be scheduled to; pods get IPs from its pod CIDR. */
@@ -91,10 +97,10 @@ export function newPod(rng: Random, t: PodTemplateRef, node: NodeRef, nowMs: num
       creationTimestamp: at,
       labels: { app: t.app, "pod-template-hash": t.templateHash, [TRACK_LABEL]: rng.chance(0.2) ? "canary" : "stable" },
       ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: t.replicaSetName, uid: t.replicaSetUid, controller: true, blockOwnerDeletion: true }],
-      managedFields: managedFields(t.app, t.replicaSetUid, at),
+      ...(t.slim ? {} : { managedFields: managedFields(t.app, t.replicaSetUid, at) }),
     },
     spec: {
-      volumes: [{
+      ...(t.slim ? { automountServiceAccountToken: false } : { volumes: [{
         name: tokenVolume,
         projected: {
           sources: [
@@ -104,15 +110,17 @@ export function newPod(rng: Random, t: PodTemplateRef, node: NodeRef, nowMs: num
           ],
           defaultMode: 420,
         },
-      }],
+      }] }),
       containers: [{
         name: t.app,
         image: t.image,
         ports: [{ name: "http", containerPort: t.port, protocol: "TCP" }],
         resources: { limits: { memory: "256Mi" }, requests: { cpu: "100m", memory: "128Mi" } },
-        volumeMounts: [{ name: tokenVolume, readOnly: true, mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" }],
-        livenessProbe: probe("/healthz", 10),
-        readinessProbe: probe("/readyz"),
+        ...(t.slim ? {} : {
+          volumeMounts: [{ name: tokenVolume, readOnly: true, mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" }],
+          livenessProbe: probe("/healthz", 10),
+          readinessProbe: probe("/readyz"),
+        }),
         terminationMessagePath: "/dev/termination-log",
         terminationMessagePolicy: "File",
         imagePullPolicy: "IfNotPresent",
@@ -125,10 +133,12 @@ export function newPod(rng: Random, t: PodTemplateRef, node: NodeRef, nowMs: num
       nodeName: node.name,
       securityContext: {},
       schedulerName: "default-scheduler",
-      tolerations: [
-        { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
-        { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
-      ],
+      ...(t.slim ? {} : {
+        tolerations: [
+          { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
+          { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
+        ],
+      }),
       priority: 0,
       enableServiceLinks: true,
       preemptionPolicy: "PreemptLowerPriority",

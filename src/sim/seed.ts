@@ -20,6 +20,8 @@ export interface InitialOptions {
   nodes?: number;
   /** Deployments per namespace. */
   deployments?: number;
+  /** Namespaces whose pods, seeded and churned, are slim (about 2.5 KB of JSON; see `PodTemplateRef.slim`). */
+  slimPodNamespaces?: string[];
 }
 
 const DEFAULT_INITIAL: Required<InitialOptions> = {
@@ -27,6 +29,7 @@ const DEFAULT_INITIAL: Required<InitialOptions> = {
   podsPerNamespace: 8,
   nodes: 3,
   deployments: 2,
+  slimPodNamespaces: [],
 };
 
 const HOUR = 3_600_000;
@@ -79,7 +82,8 @@ export class Cluster {
     for (let d = 0; d < count; d++) {
       const replicas = Math.floor(pods / count) + (d < pods % count ? 1 : 0);
       const deployedAt = now - rng.between(24, 48) * HOUR;
-      const { deployment, replicaSet, template } = deploymentObjects(rng, namespace, d, replicas, deployedAt);
+      const { deployment, replicaSet, template: full } = deploymentObjects(rng, namespace, d, replicas, deployedAt);
+      const template = this.options.slimPodNamespaces.includes(namespace) ? { ...full, slim: true } : full;
       this.#put("deployments", deployment);
       this.#put("replicasets", replicaSet);
       this.#put("services", serviceObject(rng, template, deployedAt));

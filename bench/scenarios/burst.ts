@@ -1,0 +1,69 @@
+/**
+ * @module
+ * `burst`: S subscribers on one collection, then `changes` changes made on it at once (a
+ * rollout, a node drain: the moment a watch is slow for), of slim pods of about 2.5 KB. Each
+ * change is timed from its write (`written-at`) to its receipt by each subscriber, and delivery
+ * is the events received over the time from the first change's write to the last receipt.
+ * Every system runs it, over every transport it serves, on a fresh collection each.
+ */
+import { measureWhile, receiptFields, round } from "../measure.ts";
+import { waitIdle } from "../proc.ts";
+import type { BurstRow } from "../rows.ts";
+import { labelOf, SYSTEM_NAMES } from "../systems/catalog.ts";
+import { subscriber, transportsOf, type System, type Transport } from "../systems/system.ts";
+import { podsOf, type Context, type Scenario } from "./scenario.ts";
+
+const namespaceOf = (system: string, transport: Transport, subscribers: number) => `burst-${system}-${transport}-${subscribers}`;
+
+export const burst: Scenario = {
+  name: "burst",
+  systems: SYSTEM_NAMES,
+  slimPods: true,
+  namespaces: (sizes, systems) => sizes.burst.subscribers.flatMap((s) => systems.flatMap((name) => transportsOf(name).map((t) => namespaceOf(name, t, s)))),
+  async run(context, systems) {
+    const rows: BurstRow[] = [];
+    for (const subscribers of context.sizes.burst.subscribers) {
+      for (const system of systems) {
+        for (const transport of transportsOf(system)) rows.push(await runOne(context, system, transport, subscribers));
+      }
+    }
+    return rows;
+  },
+};
+
+async function runOne(context: Context, system: System, transport: Transport, subscribers: number): Promise<BurstRow> {
+  const { sim, loadgens, sizes } = context;
+  const { changes, timeoutMs } = sizes.burst;
+  const namespace = namespaceOf(system.name, transport, subscribers);
+  const label = labelOf(system.name, transport);
+  context.progress(`burst ${label}: ${subscribers} subscribers, ${changes} changes at once`);
+  await context.quiesce();
+  await loadgens.open(Array.from({ length: subscribers }, () => subscriber(system, transport, sim, podsOf(namespace))));
+  // One change first, seen by all: every subscriber has its initial state and is live, so the
+  // window holds the burst's events and nothing else.
+  const live = await loadgens.waitFor(await sim.step(namespace, 1), timeoutMs);
+  if (live.missing > 0) throw new Error(`burst ${label}: ${live.missing} of ${subscribers} subscribers never went live`);
+  await waitIdle([...system.pids, sim.pid]);
+
+  let caughtUp = 0;
+  const window = await measureWhile(context, system, async () => {
+    const result = await loadgens.waitFor(await sim.step(namespace, changes), timeoutMs);
+    caughtUp = result.caughtUpAt.length;
+  });
+  await loadgens.close();
+  const { report } = window;
+  const durationMs = report.firstWrittenAt !== null && report.lastReceivedAt !== null ? Math.max(1, report.lastReceivedAt - report.firstWrittenAt) : null;
+  return {
+    scenario: "burst",
+    system: system.name,
+    transport,
+    subscribers,
+    changes,
+    delivered: report.events,
+    deliveredPct: round((100 * report.events) / (subscribers * changes)),
+    caughtUp,
+    durationMs,
+    deliveredPerSec: durationMs === null ? 0 : round((report.events * 1000) / durationMs),
+    ...receiptFields(window),
+  };
+}

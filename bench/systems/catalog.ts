@@ -1,0 +1,92 @@
+/**
+ * @module
+ * Every system the bench can measure, with what is known of it before anything starts: the
+ * transports it serves (the simulator seeds a namespace for each measurement, so scenarios name
+ * them up front), its colour in the charts, whether it is measured everywhere or only where its
+ * cost is shown, and what the report says it is. Adding a system is an entry here, a host that
+ * starts it, and a launcher in `bench/run.ts`.
+ */
+import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
+import type { Sizes } from "../modes.ts";
+
+/** How subscribers watch: a WebSocket (one message per event, or a batch), or an HTTP chunked response of event lines, as Kubernetes clients do. */
+export type Transport = "ws" | "http";
+
+export interface SystemFacts {
+  readonly transports: readonly Transport[];
+  readonly color: string;
+  /**
+   * Measured in fan-out at the `secondary` sizes only (and in the burst): a way of serving
+   * another system, there to show what it costs, not to be compared at every size.
+   */
+  readonly secondary?: boolean;
+  /** The system's bullet in the report's method section. */
+  about(sizes: Sizes): string;
+}
+
+const at = (sizes: Sizes) => `${sizes.fanout.secondary.subscribers.join(" and ")} subscribers × ${sizes.fanout.secondary.rates.join(" and ")} events/s`;
+
+export const CATALOG = {
+  relay: {
+    transports: ["ws", "http"],
+    color: "#f38020",
+    about: () =>
+      "**relay**: this project, in workerd, started with wrangler's own dev environment (`unstable_DevEnv`: the bundling, miniflare configuration and workerd binary of `wrangler dev`); subscribers connect to the relay's own workerd. " +
+      "WebSocket subscribers open `ws://…/api/v1/namespaces/<ns>/pods?watch=1` and acknowledge every 256 KiB they receive (`{\"type\":\"ACK\",\"received\":n}`); they get one event per WebSocket message: the API server's framing, and the relay's default. " +
+      "HTTP subscribers open the same URL over `http://`, as kubectl, client-go and client-node informers do, and read a chunked response of newline-separated events.",
+  },
+  "relay-batched": {
+    transports: ["ws"],
+    color: "#dc2626",
+    about: () =>
+      `**relay-batched**: the same relay process, whose subscribers opt in to its batch framing by offering the \`${BATCH_PROTOCOL}\` WebSocket subprotocol: ` +
+      "each message carries the events that were ready together, newline-separated, so the more load, the more events each message carries; a replay after a resume goes out in slices of many events a message. " +
+      "Its subscribers acknowledge as the relay's do, and split every message into its events before counting and timing them. Opt-in only: a client that does not offer the subprotocol is never sent a batch.",
+  },
+  "relay-proxied": {
+    transports: ["ws", "http"],
+    color: "#b45309",
+    secondary: true,
+    about: (sizes) =>
+      "**relay-proxied**: the same relay through the proxy worker `wrangler dev` puts in front of it, in a second workerd process: the relay as `npm start` serves it (the address it prints), and as `npm run dev` does; both processes' CPU is counted. " +
+      `Measured in the burst, and in fanout at ${at(sizes)}, over both transports, to show what that hop costs. Production has no such hop.`,
+  },
+  "workerd-floor": {
+    transports: ["ws"],
+    color: "#9333ea",
+    about: () =>
+      "**workerd-floor** (`bench/floor/worker.ts`): a Durable Object per collection forwarding the upstream watch's lines, as received, to hibernatable WebSockets: no parsing, storage, window or acknowledgements. What WebSocket fan-out costs in workerd itself; not a relay.",
+  },
+  direct: {
+    transports: ["http"],
+    color: "#6b7280",
+    about: () => "**direct**: no relay; every subscriber holds its own HTTP watch on the API server.",
+  },
+  "node-relay": {
+    transports: ["ws", "http"],
+    color: "#2563eb",
+    about: () =>
+      "**node-relay**: the usual self-hosted alternative: one `@kubernetes/client-node` watch per collection in a Node process, each event `JSON.stringify`'d once, sent to every `ws` client and written, newline-terminated, to every open HTTP watch response (one server for both, in one process). No resume.",
+  },
+  "raw-ws": {
+    transports: ["ws"],
+    color: "#16a34a",
+    about: () =>
+      "**raw-ws** (`bench/hosts/raw.ts`): the practical ceiling for WebSocket fan-out on this machine: a Node `ws` server forwarding each upstream line's bytes, pre-serialised, to every socket; it keeps the last 10,000 lines, so it resumes too.",
+  },
+  "raw-http": {
+    transports: ["http"],
+    color: "#0d9488",
+    about: () =>
+      "**raw-http**: the same program as raw-ws in a process of its own, serving HTTP watches: a Node `http` server writing each upstream line's bytes, newline included, to every open chunked response. The practical ceiling for HTTP watch fan-out, as raw-ws is for WebSockets.",
+  },
+} as const satisfies Record<string, SystemFacts>;
+
+export type SystemName = keyof typeof CATALOG;
+
+export const SYSTEM_NAMES = Object.keys(CATALOG) as SystemName[];
+
+export const factsOf = (name: SystemName): SystemFacts => CATALOG[name];
+
+/** A system on one transport, as charts and progress lines name it: "relay http", but "raw-ws" (it has only the one). */
+export const labelOf = (system: SystemName, transport: Transport): string => (CATALOG[system].transports.length > 1 ? `${system} ${transport}` : system);
