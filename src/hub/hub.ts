@@ -46,6 +46,12 @@ const SYNC_TIMEOUT_MS = 10_000;
  */
 const NO_EXTENSIONS = "identity";
 
+/** The largest message a subscriber may send: ACKs are a few dozen bytes. */
+const MAX_CLIENT_MESSAGE = 4096;
+
+/** Close codes a peer may report but no endpoint may send (RFC 6455 §7.4.1). */
+const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
+
 interface Attachment {
   kwr: { subscriber: number };
 }
@@ -105,6 +111,13 @@ export class WatchHub extends DurableObject<Env> {
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const subscriber = this.#sockets.get(ws);
     if (!subscriber) return this.#closeOrphan(ws);
+    // The runtime has already taken the message in whole; a peer that sends more than an ACK's
+    // worth is not a watch client, and is not given the chance to do it twice.
+    const size = typeof message === "string" ? message.length : message.byteLength;
+    if (size > MAX_CLIENT_MESSAGE) {
+      this.#fanout?.detach(subscriber, { code: CLOSE.tooBig, reason: `a watch client sends only acknowledgements (at most ${MAX_CLIENT_MESSAGE} bytes a message)` });
+      return;
+    }
     // Anything else a client sends is ignored, as the API server ignores it.
     const received = parseAck(message);
     if (received !== undefined) {
@@ -113,8 +126,15 @@ export class WatchHub extends DurableObject<Env> {
     }
   }
 
-  override async webSocketClose(ws: WebSocket): Promise<void> {
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     this.#socketGone(ws);
+    // Hibernatable sockets do not answer a peer's close frame by themselves: without this the
+    // client waits for one until its own timeout and reports an abnormal closure (1006).
+    try {
+      ws.close(RESERVED_CLOSE_CODES.has(code) ? CLOSE.normal : code, reason);
+    } catch {
+      // already closed
+    }
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {

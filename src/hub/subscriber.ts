@@ -15,6 +15,8 @@ export const CLOSE = {
   normal: 1000,
   /** The hub is stopping (idle shutdown, deploy): resume from your last resourceVersion. */
   goingAway: 1001,
+  /** The client sent a message larger than a watch client needs to. */
+  tooBig: 1009,
   internalError: 1011,
   /** The hub restarted and lost this connection's position: resume from your last resourceVersion. */
   restarted: 1012,
