@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { eventually, within } from "../kit/wait.ts";
 
 function kubectlPresent(): boolean {
   try {
@@ -86,13 +87,10 @@ describe.skipIf(!hasKubectl)("kubectl against the simulator", { timeout: 30_000 
       child.on("exit", (code) => reject(new Error(`kubectl exited early (${code}): ${out}`)));
     });
     // Churn starts once kubectl's watch is open, so the events reach it through the stream.
-    const watching = async () => {
-      while (!sim.stats().activeWatches.some((w) => w.path === "/api/v1/namespaces/team-c/pods")) await new Promise((r) => setTimeout(r, 20));
-    };
-    await watching();
+    await eventually(() => sim.stats().activeWatches.some((w) => w.path === "/api/v1/namespaces/team-c/pods"), "kubectl's watch to open");
     sim.churn({ ratePerSec: 40, namespaces: ["team-c"] });
     try {
-      await sawLive;
+      await within(sawLive, "a MODIFIED or DELETED row from kubectl");
     } finally {
       sim.churn({ ratePerSec: 0 });
       child.kill();

@@ -5,8 +5,10 @@
 import { env, exports } from "cloudflare:workers";
 import { LineSplitter } from "../../src/k8s/ndjson.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
+import { eventually, SAFETY_TIMEOUT_MS } from "../kit/wait.ts";
 
-const SAFETY_TIMEOUT_MS = 15_000;
+export { eventually };
+
 
 /** A queue whose items can be awaited; every wait has a safety timeout that fails the test. */
 export class Inbox<T> {
@@ -71,20 +73,6 @@ export class Inbox<T> {
       this.#wake = undefined;
     }
     return this.ended;
-  }
-}
-
-/**
- * Wait for an observable condition that no event announces (an upstream watch closing, a
- * counter moving), checking often; fails with `what` after the safety timeout.
- */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, ms = SAFETY_TIMEOUT_MS): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
