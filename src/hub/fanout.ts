@@ -1,20 +1,23 @@
 /**
  * @module
- * Fan-out of one hub's events to its subscribers. Each batch arrives serialised once (the
- * window's lines); live subscribers get it straight away, in one send per subscriber.
- * Subscribers that are behind — sending the initial state, replaying after a resume, or not
- * keeping up — are pumped from the window in bounded slices, a few per turn, each as its
- * acknowledgements allow, so a storm of resumes neither stalls live delivery nor queues the
- * window per socket (the watch cache's `cache_interval` plays the same role), and a socket that
- * takes batches gets many events a message exactly when it is behind. A subscriber further
- * behind than its send budget, or one that falls out of the window, is cut off with a reason
- * and resumes from its last resourceVersion.
+ * Fan-out of one hub's events to its subscribers, after the watch cache's cache_watcher: each
+ * subscriber has a position in the window (the resourceVersion it has been sent everything up
+ * to), and is sent what follows it — its initial state first, if it asked for one. Delivery
+ * goes in turns over all subscribers, round-robin: in a turn each subscriber that has something
+ * to send and room for it gets what is ready, in one send (a slice of at most `SLICE`, shared
+ * by every subscriber at the same position, so serialised and encoded once), and a turn stops
+ * after `TURN_MESSAGES` messages, so the hub returns to its event loop — which is when the
+ * runtime writes to sockets, reads the upstream and hears acknowledgements and closes — long
+ * before a burst or a storm of resumes is through. A subscriber with too much sent but not
+ * taken waits (its acknowledgements wake it); one further behind than its budget, or out of
+ * the window, is cut off with a reason and resumes from its last resourceVersion.
  */
 import { errorLine, eventLine } from "../k8s/event.ts";
 import { tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
+import type { Log } from "../log.ts";
 import { CLOSE, LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
-import type { EventWindow, WindowEvent } from "./window.ts";
+import type { EventWindow } from "./window.ts";
 
 export interface FanoutSettings {
   /** Backlog beyond which a subscriber is cut off as slow. */
@@ -27,78 +30,89 @@ export interface FanoutSource {
   bookmark(rv: number, initialEventsEnd?: boolean): string;
 }
 
-type Log = (message: string, fields?: Record<string, unknown>) => void;
+/** The timers the fan-out runs on (injected in tests). */
+export interface Timers {
+  set(run: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
 
-/** Most a subscriber that is behind is sent in one slice. */
-const SLICE = 256 * 1024;
+export const realTimers: Timers = {
+  set: (run, ms) => setTimeout(run, ms),
+  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** Most one subscriber is sent in one send. */
+export const SLICE = 256 * 1024;
 /**
  * Unacknowledged bytes (at most half the budget) past which a subscriber is sent nothing more
- * until it acknowledges: a live one moves behind. Above the acknowledgement intervals of
- * clients, so one that keeps up stays live; low enough that the runtime holds little per socket.
+ * until it acknowledges. Above the acknowledgement intervals of clients, so one that keeps up is
+ * never held; low enough that the runtime holds little per socket.
  */
 const IN_FLIGHT = 2 * SLICE;
 /**
- * Most one pump turn sends before the hub takes in upstream events, acknowledgements and closes
- * again: a storm of resumes must not keep it sending to sockets whose close it has not yet had
- * a chance to hear. Bytes, not time: deployed, a Worker's clock stands still while code runs.
+ * Runtime messages (WebSocket messages, HTTP chunks) one turn sends before the hub yields to its
+ * event loop: about 30 ms of sends in workerd. Messages, not time: deployed, a Worker's clock
+ * stands still while code runs.
  */
-const TURN_BYTES = 8 * SLICE;
+export const TURN_MESSAGES = 1000;
+/** How soon to look again at subscribers that are waiting for their backlog to drain. */
+export const BLOCKED_RETRY_MS = 20;
+
 /**
- * How long a busy hub gathers upstream events before it commits and sends them: a pass over S
- * subscribers costs some 30 µs × S per event message in workerd, and upstream chunks arrive one
- * per turn of its event loop, so waiting a little (more with more subscribers) lets one pass
- * carry many events. 1 ms plus 10 µs per subscriber, at most 10 ms: a bounded, small share of
- * a watch's latency.
+ * How long the hub gathers upstream events before it commits and sends them. Upstream chunks
+ * arrive one per turn of the runtime's event loop, and every storage commit holds the hub's
+ * input until it is durable, so each commit should carry what arrived together; and every
+ * commit costs each subscriber a message (an HTTP chunk, a batch), which workerd charges some
+ * 30-50 µs for, partly outside the hub's own turns. Growing the wait with the subscribers, 1 ms
+ * per 20 of them, keeps the messages a hub sends a second roughly constant, whatever its size;
+ * at most 50 ms, a small share of a watch's latency.
  */
 export function gatherMs(subscribers: number): number {
-  return Math.min(20, 1 + subscribers / 20);
+  return Math.min(50, Math.max(1, subscribers / 20));
 }
-
-/** How soon to look again at subscribers that are waiting for their backlog to drain. */
-const BLOCKED_RETRY_MS = 20;
 
 export class Fanout {
   readonly #source: FanoutSource;
   readonly #settings: FanoutSettings;
   readonly #log: Log;
-  readonly #live = new Set<Subscriber>();
-  readonly #behind = new Set<Subscriber>();
-  readonly #deadlines = new Map<Subscriber, ReturnType<typeof setTimeout>>();
+  readonly #timers: Timers;
+  /** Every subscriber, in the order the next turn visits them: whoever is served goes to the back. */
+  readonly #subscribers = new Set<Subscriber>();
+  readonly #deadlines = new Map<Subscriber, unknown>();
   readonly #inFlight: number;
-  #pumpTimer: ReturnType<typeof setTimeout> | undefined;
-  #pumpDelay = 0;
+  #turnTimer: unknown;
+  #turnDelay = 0;
+  /** The last turn left subscribers waiting for their backlog to drain. */
+  #waiting = false;
   /** Called whenever a subscriber leaves (idle clock, quotas, access checks). */
   onDetach: (subscriber: Subscriber) => void = () => undefined;
 
-  constructor(source: FanoutSource, settings: FanoutSettings, log: Log) {
+  constructor(source: FanoutSource, settings: FanoutSettings, log: Log, timers: Timers = realTimers) {
     this.#source = source;
     this.#settings = settings;
     this.#log = log;
+    this.#timers = timers;
     this.#inFlight = Math.min(IN_FLIGHT, settings.budget / 2);
   }
 
   get size(): number {
-    return this.#live.size + this.#behind.size;
-  }
-
-  subscribers(): IterableIterator<Subscriber> {
-    return [...this.#live, ...this.#behind].values();
+    return this.#subscribers.size;
   }
 
   attach(subscriber: Subscriber): void {
-    this.#behind.add(subscriber);
+    this.#subscribers.add(subscriber);
     const deadline = subscriber.options.deadline;
     if (deadline !== undefined) {
-      this.#deadlines.set(subscriber, setTimeout(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())));
+      this.#deadlines.set(subscriber, this.#timers.set(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())));
     }
-    this.#schedulePump(0);
+    this.#schedule(0);
   }
 
   /** Remove a subscriber, closing its sink with `reason` when given. Idempotent. */
   detach(subscriber: Subscriber, reason?: CloseReason): void {
-    if (!this.#live.delete(subscriber) && !this.#behind.delete(subscriber)) return;
+    if (!this.#subscribers.delete(subscriber)) return;
     const deadline = this.#deadlines.get(subscriber);
-    if (deadline !== undefined) clearTimeout(deadline);
+    if (deadline !== undefined) this.#timers.clear(deadline);
     this.#deadlines.delete(subscriber);
     if (reason) subscriber.sink.close(reason);
     this.onDetach(subscriber);
@@ -110,110 +124,111 @@ export class Fanout {
     this.detach(subscriber, reason);
   }
 
-  /**
-   * New events from the feed, committed and in the window: each live subscriber gets them in
-   * one send (the feed commits what arrived together, so under load that is many events).
-   */
-  publish(events: readonly WindowEvent[]): void {
-    const last = events.at(-1);
-    if (!last) return;
-    const first = events[0] as WindowEvent;
-    const all = new LineBatch(events.map((e) => e.line));
-    for (const subscriber of this.#live) {
-      if (subscriber.sink.closed) {
-        this.detach(subscriber);
-        continue;
-      }
-      if (subscriber.position >= last.rv) continue; // resumed ahead of the hub: not there yet
-      if (subscriber.sink.backlog() > this.#inFlight) {
-        // Not keeping up: caught up from the window as it acknowledges, or cut off by the pump.
-        this.#live.delete(subscriber);
-        this.#behind.add(subscriber);
-        continue;
-      }
-      subscriber.sink.send(subscriber.position < first.rv ? all : new LineBatch(events.filter((e) => e.rv > subscriber.position).map((e) => e.line)));
-      subscriber.position = last.rv;
-    }
-    if (this.#behind.size > 0) this.#schedulePump(0);
+  /** New events are in the window (committed): the first turn runs now, the rest as the hub yields. */
+  publish(): void {
+    if (this.#turnTimer !== undefined) this.#timers.clear(this.#turnTimer);
+    this.#turn();
   }
 
-  /** Send a BOOKMARK at the head to every live subscriber that asked for them and is behind it. */
+  /** Send a BOOKMARK at the head to every caught-up subscriber that asked for them and is behind it. */
   bookmarks(): void {
-    const head = this.#source.window.head;
+    const window = this.#source.window;
     let line: string | undefined;
-    for (const subscriber of this.#live) {
-      if (!subscriber.options.bookmarks || subscriber.position >= head || subscriber.sink.closed) continue;
-      line ??= this.#source.bookmark(head);
+    for (const subscriber of this.#subscribers) {
+      if (!subscriber.options.bookmarks || subscriber.initial || subscriber.position >= window.head || window.hasEventsAfter(subscriber.position)) continue;
+      if (subscriber.sink.closed) continue;
+      line ??= this.#source.bookmark(window.head);
       subscriber.sink.send(LineBatch.of(line));
-      subscriber.position = head;
+      subscriber.position = window.head;
     }
   }
 
   /** History was reset: every subscriber's position is gone. Tell each, as the API server would. */
   expireAll(oldest: number): void {
-    for (const subscriber of [...this.#live, ...this.#behind]) this.#expired(subscriber, oldest);
+    for (const subscriber of [...this.#subscribers]) {
+      this.fail(subscriber, tooOldResourceVersion(subscriber.position, oldest), { code: CLOSE.normal, reason: "resourceVersion expired" });
+    }
   }
 
-  closeAll(reason: CloseReason): void {
-    for (const subscriber of [...this.#live, ...this.#behind]) this.detach(subscriber, reason);
-  }
-
-  /** The client acknowledged or drained: look again at subscribers waiting on their backlog. */
+  /** A client acknowledged or drained: subscribers waiting on their backlog may go on. */
   wake(): void {
-    if (this.#behind.size > 0) this.#schedulePump(0);
+    if (this.#waiting) this.#schedule(0);
   }
 
-  #pump(): void {
-    this.#pumpTimer = undefined;
+  /**
+   * One turn: visit subscribers in order and send each what is ready for it, until the turn's
+   * messages are spent. Slices are built once per position and shared.
+   */
+  #turn(): void {
+    this.#turnTimer = undefined;
     const window = this.#source.window;
-    let sent = 0;
-    for (const subscriber of [...this.#behind]) {
-      if (sent >= TURN_BYTES) break;
+    const slices = new Map<number, { batch: LineBatch; last: number } | undefined>();
+    let messages = 0;
+    let more = false;
+    let blocked = false;
+    for (const subscriber of [...this.#subscribers]) {
+      if (messages >= TURN_MESSAGES) {
+        more = true;
+        break;
+      }
       if (!subscriber.sink.alive()) {
         this.detach(subscriber);
+        continue;
+      }
+      const pending = subscriber.initial !== undefined || window.hasEventsAfter(subscriber.position);
+      if (!pending) {
+        this.#caughtUp(subscriber);
         continue;
       }
       const backlog = subscriber.sink.backlog();
       if (backlog > this.#inFlight) {
         if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`);
+        else blocked = true;
         continue;
       }
       // Round-robin: whoever is served goes to the back, so a long replay cannot starve the rest.
-      this.#behind.delete(subscriber);
-      this.#behind.add(subscriber);
+      this.#subscribers.delete(subscriber);
+      this.#subscribers.add(subscriber);
       if (subscriber.initial) {
-        sent += this.#sendInitial(subscriber);
+        messages += this.#sendInitial(subscriber);
+        more = true;
         continue;
       }
-      const replay = window.after(subscriber.position, SLICE);
-      if (replay.kind === "expired") {
+      let slice = slices.get(subscriber.position);
+      if (!slices.has(subscriber.position)) {
+        const replay = window.after(subscriber.position, SLICE);
+        const last = replay.kind === "events" ? replay.events.at(-1) : undefined;
+        slice = replay.kind === "events" && last ? { batch: new LineBatch(replay.events.map((e) => e.line)), last: last.rv } : undefined;
+        slices.set(subscriber.position, slice);
+      }
+      if (!slice) {
         this.#cutOff(subscriber, "fell out of the replay window while catching up");
         continue;
       }
-      const last = replay.events.at(-1);
-      if (last) {
-        const lines = replay.events.map((e) => e.line);
-        subscriber.sink.send(new LineBatch(lines));
-        subscriber.position = last.rv;
-        sent += lines.reduce((n, line) => n + line.length, 0);
-      }
-      if (!window.hasEventsAfter(subscriber.position)) {
-        this.#behind.delete(subscriber);
-        this.#live.add(subscriber);
-        // A resume has caught up: one BOOKMARK at the head tells the client where its replay
-        // ended (so it can say what it missed) and gives it a fresh resume point at once.
-        if (subscriber.resumeBookmarkDue && subscriber.options.bookmarks) {
-          subscriber.sink.send(LineBatch.of(this.#source.bookmark(window.head)));
-          subscriber.position = window.head;
-        }
-        subscriber.resumeBookmarkDue = false;
-      }
+      messages += subscriber.sink.send(slice.batch);
+      subscriber.position = slice.last;
+      if (window.hasEventsAfter(subscriber.position)) more = true;
+      else this.#caughtUp(subscriber);
     }
-    // Nobody could be sent anything: they wait on acknowledgements (`wake`), or on this.
-    if (this.#behind.size > 0) this.#schedulePump(sent > 0 ? 0 : BLOCKED_RETRY_MS);
+    // More to send: go on once the runtime has had its turn. Only blocked subscribers: they wait
+    // on acknowledgements (`wake`), or on this.
+    this.#waiting = blocked;
+    if (more) this.#schedule(0);
+    else if (blocked) this.#schedule(BLOCKED_RETRY_MS);
   }
 
-  /** Send the next slice of the initial state (the last ends it, with the annotated bookmark when asked); the bytes sent. */
+  /** A resume that has caught up gets one BOOKMARK at the head: where its replay ended, and a fresh resume point. */
+  #caughtUp(subscriber: Subscriber): void {
+    if (!subscriber.resumeBookmarkDue) return;
+    subscriber.resumeBookmarkDue = false;
+    const head = this.#source.window.head;
+    if (subscriber.options.bookmarks && subscriber.position <= head) {
+      subscriber.sink.send(LineBatch.of(this.#source.bookmark(head)));
+      subscriber.position = head;
+    }
+  }
+
+  /** Send the next slice of the initial state (the last ends it, with the annotated bookmark when asked); the messages sent. */
   #sendInitial(subscriber: Subscriber): number {
     const objects = subscriber.initial ?? [];
     const lines: string[] = [];
@@ -225,24 +240,19 @@ export class Fanout {
     }
     if (subscriber.initialSent >= objects.length) {
       subscriber.initial = undefined;
-      if (subscriber.options.initialEventsEnd) {
-        const bookmark = this.#source.bookmark(subscriber.position, true);
-        lines.push(bookmark);
-        size += bookmark.length;
-      }
+      if (subscriber.options.initialEventsEnd) lines.push(this.#source.bookmark(subscriber.position, true));
     }
-    if (lines.length > 0) subscriber.sink.send(new LineBatch(lines));
-    return size;
+    return lines.length > 0 ? subscriber.sink.send(new LineBatch(lines)) : 0;
   }
 
-  /** Run the pump after `delay`, or sooner if it is already due sooner. */
-  #schedulePump(delay: number): void {
-    if (this.#pumpTimer !== undefined) {
-      if (this.#pumpDelay <= delay) return;
-      clearTimeout(this.#pumpTimer);
+  /** Run a turn after `delay`, or sooner if one is already due sooner. */
+  #schedule(delay: number): void {
+    if (this.#turnTimer !== undefined) {
+      if (this.#turnDelay <= delay) return;
+      this.#timers.clear(this.#turnTimer);
     }
-    this.#pumpDelay = delay;
-    this.#pumpTimer = setTimeout(() => this.#pump(), delay);
+    this.#turnDelay = delay;
+    this.#turnTimer = this.#timers.set(() => this.#turn(), delay);
   }
 
   #cutOff(subscriber: Subscriber, why: string): void {
@@ -250,16 +260,12 @@ export class Fanout {
     this.detach(subscriber, { code: CLOSE.slow, reason: `slow subscriber: ${why}; resume from your last resourceVersion` });
   }
 
-  #expired(subscriber: Subscriber, oldest: number): void {
-    this.fail(subscriber, tooOldResourceVersion(subscriber.position, oldest), { code: CLOSE.normal, reason: "resourceVersion expired" });
-  }
-
-  /** `timeoutSeconds` reached: a last bookmark (so the client resumes cheaply), then a clean end. */
+  /** `timeoutSeconds` reached: what is ready, a last bookmark (so the client resumes cheaply), then a clean end. */
   #expire(subscriber: Subscriber): void {
-    const head = this.#source.window.head;
-    if (subscriber.options.bookmarks && this.#live.has(subscriber) && subscriber.position < head) {
-      subscriber.sink.send(LineBatch.of(this.#source.bookmark(head)));
-      subscriber.position = head;
+    const window = this.#source.window;
+    if (subscriber.options.bookmarks && !subscriber.initial && !window.hasEventsAfter(subscriber.position) && subscriber.position < window.head) {
+      subscriber.sink.send(LineBatch.of(this.#source.bookmark(window.head)));
+      subscriber.position = window.head;
     }
     this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });
   }

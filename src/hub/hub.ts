@@ -177,7 +177,7 @@ export class WatchHub extends DurableObject<Env> {
     if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
     const log = (this.#log = logger({ hub: describeKey(key) }));
     const feed = new Feed(key, this.#storage, upstream, { ...this.#settings, coalesceMs: () => gatherMs(this.#fanout?.size ?? 0) }, {
-      published: (events) => this.#fanout?.publish(events),
+      published: () => this.#fanout?.publish(),
       reset: (start) => this.#fanout?.expireAll(start),
     }, log);
     const fanout = new Fanout(
@@ -273,7 +273,10 @@ export class WatchHub extends DurableObject<Env> {
       if (hubRequest.protocol) headers["sec-websocket-protocol"] = hubRequest.protocol;
       response = new Response(null, { status: 101, webSocket: client, headers });
     } else {
-      const http = new HttpSink(() => subscriber && fanout.detach(subscriber));
+      const http = new HttpSink(
+        () => subscriber && fanout.detach(subscriber),
+        () => fanout.wake(),
+      );
       sink = http;
       response = new Response(http.body, {
         headers: { "content-type": "application/json", "cache-control": "no-cache, private", "content-encoding": "identity" },

@@ -80,8 +80,9 @@ export class Reflector {
     this.#backoff = new Backoff({ initialMs: 800, maxMs: 30_000, random: options.random });
   }
 
+  /** Started and not stopped (a stopped loop may take a moment to wind down). */
   get running(): boolean {
-    return this.#running !== undefined;
+    return this.#running !== undefined && !this.#stopped;
   }
 
   /** Start the loop if it is not running (idempotent). */
@@ -89,6 +90,8 @@ export class Reflector {
     this.#stopped = false;
     this.#running ??= this.#loop().finally(() => {
       this.#running = undefined;
+      // Started again while the stopped loop was winding down.
+      if (!this.#stopped) this.start();
     });
   }
 

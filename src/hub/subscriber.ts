@@ -68,7 +68,8 @@ export class LineBatch {
 
 export interface Sink {
   readonly transport: "websocket" | "http";
-  send(batch: LineBatch): void;
+  /** Send the lines; returns the messages (or HTTP chunks) it cost the runtime. */
+  send(batch: LineBatch): number;
   /** Still connected, as far as the runtime knows (costs a look at the socket: not for every event). */
   alive(): boolean;
   /** Sent but not yet known to be taken by the client (UTF-16 units). */
@@ -107,20 +108,22 @@ export class WebSocketSink implements Sink {
     return this.#closed;
   }
 
-  send(batch: LineBatch): void {
+  send(batch: LineBatch): number {
     try {
       if (this.#batched) {
         this.socket.send(batch.joined);
         this.#sent += batch.joined.length;
-      } else {
-        for (const line of batch.lines) {
-          this.socket.send(line);
-          this.#sent += line.length;
-        }
+        return 1;
       }
+      for (const line of batch.lines) {
+        this.socket.send(line);
+        this.#sent += line.length;
+      }
+      return batch.lines.length;
     } catch {
       // The peer is gone and its close event not yet delivered: stop sending; the fan-out detaches it.
       this.#closed = true;
+      return 0;
     }
   }
 
@@ -169,10 +172,13 @@ export class HttpSink implements Sink {
   /** Closed by us: what is queued still goes out, then the stream ends. */
   #ending = false;
   #closed = false;
-  #onGone: () => void;
+  readonly #onGone: () => void;
+  readonly #onDrained: () => void;
 
-  constructor(onGone: () => void) {
+  /** `onGone`: the stream ended, by us or the client; `onDrained`: the runtime took what was queued. */
+  constructor(onGone: () => void, onDrained: () => void) {
     this.#onGone = onGone;
+    this.#onDrained = onDrained;
     this.body = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
@@ -197,12 +203,13 @@ export class HttpSink implements Sink {
     return this.#closed;
   }
 
-  send(batch: LineBatch): void {
-    if (this.#closed) return;
+  send(batch: LineBatch): number {
+    if (this.#closed) return 0;
     const bytes = batch.bytes;
     this.#queued.push(bytes);
     this.#backlog += bytes.length;
     if (this.#wanted) this.#deliver();
+    return 1;
   }
 
   backlog(): number {
@@ -227,6 +234,7 @@ export class HttpSink implements Sink {
     this.#queued = [];
     this.#backlog = 0;
     this.#controller?.enqueue(queued.length === 1 ? (queued[0] as Uint8Array) : concat(queued));
+    this.#onDrained();
   }
 
   #end(): void {
