@@ -39,7 +39,7 @@ export default defineConfig({
     projects: [
       {
         // Pure modules and the simulator, in Node.
-        test: { name: "node", include: ["test/unit/**/*.test.ts", "test/sim/**/*.test.ts", "test/client/**/*.test.ts"], environment: "node" },
+        test: { name: "node", include: ["src/**/*.test.ts", "test/unit/**/*.test.ts", "test/sim/**/*.test.ts", "test/client/**/*.test.ts"], environment: "node" },
       },
       {
         // Real processes (npm start, wrangler dev, the simulator) and real clients.
