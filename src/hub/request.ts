@@ -6,6 +6,7 @@
  */
 import type { WatchKey } from "../k8s/key.ts";
 import type { Grant } from "./access.ts";
+import type { Freshness } from "./feed.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
 
 /** `subject`: who asks (absent without auth): a hub started for it counts against its share. */
@@ -23,6 +24,8 @@ export type HubRequest =
       grant?: Grant;
     };
 
+export type WatchRequest = Extract<HubRequest, { verb: "watch" }>;
+
 const HEADER = "x-relay-request";
 
 /** The request to forward to the hub: the client's own (so an upgrade stays an upgrade) plus the parsed form. */
@@ -35,4 +38,18 @@ export function hubRequest(original: Request, request: HubRequest): Request {
 export function readHubRequest(request: Request): HubRequest | undefined {
   const header = request.headers.get(HEADER);
   return header ? (JSON.parse(header) as HubRequest) : undefined;
+}
+
+/**
+ * What a request needs of the hub's state, by the API server's rules: `resourceVersion` unset
+ * is a consistent read for lists, gets and watch-lists; `0` is "any" (the live cache); a resume
+ * from `N` needs only the window.
+ */
+export function freshnessFor(request: HubRequest): Freshness {
+  const rv = request.verb === "get" ? { kind: "unset" as const } : request.options.resourceVersion;
+  if (request.verb === "watch") {
+    if (rv.kind === "exact" && request.options.sendInitialEvents !== true) return "stored";
+    return rv.kind === "unset" && request.options.sendInitialEvents === true ? "current" : "live";
+  }
+  return rv.kind === "unset" ? "current" : "live";
 }

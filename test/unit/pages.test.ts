@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CachedObject } from "../../src/hub/cache.ts";
-import { listPage, type ListSource } from "../../src/hub/listing.ts";
-import { decodeContinue, encodeContinue, page, SnapshotStore, type Snapshot } from "../../src/hub/pages.ts";
+import { listPage, type ListSource } from "../../src/hub/reads.ts";
+import { decodeContinue, encodeContinue, page, SnapshotStore, type Snapshot } from "../../src/hub/snapshots.ts";
 import type { ListOptions } from "../../src/k8s/options.ts";
 
 const obj = (key: string): CachedObject => ({ uid: key, key, rv: 1, json: "{}" });

@@ -1,0 +1,106 @@
+/**
+ * @module
+ * Admitting a watch: where its stream starts (the current state, or exactly after the
+ * resourceVersion it resumes from), the API server's answers when it cannot start there (410
+ * Expired, 504 Too large resource version), the subject's share of the quotas, its sink (a
+ * WebSocket or an HTTP body) and the live re-checks of its rights; then the fan-out has it.
+ */
+import { errorLine } from "../k8s/event.ts";
+import type { WatchOptions } from "../k8s/options.ts";
+import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
+import type { Status } from "../k8s/types.ts";
+import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
+import type { AccessGuard } from "./access.ts";
+import type { Fanout } from "./fanout.ts";
+import type { Feed } from "./feed.ts";
+import type { HubQuotas } from "./quotas.ts";
+import { AHEAD_WAIT_MS } from "./reads.ts";
+import type { WatchRequest } from "./request.ts";
+import type { HubSockets } from "./sockets.ts";
+import { CLOSE, HttpSink, LineBatch, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
+
+export interface AdmissionParts {
+  feed: Feed;
+  fanout: Fanout;
+  quotas: HubQuotas;
+  guard: AccessGuard;
+  sockets: HubSockets;
+}
+
+/** Where a watch starts: `position` and, from the current state, its objects first; or why it cannot. */
+export type Start = { position: number; fromState: boolean } | { refused: Status };
+
+/**
+ * The API server's rules for a watch's start (apiserver `watch_cache.go`): without a
+ * resourceVersion (or with `sendInitialEvents`) from the current state; from `N`, exactly the
+ * events after it, if the window still holds them (410 Expired otherwise) and once the hub has
+ * reached it (`reached`; 504 Too large resource version otherwise).
+ */
+export function startOf(options: WatchOptions, window: { head: number; start: number }, reached: boolean): Start {
+  const requested = options.resourceVersion;
+  const fromState = requested.kind !== "exact" || options.sendInitialEvents === true;
+  const position = fromState ? window.head : requested.kind === "exact" ? requested.rv : 0;
+  if (!reached) return { refused: tooLargeResourceVersion(position, window.head) };
+  if (!fromState && position < window.start) return { refused: tooOldResourceVersion(position, window.start) };
+  return { position, fromState };
+}
+
+export async function admitWatch(parts: AdmissionParts, request: WatchRequest, websocket: boolean): Promise<Response> {
+  const { feed, fanout, quotas, guard, sockets } = parts;
+  const options = request.options;
+  const requested = options.resourceVersion;
+  // Ahead of the hub: wait a little for it, as the watch cache does, then say so.
+  const reached = requested.kind !== "exact" || (await feed.waitFor(requested.rv, AHEAD_WAIT_MS));
+  const start = startOf(options, feed.window, reached);
+  const grant = request.grant;
+  if (!("refused" in start) && grant) {
+    const refused = await quotas.admitSubscriber(grant.subject);
+    if (refused) return statusResponse(refused);
+  }
+
+  let subscriber: Subscriber | undefined;
+  const opened = websocket
+    ? sockets.open(request.protocol === BATCH_PROTOCOL, request.protocol)
+    : httpStream(
+        () => subscriber && fanout.detach(subscriber),
+        () => fanout.wake(),
+      );
+  const sink: Sink = opened.sink;
+  if ("refused" in start) {
+    // Too old or too new: 200, one ERROR event, then the end, as the API server answers.
+    sink.send(LineBatch.of(errorLine(start.refused)));
+    sink.close({ code: CLOSE.normal, reason: start.refused.reason === "Expired" ? "resourceVersion expired" : "resourceVersion too large" });
+    return opened.response;
+  }
+  subscriber = new Subscriber(
+    sink,
+    start.position,
+    {
+      bookmarks: options.allowWatchBookmarks,
+      initialEventsEnd: options.sendInitialEvents === true && options.allowWatchBookmarks,
+      deadline: deadlineOf(options),
+      grant,
+    },
+    start.fromState ? feed.cache.snapshot() : undefined,
+  );
+  if (grant) guard.add(subscriber, grant);
+  if (opened.sink instanceof WebSocketSink) sockets.register(opened.sink, subscriber);
+  feed.start();
+  fanout.attach(subscriber);
+  return opened.response;
+}
+
+/** An HTTP watch: a chunked JSON stream, never compressed (a gzip layer would hold events back). */
+function httpStream(onGone: () => void, onDrained: () => void): { sink: HttpSink; response: Response } {
+  const sink = new HttpSink(onGone, onDrained);
+  const response = new Response(sink.body, {
+    headers: { "content-type": "application/json", "cache-control": "no-cache, private", "content-encoding": "identity" },
+  });
+  return { sink, response };
+}
+
+/** `timeoutSeconds`, or the API server's default: a random time in [30, 60) minutes. */
+function deadlineOf(options: WatchOptions): number {
+  const seconds = options.timeoutSeconds ?? 1800 + Math.floor(Math.random() * 1800);
+  return Date.now() + seconds * 1000;
+}

@@ -1,0 +1,102 @@
+/**
+ * @module
+ * A hub's parts, wired together: the feed (reflector, cache, window, storage), the fan-out, the
+ * quota claims, the access guard, the lifecycle, the socket registry and the reader lists and
+ * gets are served from. Built once per Durable Object instance, from the request's key or the
+ * stored one after a restart.
+ */
+import { mayAccess } from "../auth/kube.ts";
+import { maxHubs, maxHubsPerSubject, type HubSettings } from "../config.ts";
+import type { Env } from "../env.ts";
+import { bookmarkLine } from "../k8s/event.ts";
+import { hubName, type WatchKey } from "../k8s/key.ts";
+import type { Status } from "../k8s/types.ts";
+import type { Log } from "../log.ts";
+import { upstreamFor } from "../upstream.ts";
+import { AccessGuard } from "./access.ts";
+import { Fanout, gatherMs } from "./fanout.ts";
+import { Feed } from "./feed.ts";
+import { Lifecycle } from "./lifecycle.ts";
+import { HubQuotas } from "./quotas.ts";
+import type { Reader } from "./reads.ts";
+import type { SnapshotStore } from "./snapshots.ts";
+import { HubSockets } from "./sockets.ts";
+import type { HubStorage } from "./storage.ts";
+import { CLOSE, type CloseReason } from "./subscriber.ts";
+
+export interface Parts {
+  feed: Feed;
+  fanout: Fanout;
+  quotas: HubQuotas;
+  guard: AccessGuard;
+  lifecycle: Lifecycle;
+  sockets: HubSockets;
+  reader: Reader;
+}
+
+export interface HubContext {
+  state: DurableObjectState;
+  env: Env;
+  settings: HubSettings;
+  storage: HubStorage;
+  snapshots: SnapshotStore;
+  log: Log;
+}
+
+export function assemble({ state, env, settings, storage, snapshots, log }: HubContext, key: WatchKey): Parts {
+  const upstream = upstreamFor(env, key.cluster);
+  if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
+  let fanout: Fanout | undefined;
+  const feed = new Feed(
+    key,
+    storage,
+    upstream,
+    { ...settings, coalesceMs: () => gatherMs(fanout?.size ?? 0) },
+    { published: () => fanout?.publish(), reset: (start) => fanout?.expireAll(start) },
+    log,
+  );
+  const out = new Fanout(
+    { window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end) },
+    { budget: settings.subscriberBudget },
+    log,
+  );
+  fanout = out;
+  const limits = { maxHubs: maxHubs(env, key.cluster), maxHubsPerSubject: maxHubsPerSubject(env, key.cluster), maxPerSubject: settings.maxSubscriptionsPerSubject };
+  const quotas = new HubQuotas(env.QUOTA, key.cluster, hubName(key), limits, log);
+  const guard = new AccessGuard((token, access) => mayAccess(upstream, token, access), settings.authRecheckMs, (subscriber, status) => out.fail(subscriber, status, closeFor(status)), log);
+  const lifecycle = new Lifecycle(
+    {
+      upstream: feed,
+      subscribers: () => out.size,
+      bookmarks: () => out.bookmarks(),
+      quotas,
+      alarm: { get: () => state.storage.getAlarm(), set: (at) => state.storage.setAlarm(at) },
+    },
+    settings,
+    log,
+  );
+  out.onDetach = (subscriber) => {
+    guard.remove(subscriber);
+    if (subscriber.options.grant) quotas.releaseSubscriber(subscriber.options.grant.subject);
+    lifecycle.settle();
+  };
+  const reader: Reader = {
+    get listKind() {
+      return feed.identity?.listKind ?? "";
+    },
+    get apiVersion() {
+      return feed.identity?.apiVersion ?? "";
+    },
+    current: () => ({ rv: feed.window.head, objects: feed.cache.snapshot() }),
+    waitFor: (rv, ms) => feed.waitFor(rv, ms),
+    snapshots,
+  };
+  return { feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(state, out), reader };
+}
+
+/** The WebSocket close code for a stream ended by an access decision. */
+function closeFor(status: Status): CloseReason {
+  if (status.code === 401) return { code: CLOSE.unauthorized, reason: "credentials expired or no longer accepted" };
+  if (status.code === 403) return { code: CLOSE.forbidden, reason: "access revoked" };
+  return { code: CLOSE.unverified, reason: "access could not be re-verified" };
+}

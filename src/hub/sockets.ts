@@ -1,0 +1,100 @@
+/**
+ * @module
+ * The hub's WebSocket subscribers as the runtime hands them back: hibernatable sockets, whose
+ * messages and closes arrive at the Durable Object's handlers rather than on the socket. This
+ * keeps which socket is which subscriber, turns messages into acknowledgements, answers closes,
+ * and closes sockets an earlier instance of the hub left behind.
+ */
+import { parseAck } from "../k8s/websocket.ts";
+import type { Fanout } from "./fanout.ts";
+import { CLOSE, type Subscriber, WebSocketSink } from "./subscriber.ts";
+
+/**
+ * The extensions the relay agrees to on a watch WebSocket: none. Left unset, workerd accepts the
+ * permessage-deflate every browser (and Node's `ws`) offers, and then deflates every message for
+ * every subscriber separately, which costs more than the send itself and undoes serialising
+ * once; the API server does not compress watch WebSockets either. workerd takes an agreement
+ * that names no extension it knows as "no compression" and sends no header.
+ */
+const NO_EXTENSIONS = "identity";
+
+/** The largest message a subscriber may send: ACKs are a few dozen bytes. */
+const MAX_CLIENT_MESSAGE = 4096;
+
+/** Close codes a peer may report but no endpoint may send (RFC 6455 §7.4.1). */
+const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
+
+export class HubSockets {
+  readonly #state: DurableObjectState;
+  readonly #fanout: Fanout;
+  readonly #subscribers = new Map<WebSocket, Subscriber>();
+
+  constructor(state: DurableObjectState, fanout: Fanout) {
+    this.#state = state;
+    this.#fanout = fanout;
+  }
+
+  /** A new watch socket: its sink (batched if the client asked), and the 101 that hands the other end to the client. */
+  open(batched: boolean, protocol: string | undefined): { sink: WebSocketSink; response: Response } {
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    this.#state.acceptWebSocket(server);
+    const headers: Record<string, string> = { "sec-websocket-extensions": NO_EXTENSIONS };
+    if (protocol) headers["sec-websocket-protocol"] = protocol;
+    return { sink: new WebSocketSink(server, batched), response: new Response(null, { status: 101, webSocket: client, headers }) };
+  }
+
+  /** The socket's subscriber is attached: its messages and close are now its own. */
+  register(sink: WebSocketSink, subscriber: Subscriber): void {
+    this.#subscribers.set(sink.socket, subscriber);
+  }
+
+  message(ws: WebSocket, message: string | ArrayBuffer): void {
+    const subscriber = this.#subscribers.get(ws);
+    if (!subscriber) return closeOrphan(ws);
+    // The runtime has already taken the message in whole; a peer that sends more than an ACK's
+    // worth is not a watch client, and is not given the chance to do it twice.
+    const size = typeof message === "string" ? message.length : message.byteLength;
+    if (size > MAX_CLIENT_MESSAGE) {
+      this.#fanout.detach(subscriber, { code: CLOSE.tooBig, reason: `a watch client sends only acknowledgements (at most ${MAX_CLIENT_MESSAGE} bytes a message)` });
+      return;
+    }
+    // Anything else a client sends is ignored, as the API server ignores it.
+    const received = parseAck(message);
+    if (received === undefined) return;
+    (subscriber.sink as WebSocketSink).acknowledge(received);
+    this.#fanout.wake();
+  }
+
+  /** The peer closed: the subscriber leaves, and the close is answered. */
+  closed(ws: WebSocket, code: number, reason: string): void {
+    this.gone(ws);
+    // Hibernatable sockets do not answer a peer's close frame by themselves: without this the
+    // client waits for one until its own timeout and reports an abnormal closure (1006).
+    try {
+      ws.close(RESERVED_CLOSE_CODES.has(code) ? CLOSE.normal : code, reason);
+    } catch {
+      // already closed
+    }
+  }
+
+  gone(ws: WebSocket): void {
+    const subscriber = this.#subscribers.get(ws);
+    this.#subscribers.delete(ws);
+    if (!subscriber) return;
+    (subscriber.sink as WebSocketSink).markClosed();
+    this.#fanout.detach(subscriber);
+  }
+
+  /** Sockets that outlived an earlier instance (eviction): their positions are unknown, so they must resume. */
+  closeOrphans(): void {
+    for (const ws of this.#state.getWebSockets()) if (!this.#subscribers.has(ws)) closeOrphan(ws);
+  }
+}
+
+function closeOrphan(ws: WebSocket): void {
+  try {
+    ws.close(CLOSE.restarted, "the hub restarted; resume from your last resourceVersion");
+  } catch {
+    // already closing
+  }
+}
