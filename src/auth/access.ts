@@ -4,8 +4,10 @@
  * a group, in a namespace (or across all of them), on a cluster. The same attributes go to a
  * JWT rule check and to a SelfSubjectAccessReview.
  */
+import type { KubeVerb } from "../k8s/types.ts";
 
-export type Verb = "get" | "list" | "watch";
+/** The verbs the relay serves: it is read-only. */
+export type Verb = Extract<KubeVerb, "get" | "list" | "watch">;
 
 export interface Access {
   cluster: string;
@@ -17,6 +19,10 @@ export interface Access {
   /** A single object (`get`, or a watch by name). */
   name?: string | undefined;
 }
+
+/** One string per distinct access, for caches of answers about it. */
+export const accessKey = (access: Access): string =>
+  JSON.stringify([access.cluster, access.verb, access.group, access.resource, access.namespace ?? "", access.name ?? ""]);
 
 /** RBAC's wording: `User "alice" cannot watch resource "pods" in API group "" in the namespace "dev"`. */
 export function describeDenial(subject: string, access: Access): string {

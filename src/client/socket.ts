@@ -4,12 +4,10 @@
  * watch takes the next item only when its consumer asks for the next update, so what is
  * queued here is what the application has not processed yet, which is what the ACKs report.
  */
+import { CLOSE } from "../k8s/websocket.ts";
 import type { WatchSocket } from "./types.ts";
 
 export type SocketItem = { kind: "message"; text: string } | { kind: "close"; code: number; reason: string };
-
-/** Close code for a connection that failed without a close frame (RFC 6455 §7.1.5). */
-export const ABNORMAL_CLOSURE = 1006;
 
 export class SocketReader {
   readonly #socket: WatchSocket;
@@ -25,7 +23,7 @@ export class SocketReader {
       if (typeof event.data === "string") this.#push({ kind: "message", text: event.data });
     });
     socket.addEventListener("close", (event) => this.#end(event.code, event.reason));
-    socket.addEventListener("error", () => this.#end(ABNORMAL_CLOSURE, "the connection failed"));
+    socket.addEventListener("error", () => this.#end(CLOSE.abnormal, "the connection failed"));
   }
 
   async next(): Promise<SocketItem> {

@@ -11,7 +11,9 @@
  * for updates, acknowledged to the relay as they are taken, and the watch reconnects only after
  * the consumer has drained what the old socket delivered.
  */
-import { Backoff } from "../k8s/backoff.ts";
+import { Backoff, REFLECTOR_BACKOFF } from "../k8s/backoff.ts";
+import { parseEventLine } from "../k8s/event.ts";
+import { CLOSE } from "../k8s/websocket.ts";
 import type { KubeList, KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { Acknowledger } from "./ack.ts";
 import { protocolError, socketFailed, statusError, WatchError } from "./errors.ts";
@@ -20,12 +22,6 @@ import { SocketReader } from "./socket.ts";
 import { transportOf, watchProtocols } from "./transport.ts";
 import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
 import { collectionUrl, watchUrl } from "./url.ts";
-
-/** client-go's reflector: start at 0.8 s, double, cap at 30 s. */
-const DEFAULT_BACKOFF = { initialMs: 800, maxMs: 30_000 };
-
-/** The relay's close code for `timeoutSeconds` and for the end after an ERROR event. */
-const NORMAL_CLOSURE = 1000;
 
 /** A socket that closes sooner, having delivered nothing, did not work (client-go's "very short watch"). */
 const MIN_WATCH_MS = 1000;
@@ -70,7 +66,7 @@ class Watcher<T extends KubeResource> {
     this.#collection = collection;
     this.#options = options;
     this.#transport = transportOf(options.transport);
-    this.#backoff = new Backoff({ ...DEFAULT_BACKOFF, random: Math.random, ...options.backoff });
+    this.#backoff = new Backoff({ ...REFLECTOR_BACKOFF, random: Math.random, ...options.backoff });
     this.#protocols = watchProtocols(options.token);
     this.#rv = options.resourceVersion;
     if (this.#rv !== undefined) this.#catchUp = { from: this.#rv, replayed: 0 };
@@ -123,7 +119,7 @@ class Watcher<T extends KubeResource> {
         // Only a socket that worked (delivered something, or lasted) starts backoff afresh.
         if (end.healthy) this.#backoff.reset();
         // A normal end of a working watch (timeoutSeconds) resumes at once, as client-go re-watches.
-        retryInMs = end.code === NORMAL_CLOSURE && end.healthy ? 0 : this.#backoff.next();
+        retryInMs = end.code === CLOSE.normal && end.healthy ? 0 : this.#backoff.next();
         yield { type: "closed", code: end.code, reason: end.reason, retryInMs };
       }
       this.#catchUp ??= { from: this.#rv, replayed: 0 };
@@ -153,7 +149,7 @@ class Watcher<T extends KubeResource> {
     // Listen before anything can yield: messages may already be on their way.
     const reader = new SocketReader(socket);
     const ack = new Acknowledger((text) => socket.send(text));
-    const stop = () => reader.close(NORMAL_CLOSURE, "the client stopped watching");
+    const stop = () => reader.close(CLOSE.normal, "the client stopped watching");
     signal?.addEventListener("abort", stop);
     const opened = Date.now();
     let messages = 0;
@@ -179,7 +175,7 @@ class Watcher<T extends KubeResource> {
     } finally {
       signal?.removeEventListener("abort", stop);
       ack.stop();
-      reader.close(NORMAL_CLOSURE, "the client is done with this socket");
+      reader.close(CLOSE.normal, "the client is done with this socket");
     }
   }
 
@@ -209,16 +205,9 @@ class Watcher<T extends KubeResource> {
 }
 
 function parseEvent<T>(text: string): WatchEvent<T> {
-  let event: Partial<WatchEvent<T>> | undefined;
-  try {
-    event = JSON.parse(text) as Partial<WatchEvent<T>>;
-  } catch {
-    // reported below
-  }
-  if (typeof event?.type !== "string" || typeof event.object !== "object" || event.object === null) {
-    throw protocolError(`the watch sent a message that is not a watch event (${text.slice(0, 80)})`);
-  }
-  return event as WatchEvent<T>;
+  const event = parseEventLine<T>(text);
+  if (!event) throw protocolError(`the watch sent a message that is not a watch event (${text.slice(0, 80)})`);
+  return event;
 }
 
 /** Wait `ms`; `false` if `signal` aborted first. */

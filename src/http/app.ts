@@ -12,13 +12,12 @@ import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
-import { failure, internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import { failure, internalError, methodNotAllowed, serviceUnavailable, statusResponse, type Result } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Verb } from "../auth/access.ts";
 import type { Grant } from "../hub/access.ts";
 import { hubRequest } from "../hub/request.ts";
-import type { Parsed } from "../k8s/options.ts";
 import { logger } from "../log.ts";
 import { Authenticator, authMode, originAllowed, type Identity } from "./auth.ts";
 import { hostRefusal } from "./hosts.ts";
@@ -74,7 +73,7 @@ interface Gate {
   identity: Identity;
 }
 
-async function gate(env: Env, request: Request, cluster: string, auth: Authenticator): Promise<Parsed<Gate>> {
+async function gate(env: Env, request: Request, cluster: string, auth: Authenticator): Promise<Result<Gate>> {
   const mode = authMode(env);
   if (!mode.ok) return mode;
   const wrongHost = hostRefusal(env, mode.value, new URL(request.url));

@@ -10,19 +10,18 @@
  * `DENY_RESOURCES` are refused whatever the token says. Logs name the subject and the
  * decision, never the token.
  */
-import type { Access } from "../auth/access.ts";
-import { describeDenial } from "../auth/access.ts";
+import { accessKey, describeDenial, type Access } from "../auth/access.ts";
 import { verifyJwt } from "../auth/jwt.ts";
 import { mayAccess, whoAmI } from "../auth/kube.ts";
 import { allows, type Rule } from "../auth/rules.ts";
 import { bearerToken, tokenId } from "../auth/token.ts";
 import { list } from "../config.ts";
 import type { Env } from "../env.ts";
-import type { Parsed } from "../k8s/options.ts";
-import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
+import { forbidden, serviceUnavailable, unauthorized, type Result } from "../k8s/status.ts";
 import { BEARER_PROTOCOL_PREFIX, isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
+import type { Log } from "../log.ts";
 
 export type AuthMode = "none" | "jwt" | "kube";
 
@@ -46,7 +45,7 @@ const NOT_ACCEPTED = "the cluster does not accept this bearer token";
 const DECISION_TTL_MS = 30_000;
 const DECISIONS_MAX = 10_000;
 
-export function authMode(env: Env): Parsed<AuthMode> {
+export function authMode(env: Env): Result<AuthMode> {
   const mode = env.AUTH_MODE as AuthMode | undefined;
   if (mode && MODES.includes(mode)) {
     if (mode === "jwt" && !env.AUTH_JWT_SECRET) return { ok: false, status: serviceUnavailable("AUTH_MODE=jwt needs AUTH_JWT_SECRET (wrangler secret put AUTH_JWT_SECRET)") };
@@ -75,7 +74,6 @@ export function originAllowed(env: Env, request: Request): boolean {
 
 const forbiddenFor = (access: Access, message: string): Status => forbidden(access.resource, access.name, message, access.group);
 
-type Log = (message: string, fields?: Record<string, unknown>) => void;
 
 /** One per isolate: it holds the cache of the cluster's recent decisions. */
 export class Authenticator {
@@ -91,7 +89,7 @@ export class Authenticator {
    * a cluster that is not configured, which in `kube` mode (where only a cluster can vouch for a
    * token) is refused exactly as a token that cluster does not accept.
    */
-  async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream | undefined): Promise<Parsed<Identity>> {
+  async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream | undefined): Promise<Result<Identity>> {
     if (mode === "none") return { ok: true, value: { mode, subject: undefined } };
     const credential = bearerToken(request);
     if (!credential.ok) return this.#refuse(credential.reason);
@@ -122,7 +120,7 @@ export class Authenticator {
     if (identity.mode === "none") allowed = true;
     else if (identity.mode === "jwt") allowed = allows(identity.rules ?? [], access);
     else {
-      const key = `may|${identity.tokenId}|${access.cluster}|${access.verb}|${access.group}|${access.resource}|${access.namespace ?? ""}|${access.name ?? ""}`;
+      const key = `may|${identity.tokenId}|${accessKey(access)}`;
       const review = await this.#cached(key, () => mayAccess(upstream, identity.token as string, access));
       if (!review.ok) {
         this.#log("access check failed: denied", { subject, cluster: access.cluster, verb: access.verb, resource: access.resource, namespace: access.namespace, reason: review.reason });
@@ -140,7 +138,7 @@ export class Authenticator {
     return status;
   }
 
-  #refuse(reason: string): Parsed<Identity> {
+  #refuse(reason: string): Result<Identity> {
     this.#log("authentication refused", { reason });
     return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };
   }

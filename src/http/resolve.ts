@@ -6,15 +6,15 @@
  */
 import { SelectorError } from "../k8s/labels.ts";
 import { watchKey, type WatchKey } from "../k8s/key.ts";
-import { isWatch, parseListOptions, parseWatchOptions, type Parsed } from "../k8s/options.ts";
+import { isWatch, parseListOptions, parseWatchOptions } from "../k8s/options.ts";
 import type { ResourcePath } from "../k8s/path.ts";
-import { badRequest } from "../k8s/status.ts";
+import { badRequest, type Result } from "../k8s/status.ts";
 import type { HubRequest } from "../hub/request.ts";
 import { notFoundPath, unsupportedVerb, type ResourceInfo } from "./resource-resolver.ts";
 import { websocketProtocol } from "./websocket.ts";
 
 /** The key of the collection a path and its selectors name (what one hub serves). */
-export function resolveKey(path: ResourcePath, resource: ResourceInfo, query: URLSearchParams, nameSelector = false): Parsed<WatchKey> {
+export function resolveKey(path: ResourcePath, resource: ResourceInfo, query: URLSearchParams, nameSelector = false): Result<WatchKey> {
   if (path.subresource !== undefined) return { ok: false, status: notFoundPath(`subresource "${path.subresource}" is not relayed`) };
   if (!resource.namespaced && path.namespace !== undefined) return { ok: false, status: notFoundPath(`${path.resource} is not namespaced`) };
   // The API server has no route for `/api/v1/pods/{name}`: a namespaced object is named inside its namespace.
@@ -43,7 +43,7 @@ export function resolveKey(path: ResourcePath, resource: ResourceInfo, query: UR
   }
 }
 
-export function resolveRequest(path: ResourcePath, resource: ResourceInfo, query: URLSearchParams, request: Request): Parsed<HubRequest> {
+export function resolveRequest(path: ResourcePath, resource: ResourceInfo, query: URLSearchParams, request: Request): Result<HubRequest> {
   // A watch of one object (legacy `/watch/.../{name}`, or `?watch` on an item) is a watch of its collection by name.
   const watch = isWatch(query) || path.legacyWatch;
   const verb = watch ? "watch" : path.name !== undefined ? "get" : "list";

@@ -6,9 +6,8 @@
  * serve or a watch of a resource that cannot be watched is answered as the API server answers
  * it, and built-ins, custom resources and cluster-scoped resources all work alike.
  */
-import type { Parsed } from "../k8s/options.ts";
 import { apiVersionOf } from "../k8s/path.ts";
-import { failure, methodNotAllowed, serviceUnavailable } from "../k8s/status.ts";
+import { failure, methodNotAllowed, serviceUnavailable, type Result } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { DiscoveryUnavailable, type DiscoveryCache, type DiscoveryDocument, type DiscoveryFetch } from "./discovery-cache.ts";
 
@@ -82,7 +81,7 @@ export async function resolveResource(
   cluster: string,
   fetch: DiscoveryFetch,
   path: { group: string; version: string; resource: string },
-): Promise<Parsed<ResourceInfo>> {
+): Promise<Result<ResourceInfo>> {
   const apiVersion = apiVersionOf(path.group, path.version);
   let document: DiscoveryDocument;
   try {

@@ -6,12 +6,11 @@
  * (two or more: 400). So a client always gets back one of the protocols it offered, never the
  * token.
  */
-import type { Parsed } from "../k8s/options.ts";
-import { badRequest, unauthorized } from "../k8s/status.ts";
+import { badRequest, unauthorized, type Result } from "../k8s/status.ts";
 import { isWebSocketUpgrade, parseOffer } from "../k8s/websocket.ts";
 
 /** The protocol to echo on a WebSocket upgrade (`undefined` when none), or the refusal. */
-export function websocketProtocol(request: Request): Parsed<string | undefined> {
+export function websocketProtocol(request: Request): Result<string | undefined> {
   if (!isWebSocketUpgrade(request)) return { ok: true, value: undefined };
   const offer = parseOffer(request.headers.get("sec-websocket-protocol"));
   if ("refused" in offer) return { ok: false, status: unauthorized(`Unauthorized: ${offer.refused}`) };

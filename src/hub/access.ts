@@ -6,12 +6,12 @@
  * stream ends when the review says no — or when the cluster cannot be asked for two intervals
  * running, since a check that cannot be made must not count as a yes.
  */
-import type { Access } from "../auth/access.ts";
-import { describeDenial } from "../auth/access.ts";
+import { accessKey, describeDenial, type Access } from "../auth/access.ts";
 import type { Review } from "../auth/kube.ts";
 import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Subscriber } from "./subscriber.ts";
+import type { Log } from "../log.ts";
 
 /** What a subscriber was granted, and how to keep checking it. */
 export interface Grant {
@@ -24,7 +24,6 @@ export interface Grant {
 
 export type AccessCheck = (token: string, access: Access) => Promise<Review<boolean>>;
 export type Revoke = (subscriber: Subscriber, status: Status) => void;
-type Log = (message: string, fields?: Record<string, unknown>) => void;
 
 interface Watched {
   grant: Grant;
@@ -77,7 +76,7 @@ export class AccessGuard {
     const groups = new Map<string, Array<[Subscriber, Watched]>>();
     for (const entry of this.#rechecked) {
       const { token, access } = entry[1].grant.recheck!;
-      const key = `${token}\u0000${access.verb}|${access.group}|${access.resource}|${access.namespace ?? ""}|${access.name ?? ""}`;
+      const key = `${token}\u0000${accessKey(access)}`;
       const group = groups.get(key) ?? [];
       group.push(entry);
       groups.set(key, group);

@@ -9,7 +9,7 @@ import { errorLine } from "../k8s/event.ts";
 import type { WatchOptions } from "../k8s/options.ts";
 import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
-import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
+import { BATCH_PROTOCOL, CLOSE } from "../k8s/websocket.ts";
 import type { AccessGuard } from "./access.ts";
 import type { Fanout } from "./fanout.ts";
 import type { Feed } from "./feed.ts";
@@ -17,7 +17,7 @@ import type { HubQuotas } from "./quotas.ts";
 import { AHEAD_WAIT_MS } from "./reads.ts";
 import type { WatchRequest } from "./request.ts";
 import type { HubSockets } from "./sockets.ts";
-import { CLOSE, HttpSink, LineBatch, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
+import { HttpSink, LineBatch, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
 
 export interface AdmissionParts {
   feed: Feed;

@@ -13,6 +13,7 @@ import { hubName, type WatchKey } from "../k8s/key.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
+import { CLOSE } from "../k8s/websocket.ts";
 import { AccessGuard } from "./access.ts";
 import { Fanout, gatherMs } from "./fanout.ts";
 import { Feed } from "./feed.ts";
@@ -22,7 +23,7 @@ import type { Reader } from "./reads.ts";
 import type { SnapshotStore } from "./snapshots.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
-import { CLOSE, type CloseReason } from "./subscriber.ts";
+import { type CloseReason } from "./subscriber.ts";
 
 export interface Parts {
   feed: Feed;

@@ -4,6 +4,7 @@
  * against them. The diff is how an upstream 410 stays invisible to subscribers: instead of
  * making every subscriber relist, the hub emits the difference as ordinary events.
  */
+import { metaNamespaceKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";
 import type { KubeObject } from "../k8s/types.ts";
 
@@ -61,7 +62,7 @@ export function toCachedObject(object: KubeObject): CachedObject | undefined {
   const metadata = object.metadata;
   const rv = objectVersion(object);
   if (!metadata?.uid || !metadata.name || rv === undefined) return undefined;
-  return { uid: metadata.uid, key: metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name, rv, json: JSON.stringify(object) };
+  return { uid: metadata.uid, key: metaNamespaceKey(metadata.namespace, metadata.name), rv, json: JSON.stringify(object) };
 }
 
 /** The change a window line records (`{"type":...,"object":...}`), to replay it onto a cache. */

@@ -16,7 +16,8 @@ import { errorLine, eventLine } from "../k8s/event.ts";
 import { tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
-import { CLOSE, LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
+import { CLOSE } from "../k8s/websocket.ts";
+import { LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
 import type { EventWindow } from "./window.ts";
 
 export interface FanoutSettings {

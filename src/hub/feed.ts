@@ -14,6 +14,7 @@ import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObje
 import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState } from "./reflector.ts";
 import type { Checkpoint, HubIdentity, HubStorage } from "./storage.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
+import type { Log } from "../log.ts";
 
 export interface FeedListener {
   /** New events: in the window and written to storage, to be fanned out now. */
@@ -34,7 +35,6 @@ export interface FeedSettings {
   coalesceMs: () => number;
 }
 
-export type Log = (message: string, fields?: Record<string, unknown>) => void;
 
 /**
  * What a request needs of the hub's state: `stored` (any state it has: a resume from a

@@ -12,6 +12,7 @@ import type { Env } from "../env.ts";
 import { describeKey, type WatchKey } from "../k8s/key.ts";
 import { badRequest, failure, internalError, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
+import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logger, type Log } from "../log.ts";
 import { admitWatch } from "./admission.ts";
 import { assemble, type Parts } from "./assembly.ts";
@@ -114,7 +115,7 @@ export class WatchHub extends DurableObject<Env> {
       case "get":
         return serveGet(parts.reader, hubRequest.key, hubRequest.name);
       case "watch":
-        return admitWatch(parts, hubRequest, request.headers.get("upgrade")?.toLowerCase() === "websocket");
+        return admitWatch(parts, hubRequest, isWebSocketUpgrade(request));
     }
   }
 

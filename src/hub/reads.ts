@@ -13,9 +13,9 @@
  * Responses are the API server's shapes, streamed from the pre-serialised objects so a large
  * list is never built as one string.
  */
-import type { WatchKey } from "../k8s/key.ts";
-import type { ListOptions, Parsed } from "../k8s/options.ts";
-import { badRequest, expired, notFound, statusResponse, tooLargeResourceVersion } from "../k8s/status.ts";
+import { metaNamespaceKey, type WatchKey } from "../k8s/key.ts";
+import type { ListOptions } from "../k8s/options.ts";
+import { badRequest, expired, notFound, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
 import type { CachedObject } from "./cache.ts";
 import { decodeContinue, page, type Page, type Snapshot, type SnapshotStore } from "./snapshots.ts";
 
@@ -33,7 +33,7 @@ export interface ListSource {
 const CONTINUE_EXPIRED =
   "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
 
-export async function listPage(source: ListSource, options: ListOptions, now: number): Promise<Parsed<Page>> {
+export async function listPage(source: ListSource, options: ListOptions, now: number): Promise<Result<Page>> {
   let snapshot: Snapshot | undefined;
   let after: string | undefined;
   if (options.continue) {
@@ -90,8 +90,7 @@ export async function serveList(reader: Reader, key: WatchKey, options: ListOpti
 
 /** A get: the named object of the current state, or 404. */
 export function serveGet(reader: Reader, key: WatchKey, name: string): Response {
-  const wanted = key.namespace === undefined ? name : `${key.namespace}/${name}`;
-  const found = findByKey(reader.current().objects, wanted);
+  const found = findByKey(reader.current().objects, metaNamespaceKey(key.namespace, name));
   if (!found) return statusResponse(notFound(key.resource, name, key.group));
   return new Response(found.json + "\n", { headers: JSON_HEADERS });
 }

@@ -5,8 +5,9 @@
  * stream ends, relist when the upstream answers 410, back off (with jitter, honouring
  * `Retry-After`) on errors, and treat a silent stream as dead. It never gives up while started.
  */
-import { Backoff, retryAfterMs } from "../k8s/backoff.ts";
+import { Backoff, REFLECTOR_BACKOFF, retryAfterMs } from "../k8s/backoff.ts";
 import { upstreamCollectionUrl, type WatchKey } from "../k8s/key.ts";
+import { parseEventLine } from "../k8s/event.ts";
 import { LineSplitter } from "../k8s/ndjson.ts";
 import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
@@ -77,7 +78,7 @@ export class Reflector {
     this.#upstream = upstream;
     this.#handler = handler;
     this.#options = options;
-    this.#backoff = new Backoff({ initialMs: 800, maxMs: 30_000, random: options.random });
+    this.#backoff = new Backoff({ ...REFLECTOR_BACKOFF, random: options.random });
   }
 
   /** Started and not stopped (a stopped loop may take a moment to wind down). */
@@ -269,7 +270,7 @@ export class Reflector {
         }
         const batch: WatchEvent[] = [];
         for (const line of lines.push(value)) {
-          const event = parseEvent(line);
+          const event = parseEventLine(line);
           if (event === undefined) {
             this.#deliver(batch);
             throw new UpstreamError(502, `malformed line in the upstream watch: ${line.slice(0, 120)}`);
@@ -304,17 +305,5 @@ export class Reflector {
       }
       this.#wake = done;
     });
-  }
-}
-
-const TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
-
-function parseEvent(line: string): WatchEvent | undefined {
-  try {
-    const event = JSON.parse(line) as WatchEvent;
-    if (typeof event !== "object" || event === null || !TYPES.has(event.type) || typeof event.object !== "object" || event.object === null) return undefined;
-    return event;
-  } catch {
-    return undefined;
   }
 }

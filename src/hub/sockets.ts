@@ -5,9 +5,9 @@
  * keeps which socket is which subscriber, turns messages into acknowledgements, answers closes,
  * and closes sockets an earlier instance of the hub left behind.
  */
-import { parseAck } from "../k8s/websocket.ts";
+import { CLOSE, parseAck } from "../k8s/websocket.ts";
 import type { Fanout } from "./fanout.ts";
-import { CLOSE, type Subscriber, WebSocketSink } from "./subscriber.ts";
+import { type Subscriber, WebSocketSink } from "./subscriber.ts";
 
 /**
  * The extensions the relay agrees to on a watch WebSocket: none. Left unset, workerd accepts the

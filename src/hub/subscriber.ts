@@ -9,27 +9,6 @@
 import type { Grant } from "./access.ts";
 import type { CachedObject } from "./cache.ts";
 
-/** Close codes a subscriber may see on a WebSocket, each with a reason saying what to do. */
-export const CLOSE = {
-  /** `timeoutSeconds` reached, or the stream ended after an ERROR event. */
-  normal: 1000,
-  /** The hub is stopping (idle shutdown, deploy): resume from your last resourceVersion. */
-  goingAway: 1001,
-  /** The client sent a message larger than a watch client needs to. */
-  tooBig: 1009,
-  internalError: 1011,
-  /** The hub restarted and lost this connection's position: resume from your last resourceVersion. */
-  restarted: 1012,
-  /** Fell behind its send budget or out of the window: resume from your last resourceVersion. */
-  slow: 4008,
-  /** The credentials expired or stopped being accepted: reconnect with fresh ones. */
-  unauthorized: 4401,
-  /** Access to this collection was revoked during the watch. */
-  forbidden: 4403,
-  /** The relay could not re-verify access, so it stopped the watch (fail closed). */
-  unverified: 4503,
-} as const;
-
 export interface CloseReason {
   code: number;
   reason: string;

@@ -5,6 +5,9 @@
  * floor, never shortened by jitter.
  */
 
+/** client-go's reflector: start at 0.8 s, double, cap at 30 s. The relay's upstream loop and its client both use it. */
+export const REFLECTOR_BACKOFF = { initialMs: 800, maxMs: 30_000 } as const;
+
 export interface BackoffOptions {
   initialMs: number;
   maxMs: number;
@@ -18,10 +21,6 @@ export class Backoff {
 
   constructor(options: BackoffOptions) {
     this.#options = options;
-  }
-
-  get attempts(): number {
-    return this.#attempt;
   }
 
   /** Delay before the next attempt; `retryAfterMs` (from the server) is honoured as a minimum. */

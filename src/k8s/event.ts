@@ -4,8 +4,8 @@
  * (apiserver `WatchServer`, `json.Encoder.Encode`). Objects are passed pre-serialised so a
  * relay serialises each event once, however many subscribers receive it.
  */
-import type { Status, WatchEventType } from "./types.ts";
-import { INITIAL_EVENTS_END } from "./types.ts";
+import type { Status, WatchEvent, WatchEventType } from "./types.ts";
+import { INITIAL_EVENTS_END, WATCH_EVENT_TYPES } from "./types.ts";
 
 /** One event line; `objectJson` is the object's JSON text. */
 export const eventLine = (type: WatchEventType, objectJson: string): string =>
@@ -24,3 +24,14 @@ export function bookmarkLine(kind: string, apiVersion: string, rv: number, initi
 
 /** An in-stream error: the API server's way to fail a watch that has already started. */
 export const errorLine = (status: Status): string => eventLine("ERROR", JSON.stringify(status));
+
+/** A watch event line read back: `undefined` unless it is JSON with a known type and an object. */
+export function parseEventLine<T = WatchEvent["object"]>(line: string): WatchEvent<T> | undefined {
+  try {
+    const event = JSON.parse(line) as WatchEvent<T>;
+    if (typeof event !== "object" || event === null || !WATCH_EVENT_TYPES.has(event.type) || typeof event.object !== "object" || event.object === null) return undefined;
+    return event;
+  } catch {
+    return undefined;
+  }
+}

@@ -7,6 +7,9 @@ import { formatFieldSelector, parseFieldSelector, validateFieldSelector } from "
 import { formatLabelSelector, parseLabelSelector, refuseControlCharacters } from "./labels.ts";
 import { apiVersionOf, collectionPath } from "./path.ts";
 
+/** An object's key within a collection, as client-go's `MetaNamespaceKeyFunc` makes it: `namespace/name`, or `name` when cluster-scoped (also the order the API server lists in). */
+export const metaNamespaceKey = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
+
 export interface WatchKey {
   /** Cluster name; `default` for bare paths. */
   cluster: string;

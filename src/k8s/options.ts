@@ -4,7 +4,7 @@
  * (apimachinery `pkg/apis/meta/internalversion/validation/validation.go`; bool conversion from
  * `pkg/runtime/conversion.go`). Failures come back as the `Status` the API server would send.
  */
-import { badRequest, invalidListOptions } from "./status.ts";
+import { badRequest, invalidListOptions, type Result } from "./status.ts";
 import type { Status } from "./types.ts";
 import { parseRequestedVersion, ResourceVersionError, type RequestedVersion } from "./rv.ts";
 
@@ -23,8 +23,6 @@ export interface WatchOptions {
   /** Seconds until the server ends the stream; `undefined` when the client set none. */
   timeoutSeconds: number | undefined;
 }
-
-export type Parsed<T> = { ok: true; value: T } | { ok: false; status: Status };
 
 const FALSE = new Set(["0", "f", "false", "n", "no", "off"]);
 
@@ -66,7 +64,7 @@ function match(query: URLSearchParams): { value: string | undefined; cause?: Cau
   };
 }
 
-export function parseListOptions(query: URLSearchParams): Parsed<ListOptions> {
+export function parseListOptions(query: URLSearchParams): Result<ListOptions> {
   const rv = requested(query);
   if (isStatus(rv)) return { ok: false, status: rv };
   const limit = queryInt(query, "limit");
@@ -87,7 +85,7 @@ export function parseListOptions(query: URLSearchParams): Parsed<ListOptions> {
   };
 }
 
-export function parseWatchOptions(query: URLSearchParams): Parsed<WatchOptions> {
+export function parseWatchOptions(query: URLSearchParams): Result<WatchOptions> {
   const rv = requested(query);
   if (isStatus(rv)) return { ok: false, status: rv };
   const timeout = queryInt(query, "timeoutSeconds");

@@ -7,6 +7,9 @@
  */
 import type { Status } from "./types.ts";
 
+/** The outcome of anything that can refuse: a value, or the Kubernetes `Status` that says why not. */
+export type Result<T> = { ok: true; value: T } | { ok: false; status: Status };
+
 export interface StatusCause {
   reason?: string;
   message?: string;

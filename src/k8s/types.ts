@@ -17,6 +17,11 @@ export interface KubeObject {
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
+export const WATCH_EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+
+/** The API's verbs on resources (RBAC's names). */
+export type KubeVerb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
+
 /** One line of a watch stream (`metav1.WatchEvent`). */
 export interface WatchEvent<T = KubeObject> {
   type: WatchEventType;

@@ -65,3 +65,26 @@ export function parseAck(message: string | ArrayBuffer): number | undefined {
     return undefined;
   }
 }
+
+/**
+ * Close codes a watch WebSocket can end with, each with what the client should do. Every one but
+ * the credential and access codes means "resume from your last resourceVersion".
+ */
+export const CLOSE = {
+  /** `timeoutSeconds` reached, or the stream ended after an ERROR event. */
+  normal: 1000,
+  /** Reported by a client whose connection failed without a close frame; never sent (RFC 6455 §7.1.5). */
+  abnormal: 1006,
+  /** The client sent a message larger than a watch client needs to. */
+  tooBig: 1009,
+  /** The hub restarted and lost this connection's position. */
+  restarted: 1012,
+  /** Fell behind its send budget or out of the window. */
+  slow: 4008,
+  /** The credentials expired or stopped being accepted: reconnect with fresh ones. */
+  unauthorized: 4401,
+  /** Access to this collection was revoked during the watch. */
+  forbidden: 4403,
+  /** The relay could not re-verify access, so it stopped the watch (fail closed). */
+  unverified: 4503,
+} as const;

@@ -19,7 +19,8 @@ import { readJson, sendJson, sendStatus, wantsPretty } from "./http.ts";
 import { listBody, listObjects } from "./list.ts";
 import { authorize, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
 import type { Verb } from "./requestlog.ts";
-import { findResource, storageKey, type ResourceDef } from "./resources.ts";
+import { findResource, type ResourceDef } from "./resources.ts";
+import { metaNamespaceKey } from "../k8s/key.ts";
 import { reviewAnswer, type Answer } from "./reviews.ts";
 import type { SimState } from "./state.ts";
 import { WatchStream } from "./watch.ts";
@@ -147,7 +148,7 @@ async function serveResource(
   }
   if (method === "GET" && name !== undefined) {
     const representation = readRepresentation(req);
-    const object = state.store.get(def, storageKey(namespace, name));
+    const object = state.store.get(def, metaNamespaceKey(namespace, name));
     if (!object) throw new ApiError(notFound(def.resource, name, def.group));
     if (representation.kind === "table") {
       const table = toTable(def, [object], { resourceVersion: object.metadata?.resourceVersion ?? "" }, tableOptions(representation.version, query));

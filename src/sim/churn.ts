@@ -10,7 +10,8 @@ import type { Pod } from "kubernetes-types/core/v1.js";
 import type { KubeObject } from "../k8s/types.ts";
 import { copyForTransition, flapReadiness, isTerminating, markTerminating, newPod, relabel, restartContainer, startPod } from "./pods.ts";
 import type { Random } from "./random.ts";
-import { resourceByName, storageKey } from "./resources.ts";
+import { resourceByName } from "./resources.ts";
+import { metaNamespaceKey } from "../k8s/key.ts";
 import type { Cluster } from "./seed.ts";
 import type { Store } from "./store.ts";
 import type { Writes } from "./writes.ts";
@@ -136,8 +137,8 @@ export class Churn {
     const template = this.#rng.pick(this.#cluster.templates(namespace));
     const node = this.#rng.pick(this.#cluster.nodes);
     let pod = newPod(this.#rng, template, node, Date.now());
-    while (this.#store.get(PODS, storageKey(namespace, pod.metadata?.name ?? ""))) pod = newPod(this.#rng, template, node, Date.now());
-    this.#store.put(PODS, storageKey(namespace, pod.metadata?.name ?? ""), pod as KubeObject);
+    while (this.#store.get(PODS, metaNamespaceKey(namespace, pod.metadata?.name ?? ""))) pod = newPod(this.#rng, template, node, Date.now());
+    this.#store.put(PODS, metaNamespaceKey(namespace, pod.metadata?.name ?? ""), pod as KubeObject);
   }
 
   #update(key: string, change: (pod: Pod) => void): void {

@@ -9,7 +9,8 @@ import type { ChurnOptions } from "./churn.ts";
 import { parseFaults, type FaultRequest } from "./faults.ts";
 import type { Rule, User } from "./rbac.ts";
 import type { LoggedRequest } from "./requestlog.ts";
-import { resourceByName, storageKey } from "./resources.ts";
+import { resourceByName } from "./resources.ts";
+import { metaNamespaceKey } from "../k8s/key.ts";
 import type { InitialOptions } from "./seed.ts";
 import { SimServer } from "./server.ts";
 import { SimState, type SimConfig, type SimStats } from "./state.ts";
@@ -124,7 +125,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const objects = state.store.objects(resourceByName(resource));
       return [...objects.keys()].sort().map((k) => objects.get(k)).filter((o): o is KubeObject => !!o && (namespace === undefined || namespaceOf(o) === namespace));
     },
-    get: (resource, namespace, name) => state.store.get(resourceByName(resource), storageKey(namespace, name)),
+    get: (resource, namespace, name) => state.store.get(resourceByName(resource), metaNamespaceKey(namespace, name)),
     create: (resource, object) => state.writes.create(resourceByName(resource), namespaceOf(object), object),
     replace: (resource, object) => state.writes.replace(resourceByName(resource), namespaceOf(object), object.metadata?.name ?? "", object),
     patch: (resource, namespace, name, patch, type = "merge") => state.writes.patch(resourceByName(resource), namespace, name, type, patch),

@@ -5,8 +5,10 @@
  * the relay made. Control requests (`/_sim/`) are never recorded.
  */
 import type { ServerResponse } from "node:http";
+import type { KubeVerb } from "../k8s/types.ts";
 
-export type Verb = "list" | "watch" | "get" | "create" | "update" | "patch" | "delete" | "discovery";
+/** What a logged request did: a verb on a resource, or a discovery read. */
+export type Verb = KubeVerb | "discovery";
 
 export interface LoggedRequest {
   seq: number;

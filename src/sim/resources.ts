@@ -109,4 +109,4 @@ export function resourceByName(name: string): ResourceDef {
 }
 
 /** The storage key: `namespace/name` for namespaced objects, `name` otherwise (etcd's key suffix). */
-export const storageKey = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
+

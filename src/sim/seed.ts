@@ -11,7 +11,8 @@ import {
 } from "./fixtures.ts";
 import { newPod, startPod, type NodeRef, type PodTemplateRef } from "./pods.ts";
 import type { Random } from "./random.ts";
-import { resourceByName, storageKey } from "./resources.ts";
+import { resourceByName } from "./resources.ts";
+import { metaNamespaceKey } from "../k8s/key.ts";
 import type { Store } from "./store.ts";
 
 export interface InitialOptions {
@@ -68,7 +69,7 @@ export class Cluster {
 
   #put(resource: string, object: KubeObject): void {
     const def = resourceByName(resource);
-    this.#store.put(def, storageKey(object.metadata?.namespace, object.metadata?.name ?? ""), object);
+    this.#store.put(def, metaNamespaceKey(object.metadata?.namespace, object.metadata?.name ?? ""), object);
   }
 
   #seedNamespace(namespace: string, pods: number): PodTemplateRef[] {

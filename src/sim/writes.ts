@@ -12,7 +12,8 @@ import { namespaceObject } from "./fixtures.ts";
 import { acceptBody, isJsonObject, timestamp } from "./meta.ts";
 import { jsonPatch, mergePatch } from "./patch.ts";
 import { NAME_ALPHABET, type Random } from "./random.ts";
-import { apiVersionOfResource, RESOURCES, resourceByName, storageKey, type ResourceDef } from "./resources.ts";
+import { apiVersionOfResource, RESOURCES, resourceByName, type ResourceDef } from "./resources.ts";
+import { metaNamespaceKey } from "../k8s/key.ts";
 import type { Store } from "./store.ts";
 
 /** PATCH Content-Types the simulator reads; strategic merge is applied as a merge patch. */
@@ -67,7 +68,7 @@ export class Writes {
   }
 
   #existing(def: ResourceDef, namespace: string | undefined, name: string): KubeObject {
-    const current = this.#store.get(def, storageKey(namespace, name));
+    const current = this.#store.get(def, metaNamespaceKey(namespace, name));
     if (!current) throw new ApiError(notFound(def.resource, name, def.group));
     return current;
   }
@@ -78,7 +79,7 @@ export class Writes {
     const name = meta.name || (meta.generateName ? meta.generateName + this.#rng.string(NAME_ALPHABET, 5) : "");
     if (!name) throw new ApiError(invalid(def.kind, def.group, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required"));
     if (!isDnsSubdomain(name)) throw new ApiError(invalid(def.kind, def.group, name, "metadata.name", "FieldValueInvalid", `Invalid value: "${name}": ${SUBDOMAIN_HELP}`));
-    const key = storageKey(meta.namespace, name);
+    const key = metaNamespaceKey(meta.namespace, name);
     if (this.#store.get(def, key)) throw new ApiError(alreadyExists(def.resource, def.group, name));
     if (meta.namespace) this.ensureNamespace(meta.namespace);
     // Server-owned fields; the store stamps resourceVersion.
@@ -111,7 +112,7 @@ export class Writes {
     }
     const owned = current.metadata ?? {};
     object.metadata = { ...meta, name, uid: owned.uid, creationTimestamp: owned.creationTimestamp, deletionTimestamp: owned.deletionTimestamp };
-    return this.#store.put(def, storageKey(namespace, name), object).object;
+    return this.#store.put(def, metaNamespaceKey(namespace, name), object).object;
   }
 
   /** Immediate delete (no graceful period); deleting a namespace deletes what is in it first. */
@@ -123,7 +124,7 @@ export class Writes {
         for (const key of [...this.#store.objects(r).keys()]) if (key.startsWith(`${name}/`)) this.#store.remove(r, key);
       }
     }
-    return this.#store.remove(def, storageKey(namespace, name))?.object ?? last;
+    return this.#store.remove(def, metaNamespaceKey(namespace, name))?.object ?? last;
   }
 
   /**

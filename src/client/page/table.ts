@@ -3,6 +3,7 @@
  * The live table: one row per object, in namespace/name order, updated in place. A changed row
  * flashes; a deleted row fades out before it is removed, so a change is seen, not just applied.
  */
+import { metaNamespaceKey } from "../../k8s/key.ts";
 import { objectKey, type KubeResource } from "../index.ts";
 import { age } from "./format.ts";
 import type { Resource } from "./resources.ts";
@@ -119,6 +120,6 @@ export class ObjectTable {
 
   #rowBySortKey(key: string): HTMLTableRowElement | undefined {
     const [namespace, name] = key.split("\u0000");
-    return this.#rows.get(namespace ? `${namespace}/${name}` : (name ?? ""));
+    return this.#rows.get(metaNamespaceKey(namespace, name ?? ""));
   }
 }
