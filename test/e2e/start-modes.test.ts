@@ -1,9 +1,10 @@
 /**
  * `npm start` in every AUTH_MODE, three launchers started at the same moment: each becomes
  * ready, answers its health endpoints without a token, and keeps serving an authorised watch
- * for longer than any timeout inside the launcher.
+ * for longer than any timeout inside the launcher; and `npm run token` makes tokens the jwt
+ * relay accepts for what they grant, and only that.
  */
-import { sign } from "hono/jwt";
+import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatorUrl } from "./kube.ts";
 import { running, startRelay, type RunningRelay } from "./harness.ts";
@@ -18,6 +19,21 @@ const HOLD_MS = 62_000;
 
 type Mode = "none" | "jwt" | "kube";
 const MODES: Mode[] = ["none", "jwt", "kube"];
+
+/** `npm run -s token -- ...args` with `env`: its exit code, stdout and stderr. */
+function token(args: string[], env: Record<string, string | undefined>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile("npm", ["run", "-s", "token", "--", ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function mint(args: string[]): Promise<string> {
+  const result = await token(args, { AUTH_JWT_SECRET: SECRET });
+  if (result.code !== 0) throw new Error(`npm run token ${args.join(" ")}: ${result.code}: ${result.stderr}`);
+  return result.stdout.trim();
+}
 
 const bearer = (t: string | undefined): Record<string, string> => (t ? { authorization: `Bearer ${t}` } : {});
 
@@ -75,7 +91,7 @@ describe.concurrent("npm start in every AUTH_MODE", () => {
       }),
     );
     credentials.none = undefined;
-    credentials.jwt = await sign({ sub: "reader", exp: Math.floor(Date.now() / 1000) + 600, rules: [{ apiGroups: [""], resources: ["pods"], namespaces: ["*"] }] }, SECRET, "HS256");
+    credentials.jwt = await mint(["--sub", "reader", "--resource", "pods"]);
     // The kube relay's cluster decides: a user whose token may read pods everywhere.
     const users = [{ name: "reader", tokens: ["reader-token"], rules: [{ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"] }] }];
     const put = await fetch(`${simulatorUrl(relays.kube)}/_sim/users`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(users) });
@@ -114,4 +130,34 @@ describe.concurrent("npm start in every AUTH_MODE", () => {
       HOLD_MS + 30_000,
     );
   }
+
+  it("npm run token: the jwt relay accepts a token for what it grants, and refuses the rest", async () => {
+    const { url } = relays.jwt;
+    const alice = await mint(["--sub", "alice", "--namespace", "team-a", "--resource", "pods", "--ttl", "10m"]);
+    expect(await status(`${url}/api/v1/namespaces/team-a/pods`, alice)).toBe(200);
+    expect(await status(`${url}/api/v1/namespaces/team-a/pods?watch=1&timeoutSeconds=1`, alice)).toBe(200);
+    expect(await status(`${url}/api/v1/namespaces/team-b/pods`, alice)).toBe(403);
+    expect(await status(`${url}/api/v1/pods`, alice)).toBe(403);
+    expect(await status(`${url}/apis/apps/v1/namespaces/team-a/deployments`, alice)).toBe(403);
+
+    const deployer = await mint(["--sub", "deployer", "--group", "apps", "--resource", "deployments", "--namespace", "team-a,team-b"]);
+    expect(await status(`${url}/apis/apps/v1/namespaces/team-b/deployments`, deployer)).toBe(200);
+    expect(await status(`${url}/api/v1/namespaces/team-b/pods`, deployer)).toBe(403);
+
+    const elsewhere = await mint(["--sub", "visitor", "--cluster", "other"]);
+    expect(await status(`${url}/api/v1/namespaces/team-a/pods`, elsewhere)).toBe(403);
+
+    const forged = await token(["--sub", "mallory"], { AUTH_JWT_SECRET: "some-other-secret-entirely" });
+    expect(await status(`${url}/api/v1/namespaces/team-a/pods`, forged.stdout.trim())).toBe(401);
+  });
+
+  it("npm run token: a clear error without AUTH_JWT_SECRET, or with a bad flag", async () => {
+    const missing = await token(["--sub", "alice"], { AUTH_JWT_SECRET: undefined });
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toContain("AUTH_JWT_SECRET is not set");
+    const bad = await token(["--ttl", "soon"], { AUTH_JWT_SECRET: SECRET });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--ttl "soon" is not a duration');
+  });
 });
