@@ -1,10 +1,12 @@
 /**
  * @module
  * The relay as `npm start` serves it: `src/index.ts` bundled the way wrangler bundles a Worker,
- * run by Miniflare in ONE workerd process, configured from `wrangler.toml` (Durable Object
- * bindings and their SQLite classes, assets, compatibility date and flags), with nothing but
- * the runtime between a client and the relay: the address it returns is a socket workerd
- * serves itself (no `wrangler dev` proxy worker, no Miniflare entry worker in front).
+ * run by Miniflare in ONE workerd process, configured from `wrangler.toml` as wrangler reads it
+ * (Durable Object bindings and their SQLite classes, assets, compatibility date and flags), with
+ * nothing but the runtime between a client and the relay: the address it returns is a socket
+ * workerd serves itself (no `wrangler dev` proxy worker, no Miniflare entry worker in front).
+ * Bundling and reading the configuration happen in a short-lived process
+ * (scripts/build-worker.ts), so this one keeps only Miniflare loaded.
  *
  * Contract of `startRelayRuntime(options)`:
  * - Resolves once workerd listens on `url`; rejects (and leaves nothing running) if it cannot
@@ -28,17 +30,16 @@
  * - `stop()` ends workerd, waits for it, and releases the state directory; it may be called
  *   more than once.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
-import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
 import { procStat } from "./proc.ts";
 import { lockStateDirectory } from "./state-lock.ts";
+import type { BuiltWorker } from "./build-worker.ts";
 
 export { StateDirectoryInUse } from "./state-lock.ts";
 
@@ -95,22 +96,14 @@ class LineLog extends Log {
   override logReady(): void {}
 }
 
-/** The Worker as one ES module, the way wrangler bundles it (`cloudflare:*` provided by the runtime). */
-async function bundle(entry: string, define: Record<string, string>): Promise<string> {
-  const result = await build({
-    entryPoints: [entry],
-    absWorkingDir: root,
-    bundle: true,
-    format: "esm",
-    target: "es2024",
-    conditions: ["workerd", "worker", "browser"],
-    external: ["cloudflare:*"],
-    keepNames: true,
-    define: { "process.env.NODE_ENV": '"development"', ...define },
-    logLevel: "silent",
-    write: false,
+/** The Worker, bundled and configured as wrangler would (in a process of its own: scripts/build-worker.ts). */
+function buildWorker(configPath: string): Promise<BuiltWorker> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [join(root, "scripts", "build-worker.ts"), configPath], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`could not build the Worker of ${configPath}: ${stderr.trim() || error.message}`));
+      else resolve(JSON.parse(stdout) as BuiltWorker);
+    });
   });
-  return result.outputFiles[0]!.text;
 }
 
 let tetheredRuntimes = 0;
@@ -157,10 +150,7 @@ function childWith(marker: string): number | undefined {
 export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Promise<RelayRuntime> {
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? (() => undefined);
-  const wrangler = unstable_readConfig({ config: options.configPath ?? join(root, "wrangler.toml") }, { hideWarnings: true });
-  const config = unstable_getMiniflareWorkerOptions(wrangler);
-  if (!config.main) throw new Error(`${wrangler.configPath} names no main module`);
-  const script = await bundle(config.main, config.define);
+  const worker = await buildWorker(options.configPath ?? join(root, "wrangler.toml"));
 
   const release = options.persistDir ? lockStateDirectory(options.persistDir) : () => undefined;
   const untether = tether(log);
@@ -171,9 +161,9 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
   try {
     mf = new Miniflare(
       convertV4MiniflareOptions({
-        ...config.workerOptions,
-        name: wrangler.name,
-        modules: [{ type: "ESModule", path: join(root, "relay.mjs"), contents: script }],
+        ...worker.workerOptions,
+        name: worker.name,
+        modules: [{ type: "ESModule", path: join(root, "relay.mjs"), contents: worker.script }],
         bindings: { ...options.vars, ...options.secrets },
         // Miniflare's own entry socket: loopback, on a port the kernel picks. Clients use the direct socket.
         host: "127.0.0.1",
@@ -196,7 +186,7 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
     const direct = await mf.unsafeGetDirectURL();
     const pid = childWith(marker);
     if (pid === undefined) throw new Error("workerd started but is not among this process's children");
-    const inspectorUrl = options.inspector ? `${(await mf.getInspectorURL()).origin}/core:user:${wrangler.name}` : undefined;
+    const inspectorUrl = options.inspector ? `${(await mf.getInspectorURL()).origin}/core:user:${worker.name}` : undefined;
     let stopping: Promise<void> | undefined;
     const running = mf;
     return {
