@@ -11,7 +11,9 @@
  * Contract of `startRelayRuntime(options)`:
  * - Resolves once workerd listens on `url`; rejects (and leaves nothing running) if it cannot
  *   start. `StateDirectoryInUse` when another live relay holds `persistDir`.
- * - `pid` is workerd's process: the relay, its hubs and every socket to clients and upstreams.
+ * - `pid` is workerd's process (found through Linux's /proc): the relay, its hubs and every
+ *   socket to clients and upstreams. Miniflare restarts a workerd that crashes (and says so in
+ *   `log`); `pid` is the one that started.
  * - Opens no other port anyone must choose: `port` (0 by default: a free one, as the kernel
  *   picks it), and only loopback ports picked by the kernel for Miniflare's own use (and the
  *   inspector, if asked for). Two runtimes started at once never collide.
@@ -32,9 +34,9 @@
  */
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { procStat } from "./proc.ts";
@@ -136,7 +138,7 @@ function tether(log: (line: string, level: RuntimeLogLevel) => void): () => void
 
 /** This process's child whose environment carries `marker`: the workerd of one runtime. */
 function childWith(marker: string): number | undefined {
-  for (const entry of readdirSync("/proc")) {
+  for (const entry of existsSync("/proc") ? readdirSync("/proc") : []) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (Number(procStat(entry)?.[1]) === process.pid && readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(marker)) return Number(entry);
@@ -152,7 +154,8 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
   const log = options.log ?? (() => undefined);
   const worker = await buildWorker(options.configPath ?? join(root, "wrangler.toml"));
 
-  const release = options.persistDir ? lockStateDirectory(options.persistDir) : () => undefined;
+  const persistDir = options.persistDir === undefined ? undefined : resolve(options.persistDir);
+  const release = persistDir ? lockStateDirectory(persistDir) : () => undefined;
   const untether = tether(log);
   // Finds this runtime's workerd among this process's children (several runtimes may share a process).
   const marker = `RELAY_RUNTIME=${randomBytes(8).toString("hex")}`;
@@ -170,7 +173,7 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
         port: 0,
         unsafeDirectSockets: [{ host, port: options.port ?? 0 }],
         // wrangler dev --persist-to's layout; without it, Miniflare's own temporary directory.
-        ...(options.persistDir ? { resourcePersistencePath: join(options.persistDir, "v3") } : {}),
+        ...(persistDir ? { resourcePersistencePath: join(persistDir, "v3") } : {}),
         ...(options.inspector ? { inspectorPort: 0 } : {}),
         unsafeRuntimeEnv: { RELAY_WORKERD: previousWorkerdPath ?? WORKERD, [markerName]: markerValue },
         // No request for Cloudflare's `cf` object template over the internet.
@@ -185,7 +188,7 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
     await mf.ready;
     const direct = await mf.unsafeGetDirectURL();
     const pid = childWith(marker);
-    if (pid === undefined) throw new Error("workerd started but is not among this process's children");
+    if (pid === undefined) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
     const inspectorUrl = options.inspector ? `${(await mf.getInspectorURL()).origin}/core:user:${worker.name}` : undefined;
     let stopping: Promise<void> | undefined;
     const running = mf;
