@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { readdirSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { procStat } from "../../scripts/proc.ts";
 
@@ -122,10 +123,19 @@ export async function relayReady(started: Launch, port: number): Promise<Running
   };
 }
 
-/** Whether a process (not necessarily a child of this one) still runs; a zombie has exited. */
+/**
+ * Whether a process (not necessarily a child of this one) still runs. A zombie has exited once
+ * it is its only thread left: before that, its other threads may still hold its files and sockets.
+ */
 export function running(pid: number): boolean {
   const state = procStat(pid)?.[0];
-  return state !== undefined && state !== "Z";
+  if (state === undefined) return false;
+  if (state !== "Z") return true;
+  try {
+    return readdirSync(`/proc/${pid}/task`).length > 1;
+  } catch {
+    return false;
+  }
 }
 
 /**
