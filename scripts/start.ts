@@ -1,122 +1,114 @@
 /**
  * `npm start`: the relay on http://127.0.0.1:8787 (PORT to change), relaying UPSTREAM_URL or,
  * without it, a simulated cluster with churn started here. Every relay variable set in this
- * process's environment reaches the Worker. Ctrl-C stops everything this started.
+ * process's environment reaches the Worker, secrets in memory only. The relay runs in one
+ * workerd process (scripts/runtime.ts) that dies with this one, however it ends; Ctrl-C stops
+ * everything this started.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startSimulator, type Simulator } from "../src/sim/index.ts";
+import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
+import { upstreamProblem } from "./upstream-check.ts";
 
-/** Worker variables passed through from the environment; secrets go in a temp env file so wrangler does not print them. */
 const VARIABLES = [
-  "UPSTREAM_URL", "CLUSTERS", "AUTH_MODE", "ALLOWED_ORIGINS", "DENY_RESOURCES", "WINDOW_EVENTS", "WINDOW_BYTES",
+  "UPSTREAM_URL", "CLUSTERS", "AUTH_MODE", "ALLOWED_ORIGINS", "ALLOWED_HOSTS", "DENY_RESOURCES", "WINDOW_EVENTS", "WINDOW_BYTES",
   "SUBSCRIBER_BUDGET_BYTES", "BOOKMARK_INTERVAL_SECONDS", "UPSTREAM_STALL_SECONDS", "IDLE_GRACE_SECONDS", "MAX_HUBS",
-  "MAX_SUBSCRIPTIONS_PER_SUBJECT", "AUTH_RECHECK_SECONDS", "STRIP_MANAGED_FIELDS",
+  "MAX_HUBS_PER_SUBJECT", "MAX_SUBSCRIPTIONS_PER_SUBJECT", "AUTH_RECHECK_SECONDS", "STRIP_MANAGED_FIELDS",
 ];
 const SECRETS = ["UPSTREAM_TOKEN", "AUTH_JWT_SECRET"];
 
-const port = Number(process.env.PORT ?? 8787);
+/** How long workerd may take to answer /healthz, and then the relay to reach its upstream (/readyz). */
+const HEALTHY_WITHIN_MS = 30_000;
+const READY_WITHIN_MS = 15_000;
+
 const host = "127.0.0.1";
 const say = (line: string) => console.log(`[start] ${line}`);
 
 let sim: Simulator | undefined;
-let relay: ChildProcess | undefined;
-const work = mkdtempSync(join(tmpdir(), "kube-watch-relay-"));
+let relay: RelayRuntime | undefined;
 
 async function main(): Promise<void> {
-  const env: Record<string, string> = {};
-  for (const name of [...VARIABLES, ...SECRETS]) if (process.env[name]) env[name] = process.env[name] as string;
+  const port = Number(process.env.PORT ?? 8787);
+  const pick = (names: string[]) => Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n] as string]));
+  const vars = pick(VARIABLES);
+  const secrets = pick(SECRETS);
 
-  if (!env.UPSTREAM_URL) {
+  if (!vars.UPSTREAM_URL) {
     sim = await startSimulator({ port: Number(process.env.SIM_PORT ?? 0), churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2) } });
-    env.UPSTREAM_URL = sim.url;
+    vars.UPSTREAM_URL = sim.url;
     say(`simulated cluster at ${sim.url} (churn ${process.env.SIM_CHURN ?? 2} changes/s; SIM_CHURN to change)`);
   } else {
-    say(`relaying the cluster at ${env.UPSTREAM_URL}`);
+    say(`relaying the cluster at ${vars.UPSTREAM_URL}`);
   }
-  env.AUTH_MODE ??= "none";
-  if (env.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it listens on loopback only");
+  vars.AUTH_MODE ??= "none";
+  if (vars.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it listens on loopback only");
 
-  const envFile = join(work, "relay.env");
-  writeFileSync(envFile, SECRETS.filter((s) => env[s]).map((s) => `${s}=${JSON.stringify(env[s])}`).join("\n") + "\n", { mode: 0o600 });
-  const vars = Object.entries(env)
-    .filter(([name]) => !SECRETS.includes(name))
-    .flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  const problem = await upstreamProblem(vars.UPSTREAM_URL, secrets.UPSTREAM_TOKEN);
+  if (problem) return fail(problem);
+
   // A simulated cluster starts from scratch each time, so the relay's state must too; a real
-  // cluster's relay keeps its state (and so its replay window) across restarts.
-  const persist = sim ? ["--persist-to", join(work, "state")] : process.env.PERSIST_DIR ? ["--persist-to", process.env.PERSIST_DIR] : [];
+  // cluster's relay keeps its state (and so its replay window) across restarts, where
+  // `wrangler dev` keeps it too.
+  const persistDir = sim ? undefined : (process.env.PERSIST_DIR ?? ".wrangler/state");
+  try {
+    relay = await startRelayRuntime({ host, port, vars, secrets, persistDir, log: (line, level) => (level === "error" || level === "warn" ? console.error(line) : console.log(line)) });
+  } catch (e) {
+    if (e instanceof StateDirectoryInUse) return fail(`${e.message}: stop it, or give this relay another PERSIST_DIR`);
+    if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") return fail(`${host}:${port} is in use: stop what listens there, or set PORT`);
+    return fail(`the relay did not start: ${(e as Error).message}`);
+  }
+  say(`relay is workerd pid ${relay.pid} (launcher pid ${process.pid}); state ${persistDir ? `in ${persistDir}` : "temporary"}`);
 
-  relay = spawn(
-    "wrangler",
-    ["dev", "--ip", host, "--port", String(port), "--show-interactive-dev-session=false", "--env-file", envFile, ...persist, ...vars],
-    // Its own process group, so stopping it stops workerd too, whoever signalled us.
-    { stdio: ["ignore", "inherit", "inherit"], detached: true, env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" } },
-  );
-  relay.on("exit", (code, signal) => {
-    say(`relay exited (${signal ?? code})`);
-    void shutdown(code ?? 1);
-  });
-  say(`relay is wrangler dev, pid ${relay.pid} (its own process group)`);
-
-  const url = `http://${host}:${port}`;
-  await waitFor(`${url}/version`);
+  const url = relay.url;
+  if (!(await answers(`${url}/healthz`, HEALTHY_WITHIN_MS))) return fail(`the relay did not answer ${url}/healthz within ${HEALTHY_WITHIN_MS / 1000} s`);
+  if (!(await answers(`${url}/readyz`, READY_WITHIN_MS))) {
+    return fail(`the relay cannot reach the upstream at ${vars.UPSTREAM_URL} although this launcher could (its log above says why; for https://, NODE_EXTRA_CA_CERTS must name the CA)`);
+  }
   say(`relay ready at ${url}`);
+  const bearer = vars.AUTH_MODE === "none" ? "" : " -H \"Authorization: Bearer $TOKEN\"";
+  if (vars.AUTH_MODE === "jwt") say("  a token for it: TOKEN=$(npm run -s token -- --sub you --namespace default --resource pods)");
+  if (vars.AUTH_MODE === "kube") say("  TOKEN is your own Kubernetes token: the cluster decides what it may read");
   say(`  open ${url}/ in a browser, or try:`);
-  say(`  curl -N '${url}/api/v1/pods?watch=1'`);
-  say(`  kubectl --server ${url} get pods -A -w`);
+  say(`  curl -N${bearer} '${url}/api/v1/pods?watch=1'`);
+  say(`  kubectl --server ${url}${vars.AUTH_MODE === "none" ? "" : " --token \"$TOKEN\""} get pods -A -w`);
 }
 
-async function waitFor(url: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+/** Whether `url` answers 2xx within `ms`, asking every 250 ms. */
+async function answers(url: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
   for (;;) {
     try {
-      const response = await fetch(url);
-      if (response.ok) return;
+      const response = await fetch(url, { signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
+      await response.body?.cancel();
+      if (response.ok) return true;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`the relay did not answer ${url} within 60 s`);
+    if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 250));
   }
 }
 
-let stopping = false;
-async function shutdown(code: number): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  if (relay?.pid !== undefined && relay.exitCode === null && relay.signalCode === null) {
-    const exited = once(relay, "exit");
-    const group = -relay.pid;
-    signal(group, "SIGTERM");
-    const force = setTimeout(() => signal(group, "SIGKILL"), 5000);
-    await exited;
-    clearTimeout(force);
-  }
-  await sim?.close();
-  rmSync(work, { recursive: true, force: true });
-  process.exit(code);
+function fail(line: string): Promise<void> {
+  console.error(`[start] ${line}`);
+  return shutdown(1);
 }
 
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // already gone
-  }
+let stopping: Promise<void> | undefined;
+function shutdown(code: number): Promise<void> {
+  stopping ??= (async () => {
+    await relay?.stop();
+    await sim?.close();
+    process.exit(code);
+  })();
+  return stopping;
 }
 
 // Whoever started us may die without signalling us (npm does not forward SIGTERM): orphaned,
-// we would keep the relay and its port. Stop when the parent is gone.
+// we would keep the simulator and its port. Stop when the parent is gone.
 const parent = process.ppid;
 setInterval(() => process.ppid !== parent && void shutdown(0), 1000).unref();
 
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
 process.on("SIGHUP", () => void shutdown(0));
-main().catch((error: unknown) => {
-  console.error(`[start] ${(error as Error).message}`);
-  void shutdown(1);
-});
+main().catch((error: unknown) => fail((error as Error).message));

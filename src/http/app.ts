@@ -20,6 +20,7 @@ import type { Grant } from "../hub/access.ts";
 import { hubRequest } from "../hub/request.ts";
 import { logger } from "../log.ts";
 import { Authenticator, authMode, originAllowed, type Identity } from "./auth.ts";
+import { health } from "./health.ts";
 import { hostRefusal } from "./hosts.ts";
 import { oversized } from "./limits.ts";
 import { upstreamFor, type Upstream } from "../upstream.ts";
@@ -106,6 +107,9 @@ export function createApp(): Hono<App> {
     if (tooBig) return statusResponse(tooBig);
     await next();
   });
+
+  // Before any route's auth gate: they answer without a token in every AUTH_MODE.
+  app.route("/", health());
 
   // What one key's hub is doing: `/_relay/stats/api/v1/pods?labelSelector=...` (for whoever may list it).
   app.get(`${STATS_PREFIX}/*`, async (c) => {

@@ -1,10 +1,13 @@
 /**
  * End-to-end harness: `npm start` as a user runs it (its own process group, stopped with the
- * signal a terminal's Ctrl-C sends), on free ports, with its output kept for failures.
+ * signal a terminal's Ctrl-C sends), on free ports, with its output kept for failures; and
+ * what a test needs to know about the processes it started: are they gone, is a port closed.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
+import { readdirSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { procStat } from "../../scripts/proc.ts";
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -14,15 +17,6 @@ export async function freePort(): Promise<number> {
   server.close();
   await once(server, "close");
   return port;
-}
-
-export interface RunningRelay {
-  url: string;
-  /** Everything the processes printed so far. */
-  output(): string;
-  /** Ctrl-C, then wait until every process of the group has exited. */
-  stop(): Promise<void>;
-  process: ChildProcess;
 }
 
 /** Wait until `output()` contains `text`, failing with the output so far after `ms`. */
@@ -47,29 +41,127 @@ export async function waitForOutput(child: ChildProcess, output: () => string, t
   });
 }
 
-export async function startRelay(env: Record<string, string> = {}): Promise<RunningRelay> {
-  const port = env.PORT ?? String(await freePort());
-  const child = spawn("npm", ["start"], {
-    env: { ...process.env, ...env, PORT: port },
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/** `npm start` as launched: its output so far, and its exit. */
+export interface Launch {
+  process: ChildProcess;
+  /** Everything the processes printed so far. */
+  output(): string;
+  /** Resolves with the exit code (or signal) of `npm start`. */
+  exited: Promise<number | NodeJS.Signals>;
+  /** The exit code, once it exits on its own; fails with the output after `ms`. */
+  exitCode(ms?: number): Promise<number | NodeJS.Signals>;
+  /** Ctrl-C, and wait until `npm start` has exited. */
+  interrupt(): Promise<void>;
+}
+
+/** Start `npm start` with `env` added to this process's environment, in its own process group, as a terminal would. */
+export function launch(env: Record<string, string>): Launch {
+  const child = spawn("npm", ["start"], { env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   child.stdout!.on("data", (d: Buffer) => (log += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
-  const output = () => log;
-  await waitForOutput(child, output, "[start] relay ready at");
+  const exited = new Promise<number | NodeJS.Signals>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal!)));
   return {
-    url: `http://127.0.0.1:${port}`,
-    output,
     process: child,
-    async stop() {
+    output: () => log,
+    exited,
+    async exitCode(ms = 60_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`npm start still runs after ${ms} ms; output:\n${log}`)), ms)));
+      try {
+        return await Promise.race([exited, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async interrupt() {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, "exit");
       process.kill(-child.pid!, "SIGINT");
       await exited;
     },
   };
+}
+
+export interface RunningRelay extends Launch {
+  url: string;
+  port: number;
+  /** The launcher (`node scripts/start.ts`) and the relay's workerd, as the launcher printed them. */
+  pids: { launcher: number; workerd: number };
+  /** Ctrl-C, then wait until npm, the launcher and workerd have all exited. */
+  stop(): Promise<void>;
+}
+
+/** `npm start` on a free port (or `env.PORT`), once it says the relay is ready. */
+export async function startRelay(env: Record<string, string> = {}): Promise<RunningRelay> {
+  const port = Number(env.PORT ?? (await freePort()));
+  return relayReady(launch({ ...env, PORT: String(port) }), port);
+}
+
+/** The launch, once the relay it started says it is ready (fails with its output if it does not). */
+export async function relayReady(started: Launch, port: number): Promise<RunningRelay> {
+  const { process: child, output } = started;
+  let pids: RegExpExecArray | null;
+  try {
+    await waitForOutput(child, output, "[start] relay ready at");
+    pids = /relay is workerd pid (\d+) \(launcher pid (\d+)\)/.exec(output());
+    if (!pids) throw new Error(`npm start did not say which processes it started:\n${output()}`);
+  } catch (e) {
+    await started.interrupt();
+    throw e;
+  }
+  const launcher = Number(pids[2]);
+  const workerd = Number(pids[1]);
+  return {
+    ...started,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pids: { launcher, workerd },
+    async stop() {
+      await started.interrupt();
+      await Promise.all([processExit(launcher), processExit(workerd)]);
+    },
+  };
+}
+
+/**
+ * Whether a process (not necessarily a child of this one) still runs. A zombie has exited once
+ * it is its only thread left: before that, its other threads may still hold its files and sockets.
+ */
+export function running(pid: number): boolean {
+  const state = procStat(pid)?.[0];
+  if (state === undefined) return false;
+  if (state !== "Z") return true;
+  try {
+    return readdirSync(`/proc/${pid}/task`).length > 1;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Wait until a process has exited. No event announces the exit of a process that is not this
+ * one's child, so this looks often, and fails after `ms` naming the process.
+ */
+export async function processExit(pid: number, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (running(pid)) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} still runs after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Whether nothing listens on a loopback port (a connection is refused). */
+export async function portClosed(port: number): Promise<boolean> {
+  const socket = connect(port, "127.0.0.1");
+  try {
+    await once(socket, "connect");
+    return false;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ECONNREFUSED") return true;
+    throw e;
+  } finally {
+    socket.destroy();
+  }
 }
 
 /** Lines a command prints, as they come; `stop()` kills it. */
@@ -103,14 +195,4 @@ export function lines(command: string, args: string[]): { next(match: (line: str
     },
     stop: () => child.kill("SIGTERM"),
   };
-}
-
-/** Whether any process of a group is still alive. */
-export function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,5 +1,29 @@
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { groupAlive, lines, startRelay, type RunningRelay } from "./harness.ts";
+import { simulatorUrl } from "./kube.ts";
+import { lines, portClosed, running, startRelay, type RunningRelay } from "./harness.ts";
+
+/** The processes `pid` started, from every one of its threads. */
+function children(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(" ").filter(Boolean).map(Number));
+}
+
+/** Whether `pid` holds the socket listening on loopback `port`. */
+function listensOn(pid: number, port: number): boolean {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  const inodes = readFileSync("/proc/net/tcp", "utf8")
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[1] === `0100007F:${hex}` && f[3] === "0A")
+    .map((f) => `socket:[${f[9]}]`);
+  return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+    try {
+      return inodes.includes(readlinkSync(`/proc/${pid}/fd/${fd}`));
+    } catch {
+      return false;
+    }
+  });
+}
 
 describe("npm start", () => {
   let relay: RunningRelay;
@@ -12,6 +36,14 @@ describe("npm start", () => {
     expect(relay.output()).toMatch(/simulated cluster at http:\/\/127\.0\.0\.1:\d+/);
     expect(relay.output()).toContain("AUTH_MODE=none");
     expect(relay.output()).toContain(`relay ready at ${relay.url}`);
+  });
+
+  it("serves from one workerd, the launcher's child, which holds the port itself: no proxy process", async () => {
+    const workerds = children(relay.pids.launcher).filter((pid) => readlinkSync(`/proc/${pid}/exe`).endsWith("/workerd"));
+    expect(workerds).toEqual([relay.pids.workerd]);
+    expect(listensOn(relay.pids.workerd, relay.port)).toBe(true);
+    const response = await fetch(`${relay.url}/healthz`);
+    expect([response.status, await response.text()]).toEqual([200, "ok\n"]);
   });
 
   it("curl -N on a watch URL streams churn events", async () => {
@@ -28,11 +60,11 @@ describe("npm start", () => {
   });
 
   it("Ctrl-C stops everything it started", async () => {
-    const pid = relay.process.pid!;
-    const simUrl = /simulated cluster at (http:\/\/127\.0\.0\.1:\d+)/.exec(relay.output())![1]!;
+    const simPort = Number(new URL(simulatorUrl(relay)).port);
     await relay.stop();
-    expect(groupAlive(pid)).toBe(false);
-    await expect(fetch(`${relay.url}/version`)).rejects.toThrow();
-    await expect(fetch(`${simUrl}/version`)).rejects.toThrow();
+    expect(running(relay.pids.launcher)).toBe(false);
+    expect(running(relay.pids.workerd)).toBe(false);
+    expect(await portClosed(relay.port)).toBe(true);
+    expect(await portClosed(simPort)).toBe(true);
   });
 });

@@ -6,38 +6,17 @@
  * `UPSTREAM_TOKEN` and `NODE_EXTRA_CA_CERTS` (which the local runtime trusts; deployed Workers
  * cannot trust a private CA and reach such a server through a VPC binding or a Tunnel instead).
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LineSplitter } from "../../src/k8s/ndjson.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { makeCertificates, opensslPresent } from "./certificates.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
 
-function hasOpenssl(): boolean {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const opensslPresent = hasOpenssl();
 if (!opensslPresent) console.warn("\n*** openssl is not on PATH: SKIPPING the TLS upstream test (it makes its own CA) ***\n");
-
-/** A CA, and a server certificate it signed for 127.0.0.1 (P-256 keys: fast to make). */
-function makeCertificates(dir: string): { caFile: string; key: string; cert: string } {
-  const run = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  run("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=kube-watch-relay test CA",
-    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign");
-  run("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
-  writeFileSync(join(dir, "server.ext"), "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n");
-  run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "server.ext");
-  return { caFile: join(dir, "ca.crt"), key: readFileSync(join(dir, "server.key"), "utf8"), cert: readFileSync(join(dir, "server.crt"), "utf8") };
-}
 
 const TOKEN = "relay-test-token-8c1f";
 let dir: string;

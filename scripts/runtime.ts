@@ -1,0 +1,211 @@
+/**
+ * @module
+ * The relay as `npm start` serves it: `src/index.ts` bundled the way wrangler bundles a Worker,
+ * run by Miniflare in ONE workerd process, configured from `wrangler.toml` as wrangler reads it
+ * (Durable Object bindings and their SQLite classes, assets, compatibility date and flags), with
+ * nothing but the runtime between a client and the relay: the address it returns is a socket
+ * workerd serves itself (no `wrangler dev` proxy worker, no Miniflare entry worker in front).
+ * Bundling and reading the configuration happen in a short-lived process
+ * (scripts/build-worker.ts), so this one keeps only Miniflare loaded.
+ *
+ * Contract of `startRelayRuntime(options)`:
+ * - Resolves once workerd listens on `url`; rejects (and leaves nothing running) if it cannot
+ *   start. `StateDirectoryInUse` when another live relay holds `persistDir`.
+ * - `pid` is workerd's process (found through Linux's /proc): the relay, its hubs and every
+ *   socket to clients and upstreams. Miniflare restarts a workerd that crashes (and says so in
+ *   `log`); `pid` is the one that started.
+ * - Opens no other port anyone must choose: `port` (0 by default: a free one, as the kernel
+ *   picks it), and only loopback ports picked by the kernel for Miniflare's own use (and the
+ *   inspector, if asked for). Two runtimes started at once never collide.
+ * - `secrets` reach workerd in memory (its configuration, on a pipe), never on disk.
+ * - `persistDir`: Durable Object state that survives a restart (the layout `wrangler dev
+ *   --persist-to` uses), locked for this process while it runs. Without it, state lives in
+ *   a temporary directory of Miniflare's, removed at `stop()` (or when this process exits).
+ * - On Linux (setpriv and setsid, util-linux), workerd dies with the thread that started it
+ *   (the main thread, normally), however that ends, kill -9 included; elsewhere `log` says once
+ *   that it may not. workerd runs in its own process group, so signals for the caller's group
+ *   (a terminal's Ctrl-C) do not reach it: the caller stops it with `stop()`. While a runtime
+ *   lives, `MINIFLARE_WORKERD_PATH` in this process names the tethering wrapper (Miniflare
+ *   reads the binary's path only from there).
+ * - Prints nothing: what the Worker logs (its JSON lines) and what Miniflare or workerd say go
+ *   to `log`, one line at a time.
+ * - `stop()` ends workerd, waits for it, and releases the state directory; it may be called
+ *   more than once.
+ */
+import { execFile, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
+import { procStat } from "./proc.ts";
+import { lockStateDirectory } from "./state-lock.ts";
+import type { BuiltWorker } from "./build-worker.ts";
+
+export { StateDirectoryInUse } from "./state-lock.ts";
+
+export type RuntimeLogLevel = "error" | "warn" | "info" | "debug";
+
+export interface RelayRuntimeOptions {
+  /** Interface to listen on (default `127.0.0.1`). */
+  host?: string;
+  /** Port to listen on (default 0: a free one). */
+  port?: number;
+  /** Worker variables (`UPSTREAM_URL`, `AUTH_MODE`, ...). */
+  vars?: Record<string, string>;
+  /** Secret Worker variables (`UPSTREAM_TOKEN`, `AUTH_JWT_SECRET`, ...): in memory only. */
+  secrets?: Record<string, string>;
+  /** Durable Object state kept across restarts, and locked while this runtime runs. */
+  persistDir?: string;
+  /** Open workerd's DevTools inspector on a free loopback port (`inspectorUrl`). */
+  inspector?: boolean;
+  /** The Wrangler configuration file (default: the repository's `wrangler.toml`). */
+  configPath?: string;
+  /** Where the runtime's output goes, one line at a time (default: dropped). */
+  log?: (line: string, level: RuntimeLogLevel) => void;
+}
+
+export interface RelayRuntime {
+  /** Where the relay serves, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  /** workerd's process id. */
+  pid: number;
+  /** workerd's DevTools endpoint for the relay's isolate, when `inspector` was asked for. */
+  inspectorUrl?: string;
+  stop(): Promise<void>;
+}
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const TETHER = join(root, "scripts", "workerd-tethered.sh");
+/** The workerd binary the installed Miniflare was built for (what it would run itself). */
+const WORKERD = (createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd") as { default: string }).default;
+
+const LEVELS: Partial<Record<LogLevel, RuntimeLogLevel>> = { [LogLevel.ERROR]: "error", [LogLevel.WARN]: "warn", [LogLevel.INFO]: "info", [LogLevel.DEBUG]: "debug" };
+
+/** Miniflare's own messages, as lines for `log` (its default logger prints to the console). */
+class LineLog extends Log {
+  readonly #line: (line: string, level: RuntimeLogLevel) => void;
+  constructor(line: (line: string, level: RuntimeLogLevel) => void) {
+    super(LogLevel.INFO);
+    this.#line = line;
+  }
+  override logWithLevel(level: LogLevel, message: string): void {
+    const name = LEVELS[level];
+    if (name && level <= this.level) this.#line(message, name);
+  }
+  /** "Ready on <entry socket>": not where clients go. */
+  override logReady(): void {}
+}
+
+/** The Worker, bundled and configured as wrangler would (in a process of its own: scripts/build-worker.ts). */
+function buildWorker(configPath: string): Promise<BuiltWorker> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [join(root, "scripts", "build-worker.ts"), configPath], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`could not build the Worker of ${configPath}: ${stderr.trim() || error.message}`));
+      else resolve(JSON.parse(stdout) as BuiltWorker);
+    });
+  });
+}
+
+let tetheredRuntimes = 0;
+let previousWorkerdPath: string | undefined;
+let warnedUntethered = false;
+
+/** Whether workerd can be tethered here (Linux, with util-linux's setpriv and setsid). */
+const canTether = process.platform === "linux" && ["setpriv", "setsid"].every((tool) => spawnSync(tool, ["--version"], { stdio: "ignore" }).status === 0);
+
+/** Point Miniflare at the tethering wrapper while at least one runtime lives; returns the undo. */
+function tether(log: (line: string, level: RuntimeLogLevel) => void): () => void {
+  if (!canTether) {
+    if (!warnedUntethered) log("workerd is not tethered to this process (needs Linux with setpriv and setsid): if this process is killed, stop workerd yourself", "warn");
+    warnedUntethered = true;
+    return () => undefined;
+  }
+  if (tetheredRuntimes++ === 0) {
+    previousWorkerdPath = process.env.MINIFLARE_WORKERD_PATH;
+    process.env.MINIFLARE_WORKERD_PATH = TETHER;
+  }
+  let undone = false;
+  return () => {
+    if (undone) return;
+    undone = true;
+    if (--tetheredRuntimes > 0) return;
+    if (previousWorkerdPath === undefined) delete process.env.MINIFLARE_WORKERD_PATH;
+    else process.env.MINIFLARE_WORKERD_PATH = previousWorkerdPath;
+  };
+}
+
+/** This process's child whose environment carries `marker`: the workerd of one runtime. */
+function childWith(marker: string): number | undefined {
+  for (const entry of existsSync("/proc") ? readdirSync("/proc") : []) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (Number(procStat(entry)?.[1]) === process.pid && readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(marker)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Promise<RelayRuntime> {
+  const host = options.host ?? "127.0.0.1";
+  const log = options.log ?? (() => undefined);
+  const worker = await buildWorker(options.configPath ?? join(root, "wrangler.toml"));
+
+  const persistDir = options.persistDir === undefined ? undefined : resolve(options.persistDir);
+  const release = persistDir ? lockStateDirectory(persistDir) : () => undefined;
+  const untether = tether(log);
+  // Finds this runtime's workerd among this process's children (several runtimes may share a process).
+  const marker = `RELAY_RUNTIME=${randomBytes(8).toString("hex")}`;
+  const [markerName, markerValue] = marker.split("=") as [string, string];
+  let mf: Miniflare | undefined;
+  try {
+    mf = new Miniflare(
+      convertV4MiniflareOptions({
+        ...worker.workerOptions,
+        name: worker.name,
+        modules: [{ type: "ESModule", path: join(root, "relay.mjs"), contents: worker.script }],
+        bindings: { ...options.vars, ...options.secrets },
+        // Miniflare's own entry socket: loopback, on a port the kernel picks. Clients use the direct socket.
+        host: "127.0.0.1",
+        port: 0,
+        unsafeDirectSockets: [{ host, port: options.port ?? 0 }],
+        // wrangler dev --persist-to's layout; without it, Miniflare's own temporary directory.
+        ...(persistDir ? { resourcePersistencePath: join(persistDir, "v3") } : {}),
+        ...(options.inspector ? { inspectorPort: 0 } : {}),
+        unsafeRuntimeEnv: { RELAY_WORKERD: previousWorkerdPath ?? WORKERD, [markerName]: markerValue },
+        // No request for Cloudflare's `cf` object template over the internet.
+        cf: false,
+        telemetry: { enabled: false },
+        log: new LineLog(log),
+        handleStructuredLogs: ({ level, message }) => {
+          for (const line of message.split("\n")) if (line) log(line, level === "error" || level === "warn" ? level : "info");
+        },
+      }),
+    );
+    await mf.ready;
+    const direct = await mf.unsafeGetDirectURL();
+    const pid = childWith(marker);
+    if (pid === undefined) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
+    const inspectorUrl = options.inspector ? `${(await mf.getInspectorURL()).origin}/core:user:${worker.name}` : undefined;
+    let stopping: Promise<void> | undefined;
+    const running = mf;
+    return {
+      url: direct.origin,
+      pid,
+      inspectorUrl,
+      stop: () =>
+        (stopping ??= running.dispose().finally(() => {
+          untether();
+          release();
+        })),
+    };
+  } catch (e) {
+    await mf?.dispose().catch(() => undefined);
+    untether();
+    release();
+    throw e;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * @module
+ * Health endpoints for launchers, load balancers and Kubernetes probes. They need no token in
+ * any AUTH_MODE, so they reveal nothing: `ok`, or a Status that names no URL, token or cause.
+ * - `/healthz`: the Worker answers.
+ * - `/readyz`: the relay can serve: it is configured (AUTH_MODE), and the default cluster's
+ *   upstream answers discovery `/version` with the relay's credentials.
+ * `/readyz` costs an upstream request, and anyone may ask: one check at a time per isolate, its
+ * answer reused for a second. The cause of a failure goes to the log, once per change.
+ */
+import { Hono } from "hono";
+import type { Env } from "../env.ts";
+import { DEFAULT_CLUSTER } from "../k8s/key.ts";
+import { serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import { logger } from "../log.ts";
+import { upstreamFor } from "../upstream.ts";
+import { authMode } from "./auth.ts";
+
+const REUSE_MS = 1000;
+/** Longer than this, and the upstream is not answering in any useful sense. */
+const UPSTREAM_TIMEOUT_MS = 5000;
+
+const ok = () => new Response("ok\n", { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
+
+/** Why the default cluster's upstream cannot serve (for the log), or `undefined` when it answers `/version`. */
+async function upstreamFailure(env: Env): Promise<string | undefined> {
+  try {
+    const upstream = upstreamFor(env, DEFAULT_CLUSTER);
+    if (!upstream) return "no default cluster is configured (UPSTREAM_URL)";
+    const response = await upstream.fetch("/version", { signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS) });
+    await response.body?.cancel();
+    return response.ok ? undefined : `/version answered ${response.status}`;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+export function health(): Hono<{ Bindings: Env }> {
+  const app = new Hono<{ Bindings: Env }>();
+  const log = logger({ component: "health" });
+  // The check in flight, or the last one for REUSE_MS after it settled.
+  let last: { failure: Promise<string | undefined>; settledAt?: number } | undefined;
+  let logged: string | undefined;
+
+  function check(env: Env): Promise<string | undefined> {
+    if (last && (last.settledAt === undefined || Date.now() - last.settledAt < REUSE_MS)) return last.failure;
+    const current: NonNullable<typeof last> = { failure: upstreamFailure(env) };
+    void current.failure.then((failure) => {
+      current.settledAt = Date.now();
+      if (failure !== logged) log(failure === undefined ? "upstream reachable" : "upstream not reachable", failure === undefined ? {} : { reason: failure });
+      logged = failure;
+    });
+    last = current;
+    return current.failure;
+  }
+
+  app.get("/healthz", ok);
+  app.get("/readyz", async (c) => {
+    const mode = authMode(c.env);
+    if (!mode.ok) return statusResponse(mode.status);
+    const failure = await check(c.env);
+    return failure === undefined ? ok() : statusResponse(serviceUnavailable("the upstream is not reachable", 5));
+  });
+  return app;
+}

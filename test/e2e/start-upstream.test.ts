@@ -1,0 +1,67 @@
+/**
+ * `npm start` with an upstream it cannot use: one line that says what is wrong and what to
+ * try, a non-zero exit, and no relay started (no minute of request-log lines).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { makeCertificates, opensslPresent } from "./certificates.ts";
+import { freePort, launch } from "./harness.ts";
+
+if (!opensslPresent) console.warn("\n*** openssl is not on PATH: SKIPPING the untrusted-certificate case (it makes its own CA) ***\n");
+
+const TOKEN = "start-upstream-token-77aa";
+
+/** `npm start` against `upstream`: its exit code and the lines the launcher printed. */
+async function refusal(env: Record<string, string>): Promise<{ code: number | string; lines: string[]; output: string }> {
+  const started = launch({ PORT: String(await freePort()), ...env });
+  let code;
+  try {
+    code = await started.exitCode();
+  } finally {
+    await started.interrupt();
+  }
+  return { code, lines: started.output().split("\n").filter((l) => l.startsWith("[start]")), output: started.output() };
+}
+
+describe.concurrent("npm start with an upstream it cannot use", () => {
+  let sim: Simulator;
+  let tlsSim: Simulator | undefined;
+  let dir: string;
+  beforeAll(async () => {
+    sim = await startSimulator({ token: TOKEN, initial: { namespaces: ["app"], podsPerNamespace: 1, nodes: 1, deployments: 0 } });
+    dir = mkdtempSync(join(tmpdir(), "relay-start-upstream-"));
+    if (opensslPresent) tlsSim = await startSimulator({ tls: makeCertificates(dir), initial: { namespaces: [], podsPerNamespace: 0, nodes: 1, deployments: 0 } });
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await tlsSim?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The launcher's last line is the one that says why, and nothing was started. */
+  function expectRefused(result: Awaited<ReturnType<typeof refusal>>, url: string, hint: string): void {
+    expect(result.code).toBe(1);
+    expect(result.lines.at(-1)).toContain(url);
+    expect(result.lines.at(-1)).toContain(hint);
+    expect(result.lines.filter((l) => l.includes(url) && !l.startsWith("[start] relaying"))).toHaveLength(1);
+    expect(result.output).not.toContain("relay is workerd");
+  }
+
+  it("connection refused: is kubectl proxy (or the API server) running?", async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    expectRefused(await refusal({ UPSTREAM_URL: url }), url, "connection refused; is `kubectl proxy` (or the API server) running");
+  });
+
+  it("401: the token is missing, or the upstream does not accept it", async () => {
+    expectRefused(await refusal({ UPSTREAM_URL: sim.url }), sim.url, "answered /version with 401: it needs a token: set UPSTREAM_TOKEN");
+    expectRefused(await refusal({ UPSTREAM_URL: sim.url, UPSTREAM_TOKEN: "not-the-token" }), sim.url, "answered /version with 401: it does not accept UPSTREAM_TOKEN");
+  });
+
+  it.skipIf(!opensslPresent)("a certificate from a CA this machine does not trust: NODE_EXTRA_CA_CERTS", async () => {
+    const url = tlsSim!.url;
+    expectRefused(await refusal({ UPSTREAM_URL: url }), url, "set NODE_EXTRA_CA_CERTS to the cluster's CA certificate");
+  });
+});
