@@ -152,7 +152,7 @@ function burstSummary(results: Results): string[] {
   return [`**Burst** (${num(size)} subscribers, ${num(first.changes)} changes${kb(first)} made at once; events/s from the first change to the last receipt): ${parts.join(". And ")}.`];
 }
 
-/** What wrangler dev's proxy (the relay as `npm start` serves it) costs, in fan-out and in the burst, on each transport measured. */
+/** What wrangler dev's proxy (the relay as `npm run dev` serves it) costs, in fan-out and in the burst, on each transport measured. */
 function proxyHop(results: Results): string[] {
   const { rates, at } = fanoutAt(results);
   const burst = burstAt(results);
@@ -169,8 +169,8 @@ function proxyHop(results: Results): string[] {
   });
   if (parts.length === 0) return [];
   return [
-    `**The relay as \`npm start\` serves it** (\`relay-proxied\`: through the proxy worker of \`wrangler dev\`, both workerd processes counted): ${parts.join("; ")}. ` +
-      `The other relay figures connect to the relay's own workerd, as production clients would.`,
+    `**The relay as \`npm run dev\` serves it** (\`relay-proxied\`: through the proxy worker of \`wrangler dev\`, both workerd processes counted): ${parts.join("; ")}. ` +
+      `The other relay figures are the relay as \`npm start\` serves it: one workerd, nothing in front of the Worker, as in production.`,
   ];
 }
 

@@ -29,7 +29,7 @@ import { Sim } from "./sim.ts";
 import { SYSTEM_NAMES } from "./systems/catalog.ts";
 import { directSystem } from "./systems/direct.ts";
 import { startNodeSystem } from "./systems/node.ts";
-import { startFloor, startRelay, type Relay } from "./systems/workerd.ts";
+import { startFloor, startProxiedRelay, startRelay, type Relay } from "./systems/workerd.ts";
 import type { Launched, System, SystemName } from "./systems/system.ts";
 
 /**
@@ -41,7 +41,8 @@ const SCENARIOS: readonly Scenario[] = [keys, fanout, burst, snapshot, storm];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
-  { systems: ["relay", "relay-batched", "relay-proxied"], start: startRelay },
+  { systems: ["relay", "relay-batched"], start: startRelay },
+  { systems: ["relay-proxied"], start: startProxiedRelay },
   { systems: ["workerd-floor"], start: startFloor },
   { systems: ["direct"], start: async (sim) => ({ systems: [directSystem(sim)], processes: [] }) },
   ...(["node-relay", "raw-ws", "raw-http"] as const).map((name) => ({ systems: [name], start: (sim: Sim, logDir: string) => startNodeSystem(name, sim, logDir) })),

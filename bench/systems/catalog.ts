@@ -31,7 +31,7 @@ export const CATALOG = {
     transports: ["ws", "http"],
     color: "#f38020",
     about: () =>
-      "**relay**: this project, in workerd, started with wrangler's own dev environment (`unstable_DevEnv`: the bundling, miniflare configuration and workerd binary of `wrangler dev`); subscribers connect to the relay's own workerd. " +
+      "**relay**: this project as `npm start` serves it (`scripts/runtime.ts`: the Worker bundled as wrangler bundles it, run by Miniflare in one workerd process configured from `wrangler.toml`, with nothing but the runtime between subscribers and the relay). " +
       "WebSocket subscribers open `ws://…/api/v1/namespaces/<ns>/pods?watch=1` and acknowledge every 256 KiB they receive (`{\"type\":\"ACK\",\"received\":n}`); they get one event per WebSocket message: the API server's framing, and the relay's default. " +
       "HTTP subscribers open the same URL over `http://`, as kubectl, client-go and client-node informers do, and read a chunked response of newline-separated events.",
   },
@@ -48,7 +48,7 @@ export const CATALOG = {
     color: "#b45309",
     secondary: true,
     about: (sizes) =>
-      "**relay-proxied**: the same relay through the proxy worker `wrangler dev` puts in front of it, in a second workerd process: the relay as `npm start` serves it (the address it prints), and as `npm run dev` does; both processes' CPU is counted. " +
+      "**relay-proxied**: the relay as `npm run dev` serves it: `wrangler dev`, which puts a proxy worker in front of the relay's workerd, in a second workerd process (for live reload); both processes' CPU is counted. " +
       `Measured in the burst, and in fanout at ${at(sizes)}, over both transports, to show what that hop costs. Production has no such hop.`,
   },
   "workerd-floor": {

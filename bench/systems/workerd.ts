@@ -1,11 +1,11 @@
 /**
  * @module
- * The systems that run in workerd: `relay` (this project; subscribers connect to the relay's
- * own workerd, over WebSocket or HTTP), `relay-batched` (the same relay, whose WebSocket
- * subscribers opt in to several events per message with its batch subprotocol),
- * `relay-proxied` (the same relay through the proxy worker `wrangler dev` puts in front of it:
- * the address `npm start` prints; it also pays for the proxy's workerd), and `workerd-floor`
- * (raw WebSocket fan-out in the same runtime, see `bench/floor/worker.ts`).
+ * The systems that run in workerd: `relay` (this project as `npm start` serves it, one workerd
+ * started by `scripts/runtime.ts`; over WebSocket or HTTP), `relay-batched` (the same relay,
+ * whose WebSocket subscribers opt in to several events per message with its batch
+ * subprotocol), `relay-proxied` (the relay as `npm run dev` serves it: `wrangler dev`, with the
+ * proxy worker it puts in front, in a second workerd; it also pays for that workerd), and
+ * `workerd-floor` (raw WebSocket fan-out in the same runtime, see `bench/floor/worker.ts`).
  *
  * A relay started some other way is one more `relayServing` on its address, with a host that
  * starts it and reports that address and its process.
@@ -14,16 +14,17 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { startChild } from "../children.ts";
+import type { RelayRuntimeArgs, RelayRuntimeInfo } from "../hosts/relay-runtime.ts";
 import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
 import { Inspector } from "../inspector.ts";
 import type { Sim } from "../sim.ts";
 import type { Launched, Processes, System, SystemName } from "./system.ts";
 
 export interface Relay extends Launched {
-  /** The relay on its own workerd, which the CPU profiles sample. */
+  /** The relay as `npm start` serves it, which the CPU profiles sample. */
   relay: System;
-  info: WorkerdInfo;
-  /** One DevTools session for the run: wrangler's inspector proxy admits one client at a time. */
+  info: RelayRuntimeInfo;
+  /** One DevTools session for the run. */
   inspector: Inspector;
 }
 
@@ -79,15 +80,27 @@ export function relayServing(name: SystemName, url: string, pids: readonly numbe
   };
 }
 
-/** The relay in `wrangler dev`'s workerd: `relay`, `relay-batched` and `relay-proxied`. */
+/** The relay as `npm start` serves it: `relay` and `relay-batched`. */
 export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
+  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS }, stateDir: join(logDir, "relay-state") };
+  const child = await startChild<RelayRuntimeInfo>("relay", new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
+  const { info } = child;
   // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.
-  const { info, inspector, processes } = await startWorkerd("relay", new URL("../../wrangler.toml", import.meta.url), { UPSTREAM_URL: sim.url, ...RELAY_VARS }, "/_bench/nudge", logDir);
+  const inspector = await Inspector.connect(info.inspectorUrl, `${info.url}/_bench/nudge`);
   const heapBytes = () => isolateHeap(inspector);
   const relay = relayServing("relay", info.url, [info.pid], heapBytes);
   const batched: System = { ...relay, name: "relay-batched", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL } } };
-  const proxied = relayServing("relay-proxied", info.proxyUrl, [info.pid, info.proxyPid], heapBytes);
-  return { relay, systems: [relay, batched, proxied], info, inspector, processes };
+  const processes = [
+    { role: "relay (workerd)", pid: info.pid },
+    { role: "relay: npm start's runtime host (node)", pid: child.pid },
+  ];
+  return { relay, systems: [relay, batched], info, inspector, processes };
+}
+
+/** The relay as `npm run dev` serves it: through `wrangler dev`'s proxy worker. */
+export async function startProxiedRelay(sim: Sim, logDir: string): Promise<Launched> {
+  const { info, inspector, processes } = await startWorkerd("relay-proxied", new URL("../../wrangler.toml", import.meta.url), { UPSTREAM_URL: sim.url, ...RELAY_VARS }, "/_bench/nudge", logDir);
+  return { systems: [relayServing("relay-proxied", info.proxyUrl, [info.pid, info.proxyPid], () => isolateHeap(inspector))], processes };
 }
 
 export async function startFloor(sim: Sim, logDir: string): Promise<Launched> {

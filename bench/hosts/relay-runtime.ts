@@ -1,0 +1,31 @@
+/**
+ * @module
+ * The relay as `npm start` serves it: `scripts/runtime.ts`'s `startRelayRuntime`, in a process
+ * of its own (as the launcher is), with the bench's variables, a fresh state directory and the
+ * isolate's inspector open for CPU profiles and heap readings.
+ */
+import { startRelayRuntime } from "../../scripts/runtime.ts";
+import { serveParent } from "../children.ts";
+
+export interface RelayRuntimeArgs {
+  vars: Record<string, string>;
+  /** A fresh directory the orchestrator removes. */
+  stateDir: string;
+}
+
+export interface RelayRuntimeInfo {
+  url: string;
+  /** workerd's process: the relay, its hubs and every socket. */
+  pid: number;
+  inspectorUrl: string;
+}
+
+serveParent<RelayRuntimeArgs>(async ({ vars, stateDir }) => {
+  const runtime = await startRelayRuntime({ vars, persistDir: stateDir, inspector: true, log: (line, level) => level !== "debug" && console.log(line) });
+  if (!runtime.inspectorUrl) {
+    await runtime.stop();
+    throw new Error("the relay's runtime opened no inspector");
+  }
+  const info: RelayRuntimeInfo = { url: runtime.url, pid: runtime.pid, inspectorUrl: runtime.inspectorUrl };
+  return { info, ops: {}, stop: () => runtime.stop() };
+});
