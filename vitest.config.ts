@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 /** Test tuning shared by every Workers project: small windows and budgets, quick timers. */
 const tuning = {
   WINDOW_EVENTS: "500",
+  TOMBSTONES_MAX: "20",
   BOOKMARK_INTERVAL_SECONDS: "1",
   UPSTREAM_STALL_SECONDS: "3",
   IDLE_GRACE_SECONDS: "3",

@@ -25,6 +25,8 @@ export interface HubSettings {
   authRecheckMs: number;
   /** Drop `metadata.managedFields` from relayed objects (`STRIP_MANAGED_FIELDS`, default true). */
   stripManagedFields: boolean;
+  /** Deletions kept for net-change resumes (`TOMBSTONES_MAX`, `TOMBSTONE_TTL_SECONDS`). */
+  tombstones: { max: number; maxAgeMs: number };
 }
 
 function int(env: Env, name: string, fallback: number, min: number): number {
@@ -46,6 +48,7 @@ export function hubSettings(env: Env): HubSettings {
     maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
     stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",
+    tombstones: { max: int(env, "TOMBSTONES_MAX", 100_000, 0), maxAgeMs: int(env, "TOMBSTONE_TTL_SECONDS", 86_400, 0) * 1000 },
   };
 }
 

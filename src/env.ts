@@ -31,6 +31,8 @@ export interface Env {
   MAX_SUBSCRIPTIONS_PER_SUBJECT?: string;
   AUTH_RECHECK_SECONDS?: string;
   STRIP_MANAGED_FIELDS?: string;
+  TOMBSTONES_MAX?: string;
+  TOMBSTONE_TTL_SECONDS?: string;
   /** Named clusters' tokens and bindings are looked up by the names CLUSTERS gives. */
   [name: string]: unknown;
 }

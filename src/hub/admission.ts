@@ -27,22 +27,30 @@ export interface AdmissionParts {
   sockets: HubSockets;
 }
 
-/** Where a watch starts: `position` and, from the current state, its objects first; or why it cannot. */
-export type Start = { position: number; fromState: boolean } | { refused: Status };
+/**
+ * Where a watch starts: at `position`, first sent the current state (`state`), a resume's net
+ * changes (`net`), or nothing but the window's events after `position`; or why it cannot.
+ */
+export type Start = { position: number; first: "state" | "net" | undefined } | { refused: Status };
 
 /**
  * The API server's rules for a watch's start (apiserver `watch_cache.go`): without a
  * resourceVersion (or with `sendInitialEvents`) from the current state; from `N`, exactly the
  * events after it, if the window still holds them (410 Expired otherwise) and once the hub has
- * reached it (`reached`; 504 Too large resource version otherwise).
+ * reached it (`reached`; 504 Too large resource version otherwise). And the relay's own: from
+ * `N` with `compact=true`, the net changes since `N`, from as far back as the hub's tombstones
+ * reach (`horizon`; 410 before it).
  */
-export function startOf(options: WatchOptions, window: { head: number; start: number }, reached: boolean): Start {
+export function startOf(options: WatchOptions, window: { head: number; start: number }, horizon: number, reached: boolean): Start {
   const requested = options.resourceVersion;
-  const fromState = requested.kind !== "exact" || options.sendInitialEvents === true;
-  const position = fromState ? window.head : requested.kind === "exact" ? requested.rv : 0;
+  if (requested.kind !== "exact" || options.sendInitialEvents === true) {
+    return reached ? { position: window.head, first: "state" } : { refused: tooLargeResourceVersion(window.head, window.head) };
+  }
+  const position = requested.rv;
   if (!reached) return { refused: tooLargeResourceVersion(position, window.head) };
-  if (!fromState && position < window.start) return { refused: tooOldResourceVersion(position, window.start) };
-  return { position, fromState };
+  if (options.compact) return position < horizon ? { refused: tooOldResourceVersion(position, horizon) } : { position: window.head, first: "net" };
+  if (position < window.start) return { refused: tooOldResourceVersion(position, window.start) };
+  return { position, first: undefined };
 }
 
 export async function admitWatch(parts: AdmissionParts, request: WatchRequest, websocket: boolean): Promise<Response> {
@@ -51,7 +59,7 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
   const requested = options.resourceVersion;
   // Ahead of the hub: wait a little for it, as the watch cache does, then say so.
   const reached = requested.kind !== "exact" || (await feed.waitFor(requested.rv, AHEAD_WAIT_MS));
-  const start = startOf(options, feed.window, reached);
+  const start = startOf(options, feed.window, feed.horizon, reached);
   const grant = request.grant;
   if (!("refused" in start) && grant) {
     const refused = await quotas.admitSubscriber(grant.subject);
@@ -72,17 +80,13 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
     sink.close({ code: CLOSE.normal, reason: start.refused.reason === "Expired" ? "resourceVersion expired" : "resourceVersion too large" });
     return opened.response;
   }
-  subscriber = new Subscriber(
-    sink,
-    start.position,
-    {
-      bookmarks: options.allowWatchBookmarks,
-      initialEventsEnd: options.sendInitialEvents === true && options.allowWatchBookmarks,
-      deadline: deadlineOf(options),
-      grant,
-    },
-    start.fromState ? feed.cache.snapshot() : undefined,
-  );
+  const first =
+    start.first === "state"
+      ? feed.initialState(options.sendInitialEvents === true && options.allowWatchBookmarks ? "initial-events-end" : undefined)
+      : start.first === "net" && requested.kind === "exact"
+        ? feed.netChangesAfter(requested.rv)
+        : undefined;
+  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deadline: deadlineOf(options), grant }, first);
   if (grant) guard.add(subscriber, grant);
   if (opened.sink instanceof WebSocketSink) sockets.register(opened.sink, subscriber);
   feed.start();

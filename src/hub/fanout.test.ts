@@ -53,7 +53,7 @@ class RecordingSink implements Sink {
   }
 }
 
-const options: SubscriberOptions = { bookmarks: false, initialEventsEnd: false, deadline: undefined };
+const options: SubscriberOptions = { bookmarks: false, deadline: undefined };
 const line = (rv: number, size = 100) => `{"rv":${rv},"pad":"${"x".repeat(size)}"}\n`;
 
 function setup(events: number, size = 100, budget = 4 * 1024 * 1024) {

@@ -17,7 +17,8 @@ import { tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { CLOSE } from "../k8s/websocket.ts";
-import { LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
+import type { CachedObject } from "./cache.ts";
+import { LineBatch, type CloseReason, type InitialEvents, type Subscriber } from "./subscriber.ts";
 import type { EventWindow } from "./window.ts";
 
 export interface FanoutSettings {
@@ -81,6 +82,8 @@ export class Fanout {
   readonly #subscribers = new Set<Subscriber>();
   readonly #deadlines = new Map<Subscriber, unknown>();
   readonly #inFlight: number;
+  /** Slices of what subscribers get first, by the value they share (dropped with it). */
+  readonly #initialSlices = new WeakMap<InitialEvents, Map<number, { batch: LineBatch; next: number }>>();
   #turnTimer: unknown;
   #turnDelay = 0;
   /** The last turn left subscribers waiting for their backlog to drain. */
@@ -229,21 +232,33 @@ export class Fanout {
     }
   }
 
-  /** Send the next slice of the initial state (the last ends it, with the annotated bookmark when asked); the messages sent. */
+  /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); the messages sent. */
   #sendInitial(subscriber: Subscriber): number {
-    const objects = subscriber.initial ?? [];
+    const initial = subscriber.initial as InitialEvents;
+    const slice = this.#initialSlice(initial, subscriber.initialSent);
+    subscriber.initialSent = slice.next;
+    if (slice.next >= initial.objects.length) subscriber.initial = undefined;
+    return slice.batch.lines.length > 0 ? subscriber.sink.send(slice.batch) : 0;
+  }
+
+  /** The slice of `initial` from `offset`, built once for everyone who gets it. */
+  #initialSlice(initial: InitialEvents, offset: number): { batch: LineBatch; next: number } {
+    let slices = this.#initialSlices.get(initial);
+    if (!slices) this.#initialSlices.set(initial, (slices = new Map()));
+    const built = slices.get(offset);
+    if (built) return built;
+    const { objects, types } = initial;
     const lines: string[] = [];
-    let size = 0;
-    while (subscriber.initialSent < objects.length && size < SLICE) {
-      const line = eventLine("ADDED", (objects[subscriber.initialSent++] as { json: string }).json);
+    let next = offset;
+    for (let size = 0; next < objects.length && size < SLICE; next++) {
+      const line = eventLine(types?.[next] ?? "ADDED", (objects[next] as CachedObject).json);
       lines.push(line);
       size += line.length;
     }
-    if (subscriber.initialSent >= objects.length) {
-      subscriber.initial = undefined;
-      if (subscriber.options.initialEventsEnd) lines.push(this.#source.bookmark(subscriber.position, true));
-    }
-    return lines.length > 0 ? subscriber.sink.send(new LineBatch(lines)) : 0;
+    if (next >= objects.length && initial.end) lines.push(this.#source.bookmark(initial.rv, initial.end === "initial-events-end"));
+    const slice = { batch: new LineBatch(lines), next };
+    slices.set(offset, slice);
+    return slice;
   }
 
   /** Run a turn after `delay`, or sooner if one is already due sooner. */

@@ -12,7 +12,9 @@ import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
 import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState } from "./reflector.ts";
-import type { Checkpoint, HubIdentity, HubStorage } from "./storage.ts";
+import type { Checkpoint, HubIdentity, HubStorage, StoredObject, Tombstone } from "./storage.ts";
+import { netChanges } from "./compaction.ts";
+import type { InitialEvents } from "./subscriber.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
 import type { Log } from "../log.ts";
 
@@ -80,9 +82,12 @@ export class Feed implements ReflectorHandler {
   /** Upstream events read but not yet committed: they go to storage and subscribers together. */
   #pending: WatchEvent[] = [];
   #commitTimer: ReturnType<typeof setTimeout> | undefined;
-  #lastCommit = 0;
   readonly #coalesceMs: () => number;
   readonly #versionWaiters = new VersionWaiters();
+  /** Net changes can be told from after this resourceVersion on (see `storage.ts`). */
+  #horizon = 0;
+  #lastInitial: InitialEvents | undefined;
+  #lastNet: { from: number; events: InitialEvents } | undefined;
   upstreamState: ReflectorState = "stopped";
 
   constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log) {
@@ -96,7 +101,11 @@ export class Feed implements ReflectorHandler {
     const stored = storage.load();
     if (stored) {
       this.#identity = { key: stored.key, kind: stored.kind, listKind: stored.listKind, apiVersion: stored.apiVersion };
-      this.cache.replace(stored.objects);
+      const since = new Map(stored.objects.map((o) => [o.object.uid, o.since]));
+      this.cache.replace(
+        stored.objects.map((o) => o.object),
+        (o) => since.get(o.uid) ?? 0,
+      );
       // The objects table is as of the checkpoint; the window's later events bring it up to date.
       for (const event of stored.events) {
         if (event.rv <= stored.checkpoint) continue;
@@ -104,6 +113,7 @@ export class Feed implements ReflectorHandler {
         if (change) this.#changed(change);
       }
       this.#checkpoint = stored.checkpoint;
+      this.#horizon = stored.horizon;
       this.window.restore(stored.events, stored.start, stored.head);
       log("hub state restored", { objects: this.cache.size, events: stored.events.length, head: stored.head, start: stored.start, checkpoint: stored.checkpoint });
     }
@@ -123,8 +133,36 @@ export class Feed implements ReflectorHandler {
     return this.#reflector.running;
   }
 
-  get lastUpstreamActivity(): number {
-    return this.#reflector.lastActivity;
+  /** Net changes can be told from after this resourceVersion on: older resumes for them get 410. */
+  get horizon(): number {
+    return this.#horizon;
+  }
+
+  /**
+   * The current state, to send a new subscriber first: one value while nothing changes, so the
+   * subscribers that start together share its serialised slices.
+   */
+  initialState(end: InitialEvents["end"]): InitialEvents {
+    const objects = this.cache.snapshot();
+    const head = this.window.head;
+    const last = this.#lastInitial;
+    if (last?.objects === objects && last.rv === head && last.end === end) return last;
+    return (this.#lastInitial = { rv: head, objects, end });
+  }
+
+  /**
+   * What changed after `rv`, once each, at its latest state (see `compaction.ts`), closed by a
+   * bookmark at the head; `rv` must not be before the horizon. Shared, as `initialState` is, by
+   * a storm of resumes from the same point.
+   */
+  netChangesAfter(rv: number): InitialEvents {
+    const head = this.window.head;
+    const last = this.#lastNet;
+    if (last?.from === rv && last.events.rv === head) return last.events;
+    const changes = netChanges(this.cache, this.#storage.tombstonesAfter(rv), rv);
+    const events: InitialEvents = { rv: head, objects: changes.map((c) => c.object), types: changes.map((c) => c.type), end: "bookmark" };
+    this.#lastNet = { from: rv, events };
+    return events;
   }
 
   start(): void {
@@ -202,9 +240,10 @@ export class Feed implements ReflectorHandler {
       return;
     }
     this.#identity = identity;
-    this.cache.replace(objects);
+    this.cache.replace(objects, list.resourceVersion);
     this.#dirty.clear();
     this.#checkpoint = list.resourceVersion;
+    this.#horizon = list.resourceVersion;
     this.window.reset(list.resourceVersion);
     this.#storage.saveSnapshot(identity, objects, list.resourceVersion);
     this.#versionWaiters.reached(this.window.head);
@@ -255,8 +294,6 @@ export class Feed implements ReflectorHandler {
       }
     }
     this.#commit(changes, head);
-    // After the fan-out: events that arrived while it ran are a burst, to be gathered.
-    this.#lastCommit = Date.now();
   }
 
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
@@ -281,8 +318,10 @@ export class Feed implements ReflectorHandler {
   /** Apply changes (in RV order) to cache, window and storage, then publish them. */
   #commit(changes: readonly ObjectEvent[], head: number): void {
     const appended: WindowEvent[] = [];
+    const tombstones: Tombstone[] = [];
     let evictedTo: number | undefined;
     for (const change of changes) {
+      if (change.type === "DELETED") tombstones.push({ object: change.object, since: this.cache.sinceOf(change.object.uid) ?? 0 });
       this.#changed(change);
       const event = { rv: change.object.rv, line: eventLine(change.type, change.object.json) };
       evictedTo = this.window.append(event) ?? evictedTo;
@@ -296,7 +335,8 @@ export class Feed implements ReflectorHandler {
     }
     // A restore replays the window after the checkpoint, so the window must not lose what it needs.
     const due = this.#dirty.size >= CHECKPOINT_OBJECTS || (evictedTo !== undefined && evictedTo > this.#checkpoint);
-    this.#storage.saveBatch({ events: appended, head: this.window.head, start: this.window.start, evictedTo, checkpoint: due ? this.#takeCheckpoint() : undefined });
+    const batch = { events: appended, head: this.window.head, start: this.window.start, evictedTo, checkpoint: due ? this.#takeCheckpoint() : undefined, tombstones };
+    this.#horizon = this.#storage.saveBatch(batch, Date.now(), this.#horizon);
     this.#listener.published(appended);
   }
 
@@ -307,10 +347,10 @@ export class Feed implements ReflectorHandler {
 
   /** The objects table's catch-up to the current head. */
   #takeCheckpoint(): Checkpoint {
-    const changed: CachedObject[] = [];
+    const changed: StoredObject[] = [];
     const removed: string[] = [];
     for (const [uid, object] of this.#dirty) {
-      if (object) changed.push(object);
+      if (object) changed.push({ object, since: this.cache.sinceOf(uid) ?? object.rv });
       else removed.push(uid);
     }
     this.#dirty.clear();
