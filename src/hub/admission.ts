@@ -9,7 +9,7 @@ import { errorLine } from "../k8s/event.ts";
 import type { WatchOptions } from "../k8s/options.ts";
 import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
-import { BATCH_PROTOCOL, CLOSE } from "../k8s/websocket.ts";
+import { BATCH_PROTOCOL, CLOSE, DELTA_PROTOCOL } from "../k8s/websocket.ts";
 import type { AccessGuard } from "./access.ts";
 import type { Fanout } from "./fanout.ts";
 import type { Feed } from "./feed.ts";
@@ -68,7 +68,7 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
 
   let subscriber: Subscriber | undefined;
   const opened = websocket
-    ? sockets.open(request.protocol === BATCH_PROTOCOL, request.protocol)
+    ? sockets.open(request.protocol === BATCH_PROTOCOL || request.protocol === DELTA_PROTOCOL, request.protocol)
     : httpStream(
         () => subscriber && fanout.detach(subscriber),
         () => fanout.wake(),
@@ -86,7 +86,8 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
       : start.first === "net" && requested.kind === "exact"
         ? feed.netChangesAfter(requested.rv)
         : undefined;
-  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deadline: deadlineOf(options), grant }, first);
+  const deltasAfter = websocket && request.protocol === DELTA_PROTOCOL ? feed.window.head : undefined;
+  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, deadline: deadlineOf(options), grant }, first);
   if (grant) guard.add(subscriber, grant);
   if (opened.sink instanceof WebSocketSink) sockets.register(opened.sink, subscriber);
   feed.start();

@@ -52,7 +52,7 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
     key,
     storage,
     upstream,
-    { ...settings, coalesceMs: () => gatherMs(fanout?.size ?? 0) },
+    { ...settings, coalesceMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false },
     { published: () => fanout?.publish(), reset: (start) => fanout?.expireAll(start) },
     log,
   );

@@ -84,6 +84,7 @@ export class Fanout {
   readonly #inFlight: number;
   /** Slices of what subscribers get first, by the value they share (dropped with it). */
   readonly #initialSlices = new WeakMap<InitialEvents, Map<number, { batch: LineBatch; next: number }>>();
+  #deltaSubscribers = 0;
   #turnTimer: unknown;
   #turnDelay = 0;
   /** The last turn left subscribers waiting for their backlog to drain. */
@@ -103,8 +104,14 @@ export class Fanout {
     return this.#subscribers.size;
   }
 
+  /** Whether any subscriber takes deltas (so the feed encodes them). */
+  get wantsDeltas(): boolean {
+    return this.#deltaSubscribers > 0;
+  }
+
   attach(subscriber: Subscriber): void {
     this.#subscribers.add(subscriber);
+    if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
     const deadline = subscriber.options.deadline;
     if (deadline !== undefined) {
       this.#deadlines.set(subscriber, this.#timers.set(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())));
@@ -115,6 +122,7 @@ export class Fanout {
   /** Remove a subscriber, closing its sink with `reason` when given. Idempotent. */
   detach(subscriber: Subscriber, reason?: CloseReason): void {
     if (!this.#subscribers.delete(subscriber)) return;
+    if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers--;
     const deadline = this.#deadlines.get(subscriber);
     if (deadline !== undefined) this.#timers.clear(deadline);
     this.#deadlines.delete(subscriber);
@@ -198,12 +206,15 @@ export class Fanout {
         more = true;
         continue;
       }
-      let slice = slices.get(subscriber.position);
-      if (!slices.has(subscriber.position)) {
+      // Deltas once past what it was brought to first; a replay before that goes whole. Keyed apart (negative).
+      const deltas = subscriber.options.deltasAfter !== undefined && subscriber.position >= subscriber.options.deltasAfter;
+      const at = deltas ? -1 - subscriber.position : subscriber.position;
+      let slice = slices.get(at);
+      if (!slices.has(at)) {
         const replay = window.after(subscriber.position, SLICE);
         const last = replay.kind === "events" ? replay.events.at(-1) : undefined;
-        slice = replay.kind === "events" && last ? { batch: new LineBatch(replay.events.map((e) => e.line)), last: last.rv } : undefined;
-        slices.set(subscriber.position, slice);
+        slice = replay.kind === "events" && last ? { batch: new LineBatch(replay.events.map((e) => (deltas ? (e.delta ?? e.line) : e.line))), last: last.rv } : undefined;
+        slices.set(at, slice);
       }
       if (!slice) {
         this.#cutOff(subscriber, "fell out of the replay window while catching up");

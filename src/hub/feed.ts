@@ -4,6 +4,7 @@
  * reflector feeds it, it keeps the current objects (for snapshots) and the window (for
  * resumes), writes both to storage, and hands each new batch to the fan-out, serialised once.
  */
+import { deltaLine } from "../k8s/delta.ts";
 import { eventLine } from "../k8s/event.ts";
 import { keyApiVersion, type WatchKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";
@@ -35,6 +36,8 @@ export interface FeedSettings {
    * (ms); the hub makes it grow with what one commit costs it to fan out.
    */
   coalesceMs: () => number;
+  /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
+  wantDeltas: () => boolean;
 }
 
 
@@ -83,6 +86,7 @@ export class Feed implements ReflectorHandler {
   #pending: WatchEvent[] = [];
   #commitTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #coalesceMs: () => number;
+  readonly #wantDeltas: () => boolean;
   readonly #versionWaiters = new VersionWaiters();
   /** Net changes can be told from after this resourceVersion on (see `storage.ts`). */
   #horizon = 0;
@@ -97,6 +101,7 @@ export class Feed implements ReflectorHandler {
     this.#log = log;
     this.#stripManagedFields = settings.stripManagedFields;
     this.#coalesceMs = settings.coalesceMs;
+    this.#wantDeltas = settings.wantDeltas;
     this.window = new EventWindow({ maxEvents: settings.windowEvents, maxBytes: settings.windowBytes });
     const stored = storage.load();
     if (stored) {
@@ -320,10 +325,13 @@ export class Feed implements ReflectorHandler {
     const appended: WindowEvent[] = [];
     const tombstones: Tombstone[] = [];
     let evictedTo: number | undefined;
+    const deltas = this.#wantDeltas();
     for (const change of changes) {
       if (change.type === "DELETED") tombstones.push({ object: change.object, since: this.cache.sinceOf(change.object.uid) ?? 0 });
+      const before = change.type === "MODIFIED" && deltas ? this.cache.get(change.object.uid) : undefined;
       this.#changed(change);
-      const event = { rv: change.object.rv, line: eventLine(change.type, change.object.json) };
+      const line = eventLine(change.type, change.object.json);
+      const event: WindowEvent = { rv: change.object.rv, line, delta: before && deltaLine(JSON.parse(before.json) as KubeObject, JSON.parse(change.object.json) as KubeObject, line) };
       evictedTo = this.window.append(event) ?? evictedTo;
       appended.push(event);
     }

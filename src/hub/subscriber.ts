@@ -268,6 +268,11 @@ export interface InitialEvents {
 export interface SubscriberOptions {
   /** `allowWatchBookmarks=true`. */
   bookmarks: boolean;
+  /**
+   * The subscriber takes deltas (it offered the delta subprotocol) for events after this
+   * resourceVersion: where it was brought by its first events. A replay before it goes whole.
+   */
+  deltasAfter?: number | undefined;
   /** When the stream ends (`timeoutSeconds`), epoch ms. */
   deadline: number | undefined;
   /** Who subscribed and on what grant (absent when the relay runs without auth). */
