@@ -15,7 +15,8 @@
  * ```
  */
 export { watch } from "./watch.ts";
-export { informer, Informer, objectKey, type InformerOptions } from "./informer.ts";
+export { informer, Informer, type InformerOptions } from "./informer.ts";
+export { objectKey } from "./keys.ts";
 export { WatchError } from "./errors.ts";
 export { statsUrl } from "./url.ts";
 export type {

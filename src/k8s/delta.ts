@@ -49,6 +49,6 @@ export function parseDelta(line: string): Delta | undefined {
 }
 
 /** The new version: `patch` applied to a copy of `current` (which is left as it was). */
-export function applyDelta<T extends KubeObject>(current: T, delta: Delta): T {
+export function applyDelta<T>(current: T, delta: Delta): T {
   return apply(structuredClone(current), delta.patch) as T;
 }

@@ -143,9 +143,9 @@ describe.skipIf(!haveChromium)("the live cluster page", () => {
     const log = await page.$$eval("#log li", (items) => items.map((li) => `${li.dataset.kind} ${li.querySelector(".text")?.textContent}`));
     expect(log).toContainEqual(expect.stringMatching(/^closed socket closed \(1000: timeoutSeconds reached\); resuming now$/));
     expect(log).toContainEqual(expect.stringMatching(/^connected reconnected, resuming from resourceVersion \d+$/));
-    expect(log).toContainEqual(expect.stringMatching(/^resumed caught up: \d+ missed events? replayed \(\d+ → \d+\)$/));
+    expect(log).toContainEqual(expect.stringMatching(/^resumed caught up: \d+ changes?, [\d.]+ K?B, \d+ ms \(\d+ → \d+\)$/));
     expect(log.filter((entry) => entry.startsWith("relisted"))).toEqual([]);
-    expect(await page.textContent("#connection")).toMatch(/^live · resumed after \d+ missed events?$/);
+    expect(await page.textContent("#connection")).toMatch(/^live · resumed: \d+ changes?, [\d.]+ K?B, \d+ ms$/);
 
     // Still following the cluster after the resume.
     const touched = await kube<Obj>("PATCH", podPath("web-1"), { metadata: { labels: { resumed: "yes" } } });

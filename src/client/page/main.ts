@@ -11,7 +11,7 @@
  */
 import { informer, objectKey, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
 import { ConnectionIndicator } from "./connection.ts";
-import { after, plural } from "./format.ts";
+import { after, plural, resumeCost } from "./format.ts";
 import { EventLog } from "./log.ts";
 import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
 import { ObjectTable } from "./table.ts";
@@ -84,7 +84,7 @@ function statusText(status: WatchStatus<KubeResource>): string {
     case "connected":
       return status.resuming ? `reconnected, resuming from resourceVersion ${status.resourceVersion}` : `watching from resourceVersion ${status.resourceVersion}`;
     case "resumed":
-      return `caught up: ${plural(status.replayed, "missed event")} replayed (${status.from} → ${status.resourceVersion})`;
+      return `caught up: ${resumeCost(status)} (${status.from} → ${status.resourceVersion})`;
     case "closed":
       return `socket closed (${status.code}${status.reason ? `: ${status.reason}` : ""}); resuming ${after(status.retryInMs)}`;
     case "error":
