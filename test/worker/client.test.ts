@@ -300,90 +300,71 @@ describe("watch", () => {
   });
 });
 
+/**
+ * An informer over keep, gone-1, gone-2 and busy that loses its socket while two are deleted,
+ * one is created and busy changes more often than the relay's window holds (WINDOW_EVENTS=500);
+ * then the network comes back. `options` are the informer's watch options.
+ */
+async function informerAwayBeyondWindow(options: WatchOptions) {
+  const ns = uniqueNamespace("client");
+  for (const name of ["keep", "gone-1", "gone-2", "busy"]) await sim.createPod(ns, name);
+  const network = new TestNetwork();
+  const changes = new Inbox<string>();
+  const statuses = new Inbox<WatchStatus<KubeObject>>();
+  const pods = informer(collection(ns), {
+    transport: network,
+    backoff: FAST,
+    ...options,
+    onAdd: (o) => changes.push(`add ${o.metadata?.name}`),
+    onUpdate: (o) => changes.push(`update ${o.metadata?.name}`),
+    onDelete: (o) => changes.push(`delete ${o.metadata?.name}`),
+    onStatus: (s) => statuses.push(s),
+  });
+  await pods.synced;
+  expect(changes.drain().sort()).toEqual(["add busy", "add gone-1", "add gone-2", "add keep"]);
+  expect((await statuses.take(2)).map((s) => s.type)).toEqual(["listed", "connected"]);
+
+  const release = network.hold();
+  network.drop();
+  const observer = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${pods.resourceVersion}`);
+  await sim.deletePod(ns, "gone-1");
+  await sim.deletePod(ns, "gone-2");
+  await sim.createPod(ns, "new");
+  for (let i = 0; i < 510; i++) await sim.patchPod(ns, "busy", { metadata: { labels: { i: String(i) } } });
+  await observer.events.take(513, "the changes, at the relay");
+  observer.close();
+  release();
+  const equalsCluster = async () => {
+    const cluster = await sim.list(podsPath(ns));
+    expect(new Map([...pods.objects].map(([k, o]) => [k, o.metadata?.resourceVersion]))).toEqual(
+      new Map(cluster.items.map((o) => [`${ns}/${o.metadata?.name}`, o.metadata?.resourceVersion])),
+    );
+  };
+  return { ns, network, changes, statuses, pods, equalsCluster };
+}
+
 describe("informer", () => {
   it("away longer than the window holds, converges by default without a relist: net changes, then live", async () => {
-    const ns = uniqueNamespace("client");
-    for (const name of ["keep", "gone-1", "gone-2", "busy"]) await sim.createPod(ns, name);
-    const network = new TestNetwork();
-    const changes = new Inbox<string>();
-    const statuses = new Inbox<WatchStatus<KubeObject>>();
-    const pods = informer(collection(ns), {
-      transport: network,
-      backoff: FAST,
-      onAdd: (o) => changes.push(`add ${o.metadata?.name}`),
-      onUpdate: (o) => changes.push(`update ${o.metadata?.name}`),
-      onDelete: (o) => changes.push(`delete ${o.metadata?.name}`),
-      onStatus: (s) => statuses.push(s),
-    });
-    await pods.synced;
-    changes.drain();
-    await statuses.take(2);
-    const release = network.hold();
-    network.drop();
-    // While away: more changes than the relay's window holds (WINDOW_EVENTS=500), and deletions.
-    const observer = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${pods.resourceVersion}`);
-    await sim.deletePod(ns, "gone-1");
-    await sim.deletePod(ns, "gone-2");
-    await sim.createPod(ns, "new");
-    for (let i = 0; i < 510; i++) await sim.patchPod(ns, "busy", { metadata: { labels: { i: String(i) } } });
-    await observer.events.take(513, "the changes, at the relay");
-    observer.close();
-    release();
-
+    const { network, changes, statuses, pods, equalsCluster } = await informerAwayBeyondWindow({});
     const [closed, resuming, resumed] = await statuses.take(3, "the close, the resume and its end");
     expect(closed).toMatchObject({ type: "closed", code: 1006 });
     expect(resuming).toMatchObject({ type: "connected", resuming: true });
     expect(resumed).toMatchObject({ type: "resumed", replayed: 4 });
     expect(changes.drain().sort()).toEqual(["add new", "delete gone-1", "delete gone-2", "update busy"]);
     expect(network.lists).toBe(1);
-    const cluster = await sim.list(podsPath(ns));
-    expect(new Map([...pods.objects].map(([k, o]) => [k, o.metadata?.resourceVersion]))).toEqual(
-      new Map(cluster.items.map((o) => [`${ns}/${o.metadata?.name}`, o.metadata?.resourceVersion])),
-    );
+    await equalsCluster();
     pods.stop();
     await pods.done;
   });
 
   it("after a resume point older than the window: one relist, the cache equals the cluster, and what vanished is reported deleted", async () => {
-    const ns = uniqueNamespace("client");
-    for (const name of ["keep", "gone-1", "gone-2", "busy"]) await sim.createPod(ns, name);
-    const network = new TestNetwork();
-    const changes = new Inbox<string>();
-    const statuses = new Inbox<WatchStatus<KubeObject>>();
-    const pods = informer(collection(ns), {
-      transport: network,
-      backoff: FAST,
-      ...EVERY_EVENT,
-      onAdd: (o) => changes.push(`add ${o.metadata?.name}`),
-      onUpdate: (o) => changes.push(`update ${o.metadata?.name}`),
-      onDelete: (o) => changes.push(`delete ${o.metadata?.name}`),
-      onStatus: (s) => statuses.push(s),
-    });
-    await pods.synced;
-    expect(changes.drain().sort()).toEqual(["add busy", "add gone-1", "add gone-2", "add keep"]);
-    expect((await statuses.take(2)).map((s) => s.type)).toEqual(["listed", "connected"]);
-
-    const release = network.hold();
-    network.drop();
-    // While away: two deletions, a creation, and more changes than the relay's window holds (WINDOW_EVENTS=500).
-    const observer = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${pods.resourceVersion}`);
-    await sim.deletePod(ns, "gone-1");
-    await sim.deletePod(ns, "gone-2");
-    await sim.createPod(ns, "new");
-    for (let i = 0; i < 510; i++) await sim.patchPod(ns, "busy", { metadata: { labels: { i: String(i) } } });
-    await observer.events.take(513, "the changes, at the relay");
-    observer.close();
-    release();
-
+    const { ns, network, changes, statuses, pods, equalsCluster } = await informerAwayBeyondWindow(EVERY_EVENT);
     const [closed, resuming, relisted] = await statuses.take(3, "the close, the attempt to resume and the relist");
     expect(closed).toMatchObject({ type: "closed", code: 1006 });
     expect(resuming).toMatchObject({ type: "connected", resuming: true });
     expect(relisted).toMatchObject({ type: "relisted", expired: expect.stringMatching(/^too old resource version/) });
     expect(changes.drain().sort()).toEqual(["add new", "delete gone-1", "delete gone-2", "update busy"]);
-    const cluster = await sim.list(podsPath(ns));
-    expect(new Map([...pods.objects].map(([k, o]) => [k, o.metadata?.resourceVersion]))).toEqual(
-      new Map(cluster.items.map((o) => [`${ns}/${o.metadata?.name}`, o.metadata?.resourceVersion])),
-    );
+    await equalsCluster();
 
     // It carries on live from the new list.
     await sim.createPod(ns, "later");
