@@ -4,10 +4,11 @@
  * MODIFIED of an object the subscriber already has, as an RFC 7386 JSON merge patch against
  * the version it has.
  *
- *   {"type":"MODIFIED","target":{"namespace":"ns","name":"web-1","uid":"…","resourceVersion":"41"},"patch":{…}}\n
+ *   {"type":"MODIFIED","target":{"namespace":"ns","name":"web-1","resourceVersion":"41"},"patch":{…}}\n
  *
- * `target` names the object and the version the patch applies to; applied to that version,
- * the patch gives the new one (its `metadata.resourceVersion` included). A line with `target`
+ * `target` names the object and the version the patch applies to (a resourceVersion names one
+ * version of one object, so no uid is needed); applied to that version, the patch gives the new
+ * one (its `metadata.resourceVersion` included). A line with `target`
  * and `patch` and no `object` is a delta; every other line is an ordinary watch event.
  */
 import { apply, generate } from "json-merge-patch";
@@ -16,7 +17,6 @@ import type { KubeObject } from "./types.ts";
 export interface DeltaTarget {
   namespace?: string | undefined;
   name: string;
-  uid: string;
   /** The version the patch applies to. */
   resourceVersion: string;
 }
@@ -29,9 +29,9 @@ export interface Delta {
 
 /** The delta line turning `before` into `after` (one object's consecutive versions), or `undefined` when it would not be shorter than `full`. */
 export function deltaLine(before: KubeObject, after: KubeObject, full: string): string | undefined {
-  const { namespace, name, uid, resourceVersion } = before.metadata ?? {};
-  if (!name || !uid || !resourceVersion) return undefined;
-  const target: DeltaTarget = namespace ? { namespace, name, uid, resourceVersion } : { name, uid, resourceVersion };
+  const { namespace, name, resourceVersion } = before.metadata ?? {};
+  if (!name || !resourceVersion) return undefined;
+  const target: DeltaTarget = namespace ? { namespace, name, resourceVersion } : { name, resourceVersion };
   const line = `{"type":"MODIFIED","target":${JSON.stringify(target)},"patch":${JSON.stringify(generate(before, after) ?? {})}}\n`;
   return line.length < full.length ? line : undefined;
 }
