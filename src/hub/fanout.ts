@@ -52,11 +52,13 @@ export const SLICE = 256 * 1024;
  */
 const IN_FLIGHT = 2 * SLICE;
 /**
- * Runtime messages (WebSocket messages, HTTP chunks) one turn sends before the hub yields to its
- * event loop: about 30 ms of sends in workerd. Messages, not time: deployed, a Worker's clock
- * stands still while code runs.
+ * What one turn sends before the hub yields to its event loop: at most this many runtime
+ * messages (WebSocket messages, HTTP chunks; about 30 ms of sends in workerd) and this many
+ * bytes (what the runtime must copy to sockets before it can read anything else). Counted, not
+ * timed: deployed, a Worker's clock stands still while code runs.
  */
 export const TURN_MESSAGES = 1000;
+export const TURN_BYTES = 8 * 1024 * 1024;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 export const BLOCKED_RETRY_MS = 20;
 
@@ -176,10 +178,11 @@ export class Fanout {
     const window = this.#source.window;
     const slices = new Map<number, { batch: LineBatch; last: number } | undefined>();
     let messages = 0;
+    let bytes = 0;
     let more = false;
     let blocked = false;
     for (const subscriber of [...this.#subscribers]) {
-      if (messages >= TURN_MESSAGES) {
+      if (messages >= TURN_MESSAGES || bytes >= TURN_BYTES) {
         more = true;
         break;
       }
@@ -202,7 +205,9 @@ export class Fanout {
       this.#subscribers.delete(subscriber);
       this.#subscribers.add(subscriber);
       if (subscriber.initial) {
-        messages += this.#sendInitial(subscriber);
+        const sent = this.#sendInitial(subscriber);
+        messages += sent.messages;
+        bytes += sent.bytes;
         more = true;
         continue;
       }
@@ -221,6 +226,7 @@ export class Fanout {
         continue;
       }
       messages += subscriber.sink.send(slice.batch);
+      bytes += slice.batch.size;
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
       else this.#caughtUp(subscriber);
@@ -243,13 +249,14 @@ export class Fanout {
     }
   }
 
-  /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); the messages sent. */
-  #sendInitial(subscriber: Subscriber): number {
+  /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); what that cost. */
+  #sendInitial(subscriber: Subscriber): { messages: number; bytes: number } {
     const initial = subscriber.initial as InitialEvents;
     const slice = this.#initialSlice(initial, subscriber.initialSent);
     subscriber.initialSent = slice.next;
     if (slice.next >= initial.objects.length) subscriber.initial = undefined;
-    return slice.batch.lines.length > 0 ? subscriber.sink.send(slice.batch) : 0;
+    if (slice.batch.lines.length === 0) return { messages: 0, bytes: 0 };
+    return { messages: subscriber.sink.send(slice.batch), bytes: slice.batch.size };
   }
 
   /** The slice of `initial` from `offset`, built once for everyone who gets it. */

@@ -40,6 +40,11 @@ export class LineBatch {
     return (this.#joined ??= this.lines.join(""));
   }
 
+  /** The lines' summed length (UTF-16 units, about bytes for JSON). */
+  get size(): number {
+    return this.joined.length;
+  }
+
   /** The joined lines as UTF-8; shared by every stream it is written to, so never modified. */
   get bytes(): Uint8Array {
     return (this.#bytes ??= encoder.encode(this.joined));
