@@ -41,6 +41,8 @@ export interface ReflectorOptions {
   /** Server-side watch timeout: the watch restarts at least this often (≤ 10 minutes). */
   watchTimeoutSeconds: () => number;
   random: () => number;
+  /** Retry delays after failures (client-go's reflector's by default). */
+  backoff?: { initialMs: number; maxMs: number };
 }
 
 /** An upstream failure: an HTTP status (0 for a connection error) and what the server said. */
@@ -71,14 +73,14 @@ export class Reflector {
   /** Someone needs the state to be current: check the upstream, and relist if it has moved. */
   #refresh = false;
   /** Last time bytes arrived from upstream (or a request was answered). */
-  lastActivity = 0;
+  #lastActivity = 0;
 
   constructor(key: WatchKey, upstream: Upstream, handler: ReflectorHandler, options: ReflectorOptions) {
     this.#key = key;
     this.#upstream = upstream;
     this.#handler = handler;
     this.#options = options;
-    this.#backoff = new Backoff({ ...REFLECTOR_BACKOFF, random: options.random });
+    this.#backoff = new Backoff({ ...(options.backoff ?? REFLECTOR_BACKOFF), random: options.random });
   }
 
   /** Started and not stopped (a stopped loop may take a moment to wind down). */
@@ -212,7 +214,7 @@ export class Reflector {
 
   async #request(url: string, signal?: AbortSignal): Promise<Response> {
     const response = await this.#upstream.fetch(url, signal ? { signal } : undefined);
-    this.lastActivity = Date.now();
+    this.#lastActivity = Date.now();
     if (response.ok) return response;
     const text = await response.text().catch(() => "");
     let message = text.slice(0, 300);
@@ -235,10 +237,10 @@ export class Reflector {
     });
     // One timer for the whole stream, re-armed only when it fires: moving it on every chunk
     // costs more than the rest of reading the chunk.
-    this.lastActivity = Date.now();
+    this.#lastActivity = Date.now();
     let stall: ReturnType<typeof setTimeout> | undefined;
     const check = () => {
-      const quiet = Date.now() - this.lastActivity;
+      const quiet = Date.now() - this.#lastActivity;
       if (quiet >= this.#options.stallMs) abort.abort(new UpstreamError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`));
       else stall = setTimeout(check, this.#options.stallMs - quiet);
     };
@@ -261,7 +263,7 @@ export class Reflector {
           throw abort.signal.reason instanceof UpstreamError ? abort.signal.reason : e;
         });
         if (done) return { outcome: "ended", received };
-        this.lastActivity = Date.now();
+        this.#lastActivity = Date.now();
         if (!received) {
           // The stream works: a later failure is a new fault, retried quickly, not the next
           // step of an escalating backoff.
