@@ -87,6 +87,10 @@ export class Fanout {
   #waiting = false;
   /** Called whenever a subscriber leaves (idle clock, quotas, access checks). */
   onDetach: (subscriber: Subscriber) => void = () => undefined;
+  /** Called after each send with the events (lines) sent and the runtime messages they cost (metrics). */
+  onSent: (subscriber: Subscriber, events: number, messages: number) => void = () => undefined;
+  /** Called as a subscriber is cut off: too slow, or fell out of the window (metrics). */
+  onCutOff: (subscriber: Subscriber, reason: "slow" | "window") => void = () => undefined;
 
   constructor(source: FanoutSource, settings: FanoutSettings, log: Log, timers: Timers = realTimers) {
     this.#source = source;
@@ -98,6 +102,10 @@ export class Fanout {
 
   get size(): number {
     return this.#subscribers.size;
+  }
+
+  get subscribers(): Iterable<Subscriber> {
+    return this.#subscribers;
   }
 
   attach(subscriber: Subscriber): void {
@@ -121,7 +129,7 @@ export class Fanout {
 
   /** End a stream with an ERROR event carrying `status`, as the API server fails a running watch. */
   fail(subscriber: Subscriber, status: Status, reason: CloseReason): void {
-    subscriber.sink.send(LineBatch.of(errorLine(status)));
+    this.#send(subscriber, LineBatch.of(errorLine(status)));
     this.detach(subscriber, reason);
   }
 
@@ -139,7 +147,7 @@ export class Fanout {
       if (!subscriber.options.bookmarks || subscriber.initial || subscriber.position >= window.head || window.hasEventsAfter(subscriber.position)) continue;
       if (subscriber.sink.closed) continue;
       line ??= this.#source.bookmark(window.head);
-      subscriber.sink.send(LineBatch.of(line));
+      this.#send(subscriber, LineBatch.of(line));
       subscriber.position = window.head;
     }
   }
@@ -183,7 +191,7 @@ export class Fanout {
       }
       const backlog = subscriber.sink.backlog();
       if (backlog > this.#inFlight) {
-        if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`);
+        if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`, "slow");
         else blocked = true;
         continue;
       }
@@ -203,10 +211,10 @@ export class Fanout {
         slices.set(subscriber.position, slice);
       }
       if (!slice) {
-        this.#cutOff(subscriber, "fell out of the replay window while catching up");
+        this.#cutOff(subscriber, "fell out of the replay window while catching up", "window");
         continue;
       }
-      messages += subscriber.sink.send(slice.batch);
+      messages += this.#send(subscriber, slice.batch);
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
       else this.#caughtUp(subscriber);
@@ -224,7 +232,7 @@ export class Fanout {
     subscriber.resumeBookmarkDue = false;
     const head = this.#source.window.head;
     if (subscriber.options.bookmarks && subscriber.position <= head) {
-      subscriber.sink.send(LineBatch.of(this.#source.bookmark(head)));
+      this.#send(subscriber, LineBatch.of(this.#source.bookmark(head)));
       subscriber.position = head;
     }
   }
@@ -243,7 +251,7 @@ export class Fanout {
       subscriber.initial = undefined;
       if (subscriber.options.initialEventsEnd) lines.push(this.#source.bookmark(subscriber.position, true));
     }
-    return lines.length > 0 ? subscriber.sink.send(new LineBatch(lines)) : 0;
+    return lines.length > 0 ? this.#send(subscriber, new LineBatch(lines)) : 0;
   }
 
   /** Run a turn after `delay`, or sooner if one is already due sooner. */
@@ -256,8 +264,15 @@ export class Fanout {
     this.#turnTimer = this.#timers.set(() => this.#turn(), delay);
   }
 
-  #cutOff(subscriber: Subscriber, why: string): void {
+  #send(subscriber: Subscriber, batch: LineBatch): number {
+    const messages = subscriber.sink.send(batch);
+    this.onSent(subscriber, batch.lines.length, messages);
+    return messages;
+  }
+
+  #cutOff(subscriber: Subscriber, why: string, reason: "slow" | "window"): void {
     this.#log("subscriber cut off", { subscriber: subscriber.id, transport: subscriber.sink.transport, why });
+    this.onCutOff(subscriber, reason);
     this.detach(subscriber, { code: CLOSE.slow, reason: `slow subscriber: ${why}; resume from your last resourceVersion` });
   }
 
@@ -265,7 +280,7 @@ export class Fanout {
   #expire(subscriber: Subscriber): void {
     const window = this.#source.window;
     if (subscriber.options.bookmarks && !subscriber.initial && !window.hasEventsAfter(subscriber.position) && subscriber.position < window.head) {
-      subscriber.sink.send(LineBatch.of(this.#source.bookmark(window.head)));
+      this.#send(subscriber, LineBatch.of(this.#source.bookmark(window.head)));
       subscriber.position = window.head;
     }
     this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });

@@ -11,7 +11,7 @@ import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
-import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState } from "./reflector.ts";
+import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
 import type { Checkpoint, HubIdentity, HubStorage } from "./storage.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
 import type { Log } from "../log.ts";
@@ -33,6 +33,8 @@ export interface FeedSettings {
    * (ms); the hub makes it grow with what one commit costs it to fan out.
    */
   coalesceMs: () => number;
+  /** Who counts what the reflector sees of the upstream. */
+  observer: UpstreamObserver;
 }
 
 
@@ -112,6 +114,7 @@ export class Feed implements ReflectorHandler {
       // Restart the watch every 5-9 minutes, as client-go does, so no stream outlives 10.
       watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 240),
       random: Math.random,
+      observer: settings.observer,
     });
   }
 
@@ -129,6 +132,11 @@ export class Feed implements ReflectorHandler {
 
   start(): void {
     this.#reflector.start();
+  }
+
+  /** End an upstream watch stream older than `maxAgeMs`, to be read on in the caller's invocation. */
+  renew(maxAgeMs: number): void {
+    this.#reflector.renew(maxAgeMs);
   }
 
   stop(): void {
