@@ -21,7 +21,7 @@ export interface LifecycleParts {
   bookmarks(): void;
   quotas: { renew(): void; releaseHub(): void };
   /** The hub's report to the metrics registry: when it watches, on each beat, when it stops. */
-  metrics: { watching(): void; beat(): void; stopped(): void };
+  metrics: { watching(subscribers: number): void; beat(): void; stopped(): void };
   /** The object's alarm (one per Durable Object). */
   alarm: { get(): Promise<number | null>; set(at: number): Promise<void> };
 }
@@ -72,7 +72,7 @@ export class Lifecycle {
       this.#idleSince = upstream.watching ? (this.#idleSince ?? this.#clock.now()) : undefined;
     }
     if (upstream.watching) {
-      this.#parts.metrics.watching();
+      this.#parts.metrics.watching(this.#parts.subscribers());
       void this.#arm();
     }
   }

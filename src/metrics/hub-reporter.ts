@@ -2,8 +2,8 @@
  * @module
  * One hub's numbers: its parts count what happens (upstream watches, relists, errors, events
  * in, deliveries out, cut-offs, resumes, quota refusals), and the reporter hands the counts to
- * the metrics registry with a snapshot of the hub — when the hub first watches, on every
- * heartbeat (30 s) and when it stops. A report that does not arrive is merged into the next, so
+ * the metrics registry with a snapshot of the hub — when the hub first watches, when it gains
+ * its first subscriber or loses its last, on every heartbeat (30 s) and when it stops. A report that does not arrive is merged into the next, so
  * counts are late, never lost, while the hub lives. Subscribers' lag is sampled at each report.
  */
 import type { Log } from "../log.ts";
@@ -38,6 +38,8 @@ export class HubReporter {
   #lastEventAt: number | undefined;
   #lastError: HubSnapshot["lastError"];
   #announced = false;
+  /** Whether the last report counted any subscriber. */
+  #hadSubscribers = false;
   /** Deliveries, counted here on the fan-out's hot path and folded into the counts at each report. */
   readonly #sent: Record<Transport, { events: number; messages: number }> = { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } };
   view: HubView | undefined;
@@ -96,9 +98,12 @@ export class HubReporter {
 
   // When the hub reports.
 
-  /** The upstream watch runs: the registry hears of the hub now, not at its first heartbeat. */
-  watching(): void {
-    if (!this.#announced) this.#report(false);
+  /**
+   * The upstream watch runs: the registry hears of the hub now, not at its first heartbeat, and
+   * again when it gains its first subscriber or loses its last.
+   */
+  watching(subscribers: number): void {
+    if (!this.#announced || subscribers > 0 !== this.#hadSubscribers) this.#report(false);
   }
 
   /** The heartbeat. */
@@ -121,6 +126,7 @@ export class HubReporter {
       subscribers[s.transport]++;
       this.#lag(s.transport, s.position, s.lagBytes, now);
     }
+    this.#hadSubscribers = subscribers.websocket + subscribers.http > 0;
     for (const [transport, sent] of Object.entries(this.#sent)) {
       if (sent.events === 0 && sent.messages === 0) continue;
       const labels = { ...this.#cluster, transport };
