@@ -56,6 +56,7 @@ export default defineConfig({
         AUTH_JWT_SECRET: "test-secret-that-is-long-enough-for-hs256",
         ALLOWED_ORIGINS: "https://dashboard.example",
         MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
+        METRICS_TOKEN: "scraper-token-for-the-tests",
       }),
       workers("workers-kube", ["test/worker-kube/**/*.test.ts"], { AUTH_MODE: "kube" }),
     ],

@@ -19,6 +19,12 @@ export interface HubSettings {
   upstreamStallMs: number;
   /** How long a hub keeps its upstream watch after its last subscriber left. */
   idleGraceMs: number;
+  /**
+   * An upstream watch stream older than this is ended by the heartbeat and read on from the
+   * heartbeat's invocation (`WATCH_RENEW_SECONDS`): no invocation reads a stream for longer
+   * than this plus a heartbeat, whatever its CPU limit counts (DESIGN.md, "CPU limits").
+   */
+  watchRenewMs: number;
   /** Concurrent subscriptions one subject may hold, across hubs (`MAX_SUBSCRIPTIONS_PER_SUBJECT`). */
   maxSubscriptionsPerSubject: number;
   /** How often a live stream's access is checked again (kube mode). */
@@ -45,6 +51,7 @@ export function hubSettings(env: Env): HubSettings {
     bookmarkIntervalMs: int(env, "BOOKMARK_INTERVAL_SECONDS", 60, 1) * 1000,
     upstreamStallMs: int(env, "UPSTREAM_STALL_SECONDS", 120, 1) * 1000,
     idleGraceMs: int(env, "IDLE_GRACE_SECONDS", 60, 0) * 1000,
+    watchRenewMs: int(env, "WATCH_RENEW_SECONDS", 240, 0) * 1000,
     maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
     stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",

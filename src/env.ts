@@ -5,10 +5,16 @@
  */
 import type { WatchHub } from "./hub/hub.ts";
 import type { Quota } from "./quota/quota.ts";
+import type { MetricsRegistry } from "./metrics/registry.ts";
 
 export interface Env {
   WATCH_HUB: DurableObjectNamespace<WatchHub>;
   QUOTA: DurableObjectNamespace<Quota>;
+  METRICS: DurableObjectNamespace<MetricsRegistry>;
+  /** Optional Workers Analytics Engine dataset the metrics registry also writes to. */
+  ANALYTICS?: AnalyticsEngineDataset;
+  /** Secret: a bearer token that may read `/metrics` (for scrapers), whatever AUTH_MODE says. */
+  METRICS_TOKEN?: string;
   ASSETS?: Fetcher;
   /** Optional fetch-only binding (Workers VPC service or a service binding) for the default cluster. */
   UPSTREAM?: Fetcher;
@@ -26,6 +32,7 @@ export interface Env {
   BOOKMARK_INTERVAL_SECONDS?: string;
   UPSTREAM_STALL_SECONDS?: string;
   IDLE_GRACE_SECONDS?: string;
+  WATCH_RENEW_SECONDS?: string;
   MAX_HUBS?: string;
   MAX_HUBS_PER_SUBJECT?: string;
   MAX_SUBSCRIPTIONS_PER_SUBJECT?: string;

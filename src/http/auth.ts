@@ -22,6 +22,7 @@ import { BEARER_PROTOCOL_PREFIX, isWebSocketUpgrade } from "../k8s/websocket.ts"
 import type { Status } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Log } from "../log.ts";
+import type { RefusalReason } from "../metrics/catalog.ts";
 
 export type AuthMode = "none" | "jwt" | "kube";
 
@@ -79,9 +80,12 @@ const forbiddenFor = (access: Access, message: string): Status => forbidden(acce
 export class Authenticator {
   readonly #decisions = new Map<string, { value: string | boolean; until: number }>();
   readonly #log: Log;
+  readonly #refused: (reason: RefusalReason) => void;
 
-  constructor(log: Log) {
+  /** `refused`: told of each refusal, by reason (metrics). */
+  constructor(log: Log, refused: (reason: RefusalReason) => void) {
     this.#log = log;
+    this.#refused = refused;
   }
 
   /**
@@ -105,6 +109,7 @@ export class Authenticator {
     const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id));
     if (!subject.ok) {
       if (subject.unauthenticated) return this.#refuse(NOT_ACCEPTED);
+      this.#refused("unverifiable");
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };
     }
     return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };
@@ -114,7 +119,7 @@ export class Authenticator {
   async authorize(identity: Identity, access: Access, upstream: Upstream, env: Env): Promise<Status | undefined> {
     const subject = identity.subject ?? "anonymous";
     if (deniedResource(env, access.group, access.resource)) {
-      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${access.resource} (DENY_RESOURCES)`));
+      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${access.resource} (DENY_RESOURCES)`), "denied_resource");
     }
     let allowed: boolean;
     if (identity.mode === "none") allowed = true;
@@ -124,21 +129,24 @@ export class Authenticator {
       const review = await this.#cached(key, () => mayAccess(upstream, identity.token as string, access));
       if (!review.ok) {
         this.#log("access check failed: denied", { subject, cluster: access.cluster, verb: access.verb, resource: access.resource, namespace: access.namespace, reason: review.reason });
+        this.#refused("unverifiable");
         return serviceUnavailable(`the relay cannot check this access now, so it refuses it: ${review.reason}`, 5);
       }
       allowed = review.value === true;
     }
-    if (!allowed) return this.#deny(subject, access, forbiddenFor(access, describeDenial(subject, access)));
+    if (!allowed) return this.#deny(subject, access, forbiddenFor(access, describeDenial(subject, access)), "forbidden");
     this.#log("access allowed", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace });
     return undefined;
   }
 
-  #deny(subject: string, access: Access, status: Status): Status {
+  #deny(subject: string, access: Access, status: Status, reason: RefusalReason): Status {
+    this.#refused(reason);
     this.#log("access denied", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace });
     return status;
   }
 
   #refuse(reason: string): Result<Identity> {
+    this.#refused("unauthenticated");
     this.#log("authentication refused", { reason });
     return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };
   }

@@ -11,6 +11,7 @@ import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "
 import type { Status } from "../k8s/types.ts";
 import { BATCH_PROTOCOL, CLOSE, DELTA_PROTOCOL } from "../k8s/websocket.ts";
 import type { AccessGuard } from "./access.ts";
+import type { ResumeOutcome } from "../metrics/catalog.ts";
 import type { Fanout } from "./fanout.ts";
 import type { Feed } from "./feed.ts";
 import type { HubQuotas } from "./quotas.ts";
@@ -25,6 +26,7 @@ export interface AdmissionParts {
   quotas: HubQuotas;
   guard: AccessGuard;
   sockets: HubSockets;
+  metrics: { resumed(outcome: ResumeOutcome): void };
 }
 
 /**
@@ -60,6 +62,7 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
   // Ahead of the hub: wait a little for it, as the watch cache does, then say so.
   const reached = requested.kind !== "exact" || (await feed.waitFor(requested.rv, AHEAD_WAIT_MS));
   const start = startOf(options, feed.window, feed.horizon, reached);
+  if (requested.kind === "exact" && options.sendInitialEvents !== true) parts.metrics.resumed(resumeOutcome(start));
   const grant = request.grant;
   if (!("refused" in start) && grant) {
     const refused = await quotas.admitSubscriber(grant.subject);
@@ -93,6 +96,11 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
   feed.start();
   fanout.attach(subscriber);
   return opened.response;
+}
+
+function resumeOutcome(start: Start): ResumeOutcome {
+  if (!("refused" in start)) return start.first === "net" ? "compacted" : "window";
+  return start.refused.code === 410 ? "expired" : "too_large";
 }
 
 /** An HTTP watch: a chunked JSON stream, never compressed (a gzip layer would hold events back). */

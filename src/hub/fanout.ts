@@ -93,6 +93,10 @@ export class Fanout {
   #waiting = false;
   /** Called whenever a subscriber leaves (idle clock, quotas, access checks). */
   onDetach: (subscriber: Subscriber) => void = () => undefined;
+  /** Called after each send with the events (lines) sent and the runtime messages they cost (metrics). */
+  onSent: (subscriber: Subscriber, events: number, messages: number) => void = () => undefined;
+  /** Called as a subscriber is cut off: too slow, or fell out of the window (metrics). */
+  onCutOff: (subscriber: Subscriber, reason: "slow" | "window") => void = () => undefined;
 
   constructor(source: FanoutSource, settings: FanoutSettings, log: Log, timers: Timers = realTimers) {
     this.#source = source;
@@ -109,6 +113,10 @@ export class Fanout {
   /** Whether any subscriber takes deltas (so the feed encodes them). */
   get wantsDeltas(): boolean {
     return this.#deltaSubscribers > 0;
+  }
+
+  get subscribers(): Iterable<Subscriber> {
+    return this.#subscribers;
   }
 
   attach(subscriber: Subscriber): void {
@@ -134,7 +142,7 @@ export class Fanout {
 
   /** End a stream with an ERROR event carrying `status`, as the API server fails a running watch. */
   fail(subscriber: Subscriber, status: Status, reason: CloseReason): void {
-    subscriber.sink.send(LineBatch.of(errorLine(status)));
+    this.#send(subscriber, LineBatch.of(errorLine(status)));
     this.detach(subscriber, reason);
   }
 
@@ -152,7 +160,7 @@ export class Fanout {
       if (!subscriber.options.bookmarks || subscriber.initial || subscriber.position >= window.head || window.hasEventsAfter(subscriber.position)) continue;
       if (subscriber.sink.closed) continue;
       line ??= this.#source.bookmark(window.head);
-      subscriber.sink.send(LineBatch.of(line));
+      this.#send(subscriber, LineBatch.of(line));
       subscriber.position = window.head;
     }
   }
@@ -197,7 +205,7 @@ export class Fanout {
       }
       const backlog = subscriber.sink.backlog();
       if (backlog > this.#inFlight) {
-        if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`);
+        if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`, "slow");
         else blocked = true;
         continue;
       }
@@ -222,10 +230,10 @@ export class Fanout {
         slices.set(at, slice);
       }
       if (!slice) {
-        this.#cutOff(subscriber, "fell out of the replay window while catching up");
+        this.#cutOff(subscriber, "fell out of the replay window while catching up", "window");
         continue;
       }
-      messages += subscriber.sink.send(slice.batch);
+      messages += this.#send(subscriber, slice.batch);
       bytes += slice.batch.size;
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
@@ -244,7 +252,7 @@ export class Fanout {
     subscriber.resumeBookmarkDue = false;
     const head = this.#source.window.head;
     if (subscriber.options.bookmarks && subscriber.position <= head) {
-      subscriber.sink.send(LineBatch.of(this.#source.bookmark(head)));
+      this.#send(subscriber, LineBatch.of(this.#source.bookmark(head)));
       subscriber.position = head;
     }
   }
@@ -256,7 +264,7 @@ export class Fanout {
     subscriber.initialSent = slice.next;
     if (slice.next >= initial.objects.length) subscriber.initial = undefined;
     if (slice.batch.lines.length === 0) return { messages: 0, bytes: 0 };
-    return { messages: subscriber.sink.send(slice.batch), bytes: slice.batch.size };
+    return { messages: this.#send(subscriber, slice.batch), bytes: slice.batch.size };
   }
 
   /** The slice of `initial` from `offset`, built once for everyone who gets it. */
@@ -289,8 +297,15 @@ export class Fanout {
     this.#turnTimer = this.#timers.set(() => this.#turn(), delay);
   }
 
-  #cutOff(subscriber: Subscriber, why: string): void {
+  #send(subscriber: Subscriber, batch: LineBatch): number {
+    const messages = subscriber.sink.send(batch);
+    this.onSent(subscriber, batch.lines.length, messages);
+    return messages;
+  }
+
+  #cutOff(subscriber: Subscriber, why: string, reason: "slow" | "window"): void {
     this.#log("subscriber cut off", { subscriber: subscriber.id, transport: subscriber.sink.transport, why });
+    this.onCutOff(subscriber, reason);
     this.detach(subscriber, { code: CLOSE.slow, reason: `slow subscriber: ${why}; resume from your last resourceVersion` });
   }
 
@@ -298,7 +313,7 @@ export class Fanout {
   #expire(subscriber: Subscriber): void {
     const window = this.#source.window;
     if (subscriber.options.bookmarks && !subscriber.initial && !window.hasEventsAfter(subscriber.position) && subscriber.position < window.head) {
-      subscriber.sink.send(LineBatch.of(this.#source.bookmark(window.head)));
+      this.#send(subscriber, LineBatch.of(this.#source.bookmark(window.head)));
       subscriber.position = window.head;
     }
     this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });

@@ -12,7 +12,7 @@ import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
-import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState } from "./reflector.ts";
+import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
 import type { Checkpoint, HubIdentity, HubStorage, StoredObject, Tombstone } from "./storage.ts";
 import { netChanges } from "./compaction.ts";
 import type { InitialEvents } from "./subscriber.ts";
@@ -38,6 +38,8 @@ export interface FeedSettings {
   coalesceMs: () => number;
   /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
   wantDeltas: () => boolean;
+  /** Who counts what the reflector sees of the upstream. */
+  observer: UpstreamObserver;
 }
 
 
@@ -127,6 +129,7 @@ export class Feed implements ReflectorHandler {
       // Restart the watch every 5-9 minutes, as client-go does, so no stream outlives 10.
       watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 240),
       random: Math.random,
+      observer: settings.observer,
     });
   }
 
@@ -172,6 +175,11 @@ export class Feed implements ReflectorHandler {
 
   start(): void {
     this.#reflector.start();
+  }
+
+  /** End an upstream watch stream older than `maxAgeMs`, to be read on in the caller's invocation. */
+  renew(maxAgeMs: number): void {
+    this.#reflector.renew(maxAgeMs);
   }
 
   stop(): void {

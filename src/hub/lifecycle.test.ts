@@ -16,7 +16,9 @@ class HandClock implements Clock {
 }
 
 function hub() {
-  const state = { watching: false, subscribers: 0, alarm: null as number | null, bookmarks: 0, renewals: 0, released: 0, stops: 0, starts: 0 };
+  const state = { watching: false, subscribers: 0, alarm: null as number | null, bookmarks: 0, renewals: 0, released: 0, stops: 0, starts: 0, streamRenewals: 0 };
+  /** What the hub reported to the metrics registry, in order. */
+  const reports: string[] = [];
   const parts: LifecycleParts = {
     upstream: {
       get watching() {
@@ -30,10 +32,12 @@ function hub() {
         state.stops++;
         state.watching = false;
       },
+      renew: () => state.streamRenewals++,
     },
     subscribers: () => state.subscribers,
     bookmarks: () => state.bookmarks++,
     quotas: { renew: () => state.renewals++, releaseHub: () => state.released++ },
+    metrics: { watching: (n) => void reports.push(`watching ${n}`), beat: () => void reports.push("beat"), stopped: () => void reports.push("stopped") },
     alarm: {
       get: async () => state.alarm,
       set: async (at) => {
@@ -52,12 +56,12 @@ function hub() {
     await lifecycle.alarm();
     await flush();
   };
-  return { state, clock, lifecycle, flush, fire };
+  return { state, reports, clock, lifecycle, flush, fire };
 }
 
 describe("Lifecycle", () => {
-  it("with subscribers: bookmarks tick and the heartbeat renews the quotas", async () => {
-    const { state, clock, lifecycle, flush, fire } = hub();
+  it("with subscribers: bookmarks tick, and the heartbeat renews the quotas and an old upstream stream and reports", async () => {
+    const { state, reports, clock, lifecycle, flush, fire } = hub();
     state.watching = true;
     state.subscribers = 2;
     lifecycle.settle();
@@ -65,12 +69,13 @@ describe("Lifecycle", () => {
     expect(state.alarm).toBe(clock.time + HEARTBEAT_MS);
     expect([...clock.intervals].map((i) => i.ms)).toEqual([5_000]);
     await fire();
-    expect(state.renewals).toBe(1);
+    expect([state.renewals, state.streamRenewals]).toEqual([1, 1]);
     expect(state.alarm).toBe(clock.time + HEARTBEAT_MS);
+    expect(reports).toEqual(["watching 2", "beat"]);
   });
 
   it("with nobody subscribed: stops the watch after the grace, releases its share, stops beating", async () => {
-    const { state, clock, lifecycle, flush, fire } = hub();
+    const { state, reports, clock, lifecycle, flush, fire } = hub();
     state.watching = true;
     lifecycle.settle();
     await flush();
@@ -81,6 +86,9 @@ describe("Lifecycle", () => {
     expect([state.stops, state.alarm]).toEqual([0, idleAt + 60_000]);
     await fire();
     expect([state.stops, state.released, state.alarm]).toEqual([1, 1, null]);
+    // The heartbeat that stops the hub renews nothing and says it stopped.
+    expect([state.renewals, state.streamRenewals]).toEqual([1, 1]);
+    expect(reports).toEqual(["watching 0", "beat", "stopped"]);
   });
 
   it("a watch started again after an idle stop gets a fresh grace and stops again", async () => {

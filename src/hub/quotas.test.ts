@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { Claim, Quota } from "../quota/quota.ts";
 import { HubQuotas, type QuotaLimits } from "./quotas.ts";
 
@@ -29,11 +29,18 @@ class Quotas {
 }
 
 const limits: QuotaLimits = { maxHubs: 3, maxHubsPerSubject: 1, maxPerSubject: 5 };
-const quotasFor = (quotas: Quotas, hub: string) => new HubQuotas(quotas as unknown as DurableObjectNamespace<Quota>, "c1", hub, limits, () => undefined);
+/** The quotas each refusal names, as the hub reports them to the metrics. */
+let refusals: string[] = [];
+const quotasFor = (quotas: Quotas, hub: string) =>
+  new HubQuotas(quotas as unknown as DurableObjectNamespace<Quota>, "c1", hub, limits, () => undefined, (quota) => void refusals.push(quota));
 /** Let the fire-and-forget releases reach their counters. */
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
 describe("HubQuotas", () => {
+  beforeEach(() => {
+    refusals = [];
+  });
+
   it("subscriptions asked for at the same moment stop at the subject's limit, across hubs", async () => {
     const quotas = new Quotas();
     const hubs = [quotasFor(quotas, "h1"), quotasFor(quotas, "h2")];
@@ -41,6 +48,7 @@ describe("HubQuotas", () => {
     expect(answers.filter((a) => a === undefined)).toHaveLength(5);
     expect(answers.filter((a) => a?.code === 429)).toHaveLength(11);
     expect(quotas.total("subject:alice")).toBe(5);
+    expect(refusals).toEqual(Array(11).fill("max_subscriptions_per_subject"));
   });
 
   it("a subscription that leaves gives its place back", async () => {
@@ -64,6 +72,7 @@ describe("HubQuotas", () => {
     expect(await b.admitHub("alice")).toBeUndefined();
     expect(quotas.total(`hubs:${JSON.stringify(["c1", "alice"])}`)).toBe(1);
     expect(quotas.total("hubs:c1")).toBe(2);
+    expect(refusals).toEqual(["max_hubs_per_subject"]);
   });
 
   it("two subjects starting one hub at once: one is charged, the other's claim goes back", async () => {
@@ -85,6 +94,7 @@ describe("HubQuotas", () => {
     const answers = await Promise.all(hubs.map((h, i) => h.admitHub(`user-${i}`)));
     expect(answers.filter((a) => a === undefined)).toHaveLength(3);
     expect(answers.find((a) => a !== undefined)?.message).toContain("MAX_HUBS");
+    expect(refusals).toEqual(["max_hubs"]);
     await settle();
     // The refused one's share of its subject's hubs went back too.
     expect([0, 1, 2, 3].reduce((n, i) => n + quotas.total(`hubs:${JSON.stringify(["c1", `user-${i}`])}`), 0)).toBe(3);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { watchKey } from "../k8s/key.ts";
 import type { WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
-import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError } from "./reflector.ts";
+import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamObserver } from "./reflector.ts";
 
 const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
 const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", uid: `u-${name}`, resourceVersion: String(rv) } });
@@ -112,12 +112,27 @@ class Recorder implements ReflectorHandler {
   }
 }
 
+/** What the reflector reports to the metrics, in order. */
+function observer() {
+  const seen: string[] = [];
+  const o: UpstreamObserver = {
+    watch: (reconnect) => void seen.push(reconnect ? "rewatch" : "watch"),
+    relisted: () => void seen.push("relisted"),
+    expired: () => void seen.push("expired"),
+    stalled: () => void seen.push("stalled"),
+    renewed: () => void seen.push("renewed"),
+    failed: (status) => void seen.push(`failed ${status}`),
+  };
+  return { o, seen };
+}
+
 function start(options: { stallMs?: number } = {}) {
   const upstream = new ScriptedUpstream();
   const handler = new Recorder();
-  const reflector = new Reflector(key, upstream, handler, { stallMs: options.stallMs ?? 60_000, watchTimeoutSeconds: () => 300, random: () => 0.5, backoff: { initialMs: 20, maxMs: 100 } });
+  const { o, seen } = observer();
+  const reflector = new Reflector(key, upstream, handler, { stallMs: options.stallMs ?? 60_000, watchTimeoutSeconds: () => 300, random: () => 0.5, backoff: { initialMs: 20, maxMs: 100 }, observer: o });
   reflector.start();
-  return { upstream, handler, reflector };
+  return { upstream, handler, reflector, seen };
 }
 
 describe("Reflector", () => {
@@ -134,13 +149,26 @@ describe("Reflector", () => {
     reflector.stop();
   });
 
-  it("relists when the watch answers 410 Expired", async () => {
-    const { upstream, handler, reflector } = start();
+  it("relists when the watch answers 410 Expired, and reports it", async () => {
+    const { upstream, handler, reflector, seen } = start();
     const first = await upstream.watch(1);
     upstream.rv = 30;
     first.send({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version" } });
     expect((await upstream.watch(2)).from).toBe(30);
     expect(handler.lists.map((l) => l.resourceVersion)).toEqual([10, 30]);
+    expect(seen).toEqual(["watch", "expired", "relisted", "rewatch"]);
+    reflector.stop();
+  });
+
+  it("a re-watch answered 410 is reported as expired, then a relist", async () => {
+    const { upstream, reflector, seen } = start();
+    const first = await upstream.watch(1);
+    upstream.failures.push(Response.json({ kind: "Status", code: 410 }, { status: 410 }));
+    // A stream that delivered something and ended is re-watched at once; that re-watch is 410.
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    first.end();
+    await upstream.watch(2);
+    expect(seen).toEqual(["watch", "rewatch", "expired", "relisted", "rewatch"]);
     reflector.stop();
   });
 
@@ -156,12 +184,28 @@ describe("Reflector", () => {
     reflector.stop();
   });
 
-  it("takes a silent stream for dead and watches again from where it was", async () => {
-    const { upstream, handler, reflector } = start({ stallMs: 100 });
+  it("takes a silent stream for dead and watches again from where it was, counting a stall apart from an error status", async () => {
+    const { upstream, handler, reflector, seen } = start({ stallMs: 100 });
     const first = await upstream.watch(1);
     first.send({ type: "MODIFIED", object: pod("a", 11) });
+    upstream.failures.push(new Response("boom", { status: 500 }));
     expect((await upstream.watch(2)).from).toBe(11);
     expect(handler.states.some(([state, detail]) => state === "backoff" && detail?.includes("no data from the upstream watch"))).toBe(true);
+    expect(seen).toEqual(["watch", "stalled", "rewatch", "failed 500", "rewatch"]);
+    reflector.stop();
+  });
+
+  it("renews a stream older than the bound: re-watches at once from the last resourceVersion, no backoff, no relist", async () => {
+    const { upstream, handler, reflector, seen } = start();
+    const first = await upstream.watch(1);
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    await handler.until("the event", () => handler.head === 11);
+    reflector.renew(60_000); // a fresh stream: left alone
+    reflector.renew(0);
+    expect((await upstream.watch(2)).from).toBe(11);
+    expect(handler.states.map(([state]) => state)).not.toContain("backoff");
+    expect(handler.lists).toHaveLength(1);
+    expect(seen).toEqual(["watch", "renewed", "rewatch"]);
     reflector.stop();
   });
 

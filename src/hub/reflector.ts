@@ -36,11 +36,23 @@ export interface ReflectorHandler {
   upToDate(): void;
 }
 
+/** What the reflector reports of the upstream, for the relay's metrics. */
+export interface UpstreamObserver {
+  /** A watch request; `reconnect` when an earlier watch of this run ended or failed. */
+  watch(reconnect: boolean): void;
+  relisted(): void;
+  expired(): void;
+  stalled(): void;
+  renewed(): void;
+  failed(status: number, message: string): void;
+}
+
 export interface ReflectorOptions {
   stallMs: number;
   /** Server-side watch timeout: the watch restarts at least this often (≤ 10 minutes). */
   watchTimeoutSeconds: () => number;
   random: () => number;
+  observer: UpstreamObserver;
   /** Retry delays after failures (client-go's reflector's by default). */
   backoff?: { initialMs: number; maxMs: number };
 }
@@ -55,6 +67,9 @@ export class UpstreamError extends Error {
     this.retryAfterMs = retryAfter;
   }
 }
+
+/** A watch ended because it went silent: counted as a stall, not as an upstream error. */
+class StallError extends UpstreamError {}
 
 const PAGE_SIZE = 500;
 
@@ -72,6 +87,10 @@ export class Reflector {
   #wake: (() => void) | undefined;
   /** Someone needs the state to be current: check the upstream, and relist if it has moved. */
   #refresh = false;
+  /** The open watch stream is being ended so that it is read on in a fresh invocation. */
+  #renewing = false;
+  /** When the open watch stream was requested (0: none is open). */
+  #streamSince = 0;
   /** Last time bytes arrived from upstream (or a request was answered). */
   #lastActivity = 0;
 
@@ -115,7 +134,21 @@ export class Reflector {
     this.#abort?.abort();
   }
 
+  /**
+   * End the open watch stream if it was requested more than `maxAgeMs` ago; the loop re-watches
+   * at once from the last resourceVersion, in the caller's invocation (the heartbeat), so no
+   * invocation's reads outlive its CPU limit. Subscribers notice nothing.
+   */
+  renew(maxAgeMs: number): void {
+    if (this.#streamSince === 0 || Date.now() - this.#streamSince < maxAgeMs || this.#renewing) return;
+    this.#renewing = true;
+    this.#options.observer.renewed();
+    this.#abort?.abort();
+  }
+
   async #loop(): Promise<void> {
+    const observer = this.#options.observer;
+    let watched = false;
     let mustList = this.#handler.resumeVersion() === undefined;
     // A resume point from before this start (storage, an idle stop) is only good if the upstream
     // has not gone back in time since (restored etcd, a rebuilt cluster behind the same URL): a
@@ -125,6 +158,7 @@ export class Reflector {
       try {
         if (mustList) {
           this.#refresh = false; // a list is as current as a check can make it
+          if (this.#handler.resumeVersion() !== undefined) observer.relisted();
           this.#handler.checking();
           this.#handler.state("listing");
           this.#handler.listed(await this.#list());
@@ -152,8 +186,11 @@ export class Reflector {
         }
         if (this.#refresh) continue; // asked again while checking
         const started = Date.now();
+        observer.watch(watched);
+        watched = true;
         const { outcome, received } = await this.#watch(this.#handler.resumeVersion() ?? 0);
         if (outcome === "expired") {
+          observer.expired();
           mustList = true;
           continue;
         }
@@ -163,7 +200,13 @@ export class Reflector {
       } catch (e) {
         if (this.#stopped) break;
         if (this.#refresh) continue; // the watch was ended for a refresh, not by a fault
+        if (this.#renewing) {
+          this.#renewing = false;
+          continue; // ended to be read on in a fresh invocation
+        }
         const error = e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`);
+        if (error instanceof StallError) observer.stalled();
+        else observer.failed(error.status, error.message);
         const delay = this.#backoff.next(error.retryAfterMs);
         this.#handler.state("backoff", `${error.message}; retrying in ${delay} ms`, error);
         await this.#sleep(delay);
@@ -229,6 +272,8 @@ export class Reflector {
   async #watch(from: number): Promise<{ outcome: WatchOutcome; received: boolean }> {
     const abort = new AbortController();
     this.#abort = abort;
+    this.#streamSince = Date.now();
+    this.#renewing = false;
     const url = upstreamCollectionUrl(this.#key, {
       watch: "1",
       resourceVersion: String(from),
@@ -241,7 +286,7 @@ export class Reflector {
     let stall: ReturnType<typeof setTimeout> | undefined;
     const check = () => {
       const quiet = Date.now() - this.#lastActivity;
-      if (quiet >= this.#options.stallMs) abort.abort(new UpstreamError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`));
+      if (quiet >= this.#options.stallMs) abort.abort(new StallError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`));
       else stall = setTimeout(check, this.#options.stallMs - quiet);
     };
     stall = setTimeout(check, this.#options.stallMs);
@@ -291,6 +336,7 @@ export class Reflector {
       if (stall !== undefined) clearTimeout(stall);
       abort.abort();
       this.#abort = undefined;
+      this.#streamSince = 0;
     }
   }
 

@@ -3,7 +3,7 @@
  * The live cluster page. It watches the picked collection through the relay with the client
  * library's `informer` (so it resumes, relists and acknowledges as any client of the library
  * does) and shows the objects, the watch's lifecycle, and what the relay's hub for that key is
- * doing. The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
+ * doing, and, for operators, every live hub of the relay (a panel, polled only while open). The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
  * and `timeoutSeconds=N` asks the relay to end each WebSocket after N seconds, to watch the
  * client resume. Against a relay that requires a token, open `/#token=<token>`: a fragment never
  * reaches a server or its logs, and the page moves it into session storage and out of the
@@ -12,6 +12,7 @@
 import { informer, objectKey, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
 import { ConnectionIndicator } from "./connection.ts";
 import { after, plural, resumeCost } from "./format.ts";
+import { HubPanel } from "./hubs.ts";
 import { EventLog } from "./log.ts";
 import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
 import { ObjectTable } from "./table.ts";
@@ -45,6 +46,7 @@ function sessionToken(): string | undefined {
 }
 const token = sessionToken();
 const auth = token ? { token } : {};
+new HubPanel(element<HTMLDetailsElement>("operator"), element<HTMLTableElement>("hubs").tBodies[0] as HTMLTableSectionElement, element("hubs-note"), token);
 
 const query = new URLSearchParams(location.search);
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
