@@ -30,16 +30,26 @@ function read(dir: string): Certificates {
 /** The certificate in `stateDir/tls`, made (or remade, when it is about to expire) if need be. */
 export function localCertificate(stateDir: string): Certificates & { made: boolean } {
   const dir = join(stateDir, "tls");
-  if (["ca.crt", "server.key"].every((f) => existsSync(join(dir, f))) && freshFor(join(dir, "server.crt"))) return { ...read(dir), made: false };
+  const usable = () => ["ca.crt", "server.key"].every((f) => existsSync(join(dir, f))) && freshFor(join(dir, "server.crt"));
+  if (usable()) return { ...read(dir), made: false };
   mkdirSync(stateDir, { recursive: true });
-  // Made aside and moved in whole, so a relay starting at the same moment never reads half a set.
+  // Made aside and moved in whole, so relays starting at the same moment (sharing a state
+  // directory, as simulated clusters' relays do) never read half a set, and all use one.
   const fresh = mkdtempSync(join(stateDir, "tls-"));
   try {
     makeCertificates(fresh, { hosts: HOSTS, days: DAYS, caName: "kube-watch-relay local CA (127.0.0.1, localhost)" });
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      renameSync(fresh, dir);
+      return { ...read(dir), made: true };
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== "ENOTEMPTY" && code !== "EEXIST") throw e;
+    }
+    if (usable()) return { ...read(dir), made: false }; // another relay's, made meanwhile
+    rmSync(dir, { recursive: true, force: true }); // expiring: replace it
     renameSync(fresh, dir);
+    return { ...read(dir), made: true };
   } finally {
     rmSync(fresh, { recursive: true, force: true });
   }
-  return { ...read(dir), made: true };
 }

@@ -7,7 +7,7 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { request } from "node:https";
+import { get, request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -127,3 +127,34 @@ describe.skipIf(!usable)("TLS=1 npm start in jwt mode", () => {
   }, 120_000);
 });
 
+
+/** The status of GET `url`, trusting only `ca` (rejects on a certificate it does not sign). */
+function statusTrusting(url: string, ca: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const asked = get(url, { ca, timeout: 30_000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode!);
+    });
+    asked.on("timeout", () => asked.destroy(new Error(`no answer from ${url} within 30 s`)));
+    asked.on("error", reject);
+  });
+}
+
+describe.skipIf(!opensslPresent)("TLS=1 relays started at the same moment on one state directory", () => {
+  const relays: RunningRelay[] = [];
+  let shared: string;
+  afterAll(async () => {
+    await Promise.all(relays.map((r) => r.stop()));
+    if (shared) rmSync(shared, { recursive: true, force: true });
+  });
+
+  it("both serve a certificate that the one CA left in the directory signs", async () => {
+    shared = mkdtempSync(join(tmpdir(), "relay-tls-shared-"));
+    const started = await Promise.allSettled([0, 1].map(() => startRelay({ TLS: "1", SIM_CHURN: "0", PERSIST_DIR: shared })));
+    for (const s of started) if (s.status === "fulfilled") relays.push(s.value);
+    for (const s of started) if (s.status === "rejected") throw s.reason;
+    const ca = readFileSync(join(shared, "tls", "ca.crt"));
+    for (const relay of relays) expect(await statusTrusting(`https://127.0.0.1:${relay.port}/healthz`, ca)).toBe(200);
+    expect(readdirSync(shared).sort()).toEqual(["tls"]);
+  }, 180_000);
+});
