@@ -4,11 +4,14 @@
  * into typed settings with defaults and says what is wrong when one is malformed.
  */
 import type { WatchHub } from "./hub/hub.ts";
+import type { WatchMux } from "./mux/mux.ts";
 import type { Quota } from "./quota/quota.ts";
 
 export interface Env {
   WATCH_HUB: DurableObjectNamespace<WatchHub>;
   QUOTA: DurableObjectNamespace<Quota>;
+  /** One per relay socket (`/_relay/socket`). */
+  WATCH_MUX: DurableObjectNamespace<WatchMux>;
   ASSETS?: Fetcher;
   /** Optional fetch-only binding (Workers VPC service or a service binding) for the default cluster. */
   UPSTREAM?: Fetcher;

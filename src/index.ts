@@ -1,11 +1,12 @@
 /**
  * @module
- * The Worker entry: the relay's HTTP app and the Durable Object class it routes to.
+ * The Worker entry: the relay's HTTP app and the Durable Object classes it routes to.
  */
 import type { Env } from "./env.ts";
 import { createApp } from "./http/app.ts";
 
 export { WatchHub } from "./hub/hub.ts";
+export { WatchMux } from "./mux/mux.ts";
 export { Quota } from "./quota/quota.ts";
 
 const app = createApp();

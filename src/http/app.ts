@@ -10,19 +10,20 @@ import { Hono } from "hono";
 import { ConfigError } from "../config.ts";
 import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
+import { MUX_PATH } from "../k8s/mux.ts";
 import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
-import { failure, internalError, methodNotAllowed, serviceUnavailable, statusResponse, type Result } from "../k8s/status.ts";
+import { internalError, methodNotAllowed, serviceUnavailable, statusResponse, type Result } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Verb } from "../auth/access.ts";
 import type { Grant } from "../hub/access.ts";
 import { hubRequest } from "../hub/request.ts";
 import { logger } from "../log.ts";
-import { Authenticator, authMode, originAllowed, type Identity } from "./auth.ts";
+import { Authenticator, frontDoor, originRefusal, type Identity } from "./auth.ts";
 import { health } from "./health.ts";
-import { hostRefusal } from "./hosts.ts";
 import { oversized } from "./limits.ts";
+import { openSocket } from "./socket.ts";
 import { upstreamFor, type Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
 import { DiscoveryCache, type DiscoveryFetch } from "./discovery-cache.ts";
@@ -75,17 +76,14 @@ interface Gate {
 }
 
 async function gate(env: Env, request: Request, cluster: string, auth: Authenticator): Promise<Result<Gate>> {
-  const mode = authMode(env);
+  const mode = frontDoor(env, request);
   if (!mode.ok) return mode;
-  const wrongHost = hostRefusal(env, mode.value, new URL(request.url));
-  if (wrongHost) return { ok: false, status: wrongHost };
   const upstream = upstreamFor(env, cluster);
   const identity = await auth.authenticate(mode.value, env, request, upstream);
   if (!identity.ok) return identity;
   if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
-  if (!originAllowed(env, request)) {
-    return { ok: false, status: failure(403, "Forbidden", `WebSocket connections from origin ${request.headers.get("origin")} are not allowed (ALLOWED_ORIGINS)`, {}) };
-  }
+  const wrongOrigin = originRefusal(env, request);
+  if (wrongOrigin) return { ok: false, status: wrongOrigin };
   return { ok: true, value: { upstream, identity: identity.value } };
 }
 
@@ -128,6 +126,9 @@ export function createApp(): Hono<App> {
     const stats = await c.env.WATCH_HUB.getByName(hubName(key.value)).stats();
     return c.json({ key: describeKey(key.value), ...(stats ?? { subscribers: 0, watching: false, upstream: "stopped" }) }, 200, { "cache-control": "no-store" });
   });
+
+  // Many watches on one WebSocket, each opened through the route below.
+  app.get(MUX_PATH, (c) => openSocket(c.env, c.req.raw, auth));
 
   app.all("*", async (c) => {
     const url = new URL(c.req.url);

@@ -17,7 +17,8 @@ import { allows, type Rule } from "../auth/rules.ts";
 import { bearerToken, tokenId } from "../auth/token.ts";
 import { list } from "../config.ts";
 import type { Env } from "../env.ts";
-import { forbidden, serviceUnavailable, unauthorized, type Result } from "../k8s/status.ts";
+import { failure, forbidden, serviceUnavailable, unauthorized, type Result } from "../k8s/status.ts";
+import { hostRefusal } from "./hosts.ts";
 import { BEARER_PROTOCOL_PREFIX, isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
@@ -72,6 +73,20 @@ export function originAllowed(env: Env, request: Request): boolean {
   return allowed.includes("*") || allowed.includes(origin) || origin === new URL(request.url).origin;
 }
 
+/** The 403 for a WebSocket from an origin not allowed. */
+export function originRefusal(env: Env, request: Request): Status | undefined {
+  if (originAllowed(env, request)) return undefined;
+  return failure(403, "Forbidden", `WebSocket connections from origin ${request.headers.get("origin")} are not allowed (ALLOWED_ORIGINS)`, {});
+}
+
+/** Before any token: `AUTH_MODE` is set, and the request names a host the relay answers to. */
+export function frontDoor(env: Env, request: Request): Result<AuthMode> {
+  const mode = authMode(env);
+  if (!mode.ok) return mode;
+  const wrongHost = hostRefusal(env, mode.value, new URL(request.url));
+  return wrongHost ? { ok: false, status: wrongHost } : mode;
+}
+
 const forbiddenFor = (access: Access, message: string): Status => forbidden(access.resource, access.name, message, access.group);
 
 
@@ -91,10 +106,9 @@ export class Authenticator {
    */
   async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream | undefined): Promise<Result<Identity>> {
     if (mode === "none") return { ok: true, value: { mode, subject: undefined } };
-    const credential = bearerToken(request);
-    if (!credential.ok) return this.#refuse(credential.reason);
-    const token = credential.token;
-    if (token === undefined) return this.#refuse(`no bearer token (Authorization: Bearer, or the ${BEARER_PROTOCOL_PREFIX}<token> WebSocket subprotocol beside one other)`);
+    const credential = this.#token(request);
+    if (!credential.ok) return credential;
+    const token = credential.value;
     if (mode === "jwt") {
       const verified = await verifyJwt(token, env.AUTH_JWT_SECRET as string);
       if ("refused" in verified) return this.#refuse(verified.refused);
@@ -108,6 +122,25 @@ export class Authenticator {
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };
     }
     return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };
+  }
+
+  /**
+   * Who opens a relay socket (`/_relay/socket`), whose watches may name any cluster: a JWT is
+   * verified now (its expiry ends the socket), a Kubernetes token only once a watch names the
+   * cluster that must vouch for it; every watch is then authenticated as a request of its own.
+   */
+  async authenticateSocket(mode: AuthMode, env: Env, request: Request): Promise<Result<Identity | undefined>> {
+    if (mode !== "kube") return this.authenticate(mode, env, request, undefined);
+    const credential = this.#token(request);
+    return credential.ok ? { ok: true, value: undefined } : credential;
+  }
+
+  /** The request's bearer token, or the 401 for its absence or form. */
+  #token(request: Request): Result<string> {
+    const credential = bearerToken(request);
+    if (!credential.ok) return this.#refuse(credential.reason);
+    if (credential.token === undefined) return this.#refuse(`no bearer token (Authorization: Bearer, or the ${BEARER_PROTOCOL_PREFIX}<token> WebSocket subprotocol beside one other)`);
+    return { ok: true, value: credential.token };
   }
 
   /** `undefined` when allowed; otherwise the 403 (or, if the cluster cannot be asked, 503: fail closed). */
@@ -138,7 +171,7 @@ export class Authenticator {
     return status;
   }
 
-  #refuse(reason: string): Result<Identity> {
+  #refuse(reason: string): { ok: false; status: Status } {
     this.#log("authentication refused", { reason });
     return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };
   }
