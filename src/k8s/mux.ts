@@ -142,11 +142,15 @@ export function lineId(line: string): string | undefined {
   return end < 0 ? undefined : line.slice(7, end);
 }
 
-/** The type of a standalone watch line, read from its fixed start (`src/k8s/event.ts` writes it). */
-export function lineType(line: string): WatchEventType | undefined {
-  if (!line.startsWith('{"type":"')) return undefined;
-  const end = line.indexOf('"', 9);
-  return end < 0 ? undefined : (line.slice(9, end) as WatchEventType);
+/** The type of a line, standalone (`{"type":…`) or tagged (`{"id":…,"type":…`), read from its fixed start. */
+export function lineType(line: string): WatchEventType | "CLOSED" | undefined {
+  const id = lineId(line);
+  const prefix = id === undefined ? '{"type":"' : ',"type":"';
+  const start = id === undefined ? 0 : id.length + 8;
+  if (!line.startsWith(prefix, start)) return undefined;
+  const from = start + prefix.length;
+  const end = line.indexOf('"', from);
+  return end < 0 ? undefined : (line.slice(from, end) as WatchEventType | "CLOSED");
 }
 
 /** A socket-level refusal, or a watch's failure when `id` is given. */

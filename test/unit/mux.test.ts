@@ -60,6 +60,9 @@ describe("relay lines", () => {
     expect(JSON.parse(tagged)).toEqual({ id: "w-1", type: "ADDED", object: pod });
     expect(lineId(tagged)).toBe("w-1");
     expect(lineType(line)).toBe("ADDED");
+    expect(lineType(tagged)).toBe("ADDED");
+    expect(lineType(closedLine("w", 1000, "", undefined))).toBe("CLOSED");
+    expect(lineType(failureLine(badRequest("x")))).toBe("ERROR");
     expect(lineId(failureLine(badRequest("x")))).toBeUndefined();
     expect(JSON.parse(failureLine(badRequest("x"), "w"))).toMatchObject({ id: "w", type: "ERROR", object: { code: 400 } });
     expect(JSON.parse(closedLine("w", 4008, "slow", "7"))).toEqual({ id: "w", type: "CLOSED", code: 4008, reason: "slow", resourceVersion: "7" });
