@@ -7,23 +7,19 @@
  * token's expiry (every watch fails with its 401, the socket closes). Without Chromium this file
  * says so loudly and skips itself.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sign } from "hono/jwt";
-import { chromium, type Browser, type Page, type WebSocket as PageSocket } from "playwright-core";
+import type { Browser, Page, WebSocket as PageSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildClient } from "../../scripts/build-client.ts";
+import { haveChromium, launchChromium } from "./chromium.ts";
 import type { Rule } from "../../src/auth/rules.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { freePort, startRelay, type RunningRelay } from "./harness.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  const bar = "!".repeat(88);
-  process.stderr.write(`\n${bar}\n!! SKIPPING the relay-socket browser test: no Chromium at ${CHROMIUM}.\n!! Install it (apt-get install -y chromium) or point CHROMIUM_PATH at one.\n${bar}\n\n`);
-}
+const chromiumHere = haveChromium("the relay-socket browser test");
 
 const ARTIFACTS = new URL("../../test-results/browser/", import.meta.url);
 const SECRET = "a-test-secret-that-is-long-enough-for-hs256";
@@ -38,7 +34,7 @@ const WATCHES = ["selection", "namespaces", "events", "watch-1", "watch-2", "wat
 
 const token = (ttlSeconds: number) => sign({ sub: "viewer", exp: Math.floor(Date.now() / 1000) + ttlSeconds, rules: RULES }, SECRET, "HS256");
 
-describe.skipIf(!haveChromium)("the live page over one relay socket", () => {
+describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
   let home: Simulator;
   let east: Simulator;
   let state: string;
@@ -61,11 +57,7 @@ describe.skipIf(!haveChromium)("the live page over one relay socket", () => {
       PORT: String(await freePort()),
     };
     relay = await startRelay(env);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
