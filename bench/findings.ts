@@ -7,7 +7,7 @@
  */
 import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import type { ProfileSummary, Stage } from "./profile.ts";
-import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type SnapshotRow, type StormRow } from "./rows.ts";
+import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
 import { labelOf } from "./systems/catalog.ts";
 import { primaryTransport, RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 import { num, rowsOf } from "./tables.ts";
@@ -118,6 +118,15 @@ export function summary(results: Results): string[] {
         `; the relay delivered ${num(kRelay.deliveredPct)}% of the events at ${num(kRelay.cpuUsPerEvent ?? 0)} µs of CPU each` +
         (kBatched ? ` (relay-batched: ${num(kBatched.deliveredPct)}% at ${num(kBatched.cpuUsPerEvent ?? 0)} µs, ${perMessage(kBatched.eventsPerMessage ?? 0)})` : "") +
         `, and each key (a hub) added ${num(kRelay.memPerKeyKB)} KB resident, ${num(kRelay.heapPerKeyKB)} KB of it JS heap.`,
+    );
+  }
+  const sockets = rowsOf<SocketsRow>(results, "sockets");
+  const [oSocket, oSeparate] = (["relay-socket", "relay-batched"] as const).map((s) => sockets.find((r) => r.system === s));
+  if (oSocket && oSeparate) {
+    const cost = (r: SocketsRow) => `${num(r.deliveredPerSec)} events/s (${num(r.deliveredPct)}%), p99 ${num(r.p99Ms ?? 0)} ms, ${num(r.cpuUsPerEvent ?? 0)} µs of CPU an event, ${num(r.memPerClientKB)} KB resident a client`;
+    out.push(
+      `**Many watches on one socket** (${num(oSocket.clients)} clients × ${num(oSocket.watchesPerClient)} watches, ${num(oSocket.eventsPerSec)} events/s): on one relay socket each (${num(oSocket.sockets)} WebSockets), ${cost(oSocket)}; ` +
+        `on a WebSocket per watch (${num(oSeparate.sockets)}), ${cost(oSeparate)}. Both held ${num(oSocket.upstreamWatches)} upstream watches: the relay socket adds a hop inside the relay, not an upstream watch.`,
     );
   }
   const snapshots = rowsOf<SnapshotRow>(results, "snapshot");

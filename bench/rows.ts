@@ -126,6 +126,22 @@ export interface KeysRow extends Common, Delivery {
   heapPerKeyKB: number;
 }
 
+/**
+ * `clients` browser-like clients each watching `watchesPerClient` collections: on one relay
+ * socket each (`relay-socket`), or on a socket per watch (the others).
+ */
+export interface SocketsRow extends Common, Delivery {
+  scenario: "sockets";
+  clients: number;
+  watchesPerClient: number;
+  /** WebSockets the clients held: clients, or clients × watches. */
+  sockets: number;
+  upstreamWatches: number;
+  /** Resident memory and JS heap the system added per client (its sockets, watches and, on a relay socket, its mux object). */
+  memPerClientKB: number;
+  heapPerClientKB: number;
+}
+
 export interface SnapshotRow {
   scenario: "snapshot";
   system: SystemName;
@@ -141,7 +157,7 @@ export interface SnapshotRow {
   upstreamRequests: number;
 }
 
-export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SnapshotRow;
+export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow;
 
 /** A measurement the bench chose not to make, and why. */
 export interface Skipped {
@@ -166,6 +182,8 @@ export interface Results {
   skipped: Skipped[];
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
+  /** Later runs (`--merge`) whose rows replaced those of some scenarios. */
+  amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]> }>;
 }
 
 /** The row of `system` on `transport` among `rows` that `matches`. */
