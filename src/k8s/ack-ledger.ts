@@ -2,13 +2,14 @@
  * @module
  * Acknowledgements through a multiplexing hop. The client acknowledges the socket's messages
  * as one count (`{"type":"ACK","received":n}`, as on a single watch); each watch's hub wants
- * its own count, of the messages it sent (a watch that has ended is the caller's to skip). The ledger remembers, for each message sent to the
+ * its own count, of the messages it sent. The ledger remembers, for each message sent to the
  * client, where that left the client's count and the hub's, and turns the client's
- * acknowledgement into each hub's: so a hub sees how far behind the client is, not the hop, and
- * cuts off (or holds) a watch whose reader falls behind, as it would a socket of its own.
+ * acknowledgement into each hub's (a watch that has ended is the caller's to skip): so a hub
+ * sees how far behind the client is, not the hop, and holds or cuts off a watch whose reader
+ * falls behind, as it would a socket of its own.
  *
- * Like a hub, it starts counting at the client's first acknowledgement: a client that never
- * acknowledges is not budget-limited, and costs no memory here.
+ * A client that never acknowledges is not budget-limited, as on a single watch: what it has not
+ * acknowledged is remembered up to a bound, then forgotten.
  */
 
 interface Entry<W> {
@@ -19,16 +20,22 @@ interface Entry<W> {
   received: number;
 }
 
+/** Messages remembered unacknowledged: far more than a client that acknowledges leaves (it does every 64-256 KiB). */
+const MAX_UNACKNOWLEDGED = 16_384;
+
 export class AckLedger<W> {
   #sent = 0;
   #entries: Entry<W>[] = [];
   #head = 0;
-  #counting = false;
 
   /** A message of `length` went to the client for `watch`, which has now received `received` from its hub. */
   sent(length: number, watch: W, received: number): void {
     this.#sent += length;
-    if (this.#counting) this.#entries.push({ at: this.#sent, watch, received });
+    if (this.#entries.length - this.#head >= MAX_UNACKNOWLEDGED) {
+      this.#entries = [];
+      this.#head = 0;
+    }
+    this.#entries.push({ at: this.#sent, watch, received });
   }
 
   /** A message that no hub sent (a CLOSED, an error). */
@@ -38,7 +45,6 @@ export class AckLedger<W> {
 
   /** The client took `received`: each watch's hub count now taken, for the watches that moved. */
   acknowledge(received: number): Map<W, number> {
-    this.#counting = true;
     const taken = new Map<W, number>();
     while (this.#head < this.#entries.length) {
       const entry = this.#entries[this.#head] as Entry<W>;

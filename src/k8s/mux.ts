@@ -132,8 +132,14 @@ export function watchQuery(op: WatchParameters): URLSearchParams {
   return query;
 }
 
-/** A standalone watch line (`{"type":…}\n`) as a line of watch `id`. */
-export const tagLine = (id: string, line: string): string => `{"id":"${id}",${line.slice(1)}`;
+/**
+ * Standalone watch lines (`{"type":…}\n`, one or more) as lines of watch `id`, in one pass: JSON
+ * escapes every newline inside a line, so `\n{` is only ever the start of the next line.
+ */
+export function tagLines(id: string, text: string): string {
+  const prefix = `{"id":"${id}",`;
+  return prefix + text.slice(1).replaceAll("\n{", `\n${prefix}`);
+}
 
 /** The id of a relay line, `undefined` for a socket-level one. */
 export function lineId(line: string): string | undefined {
@@ -172,12 +178,27 @@ export function closedLine(id: string, code: number, reason: string, resourceVer
   return `${JSON.stringify(closed)}\n`;
 }
 
-/** Lines in messages of at most `limit` lines each (all in one without a limit). */
-export function pages(lines: readonly string[], limit: number | undefined): string[] {
-  if (limit === undefined || lines.length <= limit) return [lines.join("")];
+/** Newline-terminated lines in messages of at most `limit` lines each (all in one without a limit). */
+export function pages(text: string, limit: number | undefined): string[] {
+  if (limit === undefined) return [text];
+  const lines = text.split("\n");
+  lines.pop();
+  if (lines.length <= limit) return [text];
   const messages: string[] = [];
-  for (let i = 0; i < lines.length; i += limit) messages.push(lines.slice(i, i + limit).join(""));
+  for (let i = 0; i < lines.length; i += limit) messages.push(`${lines.slice(i, i + limit).join("\n")}\n`);
   return messages;
+}
+
+/** The resourceVersion of the last event (not ERROR) of newline-terminated watch lines: where a reader of them all would resume. */
+export function lastResourceVersion(text: string): string | undefined {
+  let end = text.length - 1;
+  while (end > 0) {
+    const start = text.lastIndexOf("\n", end - 1) + 1;
+    const line = text.slice(start, end);
+    if (lineType(line) !== "ERROR") return resourceVersionOf(line);
+    end = start - 1;
+  }
+  return undefined;
 }
 
 /**

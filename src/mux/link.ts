@@ -2,10 +2,10 @@
  * @module
  * One watch of a relay socket: the standalone WebSocket watch it opened to its hub, and where it
  * is. Each hub message (its events, newline-separated, as the batch subprotocol sends them) is
- * retagged with the watch's id line by line, without parsing the events; only the message's last
+ * retagged with the watch's id in one pass, without parsing the events; only the message's last
  * event is read, for its resourceVersion, the point this watch would resume from.
  */
-import { lineType, resourceVersionOf, tagLine, type WatchOp } from "../k8s/mux.ts";
+import { lastResourceVersion, tagLines, type WatchOp } from "../k8s/mux.ts";
 
 export class Link {
   readonly id: string;
@@ -27,18 +27,11 @@ export class Link {
   }
 
   /** A hub message as this watch's lines (each ending in `\n`). */
-  retag(message: string): string[] {
+  retag(message: string): string {
     this.received += message.length;
-    const lines: string[] = [];
-    let last: string | undefined;
-    for (const line of message.split("\n")) {
-      if (line.length === 0) continue;
-      lines.push(`${tagLine(this.id, line)}\n`);
-      if (lineType(line) !== "ERROR") last = line;
-    }
-    const rv = last === undefined ? undefined : resourceVersionOf(last);
+    const rv = lastResourceVersion(message);
     if (rv) this.resourceVersion = rv;
-    return lines;
+    return tagLines(this.id, message);
   }
 
   /** Close the hub's socket (unwatched, or the client gone). */

@@ -104,8 +104,8 @@ export class Session {
   }
 
   /** A hub message's lines to the client: in pages of the watch's `limit` on a batch socket, else one per message. */
-  #forward(link: Link, lines: string[]): void {
-    const messages = this.#settings.batched ? pages(lines, link.op.limit) : lines;
+  #forward(link: Link, lines: string): void {
+    const messages = pages(lines, this.#settings.batched ? link.op.limit : 1);
     // The hub's message counts as taken once its last page is.
     messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined));
   }

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AckLedger } from "../../src/k8s/ack-ledger.ts";
 import { eventLine } from "../../src/k8s/event.ts";
-import { closedLine, failureLine, lineId, lineType, pages, parseClientMessage, resourceVersionOf, tagLine, watchQuery } from "../../src/k8s/mux.ts";
+import { closedLine, failureLine, lastResourceVersion, lineId, lineType, pages, parseClientMessage, resourceVersionOf, tagLines, watchQuery } from "../../src/k8s/mux.ts";
 import { badRequest } from "../../src/k8s/status.ts";
 
 describe("client messages", () => {
@@ -56,8 +56,15 @@ describe("relay lines", () => {
 
   it("tag a standalone line with its id, which reads back without parsing", () => {
     const line = eventLine("ADDED", JSON.stringify(pod));
-    const tagged = tagLine("w-1", line);
+    const tagged = tagLines("w-1", line);
     expect(JSON.parse(tagged)).toEqual({ id: "w-1", type: "ADDED", object: pod });
+    // Several lines at once, a newline inside a string value included (JSON escapes it).
+    const odd = { ...pod, metadata: { ...pod.metadata, annotations: { note: "two\n{lines}" } } };
+    const batch = eventLine("ADDED", JSON.stringify(odd)) + eventLine("BOOKMARK", JSON.stringify(pod));
+    expect(tagLines("b", batch).split("\n").filter(Boolean).map((l) => JSON.parse(l) as unknown)).toEqual([
+      { id: "b", type: "ADDED", object: odd },
+      { id: "b", type: "BOOKMARK", object: pod },
+    ]);
     expect(lineId(tagged)).toBe("w-1");
     expect(lineType(line)).toBe("ADDED");
     expect(lineType(tagged)).toBe("ADDED");
@@ -95,25 +102,43 @@ describe("relay lines", () => {
   });
 
   it("page lines by the watch's limit", () => {
-    const lines = ["a\n", "b\n", "c\n", "d\n", "e\n"];
+    const lines = "a\nb\nc\nd\ne\n";
     expect(pages(lines, undefined)).toEqual(["a\nb\nc\nd\ne\n"]);
     expect(pages(lines, 2)).toEqual(["a\nb\n", "c\nd\n", "e\n"]);
+    expect(pages(lines, 1)).toEqual(["a\n", "b\n", "c\n", "d\n", "e\n"]);
     expect(pages(lines, 5)).toEqual(["a\nb\nc\nd\ne\n"]);
+  });
+
+  it("find the resume point of a batch: its last event's resourceVersion, past an ERROR", () => {
+    const at = (rv: string) => eventLine("MODIFIED", JSON.stringify({ ...pod, metadata: { resourceVersion: rv } }));
+    expect(lastResourceVersion(at("1") + at("2"))).toBe("2");
+    expect(lastResourceVersion(at("1") + at("2") + failureLine(badRequest("gone")))).toBe("2");
+    expect(lastResourceVersion(failureLine(badRequest("gone")))).toBeUndefined();
   });
 });
 
 describe("acknowledgements through the hop", () => {
-  it("count from the client's first ACK, and give each hub the count of its own messages taken", () => {
+  it("give each hub the count of its own messages the client has taken", () => {
     const ledger = new AckLedger<string>();
-    ledger.sent(10, "a", 8); // before any ACK: not counted
-    expect(ledger.acknowledge(0)).toEqual(new Map());
+    ledger.sent(10, "a", 8); // client 10
     ledger.sent(10, "a", 16); // client 20
     ledger.sentOwn(5); // client 25: a CLOSED
     ledger.sent(10, "b", 9); // client 35
     ledger.sent(10, "a", 24); // client 45
-    expect(ledger.acknowledge(19)).toEqual(new Map());
+    expect(ledger.acknowledge(9)).toEqual(new Map());
+    expect(ledger.acknowledge(10)).toEqual(new Map([["a", 8]]));
     expect(ledger.acknowledge(35)).toEqual(new Map([["a", 16], ["b", 9]]));
     expect(ledger.acknowledge(100)).toEqual(new Map([["a", 24]]));
+    expect(ledger.acknowledge(100)).toEqual(new Map());
     expect(ledger.total).toBe(45);
+  });
+
+  it("forget what a client that never acknowledges was sent, past a bound", () => {
+    const ledger = new AckLedger<string>();
+    for (let i = 1; i <= 40_000; i++) ledger.sent(1, "a", i);
+    // What is remembered is the latest stretch only: the oldest were dropped unacknowledged.
+    const taken = ledger.acknowledge(40_000);
+    expect(taken.get("a")).toBe(40_000);
+    expect(ledger.acknowledge(20_000)).toEqual(new Map());
   });
 });

@@ -140,6 +140,29 @@ describe("the relay socket", () => {
     socket.close();
   });
 
+  it("carries the client's acknowledgements to each hub: a watch whose reader stops taking is cut off alone (4008)", async () => {
+    const busy = uniqueNamespace("mux-slow");
+    const quiet = uniqueNamespace("mux-calm");
+    await sim.createPod(busy, "first");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "busy", path: `/api/v1/namespaces/${busy}/pods` });
+    socket.send({ op: "watch", id: "quiet", path: `/api/v1/namespaces/${quiet}/pods`, allowWatchBookmarks: true });
+    await names(socket.lines("busy"), 1);
+    // Acknowledge what has arrived so far, then nothing more: the hub now counts this reader's backlog.
+    const taken = socket.messages.reduce((n, m) => n + m.length, 0);
+    socket.send({ type: "ACK", received: taken });
+    // More than SUBSCRIBER_BUDGET_BYTES (256 KiB in these tests) of changes, unacknowledged.
+    for (let i = 0; i < 60; i++) await sim.createPod(busy, `p${i}`, { filler: "x".repeat(60) }).then((p) => sim.patchPod(busy, p.metadata!.name!, { metadata: { annotations: { pad: "y".repeat(4000) } } }));
+    const ended = (await untilClosed(socket.lines("busy"))).at(-1)!;
+    expect(ended).toMatchObject({ type: "CLOSED", code: 4008 });
+    expect(Number(ended.resourceVersion)).toBeGreaterThan(0);
+    // The other watch on the socket goes on.
+    await sim.createPod(quiet, "still-here");
+    const quietNames = await names(socket.lines("quiet"), 1);
+    expect(quietNames).toEqual(["ADDED still-here"]);
+    socket.close();
+  });
+
   it("is a WebSocket endpoint only", async () => {
     const plain = await relay("/_relay/socket");
     expect(plain.status).toBe(400);
