@@ -176,18 +176,38 @@ export class RelaySocket implements Transport {
     return socket;
   }
 
-  /** A message holds one watch's lines (or one socket-level line): to its channel. */
+  /** A message holds lines of one watch or several, in order: each run of one watch's lines goes to its channel. */
   #route(text: string): void {
-    const id = lineId(text);
-    const channel = id === undefined ? undefined : this.#channels.get(id);
-    if (!channel) return this.#ack?.taken(text.length);
-    if (lineType(text) === "CLOSED") {
-      this.#ack?.taken(text.length);
-      this.#channels.delete(channel.id);
-      const closed = JSON.parse(text) as Closed;
-      return channel.end(closed.code, closed.reason);
+    const lines = text.split("\n");
+    lines.pop();
+    let id: string | undefined;
+    let run: string[] = [];
+    const deliver = () => {
+      if (run.length === 0) return;
+      const body = `${run.join("\n")}\n`;
+      run = [];
+      const channel = id === undefined ? undefined : this.#channels.get(id);
+      if (channel) channel.deliver(body);
+      else this.#ack?.taken(body.length);
+    };
+    for (const line of lines) {
+      if (lineType(line) === "CLOSED") {
+        deliver();
+        this.#ack?.taken(line.length + 1);
+        const closed = JSON.parse(line) as Closed;
+        const channel = this.#channels.get(closed.id);
+        this.#channels.delete(closed.id);
+        channel?.end(closed.code, closed.reason);
+        continue;
+      }
+      const owner = lineId(line);
+      if (owner !== id) {
+        deliver();
+        id = owner;
+      }
+      run.push(line);
     }
-    channel.deliver(text);
+    deliver();
   }
 }
 

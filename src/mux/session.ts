@@ -14,6 +14,7 @@ import type { Status } from "../k8s/types.ts";
 import { ackMessage, CLOSE } from "../k8s/websocket.ts";
 import type { Log } from "../log.ts";
 import { Link } from "./link.ts";
+import { Outbox } from "./outbox.ts";
 
 export interface SessionSettings {
   /** Several events in one message (the batch subprotocol); otherwise one event per message. */
@@ -34,6 +35,7 @@ export class Session {
   readonly #log: Log;
   readonly #watches = new Map<string, Link>();
   readonly #ledger = new AckLedger<Link>();
+  readonly #outbox: Outbox;
   #expiry: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
 
@@ -42,6 +44,7 @@ export class Session {
     this.#settings = settings;
     this.#open = open;
     this.#log = log;
+    this.#outbox = new Outbox((text) => this.#write(text), settings.batched);
     if (settings.expiresAt !== undefined) this.#expiry = setTimeout(() => this.#expire(), Math.max(0, settings.expiresAt - Date.now()));
   }
 
@@ -107,7 +110,8 @@ export class Session {
   #forward(link: Link, lines: string): void {
     const messages = pages(lines, this.#settings.batched ? link.op.limit : 1);
     // The hub's message counts as taken once its last page is.
-    messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined));
+    const paged = link.op.limit !== undefined;
+    messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined, paged));
   }
 
   #hubClosed(link: Link, code: number, reason: string): void {
@@ -145,6 +149,7 @@ export class Session {
     this.#log("socket closed: token expired", { watches: this.#watches.size });
     const status = unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one");
     for (const link of [...this.#watches.values()]) this.#fail(link, status, CLOSE.unauthorized);
+    this.#outbox.flush();
     this.clientClosed();
     try {
       this.#client.close(CLOSE.unauthorized, "the bearer token has expired");
@@ -153,25 +158,27 @@ export class Session {
     }
   }
 
-  #send(text: string, link: Link, received: number | undefined): void {
-    if (!this.#write(text)) return;
+  /** A hub's lines for `link`, counted as its hub's `received` once taken (`undefined`: an earlier page of them). */
+  #send(text: string, link: Link, received: number | undefined, alone: boolean): void {
+    if (this.#closed) return;
     if (received === undefined) this.#ledger.sentOwn(text.length);
     else this.#ledger.sent(text.length, link, received);
+    this.#outbox.push(text, alone);
   }
 
   #sendOwn(text: string): void {
-    if (this.#write(text)) this.#ledger.sentOwn(text.length);
+    if (this.#closed) return;
+    this.#ledger.sentOwn(text.length);
+    this.#outbox.push(text);
   }
 
-  #write(text: string): boolean {
-    if (this.#closed) return false;
+  #write(text: string): void {
+    if (this.#closed) return;
     try {
       this.#client.send(text);
-      return true;
     } catch {
       // The client is gone and its close not yet delivered.
       this.clientClosed();
-      return false;
     }
   }
 }
