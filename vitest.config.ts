@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 /** Test tuning shared by every Workers project: small windows and budgets, quick timers. */
 const tuning = {
   WINDOW_EVENTS: "500",
+  TOMBSTONES_MAX: "20",
   BOOKMARK_INTERVAL_SECONDS: "1",
   UPSTREAM_STALL_SECONDS: "3",
   IDLE_GRACE_SECONDS: "3",
@@ -55,6 +56,7 @@ export default defineConfig({
         AUTH_JWT_SECRET: "test-secret-that-is-long-enough-for-hs256",
         ALLOWED_ORIGINS: "https://dashboard.example",
         MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
+        METRICS_TOKEN: "scraper-token-for-the-tests",
       }),
       workers("workers-kube", ["test/worker-kube/**/*.test.ts"], { AUTH_MODE: "kube" }),
     ],

@@ -41,11 +41,17 @@ function numberAfter(buf: Buffer, marker: Buffer): number {
   return n;
 }
 
+const PATCH = Buffer.from('"patch":');
+
 /**
  * The event object's `metadata.resourceVersion`. Pods carry no other `resourceVersion` field
- * and metadata precedes spec, so the first occurrence is the right one.
+ * and metadata precedes spec, so the first occurrence is the right one; a delta line names the
+ * version it patches first, and the new one in its patch.
  */
-export const eventVersion = (line: Buffer): number => numberAfter(line, RESOURCE_VERSION);
+export function eventVersion(line: Buffer): number {
+  const patch = line.indexOf(PATCH);
+  return numberAfter(patch < 0 ? line : line.subarray(patch), RESOURCE_VERSION);
+}
 
 /** The simulator's write time (ms epoch) carried by the event's object, 0 if none. */
 export const writtenAt = (line: Buffer): number => numberAfter(line, WRITTEN_AT);
@@ -68,6 +74,11 @@ export function socketLine(line: Buffer): { id: number; closed: boolean; slow: b
   const closed = line.subarray(0, 48).includes(CLOSED);
   return { id, closed, slow: closed && line.includes(SLOW) };
 }
+
+const MODIFIED_EVENT = Buffer.from('"type":"MODIFIED"');
+
+/** A MODIFIED event, whole or as a delta: the type is the first field of every event line. */
+export const isModified = (line: Buffer): boolean => line.subarray(0, 24).includes(MODIFIED_EVENT);
 
 /** An ERROR event (410 Expired and the like): the type is the first field of every event line. */
 export const isErrorEvent = (line: Buffer): boolean => line.subarray(0, 24).includes(ERROR_EVENT);

@@ -16,9 +16,9 @@
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
-import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
+import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../src/k8s/websocket.ts";
 import { serveParent } from "./children.ts";
-import { ByteLines, eventVersion, isErrorEvent, socketLine, writtenAt } from "./lines.ts";
+import { ByteLines, eventVersion, isErrorEvent, isModified, socketLine, writtenAt } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
 
 export interface SubscriberSpec {
@@ -28,6 +28,8 @@ export interface SubscriberSpec {
   ack: boolean;
   /** WebSocket subprotocol to offer. */
   protocol?: string;
+  /** Resume with `compact=true` (the relay's net changes). */
+  compact?: boolean;
   /** How a subscriber that dropped catches up: resume from its resourceVersion, or relist from the API server (`listUrl`). */
   resume: "rv" | "relist";
   listUrl: string;
@@ -37,6 +39,9 @@ export interface SubscriberSpec {
 
 export interface WindowReport {
   events: number;
+  /** MODIFIED events among them, and their bytes (a delta's, when it came as one). */
+  modified: number;
+  modifiedBytes: number;
   /** WebSocket messages the events came in (0 for HTTP watches). */
   messages: number;
   bytes: number;
@@ -54,6 +59,8 @@ export interface WindowReport {
 export interface CatchUp {
   /** Epoch ms at which each subscriber that caught up got there. */
   caughtUpAt: number[];
+  /** Bytes received, all subscribers together, from reconnecting until each caught up. */
+  bytes: number;
   /** Subscribers that did not catch up before the timeout. */
   missing: number;
   errors: number;
@@ -85,6 +92,8 @@ class Subscriber {
   watchRvs: number[] = [];
   watchExpired: boolean[] = [];
   caughtUpAt: number | undefined;
+  /** Bytes received since the last `resume` began, until caught up. */
+  catchUpBytes = 0;
   onClosed: (() => void) | undefined;
 
   constructor(spec: SubscriberSpec) {
@@ -122,7 +131,7 @@ class LoadGenerator {
   }
 
   static #emptyWindow() {
-    return { events: 0, messages: 0, bytes: 0, cutOffs: 0, errors: 0, started: performance.now(), latency: new Histogram(), firstWrittenAt: Infinity, lastReceivedAt: 0 };
+    return { events: 0, modified: 0, modifiedBytes: 0, messages: 0, bytes: 0, cutOffs: 0, errors: 0, started: performance.now(), latency: new Histogram(), firstWrittenAt: Infinity, lastReceivedAt: 0 };
   }
 
   measure(): void {
@@ -135,6 +144,8 @@ class LoadGenerator {
     const w = this.#window;
     return {
       events: w.events,
+      modified: w.modified,
+      modifiedBytes: w.modifiedBytes,
       messages: w.messages,
       bytes: w.bytes,
       latency: w.latency.entries(),
@@ -160,7 +171,10 @@ class LoadGenerator {
 
   /** Every dropped subscriber comes back at once and catches up to `target`. */
   resume({ target, timeoutMs, concurrency }: { target: number; timeoutMs: number; concurrency: number }): Promise<CatchUp> {
-    for (const sub of this.#subscribers) sub.caughtUpAt = undefined;
+    for (const sub of this.#subscribers) {
+      sub.caughtUpAt = undefined;
+      sub.catchUpBytes = 0;
+    }
     let errors = 0;
     return this.#catchUp(target, timeoutMs, () =>
       eachLimited(this.#subscribers, concurrency, async (sub) => {
@@ -200,7 +214,8 @@ class LoadGenerator {
     await Promise.race([done, sleep(timeoutMs)]);
     this.#target = undefined;
     const caughtUpAt = this.#subscribers.flatMap((s) => (s.caughtUpAt === undefined ? [] : [s.caughtUpAt]));
-    return { caughtUpAt, missing: this.#subscribers.length - caughtUpAt.length, errors: 0 };
+    const bytes = this.#subscribers.reduce((n, s) => n + s.catchUpBytes, 0);
+    return { caughtUpAt, bytes, missing: this.#subscribers.length - caughtUpAt.length, errors: 0 };
   }
 
   #reached(sub: Subscriber, rv: number): void {
@@ -226,6 +241,10 @@ class LoadGenerator {
       const w = this.#window;
       w.events++;
       w.bytes += line.length;
+      if (isModified(line)) {
+        w.modified++;
+        w.modifiedBytes += line.length;
+      }
       const now = Date.now();
       w.lastReceivedAt = now;
       const at = writtenAt(line);
@@ -238,7 +257,8 @@ class LoadGenerator {
 
   #url(sub: Subscriber, rv: number | undefined): string {
     // A relay socket's watches resume by message, each from its own resourceVersion.
-    return rv !== undefined && rv > 0 && !sub.expired && !sub.spec.watches ? `${sub.spec.url}&resourceVersion=${rv}` : sub.spec.url;
+    if (rv === undefined || rv <= 0 || sub.expired || sub.spec.watches) return sub.spec.url;
+    return `${sub.spec.url}&resourceVersion=${rv}${sub.spec.compact ? "&compact=true" : ""}`;
   }
 
   #connect(sub: Subscriber, rv: number | undefined): Promise<void> {
@@ -276,7 +296,7 @@ class LoadGenerator {
       // `ws` fails the handshake unless the server accepts the subprotocol offered, so a batch
       // subscriber's messages are batches. Other messages hold one event each and are read
       // whole: a scan for line ends would cost the instrument for nothing.
-      const lines = sub.spec.protocol === BATCH_PROTOCOL ? new ByteLines() : undefined;
+      const lines = sub.spec.protocol === BATCH_PROTOCOL || sub.spec.protocol === DELTA_PROTOCOL ? new ByteLines() : undefined;
       let opened = false;
       socket.on("open", () => {
         // Closed (or dropped) while connecting: the subscriber is gone.
@@ -289,6 +309,7 @@ class LoadGenerator {
       });
       socket.on("message", (data: Buffer) => {
         if (this.#measuring) this.#window.messages++;
+        if (sub.caughtUpAt === undefined) sub.catchUpBytes += data.length;
         if (lines) lines.push(data, (line) => this.#event(sub, line));
         else this.#event(sub, data);
         if (!sub.spec.ack) return;
@@ -323,7 +344,10 @@ class LoadGenerator {
         sub.request = request;
         resolve();
         const lines = new ByteLines();
-        response.on("data", (chunk: Buffer) => lines.push(chunk, (line) => this.#event(sub, line)));
+        response.on("data", (chunk: Buffer) => {
+          if (sub.caughtUpAt === undefined) sub.catchUpBytes += chunk.length;
+          lines.push(chunk, (line) => this.#event(sub, line));
+        });
         response.on("close", () => {
           sub.request = undefined;
           // An API server ends a watch it considers too slow (or after timeoutSeconds).

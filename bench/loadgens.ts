@@ -9,6 +9,8 @@ import { Histogram } from "./stats.ts";
 
 export interface MergedReport {
   events: number;
+  modified: number;
+  modifiedBytes: number;
   messages: number;
   bytes: number;
   /** Events a second, each process's count over its own window. */
@@ -59,6 +61,8 @@ export class Loadgens {
     for (const r of reports) latency.merge(r.latency);
     return {
       events: reports.reduce((n, r) => n + r.events, 0),
+      modified: reports.reduce((n, r) => n + r.modified, 0),
+      modifiedBytes: reports.reduce((n, r) => n + r.modifiedBytes, 0),
       messages: reports.reduce((n, r) => n + r.messages, 0),
       bytes: reports.reduce((n, r) => n + r.bytes, 0),
       eventsPerSec: reports.reduce((n, r) => n + (r.events * 1000) / Math.max(1, r.elapsedMs), 0),
@@ -92,6 +96,7 @@ export class Loadgens {
 function merge(parts: CatchUp[]): CatchUp {
   return {
     caughtUpAt: parts.flatMap((p) => p.caughtUpAt),
+    bytes: parts.reduce((n, p) => n + p.bytes, 0),
     missing: parts.reduce((n, p) => n + p.missing, 0),
     errors: parts.reduce((n, p) => n + p.errors, 0),
   };

@@ -29,6 +29,8 @@ interface Common {
 interface Receipt {
   /** Mean size of a delivered event: the relay strips `managedFields` by default, the baselines forward objects whole. */
   eventBytes: number | null;
+  /** Bytes per MODIFIED received (as a delta when it came as one). */
+  modifiedBytes: number | null;
   /** Events per WebSocket message received (null for HTTP watches): above 1 only where the system batches. */
   eventsPerMessage: number | null;
   /** From the upstream write (`written-at`) to receipt by the subscriber. */
@@ -106,6 +108,10 @@ export interface StormRow extends Common {
   catchUpMs: number | null;
   catchUpP50Ms: number | null;
   caughtUp: number;
+  /** Pods in the collection when the storm started. */
+  objects: number;
+  /** Bytes a subscriber received on average from reconnecting until it caught up. */
+  bytesPerSubscriber: number | null;
   /** Kubernetes requests the upstream received during the storm, and of which kind. */
   upstreamRequests: number;
   upstreamWatches: number;

@@ -30,9 +30,9 @@ const cpu = (total: number, busiest: number) => `${num(total)} (${num(busiest)})
 
 export function fanoutTable(rows: FanoutRow[]): string {
   return table(
-    ["S", "ev/s", "system", "transport", "delivered/s", "% of S×upstream", "KB/event", "events/msg", "p50 ms", "p99 ms", "max ms", "upstream conns", "re-watches", "CPU µs/event", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "RSS/sub KB", "heap/sub KB", "cut-offs"],
+    ["S", "ev/s", "system", "transport", "delivered/s", "% of S×upstream", "KB/event", "B/MODIFIED", "events/msg", "p50 ms", "p99 ms", "max ms", "upstream conns", "re-watches", "CPU µs/event", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "RSS/sub KB", "heap/sub KB", "cut-offs"],
     rows.map((r) => [
-      r.subscribers, r.eventsPerSec, r.system, r.transport, r.deliveredPerSec, r.deliveredPct, r.eventBytes === null ? null : r.eventBytes / 1024, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.maxMs, r.upstreamConnections, r.upstreamWatchRequests, r.cpuUsPerEvent, r.serverCpuPct,
+      r.subscribers, r.eventsPerSec, r.system, r.transport, r.deliveredPerSec, r.deliveredPct, r.eventBytes === null ? null : r.eventBytes / 1024, r.modifiedBytes, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.maxMs, r.upstreamConnections, r.upstreamWatchRequests, r.cpuUsPerEvent, r.serverCpuPct,
       r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.memPerSubscriberKB, r.heapPerSubscriberKB, r.cutOffs,
     ]),
   );
@@ -84,8 +84,11 @@ export function burstTable(rows: BurstRow[]): string {
 
 export function stormTable(rows: StormRow[]): string {
   return table(
-    ["system", "transport", "S", "missed", "all caught up ms", "p50 ms", "caught up", "upstream requests", "watch/list", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "idle again after ms"],
-    rows.map((r) => [r.system, r.transport, r.subscribers, r.missedEvents, r.catchUpMs, r.catchUpP50Ms, r.caughtUp, r.upstreamRequests, `${r.upstreamWatches}/${r.upstreamLists}`, r.serverCpuPct, r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.settledMs]),
+    ["system", "transport", "S", "objects", "missed", "all caught up ms", "p50 ms", "caught up", "KB per subscriber", "upstream requests", "watch/list", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "idle again after ms"],
+    rows.map((r) => [
+      r.system, r.transport, r.subscribers, r.objects, r.missedEvents, r.catchUpMs, r.catchUpP50Ms, r.caughtUp, r.bytesPerSubscriber === null ? null : r.bytesPerSubscriber / 1024, r.upstreamRequests, `${r.upstreamWatches}/${r.upstreamLists}`,
+      r.serverCpuPct, r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.settledMs,
+    ]),
   );
 }
 

@@ -125,11 +125,13 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
   }
 
   const stormOf = (mode: SystemName) => storms.find((r) => r.system === mode);
-  each((mode) => {
+  // The storm is also run as the project's client resumes: for net changes (relay-delta).
+  const eachStorm = (target: (mode: SystemName) => TargetResult) => results.push(...[...RELAY_MODES, "relay-delta" as const].map(target));
+  eachStorm((mode) => {
     const storm = stormOf(mode);
     return { target: `storm, ${mode}: 0 upstream requests`, measured: storm ? `${storm.upstreamRequests}` : "not measured", met: storm ? storm.upstreamRequests === 0 : undefined };
   });
-  each((mode) => {
+  eachStorm((mode) => {
     const storm = stormOf(mode);
     return {
       target: `storm, ${mode}: all ${storm?.subscribers ?? ""} caught up within 2 s`,
@@ -141,6 +143,19 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: storm ? storm.catchUpMs !== null && storm.catchUpMs <= 2000 : undefined,
     };
   });
+
+  // Deltas: the target is bytes per MODIFIED, on the simulator's churn, at the smallest rate measured.
+  const deltaRate = rates[0];
+  const whole = deltaRate === undefined ? undefined : at("relay", "ws", deltaRate);
+  const deltas = deltaRate === undefined ? undefined : at("relay-delta", "ws", deltaRate);
+  if (whole || deltas) {
+    const ratio = whole?.modifiedBytes && deltas?.modifiedBytes ? whole.modifiedBytes / deltas.modifiedBytes : undefined;
+    results.push({
+      target: `fanout S=${size}, ${deltaRate} ev/s: relay-delta bytes per MODIFIED ≥ 5× fewer than relay's (merge patches)`,
+      measured: ratio === undefined ? "not measured" : `${fmt(deltas!.modifiedBytes!)} B vs ${fmt(whole!.modifiedBytes!)} B: ${fmt(ratio)}× fewer`,
+      met: ratio === undefined ? undefined : ratio >= 5,
+    });
+  }
 
   const sockets = rows.filter((r): r is SocketsRow => r.scenario === "sockets");
   const socket = sockets.find((r) => r.system === "relay-socket");

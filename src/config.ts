@@ -19,12 +19,20 @@ export interface HubSettings {
   upstreamStallMs: number;
   /** How long a hub keeps its upstream watch after its last subscriber left. */
   idleGraceMs: number;
+  /**
+   * An upstream watch stream older than this is ended by the heartbeat and read on from the
+   * heartbeat's invocation (`WATCH_RENEW_SECONDS`): no invocation reads a stream for longer
+   * than this plus a heartbeat, whatever its CPU limit counts (DESIGN.md, "CPU limits").
+   */
+  watchRenewMs: number;
   /** Concurrent subscriptions one subject may hold, across hubs (`MAX_SUBSCRIPTIONS_PER_SUBJECT`). */
   maxSubscriptionsPerSubject: number;
   /** How often a live stream's access is checked again (kube mode). */
   authRecheckMs: number;
   /** Drop `metadata.managedFields` from relayed objects (`STRIP_MANAGED_FIELDS`, default true). */
   stripManagedFields: boolean;
+  /** Deletions kept for net-change resumes (`TOMBSTONES_MAX`, `TOMBSTONE_TTL_SECONDS`). */
+  tombstones: { max: number; maxAgeMs: number };
 }
 
 function int(env: Env, name: string, fallback: number, min: number): number {
@@ -43,9 +51,11 @@ export function hubSettings(env: Env): HubSettings {
     bookmarkIntervalMs: int(env, "BOOKMARK_INTERVAL_SECONDS", 60, 1) * 1000,
     upstreamStallMs: int(env, "UPSTREAM_STALL_SECONDS", 120, 1) * 1000,
     idleGraceMs: int(env, "IDLE_GRACE_SECONDS", 60, 0) * 1000,
+    watchRenewMs: int(env, "WATCH_RENEW_SECONDS", 240, 0) * 1000,
     maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
     stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",
+    tombstones: { max: int(env, "TOMBSTONES_MAX", 100_000, 0), maxAgeMs: int(env, "TOMBSTONE_TTL_SECONDS", 86_400, 0) * 1000 },
   };
 }
 

@@ -6,10 +6,16 @@
 import type { WatchHub } from "./hub/hub.ts";
 import type { WatchMux } from "./mux/mux.ts";
 import type { Quota } from "./quota/quota.ts";
+import type { MetricsRegistry } from "./metrics/registry.ts";
 
 export interface Env {
   WATCH_HUB: DurableObjectNamespace<WatchHub>;
   QUOTA: DurableObjectNamespace<Quota>;
+  METRICS: DurableObjectNamespace<MetricsRegistry>;
+  /** Optional Workers Analytics Engine dataset the metrics registry also writes to. */
+  ANALYTICS?: AnalyticsEngineDataset;
+  /** Secret: a bearer token that may read `/metrics` (for scrapers), whatever AUTH_MODE says. */
+  METRICS_TOKEN?: string;
   /** One per relay socket (`/_relay/socket`). */
   WATCH_MUX: DurableObjectNamespace<WatchMux>;
   ASSETS?: Fetcher;
@@ -29,11 +35,14 @@ export interface Env {
   BOOKMARK_INTERVAL_SECONDS?: string;
   UPSTREAM_STALL_SECONDS?: string;
   IDLE_GRACE_SECONDS?: string;
+  WATCH_RENEW_SECONDS?: string;
   MAX_HUBS?: string;
   MAX_HUBS_PER_SUBJECT?: string;
   MAX_SUBSCRIPTIONS_PER_SUBJECT?: string;
   AUTH_RECHECK_SECONDS?: string;
   STRIP_MANAGED_FIELDS?: string;
+  TOMBSTONES_MAX?: string;
+  TOMBSTONE_TTL_SECONDS?: string;
   /** Named clusters' tokens and bindings are looked up by the names CLUSTERS gives. */
   [name: string]: unknown;
 }

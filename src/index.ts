@@ -8,6 +8,7 @@ import { createApp } from "./http/app.ts";
 export { WatchHub } from "./hub/hub.ts";
 export { WatchMux } from "./mux/mux.ts";
 export { Quota } from "./quota/quota.ts";
+export { MetricsRegistry } from "./metrics/registry.ts";
 
 const app = createApp();
 

@@ -18,13 +18,15 @@ import { podsOf, type Context, type Scenario } from "./scenario.ts";
 const namespaceOf = (system: string, subscribers: number) => `storm-${system}-${subscribers}`;
 /** Changes before the drop, so every subscriber holds a live resourceVersion to resume from. */
 const LIVE_EVENTS = 10;
+/** Pods in the collection when the storm starts: the missed changes fall on them (and those churn creates). */
+const OBJECTS = 50;
 
 export const storm: Scenario = {
   name: "storm",
   // The relay last: once its subscribers have left it stays busy for tens of seconds (measured
   // as `settledMs`), and the systems after it would be measured in its wake; relay-batched
   // most of all, being the same process, so it goes just before.
-  systems: ["direct", "node-relay", "raw-ws", "relay-batched", "relay"],
+  systems: ["direct", "node-relay", "raw-ws", "relay-delta", "relay-batched", "relay"],
   namespaces: (sizes, systems) => sizes.storm.subscribers.flatMap((s) => systems.map((name) => namespaceOf(name, s))),
   async run(context, systems) {
     const rows: StormRow[] = [];
@@ -44,6 +46,7 @@ async function runOne(context: Context, system: System, subscribers: number): Pr
   const path = podsOf(namespace);
   await context.quiesce();
   const transport = primaryTransport(system);
+  await sim.populate(namespace, OBJECTS);
   await loadgens.open(Array.from({ length: subscribers }, () => subscriber(system, transport, sim, path)));
   const live = await sim.step(namespace, LIVE_EVENTS);
   const synced = await loadgens.waitFor(live, sizes.storm.timeoutMs);
@@ -83,6 +86,8 @@ async function runOne(context: Context, system: System, subscribers: number): Pr
     catchUpMs: complete ? Math.max(0, ...times) : null,
     catchUpP50Ms: percentileOf(times, 50) ?? null,
     caughtUp: result.caughtUpAt.length,
+    objects: OBJECTS,
+    bytesPerSubscriber: result.caughtUpAt.length > 0 ? Math.round(result.bytes / subscribers) : null,
     upstreamRequests: requests.length,
     upstreamWatches: requests.filter((r) => r.verb === "watch").length,
     upstreamLists: requests.filter((r) => r.verb === "list").length,

@@ -6,7 +6,7 @@
  * cost is shown, and what the report says it is. Adding a system is an entry here, a host that
  * starts it, and a launcher in `bench/run.ts`.
  */
-import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
+import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import type { Sizes } from "../modes.ts";
 
 /** How subscribers watch: a WebSocket (one message per event, or a batch), or an HTTP chunked response of event lines, as Kubernetes clients do. */
@@ -44,6 +44,13 @@ export const CATALOG = {
       `**relay-batched**: the same relay process, whose subscribers opt in to its batch framing by offering the \`${BATCH_PROTOCOL}\` WebSocket subprotocol: ` +
       "each message carries the events that were ready together, newline-separated, so the more load, the more events each message carries; a replay after a resume goes out in slices of many events a message. " +
       "Its subscribers acknowledge as the relay's do, and split every message into its events before counting and timing them. Opt-in only: a client that does not offer the subprotocol is never sent a batch.",
+  },
+  "relay-delta": {
+    transports: ["ws"],
+    color: "#be185d",
+    about: () =>
+      `**relay-delta**: the same relay process, whose subscribers watch as the project's client does: they offer \`${DELTA_PROTOCOL}\` (the batch framing, plus a MODIFIED of an object they have as a JSON merge patch when that is shorter) and resume with \`compact=true\` (each changed object once, and the deletions, instead of every event). ` +
+      "They acknowledge, split messages into lines and read a delta's new resourceVersion and write stamp from its patch.",
   },
   "relay-socket": {
     transports: ["ws"],

@@ -27,6 +27,8 @@ export interface Endpoint {
   readonly ack: boolean;
   /** The WebSocket subprotocol its subscribers offer, which changes what the system sends them. */
   readonly protocol?: string;
+  /** Its subscribers resume asking for net changes (`compact=true`). */
+  readonly compact?: boolean;
 }
 
 export interface System {
@@ -60,6 +62,7 @@ export function subscriber(system: System, transport: Transport, sim: Sim, path:
     url: `${endpoint.base}${path}?watch=1${selector}`,
     ack: endpoint.ack,
     protocol: endpoint.protocol,
+    compact: endpoint.compact,
     resume: system.resume,
     listUrl: `${sim.url}${path}${selector.replace("&", "?")}`,
   };

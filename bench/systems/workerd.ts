@@ -12,7 +12,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
+import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { startChild } from "../children.ts";
 import type { RelayRuntimeArgs, RelayRuntimeInfo } from "../hosts/relay-runtime.ts";
 import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
@@ -80,7 +80,7 @@ export function relayServing(name: SystemName, url: string, pids: readonly numbe
   };
 }
 
-/** The relay as `npm start` serves it: `relay`, `relay-batched` and `relay-socket`. */
+/** The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta` and `relay-socket`. */
 export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
   const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS }, stateDir: join(logDir, "relay-state") };
   const child = await startChild<RelayRuntimeInfo>("relay", new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
@@ -90,12 +90,13 @@ export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
   const heapBytes = () => isolateHeap(inspector);
   const relay = relayServing("relay", info.url, [info.pid], heapBytes);
   const batched: System = { ...relay, name: "relay-batched", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL } } };
+  const delta: System = { ...relay, name: "relay-delta", endpoints: { ws: { base: ws(info.url), ack: true, protocol: DELTA_PROTOCOL, compact: true } } };
   const socket: System = { ...relay, name: "relay-socket", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL, socket: true } } };
   const processes = [
     { role: "relay (workerd)", pid: info.pid },
     { role: "relay: npm start's runtime host (node)", pid: child.pid },
   ];
-  return { relay, systems: [relay, batched, socket], info, inspector, processes };
+  return { relay, systems: [relay, batched, delta, socket], info, inspector, processes };
 }
 
 /** The relay as `npm run dev` serves it: through `wrangler dev`'s proxy worker. */

@@ -5,7 +5,7 @@
  * by the new list and the difference is reported: objects that went away while the watch was
  * disconnected are deleted, changed ones updated, so the map never keeps a stale object.
  */
-import { metaNamespaceKey } from "../k8s/key.ts";
+import { objectKey } from "./keys.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { WatchError } from "./errors.ts";
 import type { KubeResource, WatchOptions, WatchStatus, WatchUpdate } from "./types.ts";
@@ -20,12 +20,6 @@ export interface InformerOptions<T> extends Omit<WatchOptions, "resourceVersion"
   onDelete?(object: T): void;
   /** The watch's lifecycle: listed, relisted, connected, resumed, closed, error. */
   onStatus?(status: WatchStatus<T>): void;
-}
-
-/** The map key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
-export function objectKey(object: KubeResource): string {
-  const { namespace, name = "" } = object.metadata ?? {};
-  return metaNamespaceKey(namespace, name);
 }
 
 const versionOf = (object: KubeResource): string | undefined => object.metadata?.resourceVersion;

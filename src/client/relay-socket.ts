@@ -153,7 +153,7 @@ export class RelaySocket implements Transport {
   async #connect(): Promise<WatchSocket> {
     let socket: WatchSocket;
     try {
-      socket = await this.#transport.connect(this.url, watchProtocols(this.#options.token));
+      socket = await this.#transport.connect(this.url, watchProtocols(this.#options.token, false)); // the relay socket carries whole events
     } catch (e) {
       this.#socket = undefined;
       throw socketFailed(this.url, e);
@@ -211,7 +211,7 @@ export class RelaySocket implements Transport {
   }
 }
 
-/** The op for a watch URL (`watch()`'s: path, selectors, resourceVersion, bookmarks, timeoutSeconds). */
+/** The op for a watch URL (`watch()`'s: path, selectors, resourceVersion, bookmarks, compact, timeoutSeconds). */
 function watchOp(id: string, url: URL): WatchOp {
   const path = parseApiPath(url.pathname);
   if (path.kind !== "resource") throw new TypeError(`${url.href} is not a collection URL`);
@@ -222,6 +222,7 @@ function watchOp(id: string, url: URL): WatchOp {
     if (value) op[name] = value;
   }
   if (query.get("allowWatchBookmarks") === "true") op.allowWatchBookmarks = true;
+  if (query.get("compact") === "true") op.compact = true;
   const timeout = Number(query.get("timeoutSeconds"));
   if (timeout > 0) op.timeoutSeconds = timeout;
   return op;

@@ -5,15 +5,19 @@
  * events per message when they are ready together), and a bearer token as the API server's
  * WebSocket token subprotocol, since browsers cannot set headers on a WebSocket.
  */
-import { BATCH_PROTOCOL, bearerProtocol } from "../k8s/websocket.ts";
+import { BATCH_PROTOCOL, bearerProtocol, DELTA_PROTOCOL } from "../k8s/websocket.ts";
 import type { Transport, WatchSocket } from "./types.ts";
 
 /**
- * `[batch, bearer token?]`. The batch protocol is also the one the API server requires beside a
- * token protocol ("missing additional subprotocol"): it echoes any single one, and then sends
- * one event per message, which a batch reader reads as batches of one.
+ * `[delta or batch, bearer token?]`: one of the relay's own protocols (delta is batch plus
+ * merge patches), which is also the one the API server requires beside a token protocol
+ * ("missing additional subprotocol"): it echoes any single one, and then sends one whole event
+ * per message, which a batch reader reads as batches of one.
  */
-export const watchProtocols = (token: string | undefined): string[] => (token === undefined ? [BATCH_PROTOCOL] : [BATCH_PROTOCOL, bearerProtocol(token)]);
+export function watchProtocols(token: string | undefined, deltas: boolean): string[] {
+  const framing = deltas ? DELTA_PROTOCOL : BATCH_PROTOCOL;
+  return token === undefined ? [framing] : [framing, bearerProtocol(token)];
+}
 
 export const authorization = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
 

@@ -53,7 +53,11 @@ export interface Connected {
   resuming: boolean;
 }
 
-/** A resume has caught up: the `replayed` events that happened while away were delivered, once each. */
+/**
+ * A resume has caught up: what happened while away was delivered — every event once, or with
+ * `compact` each changed object once at its latest state and each deletion (`replayed` counts
+ * them either way).
+ */
 export interface Resumed {
   type: "resumed";
   /** The resourceVersion the watch resumed from. */
@@ -61,6 +65,9 @@ export interface Resumed {
   /** Where the replay ended (the caught-up bookmark). */
   resourceVersion: string;
   replayed: number;
+  /** What the catch-up took: the characters received (about bytes for JSON), and the time from connecting. */
+  bytes: number;
+  ms: number;
 }
 
 /** The socket closed; the watch resumes from its last resourceVersion after `retryInMs`. */
@@ -120,4 +127,15 @@ export interface WatchOptions {
   backoff?: Partial<BackoffOptions>;
   /** Replace `fetch` or the WebSocket (tests, runtimes without the globals). */
   transport?: Partial<Transport>;
+  /**
+   * Resume with `compact=true` (default `true`): a relay sends what changed while away as each
+   * changed object once and each deletion, from as far back as it keeps deletions, instead of
+   * every event, or a 410 once it is out of its window.
+   */
+  compact?: boolean;
+  /**
+   * Offer the relay's delta subprotocol (default `true`): a change to an object the watch already
+   * has may come as a merge patch, which the watch applies (it keeps the objects to do so).
+   */
+  deltas?: boolean;
 }

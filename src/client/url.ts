@@ -39,14 +39,15 @@ export function collectionUrl(url: string | URL): URL {
   return collection;
 }
 
-/** The WebSocket watch URL: from `resourceVersion`, with bookmarks (resume points on quiet keys). */
-export function watchUrl(collection: URL, resourceVersion: string, timeoutSeconds?: number): string {
+/** The WebSocket watch URL: from `resourceVersion`, with bookmarks (resume points on quiet keys), and asking for net changes when `compact`. */
+export function watchUrl(collection: URL, resourceVersion: string, timeoutSeconds?: number, compact = false): string {
   const url = new URL(collection);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   url.searchParams.set("watch", "1");
   url.searchParams.set("resourceVersion", resourceVersion);
   url.searchParams.set("allowWatchBookmarks", "true");
   if (timeoutSeconds !== undefined) url.searchParams.set("timeoutSeconds", String(timeoutSeconds));
+  if (compact) url.searchParams.set("compact", "true");
   return url.href;
 }
 

@@ -12,10 +12,13 @@
  * the consumer has drained what the old socket delivered.
  */
 import { Backoff, REFLECTOR_BACKOFF } from "../k8s/backoff.ts";
+import { applyDelta, parseDelta } from "../k8s/delta.ts";
 import { parseEventLine } from "../k8s/event.ts";
+import { metaNamespaceKey } from "../k8s/key.ts";
 import { CLOSE } from "../k8s/websocket.ts";
 import type { KubeList, KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { Acknowledger } from "./ack.ts";
+import { objectKey } from "./keys.ts";
 import { protocolError, socketFailed, statusError, WatchError } from "./errors.ts";
 import { listCollection } from "./list.ts";
 import { SocketReader } from "./socket.ts";
@@ -57,8 +60,10 @@ class Watcher<T extends KubeResource> {
   readonly #protocols: string[];
   /** The resume point: the resourceVersion of the last list, event or bookmark delivered. */
   #rv: string | undefined;
-  /** A resume under way: where it started and how many events it has replayed so far. */
-  #catchUp: { from: string; replayed: number } | undefined;
+  /** A resume under way: where it started, what it has delivered so far, and when it connected. */
+  #catchUp: { from: string; replayed: number; bytes: number; started: number } | undefined;
+  /** The objects as this watch has delivered them, by key: what deltas apply to (kept only when offering them). */
+  readonly #objects: Map<string, T> | undefined;
   /** Set when the next list is a relist: the 410's message. */
   #expired: string | undefined;
 
@@ -67,9 +72,11 @@ class Watcher<T extends KubeResource> {
     this.#options = options;
     this.#transport = transportOf(options.transport);
     this.#backoff = new Backoff({ ...REFLECTOR_BACKOFF, random: Math.random, ...options.backoff });
-    this.#protocols = watchProtocols(options.token);
+    const deltas = options.deltas !== false;
+    this.#protocols = watchProtocols(options.token, deltas);
+    this.#objects = deltas ? new Map() : undefined;
     this.#rv = options.resourceVersion;
-    if (this.#rv !== undefined) this.#catchUp = { from: this.#rv, replayed: 0 };
+    if (this.#rv !== undefined) this.#catchUp = catchUp(this.#rv);
   }
 
   async *run(): AsyncGenerator<WatchUpdate<T>, void, undefined> {
@@ -80,13 +87,17 @@ class Watcher<T extends KubeResource> {
         if (!list) return;
         const resourceVersion = (this.#rv = list.metadata.resourceVersion);
         this.#catchUp = undefined;
+        if (this.#objects) {
+          this.#objects.clear();
+          for (const item of list.items) this.#objects.set(objectKey(item), item);
+        }
         if (this.#expired === undefined) yield { type: "listed", items: list.items, resourceVersion };
         else yield { type: "relisted", items: list.items, resourceVersion, expired: this.#expired };
         this.#expired = undefined;
         continue;
       }
 
-      const url = watchUrl(this.#collection, this.#rv, this.#options.timeoutSeconds);
+      const url = watchUrl(this.#collection, this.#rv, this.#options.timeoutSeconds, this.#options.compact !== false);
       let socket: WatchSocket;
       try {
         socket = await this.#transport.connect(url, this.#protocols);
@@ -122,7 +133,7 @@ class Watcher<T extends KubeResource> {
         retryInMs = end.code === CLOSE.normal && end.healthy ? 0 : this.#backoff.next();
         yield { type: "closed", code: end.code, reason: end.reason, retryInMs };
       }
-      this.#catchUp ??= { from: this.#rv, replayed: 0 };
+      this.#catchUp ??= catchUp(this.#rv);
       if (!(await sleep(retryInMs, signal))) return;
     }
   }
@@ -163,10 +174,11 @@ class Watcher<T extends KubeResource> {
           return { kind: "closed", code: item.code, reason: item.reason, healthy: messages > 0 || Date.now() - opened >= MIN_WATCH_MS };
         }
         messages++;
+        if (this.#catchUp) this.#catchUp.bytes += item.text.length;
         // A message holds one event, or (batch protocol) several, one per line.
         for (const line of item.text.split("\n")) {
           if (line.length === 0) continue;
-          const event = parseEvent<T>(line);
+          const event = this.#parse(line);
           if (event.type === "ERROR") return { kind: "failed", status: event.object as Status };
           yield* this.#apply(event);
         }
@@ -179,6 +191,22 @@ class Watcher<T extends KubeResource> {
     }
   }
 
+  /** One line: an event, or a delta turned into the MODIFIED it stands for. */
+  #parse(line: string): WatchEvent<T> {
+    const delta = parseDelta(line);
+    if (delta) {
+      const { namespace, name, resourceVersion } = delta.target;
+      const current = this.#objects?.get(metaNamespaceKey(namespace, name));
+      if (current?.metadata?.resourceVersion !== resourceVersion) {
+        throw protocolError(`the watch sent a change to ${metaNamespaceKey(namespace, name)} at resourceVersion ${resourceVersion}, which this watch does not have`);
+      }
+      return { type: "MODIFIED", object: applyDelta(current, delta) };
+    }
+    const event = parseEventLine<T>(line);
+    if (!event) throw protocolError(`the watch sent a message that is not a watch event (${line.slice(0, 80)})`);
+    return event;
+  }
+
   /** Advance the resume point and turn one event into updates. */
   *#apply(event: WatchEvent<T>): Generator<WatchUpdate<T>> {
     const rv = event.object.metadata?.resourceVersion;
@@ -188,6 +216,8 @@ class Watcher<T extends KubeResource> {
       case "DELETED":
         if (rv) this.#rv = rv;
         if (this.#catchUp) this.#catchUp.replayed++;
+        if (event.type === "DELETED") this.#objects?.delete(objectKey(event.object));
+        else this.#objects?.set(objectKey(event.object), event.object);
         yield { type: event.type, object: event.object };
         return;
       case "BOOKMARK": {
@@ -197,18 +227,14 @@ class Watcher<T extends KubeResource> {
         // The relay bookmarks a resumed subscriber as soon as its replay is done.
         const catchUp = this.#catchUp;
         this.#catchUp = undefined;
-        if (catchUp) yield { type: "resumed", from: catchUp.from, resourceVersion, replayed: catchUp.replayed };
+        if (catchUp) yield { type: "resumed", from: catchUp.from, resourceVersion, replayed: catchUp.replayed, bytes: catchUp.bytes, ms: Date.now() - catchUp.started };
         return;
       }
     }
   }
 }
 
-function parseEvent<T>(text: string): WatchEvent<T> {
-  const event = parseEventLine<T>(text);
-  if (!event) throw protocolError(`the watch sent a message that is not a watch event (${text.slice(0, 80)})`);
-  return event;
-}
+const catchUp = (from: string) => ({ from, replayed: 0, bytes: 0, started: Date.now() });
 
 /** Wait `ms`; `false` if `signal` aborted first. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {

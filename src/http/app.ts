@@ -20,9 +20,12 @@ import type { Access, Verb } from "../auth/access.ts";
 import type { Grant } from "../hub/access.ts";
 import { hubRequest } from "../hub/request.ts";
 import { logger } from "../log.ts";
+import type { RefusalReason } from "../metrics/catalog.ts";
+import { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { Authenticator, frontDoor, originRefusal, type Identity } from "./auth.ts";
 import { health } from "./health.ts";
 import { oversized } from "./limits.ts";
+import { operator } from "./operator.ts";
 import { openSocket } from "./socket.ts";
 import { upstreamFor, type Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
@@ -75,14 +78,18 @@ interface Gate {
   identity: Identity;
 }
 
-async function gate(env: Env, request: Request, cluster: string, auth: Authenticator): Promise<Result<Gate>> {
-  const mode = frontDoor(env, request);
+/** The gate, as the routes that mount beside the API's call it. */
+export type GateCheck = (env: Env, request: Request, cluster: string) => Promise<Result<Gate>>;
+
+async function gate(env: Env, request: Request, cluster: string, auth: Authenticator, metrics: WorkerMetrics): Promise<Result<Gate>> {
+  const refused = (reason: RefusalReason) => metrics.refused(reason);
+  const mode = frontDoor(env, request, refused);
   if (!mode.ok) return mode;
   const upstream = upstreamFor(env, cluster);
   const identity = await auth.authenticate(mode.value, env, request, upstream);
   if (!identity.ok) return identity;
   if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
-  const wrongOrigin = originRefusal(env, request);
+  const wrongOrigin = originRefusal(env, request, refused);
   if (wrongOrigin) return { ok: false, status: wrongOrigin };
   return { ok: true, value: { upstream, identity: identity.value } };
 }
@@ -91,7 +98,9 @@ export function createApp(): Hono<App> {
   const app = new Hono<App>();
   // One per isolate (the app is built once per isolate): every request it serves shares the answers.
   const discoveryCache = new DiscoveryCache({ ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
-  const auth = new Authenticator(logger({ component: "auth" }));
+  const metrics = new WorkerMetrics();
+  const auth = new Authenticator(logger({ component: "auth" }), (reason) => metrics.refused(reason));
+  const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, metrics);
 
   app.onError((error) => {
     if (error instanceof ConfigError) return statusResponse(serviceUnavailable(`the relay is misconfigured: ${error.message}`));
@@ -104,19 +113,22 @@ export function createApp(): Hono<App> {
     const tooBig = oversized(c.req.raw, new URL(c.req.url));
     if (tooBig) return statusResponse(tooBig);
     await next();
+    metrics.flushSoon(c.env, waitUntilOf(c));
   });
 
   // Before any route's auth gate: they answer without a token in every AUTH_MODE.
   app.route("/", health());
+  // `/metrics` and `/_relay/hubs`: the relay's own rights, checked in the same gate.
+  app.route("/", operator({ gate: gated, auth, metrics }));
 
   // What one key's hub is doing: `/_relay/stats/api/v1/pods?labelSelector=...` (for whoever may list it).
   app.get(`${STATS_PREFIX}/*`, async (c) => {
     const url = new URL(c.req.url);
     const path = parseApiPath(url.pathname.slice(STATS_PREFIX.length));
     if (path.kind !== "resource" || path.name !== undefined) return statusResponse(notFoundPath("stats are per collection: /_relay/stats/<collection path>"));
-    const gated = await gate(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER, auth);
-    if (!gated.ok) return statusResponse(gated.status);
-    const { upstream, identity } = gated.value;
+    const gate = await gated(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER);
+    if (!gate.ok) return statusResponse(gate.status);
+    const { upstream, identity } = gate.value;
     const resource = await resolveResource(discoveryCache, upstream.cluster, discoveryFetch(upstream), path);
     if (!resource.ok) return statusResponse(resource.status);
     const key = resolveKey(path, resource.value, url.searchParams);
@@ -128,7 +140,7 @@ export function createApp(): Hono<App> {
   });
 
   // Many watches on one WebSocket, each opened through the route below.
-  app.get(MUX_PATH, (c) => openSocket(c.env, c.req.raw, auth));
+  app.get(MUX_PATH, (c) => openSocket(c.env, c.req.raw, auth, (reason) => metrics.refused(reason)));
 
   app.all("*", async (c) => {
     const url = new URL(c.req.url);
@@ -139,15 +151,25 @@ export function createApp(): Hono<App> {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       return statusResponse(methodNotAllowed(`the relay is read-only: ${c.req.method} is not allowed (only get, list and watch)`), { allow: "GET, HEAD" });
     }
-    const gated = await gate(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER, auth);
-    if (!gated.ok) return statusResponse(gated.status);
-    const { upstream, identity } = gated.value;
+    const gate = await gated(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER);
+    if (!gate.ok) return statusResponse(gate.status);
+    const { upstream, identity } = gate.value;
     if (path.kind === "openapi") return openapi((p, headers) => fetchUpstream(upstream, p, headers), path.path, url.search, c.req.raw);
     if (path.kind === "discovery") return discovery(discoveryCache, upstream.cluster, discoveryFetch(upstream), path.path, c.req.header("accept"));
     return serveResource(c.env, discoveryCache, auth, upstream, identity, path, url, c.req.raw);
   });
 
   return app;
+}
+
+/** The request's `waitUntil`, where there is one (an app called without an execution context has none). */
+function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): void } }): ((promise: Promise<unknown>) => void) | undefined {
+  try {
+    const ctx = c.executionCtx;
+    return (promise) => ctx.waitUntil(promise);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The access a request asks for: what authorization is decided on. */

@@ -23,6 +23,7 @@ import { BEARER_PROTOCOL_PREFIX, isWebSocketUpgrade } from "../k8s/websocket.ts"
 import type { Status } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Log } from "../log.ts";
+import type { RefusalReason } from "../metrics/catalog.ts";
 
 export type AuthMode = "none" | "jwt" | "kube";
 
@@ -74,17 +75,20 @@ export function originAllowed(env: Env, request: Request): boolean {
 }
 
 /** The 403 for a WebSocket from an origin not allowed. */
-export function originRefusal(env: Env, request: Request): Status | undefined {
+export function originRefusal(env: Env, request: Request, refused: (reason: RefusalReason) => void): Status | undefined {
   if (originAllowed(env, request)) return undefined;
+  refused("origin");
   return failure(403, "Forbidden", `WebSocket connections from origin ${request.headers.get("origin")} are not allowed (ALLOWED_ORIGINS)`, {});
 }
 
 /** Before any token: `AUTH_MODE` is set, and the request names a host the relay answers to. */
-export function frontDoor(env: Env, request: Request): Result<AuthMode> {
+export function frontDoor(env: Env, request: Request, refused: (reason: RefusalReason) => void): Result<AuthMode> {
   const mode = authMode(env);
   if (!mode.ok) return mode;
   const wrongHost = hostRefusal(env, mode.value, new URL(request.url));
-  return wrongHost ? { ok: false, status: wrongHost } : mode;
+  if (!wrongHost) return mode;
+  refused("host");
+  return { ok: false, status: wrongHost };
 }
 
 const forbiddenFor = (access: Access, message: string): Status => forbidden(access.resource, access.name, message, access.group);
@@ -94,9 +98,12 @@ const forbiddenFor = (access: Access, message: string): Status => forbidden(acce
 export class Authenticator {
   readonly #decisions = new Map<string, { value: string | boolean; until: number }>();
   readonly #log: Log;
+  readonly #refused: (reason: RefusalReason) => void;
 
-  constructor(log: Log) {
+  /** `refused`: told of each refusal, by reason (metrics). */
+  constructor(log: Log, refused: (reason: RefusalReason) => void) {
     this.#log = log;
+    this.#refused = refused;
   }
 
   /**
@@ -119,6 +126,7 @@ export class Authenticator {
     const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id));
     if (!subject.ok) {
       if (subject.unauthenticated) return this.#refuse(NOT_ACCEPTED);
+      this.#refused("unverifiable");
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };
     }
     return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };
@@ -147,7 +155,7 @@ export class Authenticator {
   async authorize(identity: Identity, access: Access, upstream: Upstream, env: Env): Promise<Status | undefined> {
     const subject = identity.subject ?? "anonymous";
     if (deniedResource(env, access.group, access.resource)) {
-      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${access.resource} (DENY_RESOURCES)`));
+      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${access.resource} (DENY_RESOURCES)`), "denied_resource");
     }
     let allowed: boolean;
     if (identity.mode === "none") allowed = true;
@@ -157,21 +165,24 @@ export class Authenticator {
       const review = await this.#cached(key, () => mayAccess(upstream, identity.token as string, access));
       if (!review.ok) {
         this.#log("access check failed: denied", { subject, cluster: access.cluster, verb: access.verb, resource: access.resource, namespace: access.namespace, reason: review.reason });
+        this.#refused("unverifiable");
         return serviceUnavailable(`the relay cannot check this access now, so it refuses it: ${review.reason}`, 5);
       }
       allowed = review.value === true;
     }
-    if (!allowed) return this.#deny(subject, access, forbiddenFor(access, describeDenial(subject, access)));
+    if (!allowed) return this.#deny(subject, access, forbiddenFor(access, describeDenial(subject, access)), "forbidden");
     this.#log("access allowed", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace });
     return undefined;
   }
 
-  #deny(subject: string, access: Access, status: Status): Status {
+  #deny(subject: string, access: Access, status: Status, reason: RefusalReason): Status {
+    this.#refused(reason);
     this.#log("access denied", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace });
     return status;
   }
 
   #refuse(reason: string): { ok: false; status: Status } {
+    this.#refused("unauthenticated");
     this.#log("authentication refused", { reason });
     return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };
   }

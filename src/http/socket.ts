@@ -10,11 +10,12 @@ import { MUX_PATH } from "../k8s/mux.ts";
 import { badRequest, statusResponse } from "../k8s/status.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { socketRequest } from "../mux/request.ts";
+import type { RefusalReason } from "../metrics/catalog.ts";
 import { frontDoor, originRefusal, type Authenticator } from "./auth.ts";
 import { websocketProtocol } from "./websocket.ts";
 
-export async function openSocket(env: Env, request: Request, auth: Authenticator): Promise<Response> {
-  const mode = frontDoor(env, request);
+export async function openSocket(env: Env, request: Request, auth: Authenticator, refused: (reason: RefusalReason) => void): Promise<Response> {
+  const mode = frontDoor(env, request, refused);
   if (!mode.ok) return statusResponse(mode.status);
   if (!isWebSocketUpgrade(request)) {
     return statusResponse(badRequest(`${MUX_PATH} is a WebSocket endpoint: connect with Upgrade: websocket, then send {"op":"watch",...} messages`));
@@ -23,7 +24,7 @@ export async function openSocket(env: Env, request: Request, auth: Authenticator
   if (!identity.ok) return statusResponse(identity.status);
   const protocol = websocketProtocol(request);
   if (!protocol.ok) return statusResponse(protocol.status);
-  const wrongOrigin = originRefusal(env, request);
+  const wrongOrigin = originRefusal(env, request, refused);
   if (wrongOrigin) return statusResponse(wrongOrigin);
   const mux = env.WATCH_MUX.get(env.WATCH_MUX.newUniqueId());
   return mux.fetch(socketRequest(request, { protocol: protocol.value, expiresAt: identity.value?.expiresAt, subject: identity.value?.subject }));

@@ -9,8 +9,9 @@ import { errorLine } from "../k8s/event.ts";
 import type { WatchOptions } from "../k8s/options.ts";
 import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
-import { BATCH_PROTOCOL, CLOSE } from "../k8s/websocket.ts";
+import { BATCH_PROTOCOL, CLOSE, DELTA_PROTOCOL } from "../k8s/websocket.ts";
 import type { AccessGuard } from "./access.ts";
+import type { ResumeOutcome } from "../metrics/catalog.ts";
 import type { Fanout } from "./fanout.ts";
 import type { Feed } from "./feed.ts";
 import type { HubQuotas } from "./quotas.ts";
@@ -25,24 +26,33 @@ export interface AdmissionParts {
   quotas: HubQuotas;
   guard: AccessGuard;
   sockets: HubSockets;
+  metrics: { resumed(outcome: ResumeOutcome): void };
 }
 
-/** Where a watch starts: `position` and, from the current state, its objects first; or why it cannot. */
-export type Start = { position: number; fromState: boolean } | { refused: Status };
+/**
+ * Where a watch starts: at `position`, first sent the current state (`state`), a resume's net
+ * changes (`net`), or nothing but the window's events after `position`; or why it cannot.
+ */
+export type Start = { position: number; first: "state" | "net" | undefined } | { refused: Status };
 
 /**
  * The API server's rules for a watch's start (apiserver `watch_cache.go`): without a
  * resourceVersion (or with `sendInitialEvents`) from the current state; from `N`, exactly the
  * events after it, if the window still holds them (410 Expired otherwise) and once the hub has
- * reached it (`reached`; 504 Too large resource version otherwise).
+ * reached it (`reached`; 504 Too large resource version otherwise). And the relay's own: from
+ * `N` with `compact=true`, the net changes since `N`, from as far back as the hub's tombstones
+ * reach (`horizon`; 410 before it).
  */
-export function startOf(options: WatchOptions, window: { head: number; start: number }, reached: boolean): Start {
+export function startOf(options: WatchOptions, window: { head: number; start: number }, horizon: number, reached: boolean): Start {
   const requested = options.resourceVersion;
-  const fromState = requested.kind !== "exact" || options.sendInitialEvents === true;
-  const position = fromState ? window.head : requested.kind === "exact" ? requested.rv : 0;
+  if (requested.kind !== "exact" || options.sendInitialEvents === true) {
+    return reached ? { position: window.head, first: "state" } : { refused: tooLargeResourceVersion(window.head, window.head) };
+  }
+  const position = requested.rv;
   if (!reached) return { refused: tooLargeResourceVersion(position, window.head) };
-  if (!fromState && position < window.start) return { refused: tooOldResourceVersion(position, window.start) };
-  return { position, fromState };
+  if (options.compact) return position < horizon ? { refused: tooOldResourceVersion(position, horizon) } : { position: window.head, first: "net" };
+  if (position < window.start) return { refused: tooOldResourceVersion(position, window.start) };
+  return { position, first: undefined };
 }
 
 export async function admitWatch(parts: AdmissionParts, request: WatchRequest, websocket: boolean): Promise<Response> {
@@ -51,7 +61,8 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
   const requested = options.resourceVersion;
   // Ahead of the hub: wait a little for it, as the watch cache does, then say so.
   const reached = requested.kind !== "exact" || (await feed.waitFor(requested.rv, AHEAD_WAIT_MS));
-  const start = startOf(options, feed.window, reached);
+  const start = startOf(options, feed.window, feed.horizon, reached);
+  if (requested.kind === "exact" && options.sendInitialEvents !== true) parts.metrics.resumed(resumeOutcome(start));
   const grant = request.grant;
   if (!("refused" in start) && grant) {
     const refused = await quotas.admitSubscriber(grant.subject);
@@ -60,7 +71,7 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
 
   let subscriber: Subscriber | undefined;
   const opened = websocket
-    ? sockets.open(request.protocol === BATCH_PROTOCOL, request.protocol)
+    ? sockets.open(request.protocol === BATCH_PROTOCOL || request.protocol === DELTA_PROTOCOL, request.protocol)
     : httpStream(
         () => subscriber && fanout.detach(subscriber),
         () => fanout.wake(),
@@ -72,22 +83,24 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
     sink.close({ code: CLOSE.normal, reason: start.refused.reason === "Expired" ? "resourceVersion expired" : "resourceVersion too large" });
     return opened.response;
   }
-  subscriber = new Subscriber(
-    sink,
-    start.position,
-    {
-      bookmarks: options.allowWatchBookmarks,
-      initialEventsEnd: options.sendInitialEvents === true && options.allowWatchBookmarks,
-      deadline: deadlineOf(options),
-      grant,
-    },
-    start.fromState ? feed.cache.snapshot() : undefined,
-  );
+  const first =
+    start.first === "state"
+      ? feed.initialState(options.sendInitialEvents === true && options.allowWatchBookmarks ? "initial-events-end" : undefined)
+      : start.first === "net" && requested.kind === "exact"
+        ? feed.netChangesAfter(requested.rv)
+        : undefined;
+  const deltasAfter = websocket && request.protocol === DELTA_PROTOCOL ? feed.window.head : undefined;
+  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, deadline: deadlineOf(options), grant }, first);
   if (grant) guard.add(subscriber, grant);
   if (opened.sink instanceof WebSocketSink) sockets.register(opened.sink, subscriber);
   feed.start();
   fanout.attach(subscriber);
   return opened.response;
+}
+
+function resumeOutcome(start: Start): ResumeOutcome {
+  if (!("refused" in start)) return start.first === "net" ? "compacted" : "window";
+  return start.refused.code === 410 ? "expired" : "too_large";
 }
 
 /** An HTTP watch: a chunked JSON stream, never compressed (a gzip layer would hold events back). */

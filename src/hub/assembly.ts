@@ -1,19 +1,21 @@
 /**
  * @module
  * A hub's parts, wired together: the feed (reflector, cache, window, storage), the fan-out, the
- * quota claims, the access guard, the lifecycle, the socket registry and the reader lists and
- * gets are served from. Built once per Durable Object instance, from the request's key or the
+ * quota claims, the access guard, the lifecycle, the socket registry, the reader lists and
+ * gets are served from, and the reporter of the hub's numbers to the metrics registry. Built once per Durable Object instance, from the request's key or the
  * stored one after a restart.
  */
 import { mayAccess } from "../auth/kube.ts";
 import { maxHubs, maxHubsPerSubject, type HubSettings } from "../config.ts";
 import type { Env } from "../env.ts";
 import { bookmarkLine } from "../k8s/event.ts";
-import { hubName, type WatchKey } from "../k8s/key.ts";
+import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
 import { CLOSE } from "../k8s/websocket.ts";
+import { HubReporter } from "../metrics/hub-reporter.ts";
+import { REGISTRY } from "../metrics/registry.ts";
 import { AccessGuard } from "./access.ts";
 import { Fanout, gatherMs } from "./fanout.ts";
 import { Feed } from "./feed.ts";
@@ -23,7 +25,7 @@ import type { Reader } from "./reads.ts";
 import type { SnapshotStore } from "./snapshots.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
-import { type CloseReason } from "./subscriber.ts";
+import { type CloseReason, type Subscriber } from "./subscriber.ts";
 
 export interface Parts {
   feed: Feed;
@@ -33,6 +35,7 @@ export interface Parts {
   lifecycle: Lifecycle;
   sockets: HubSockets;
   reader: Reader;
+  metrics: HubReporter;
 }
 
 export interface HubContext {
@@ -47,13 +50,20 @@ export interface HubContext {
 export function assemble({ state, env, settings, storage, snapshots, log }: HubContext, key: WatchKey): Parts {
   const upstream = upstreamFor(env, key.cluster);
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
+  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: hubName(key), key: describeKey(key), cluster: key.cluster }, log);
   let fanout: Fanout | undefined;
   const feed = new Feed(
     key,
     storage,
     upstream,
-    { ...settings, coalesceMs: () => gatherMs(fanout?.size ?? 0) },
-    { published: () => fanout?.publish(), reset: (start) => fanout?.expireAll(start) },
+    { ...settings, coalesceMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, observer: metrics.upstream },
+    {
+      published: (events) => {
+        metrics.committed(events.length, feed.window.head);
+        fanout?.publish();
+      },
+      reset: (start) => fanout?.expireAll(start),
+    },
     log,
   );
   const out = new Fanout(
@@ -62,15 +72,30 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
     log,
   );
   fanout = out;
+  const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
+  out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
+  out.onCutOff = (subscriber, reason) => metrics.cutOff(subscriber.sink.transport, reason, subscriber.position, lagBytes(subscriber));
+  metrics.view = {
+    snapshot: () => ({
+      upstream: feed.upstreamState,
+      watching: feed.watching,
+      window: { start: feed.window.start, head: feed.window.head, events: feed.window.size, bytes: feed.window.bytes },
+      objects: feed.cache.size,
+    }),
+    *subscribers() {
+      for (const s of out.subscribers) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
+    },
+  };
   const limits = { maxHubs: maxHubs(env, key.cluster), maxHubsPerSubject: maxHubsPerSubject(env, key.cluster), maxPerSubject: settings.maxSubscriptionsPerSubject };
-  const quotas = new HubQuotas(env.QUOTA, key.cluster, hubName(key), limits, log);
+  const quotas = new HubQuotas(env.QUOTA, key.cluster, hubName(key), limits, log, (quota) => metrics.quotaRefused(quota));
   const guard = new AccessGuard((token, access) => mayAccess(upstream, token, access), settings.authRecheckMs, (subscriber, status) => out.fail(subscriber, status, closeFor(status)), log);
   const lifecycle = new Lifecycle(
     {
-      upstream: feed,
+      upstream: { get watching() { return feed.watching; }, start: () => feed.start(), stop: () => feed.stop(), renew: () => feed.renew(settings.watchRenewMs) },
       subscribers: () => out.size,
       bookmarks: () => out.bookmarks(),
       quotas,
+      metrics,
       alarm: { get: () => state.storage.getAlarm(), set: (at) => state.storage.setAlarm(at) },
     },
     settings,
@@ -92,7 +117,7 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
     waitFor: (rv, ms) => feed.waitFor(rv, ms),
     snapshots,
   };
-  return { feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(state, out), reader };
+  return { feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(state, out), reader, metrics };
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

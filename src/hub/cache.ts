@@ -24,6 +24,8 @@ export interface ObjectEvent {
 
 export class ObjectCache {
   readonly #byUid = new Map<string, CachedObject>();
+  /** The resourceVersion each object (last) entered the collection at: created, or moved into the selector. */
+  readonly #since = new Map<string, number>();
   #sorted: CachedObject[] | undefined;
 
   get size(): number {
@@ -38,15 +40,31 @@ export class ObjectCache {
     return this.#byUid.values();
   }
 
+  /** When `uid` entered the collection (see `#since`); `undefined` if it is not in it. */
+  sinceOf(uid: string): number | undefined {
+    return this.#since.get(uid);
+  }
+
   apply(event: ObjectEvent): void {
-    if (event.type === "DELETED") this.#byUid.delete(event.object.uid);
-    else this.#byUid.set(event.object.uid, event.object);
+    const { uid } = event.object;
+    if (event.type === "DELETED") {
+      this.#byUid.delete(uid);
+      this.#since.delete(uid);
+    } else {
+      this.#byUid.set(uid, event.object);
+      if (event.type === "ADDED" || !this.#since.has(uid)) this.#since.set(uid, event.object.rv);
+    }
     this.#sorted = undefined;
   }
 
-  replace(objects: Iterable<CachedObject>): void {
+  /** Every object anew: from a list (all in the collection since `since`), or restored with their own. */
+  replace(objects: Iterable<CachedObject>, since: number | ((object: CachedObject) => number)): void {
     this.#byUid.clear();
-    for (const o of objects) this.#byUid.set(o.uid, o);
+    this.#since.clear();
+    for (const o of objects) {
+      this.#byUid.set(o.uid, o);
+      this.#since.set(o.uid, typeof since === "number" ? since : since(o));
+    }
     this.#sorted = undefined;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Fanout, SLICE, TURN_MESSAGES, type Timers } from "./fanout.ts";
+import { Fanout, SLICE, TURN_BYTES, TURN_MESSAGES, type Timers } from "./fanout.ts";
 import { LineBatch, Subscriber, type CloseReason, type Sink, type SubscriberOptions } from "./subscriber.ts";
 import { EventWindow } from "./window.ts";
 
@@ -53,7 +53,7 @@ class RecordingSink implements Sink {
   }
 }
 
-const options: SubscriberOptions = { bookmarks: false, initialEventsEnd: false, deadline: undefined };
+const options: SubscriberOptions = { bookmarks: false, deadline: undefined };
 const line = (rv: number, size = 100) => `{"rv":${rv},"pad":"${"x".repeat(size)}"}\n`;
 
 function setup(events: number, size = 100, budget = 4 * 1024 * 1024) {
@@ -95,6 +95,15 @@ describe("Fanout", () => {
     expect(timers.run()).toBe(1);
     expect(subs.every((s) => s.sink.lines.length === 1)).toBe(true);
     expect(timers.due.size).toBe(0);
+  });
+
+  it("yields after a turn's bytes too: big batches cannot make one turn hold the hub", () => {
+    // Each subscriber is sent one slice (at most SLICE) a turn; TURN_BYTES / SLICE of them fill it.
+    const { timers, subscribe } = setup(64, SLICE / 8);
+    const subs = Array.from({ length: 2 * (TURN_BYTES / SLICE) }, () => subscribe(0));
+    timers.run();
+    expect(subs.filter((s) => s.sink.batches.length > 0).length).toBeLessThanOrEqual(TURN_BYTES / SLICE + 1);
+    expect(timers.due.size).toBe(1);
   });
 
   it("a long replay cannot starve a subscriber behind it in the queue", () => {

@@ -17,7 +17,8 @@ import { tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { CLOSE } from "../k8s/websocket.ts";
-import { LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
+import type { CachedObject } from "./cache.ts";
+import { LineBatch, type CloseReason, type InitialEvents, type Subscriber } from "./subscriber.ts";
 import type { EventWindow } from "./window.ts";
 
 export interface FanoutSettings {
@@ -51,11 +52,13 @@ export const SLICE = 256 * 1024;
  */
 const IN_FLIGHT = 2 * SLICE;
 /**
- * Runtime messages (WebSocket messages, HTTP chunks) one turn sends before the hub yields to its
- * event loop: about 30 ms of sends in workerd. Messages, not time: deployed, a Worker's clock
- * stands still while code runs.
+ * What one turn sends before the hub yields to its event loop: at most this many runtime
+ * messages (WebSocket messages, HTTP chunks; about 30 ms of sends in workerd) and this many
+ * bytes (what the runtime must copy to sockets before it can read anything else). Counted, not
+ * timed: deployed, a Worker's clock stands still while code runs.
  */
 export const TURN_MESSAGES = 1000;
+export const TURN_BYTES = 8 * 1024 * 1024;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 export const BLOCKED_RETRY_MS = 20;
 
@@ -81,12 +84,19 @@ export class Fanout {
   readonly #subscribers = new Set<Subscriber>();
   readonly #deadlines = new Map<Subscriber, unknown>();
   readonly #inFlight: number;
+  /** Slices of what subscribers get first, by the value they share (dropped with it). */
+  readonly #initialSlices = new WeakMap<InitialEvents, Map<number, { batch: LineBatch; next: number }>>();
+  #deltaSubscribers = 0;
   #turnTimer: unknown;
   #turnDelay = 0;
   /** The last turn left subscribers waiting for their backlog to drain. */
   #waiting = false;
   /** Called whenever a subscriber leaves (idle clock, quotas, access checks). */
   onDetach: (subscriber: Subscriber) => void = () => undefined;
+  /** Called after each send with the events (lines) sent and the runtime messages they cost (metrics). */
+  onSent: (subscriber: Subscriber, events: number, messages: number) => void = () => undefined;
+  /** Called as a subscriber is cut off: too slow, or fell out of the window (metrics). */
+  onCutOff: (subscriber: Subscriber, reason: "slow" | "window") => void = () => undefined;
 
   constructor(source: FanoutSource, settings: FanoutSettings, log: Log, timers: Timers = realTimers) {
     this.#source = source;
@@ -100,8 +110,18 @@ export class Fanout {
     return this.#subscribers.size;
   }
 
+  /** Whether any subscriber takes deltas (so the feed encodes them). */
+  get wantsDeltas(): boolean {
+    return this.#deltaSubscribers > 0;
+  }
+
+  get subscribers(): Iterable<Subscriber> {
+    return this.#subscribers;
+  }
+
   attach(subscriber: Subscriber): void {
     this.#subscribers.add(subscriber);
+    if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
     const deadline = subscriber.options.deadline;
     if (deadline !== undefined) {
       this.#deadlines.set(subscriber, this.#timers.set(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())));
@@ -112,6 +132,7 @@ export class Fanout {
   /** Remove a subscriber, closing its sink with `reason` when given. Idempotent. */
   detach(subscriber: Subscriber, reason?: CloseReason): void {
     if (!this.#subscribers.delete(subscriber)) return;
+    if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers--;
     const deadline = this.#deadlines.get(subscriber);
     if (deadline !== undefined) this.#timers.clear(deadline);
     this.#deadlines.delete(subscriber);
@@ -121,7 +142,7 @@ export class Fanout {
 
   /** End a stream with an ERROR event carrying `status`, as the API server fails a running watch. */
   fail(subscriber: Subscriber, status: Status, reason: CloseReason): void {
-    subscriber.sink.send(LineBatch.of(errorLine(status)));
+    this.#send(subscriber, LineBatch.of(errorLine(status)));
     this.detach(subscriber, reason);
   }
 
@@ -139,7 +160,7 @@ export class Fanout {
       if (!subscriber.options.bookmarks || subscriber.initial || subscriber.position >= window.head || window.hasEventsAfter(subscriber.position)) continue;
       if (subscriber.sink.closed) continue;
       line ??= this.#source.bookmark(window.head);
-      subscriber.sink.send(LineBatch.of(line));
+      this.#send(subscriber, LineBatch.of(line));
       subscriber.position = window.head;
     }
   }
@@ -165,10 +186,11 @@ export class Fanout {
     const window = this.#source.window;
     const slices = new Map<number, { batch: LineBatch; last: number } | undefined>();
     let messages = 0;
+    let bytes = 0;
     let more = false;
     let blocked = false;
     for (const subscriber of [...this.#subscribers]) {
-      if (messages >= TURN_MESSAGES) {
+      if (messages >= TURN_MESSAGES || bytes >= TURN_BYTES) {
         more = true;
         break;
       }
@@ -183,7 +205,7 @@ export class Fanout {
       }
       const backlog = subscriber.sink.backlog();
       if (backlog > this.#inFlight) {
-        if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`);
+        if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`, "slow");
         else blocked = true;
         continue;
       }
@@ -191,22 +213,28 @@ export class Fanout {
       this.#subscribers.delete(subscriber);
       this.#subscribers.add(subscriber);
       if (subscriber.initial) {
-        messages += this.#sendInitial(subscriber);
+        const sent = this.#sendInitial(subscriber);
+        messages += sent.messages;
+        bytes += sent.bytes;
         more = true;
         continue;
       }
-      let slice = slices.get(subscriber.position);
-      if (!slices.has(subscriber.position)) {
+      // Deltas once past what it was brought to first; a replay before that goes whole. Keyed apart (negative).
+      const deltas = subscriber.options.deltasAfter !== undefined && subscriber.position >= subscriber.options.deltasAfter;
+      const at = deltas ? -1 - subscriber.position : subscriber.position;
+      let slice = slices.get(at);
+      if (!slices.has(at)) {
         const replay = window.after(subscriber.position, SLICE);
         const last = replay.kind === "events" ? replay.events.at(-1) : undefined;
-        slice = replay.kind === "events" && last ? { batch: new LineBatch(replay.events.map((e) => e.line)), last: last.rv } : undefined;
-        slices.set(subscriber.position, slice);
+        slice = replay.kind === "events" && last ? { batch: new LineBatch(replay.events.map((e) => (deltas ? (e.delta ?? e.line) : e.line))), last: last.rv } : undefined;
+        slices.set(at, slice);
       }
       if (!slice) {
-        this.#cutOff(subscriber, "fell out of the replay window while catching up");
+        this.#cutOff(subscriber, "fell out of the replay window while catching up", "window");
         continue;
       }
-      messages += subscriber.sink.send(slice.batch);
+      messages += this.#send(subscriber, slice.batch);
+      bytes += slice.batch.size;
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
       else this.#caughtUp(subscriber);
@@ -224,26 +252,39 @@ export class Fanout {
     subscriber.resumeBookmarkDue = false;
     const head = this.#source.window.head;
     if (subscriber.options.bookmarks && subscriber.position <= head) {
-      subscriber.sink.send(LineBatch.of(this.#source.bookmark(head)));
+      this.#send(subscriber, LineBatch.of(this.#source.bookmark(head)));
       subscriber.position = head;
     }
   }
 
-  /** Send the next slice of the initial state (the last ends it, with the annotated bookmark when asked); the messages sent. */
-  #sendInitial(subscriber: Subscriber): number {
-    const objects = subscriber.initial ?? [];
+  /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); what that cost. */
+  #sendInitial(subscriber: Subscriber): { messages: number; bytes: number } {
+    const initial = subscriber.initial as InitialEvents;
+    const slice = this.#initialSlice(initial, subscriber.initialSent);
+    subscriber.initialSent = slice.next;
+    if (slice.next >= initial.objects.length) subscriber.initial = undefined;
+    if (slice.batch.lines.length === 0) return { messages: 0, bytes: 0 };
+    return { messages: this.#send(subscriber, slice.batch), bytes: slice.batch.size };
+  }
+
+  /** The slice of `initial` from `offset`, built once for everyone who gets it. */
+  #initialSlice(initial: InitialEvents, offset: number): { batch: LineBatch; next: number } {
+    let slices = this.#initialSlices.get(initial);
+    if (!slices) this.#initialSlices.set(initial, (slices = new Map()));
+    const built = slices.get(offset);
+    if (built) return built;
+    const { objects, types } = initial;
     const lines: string[] = [];
-    let size = 0;
-    while (subscriber.initialSent < objects.length && size < SLICE) {
-      const line = eventLine("ADDED", (objects[subscriber.initialSent++] as { json: string }).json);
+    let next = offset;
+    for (let size = 0; next < objects.length && size < SLICE; next++) {
+      const line = eventLine(types?.[next] ?? "ADDED", (objects[next] as CachedObject).json);
       lines.push(line);
       size += line.length;
     }
-    if (subscriber.initialSent >= objects.length) {
-      subscriber.initial = undefined;
-      if (subscriber.options.initialEventsEnd) lines.push(this.#source.bookmark(subscriber.position, true));
-    }
-    return lines.length > 0 ? subscriber.sink.send(new LineBatch(lines)) : 0;
+    if (next >= objects.length && initial.end) lines.push(this.#source.bookmark(initial.rv, initial.end === "initial-events-end"));
+    const slice = { batch: new LineBatch(lines), next };
+    slices.set(offset, slice);
+    return slice;
   }
 
   /** Run a turn after `delay`, or sooner if one is already due sooner. */
@@ -256,8 +297,15 @@ export class Fanout {
     this.#turnTimer = this.#timers.set(() => this.#turn(), delay);
   }
 
-  #cutOff(subscriber: Subscriber, why: string): void {
+  #send(subscriber: Subscriber, batch: LineBatch): number {
+    const messages = subscriber.sink.send(batch);
+    this.onSent(subscriber, batch.lines.length, messages);
+    return messages;
+  }
+
+  #cutOff(subscriber: Subscriber, why: string, reason: "slow" | "window"): void {
     this.#log("subscriber cut off", { subscriber: subscriber.id, transport: subscriber.sink.transport, why });
+    this.onCutOff(subscriber, reason);
     this.detach(subscriber, { code: CLOSE.slow, reason: `slow subscriber: ${why}; resume from your last resourceVersion` });
   }
 
@@ -265,7 +313,7 @@ export class Fanout {
   #expire(subscriber: Subscriber): void {
     const window = this.#source.window;
     if (subscriber.options.bookmarks && !subscriber.initial && !window.hasEventsAfter(subscriber.position) && subscriber.position < window.head) {
-      subscriber.sink.send(LineBatch.of(this.#source.bookmark(window.head)));
+      this.#send(subscriber, LineBatch.of(this.#source.bookmark(window.head)));
       subscriber.position = window.head;
     }
     this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });

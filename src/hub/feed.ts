@@ -4,6 +4,7 @@
  * reflector feeds it, it keeps the current objects (for snapshots) and the window (for
  * resumes), writes both to storage, and hands each new batch to the fan-out, serialised once.
  */
+import { deltaLine } from "../k8s/delta.ts";
 import { eventLine } from "../k8s/event.ts";
 import { keyApiVersion, type WatchKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";
@@ -11,8 +12,10 @@ import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
-import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState } from "./reflector.ts";
-import type { Checkpoint, HubIdentity, HubStorage } from "./storage.ts";
+import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
+import type { Checkpoint, HubIdentity, HubStorage, StoredObject, Tombstone } from "./storage.ts";
+import { netChanges } from "./compaction.ts";
+import type { InitialEvents } from "./subscriber.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
 import type { Log } from "../log.ts";
 
@@ -33,6 +36,10 @@ export interface FeedSettings {
    * (ms); the hub makes it grow with what one commit costs it to fan out.
    */
   coalesceMs: () => number;
+  /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
+  wantDeltas: () => boolean;
+  /** Who counts what the reflector sees of the upstream. */
+  observer: UpstreamObserver;
 }
 
 
@@ -80,9 +87,13 @@ export class Feed implements ReflectorHandler {
   /** Upstream events read but not yet committed: they go to storage and subscribers together. */
   #pending: WatchEvent[] = [];
   #commitTimer: ReturnType<typeof setTimeout> | undefined;
-  #lastCommit = 0;
   readonly #coalesceMs: () => number;
+  readonly #wantDeltas: () => boolean;
   readonly #versionWaiters = new VersionWaiters();
+  /** Net changes can be told from after this resourceVersion on (see `storage.ts`). */
+  #horizon = 0;
+  #lastInitial: InitialEvents | undefined;
+  #lastNet: { from: number; events: InitialEvents } | undefined;
   upstreamState: ReflectorState = "stopped";
 
   constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log) {
@@ -92,11 +103,16 @@ export class Feed implements ReflectorHandler {
     this.#log = log;
     this.#stripManagedFields = settings.stripManagedFields;
     this.#coalesceMs = settings.coalesceMs;
+    this.#wantDeltas = settings.wantDeltas;
     this.window = new EventWindow({ maxEvents: settings.windowEvents, maxBytes: settings.windowBytes });
     const stored = storage.load();
     if (stored) {
       this.#identity = { key: stored.key, kind: stored.kind, listKind: stored.listKind, apiVersion: stored.apiVersion };
-      this.cache.replace(stored.objects);
+      const since = new Map(stored.objects.map((o) => [o.object.uid, o.since]));
+      this.cache.replace(
+        stored.objects.map((o) => o.object),
+        (o) => since.get(o.uid) ?? 0,
+      );
       // The objects table is as of the checkpoint; the window's later events bring it up to date.
       for (const event of stored.events) {
         if (event.rv <= stored.checkpoint) continue;
@@ -104,6 +120,7 @@ export class Feed implements ReflectorHandler {
         if (change) this.#changed(change);
       }
       this.#checkpoint = stored.checkpoint;
+      this.#horizon = stored.horizon;
       this.window.restore(stored.events, stored.start, stored.head);
       log("hub state restored", { objects: this.cache.size, events: stored.events.length, head: stored.head, start: stored.start, checkpoint: stored.checkpoint });
     }
@@ -112,6 +129,7 @@ export class Feed implements ReflectorHandler {
       // Restart the watch every 5-9 minutes, as client-go does, so no stream outlives 10.
       watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 240),
       random: Math.random,
+      observer: settings.observer,
     });
   }
 
@@ -123,12 +141,45 @@ export class Feed implements ReflectorHandler {
     return this.#reflector.running;
   }
 
-  get lastUpstreamActivity(): number {
-    return this.#reflector.lastActivity;
+  /** Net changes can be told from after this resourceVersion on: older resumes for them get 410. */
+  get horizon(): number {
+    return this.#horizon;
+  }
+
+  /**
+   * The current state, to send a new subscriber first: one value while nothing changes, so the
+   * subscribers that start together share its serialised slices.
+   */
+  initialState(end: InitialEvents["end"]): InitialEvents {
+    const objects = this.cache.snapshot();
+    const head = this.window.head;
+    const last = this.#lastInitial;
+    if (last?.objects === objects && last.rv === head && last.end === end) return last;
+    return (this.#lastInitial = { rv: head, objects, end });
+  }
+
+  /**
+   * What changed after `rv`, once each, at its latest state (see `compaction.ts`), closed by a
+   * bookmark at the head; `rv` must not be before the horizon. Shared, as `initialState` is, by
+   * a storm of resumes from the same point.
+   */
+  netChangesAfter(rv: number): InitialEvents {
+    const head = this.window.head;
+    const last = this.#lastNet;
+    if (last?.from === rv && last.events.rv === head) return last.events;
+    const changes = netChanges(this.cache, this.#storage.tombstonesAfter(rv), rv);
+    const events: InitialEvents = { rv: head, objects: changes.map((c) => c.object), types: changes.map((c) => c.type), end: "bookmark" };
+    this.#lastNet = { from: rv, events };
+    return events;
   }
 
   start(): void {
     this.#reflector.start();
+  }
+
+  /** End an upstream watch stream older than `maxAgeMs`, to be read on in the caller's invocation. */
+  renew(maxAgeMs: number): void {
+    this.#reflector.renew(maxAgeMs);
   }
 
   stop(): void {
@@ -202,9 +253,10 @@ export class Feed implements ReflectorHandler {
       return;
     }
     this.#identity = identity;
-    this.cache.replace(objects);
+    this.cache.replace(objects, list.resourceVersion);
     this.#dirty.clear();
     this.#checkpoint = list.resourceVersion;
+    this.#horizon = list.resourceVersion;
     this.window.reset(list.resourceVersion);
     this.#storage.saveSnapshot(identity, objects, list.resourceVersion);
     this.#versionWaiters.reached(this.window.head);
@@ -255,8 +307,6 @@ export class Feed implements ReflectorHandler {
       }
     }
     this.#commit(changes, head);
-    // After the fan-out: events that arrived while it ran are a burst, to be gathered.
-    this.#lastCommit = Date.now();
   }
 
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
@@ -281,10 +331,15 @@ export class Feed implements ReflectorHandler {
   /** Apply changes (in RV order) to cache, window and storage, then publish them. */
   #commit(changes: readonly ObjectEvent[], head: number): void {
     const appended: WindowEvent[] = [];
+    const tombstones: Tombstone[] = [];
     let evictedTo: number | undefined;
+    const deltas = this.#wantDeltas();
     for (const change of changes) {
+      if (change.type === "DELETED") tombstones.push({ object: change.object, since: this.cache.sinceOf(change.object.uid) ?? 0 });
+      const before = change.type === "MODIFIED" && deltas ? this.cache.get(change.object.uid) : undefined;
       this.#changed(change);
-      const event = { rv: change.object.rv, line: eventLine(change.type, change.object.json) };
+      const line = eventLine(change.type, change.object.json);
+      const event: WindowEvent = { rv: change.object.rv, line, delta: before && deltaLine(JSON.parse(before.json) as KubeObject, JSON.parse(change.object.json) as KubeObject, line) };
       evictedTo = this.window.append(event) ?? evictedTo;
       appended.push(event);
     }
@@ -296,7 +351,8 @@ export class Feed implements ReflectorHandler {
     }
     // A restore replays the window after the checkpoint, so the window must not lose what it needs.
     const due = this.#dirty.size >= CHECKPOINT_OBJECTS || (evictedTo !== undefined && evictedTo > this.#checkpoint);
-    this.#storage.saveBatch({ events: appended, head: this.window.head, start: this.window.start, evictedTo, checkpoint: due ? this.#takeCheckpoint() : undefined });
+    const batch = { events: appended, head: this.window.head, start: this.window.start, evictedTo, checkpoint: due ? this.#takeCheckpoint() : undefined, tombstones };
+    this.#horizon = this.#storage.saveBatch(batch, Date.now(), this.#horizon);
     this.#listener.published(appended);
   }
 
@@ -307,10 +363,10 @@ export class Feed implements ReflectorHandler {
 
   /** The objects table's catch-up to the current head. */
   #takeCheckpoint(): Checkpoint {
-    const changed: CachedObject[] = [];
+    const changed: StoredObject[] = [];
     const removed: string[] = [];
     for (const [uid, object] of this.#dirty) {
-      if (object) changed.push(object);
+      if (object) changed.push({ object, since: this.cache.sinceOf(uid) ?? object.rv });
       else removed.push(uid);
     }
     this.#dirty.clear();

@@ -38,7 +38,7 @@ export class WatchHub extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#settings = hubSettings(env);
-    this.#storage = new HubStorage(ctx.storage);
+    this.#storage = new HubStorage(ctx.storage, this.#settings.tombstones);
   }
 
   override async fetch(request: Request): Promise<Response> {

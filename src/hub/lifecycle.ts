@@ -1,7 +1,8 @@
 /**
  * @module
  * A hub's life, in one place: while its upstream watch runs, an alarm beats (it renews the
- * hub's quota claims and restarts a reflector loop that died); while it also has subscribers,
+ * hub's quota claims, restarts a reflector loop that died, moves a long-read upstream stream to
+ * its own invocation and reports the hub's numbers); while it also has subscribers,
  * bookmarks tick; once it has had no subscriber for the idle grace period, the watch stops and
  * the hub's share of the cluster's watches is given back. `settle` is called after everything
  * that can change the picture (a request served or refused, a subscriber gone), so no path can
@@ -14,10 +15,13 @@ export const HEARTBEAT_MS = 30_000;
 
 export interface LifecycleParts {
   /** Whether the upstream watch runs, and its controls. */
-  upstream: { readonly watching: boolean; start(): void; stop(): void };
+  /** `renew`: end an old upstream stream so that it is read on in the alarm's invocation. */
+  upstream: { readonly watching: boolean; start(): void; stop(): void; renew(): void };
   subscribers(): number;
   bookmarks(): void;
   quotas: { renew(): void; releaseHub(): void };
+  /** The hub's report to the metrics registry: when it watches, on each beat, when it stops. */
+  metrics: { watching(subscribers: number): void; beat(): void; stopped(): void };
   /** The object's alarm (one per Durable Object). */
   alarm: { get(): Promise<number | null>; set(at: number): Promise<void> };
 }
@@ -67,7 +71,10 @@ export class Lifecycle {
       this.#stopBookmarks = undefined;
       this.#idleSince = upstream.watching ? (this.#idleSince ?? this.#clock.now()) : undefined;
     }
-    if (upstream.watching) void this.#arm();
+    if (upstream.watching) {
+      this.#parts.metrics.watching(this.#parts.subscribers());
+      void this.#arm();
+    }
   }
 
   /** The alarm: stop an idle hub whose grace is over, else beat and arm the next. */
@@ -81,13 +88,16 @@ export class Lifecycle {
         this.#log("idle: stopping the upstream watch", { idleMs });
         upstream.stop();
         quotas.releaseHub();
+        this.#parts.metrics.stopped();
         this.#idleSince = undefined;
         return;
       }
     } else {
       upstream.start(); // restarts a loop that died; a no-op for a running one
     }
+    upstream.renew();
     quotas.renew();
+    this.#parts.metrics.beat();
     await this.#arm();
   }
 

@@ -11,6 +11,7 @@
  * claims of one subject from one hub are made one after another, so two subscriptions that
  * arrive together can never both be counted as the same one.
  */
+import type { QuotaName } from "../metrics/catalog.ts";
 import type { Quota } from "../quota/quota.ts";
 import { tooManyRequests } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
@@ -31,6 +32,7 @@ export class HubQuotas {
   readonly #hub: string;
   readonly #limits: QuotaLimits;
   readonly #log: Log;
+  readonly #refused: (quota: QuotaName) => void;
   /** This hub's subscriptions per subject. */
   readonly #subjects = new Map<string, number>();
   /** Each subject's claims from this hub, one after another. */
@@ -39,8 +41,10 @@ export class HubQuotas {
   /** Whose request started the upstream watch: the share it is charged to. */
   #opener: string | undefined;
 
-  constructor(quotas: DurableObjectNamespace<Quota>, cluster: string, hub: string, limits: QuotaLimits, log: Log) {
+  /** `refused`: told of each refusal, by quota (metrics). */
+  constructor(quotas: DurableObjectNamespace<Quota>, cluster: string, hub: string, limits: QuotaLimits, log: Log, refused: (quota: QuotaName) => void) {
     this.#quotas = quotas;
+    this.#refused = refused;
     this.#cluster = cluster;
     this.#hub = hub;
     this.#limits = limits;
@@ -89,6 +93,7 @@ export class HubQuotas {
       const own = await this.#claimHubOf(subject, 1);
       if (!own.granted) {
         this.#log("hub refused: the subject's share of the cluster's hubs is full", { subject, maxHubsPerSubject: this.#limits.maxHubsPerSubject });
+        this.#refused("max_hubs_per_subject");
         return tooManyRequests(
           `"${subject}" already keeps ${own.total} distinct keys watched on cluster "${this.#cluster}" (MAX_HUBS_PER_SUBJECT is ${this.#limits.maxHubsPerSubject}); try again later or share an existing watch`,
           own.retryAfterSeconds,
@@ -101,6 +106,7 @@ export class HubQuotas {
     if (lost && subject !== undefined) void this.#claimHubOf(subject, 0).catch(() => undefined);
     if (!claim.granted) {
       this.#log("hub refused: the cluster's active hub quota is full", { maxHubs: this.#limits.maxHubs });
+      this.#refused("max_hubs");
       return tooManyRequests(`the relay already watches ${this.#limits.maxHubs} distinct keys on cluster "${this.#cluster}" (MAX_HUBS); try again later or share an existing watch`, claim.retryAfterSeconds);
     }
     if (!lost) {
@@ -129,6 +135,7 @@ export class HubQuotas {
     });
     if (claim.granted) return undefined;
     this.#log("subscription refused: the subject's quota is full", { subject, max: this.#limits.maxPerSubject });
+    this.#refused("max_subscriptions_per_subject");
     return tooManyRequests(`"${subject}" already holds ${claim.total} watches through this relay (MAX_SUBSCRIPTIONS_PER_SUBJECT is ${this.#limits.maxPerSubject})`, claim.retryAfterSeconds);
   }
 

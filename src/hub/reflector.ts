@@ -36,11 +36,25 @@ export interface ReflectorHandler {
   upToDate(): void;
 }
 
+/** What the reflector reports of the upstream, for the relay's metrics. */
+export interface UpstreamObserver {
+  /** A watch request; `reconnect` when an earlier watch of this run ended or failed. */
+  watch(reconnect: boolean): void;
+  relisted(): void;
+  expired(): void;
+  stalled(): void;
+  renewed(): void;
+  failed(status: number, message: string): void;
+}
+
 export interface ReflectorOptions {
   stallMs: number;
   /** Server-side watch timeout: the watch restarts at least this often (≤ 10 minutes). */
   watchTimeoutSeconds: () => number;
   random: () => number;
+  observer: UpstreamObserver;
+  /** Retry delays after failures (client-go's reflector's by default). */
+  backoff?: { initialMs: number; maxMs: number };
 }
 
 /** An upstream failure: an HTTP status (0 for a connection error) and what the server said. */
@@ -53,6 +67,9 @@ export class UpstreamError extends Error {
     this.retryAfterMs = retryAfter;
   }
 }
+
+/** A watch ended because it went silent: counted as a stall, not as an upstream error. */
+class StallError extends UpstreamError {}
 
 const PAGE_SIZE = 500;
 
@@ -70,15 +87,19 @@ export class Reflector {
   #wake: (() => void) | undefined;
   /** Someone needs the state to be current: check the upstream, and relist if it has moved. */
   #refresh = false;
+  /** The open watch stream is being ended so that it is read on in a fresh invocation. */
+  #renewing = false;
+  /** When the open watch stream was requested (0: none is open). */
+  #streamSince = 0;
   /** Last time bytes arrived from upstream (or a request was answered). */
-  lastActivity = 0;
+  #lastActivity = 0;
 
   constructor(key: WatchKey, upstream: Upstream, handler: ReflectorHandler, options: ReflectorOptions) {
     this.#key = key;
     this.#upstream = upstream;
     this.#handler = handler;
     this.#options = options;
-    this.#backoff = new Backoff({ ...REFLECTOR_BACKOFF, random: options.random });
+    this.#backoff = new Backoff({ ...(options.backoff ?? REFLECTOR_BACKOFF), random: options.random });
   }
 
   /** Started and not stopped (a stopped loop may take a moment to wind down). */
@@ -113,7 +134,21 @@ export class Reflector {
     this.#abort?.abort();
   }
 
+  /**
+   * End the open watch stream if it was requested more than `maxAgeMs` ago; the loop re-watches
+   * at once from the last resourceVersion, in the caller's invocation (the heartbeat), so no
+   * invocation's reads outlive its CPU limit. Subscribers notice nothing.
+   */
+  renew(maxAgeMs: number): void {
+    if (this.#streamSince === 0 || Date.now() - this.#streamSince < maxAgeMs || this.#renewing) return;
+    this.#renewing = true;
+    this.#options.observer.renewed();
+    this.#abort?.abort();
+  }
+
   async #loop(): Promise<void> {
+    const observer = this.#options.observer;
+    let watched = false;
     let mustList = this.#handler.resumeVersion() === undefined;
     // A resume point from before this start (storage, an idle stop) is only good if the upstream
     // has not gone back in time since (restored etcd, a rebuilt cluster behind the same URL): a
@@ -123,6 +158,7 @@ export class Reflector {
       try {
         if (mustList) {
           this.#refresh = false; // a list is as current as a check can make it
+          if (this.#handler.resumeVersion() !== undefined) observer.relisted();
           this.#handler.checking();
           this.#handler.state("listing");
           this.#handler.listed(await this.#list());
@@ -150,8 +186,11 @@ export class Reflector {
         }
         if (this.#refresh) continue; // asked again while checking
         const started = Date.now();
+        observer.watch(watched);
+        watched = true;
         const { outcome, received } = await this.#watch(this.#handler.resumeVersion() ?? 0);
         if (outcome === "expired") {
+          observer.expired();
           mustList = true;
           continue;
         }
@@ -161,7 +200,13 @@ export class Reflector {
       } catch (e) {
         if (this.#stopped) break;
         if (this.#refresh) continue; // the watch was ended for a refresh, not by a fault
+        if (this.#renewing) {
+          this.#renewing = false;
+          continue; // ended to be read on in a fresh invocation
+        }
         const error = e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`);
+        if (error instanceof StallError) observer.stalled();
+        else observer.failed(error.status, error.message);
         const delay = this.#backoff.next(error.retryAfterMs);
         this.#handler.state("backoff", `${error.message}; retrying in ${delay} ms`, error);
         await this.#sleep(delay);
@@ -212,7 +257,7 @@ export class Reflector {
 
   async #request(url: string, signal?: AbortSignal): Promise<Response> {
     const response = await this.#upstream.fetch(url, signal ? { signal } : undefined);
-    this.lastActivity = Date.now();
+    this.#lastActivity = Date.now();
     if (response.ok) return response;
     const text = await response.text().catch(() => "");
     let message = text.slice(0, 300);
@@ -227,6 +272,8 @@ export class Reflector {
   async #watch(from: number): Promise<{ outcome: WatchOutcome; received: boolean }> {
     const abort = new AbortController();
     this.#abort = abort;
+    this.#streamSince = Date.now();
+    this.#renewing = false;
     const url = upstreamCollectionUrl(this.#key, {
       watch: "1",
       resourceVersion: String(from),
@@ -235,11 +282,11 @@ export class Reflector {
     });
     // One timer for the whole stream, re-armed only when it fires: moving it on every chunk
     // costs more than the rest of reading the chunk.
-    this.lastActivity = Date.now();
+    this.#lastActivity = Date.now();
     let stall: ReturnType<typeof setTimeout> | undefined;
     const check = () => {
-      const quiet = Date.now() - this.lastActivity;
-      if (quiet >= this.#options.stallMs) abort.abort(new UpstreamError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`));
+      const quiet = Date.now() - this.#lastActivity;
+      if (quiet >= this.#options.stallMs) abort.abort(new StallError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`));
       else stall = setTimeout(check, this.#options.stallMs - quiet);
     };
     stall = setTimeout(check, this.#options.stallMs);
@@ -261,7 +308,7 @@ export class Reflector {
           throw abort.signal.reason instanceof UpstreamError ? abort.signal.reason : e;
         });
         if (done) return { outcome: "ended", received };
-        this.lastActivity = Date.now();
+        this.#lastActivity = Date.now();
         if (!received) {
           // The stream works: a later failure is a new fault, retried quickly, not the next
           // step of an escalating backoff.
@@ -289,6 +336,7 @@ export class Reflector {
       if (stall !== undefined) clearTimeout(stall);
       abort.abort();
       this.#abort = undefined;
+      this.#streamSince = 0;
     }
   }
 

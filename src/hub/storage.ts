@@ -10,6 +10,12 @@
  * event newer than the last checkpoint); a restore replays the window's events after the
  * checkpoint onto it. The head is derived from the last event, and written only when a bookmark
  * has moved it further.
+ *
+ * Deletions are also kept as tombstones (the object's last state, and since when it had been in
+ * the collection), longer than the window — up to a count and an age — so a resume that asks
+ * for net changes (`compact=true`) can be answered from further back than the window reaches.
+ * The horizon is the resourceVersion before which that is no longer possible: the start of the
+ * hub's history, or the newest tombstone dropped.
  */
 import type { WatchKey } from "../k8s/key.ts";
 import type { CachedObject } from "./cache.ts";
@@ -17,9 +23,32 @@ import type { WindowEvent } from "./window.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS objects (uid TEXT PRIMARY KEY, key TEXT NOT NULL, rv INTEGER NOT NULL, json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS objects (uid TEXT PRIMARY KEY, key TEXT NOT NULL, rv INTEGER NOT NULL, json TEXT NOT NULL, since INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS events (rv INTEGER PRIMARY KEY, line TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tombstones (uid TEXT PRIMARY KEY, key TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, at INTEGER NOT NULL, json TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tombstones_by_rv ON tombstones (rv);
 `;
+
+/** A hub's objects table from before objects carried `since` gets the column (0: "always there"). */
+const MIGRATIONS = ["ALTER TABLE objects ADD COLUMN since INTEGER NOT NULL DEFAULT 0"];
+
+/** An object as the cache holds it, with the resourceVersion it entered the collection at. */
+export interface StoredObject {
+  object: CachedObject;
+  since: number;
+}
+
+/** A deletion: the object's last state (`rv` is the deletion's), and since when it had been in the collection. */
+export interface Tombstone {
+  readonly object: CachedObject;
+  readonly since: number;
+}
+
+/** How many tombstones are kept, and for how long. */
+export interface TombstoneLimits {
+  max: number;
+  maxAgeMs: number;
+}
 
 /** What identifies the collection: the key, and the kinds learned from the first list. */
 export interface HubIdentity {
@@ -35,15 +64,17 @@ export interface StoredState extends HubIdentity {
   /** Oldest resourceVersion a subscriber can resume from exactly. */
   start: number;
   /** The objects as of `checkpoint`; the window's later events bring them up to date. */
-  objects: CachedObject[];
+  objects: StoredObject[];
   checkpoint: number;
   events: WindowEvent[];
+  /** Resumes for net changes reach back to here (exclusive). */
+  horizon: number;
 }
 
 /** Bring the objects table to the state at `rv`: what changed since the last checkpoint. */
 export interface Checkpoint {
   rv: number;
-  changed: readonly CachedObject[];
+  changed: readonly StoredObject[];
   removed: readonly string[];
 }
 
@@ -56,14 +87,20 @@ export interface Batch {
   /** Events up to this RV left the window. */
   evictedTo?: number | undefined;
   checkpoint?: Checkpoint | undefined;
+  /** Deletions in the batch. */
+  tombstones: readonly Tombstone[];
 }
 
 export class HubStorage {
   readonly #storage: DurableObjectStorage;
+  readonly #tombstones: TombstoneLimits;
 
-  constructor(storage: DurableObjectStorage) {
+  constructor(storage: DurableObjectStorage, tombstones: TombstoneLimits) {
     this.#storage = storage;
+    this.#tombstones = tombstones;
     this.#sql.exec(SCHEMA);
+    const columns = this.#sql.exec<{ name: string }>("PRAGMA table_info(objects)").toArray().map((c) => c.name);
+    if (!columns.includes("since")) for (const migration of MIGRATIONS) this.#sql.exec(migration);
   }
 
   get #sql(): SqlStorage {
@@ -82,38 +119,67 @@ export class HubStorage {
     const identity = meta.get("identity");
     if (identity === undefined) return undefined;
     const objects = this.#sql
-      .exec<{ uid: string; key: string; rv: number; json: string }>("SELECT uid, key, rv, json FROM objects")
+      .exec<{ uid: string; key: string; rv: number; json: string; since: number }>("SELECT uid, key, rv, json, since FROM objects")
       .toArray()
-      .map((r) => ({ uid: r.uid, key: r.key, rv: r.rv, json: r.json }));
+      .map((r) => ({ object: { uid: r.uid, key: r.key, rv: r.rv, json: r.json }, since: r.since }));
     const events = this.#sql
       .exec<{ rv: number; line: string }>("SELECT rv, line FROM events ORDER BY rv")
       .toArray()
       .map((r) => ({ rv: r.rv, line: r.line }));
     const head = Math.max(Number(meta.get("head")), events.at(-1)?.rv ?? 0);
-    return { ...(JSON.parse(identity) as HubIdentity), head, start: Number(meta.get("start")), checkpoint: Number(meta.get("checkpoint")), objects, events };
+    // A hub from before tombstones were kept knows of no deletion before now.
+    const horizon = Number(meta.get("horizon") ?? head);
+    return { ...(JSON.parse(identity) as HubIdentity), head, start: Number(meta.get("start")), checkpoint: Number(meta.get("checkpoint")), objects, events, horizon };
   }
 
-  /** Replace everything with a fresh list: the objects at `rv`, an empty window starting there. */
+  /** The tombstones of deletions after `rv`, of objects that had been in the collection at `rv`, in resourceVersion order. */
+  tombstonesAfter(rv: number): Tombstone[] {
+    return this.#sql
+      .exec<{ uid: string; key: string; rv: number; json: string; since: number }>("SELECT uid, key, rv, json, since FROM tombstones WHERE rv > ? AND since <= ? ORDER BY rv", rv, rv)
+      .toArray()
+      .map((r) => ({ object: { uid: r.uid, key: r.key, rv: r.rv, json: r.json }, since: r.since }));
+  }
+
+  /** Replace everything with a fresh list: the objects at `rv` (all there since `rv`), an empty window and no tombstones: a new history. */
   saveSnapshot(identity: HubIdentity, objects: readonly CachedObject[], rv: number): void {
     this.#storage.transactionSync(() => {
       this.#sql.exec("DELETE FROM objects");
       this.#sql.exec("DELETE FROM events");
-      for (const o of objects) this.#sql.exec("INSERT INTO objects (uid, key, rv, json) VALUES (?, ?, ?, ?)", o.uid, o.key, o.rv, o.json);
+      this.#sql.exec("DELETE FROM tombstones");
+      for (const o of objects) this.#saveObject({ object: o, since: rv });
       this.#setMeta("identity", JSON.stringify(identity));
       this.#setMeta("head", String(rv));
       this.#setMeta("start", String(rv));
       this.#setMeta("checkpoint", String(rv));
+      this.#setMeta("horizon", String(rv));
     });
   }
 
-  saveBatch(batch: Batch): void {
-    this.#storage.transactionSync(() => {
+  /** Write a batch, all or nothing; returns the horizon after it (tombstones beyond their limits are dropped). */
+  saveBatch(batch: Batch, now: number, horizon: number): number {
+    return this.#storage.transactionSync(() => {
       for (const e of batch.events) this.#sql.exec("INSERT INTO events (rv, line) VALUES (?, ?)", e.rv, e.line);
       const checkpoint = batch.checkpoint;
       if (checkpoint) {
         for (const uid of checkpoint.removed) this.#sql.exec("DELETE FROM objects WHERE uid = ?", uid);
-        for (const o of checkpoint.changed) this.#sql.exec("INSERT OR REPLACE INTO objects (uid, key, rv, json) VALUES (?, ?, ?, ?)", o.uid, o.key, o.rv, o.json);
+        for (const o of checkpoint.changed) this.#saveObject(o);
         this.#setMeta("checkpoint", String(checkpoint.rv));
+      }
+      if (batch.tombstones.length > 0) {
+        for (const { object: o, since } of batch.tombstones) {
+          // An object that left, came back and left again keeps its first `since`: a resume from
+          // its first stay must still hear it is gone (one from its absence hears it twice, harmlessly).
+          this.#sql.exec(
+            "INSERT INTO tombstones (uid, key, rv, since, at, json) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO UPDATE SET key = excluded.key, rv = excluded.rv, at = excluded.at, json = excluded.json, since = MIN(since, excluded.since)",
+            o.uid,
+            o.key,
+            o.rv,
+            since,
+            now,
+            o.json,
+          );
+        }
+        horizon = this.#trimTombstones(now, horizon);
       }
       // The window's start moves only when events leave it.
       if (batch.evictedTo !== undefined) {
@@ -121,7 +187,24 @@ export class HubStorage {
         this.#setMeta("start", String(batch.start));
       }
       if (batch.head > (batch.events.at(-1)?.rv ?? 0)) this.#setMeta("head", String(batch.head));
+      return horizon;
     });
+  }
+
+  /** Drop the oldest tombstones past the count and those past the age; the horizon moves to the newest dropped. */
+  #trimTombstones(now: number, horizon: number): number {
+    const { max, maxAgeMs } = this.#tombstones;
+    const beyondCount = this.#sql.exec<{ rv: number | null }>("SELECT rv FROM tombstones ORDER BY rv DESC LIMIT 1 OFFSET ?", max).toArray()[0]?.rv ?? null;
+    const beyondAge = this.#sql.exec<{ rv: number | null }>("SELECT MAX(rv) AS rv FROM tombstones WHERE at < ?", now - maxAgeMs).one().rv;
+    const dropTo = Math.max(beyondCount ?? 0, beyondAge ?? 0);
+    if (dropTo <= horizon) return horizon;
+    this.#sql.exec("DELETE FROM tombstones WHERE rv <= ?", dropTo);
+    this.#setMeta("horizon", String(dropTo));
+    return dropTo;
+  }
+
+  #saveObject({ object: o, since }: StoredObject): void {
+    this.#sql.exec("INSERT OR REPLACE INTO objects (uid, key, rv, json, since) VALUES (?, ?, ?, ?, ?)", o.uid, o.key, o.rv, o.json, since);
   }
 
   /** A bookmark moved the head: nothing else changed. */

@@ -7,6 +7,7 @@
  * client — which is what the send budget bounds (invariant 5).
  */
 import type { Grant } from "./access.ts";
+import type { WatchEventType } from "../k8s/types.ts";
 import type { CachedObject } from "./cache.ts";
 
 export interface CloseReason {
@@ -37,6 +38,11 @@ export class LineBatch {
 
   get joined(): string {
     return (this.#joined ??= this.lines.join(""));
+  }
+
+  /** The lines' summed length (UTF-16 units, about bytes for JSON). */
+  get size(): number {
+    return this.joined.length;
   }
 
   /** The joined lines as UTF-8; shared by every stream it is written to, so never modified. */
@@ -245,11 +251,33 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/**
+ * What a subscriber is sent before the window's events: the current state (as ADDED), or a
+ * resume's net changes. One value is shared by every subscriber that starts alike, so its
+ * slices are serialised once.
+ */
+export interface InitialEvents {
+  /** The resourceVersion they bring the subscriber to (the closing bookmark's). */
+  readonly rv: number;
+  /** In order; never modified. */
+  readonly objects: readonly CachedObject[];
+  /** Each object's event type; all `ADDED` when absent (the current state). */
+  readonly types?: readonly WatchEventType[] | undefined;
+  /**
+   * What closes them: the BOOKMARK annotated `k8s.io/initial-events-end` (`sendInitialEvents`
+   * with bookmarks), a plain BOOKMARK (net changes: the point to resume from), or nothing.
+   */
+  readonly end: "initial-events-end" | "bookmark" | undefined;
+}
+
 export interface SubscriberOptions {
   /** `allowWatchBookmarks=true`. */
   bookmarks: boolean;
-  /** `sendInitialEvents=true` with bookmarks: end the initial state with the annotated BOOKMARK. */
-  initialEventsEnd: boolean;
+  /**
+   * The subscriber takes deltas (it offered the delta subprotocol) for events after this
+   * resourceVersion: where it was brought by its first events. A replay before it goes whole.
+   */
+  deltasAfter?: number | undefined;
   /** When the stream ends (`timeoutSeconds`), epoch ms. */
   deadline: number | undefined;
   /** Who subscribed and on what grant (absent when the relay runs without auth). */
@@ -264,14 +292,14 @@ export class Subscriber {
   readonly options: SubscriberOptions;
   /** The resourceVersion this subscriber has been sent everything up to. */
   position: number;
-  /** Initial state still to send as ADDED events (resourceVersion unset or 0). */
-  initial: readonly CachedObject[] | undefined;
+  /** What is still to be sent before the window's events, and how far it has got. */
+  initial: InitialEvents | undefined;
   initialSent = 0;
   /** Started from a resourceVersion it was given (a resume), and not yet caught up: owed a BOOKMARK when it is. */
   resumeBookmarkDue: boolean;
   readonly since = Date.now();
 
-  constructor(sink: Sink, position: number, options: SubscriberOptions, initial?: readonly CachedObject[]) {
+  constructor(sink: Sink, position: number, options: SubscriberOptions, initial?: InitialEvents) {
     this.sink = sink;
     this.position = position;
     this.options = options;

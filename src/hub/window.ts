@@ -12,6 +12,8 @@ export interface WindowEvent {
   readonly rv: number;
   /** The serialised watch event, `{"type":...,"object":...}\n`, sent as-is to every subscriber. */
   readonly line: string;
+  /** For a MODIFIED, the same change as a delta line (see `k8s/delta.ts`), when it is shorter. */
+  readonly delta?: string | undefined;
 }
 
 export interface WindowLimits {

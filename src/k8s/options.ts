@@ -22,6 +22,11 @@ export interface WatchOptions {
   sendInitialEvents: boolean | undefined;
   /** Seconds until the server ends the stream; `undefined` when the client set none. */
   timeoutSeconds: number | undefined;
+  /**
+   * The relay's own: a resume from a resourceVersion gets each object that changed since once,
+   * at its current state, and each deletion (net changes), instead of every event.
+   */
+  compact: boolean;
 }
 
 const FALSE = new Set(["0", "f", "false", "n", "no", "off"]);
@@ -108,6 +113,7 @@ export function parseWatchOptions(query: URLSearchParams): Result<WatchOptions> 
       allowWatchBookmarks: queryBool(query, "allowWatchBookmarks") === true,
       sendInitialEvents,
       timeoutSeconds: timeout !== undefined && timeout > 0 ? timeout : undefined,
+      compact: queryBool(query, "compact") === true,
     },
   };
 }

@@ -53,6 +53,12 @@ export function parseOffer(header: string | null): Offer | { refused: string } {
 
 export const BATCH_PROTOCOL = "batch.watch.kube-watch-relay.dev";
 
+/**
+ * The batch subprotocol plus deltas: a MODIFIED of an object the subscriber already has may come
+ * as a merge patch against the version it has (see `delta.ts`).
+ */
+export const DELTA_PROTOCOL = "delta.watch.kube-watch-relay.dev";
+
 export const ackMessage = (received: number): string => JSON.stringify({ type: "ACK", received });
 
 /** `received` of an ACK message, or `undefined` for anything else a client sends. */

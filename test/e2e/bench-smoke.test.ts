@@ -57,11 +57,11 @@ describe("npm run bench -- --smoke", () => {
   it("measures every system in every scenario it applies to, over every transport it serves, each row saying which", () => {
     expect(results.mode).toBe("smoke");
     const everyTransport = new Set([
-      "relay ws", "relay http", "relay-batched ws", "relay-proxied ws", "relay-proxied http", "workerd-floor ws", "direct http", "node-relay ws", "node-relay http", "raw-ws ws", "raw-http http",
+      "relay ws", "relay http", "relay-batched ws", "relay-delta ws", "relay-proxied ws", "relay-proxied http", "workerd-floor ws", "direct http", "node-relay ws", "node-relay http", "raw-ws ws", "raw-http http",
     ]);
     expect(labels("fanout")).toEqual(everyTransport);
     expect(labels("burst")).toEqual(everyTransport);
-    expect(labels("storm")).toEqual(new Set(["relay ws", "relay-batched ws", "direct http", "node-relay ws", "raw-ws ws"]));
+    expect(labels("storm")).toEqual(new Set(["relay ws", "relay-batched ws", "relay-delta ws", "direct http", "node-relay ws", "raw-ws ws"]));
     expect(labels("keys")).toEqual(new Set(["relay ws", "relay-batched ws", "direct http", "node-relay ws"]));
     expect(labels("sockets")).toEqual(new Set(["relay-batched ws", "relay-socket ws"]));
     expect(labels("snapshot")).toEqual(new Set(["relay http", "direct http"]));
@@ -92,9 +92,15 @@ describe("npm run bench -- --smoke", () => {
       expect(row.deliveredPct, label).toBe(100);
       expect(row.caughtUp, label).toBe(row.subscribers);
       expect(row.cutOffs + row.errors, label).toBe(0);
-      // The burst's slim pods (about 2.5 KB), whatever the system strips.
-      expect(row.eventBytes, label).toBeGreaterThan(2000);
-      expect(row.eventBytes, label).toBeLessThan(3000);
+      if (row.system === "relay-delta") {
+        // Each change is a MODIFIED of a pod the subscriber has: a merge patch, smaller than the pod.
+        expect(row.eventBytes, label).toBeGreaterThan(100);
+        expect(row.eventBytes, label).toBeLessThan(2000);
+      } else {
+        // The burst's slim pods (about 2.5 KB), whatever the system strips.
+        expect(row.eventBytes, label).toBeGreaterThan(2000);
+        expect(row.eventBytes, label).toBeLessThan(3000);
+      }
       expect(row.durationMs, label).toBeGreaterThan(0);
       const perSec = (row.delivered * 1000) / (row.durationMs as number);
       expect(Math.abs(row.deliveredPerSec - perSec) / perSec, label).toBeLessThan(0.01);
@@ -103,7 +109,7 @@ describe("npm run bench -- --smoke", () => {
       // No change reaches its last subscriber after the last receipt.
       expect(row.maxMs, label).toBeLessThanOrEqual(row.durationMs as number);
       if (row.transport === "http") expect(row.eventsPerMessage, label).toBeNull();
-      else if (row.system === "relay-batched") expect(row.eventsPerMessage, label).toBeGreaterThanOrEqual(1);
+      else if (row.system === "relay-batched" || row.system === "relay-delta") expect(row.eventsPerMessage, label).toBeGreaterThanOrEqual(1);
       else expect(row.eventsPerMessage, label).toBe(1);
     }
   });
@@ -124,7 +130,7 @@ describe("npm run bench -- --smoke", () => {
   it("measures idle memory per subscriber, resident and JS heap, for every system on its primary transport", () => {
     const measured = rows<FanoutRow>("fanout").filter((r) => r.memAfterMB !== null);
     expect(new Set(measured.map((r) => `${r.system} ${r.transport}`))).toEqual(
-      new Set(["relay ws", "relay-batched ws", "relay-proxied ws", "workerd-floor ws", "direct http", "node-relay ws", "raw-ws ws", "raw-http http"]),
+      new Set(["relay ws", "relay-batched ws", "relay-delta ws", "relay-proxied ws", "workerd-floor ws", "direct http", "node-relay ws", "raw-ws ws", "raw-http http"]),
     );
     for (const row of measured) {
       expect(row.memAfterMB, row.system).toBeGreaterThan(0);
@@ -161,9 +167,9 @@ describe("npm run bench -- --smoke", () => {
     }
   });
 
-  it("resumes a storm from the relay's window with no upstream request, in either framing; direct resumes upstream", () => {
+  it("resumes a storm from the relay with no upstream request, in either framing and for net changes; direct resumes upstream", () => {
     const subscribers = results.sizes.storm.subscribers[0];
-    for (const mode of ["relay", "relay-batched"]) {
+    for (const mode of ["relay", "relay-batched", "relay-delta"]) {
       const row = rowFor<StormRow>("storm", mode);
       expect(row.upstreamRequests, mode).toBe(0);
       expect(row.subscribers, mode).toBe(subscribers);

@@ -126,6 +126,21 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
     await page.close();
   });
 
+  it("has an operator panel listing the relay's live hubs, polled while it is open", async () => {
+    const page = await open("/");
+    await page.click("#operator summary");
+    // The page's own watches: pods in all namespaces, and the namespaces for the picker.
+    const pods = '#hubs tbody tr[data-key="default:/api/v1/pods"]';
+    await page.waitForSelector(pods);
+    await page.waitForSelector('#hubs tbody tr[data-key="default:/api/v1/namespaces"]');
+    expect(Number(await page.textContent(`${pods} td.subscribers`))).toBeGreaterThanOrEqual(1);
+    expect(await page.textContent("#hubs-note")).toMatch(/^\d+ live hubs?, as of their last heartbeat$/);
+    await page.waitForFunction((selector) => document.querySelector(`${selector} td.upstream`)?.textContent === "watching", pods);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    writeFileSync(new URL("operator-panel.png", ARTIFACTS), await page.screenshot());
+    await page.close();
+  });
+
   it("survives the relay closing its WebSocket: it resumes where it was, without a reload or a relist", async () => {
     // timeoutSeconds=2: the relay ends each WebSocket after 2 s, as a hub does when it stops.
     const page = await open("/?timeoutSeconds=2");
@@ -135,9 +150,9 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
     const log = await page.$$eval("#log li", (items) => items.map((li) => `${li.dataset.kind} ${li.querySelector(".text")?.textContent}`));
     expect(log).toContainEqual(expect.stringMatching(/^closed socket closed \(1000: timeoutSeconds reached\); resuming now$/));
     expect(log).toContainEqual(expect.stringMatching(/^connected reconnected, resuming from resourceVersion \d+$/));
-    expect(log).toContainEqual(expect.stringMatching(/^resumed caught up: \d+ missed events? replayed \(\d+ → \d+\)$/));
+    expect(log).toContainEqual(expect.stringMatching(/^resumed caught up: \d+ changes?, [\d.]+ K?B, \d+ ms \(\d+ → \d+\)$/));
     expect(log.filter((entry) => entry.startsWith("relisted"))).toEqual([]);
-    expect(await page.textContent("#connection")).toMatch(/^live · resumed after \d+ missed events?$/);
+    expect(await page.textContent("#connection")).toMatch(/^live · resumed: \d+ changes?, [\d.]+ K?B, \d+ ms$/);
 
     // Still following the cluster after the resume.
     const touched = await kube<Obj>("PATCH", podPath("web-1"), { metadata: { labels: { resumed: "yes" } } });

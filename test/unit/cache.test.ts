@@ -9,7 +9,7 @@ function object(uid: string, name: string, rv: number, extra: Record<string, unk
 
 function applyAll(start: Iterable<CachedObject>, events: ObjectEvent[]): Map<string, CachedObject> {
   const cache = new ObjectCache();
-  cache.replace(start);
+  cache.replace(start, 0);
   for (const e of events) cache.apply(e);
   return new Map([...cache.values()].map((o) => [o.uid, o]));
 }
@@ -17,7 +17,7 @@ function applyAll(start: Iterable<CachedObject>, events: ObjectEvent[]): Map<str
 describe("ObjectCache", () => {
   it("keeps a key-ordered snapshot that is shared until the next change", () => {
     const cache = new ObjectCache();
-    cache.replace([object("b", "b", 2), object("a", "a", 1)]);
+    cache.replace([object("b", "b", 2), object("a", "a", 1)], 0);
     const first = cache.snapshot();
     expect(first.map((o) => o.key)).toEqual(["ns/a", "ns/b"]);
     expect(cache.snapshot()).toBe(first);

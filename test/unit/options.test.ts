@@ -45,7 +45,7 @@ describe("watch options", () => {
     const r = parseWatchOptions(q("sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=300"));
     expect(r).toEqual({
       ok: true,
-      value: { resourceVersion: { kind: "unset" }, resourceVersionMatch: "NotOlderThan", allowWatchBookmarks: true, sendInitialEvents: true, timeoutSeconds: 300 },
+      value: { resourceVersion: { kind: "unset" }, resourceVersionMatch: "NotOlderThan", allowWatchBookmarks: true, sendInitialEvents: true, timeoutSeconds: 300, compact: false },
     });
   });
 

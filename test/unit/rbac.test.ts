@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { loadAllYaml } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { LIST_HUBS, READ_METRICS } from "../../src/auth/operator.ts";
 
 const manifest = (file: string) => loadAllYaml(readFileSync(new URL(`../../deploy/${file}`, import.meta.url), "utf8")) as any[];
 const docs = manifest("rbac.yaml");
@@ -47,5 +48,14 @@ describe("deploy/rbac.yaml", () => {
       type: "kubernetes.io/service-account-token",
       metadata: { namespace: account.metadata.namespace, annotations: { "kubernetes.io/service-account.name": account.metadata.name } },
     });
+  });
+});
+
+describe("deploy/operator-rbac.yaml", () => {
+  const [role] = manifest("operator-rbac.yaml").filter((d) => d.kind === "ClusterRole");
+
+  it("grants exactly what the operator endpoints ask the cluster: get metrics, list hubs, in the relay's group", () => {
+    const asked = [READ_METRICS, LIST_HUBS].map((a) => ({ apiGroups: [a.group], resources: [a.resource], verbs: [a.verb] }));
+    expect(role.rules).toEqual(asked);
   });
 });

@@ -4,6 +4,7 @@
  * again, so access revoked mid-watch ends the watch.
  */
 import { describe, expect, it } from "vitest";
+import { RELAY_GROUP } from "../../src/auth/operator.ts";
 import { bearerProtocol } from "../../src/k8s/websocket.ts";
 import { relay, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
 
@@ -87,5 +88,24 @@ describe("live streams are checked again", () => {
     await sim.setUsers([]);
     expect(await sub.events.closed()).toMatchObject({ code: 4401 });
     expect(sub.events.drain().at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
+  });
+});
+
+describe("operator endpoints: the cluster's RBAC on the relay's own resources", () => {
+  it("/metrics and /_relay/hubs need get metrics and list hubs in relay.kube-watch-relay.dev", async () => {
+    await sim.setUsers([
+      { name: "reader", tokens: ["reader-token"], rules: [{ verbs: read, apiGroups: [""], resources: ["pods"] }] },
+      { name: "ops", tokens: ["ops-token"], rules: [{ verbs: ["get"], apiGroups: [RELAY_GROUP], resources: ["metrics"] }, { verbs: ["list"], apiGroups: [RELAY_GROUP], resources: ["hubs"] }] },
+    ]);
+    const status = async (path: string, token?: string) => {
+      const response = await relay(path, { headers: token ? bearer(token) : {} });
+      await response.body?.cancel();
+      return response.status;
+    };
+    for (const path of ["/metrics", "/_relay/hubs"]) {
+      expect([path, await status(path)]).toEqual([path, 401]);
+      expect([path, await status(path, "reader-token")]).toEqual([path, 403]);
+      expect([path, await status(path, "ops-token")]).toEqual([path, 200]);
+    }
   });
 });

@@ -6,9 +6,9 @@
  * network would (1006, in-flight messages lost) and hold reconnections while the cluster moves.
  */
 import { describe, expect, it } from "vitest";
-import { informer, watch, WatchError, type WatchStatus, type WatchUpdate } from "../../src/client/index.ts";
+import { informer, watch, WatchError, type WatchOptions, type WatchStatus, type WatchUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
-import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
+import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Random } from "../../src/sim/random.ts";
 import { Inbox, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { collect, TestNetwork, takeUntil } from "./network.ts";
@@ -18,6 +18,8 @@ const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const collection = (ns: string) => `http://relay.test${podsPath(ns)}`;
 /** Short, deterministic reconnect delays. */
 const FAST = { initialMs: 20, maxMs: 200, random: () => 0.5 };
+/** A resume that replays every event, whole, as from the API server (the client's defaults ask for net changes and deltas). */
+const EVERY_EVENT = { compact: false, deltas: false };
 
 const summary = (u: WatchUpdate<KubeObject>): unknown =>
   "object" in u ? [u.type, u.object.metadata?.name] : u.type === "closed" ? [u.type, u.code] : u.type === "resumed" ? [u.type, u.replayed] : [u.type];
@@ -37,10 +39,10 @@ async function changeWhileAway(ns: string, since: string): Promise<unknown[]> {
 }
 
 /** A watch that has listed a, b, c and seen d created live; the network is then held and the socket dropped. */
-async function watchThenDrop(ns: string) {
+async function watchThenDrop(ns: string, options: WatchOptions = EVERY_EVENT) {
   for (const name of ["a", "b", "c"]) await sim.createPod(ns, name);
   const network = new TestNetwork();
-  const updates = collect(watch(collection(ns), { transport: network, backoff: FAST }));
+  const updates = collect(watch(collection(ns), { transport: network, backoff: FAST, ...options }));
   const listed = await updates.next("the list");
   expect(listed.type === "listed" && listed.items.map((p) => p.metadata?.name)).toEqual(["a", "b", "c"]);
   expect(await updates.next()).toMatchObject({ type: "connected", resuming: false });
@@ -78,6 +80,27 @@ describe("watch", () => {
     expect(got.at(-1)).toMatchObject({ type: "resumed", from: lastSeen });
   });
 
+  it("by default resumes for net changes: each changed object once, deletions, what it cost; then deltas, applied", async () => {
+    const ns = uniqueNamespace("client");
+    const { network, updates, release, lastSeen } = await watchThenDrop(ns, {});
+    await changeWhileAway(ns, lastSeen);
+    release();
+    const got = await takeUntil(updates, (u) => u.type === "resumed", "resumed: net changes end with a BOOKMARK");
+    // e came and went while away: the client never hears of it.
+    expect(got.map(summary)).toEqual([["connected"], ["ADDED", "f"], ["MODIFIED", "a"], ["DELETED", "b"], ["resumed", 3]]);
+    expect(network.offered.at(-1)![0]).toBe(DELTA_PROTOCOL);
+    expect(network.urls.at(-1)).toContain("compact=true");
+    const resumed = got.at(-1) as Extract<WatchUpdate<KubeObject>, { type: "resumed" }>;
+    expect(resumed.bytes).toBe(network.sockets.at(-1)!.received.reduce((a, b) => a + b, 0));
+    expect(resumed.ms).toBeGreaterThanOrEqual(0);
+
+    const patched = await sim.patchPod(ns, "c", { metadata: { labels: { live: "delta" } } });
+    const update = await updates.next("the live change");
+    expect(update).toMatchObject({ type: "MODIFIED", object: { metadata: { name: "c", resourceVersion: patched.metadata!.resourceVersion, labels: { live: "delta" } } } });
+    expect((update as { object: KubeObject }).object).toEqual({ kind: "Pod", apiVersion: "v1", ...patched });
+    expect(network.lists).toBe(1);
+  });
+
   it("resumes at once, with nothing replayed, when the relay ends the stream at timeoutSeconds", async () => {
     const ns = uniqueNamespace("client");
     await sim.createPod(ns, "a");
@@ -113,7 +136,7 @@ describe("watch", () => {
   it("offers a token as the API server's WebSocket subprotocol and as Authorization on the list", async () => {
     const ns = uniqueNamespace("client");
     const network = new TestNetwork();
-    const updates = collect(watch(collection(ns), { transport: network, token: "abc.def?", backoff: FAST }));
+    const updates = collect(watch(collection(ns), { transport: network, token: "abc.def?", backoff: FAST, ...EVERY_EVENT }));
     await updates.take(2);
     // base64url without padding: "abc.def?" is YWJjLmRlZj8= in base64.
     expect(network.offered[0]).toEqual([BATCH_PROTOCOL, "base64url.bearer.authorization.k8s.io.YWJjLmRlZj8"]);
@@ -147,46 +170,71 @@ describe("watch", () => {
   });
 });
 
+/**
+ * An informer over keep, gone-1, gone-2 and busy that loses its socket while two are deleted,
+ * one is created and busy changes more often than the relay's window holds (WINDOW_EVENTS=500);
+ * then the network comes back. `options` are the informer's watch options.
+ */
+async function informerAwayBeyondWindow(options: WatchOptions) {
+  const ns = uniqueNamespace("client");
+  for (const name of ["keep", "gone-1", "gone-2", "busy"]) await sim.createPod(ns, name);
+  const network = new TestNetwork();
+  const changes = new Inbox<string>();
+  const statuses = new Inbox<WatchStatus<KubeObject>>();
+  const pods = informer(collection(ns), {
+    transport: network,
+    backoff: FAST,
+    ...options,
+    onAdd: (o) => changes.push(`add ${o.metadata?.name}`),
+    onUpdate: (o) => changes.push(`update ${o.metadata?.name}`),
+    onDelete: (o) => changes.push(`delete ${o.metadata?.name}`),
+    onStatus: (s) => statuses.push(s),
+  });
+  await pods.synced;
+  expect(changes.drain().sort()).toEqual(["add busy", "add gone-1", "add gone-2", "add keep"]);
+  expect((await statuses.take(2)).map((s) => s.type)).toEqual(["listed", "connected"]);
+
+  const release = network.hold();
+  network.drop();
+  const observer = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${pods.resourceVersion}`);
+  await sim.deletePod(ns, "gone-1");
+  await sim.deletePod(ns, "gone-2");
+  await sim.createPod(ns, "new");
+  for (let i = 0; i < 510; i++) await sim.patchPod(ns, "busy", { metadata: { labels: { i: String(i) } } });
+  await observer.events.take(513, "the changes, at the relay");
+  observer.close();
+  release();
+  const equalsCluster = async () => {
+    const cluster = await sim.list(podsPath(ns));
+    expect(new Map([...pods.objects].map(([k, o]) => [k, o.metadata?.resourceVersion]))).toEqual(
+      new Map(cluster.items.map((o) => [`${ns}/${o.metadata?.name}`, o.metadata?.resourceVersion])),
+    );
+  };
+  return { ns, network, changes, statuses, pods, equalsCluster };
+}
+
 describe("informer", () => {
+  it("away longer than the window holds, converges by default without a relist: net changes, then live", async () => {
+    const { network, changes, statuses, pods, equalsCluster } = await informerAwayBeyondWindow({});
+    const [closed, resuming, resumed] = await statuses.take(3, "the close, the resume and its end");
+    expect(closed).toMatchObject({ type: "closed", code: 1006 });
+    expect(resuming).toMatchObject({ type: "connected", resuming: true });
+    expect(resumed).toMatchObject({ type: "resumed", replayed: 4 });
+    expect(changes.drain().sort()).toEqual(["add new", "delete gone-1", "delete gone-2", "update busy"]);
+    expect(network.lists).toBe(1);
+    await equalsCluster();
+    pods.stop();
+    await pods.done;
+  });
+
   it("after a resume point older than the window: one relist, the cache equals the cluster, and what vanished is reported deleted", async () => {
-    const ns = uniqueNamespace("client");
-    for (const name of ["keep", "gone-1", "gone-2", "busy"]) await sim.createPod(ns, name);
-    const network = new TestNetwork();
-    const changes = new Inbox<string>();
-    const statuses = new Inbox<WatchStatus<KubeObject>>();
-    const pods = informer(collection(ns), {
-      transport: network,
-      backoff: FAST,
-      onAdd: (o) => changes.push(`add ${o.metadata?.name}`),
-      onUpdate: (o) => changes.push(`update ${o.metadata?.name}`),
-      onDelete: (o) => changes.push(`delete ${o.metadata?.name}`),
-      onStatus: (s) => statuses.push(s),
-    });
-    await pods.synced;
-    expect(changes.drain().sort()).toEqual(["add busy", "add gone-1", "add gone-2", "add keep"]);
-    expect((await statuses.take(2)).map((s) => s.type)).toEqual(["listed", "connected"]);
-
-    const release = network.hold();
-    network.drop();
-    // While away: two deletions, a creation, and more changes than the relay's window holds (WINDOW_EVENTS=500).
-    const observer = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${pods.resourceVersion}`);
-    await sim.deletePod(ns, "gone-1");
-    await sim.deletePod(ns, "gone-2");
-    await sim.createPod(ns, "new");
-    for (let i = 0; i < 510; i++) await sim.patchPod(ns, "busy", { metadata: { labels: { i: String(i) } } });
-    await observer.events.take(513, "the changes, at the relay");
-    observer.close();
-    release();
-
+    const { ns, network, changes, statuses, pods, equalsCluster } = await informerAwayBeyondWindow(EVERY_EVENT);
     const [closed, resuming, relisted] = await statuses.take(3, "the close, the attempt to resume and the relist");
     expect(closed).toMatchObject({ type: "closed", code: 1006 });
     expect(resuming).toMatchObject({ type: "connected", resuming: true });
     expect(relisted).toMatchObject({ type: "relisted", expired: expect.stringMatching(/^too old resource version/) });
     expect(changes.drain().sort()).toEqual(["add new", "delete gone-1", "delete gone-2", "update busy"]);
-    const cluster = await sim.list(podsPath(ns));
-    expect(new Map([...pods.objects].map(([k, o]) => [k, o.metadata?.resourceVersion]))).toEqual(
-      new Map(cluster.items.map((o) => [`${ns}/${o.metadata?.name}`, o.metadata?.resourceVersion])),
-    );
+    await equalsCluster();
 
     // It carries on live from the new list.
     await sim.createPod(ns, "later");

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env.ts";
 import { createApp } from "../../src/http/app.ts";
 import { healthEndpointsNeedNoToken } from "./health-endpoints.ts";
-import { Sim } from "./helpers.ts";
+import { eventually, Sim } from "./helpers.ts";
 
 /** A fresh app (its own isolate-level state) with some variables changed. */
 function appWith(vars: Partial<Env>) {
@@ -37,6 +37,22 @@ describe("health endpoints", () => {
     const response = await appWith({ AUTH_MODE: undefined })("/readyz");
     expect(response.status).toBe(503);
     expect(((await response.json()) as { message: string }).message).toContain("the relay serves nothing until AUTH_MODE is set");
+  });
+
+  it("/readyz goes unready while the upstream is down and ready again when it returns", async () => {
+    const sim = new Sim("ready");
+    const readyz = appWith({ UPSTREAM_URL: sim.url });
+    expect((await readyz("/readyz")).status).toBe(200);
+    // The simulated API server closes every connection and listens again 3 s later.
+    const back = sim.faults({ restart: { downtimeMs: 3000 } });
+    const down = await eventually(async () => {
+      const response = await readyz("/readyz");
+      return response.status === 503 ? response : undefined;
+    }, "/readyz to say 503 while the upstream is down");
+    expect(await down.json()).toMatchObject({ code: 503, message: "the upstream is not reachable" });
+    expect((await readyz("/healthz")).status).toBe(200);
+    await back;
+    await eventually(async () => (await readyz("/readyz")).status === 200, "/readyz to say 200 once the upstream is back");
   });
 
   it("/readyz asked by many at once costs the upstream one request", async () => {

@@ -73,6 +73,8 @@ export class TestNetwork implements Transport {
   readonly sockets: DroppableSocket[] = [];
   readonly offered: string[][] = [];
   readonly accepted: Array<string | null> = [];
+  /** The WebSocket URLs connected to. */
+  readonly urls: string[] = [];
   #gate: Promise<void> | undefined;
 
   fetch(url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
@@ -85,6 +87,7 @@ export class TestNetwork implements Transport {
   async connect(url: string, protocols: string[]): Promise<WatchSocket> {
     await this.#gate;
     this.offered.push(protocols);
+    this.urls.push(url);
     const { pathname, search } = new URL(url);
     const response = await relay(pathname + search, {
       headers: { upgrade: "websocket", ...(protocols.length > 0 ? { "sec-websocket-protocol": protocols.join(", ") } : {}) },

@@ -4,7 +4,7 @@
  * client's lifecycle updates.
  */
 import type { WatchStatus } from "../index.ts";
-import { after, plural } from "./format.ts";
+import { after, plural, resumeCost } from "./format.ts";
 
 /** `data-state` of the indicator; the CSS colours it. */
 export type ConnectionState = "connecting" | "live" | "resumed" | "relisted" | "reconnecting" | "failed";
@@ -35,7 +35,7 @@ export class ConnectionIndicator {
         if (status.resuming) return this.set("reconnecting", `resuming from resourceVersion ${status.resourceVersion}…`);
         return this.#relisted ? this.set("relisted", "live · relisted after 410") : this.set("live", "live");
       case "resumed":
-        return this.set("resumed", `live · resumed after ${plural(status.replayed, "missed event")}`);
+        return this.set("resumed", `live · resumed: ${resumeCost(status)}`);
       case "closed":
         return this.set("reconnecting", `reconnecting ${after(status.retryInMs)} (closed ${status.code}${status.reason ? `: ${status.reason}` : ""})`);
       case "error":

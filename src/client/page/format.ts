@@ -4,6 +4,7 @@
  * and short times for the event log.
  */
 import { humanDuration } from "../../k8s/table.ts";
+import type { Resumed } from "../index.ts";
 
 /** How long ago `createdAt` was, as `kubectl get` prints an AGE. */
 export const age = (createdAt: string | undefined, now = Date.now()): string => (createdAt ? humanDuration(now - Date.parse(createdAt)) : "");
@@ -15,3 +16,9 @@ export const plural = (n: number, word: string, words = `${word}s`): string => `
 
 /** `in 0.4 s`, `now`. */
 export const after = (ms: number): string => (ms <= 0 ? "now" : `in ${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`);
+
+/** What a resume took: `12 changes, 18 KB, 40 ms`. */
+export const resumeCost = (resumed: Resumed): string => {
+  const size = resumed.bytes < 1024 ? `${resumed.bytes} B` : `${(resumed.bytes / 1024).toFixed(resumed.bytes < 10_240 ? 1 : 0)} KB`;
+  return `${plural(resumed.replayed, "change")}, ${size}, ${resumed.ms} ms`;
+};

@@ -5,7 +5,8 @@
  * cluster: `?watch=/clusters/prod/api/v1/nodes`), all over one relay socket, with the client
  * library's `informer` (so each resumes, relists and acknowledges as any client of the library
  * does), and shows the objects, each watch's lifecycle, and what the relay's hub for the picked
- * key is doing. The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
+ * key is doing, and, for operators, every live hub of the relay (a panel, polled only while
+ * open). The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
  * and `timeoutSeconds=N` asks the relay to end the picked collection's watch after N seconds,
  * to watch the client resume. Against a relay that requires a token, open `/#token=<token>`: a fragment never
  * reaches a server or its logs, and the page moves it into session storage and out of the
@@ -14,7 +15,8 @@
 import { objectKey, relaySocket, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
 import { ConnectionIndicator } from "./connection.ts";
 import { EventsPanel } from "./events.ts";
-import { after, plural } from "./format.ts";
+import { after, plural, resumeCost } from "./format.ts";
+import { HubPanel } from "./hubs.ts";
 import { EventLog } from "./log.ts";
 import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
 import { NamespaceSidebar } from "./sidebar.ts";
@@ -58,6 +60,7 @@ function sessionToken(): string | undefined {
 const token = sessionToken();
 /** Every watch of the page shares this one WebSocket. */
 const relay = relaySocket(location.origin, token ? { token } : {});
+new HubPanel(element<HTMLDetailsElement>("operator"), element<HTMLTableElement>("hubs").tBodies[0] as HTMLTableSectionElement, element("hubs-note"), token);
 
 const query = new URLSearchParams(location.search);
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
@@ -100,7 +103,7 @@ function statusText(status: WatchStatus<KubeResource>): string {
     case "connected":
       return status.resuming ? `reconnected, resuming from resourceVersion ${status.resourceVersion}` : `watching from resourceVersion ${status.resourceVersion}`;
     case "resumed":
-      return `caught up: ${plural(status.replayed, "missed event")} replayed (${status.from} → ${status.resourceVersion})`;
+      return `caught up: ${resumeCost(status)} (${status.from} → ${status.resourceVersion})`;
     case "closed":
       return `socket closed (${status.code}${status.reason ? `: ${status.reason}` : ""}); resuming ${after(status.retryInMs)}`;
     case "error":

@@ -1,0 +1,85 @@
+/**
+ * @module
+ * The operator panel: the relay's live hubs from `/_relay/hubs` (key, subscribers, upstream
+ * state, window, last event age, last error), polled only while the panel is open. Without the
+ * operator's right (`list hubs` in relay.kube-watch-relay.dev) the relay answers 401 or 403,
+ * and the panel says so.
+ */
+import { humanDuration } from "../../k8s/table.ts";
+import { plural } from "./format.ts";
+
+const POLL_MS = 3000;
+
+/** What the page shows of a `/_relay/hubs` entry. */
+interface HubEntry {
+  key: string;
+  upstream: string;
+  subscribers: { websocket: number; http: number };
+  window: { events: number; head: number };
+  objects: number;
+  lastEventAgeSeconds?: number;
+  lastError?: { status: number; message: string };
+}
+
+function cell(row: HTMLTableRowElement, className: string, text: string, title?: string): void {
+  const td = row.insertCell();
+  td.className = className;
+  td.textContent = text;
+  if (title) td.title = title;
+}
+
+export class HubPanel {
+  readonly #panel: HTMLDetailsElement;
+  readonly #rows: HTMLTableSectionElement;
+  readonly #note: HTMLElement;
+  readonly #headers: Record<string, string>;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(panel: HTMLDetailsElement, rows: HTMLTableSectionElement, note: HTMLElement, token: string | undefined) {
+    this.#panel = panel;
+    this.#rows = rows;
+    this.#note = note;
+    this.#headers = token ? { authorization: `Bearer ${token}` } : {};
+    panel.addEventListener("toggle", () => this.#toggled());
+  }
+
+  #toggled(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (!this.#panel.open) return;
+    void this.#refresh();
+    this.#timer = setInterval(() => void this.#refresh(), POLL_MS);
+  }
+
+  async #refresh(): Promise<void> {
+    let hubs: HubEntry[];
+    try {
+      const response = await fetch("/_relay/hubs", { cache: "no-store", headers: this.#headers });
+      if (response.status === 401 || response.status === 403) {
+        this.#show([], `not allowed (${response.status}): the hub index needs the operator's right, list hubs in relay.kube-watch-relay.dev`);
+        return;
+      }
+      if (!response.ok) throw new Error(String(response.status));
+      hubs = ((await response.json()) as { hubs: HubEntry[] }).hubs;
+    } catch (e) {
+      this.#show([], `hub index unavailable (${(e as Error).message})`);
+      return;
+    }
+    this.#show(hubs, `${plural(hubs.length, "live hub")}, as of their last heartbeat`);
+  }
+
+  #show(hubs: HubEntry[], note: string): void {
+    this.#note.textContent = note;
+    this.#rows.replaceChildren();
+    for (const hub of hubs) {
+      const row = this.#rows.insertRow();
+      row.dataset.key = hub.key;
+      cell(row, "key", hub.key);
+      cell(row, "subscribers", String(hub.subscribers.websocket + hub.subscribers.http), `${hub.subscribers.websocket} WebSocket, ${hub.subscribers.http} HTTP`);
+      cell(row, "upstream", hub.upstream);
+      cell(row, "window", String(hub.window.events), `head at resourceVersion ${hub.window.head}; ${hub.objects} objects cached`);
+      cell(row, "last-event", hub.lastEventAgeSeconds === undefined ? "" : humanDuration(hub.lastEventAgeSeconds * 1000));
+      cell(row, "error", hub.lastError ? String(hub.lastError.status || "conn") : "", hub.lastError?.message);
+    }
+  }
+}

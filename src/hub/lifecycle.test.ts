@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import { HEARTBEAT_MS, Lifecycle, type Clock, type LifecycleParts } from "./lifecycle.ts";
+
+/** A clock moved by hand, with the intervals it runs. */
+class HandClock implements Clock {
+  time = 1_000_000;
+  readonly intervals = new Set<{ ms: number; tick: () => void }>();
+  now(): number {
+    return this.time;
+  }
+  every(ms: number, tick: () => void): () => void {
+    const interval = { ms, tick };
+    this.intervals.add(interval);
+    return () => this.intervals.delete(interval);
+  }
+}
+
+function hub() {
+  const state = { watching: false, subscribers: 0, alarm: null as number | null, bookmarks: 0, renewals: 0, released: 0, stops: 0, starts: 0, streamRenewals: 0 };
+  /** What the hub reported to the metrics registry, in order. */
+  const reports: string[] = [];
+  const parts: LifecycleParts = {
+    upstream: {
+      get watching() {
+        return state.watching;
+      },
+      start: () => {
+        state.starts++;
+        state.watching = true;
+      },
+      stop: () => {
+        state.stops++;
+        state.watching = false;
+      },
+      renew: () => state.streamRenewals++,
+    },
+    subscribers: () => state.subscribers,
+    bookmarks: () => state.bookmarks++,
+    quotas: { renew: () => state.renewals++, releaseHub: () => state.released++ },
+    metrics: { watching: (n) => void reports.push(`watching ${n}`), beat: () => void reports.push("beat"), stopped: () => void reports.push("stopped") },
+    alarm: {
+      get: async () => state.alarm,
+      set: async (at) => {
+        state.alarm = at;
+      },
+    },
+  };
+  const clock = new HandClock();
+  const lifecycle = new Lifecycle(parts, { idleGraceMs: 60_000, bookmarkIntervalMs: 5_000 }, () => undefined, clock);
+  /** Let the alarm's storage calls settle. */
+  const flush = () => new Promise((r) => setTimeout(r, 0));
+  /** The alarm fires: time moves to it, the handler runs (the runtime clears a fired alarm). */
+  const fire = async () => {
+    clock.time = state.alarm ?? clock.time;
+    state.alarm = null;
+    await lifecycle.alarm();
+    await flush();
+  };
+  return { state, reports, clock, lifecycle, flush, fire };
+}
+
+describe("Lifecycle", () => {
+  it("with subscribers: bookmarks tick, and the heartbeat renews the quotas and an old upstream stream and reports", async () => {
+    const { state, reports, clock, lifecycle, flush, fire } = hub();
+    state.watching = true;
+    state.subscribers = 2;
+    lifecycle.settle();
+    await flush();
+    expect(state.alarm).toBe(clock.time + HEARTBEAT_MS);
+    expect([...clock.intervals].map((i) => i.ms)).toEqual([5_000]);
+    await fire();
+    expect([state.renewals, state.streamRenewals]).toEqual([1, 1]);
+    expect(state.alarm).toBe(clock.time + HEARTBEAT_MS);
+    expect(reports).toEqual(["watching 2", "beat"]);
+  });
+
+  it("with nobody subscribed: stops the watch after the grace, releases its share, stops beating", async () => {
+    const { state, reports, clock, lifecycle, flush, fire } = hub();
+    state.watching = true;
+    lifecycle.settle();
+    await flush();
+    const idleAt = clock.time;
+    expect(clock.intervals.size).toBe(0);
+    expect(state.alarm).toBe(idleAt + HEARTBEAT_MS);
+    await fire(); // a heartbeat inside the grace; the next alarm is the grace's end
+    expect([state.stops, state.alarm]).toEqual([0, idleAt + 60_000]);
+    await fire();
+    expect([state.stops, state.released, state.alarm]).toEqual([1, 1, null]);
+    // The heartbeat that stops the hub renews nothing and says it stopped.
+    expect([state.renewals, state.streamRenewals]).toEqual([1, 1]);
+    expect(reports).toEqual(["watching 0", "beat", "stopped"]);
+  });
+
+  it("a watch started again after an idle stop gets a fresh grace and stops again", async () => {
+    const { state, clock, lifecycle, flush, fire } = hub();
+    state.watching = true;
+    lifecycle.settle();
+    await flush();
+    while (state.watching) await fire();
+    // Later, a list starts the upstream watch again; nobody subscribes.
+    clock.time += 3_600_000;
+    state.watching = true;
+    lifecycle.settle();
+    await flush();
+    expect(state.alarm).toBe(clock.time + HEARTBEAT_MS);
+    const restartedAt = clock.time;
+    while (state.watching) await fire();
+    expect(clock.time).toBe(restartedAt + 60_000);
+    expect(state.stops).toBe(2);
+  });
+
+  it("a subscriber that comes within the grace keeps the watch; the alarm of a stopped hub does nothing", async () => {
+    const { state, lifecycle, flush, fire } = hub();
+    state.watching = true;
+    lifecycle.settle();
+    await flush();
+    state.subscribers = 1;
+    lifecycle.settle();
+    for (let i = 0; i < 4; i++) await fire();
+    expect([state.stops, state.starts]).toEqual([0, 4]); // each beat restarts a loop that died (a no-op when running)
+    state.watching = false;
+    state.subscribers = 0;
+    await fire();
+    expect(state.alarm).toBeNull();
+  });
+});

@@ -1,0 +1,102 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import type { Claim, Quota } from "../quota/quota.ts";
+import { HubQuotas, type QuotaLimits } from "./quotas.ts";
+
+/**
+ * Quota objects as the hub sees them through their stubs: each answers asynchronously (an RPC),
+ * and checks and sets a holder's count atomically, as the Durable Object does.
+ */
+class Quotas {
+  readonly counters = new Map<string, Map<string, number>>();
+  getByName(name: string) {
+    const claims = this.counters.get(name) ?? new Map<string, number>();
+    this.counters.set(name, claims);
+    return {
+      claim: async (holder: string, count: number, max: number): Promise<Claim> => {
+        await new Promise((r) => setTimeout(r, 1));
+        const held = claims.get(holder) ?? 0;
+        const others = [...claims].filter(([h]) => h !== holder).reduce((n, [, c]) => n + c, 0);
+        if (count > held && others + count > max) return { granted: false, total: others + held, retryAfterSeconds: 90 };
+        if (count === 0) claims.delete(holder);
+        else claims.set(holder, count);
+        return { granted: true, total: others + count, retryAfterSeconds: 0 };
+      },
+    };
+  }
+  total(name: string): number {
+    return [...(this.counters.get(name)?.values() ?? [])].reduce((a, b) => a + b, 0);
+  }
+}
+
+const limits: QuotaLimits = { maxHubs: 3, maxHubsPerSubject: 1, maxPerSubject: 5 };
+/** The quotas each refusal names, as the hub reports them to the metrics. */
+let refusals: string[] = [];
+const quotasFor = (quotas: Quotas, hub: string) =>
+  new HubQuotas(quotas as unknown as DurableObjectNamespace<Quota>, "c1", hub, limits, () => undefined, (quota) => void refusals.push(quota));
+/** Let the fire-and-forget releases reach their counters. */
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+describe("HubQuotas", () => {
+  beforeEach(() => {
+    refusals = [];
+  });
+
+  it("subscriptions asked for at the same moment stop at the subject's limit, across hubs", async () => {
+    const quotas = new Quotas();
+    const hubs = [quotasFor(quotas, "h1"), quotasFor(quotas, "h2")];
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => hubs[i % 2]!.admitSubscriber("alice")));
+    expect(answers.filter((a) => a === undefined)).toHaveLength(5);
+    expect(answers.filter((a) => a?.code === 429)).toHaveLength(11);
+    expect(quotas.total("subject:alice")).toBe(5);
+    expect(refusals).toEqual(Array(11).fill("max_subscriptions_per_subject"));
+  });
+
+  it("a subscription that leaves gives its place back", async () => {
+    const quotas = new Quotas();
+    const hub = quotasFor(quotas, "h1");
+    for (let i = 0; i < 5; i++) expect(await hub.admitSubscriber("bob")).toBeUndefined();
+    expect((await hub.admitSubscriber("bob"))?.code).toBe(429);
+    hub.releaseSubscriber("bob");
+    expect(await hub.admitSubscriber("bob")).toBeUndefined();
+    expect(quotas.total("subject:bob")).toBe(5);
+  });
+
+  it("a subject's share of hubs: its second key is refused, another subject's is not; stopping frees it", async () => {
+    const quotas = new Quotas();
+    const [a, b, c] = [quotasFor(quotas, "ka"), quotasFor(quotas, "kb"), quotasFor(quotas, "kc")];
+    expect(await a.admitHub("alice")).toBeUndefined();
+    expect((await b.admitHub("alice"))?.message).toContain("MAX_HUBS_PER_SUBJECT");
+    expect(await c.admitHub("bob")).toBeUndefined();
+    a.releaseHub();
+    await settle();
+    expect(await b.admitHub("alice")).toBeUndefined();
+    expect(quotas.total(`hubs:${JSON.stringify(["c1", "alice"])}`)).toBe(1);
+    expect(quotas.total("hubs:c1")).toBe(2);
+    expect(refusals).toEqual(["max_hubs_per_subject"]);
+  });
+
+  it("two subjects starting one hub at once: one is charged, the other's claim goes back", async () => {
+    const quotas = new Quotas();
+    const hub = quotasFor(quotas, "k");
+    await Promise.all([hub.admitHub("alice"), hub.admitHub("bob")]);
+    await settle();
+    const charged = ["alice", "bob"].map((s) => quotas.total(`hubs:${JSON.stringify(["c1", s])}`));
+    expect(charged.sort()).toEqual([0, 1]);
+    hub.releaseHub();
+    await settle();
+    expect(quotas.total("hubs:c1")).toBe(0);
+    expect(["alice", "bob"].map((s) => quotas.total(`hubs:${JSON.stringify(["c1", s])}`))).toEqual([0, 0]);
+  });
+
+  it("the cluster's limit holds whoever asks", async () => {
+    const quotas = new Quotas();
+    const hubs = ["a", "b", "c", "d"].map((k) => quotasFor(quotas, k));
+    const answers = await Promise.all(hubs.map((h, i) => h.admitHub(`user-${i}`)));
+    expect(answers.filter((a) => a === undefined)).toHaveLength(3);
+    expect(answers.find((a) => a !== undefined)?.message).toContain("MAX_HUBS");
+    expect(refusals).toEqual(["max_hubs"]);
+    await settle();
+    // The refused one's share of its subject's hubs went back too.
+    expect([0, 1, 2, 3].reduce((n, i) => n + quotas.total(`hubs:${JSON.stringify(["c1", `user-${i}`])}`), 0)).toBe(3);
+  });
+});

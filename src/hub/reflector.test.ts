@@ -1,0 +1,239 @@
+import { describe, expect, it } from "vitest";
+import { watchKey } from "../k8s/key.ts";
+import type { WatchEvent } from "../k8s/types.ts";
+import type { Upstream } from "../upstream.ts";
+import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamObserver } from "./reflector.ts";
+
+const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
+const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", uid: `u-${name}`, resourceVersion: String(rv) } });
+
+/** An open watch stream the test writes lines to. */
+class Stream {
+  readonly from: number;
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  readonly body = new ReadableStream<Uint8Array>({ start: (c) => void (this.#controller = c) });
+  constructor(from: number) {
+    this.from = from;
+  }
+  send(event: WatchEvent | { type: "ERROR"; object: unknown }): void {
+    this.#controller.enqueue(new TextEncoder().encode(`${JSON.stringify(event)}\n`));
+  }
+  end(): void {
+    this.#controller.close();
+  }
+  /** As fetch does when its signal aborts: the body's pending read fails. */
+  abort(reason: unknown): void {
+    this.#controller.error(reason);
+  }
+}
+
+/**
+ * The API server as the reflector sees it: lists at `rv`, watches whose streams the test drives,
+ * and failures it queues. Every request is recorded.
+ */
+class ScriptedUpstream implements Upstream {
+  readonly cluster = "c";
+  rv = 10;
+  items = [pod("a", 5)];
+  readonly requests: string[] = [];
+  readonly failures: Response[] = [];
+  readonly streams: Stream[] = [];
+  #waiters: Array<() => void> = [];
+
+  async fetch(pathAndQuery: string, init?: RequestInit): Promise<Response> {
+    this.requests.push(pathAndQuery);
+    const query = new URL(pathAndQuery, "http://x").searchParams;
+    const failure = this.failures.shift();
+    if (failure) return failure;
+    if (query.get("watch") !== "1") {
+      const items = query.get("limit") === "1" ? this.items.slice(0, 1) : this.items;
+      return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(this.rv) }, items });
+    }
+    const stream = new Stream(Number(query.get("resourceVersion")));
+    const signal = init?.signal;
+    signal?.addEventListener("abort", () => stream.abort(signal.reason));
+    this.streams.push(stream);
+    for (const wake of this.#waiters.splice(0)) wake();
+    return new Response(stream.body);
+  }
+
+  /** The `n`th watch (1-based), once it is open. */
+  async watch(n: number): Promise<Stream> {
+    while (this.streams.length < n) await new Promise<void>((r) => this.#waiters.push(r));
+    return this.streams[n - 1] as Stream;
+  }
+}
+
+/** The handler's side: what the reflector reported, with waits for it. */
+class Recorder implements ReflectorHandler {
+  head: number | undefined;
+  readonly lists: ListedCollection[] = [];
+  readonly batches: WatchEvent[][] = [];
+  readonly states: Array<[ReflectorState, string | undefined, UpstreamError | undefined]> = [];
+  checks = 0;
+  current = 0;
+  #waiters: Array<() => void> = [];
+  resumeVersion(): number | undefined {
+    return this.head;
+  }
+  listed(list: ListedCollection): void {
+    this.lists.push(list);
+    this.head = list.resourceVersion;
+    this.#wake();
+  }
+  events(batch: WatchEvent[]): void {
+    this.batches.push(batch);
+    for (const e of batch) this.head = Math.max(this.head ?? 0, Number(e.object.metadata?.resourceVersion));
+    this.#wake();
+  }
+  state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
+    this.states.push([state, detail, error]);
+    this.#wake();
+  }
+  checking(): void {
+    this.checks++;
+  }
+  upToDate(): void {
+    this.current++;
+    this.#wake();
+  }
+  async until(what: string, done: () => boolean): Promise<void> {
+    const deadline = Date.now() + 5000;
+    while (!done()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise<void>((r) => {
+        this.#waiters.push(r);
+        setTimeout(r, 50);
+      });
+    }
+  }
+  #wake(): void {
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+}
+
+/** What the reflector reports to the metrics, in order. */
+function observer() {
+  const seen: string[] = [];
+  const o: UpstreamObserver = {
+    watch: (reconnect) => void seen.push(reconnect ? "rewatch" : "watch"),
+    relisted: () => void seen.push("relisted"),
+    expired: () => void seen.push("expired"),
+    stalled: () => void seen.push("stalled"),
+    renewed: () => void seen.push("renewed"),
+    failed: (status) => void seen.push(`failed ${status}`),
+  };
+  return { o, seen };
+}
+
+function start(options: { stallMs?: number } = {}) {
+  const upstream = new ScriptedUpstream();
+  const handler = new Recorder();
+  const { o, seen } = observer();
+  const reflector = new Reflector(key, upstream, handler, { stallMs: options.stallMs ?? 60_000, watchTimeoutSeconds: () => 300, random: () => 0.5, backoff: { initialMs: 20, maxMs: 100 }, observer: o });
+  reflector.start();
+  return { upstream, handler, reflector, seen };
+}
+
+describe("Reflector", () => {
+  it("lists, watches from the list's resourceVersion, and re-watches from the last event when a stream ends", async () => {
+    const { upstream, handler, reflector } = start();
+    const first = await upstream.watch(1);
+    expect([handler.lists.length, first.from]).toEqual([1, 10]);
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    first.send({ type: "MODIFIED", object: pod("a", 12) });
+    await handler.until("the events", () => handler.head === 12);
+    first.end();
+    expect((await upstream.watch(2)).from).toBe(12);
+    expect(handler.lists).toHaveLength(1);
+    reflector.stop();
+  });
+
+  it("relists when the watch answers 410 Expired, and reports it", async () => {
+    const { upstream, handler, reflector, seen } = start();
+    const first = await upstream.watch(1);
+    upstream.rv = 30;
+    first.send({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version" } });
+    expect((await upstream.watch(2)).from).toBe(30);
+    expect(handler.lists.map((l) => l.resourceVersion)).toEqual([10, 30]);
+    expect(seen).toEqual(["watch", "expired", "relisted", "rewatch"]);
+    reflector.stop();
+  });
+
+  it("a re-watch answered 410 is reported as expired, then a relist", async () => {
+    const { upstream, reflector, seen } = start();
+    const first = await upstream.watch(1);
+    upstream.failures.push(Response.json({ kind: "Status", code: 410 }, { status: 410 }));
+    // A stream that delivered something and ended is re-watched at once; that re-watch is 410.
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    first.end();
+    await upstream.watch(2);
+    expect(seen).toEqual(["watch", "rewatch", "expired", "relisted", "rewatch"]);
+    reflector.stop();
+  });
+
+  it("backs off after a failure, at least as long as Retry-After says", async () => {
+    const { upstream, handler, reflector } = start();
+    const first = await upstream.watch(1);
+    upstream.failures.push(new Response("busy", { status: 429, headers: { "retry-after": "1" } }));
+    const cut = Date.now();
+    first.end();
+    await upstream.watch(2);
+    expect(Date.now() - cut).toBeGreaterThanOrEqual(1000);
+    expect(handler.states.some(([state, , error]) => state === "backoff" && error?.status === 429)).toBe(true);
+    reflector.stop();
+  });
+
+  it("takes a silent stream for dead and watches again from where it was, counting a stall apart from an error status", async () => {
+    const { upstream, handler, reflector, seen } = start({ stallMs: 100 });
+    const first = await upstream.watch(1);
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    upstream.failures.push(new Response("boom", { status: 500 }));
+    expect((await upstream.watch(2)).from).toBe(11);
+    expect(handler.states.some(([state, detail]) => state === "backoff" && detail?.includes("no data from the upstream watch"))).toBe(true);
+    expect(seen).toEqual(["watch", "stalled", "rewatch", "failed 500", "rewatch"]);
+    reflector.stop();
+  });
+
+  it("renews a stream older than the bound: re-watches at once from the last resourceVersion, no backoff, no relist", async () => {
+    const { upstream, handler, reflector, seen } = start();
+    const first = await upstream.watch(1);
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    await handler.until("the event", () => handler.head === 11);
+    reflector.renew(60_000); // a fresh stream: left alone
+    reflector.renew(0);
+    expect((await upstream.watch(2)).from).toBe(11);
+    expect(handler.states.map(([state]) => state)).not.toContain("backoff");
+    expect(handler.lists).toHaveLength(1);
+    expect(seen).toEqual(["watch", "renewed", "rewatch"]);
+    reflector.stop();
+  });
+
+  it("a refresh ends the watch and asks the upstream where it is: current if it has not moved, a relist if it has", async () => {
+    const { upstream, handler, reflector } = start();
+    await upstream.watch(1);
+    reflector.refresh();
+    await upstream.watch(2);
+    expect(handler.current).toBe(1);
+    expect(upstream.requests.filter((r) => r.includes("limit=1"))).toHaveLength(1);
+    expect(handler.lists).toHaveLength(1);
+
+    upstream.rv = 20; // changes elsewhere in the cluster: nothing cheaper tells if this collection changed
+    reflector.refresh();
+    await upstream.watch(3);
+    expect(handler.lists.map((l) => l.resourceVersion)).toEqual([10, 20]);
+    reflector.stop();
+  });
+
+  it("relists when the upstream has gone back in time (a restored etcd)", async () => {
+    const { upstream, handler, reflector } = start();
+    await upstream.watch(1);
+    reflector.stop();
+    await handler.until("the stop", () => handler.states.at(-1)?.[0] === "stopped");
+    upstream.rv = 4;
+    reflector.start();
+    await upstream.watch(2);
+    expect(handler.lists.map((l) => l.resourceVersion)).toEqual([10, 4]);
+    reflector.stop();
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * @module
+ * Every metric the relay exposes, with its type, help text and label names. Names carry their
+ * unit, counters end in `_total`, and every label has a bounded set of values (clusters from
+ * the configuration, transports, states, reasons, HTTP statuses): never a key, a selector, a
+ * subject or a namespace, which would make one series per watch or per user.
+ */
+
+export type MetricType = "counter" | "gauge" | "histogram";
+
+export interface Family {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly help: string;
+  readonly labels: readonly string[];
+  /** Histograms: upper bounds of the buckets, ascending (`+Inf` is implied). */
+  readonly buckets?: readonly number[];
+}
+
+const family = (name: string, type: MetricType, labels: readonly string[], help: string, buckets?: readonly number[]): Family => ({
+  name: `kube_watch_relay_${name}`,
+  type,
+  help,
+  labels,
+  ...(buckets ? { buckets } : {}),
+});
+
+export const FAMILIES = {
+  // Gauges, from the hubs' latest reports.
+  hubs: family("hubs", "gauge", ["cluster", "upstream_state"], "Live hubs (one per watch key) by the state of their upstream watch: watching, listing, backoff or stopped."),
+  subscribers: family("subscribers", "gauge", ["cluster", "transport"], "Subscribers connected to live hubs, by transport (websocket or http)."),
+  upstreamWatches: family("upstream_watches", "gauge", ["cluster"], "Upstream watch streams open: one per hub whose upstream watch is established."),
+  windowEvents: family("window_events", "gauge", ["cluster"], "Events held in the replay windows of live hubs."),
+  windowBytes: family("window_bytes", "gauge", ["cluster"], "Bytes of serialised events held in the replay windows of live hubs."),
+  cacheObjects: family("cache_objects", "gauge", ["cluster"], "Objects held in the caches of live hubs."),
+  reportAge: family("hub_report_age_seconds", "gauge", [], "Age of the oldest live hub's latest report: how stale the hub gauges may be."),
+  startTime: family("metrics_start_time_seconds", "gauge", [], "When the relay's counters last started from zero (Unix time), as process_start_time_seconds for a process."),
+
+  // Counters, from the hubs.
+  watchRequests: family("upstream_watch_requests_total", "counter", ["cluster"], "Watch requests the hubs made to the upstream API server."),
+  reconnects: family("upstream_reconnects_total", "counter", ["cluster"], "Upstream re-watches after a stream ended, failed or stalled."),
+  renewals: family("upstream_watch_renewals_total", "counter", ["cluster"], "Upstream watches the heartbeat ended so that the stream is read on in a fresh invocation (CPU limits)."),
+  relists: family("upstream_relists_total", "counter", ["cluster"], "Lists of a collection a hub already held (after a 410, or when a consistent read found the upstream had moved)."),
+  expired: family("upstream_expired_total", "counter", ["cluster"], "Upstream watches answered 410 Expired (history compacted): each is followed by a relist."),
+  upstreamErrors: family("upstream_errors_total", "counter", ["cluster", "code"], "Upstream requests that failed, by HTTP status (connection for no answer)."),
+  stalls: family("upstream_stalls_total", "counter", ["cluster"], "Upstream watches restarted because no bytes arrived for UPSTREAM_STALL_SECONDS."),
+  events: family("events_total", "counter", ["cluster"], "Watch events the hubs committed to their windows (events in)."),
+  delivered: family("delivered_events_total", "counter", ["cluster", "transport"], "Watch events (bookmarks and errors included) sent to subscribers (deliveries out)."),
+  messages: family("sent_messages_total", "counter", ["cluster", "transport"], "WebSocket messages and HTTP chunks sent to subscribers."),
+  cutoffs: family("subscriber_cutoffs_total", "counter", ["cluster", "transport", "reason"], "Subscribers cut off: slow (beyond SUBSCRIBER_BUDGET_BYTES) or window (fell out of the replay window while catching up)."),
+  resumes: family(
+    "resumes_total",
+    "counter",
+    ["cluster", "outcome"],
+    "Watches resuming from a resourceVersion, by outcome: window (replayed exactly), compacted (answered from the cache in compact form), expired (410) or too_large (504).",
+  ),
+  quotaRefusals: family("quota_refusals_total", "counter", ["cluster", "quota"], "Requests refused with 429 by a quota: max_hubs, max_hubs_per_subject or max_subscriptions_per_subject."),
+  lagBytes: family("subscriber_lag_bytes", "histogram", ["cluster", "transport"], "How far behind the head subscribers are, in bytes sent but not taken plus bytes not yet sent; sampled every heartbeat and at cut-offs.", [
+    1024, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216,
+  ]),
+  lagSeconds: family("subscriber_lag_seconds", "histogram", ["cluster", "transport"], "How long ago the oldest event a subscriber has not been sent was committed; sampled every heartbeat and at cut-offs.", [
+    0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+  ]),
+
+  // Counters, from the Worker.
+  authRefusals: family(
+    "auth_refusals_total",
+    "counter",
+    ["reason"],
+    "Requests refused before any hub: unauthenticated (401), forbidden (403), denied_resource (DENY_RESOURCES), unverifiable (the cluster could not be asked), host (ALLOWED_HOSTS) or origin (ALLOWED_ORIGINS).",
+  ),
+} as const satisfies Record<string, Family>;
+
+export type FamilyId = keyof typeof FAMILIES;
+
+/** Label values known in advance: exposed at 0 before they first happen, so a rate has a start. */
+export const KNOWN_VALUES: Partial<Record<FamilyId, Record<string, readonly string[]>>> = {
+  resumes: { outcome: ["window", "compacted", "expired", "too_large"] },
+  authRefusals: { reason: ["unauthenticated", "forbidden", "denied_resource", "unverifiable", "host", "origin"] },
+};
+
+export type Transport = "websocket" | "http";
+export type CutoffReason = "slow" | "window";
+export type ResumeOutcome = "window" | "compacted" | "expired" | "too_large";
+export type QuotaName = "max_hubs" | "max_hubs_per_subject" | "max_subscriptions_per_subject";
+export type RefusalReason = "unauthenticated" | "forbidden" | "denied_resource" | "unverifiable" | "host" | "origin";

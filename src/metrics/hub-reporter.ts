@@ -1,0 +1,174 @@
+/**
+ * @module
+ * One hub's numbers: its parts count what happens (upstream watches, relists, errors, events
+ * in, deliveries out, cut-offs, resumes, quota refusals), and the reporter hands the counts to
+ * the metrics registry with a snapshot of the hub — when the hub first watches, when it gains
+ * its first subscriber or loses its last, on every heartbeat (30 s) and when it stops. A report that does not arrive is merged into the next, so
+ * counts are late, never lost, while the hub lives. Subscribers' lag is sampled at each report.
+ */
+import type { Log } from "../log.ts";
+import type { CutoffReason, QuotaName, ResumeOutcome, Transport } from "./catalog.ts";
+import { MetricSet } from "./metric-set.ts";
+import type { HubReport, HubSnapshot } from "./report.ts";
+
+/** Where reports go: the registry's RPC method. */
+export interface ReportSink {
+  report(report: HubReport): Promise<unknown>;
+}
+
+/** What the reporter reads of the hub when it reports. */
+export interface HubView {
+  snapshot(): Omit<HubSnapshot, "hub" | "key" | "cluster" | "lastEventAt" | "lastError" | "subscribers">;
+  /** Each subscriber: its transport, its position, and the bytes it has yet to take. */
+  subscribers(): Iterable<{ transport: Transport; position: number; lagBytes: number }>;
+}
+
+/** Commits remembered for the lag in seconds: a subscriber further behind counts from the oldest. */
+const COMMITS_KEPT = 4096;
+const MESSAGE_MAX = 300;
+
+export class HubReporter {
+  readonly #sink: ReportSink;
+  readonly #identity: { hub: string; key: string; cluster: string };
+  readonly #log: Log;
+  readonly #counts = new MetricSet();
+  readonly #cluster: { cluster: string };
+  /** The window head after each commit, and when: how long ago a position was passed. */
+  #commits: Array<{ head: number; at: number }> = [];
+  #lastEventAt: number | undefined;
+  #lastError: HubSnapshot["lastError"];
+  #announced = false;
+  /** Whether the last report counted any subscriber. */
+  #hadSubscribers = false;
+  /** Deliveries, counted here on the fan-out's hot path and folded into the counts at each report. */
+  readonly #sent: Record<Transport, { events: number; messages: number }> = { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } };
+  view: HubView | undefined;
+
+  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string }, log: Log) {
+    this.#sink = sink;
+    this.#identity = identity;
+    this.#cluster = { cluster: identity.cluster };
+    this.#log = log;
+  }
+
+  // What the hub's parts count.
+
+  /** The reflector's observations of the upstream. */
+  readonly upstream = {
+    watch: (reconnect: boolean) => {
+      this.#counts.add("watchRequests", this.#cluster);
+      if (reconnect) this.#counts.add("reconnects", this.#cluster);
+    },
+    relisted: () => this.#counts.add("relists", this.#cluster),
+    expired: () => this.#counts.add("expired", this.#cluster),
+    stalled: () => this.#counts.add("stalls", this.#cluster),
+    renewed: () => this.#counts.add("renewals", this.#cluster),
+    failed: (status: number, message: string) => {
+      this.#counts.add("upstreamErrors", { ...this.#cluster, code: status === 0 ? "connection" : String(status) });
+      this.#lastError = { status, message: message.slice(0, MESSAGE_MAX), at: Date.now() };
+    },
+  };
+
+  committed(events: number, head: number): void {
+    const at = Date.now();
+    this.#counts.add("events", this.#cluster, events);
+    this.#lastEventAt = at;
+    this.#commits.push({ head, at });
+    if (this.#commits.length > 2 * COMMITS_KEPT) this.#commits = this.#commits.slice(-COMMITS_KEPT);
+  }
+
+  sent(transport: Transport, events: number, messages: number): void {
+    const sent = this.#sent[transport];
+    sent.events += events;
+    sent.messages += messages;
+  }
+
+  cutOff(transport: Transport, reason: CutoffReason, position: number, lagBytes: number): void {
+    this.#counts.add("cutoffs", { ...this.#cluster, transport, reason });
+    this.#lag(transport, position, lagBytes, Date.now());
+  }
+
+  resumed(outcome: ResumeOutcome): void {
+    this.#counts.add("resumes", { ...this.#cluster, outcome });
+  }
+
+  quotaRefused(quota: QuotaName): void {
+    this.#counts.add("quotaRefusals", { ...this.#cluster, quota });
+  }
+
+  // When the hub reports.
+
+  /**
+   * The upstream watch runs: the registry hears of the hub now, not at its first heartbeat, and
+   * again when it gains its first subscriber or loses its last.
+   */
+  watching(subscribers: number): void {
+    if (!this.#announced || subscribers > 0 !== this.#hadSubscribers) this.#report(false);
+  }
+
+  /** The heartbeat. */
+  beat(): void {
+    this.#report(false);
+  }
+
+  /** The upstream watch stopped: the hub leaves the index. */
+  stopped(): void {
+    this.#report(true);
+  }
+
+  #report(stopped: boolean): void {
+    const view = this.view;
+    if (!view) return;
+    this.#announced = !stopped;
+    const now = Date.now();
+    const subscribers: Record<Transport, number> = { websocket: 0, http: 0 };
+    for (const s of view.subscribers()) {
+      subscribers[s.transport]++;
+      this.#lag(s.transport, s.position, s.lagBytes, now);
+    }
+    this.#hadSubscribers = subscribers.websocket + subscribers.http > 0;
+    for (const [transport, sent] of Object.entries(this.#sent)) {
+      if (sent.events === 0 && sent.messages === 0) continue;
+      const labels = { ...this.#cluster, transport };
+      this.#counts.add("delivered", labels, sent.events);
+      this.#counts.add("messages", labels, sent.messages);
+      sent.events = sent.messages = 0;
+    }
+    const delta = this.#counts.take();
+    const report: HubReport = {
+      ...this.#identity,
+      ...view.snapshot(),
+      subscribers,
+      lastEventAt: this.#lastEventAt,
+      lastError: this.#lastError,
+      delta,
+      stopped,
+    };
+    this.#sink.report(report).catch((e: unknown) => {
+      // Late, not lost: the next report carries these counts too.
+      this.#counts.merge(delta);
+      if (stopped) this.#announced = false;
+      this.#log("metrics report failed; its counts go with the next", { error: String(e) });
+    });
+  }
+
+  #lag(transport: Transport, position: number, bytes: number, now: number): void {
+    const labels = { ...this.#cluster, transport };
+    this.#counts.observe("lagBytes", labels, bytes);
+    this.#counts.observe("lagSeconds", labels, this.#behindSince(position, now));
+  }
+
+  /** Seconds since the first commit past `position` (0 when it has everything committed). */
+  #behindSince(position: number, now: number): number {
+    const commits = this.#commits;
+    let lo = 0;
+    let hi = commits.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (commits[mid]!.head <= position) lo = mid + 1;
+      else hi = mid;
+    }
+    const first = commits[lo];
+    return first === undefined ? 0 : Math.max(0, (now - first.at) / 1000);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * @module
+ * The MetricsRegistry Durable Object: one for the relay (`relay`), where the numbers of every
+ * hub and Worker isolate meet, since Durable Objects share no memory. Hubs report on their
+ * heartbeat and when they stop; Worker isolates send their counts in batches. The registry adds
+ * the counts into relay-wide totals, keeps each live hub's latest snapshot for the gauges and
+ * the hub index, and renders `/metrics`.
+ *
+ * It keeps everything in memory and writes nothing to storage, which would cost a row per
+ * report: when it restarts (a deploy), its counters start again from zero, as a process's do
+ * when it restarts, and `kube_watch_relay_metrics_start_time_seconds` says when; the hub gauges
+ * and the index fill again within a heartbeat. With an `ANALYTICS` binding, each report and
+ * batch is also written to Workers Analytics Engine, for history beyond a scrape.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env.ts";
+import { FAMILIES, type FamilyId } from "./catalog.ts";
+import { exposition } from "./exposition.ts";
+import { MetricSet, parseSeries, type MetricValues } from "./metric-set.ts";
+import type { HubIndexEntry, HubReport, HubSnapshot } from "./report.ts";
+
+/** The one registry's name. */
+export const REGISTRY = "relay";
+
+/**
+ * A hub not heard from for three heartbeats is gone (evicted or crashed without a last report):
+ * it leaves the gauges and the index. Its counts up to its last report stay in the totals.
+ */
+export const HUB_REPORT_STALE_MS = 90_000;
+
+export class MetricsRegistry extends DurableObject<Env> {
+  readonly #totals = new MetricSet();
+  readonly #hubs = new Map<string, { snapshot: HubSnapshot; at: number }>();
+  readonly #started = Date.now();
+
+  /** A hub's report: its counts join the totals; its snapshot replaces the last. */
+  report(report: HubReport): void {
+    const { delta, stopped, ...snapshot } = report;
+    this.#totals.merge(delta);
+    if (stopped) this.#hubs.delete(snapshot.hub);
+    else this.#hubs.set(snapshot.hub, { snapshot, at: Date.now() });
+    this.#analytics(snapshot.cluster, stopped ? "hub-stopped" : "hub", delta, snapshot);
+  }
+
+  /** A Worker isolate's batch of counts. */
+  count(delta: MetricValues): void {
+    this.#totals.merge(delta);
+    this.#analytics("", "worker", delta);
+  }
+
+  /** The Prometheus text of everything. */
+  scrape(): string {
+    const now = Date.now();
+    const live = this.#live(now);
+    const gauges = new MetricSet();
+    gauges.add("startTime", {}, Math.floor(this.#started / 1000));
+    gauges.add("reportAge", {}, live.reduce((oldest, h) => Math.max(oldest, (now - h.at) / 1000), 0));
+    for (const { snapshot: s } of live) {
+      const cluster = { cluster: s.cluster };
+      gauges.add("hubs", { ...cluster, upstream_state: s.upstream });
+      gauges.add("upstreamWatches", cluster, s.upstream === "watching" ? 1 : 0);
+      for (const [transport, n] of Object.entries(s.subscribers)) gauges.add("subscribers", { ...cluster, transport }, n);
+      gauges.add("windowEvents", cluster, s.window.events);
+      gauges.add("windowBytes", cluster, s.window.bytes);
+      gauges.add("cacheObjects", cluster, s.objects);
+    }
+    const totals = this.#totals.toJSON();
+    return exposition({ values: { ...totals.values, ...gauges.toJSON().values }, histograms: totals.histograms });
+  }
+
+  /** The live hubs, most subscribed first. */
+  hubs(): HubIndexEntry[] {
+    const now = Date.now();
+    return this.#live(now)
+      .map(({ snapshot, at }) => ({
+        ...snapshot,
+        lastEventAgeSeconds: snapshot.lastEventAt === undefined ? undefined : Math.max(0, (now - snapshot.lastEventAt) / 1000),
+        reportAgeSeconds: (now - at) / 1000,
+      }))
+      .sort((a, b) => total(b) - total(a) || a.key.localeCompare(b.key));
+  }
+
+  #live(now: number): Array<{ snapshot: HubSnapshot; at: number }> {
+    for (const [hub, entry] of this.#hubs) if (now - entry.at > HUB_REPORT_STALE_MS) this.#hubs.delete(hub);
+    return [...this.#hubs.values()];
+  }
+
+  /**
+   * One Analytics Engine data point per report or batch: `index1` the cluster; blobs the cluster
+   * and the source; doubles the counts of this report by family (in catalog order) and, for a
+   * hub, its subscribers, window events and objects.
+   */
+  #analytics(cluster: string, source: string, delta: MetricValues, snapshot?: HubSnapshot): void {
+    const dataset = this.env.ANALYTICS;
+    if (!dataset) return;
+    const sums = new Map<FamilyId, number>();
+    for (const [key, n] of Object.entries(delta.values)) {
+      const { id } = parseSeries(key);
+      sums.set(id, (sums.get(id) ?? 0) + n);
+    }
+    const counters = (Object.keys(FAMILIES) as FamilyId[]).filter((id) => FAMILIES[id].type === "counter");
+    const doubles = counters.map((id) => sums.get(id) ?? 0);
+    if (snapshot) doubles.push(total(snapshot), snapshot.window.events, snapshot.objects);
+    dataset.writeDataPoint({ indexes: [cluster], blobs: [cluster, source], doubles });
+  }
+}
+
+const total = (s: HubSnapshot): number => s.subscribers.websocket + s.subscribers.http;

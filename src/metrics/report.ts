@@ -1,0 +1,39 @@
+/**
+ * @module
+ * What a hub tells the metrics registry: its counts since its last report, and a snapshot of
+ * itself for the gauges and the hub index. Plain JSON, as it crosses Durable Objects.
+ */
+import type { Transport } from "./catalog.ts";
+import type { MetricValues } from "./metric-set.ts";
+
+export interface HubSnapshot {
+  /** The hub's name: its canonical watch key. */
+  hub: string;
+  /** The key as people read it: `cluster:/api/v1/pods?labelSelector=...`. */
+  key: string;
+  cluster: string;
+  /** The reflector's state: watching, listing, backoff or stopped. */
+  upstream: string;
+  /** Whether the hub keeps an upstream watch (or is getting one). */
+  watching: boolean;
+  subscribers: Record<Transport, number>;
+  window: { start: number; head: number; events: number; bytes: number };
+  objects: number;
+  /** When the hub last committed an event (epoch ms). */
+  lastEventAt?: number | undefined;
+  /** The last upstream failure, if any since the hub opened. */
+  lastError?: { status: number; message: string; at: number } | undefined;
+}
+
+export interface HubReport extends HubSnapshot {
+  /** Counts since the previous report that reached the registry. */
+  delta: MetricValues;
+  /** The hub has stopped its upstream watch: it leaves the index (its counts stay in the totals). */
+  stopped: boolean;
+}
+
+/** One line of `/_relay/hubs`. */
+export interface HubIndexEntry extends HubSnapshot {
+  lastEventAgeSeconds?: number | undefined;
+  reportAgeSeconds: number;
+}
