@@ -147,7 +147,7 @@ describe("list snapshot", () => {
 
 describe("bad input never reaches a hub", () => {
   it.each([
-    ["GET", "/metrics", 404, "NotFound"],
+    ["GET", "/debug/pprof", 404, "NotFound"],
     ["GET", "/api/v1/namespaces/x/pods?labelSelector=app%3Amonolith", 400, "BadRequest"],
     ["GET", "/api/v1/pods?fieldSelector=spec.foo%3Dbar", 400, "BadRequest"],
     ["GET", "/api/v1/pods?watch=1&resourceVersion=abc", 400, "BadRequest"],
