@@ -136,7 +136,7 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
     for (const watch of WATCHES.filter((w) => w !== "watch-3")) await until(page, watch, ["resumed"], 60_000);
     // A restored hub may bookmark a resume at once and deliver what it missed as it reads the
     // upstream again: either way each change arrives once.
-    expect(await stateText(page, "selection")).toMatch(/^live · resumed after [0-3] missed events?$/);
+    expect(await stateText(page, "selection")).toMatch(/^live · resumed: [0-3] changes?, [\d.]+ K?B, \d+ ms$/);
     expect(await page.textContent('#watches li[data-watch="watch-1"] .count')).toBe(`${east.list("pods").length} objects`);
     await page.waitForFunction(([row, rv]) => document.querySelector(`${row} td.rv`)?.textContent === rv, [podRow(name), missed.at(-1)!] as const);
     const log = await page.$$eval("#log li", (items) => items.map((li) => `${li.dataset.kind} ${li.querySelector(".text")?.textContent}`));
