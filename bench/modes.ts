@@ -36,14 +36,16 @@ export interface Sizes {
   /** `clients` each watching `watchesPerClient` collections (distinct selectors, each matching every pod) at `rate` events/s. */
   sockets: { clients: number; watchesPerClient: number; rate: number; warmupMs: number; measureMs: number };
   snapshot: { objects: number; repeats: number };
-  /** CPU profiles of the relay: one key with many subscribers (fan-out), many keys with a few each (intake). */
+  /** CPU profiles of the relay: one key with many subscribers (fan-out, over each transport), many keys with a few each (intake). */
   profiles: ProfileWorkload[];
   /** Load-generator processes: one per core by default, so the generator can use the whole machine. */
   loadgens: number;
 }
 
 export interface ProfileWorkload {
-  name: "fan-out" | "many keys";
+  name: "fan-out" | "fan-out over HTTP" | "many keys";
+  /** How the subscribers watch: WebSocket (one event a message) or HTTP (kubectl's, informers'). */
+  transport: "ws" | "http";
   keys: number;
   subscribersPerKey: number;
   /** Upstream changes a second (every key sees all of them). */
@@ -63,8 +65,9 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         sockets: { clients: 4, watchesPerClient: 5, rate: 20, warmupMs: 200, measureMs: 600 },
         snapshot: { objects: 200, repeats: 2 },
         profiles: [
-          { name: "fan-out", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
-          { name: "many keys", keys: 3, subscribersPerKey: 2, rate: 20, ms: 500 },
+          { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
+          { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
+          { name: "many keys", transport: "ws", keys: 3, subscribersPerKey: 2, rate: 20, ms: 500 },
         ],
         loadgens: 2,
       };
@@ -85,8 +88,9 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         sockets: { clients: 200, watchesPerClient: 5, rate: 40, warmupMs: 750, measureMs: 2000 },
         snapshot: { objects: 10_000, repeats: 3 },
         profiles: [
-          { name: "fan-out", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
-          { name: "many keys", keys: 100, subscribersPerKey: 3, rate: 20, ms: 2000 },
+          { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
+          { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
+          { name: "many keys", transport: "ws", keys: 100, subscribersPerKey: 3, rate: 20, ms: 2000 },
         ],
         loadgens,
       };
@@ -107,8 +111,9 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         sockets: { clients: 200, watchesPerClient: 5, rate: 100, warmupMs: 2000, measureMs: 10_000 },
         snapshot: { objects: 10_000, repeats: 10 },
         profiles: [
-          { name: "fan-out", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
-          { name: "many keys", keys: 100, subscribersPerKey: 3, rate: 20, ms: 10_000 },
+          { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
+          { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
+          { name: "many keys", transport: "ws", keys: 100, subscribersPerKey: 3, rate: 20, ms: 10_000 },
         ],
         loadgens,
       };

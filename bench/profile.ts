@@ -21,7 +21,7 @@ import { podsOf, type Context } from "./scenarios/scenario.ts";
 import { subscriber, type System } from "./systems/system.ts";
 
 /** The simulator namespace a profile workload churns. */
-export const profileNamespace = (workload: ProfileWorkload): string => `profile-${workload.name.replace(/\W+/g, "-")}`;
+export const profileNamespace = (workload: ProfileWorkload): string => `profile-${workload.name.toLowerCase().replace(/\W+/g, "-")}`;
 
 export interface ProfileSummary {
   workload: ProfileWorkload;
@@ -45,7 +45,7 @@ export interface ProfileSummary {
 
 export type Stage =
   | "fan-out loop (JS)"
-  | "WebSocket send (native)"
+  | "sending (native: WebSocket send, HTTP stream)"
   | "acknowledgements"
   | "upstream intake (read, parse, cache, window)"
   | "SQLite writes"
@@ -68,7 +68,7 @@ function stageOf(frame: CallFrame, foreign: boolean, module: string, caller: str
   if (module === NO_CALLER) return "workerd natives with no JS caller";
   if (module === "src/hub/storage.ts" || (foreign && (frame.functionName === "exec" || frame.functionName === "transactionSync"))) return "SQLite writes";
   if (ACK_FUNCTIONS.has(caller ?? "")) return "acknowledgements";
-  if (foreign && frame.functionName === "send" && FANOUT_MODULES.has(module)) return "WebSocket send (native)";
+  if (foreign && FANOUT_MODULES.has(module)) return "sending (native: WebSocket send, HTTP stream)";
   if (FANOUT_MODULES.has(module)) return "fan-out loop (JS)";
   if (INTAKE_MODULES.has(module) || module.startsWith("src/k8s/")) return "upstream intake (read, parse, cache, window)";
   return "other";
@@ -108,7 +108,7 @@ export async function profileRelay(context: Context, relay: System, inspector: I
   context.progress(`profile relay (${workload.name}): ${keys} key(s) × ${subscribersPerKey} subscribers, ${rate} events/s, ${ms} ms`);
   await context.quiesce();
   const selector = (i: number) => (keys > 1 ? keySelector(i % keys) : undefined);
-  await loadgens.open(Array.from({ length: keys * subscribersPerKey }, (_, i) => subscriber(relay, "ws", sim, podsOf(namespace), selector(i))));
+  await loadgens.open(Array.from({ length: keys * subscribersPerKey }, (_, i) => subscriber(relay, workload.transport, sim, podsOf(namespace), selector(i))));
   await waitIdle([...relay.pids, sim.pid]);
   await sim.churn(rate, namespace);
   await sleep(sizes.fanout.warmupMs);

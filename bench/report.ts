@@ -142,7 +142,8 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     `## Where the relay's time goes`,
     `CPU profiles of the relay's isolate (the Worker and its hubs), taken through wrangler's inspector while the bench drives the load, on a fresh relay before the scenarios (\`bench/profile.ts\`; the raw profiles are written beside the results for Chrome DevTools). ` +
       `Samples are traced to source files through the bundle's module markers; a native function, or workerd's own JavaScript, is charged to the relay function that called it. ` +
-      `Process-level CPU per event (the tables above) includes what a JS profile cannot see: kernel time for the sockets, and workerd's I/O outside the isolate lock.`,
+      `Process-level CPU per event (the tables above) includes what a JS profile cannot see: kernel time for the sockets, and workerd's I/O outside the isolate lock. ` +
+      `To take them alone: \`npm run bench -- --scenarios snapshot --systems relay,direct --out <dir>\` (the profiles run before any scenario), then open \`<dir>/relay-profile-*.cpuprofile\` in DevTools.`,
     ...results.profiles.map(profileSection),
     ...(results.skipped.length > 0 ? [`## Not measured`, bullets(results.skipped.map((s) => `${s.scenario} ${s.system} (${s.transport}) at ${num(s.subscribers)} subscribers × ${num(s.eventsPerSec)} events/s: ${s.reason}.`))] : []),
   ];

@@ -188,8 +188,8 @@ describe("npm run bench -- --smoke", () => {
     expect(relay.bytes).toBeGreaterThan(0);
   });
 
-  it("profiles the relay's isolate under fan-out and many-keys load, tracing its time to source modules", () => {
-    expect(results.profiles.map((p) => p.workload.name)).toEqual(["fan-out", "many keys"]);
+  it("profiles the relay's isolate under fan-out (over WebSocket and over HTTP) and many-keys load, tracing its time to source modules", () => {
+    expect(results.profiles.map((p) => p.workload.name)).toEqual(["fan-out", "fan-out over HTTP", "many keys"]);
     for (const profile of results.profiles) {
       expect(profile.isolateBusyMs, profile.workload.name).toBeGreaterThan(0);
       expect(profile.processCpuMs, profile.workload.name).toBeGreaterThan(0);
