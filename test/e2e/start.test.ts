@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { simulatorUrl } from "./kube.ts";
 import { lines, portClosed, running, startRelay, type RunningRelay } from "./harness.ts";
 
@@ -56,6 +58,19 @@ describe("npm start", () => {
       expect(live.object.metadata.resourceVersion).toMatch(/^\d+$/);
     } finally {
       curl.stop();
+    }
+  });
+
+  it("declines the permessage-deflate a WebSocket client offers: each message goes out once, uncompressed", async () => {
+    const socket = new WebSocket(`${relay.url.replace(/^http/, "ws")}/api/v1/pods?watch=1`, { perMessageDeflate: true });
+    try {
+      const [upgrade] = (await once(socket, "upgrade")) as [{ headers: Record<string, string | undefined> }];
+      expect(upgrade.headers["sec-websocket-extensions"]).toBeUndefined();
+      const [data] = (await once(socket, "message")) as [Buffer];
+      expect(JSON.parse(data.toString())).toMatchObject({ type: "ADDED" });
+      expect(socket.extensions).toBe("");
+    } finally {
+      socket.terminate();
     }
   });
 
