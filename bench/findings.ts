@@ -6,8 +6,7 @@
  * rows the run did not produce (a smaller mode, a filtered run) is left out.
  */
 import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
-import type { ProfileSummary, Stage } from "./profile.ts";
-import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
+import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type ProfileSummary, type Results, type SnapshotRow, type SocketsRow, type Stage, type StormRow } from "./rows.ts";
 import { labelOf } from "./systems/catalog.ts";
 import { primaryTransport, RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 import { num, rowsOf } from "./tables.ts";

@@ -16,43 +16,13 @@ import type { Inspector } from "./inspector.ts";
 import { round } from "./measure.ts";
 import { cpuMeter, waitIdle } from "./proc.ts";
 import type { ProfileWorkload } from "./modes.ts";
+import type { ProfileSummary, Stage } from "./rows.ts";
 import { keySelector } from "./scenarios/keys.ts";
 import { podsOf, type Context } from "./scenarios/scenario.ts";
 import { subscriber, type System } from "./systems/system.ts";
 
 /** The simulator namespace a profile workload churns. */
 export const profileNamespace = (workload: ProfileWorkload): string => `profile-${workload.name.toLowerCase().replace(/\W+/g, "-")}`;
-
-export interface ProfileSummary {
-  workload: ProfileWorkload;
-  durationMs: number;
-  /** Events received a second by all subscribers while profiling. */
-  deliveredPerSec: number;
-  /** CPU time of the relay's workerd process meanwhile (all threads, kernel time included). */
-  processCpuMs: number;
-  /** Sampled time in the isolate running code, and sampled idle time. */
-  isolateBusyMs: number;
-  isolateIdleMs: number;
-  /** Process CPU no isolate sample accounts for: workerd's work outside the isolate, and the kernel's. */
-  outsideIsolateMs: number;
-  /** Busy time by source module (native functions folded into their caller), largest first. */
-  modules: Array<{ module: string; ms: number; pctOfBusy: number }>;
-  /** Functions by self time, largest first. */
-  functions: Array<{ name: string; module: string; ms: number; pctOfBusy: number }>;
-  /** Busy time by what the relay was doing, with its cost per delivered event. */
-  stages: Array<{ stage: Stage; ms: number; pctOfBusy: number; usPerEvent: number }>;
-}
-
-export type Stage =
-  | "fan-out loop (JS)"
-  | "sending (native: WebSocket send, HTTP stream)"
-  | "acknowledgements"
-  | "upstream intake (read, parse, cache, window)"
-  | "SQLite writes"
-  | "workerd natives under the lock"
-  | "workerd natives with no JS caller"
-  | "garbage collection"
-  | "other";
 
 const ACK_FUNCTIONS = new Set(["webSocketMessage", "parseAck", "acknowledge", "wake"]);
 const FANOUT_MODULES = new Set(["src/hub/fanout.ts", "src/hub/subscriber.ts"]);

@@ -7,8 +7,7 @@
  */
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
-import type { ProfileSummary } from "./profile.ts";
-import type { BurstRow, FanoutRow, KeysRow, Results, SnapshotRow, SocketsRow, StormRow } from "./rows.ts";
+import type { BurstRow, FanoutRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow } from "./rows.ts";
 import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
 import { burstTable, fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
 import { checkTargets } from "./targets.ts";

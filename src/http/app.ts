@@ -14,21 +14,20 @@ import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
 import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
-import { internalError, methodNotAllowed, serviceUnavailable, statusResponse, type Result } from "../k8s/status.ts";
+import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
-import type { Access, Verb } from "../auth/access.ts";
-import type { Grant } from "../hub/access.ts";
+import type { Access, Grant, Verb } from "../auth/access.ts";
 import { hubRequest } from "../hub/request.ts";
 import { logger } from "../log.ts";
-import type { RefusalReason } from "../metrics/catalog.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
-import { Authenticator, frontDoor, originRefusal, type Identity } from "./auth.ts";
+import { Authenticator, type Identity } from "./auth.ts";
+import { gate, type GateCheck } from "./gate.ts";
 import { health } from "./health.ts";
 import { oversized } from "./limits.ts";
 import { operator } from "./operator.ts";
 import { openSocket } from "./socket.ts";
-import { upstreamFor, type Upstream } from "../upstream.ts";
+import type { Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
 import { DiscoveryCache, type DiscoveryFetch } from "./discovery-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
@@ -71,31 +70,6 @@ const discoveryFetch =
     fetchUpstream(upstream, path, { accept });
 
 /**
- * What every API request passes before its route: size limits, auth mode, host, token, cluster,
- * origin. The token comes before the cluster, so nobody learns which clusters exist without one.
- */
-interface Gate {
-  upstream: Upstream;
-  identity: Identity;
-}
-
-/** The gate, as the routes that mount beside the API's call it. */
-export type GateCheck = (env: Env, request: Request, cluster: string) => Promise<Result<Gate>>;
-
-async function gate(env: Env, request: Request, cluster: string, auth: Authenticator, metrics: WorkerMetrics): Promise<Result<Gate>> {
-  const refused = (reason: RefusalReason) => metrics.refused(reason);
-  const mode = frontDoor(env, request, refused);
-  if (!mode.ok) return mode;
-  const upstream = upstreamFor(env, cluster);
-  const identity = await auth.authenticate(mode.value, env, request, upstream);
-  if (!identity.ok) return identity;
-  if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
-  const wrongOrigin = originRefusal(env, request, refused);
-  if (wrongOrigin) return { ok: false, status: wrongOrigin };
-  return { ok: true, value: { upstream, identity: identity.value } };
-}
-
-/**
  * What a resource route's steps leave for the next, in the request's context: the path, then
  * the gate's upstream and identity, then what discovery says the path names.
  */
@@ -110,7 +84,7 @@ export function createApp(): Hono<App> {
   const discoveryCache = new DiscoveryCache({ ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
   const metrics = new WorkerMetrics();
   const auth = new Authenticator(logger({ component: "auth" }), (reason) => metrics.refused(reason));
-  const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, metrics);
+  const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, (reason) => metrics.refused(reason));
 
   // The steps of a resource route, each a middleware that answers a Status or sets what it learnt.
   /** The gate, for the path's cluster: `upstream`, `identity`. */

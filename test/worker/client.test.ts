@@ -10,7 +10,7 @@ import { informer, watch, WatchError, type WatchOptions, type WatchStatus, type 
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Random } from "../../src/sim/random.ts";
-import { Inbox, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { Inbox, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { collect, TestNetwork, takeUntil } from "./network.ts";
 
 const sim = new Sim();
