@@ -297,7 +297,6 @@ export class Subscriber {
   initialSent = 0;
   /** Started from a resourceVersion it was given (a resume), and not yet caught up: owed a BOOKMARK when it is. */
   resumeBookmarkDue: boolean;
-  readonly since = Date.now();
 
   constructor(sink: Sink, position: number, options: SubscriberOptions, initial?: InitialEvents) {
     this.sink = sink;

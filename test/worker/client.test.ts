@@ -12,9 +12,9 @@ import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Random } from "../../src/sim/random.ts";
 import { Inbox, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { collect, TestNetwork, takeUntil } from "./network.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const collection = (ns: string) => `http://relay.test${podsPath(ns)}`;
 /** Short, deterministic reconnect delays. */
 const FAST = { initialMs: 20, maxMs: 200, random: () => 0.5 };

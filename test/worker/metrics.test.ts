@@ -13,10 +13,10 @@ import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { HubIndexEntry } from "../../src/metrics/report.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { histogramOf, sampleOf, scrape, valueOf, type Scrape } from "./metrics-helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const cluster = "metrics";
 const sim = new Sim(cluster);
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const relayPath = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(ns)}?${query}`;
 const inCluster = { cluster };
 
