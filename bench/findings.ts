@@ -169,7 +169,7 @@ function proxyHop(results: Results): string[] {
     const fan = rates.map((rate) => [at("relay-proxied", rate, transport), at("relay", rate, transport)] as const).find(([p, r]) => p && r && p.cpuUsPerEvent && r.cpuUsPerEvent);
     const [bp, br] = [burst.at("relay-proxied", transport), burst.at("relay", transport)];
     return [
-      ...(fan && fan[0] && fan[1]
+      ...(fan?.[0] && fan[1]
         ? [`${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`]
         : []),
       ...(bp && br ? [`${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${bp.p99Ms === null ? "–" : seconds(bp.p99Ms)} against ${br.p99Ms === null ? "–" : seconds(br.p99Ms)}`] : []),
@@ -237,8 +237,8 @@ export function limits(results: Results): string[] {
     const perEvent = mode === "relay" ? (cRelay ?? relay?.cpuUsPerEvent ?? undefined) : undefined;
     const framing =
       mode === "relay"
-        ? `is ${num(events)} WebSocket messages${bytes}` + (perEvent ? `; at the ${num(perEvent)} µs per message measured in fan-out, that is ${seconds((events * perEvent) / 1000)} of CPU on the hub's one thread` : "")
-        : `is ${num(events)} events${bytes}, which ${mode} sends as replay slices of many events a message, to every subscriber in turn (so they finish together); ${caught(results, storm)}` + rawBytes(results, storm, bytes);
+        ? `is ${num(events)} WebSocket messages${bytes}${perEvent ? `; at the ${num(perEvent)} µs per message measured in fan-out, that is ${seconds((events * perEvent) / 1000)} of CPU on the hub's one thread` : ""}`
+        : `is ${num(events)} events${bytes}, which ${mode} sends as replay slices of many events a message, to every subscriber in turn (so they finish together); ${caught(results, storm)}${rawBytes(results, storm, bytes)}`;
     out.push(
       `**Storm catch-up, ${mode}:** ${num(storm.subscribers)} subscribers × ${num(storm.missedEvents)} missed events ${framing}. ` +
         (storm.upstreamRequests === 0 ? `The resume itself is right (no upstream request, every subscriber served from the window)` : `It made ${num(storm.upstreamRequests)} upstream requests`) +

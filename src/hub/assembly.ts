@@ -26,7 +26,7 @@ import type { Reader } from "./reads.ts";
 import type { SnapshotStore } from "./snapshots.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
-import { type CloseReason, type Subscriber } from "./subscriber.ts";
+import type { CloseReason, Subscriber } from "./subscriber.ts";
 
 /** The bindings a hub uses: the variables, and the quota and metrics objects it talks to. */
 export interface HubEnv extends Vars {

@@ -18,7 +18,9 @@ const { DatabaseSync } = (await import("node:sqlite" as string)) as { DatabaseSy
 function durableStorage(db = new DatabaseSync(":memory:")): DurableObjectStorage {
   const exec = (query: string, ...bindings: SqlStorageValue[]) => {
     const several = query.trim().replace(/;$/, "").includes(";");
-    const rows = several ? (db.exec(query), []) : db.prepare(query).all(...bindings);
+    let rows: unknown[] = [];
+    if (several) db.exec(query);
+    else rows = db.prepare(query).all(...bindings);
     return { toArray: () => rows, one: () => rows[0], [Symbol.iterator]: () => rows[Symbol.iterator]() };
   };
   const transactionSync = <T>(fn: () => T): T => {

@@ -179,9 +179,15 @@ function watchSelection(): void {
 function watchBeside<T extends KubeResource>(name: string, path: string, on: { add?(o: T): void; update?(o: T): void; remove?(o: T): void } = {}): void {
   const row = watches.add(name, path);
   const beside: Informer<T> = relay.informer<T>(path, {
-    onAdd: (o) => (on.add?.(o), row.count(beside)),
+    onAdd: (o) => {
+      on.add?.(o);
+      row.count(beside);
+    },
     onUpdate: (o) => on.update?.(o),
-    onDelete: (o) => (on.remove?.(o), row.count(beside)),
+    onDelete: (o) => {
+      on.remove?.(o);
+      row.count(beside);
+    },
     onStatus: (status) => {
       row.indicator.show(status);
       row.count(beside);
