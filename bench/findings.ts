@@ -6,8 +6,7 @@
  * rows the run did not produce (a smaller mode, a filtered run) is left out.
  */
 import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
-import type { ProfileSummary, Stage } from "./profile.ts";
-import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type SnapshotRow, type StormRow } from "./rows.ts";
+import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type ProfileSummary, type Results, type SnapshotRow, type SocketsRow, type Stage, type StormRow } from "./rows.ts";
 import { labelOf } from "./systems/catalog.ts";
 import { primaryTransport, RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 import { memoryGrowthText, num, rowsOf } from "./tables.ts";
@@ -120,6 +119,15 @@ export function summary(results: Results): string[] {
         `, and each key (a hub) added resident memory: ${memoryGrowthText(kRelay.memPerKeyKB)}; JS heap: ${memoryGrowthText(kRelay.heapPerKeyKB)}.`,
     );
   }
+  const sockets = rowsOf<SocketsRow>(results, "sockets");
+  const [oSocket, oSeparate] = (["relay-socket", "relay-batched"] as const).map((s) => sockets.find((r) => r.system === s));
+  if (oSocket && oSeparate) {
+    const cost = (r: SocketsRow) => `${num(r.deliveredPerSec)} events/s (${num(r.deliveredPct)}%), p99 ${num(r.p99Ms ?? 0)} ms, ${num(r.cpuUsPerEvent ?? 0)} µs of CPU an event, ${num(r.memPerClientKB)} KB resident a client`;
+    out.push(
+      `**Many watches on one socket** (${num(oSocket.clients)} clients × ${num(oSocket.watchesPerClient)} watches, ${num(oSocket.eventsPerSec)} events/s): on one relay socket each (${num(oSocket.sockets)} WebSockets), ${cost(oSocket)}; ` +
+        `on a WebSocket per watch (${num(oSeparate.sockets)}), ${cost(oSeparate)}. Both held ${num(oSocket.upstreamWatches)} upstream watches: the relay socket adds a hop inside the relay, not an upstream watch.`,
+    );
+  }
   const snapshots = rowsOf<SnapshotRow>(results, "snapshot");
   const [lRelay, lDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s));
   if (lRelay && lDirect) {
@@ -161,7 +169,7 @@ function proxyHop(results: Results): string[] {
     const fan = rates.map((rate) => [at("relay-proxied", rate, transport), at("relay", rate, transport)] as const).find(([p, r]) => p && r && p.cpuUsPerEvent && r.cpuUsPerEvent);
     const [bp, br] = [burst.at("relay-proxied", transport), burst.at("relay", transport)];
     return [
-      ...(fan && fan[0] && fan[1]
+      ...(fan?.[0] && fan[1]
         ? [`${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`]
         : []),
       ...(bp && br ? [`${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${bp.p99Ms === null ? "–" : seconds(bp.p99Ms)} against ${br.p99Ms === null ? "–" : seconds(br.p99Ms)}`] : []),
@@ -229,8 +237,8 @@ export function limits(results: Results): string[] {
     const perEvent = mode === "relay" ? (cRelay ?? relay?.cpuUsPerEvent ?? undefined) : undefined;
     const framing =
       mode === "relay"
-        ? `is ${num(events)} WebSocket messages${bytes}` + (perEvent ? `; at the ${num(perEvent)} µs per message measured in fan-out, that is ${seconds((events * perEvent) / 1000)} of CPU on the hub's one thread` : "")
-        : `is ${num(events)} events${bytes}, which ${mode} sends as replay slices of many events a message, to every subscriber in turn (so they finish together); ${caught(results, storm)}` + rawBytes(results, storm, bytes);
+        ? `is ${num(events)} WebSocket messages${bytes}${perEvent ? `; at the ${num(perEvent)} µs per message measured in fan-out, that is ${seconds((events * perEvent) / 1000)} of CPU on the hub's one thread` : ""}`
+        : `is ${num(events)} events${bytes}, which ${mode} sends as replay slices of many events a message, to every subscriber in turn (so they finish together); ${caught(results, storm)}${rawBytes(results, storm, bytes)}`;
     out.push(
       `**Storm catch-up, ${mode}:** ${num(storm.subscribers)} subscribers × ${num(storm.missedEvents)} missed events ${framing}. ` +
         (storm.upstreamRequests === 0 ? `The resume itself is right (no upstream request, every subscriber served from the window)` : `It made ${num(storm.upstreamRequests)} upstream requests`) +
@@ -372,11 +380,11 @@ export function profileReading(profile: ProfileSummary): string {
   const perEvent = (ms: number) => num((ms * 1000) / events);
   const sum = (...names: Stage[]) => names.reduce((n, s) => n + (stage(profile, s)?.pctOfBusy ?? 0), 0);
   return (
-    `${w.keys === 1 ? "One key" : `${num(w.keys)} keys`} × ${num(w.subscribersPerKey)} subscribers at ${num(w.rate)} events/s, ${num(profile.deliveredPerSec)} events/s delivered. ` +
+    `${w.keys === 1 ? "One key" : `${num(w.keys)} keys`} × ${num(w.subscribersPerKey)} ${w.transport === "http" ? "HTTP watch" : "WebSocket"} subscribers at ${num(w.rate)} events/s, ${num(profile.deliveredPerSec)} events/s delivered. ` +
     `The relay's workerd used ${num(profile.processCpuMs)} ms of CPU in ${num(profile.durationMs)} ms, ${perEvent(profile.processCpuMs)} µs per delivered event. ` +
     `Samples in the isolate account for ${num(profile.isolateBusyMs)} ms of it (${perEvent(profile.isolateBusyMs)} µs per event); ` +
     `the other ${num(profile.outsideIsolateMs)} ms (${perEvent(profile.outsideIsolateMs)} µs per event) is workerd's own work outside the isolate and the kernel's: socket reads and writes, storage I/O. ` +
-    `Within the isolate, sending to subscribers (the fan-out loop and workerd's native \`send\`) took ${num(sum("fan-out loop (JS)", "WebSocket send (native)"))}%, ` +
+    `Within the isolate, sending to subscribers (the fan-out loop and workerd's natives it calls: a WebSocket's \`send\`, an HTTP body's stream) took ${num(sum("fan-out loop (JS)", "sending (native: WebSocket send, HTTP stream)"))}%, ` +
     `workerd's natives under the isolate lock (event dispatch, promise machinery) ${num(sum("workerd natives under the lock", "workerd natives with no JS caller"))}%, ` +
     `SQLite writes ${num(sum("SQLite writes"))}%, upstream intake (read, parse, serialise, window) ${num(sum("upstream intake (read, parse, cache, window)"))}%, ` +
     `acknowledgements ${num(sum("acknowledgements"))}%, garbage collection ${num(sum("garbage collection"))}%.`

@@ -57,6 +57,24 @@ export function eventVersion(line: Buffer): number {
 export const writtenAt = (line: Buffer): number => numberAfter(line, WRITTEN_AT);
 
 const ERROR_EVENT = Buffer.from('"type":"ERROR"');
+const CLOSED = Buffer.from('"type":"CLOSED"');
+const SLOW = Buffer.from('"code":4008');
+
+/**
+ * A line of a relay socket (`{"id":"<n>",…`, the bench's watch ids being numbers): which watch
+ * it is for, and whether it is that watch's end (its CLOSED), and an end for being too slow.
+ */
+export function socketLine(line: Buffer): { id: number; closed: boolean; slow: boolean } {
+  let id = 0;
+  for (let i = 7; i < line.length; i++) {
+    const c = line[i] as number;
+    if (c < 48 || c > 57) break;
+    id = id * 10 + (c - 48);
+  }
+  const closed = line.subarray(0, 48).includes(CLOSED);
+  return { id, closed, slow: closed && line.includes(SLOW) };
+}
+
 const MODIFIED_EVENT = Buffer.from('"type":"MODIFIED"');
 
 /** A MODIFIED event, whole or as a delta: the type is the first field of every event line. */

@@ -10,14 +10,15 @@
  * resourceVersion where the system can resume; relay subscribers acknowledge what they
  * received (`{"type":"ACK","received":n}`), which is how the relay sees a slow client. Those
  * that offer the relay's batch subprotocol split each message into its event lines, so every
- * event is counted and timed alike however the system framed it.
+ * event is counted and timed alike however the system framed it. A relay-socket client opens
+ * all its watches by message on one socket, and resumes each the relay ends on its own.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
 import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../src/k8s/websocket.ts";
 import { serveParent } from "./children.ts";
-import { ByteLines, eventVersion, isErrorEvent, isModified, writtenAt } from "./lines.ts";
+import { ByteLines, eventVersion, isErrorEvent, isModified, socketLine, writtenAt } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
 
 export interface SubscriberSpec {
@@ -32,6 +33,8 @@ export interface SubscriberSpec {
   /** How a subscriber that dropped catches up: resume from its resourceVersion, or relist from the API server (`listUrl`). */
   resume: "rv" | "relist";
   listUrl: string;
+  /** A relay socket (`url` is `/_relay/socket`): the watches to open on it, by message; watch `i` has id `"i"`. */
+  watches?: Array<{ path: string; labelSelector?: string }>;
 }
 
 export interface WindowReport {
@@ -85,6 +88,9 @@ class Subscriber {
   epoch = 0;
   socket: WebSocket | undefined;
   request: ClientRequest | undefined;
+  /** On a relay socket: each watch's last resourceVersion, and whether its last end was a 410. */
+  watchRvs: number[] = [];
+  watchExpired: boolean[] = [];
   caughtUpAt: number | undefined;
   /** Bytes received since the last `resume` began, until caught up. */
   catchUpBytes = 0;
@@ -221,11 +227,16 @@ class LoadGenerator {
   }
 
   #event(sub: Subscriber, line: Buffer): void {
+    const tagged = sub.spec.watches ? socketLine(line) : undefined;
+    if (tagged?.closed) return this.#watchClosed(sub, tagged.id, tagged.slow);
     if (isErrorEvent(line)) {
-      sub.expired = true;
+      if (tagged) sub.watchExpired[tagged.id] = true;
+      else sub.expired = true;
       return;
     }
-    this.#reached(sub, eventVersion(line));
+    const rv = eventVersion(line);
+    if (tagged && rv > (sub.watchRvs[tagged.id] ?? 0)) sub.watchRvs[tagged.id] = rv;
+    this.#reached(sub, rv);
     if (this.#measuring) {
       const w = this.#window;
       w.events++;
@@ -245,17 +256,40 @@ class LoadGenerator {
   }
 
   #url(sub: Subscriber, rv: number | undefined): string {
-    if (rv === undefined || rv <= 0 || sub.expired) return sub.spec.url;
+    // A relay socket's watches resume by message, each from its own resourceVersion.
+    if (rv === undefined || rv <= 0 || sub.expired || sub.spec.watches) return sub.spec.url;
     return `${sub.spec.url}&resourceVersion=${rv}${sub.spec.compact ? "&compact=true" : ""}`;
   }
 
   #connect(sub: Subscriber, rv: number | undefined): Promise<void> {
     const url = this.#url(sub, rv);
     sub.expired = false;
-    return url.startsWith("ws") ? this.#connectWebSocket(sub, url) : this.#connectHttp(sub, url);
+    return url.startsWith("ws") ? this.#connectWebSocket(sub, url, rv !== undefined) : this.#connectHttp(sub, url);
   }
 
-  #connectWebSocket(sub: Subscriber, url: string): Promise<void> {
+  /** Open watch `id` on a client's relay socket: from its last resourceVersion, unless it has none or it expired. */
+  #watch(sub: Subscriber, id: number, resume: boolean): void {
+    const watch = sub.spec.watches?.[id];
+    if (!watch || !sub.socket) return;
+    const rv = sub.watchRvs[id] ?? 0;
+    const from = resume && rv > 0 && !sub.watchExpired[id] ? { resourceVersion: String(rv) } : {};
+    sub.watchExpired[id] = false;
+    sub.socket.send(JSON.stringify({ op: "watch", id: String(id), ...watch, ...from }));
+  }
+
+  /** The relay ended one watch of a client's socket: counted as a subscriber's close would be, then resumed. */
+  #watchClosed(sub: Subscriber, id: number, slow: boolean): void {
+    if (this.#measuring) {
+      if (slow) this.#window.cutOffs++;
+      else this.#window.errors++;
+    }
+    const epoch = sub.epoch;
+    void sleep(RECONNECT_MS).then(() => {
+      if (!sub.leaving && sub.epoch === epoch) this.#watch(sub, id, true);
+    });
+  }
+
+  #connectWebSocket(sub: Subscriber, url: string, resume: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
       // No compression and no UTF-8 validation: the instrument should cost as little as it can.
       const socket = new WebSocket(url, sub.spec.protocol ? [sub.spec.protocol] : [], { perMessageDeflate: false, skipUTF8Validation: true, maxPayload: 1 << 30, handshakeTimeout: CONNECT_TIMEOUT_MS });
@@ -270,6 +304,7 @@ class LoadGenerator {
         opened = true;
         sub.socket = socket;
         sub.received = sub.acked = 0;
+        sub.spec.watches?.forEach((_, id) => this.#watch(sub, id, resume));
         resolve();
       });
       socket.on("message", (data: Buffer) => {

@@ -33,15 +33,19 @@ export interface Sizes {
     settleMs: number;
   };
   keys: { keys: number[]; subscribersPerKey: number; rate: number; warmupMs: number; measureMs: number };
+  /** `clients` each watching `watchesPerClient` collections (distinct selectors, each matching every pod) at `rate` events/s. */
+  sockets: { clients: number; watchesPerClient: number; rate: number; warmupMs: number; measureMs: number };
   snapshot: { objects: number; repeats: number };
-  /** CPU profiles of the relay: one key with many subscribers (fan-out), many keys with a few each (intake). */
+  /** CPU profiles of the relay: one key with many subscribers (fan-out, over each transport), many keys with a few each (intake). */
   profiles: ProfileWorkload[];
   /** Load-generator processes: one per core by default, so the generator can use the whole machine. */
   loadgens: number;
 }
 
 export interface ProfileWorkload {
-  name: "fan-out" | "many keys";
+  name: "fan-out" | "fan-out over HTTP" | "many keys";
+  /** How the subscribers watch: WebSocket (one event a message) or HTTP (kubectl's, informers'). */
+  transport: "ws" | "http";
   keys: number;
   subscribersPerKey: number;
   /** Upstream changes a second (every key sees all of them). */
@@ -58,10 +62,12 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         burst: { subscribers: [5], changes: 40, timeoutMs: 10_000 },
         storm: { subscribers: [5], missed: 20, timeoutMs: 10_000, settleMs: 5000 },
         keys: { keys: [3], subscribersPerKey: 2, rate: 20, warmupMs: 200, measureMs: 600 },
+        sockets: { clients: 4, watchesPerClient: 5, rate: 20, warmupMs: 200, measureMs: 600 },
         snapshot: { objects: 200, repeats: 2 },
         profiles: [
-          { name: "fan-out", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
-          { name: "many keys", keys: 3, subscribersPerKey: 2, rate: 20, ms: 500 },
+          { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
+          { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
+          { name: "many keys", transport: "ws", keys: 3, subscribersPerKey: 2, rate: 20, ms: 500 },
         ],
         loadgens: 2,
       };
@@ -79,10 +85,12 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         burst: { subscribers: [500], changes: 400, timeoutMs: 30_000 },
         storm: { subscribers: [1000], missed: 1000, timeoutMs: 10_000, settleMs: 20_000 },
         keys: { keys: [100], subscribersPerKey: 3, rate: 20, warmupMs: 750, measureMs: 2000 },
+        sockets: { clients: 200, watchesPerClient: 5, rate: 40, warmupMs: 750, measureMs: 2000 },
         snapshot: { objects: 10_000, repeats: 3 },
         profiles: [
-          { name: "fan-out", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
-          { name: "many keys", keys: 100, subscribersPerKey: 3, rate: 20, ms: 2000 },
+          { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
+          { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
+          { name: "many keys", transport: "ws", keys: 100, subscribersPerKey: 3, rate: 20, ms: 2000 },
         ],
         loadgens,
       };
@@ -100,10 +108,12 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         burst: { subscribers: [500, 2000], changes: 400, timeoutMs: 120_000 },
         storm: { subscribers: [1000, 5000], missed: 1000, timeoutMs: 120_000, settleMs: 120_000 },
         keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 2000, measureMs: 10_000 },
+        sockets: { clients: 200, watchesPerClient: 5, rate: 100, warmupMs: 2000, measureMs: 10_000 },
         snapshot: { objects: 10_000, repeats: 10 },
         profiles: [
-          { name: "fan-out", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
-          { name: "many keys", keys: 100, subscribersPerKey: 3, rate: 20, ms: 10_000 },
+          { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
+          { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
+          { name: "many keys", transport: "ws", keys: 100, subscribersPerKey: 3, rate: 20, ms: 10_000 },
         ],
         loadgens,
       };

@@ -16,43 +16,13 @@ import type { Inspector } from "./inspector.ts";
 import { round } from "./measure.ts";
 import { cpuMeter, waitIdle } from "./proc.ts";
 import type { ProfileWorkload } from "./modes.ts";
+import type { ProfileSummary, Stage } from "./rows.ts";
 import { keySelector } from "./scenarios/keys.ts";
 import { podsOf, type Context } from "./scenarios/scenario.ts";
 import { subscriber, type System } from "./systems/system.ts";
 
 /** The simulator namespace a profile workload churns. */
-export const profileNamespace = (workload: ProfileWorkload): string => `profile-${workload.name.replace(/\W+/g, "-")}`;
-
-export interface ProfileSummary {
-  workload: ProfileWorkload;
-  durationMs: number;
-  /** Events received a second by all subscribers while profiling. */
-  deliveredPerSec: number;
-  /** CPU time of the relay's workerd process meanwhile (all threads, kernel time included). */
-  processCpuMs: number;
-  /** Sampled time in the isolate running code, and sampled idle time. */
-  isolateBusyMs: number;
-  isolateIdleMs: number;
-  /** Process CPU no isolate sample accounts for: workerd's work outside the isolate, and the kernel's. */
-  outsideIsolateMs: number;
-  /** Busy time by source module (native functions folded into their caller), largest first. */
-  modules: Array<{ module: string; ms: number; pctOfBusy: number }>;
-  /** Functions by self time, largest first. */
-  functions: Array<{ name: string; module: string; ms: number; pctOfBusy: number }>;
-  /** Busy time by what the relay was doing, with its cost per delivered event. */
-  stages: Array<{ stage: Stage; ms: number; pctOfBusy: number; usPerEvent: number }>;
-}
-
-export type Stage =
-  | "fan-out loop (JS)"
-  | "WebSocket send (native)"
-  | "acknowledgements"
-  | "upstream intake (read, parse, cache, window)"
-  | "SQLite writes"
-  | "workerd natives under the lock"
-  | "workerd natives with no JS caller"
-  | "garbage collection"
-  | "other";
+export const profileNamespace = (workload: ProfileWorkload): string => `profile-${workload.name.toLowerCase().replace(/\W+/g, "-")}`;
 
 const ACK_FUNCTIONS = new Set(["webSocketMessage", "parseAck", "acknowledge", "wake"]);
 const FANOUT_MODULES = new Set(["src/hub/fanout.ts", "src/hub/subscriber.ts"]);
@@ -68,7 +38,7 @@ function stageOf(frame: CallFrame, foreign: boolean, module: string, caller: str
   if (module === NO_CALLER) return "workerd natives with no JS caller";
   if (module === "src/hub/storage.ts" || (foreign && (frame.functionName === "exec" || frame.functionName === "transactionSync"))) return "SQLite writes";
   if (ACK_FUNCTIONS.has(caller ?? "")) return "acknowledgements";
-  if (foreign && frame.functionName === "send" && FANOUT_MODULES.has(module)) return "WebSocket send (native)";
+  if (foreign && FANOUT_MODULES.has(module)) return "sending (native: WebSocket send, HTTP stream)";
   if (FANOUT_MODULES.has(module)) return "fan-out loop (JS)";
   if (INTAKE_MODULES.has(module) || module.startsWith("src/k8s/")) return "upstream intake (read, parse, cache, window)";
   return "other";
@@ -108,7 +78,7 @@ export async function profileRelay(context: Context, relay: System, inspector: I
   context.progress(`profile relay (${workload.name}): ${keys} key(s) × ${subscribersPerKey} subscribers, ${rate} events/s, ${ms} ms`);
   await context.quiesce();
   const selector = (i: number) => (keys > 1 ? keySelector(i % keys) : undefined);
-  await loadgens.open(Array.from({ length: keys * subscribersPerKey }, (_, i) => subscriber(relay, "ws", sim, podsOf(namespace), selector(i))));
+  await loadgens.open(Array.from({ length: keys * subscribersPerKey }, (_, i) => subscriber(relay, workload.transport, sim, podsOf(namespace), selector(i))));
   await waitIdle([...relay.pids, sim.pid]);
   await sim.churn(rate, namespace);
   await sleep(sizes.fanout.warmupMs);

@@ -7,10 +7,9 @@
  */
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
-import type { ProfileSummary } from "./profile.ts";
-import type { BurstRow, FanoutRow, KeysRow, Results, SnapshotRow, StormRow } from "./rows.ts";
+import type { BurstRow, FanoutRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow } from "./rows.ts";
 import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
-import { burstTable, fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, stormTable, table } from "./tables.ts";
+import { burstTable, fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
 import { checkTargets } from "./targets.ts";
 
 function targetsTable(results: Results): string {
@@ -25,6 +24,7 @@ export function printTables(results: Results): void {
     ["burst", burstTable(rowsOf<BurstRow>(results, "burst")), true],
     ["storm", stormTable(rowsOf<StormRow>(results, "storm")), true],
     ["keys", keysTable(rowsOf<KeysRow>(results, "keys")), true],
+    ["sockets", socketsTable(rowsOf<SocketsRow>(results, "sockets")), true],
     ["snapshot", snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")), true],
   ];
   for (const [name, text, show] of sections) if (show && results.rows.some((r) => name.startsWith(r.scenario))) console.log(`\n${name}\n${text}`);
@@ -79,6 +79,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       `(${results.mode} mode, ${Math.round(results.durationMs / 1000)} s, ${date}). \`npm run bench -- --full\` adds 5,000 subscribers (2,000 in the burst) and longer windows; ` +
       `\`--smoke\` is the seconds-long run the tests use. The machine is shared and noisy, so compare systems by their ratios within this run, ` +
       `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.` +
+      (results.amendments ?? []).map((a) => ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}).`).join("") +
       disturbance(results),
     `## Summary`,
     bullets(summary(results)),
@@ -115,6 +116,8 @@ export function markdown(results: Results, charts: ChartFile[]): string {
         `and all reconnect at the same moment with their last resourceVersion; timed until the last has seen the newest change (at most ${sizes.storm.timeoutMs / 1000} s). Upstream requests are counted from the simulator's request log. ` +
         "Then every subscriber leaves, and `idle again after` is how long the system kept working (a system still sending to subscribers that have gone delays everything after it; every measurement waits for all systems to be idle first).",
       `keys: ${sizes.keys.keys.join(" and ")} distinct label selectors (\`!bench-k<i>\`, each matching every pod) × ${sizes.keys.subscribersPerKey} subscribers, ${sizes.keys.rate} events/s.`,
+      ...(rowsOf(results, "sockets").length === 0 ? [] : [`sockets: ${num(sizes.sockets.clients)} clients × ${sizes.sockets.watchesPerClient} watches (distinct selectors \`!bench-s<i>\` of one namespace, each matching every pod, so every watch carries the full churn), ${sizes.sockets.rate} events/s: ` +
+        "each client on one relay socket (relay-socket) against a WebSocket per watch (relay-batched), the same events either way. `% of W×upstream` is delivered events over watches × upstream events; memory is what the relay process added per client as the clients connected."]),
       `snapshot: one list of ${num(sizes.snapshot.objects)} pods, uncompressed, timed to the last byte; the median of ${sizes.snapshot.repeats} repeats after the first.`,
     ]),
     `### Machine`,
@@ -131,13 +134,15 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     stormTable(rowsOf<StormRow>(results, "storm")),
     `## keys`,
     keysTable(rowsOf<KeysRow>(results, "keys")),
+    ...(rowsOf(results, "sockets").length > 0 ? [`## sockets`, socketsTable(rowsOf<SocketsRow>(results, "sockets"))] : []),
     `## snapshot`,
     snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")),
     `node-relay and raw-ws keep no list cache, so this compares the relay with the API server only.`,
     `## Where the relay's time goes`,
     `CPU profiles of the relay's isolate (the Worker and its hubs), taken through wrangler's inspector while the bench drives the load, on a fresh relay before the scenarios (\`bench/profile.ts\`; the raw profiles are written beside the results for Chrome DevTools). ` +
       `Samples are traced to source files through the bundle's module markers; a native function, or workerd's own JavaScript, is charged to the relay function that called it. ` +
-      `Process-level CPU per event (the tables above) includes what a JS profile cannot see: kernel time for the sockets, and workerd's I/O outside the isolate lock.`,
+      `Process-level CPU per event (the tables above) includes what a JS profile cannot see: kernel time for the sockets, and workerd's I/O outside the isolate lock. ` +
+      `To take them alone: \`npm run bench -- --scenarios snapshot --systems relay,direct --out <dir>\` (the profiles run before any scenario), then open \`<dir>/relay-profile-*.cpuprofile\` in DevTools.`,
     ...results.profiles.map(profileSection),
     ...(results.skipped.length > 0 ? [`## Not measured`, bullets(results.skipped.map((s) => `${s.scenario} ${s.system} (${s.transport}) at ${num(s.subscribers)} subscribers × ${num(s.eventsPerSec)} events/s: ${s.reason}.`))] : []),
   ];

@@ -6,8 +6,7 @@
  * `/proc`, and JS heap.
  */
 import type { Machine } from "./machine.ts";
-import type { Mode, Sizes } from "./modes.ts";
-import type { ProfileSummary } from "./profile.ts";
+import type { Mode, ProfileWorkload, Sizes } from "./modes.ts";
 import type { SystemName, Transport } from "./systems/system.ts";
 
 interface Common {
@@ -132,6 +131,22 @@ export interface KeysRow extends Common, Delivery {
   heapPerKeyKB: number;
 }
 
+/**
+ * `clients` browser-like clients each watching `watchesPerClient` collections: on one relay
+ * socket each (`relay-socket`), or on a socket per watch (the others).
+ */
+export interface SocketsRow extends Common, Delivery {
+  scenario: "sockets";
+  clients: number;
+  watchesPerClient: number;
+  /** WebSockets the clients held: clients, or clients × watches. */
+  sockets: number;
+  upstreamWatches: number;
+  /** Resident memory and JS heap the system added per client (its sockets, watches and, on a relay socket, its mux object). */
+  memPerClientKB: number;
+  heapPerClientKB: number;
+}
+
 export interface SnapshotRow {
   scenario: "snapshot";
   system: SystemName;
@@ -147,7 +162,7 @@ export interface SnapshotRow {
   upstreamRequests: number;
 }
 
-export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SnapshotRow;
+export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow;
 
 /** A measurement the bench chose not to make, and why. */
 export interface Skipped {
@@ -172,6 +187,8 @@ export interface Results {
   skipped: Skipped[];
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
+  /** Later runs (`--merge`) whose rows replaced those of some scenarios. */
+  amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]> }>;
 }
 
 /** The row of `system` on `transport` among `rows` that `matches`. */
@@ -185,3 +202,35 @@ export function idleMemory(rows: readonly FanoutRow[], system: SystemName, size:
   const row = measured.find((r) => r.subscribers === size) ?? measured.sort((a, b) => b.subscribers - a.subscribers)[0];
   return row ? { subscribers: row.subscribers, rssKB: row.memPerSubscriberKB as number, heapKB: row.heapPerSubscriberKB as number } : undefined;
 }
+
+/** A CPU profile of the relay under one workload (bench/profile.ts), summarised. */
+export interface ProfileSummary {
+  workload: ProfileWorkload;
+  durationMs: number;
+  /** Events received a second by all subscribers while profiling. */
+  deliveredPerSec: number;
+  /** CPU time of the relay's workerd process meanwhile (all threads, kernel time included). */
+  processCpuMs: number;
+  /** Sampled time in the isolate running code, and sampled idle time. */
+  isolateBusyMs: number;
+  isolateIdleMs: number;
+  /** Process CPU no isolate sample accounts for: workerd's work outside the isolate, and the kernel's. */
+  outsideIsolateMs: number;
+  /** Busy time by source module (native functions folded into their caller), largest first. */
+  modules: Array<{ module: string; ms: number; pctOfBusy: number }>;
+  /** Functions by self time, largest first. */
+  functions: Array<{ name: string; module: string; ms: number; pctOfBusy: number }>;
+  /** Busy time by what the relay was doing, with its cost per delivered event. */
+  stages: Array<{ stage: Stage; ms: number; pctOfBusy: number; usPerEvent: number }>;
+}
+
+export type Stage =
+  | "fan-out loop (JS)"
+  | "sending (native: WebSocket send, HTTP stream)"
+  | "acknowledgements"
+  | "upstream intake (read, parse, cache, window)"
+  | "SQLite writes"
+  | "workerd natives under the lock"
+  | "workerd natives with no JS caller"
+  | "garbage collection"
+  | "other";

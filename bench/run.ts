@@ -16,14 +16,15 @@ import { Loadgens } from "./loadgens.ts";
 import { describeMachine } from "./machine.ts";
 import { sizesFor, type Mode } from "./modes.ts";
 import { descendants, waitIdle } from "./proc.ts";
-import { profileNamespace, profileRelay, type ProfileSummary } from "./profile.ts";
+import { profileNamespace, profileRelay } from "./profile.ts";
 import { markdown, printTables } from "./report.ts";
-import type { Results, Row, Skipped } from "./rows.ts";
+import type { ProfileSummary, Results, Row, Skipped } from "./rows.ts";
 import { burst } from "./scenarios/burst.ts";
 import { fanout } from "./scenarios/fanout.ts";
 import { keys } from "./scenarios/keys.ts";
 import type { Context, Scenario } from "./scenarios/scenario.ts";
 import { snapshot } from "./scenarios/snapshot.ts";
+import { sockets } from "./scenarios/sockets.ts";
 import { storm } from "./scenarios/storm.ts";
 import { Sim } from "./sim.ts";
 import { SYSTEM_NAMES } from "./systems/catalog.ts";
@@ -37,11 +38,11 @@ import type { Launched, System, SystemName } from "./systems/system.ts";
  * evicted); storm last (after a storm a system can stay busy for a long time, and nothing
  * should run in its wake).
  */
-const SCENARIOS: readonly Scenario[] = [keys, fanout, burst, snapshot, storm];
+const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, storm];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
-  { systems: ["relay", "relay-batched", "relay-delta"], start: startRelay },
+  { systems: ["relay", "relay-batched", "relay-delta", "relay-socket"], start: startRelay },
   { systems: ["relay-proxied"], start: startProxiedRelay },
   { systems: ["workerd-floor"], start: startFloor },
   { systems: ["direct"], start: async (sim) => ({ systems: [directSystem(sim)], processes: [] }) },
@@ -57,6 +58,8 @@ const USAGE = `usage: npm run bench -- [options]
                      (default: bench/results, and BENCHMARKS.md at the repository root)
   --scenarios a,b    only these of ${SCENARIOS.map((s) => s.name).join(", ")}
   --systems a,b      only these of ${SYSTEM_NAMES.join(", ")}
+  --merge            with --scenarios: replace only those scenarios' rows in the latest.json
+                     already there, keeping the rest (the report says which run measured what)
   --no-profile       skip the CPU profiles of the relay
   --report-only      measure nothing: rewrite the charts and BENCHMARKS.md from the
                      latest.json already there (after a change to the report's generator)`;
@@ -70,6 +73,7 @@ async function main(): Promise<void> {
       scenarios: { type: "string" },
       systems: { type: "string" },
       "no-profile": { type: "boolean", default: false },
+      merge: { type: "boolean", default: false },
       "report-only": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -82,7 +86,10 @@ async function main(): Promise<void> {
   const names = pick(values.systems, SYSTEM_NAMES, "system");
   const scenarios = SCENARIOS.filter((s) => pick(values.scenarios, SCENARIOS.map((x) => x.name), "scenario").includes(s.name));
   const sizes = sizesFor(mode, availableParallelism());
-  const profiling = !values["no-profile"] && names.includes("relay");
+  // A merged run measures its scenarios only: the profiles stay those of the run it amends.
+  const profiling = !values["no-profile"] && !values.merge && names.includes("relay");
+  const amended = values.merge ? (JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results) : undefined;
+  if (amended && amended.mode !== mode) throw new Error(`--merge: latest.json is a ${amended.mode} run, this one would be ${mode}`);
   mkdirSync(outDir, { recursive: true });
   const logDir = (workDir = mkdtempSync(join(tmpdir(), "kwr-bench-")));
   const started = Date.now();
@@ -127,7 +134,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const scenario of scenarios) rows.push(...(await scenario.run(context, systemsOf(scenario))));
 
-  const results: Results = {
+  const measured: Results = {
     machine: describeMachine(relay?.info.pid),
     mode,
     sizes,
@@ -139,9 +146,22 @@ async function main(): Promise<void> {
     skipped,
     profiles,
   };
+  const results = amended ? merge(amended, measured, scenarios.map((s) => s.name)) : measured;
   writeFileSync(join(outDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
   report(results, outDir, reportFile);
   progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
+}
+
+/** `amended` with the rows of `scenarios` replaced by a later run's, which it records. */
+function merge(amended: Results, later: Results, scenarios: ReadonlyArray<Row["scenario"]>): Results {
+  return {
+    ...amended,
+    sizes: later.sizes,
+    rows: [...amended.rows.filter((r) => !scenarios.includes(r.scenario)), ...later.rows],
+    skipped: [...amended.skipped.filter((s) => !scenarios.includes(s.scenario)), ...later.skipped],
+    processes: [...amended.processes, ...later.processes],
+    amendments: [...(amended.amendments ?? []), { command: later.command, startedAt: later.startedAt, durationMs: later.durationMs, scenarios: [...scenarios] }],
+  };
 }
 
 /** A run's charts and report, written from its results, and its tables on stdout. */

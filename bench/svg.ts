@@ -58,7 +58,7 @@ function niceCeil(v: number): number {
   return ([1, 2, 5, 10].find((m) => m * decade >= v) as number) * decade;
 }
 
-const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 function format(v: number): string {
   if (v >= 1e6) return `${round(v / 1e6)}M`;
@@ -75,7 +75,7 @@ export function lineChart(chart: Chart): string {
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" font-family="system-ui, sans-serif" font-size="12">`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="white"/>`,
-    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14" font-weight="600">${escape(chart.title)}</text>`,
+    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14" font-weight="600">${escapeXml(chart.title)}</text>`,
   ];
   if (points.length === 0) {
     out.push(`<text x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle">no data</text>`, "</svg>");
@@ -94,8 +94,8 @@ export function lineChart(chart: Chart): string {
   out.push(
     `<line x1="${plot.x0}" x2="${plot.x1}" y1="${plot.y0}" y2="${plot.y0}" stroke="#333"/>`,
     `<line x1="${plot.x0}" x2="${plot.x0}" y1="${plot.y0}" y2="${plot.y1}" stroke="#333"/>`,
-    `<text x="${(plot.x0 + plot.x1) / 2}" y="${HEIGHT - 12}" text-anchor="middle">${escape(chart.xLabel)}</text>`,
-    `<text transform="translate(16 ${(plot.y0 + plot.y1) / 2}) rotate(-90)" text-anchor="middle">${escape(chart.yLabel)}</text>`,
+    `<text x="${(plot.x0 + plot.x1) / 2}" y="${HEIGHT - 12}" text-anchor="middle">${escapeXml(chart.xLabel)}</text>`,
+    `<text transform="translate(16 ${(plot.y0 + plot.y1) / 2}) rotate(-90)" text-anchor="middle">${escapeXml(chart.yLabel)}</text>`,
   );
   chart.series.forEach((series, i) => {
     const visible = series.points.filter(([px, py]) => Number.isFinite(px) && Number.isFinite(py) && (!chart.logY || py > 0)).sort((a, b) => a[0] - b[0]);
@@ -109,7 +109,7 @@ export function lineChart(chart: Chart): string {
     const ly = MARGIN.top + 14 + i * 20;
     out.push(
       `<line x1="${plot.x1 + 16}" x2="${plot.x1 + 36}" y1="${ly}" y2="${ly}" stroke="${series.color}" stroke-width="2"${dash}/>`,
-      `<text x="${plot.x1 + 42}" y="${ly}" dominant-baseline="middle">${escape(series.name)}</text>`,
+      `<text x="${plot.x1 + 42}" y="${ly}" dominant-baseline="middle">${escapeXml(series.name)}</text>`,
     );
   });
   out.push("</svg>");

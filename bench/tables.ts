@@ -4,7 +4,7 @@
  * its framings, on each transport), as markdown padded so that it also reads as plain text on
  * a terminal.
  */
-import { rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type Row, type SnapshotRow, type StormRow } from "./rows.ts";
+import { rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type Row, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
 import { labelOf } from "./systems/catalog.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
@@ -113,6 +113,13 @@ export function keysTable(rows: KeysRow[]): string {
   return table(
     ["system", "transport", "keys", "subscribers", "upstream watches", "RSS/key KB", "heap/key KB", "delivered/s", "% of S×upstream", "events/msg", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %", "API server CPU %", "others' CPU %"],
     rows.map((r) => [r.system, r.transport, r.keys, r.subscribers, r.upstreamWatches, memoryGrowth(r.memPerKeyKB), memoryGrowth(r.heapPerKeyKB), r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct, r.upstreamCpuPct, r.otherLoadPct]),
+  );
+}
+
+export function socketsTable(rows: SocketsRow[]): string {
+  return table(
+    ["system", "clients", "watches/client", "WebSockets", "upstream watches", "RSS/client KB", "heap/client KB", "delivered/s", "% of W×upstream", "events/msg", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %", "cut off", "others' CPU %"],
+    rows.map((r) => [r.system, r.clients, r.watchesPerClient, r.sockets, r.upstreamWatches, r.memPerClientKB, r.heapPerClientKB, r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct, r.cutOffs, r.otherLoadPct]),
   );
 }
 

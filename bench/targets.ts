@@ -4,7 +4,7 @@
  * target is a finding, stated with how far off it is.
  */
 import { memoryGrowthText } from "./tables.ts";
-import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type StormRow } from "./rows.ts";
+import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SocketsRow, type StormRow } from "./rows.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
 export interface TargetResult {
@@ -156,6 +156,15 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       measured: ratio === undefined ? "not measured" : `${fmt(deltas!.modifiedBytes!)} B vs ${fmt(whole!.modifiedBytes!)} B: ${fmt(ratio)}× fewer`,
       met: ratio === undefined ? undefined : ratio >= 5,
     });
+  }
+
+  const sockets = rows.filter((r): r is SocketsRow => r.scenario === "sockets");
+  const socket = sockets.find((r) => r.system === "relay-socket");
+  const separate = sockets.find((r) => r.system === "relay-batched");
+  if (socket || separate) {
+    const prefix = `sockets ${socket?.clients ?? separate?.clients} clients × ${socket?.watchesPerClient ?? separate?.watchesPerClient} watches:`;
+    results.push(throughput(`${prefix} relay-socket delivered ≥ 90% of relay-batched's events/s`, socket, separate, 0.9, { steady: true }));
+    results.push(p99Target(`${prefix} relay-socket p99 ≤ 100 ms`, socket, 100));
   }
 
   each((mode) => {

@@ -3,7 +3,7 @@
  * Typed settings from the Worker's variables. Numbers fall back to their defaults when unset;
  * a malformed value is a configuration error that names the variable.
  */
-import type { Env } from "./env.ts";
+import type { Vars } from "./vars.ts";
 
 export class ConfigError extends Error {}
 
@@ -35,7 +35,7 @@ export interface HubSettings {
   tombstones: { max: number; maxAgeMs: number };
 }
 
-function int(env: Env, name: string, fallback: number, min: number): number {
+function int(env: Vars, name: string, fallback: number, min: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
@@ -43,7 +43,7 @@ function int(env: Env, name: string, fallback: number, min: number): number {
   return value;
 }
 
-export function hubSettings(env: Env): HubSettings {
+export function hubSettings(env: Vars): HubSettings {
   return {
     windowEvents: int(env, "WINDOW_EVENTS", 10_000, 1),
     windowBytes: int(env, "WINDOW_BYTES", 32 * 1024 * 1024, 1024),
@@ -68,7 +68,7 @@ export interface ClusterEntry {
 }
 
 /** A Map, so a name from a request (`constructor`) can never find a prototype property. */
-export function clusters(env: Env): ReadonlyMap<string, ClusterEntry> {
+export function clusters(env: Vars): ReadonlyMap<string, ClusterEntry> {
   if (!env.CLUSTERS) return new Map();
   try {
     const parsed: unknown = JSON.parse(env.CLUSTERS);
@@ -80,7 +80,7 @@ export function clusters(env: Env): ReadonlyMap<string, ClusterEntry> {
 }
 
 /** Active hubs (upstream watches) a cluster may have: its `maxHubs` in CLUSTERS, else `MAX_HUBS`. */
-export function maxHubs(env: Env, cluster: string): number {
+export function maxHubs(env: Vars, cluster: string): number {
   const own = clusters(env).get(cluster)?.maxHubs;
   if (own !== undefined) {
     if (!Number.isInteger(own) || own < 1) throw new ConfigError(`CLUSTERS.${cluster}.maxHubs must be an integer >= 1`);
@@ -94,12 +94,12 @@ export function maxHubs(env: Env, cluster: string): number {
  * (`MAX_HUBS_PER_SUBJECT`; default a quarter of the cluster's, at least 1): one token listing
  * many selectors must not take every upstream watch the cluster allows.
  */
-export function maxHubsPerSubject(env: Env, cluster: string): number {
+export function maxHubsPerSubject(env: Vars, cluster: string): number {
   return int(env, "MAX_HUBS_PER_SUBJECT", Math.max(1, Math.floor(maxHubs(env, cluster) / 4)), 1);
 }
 
 /** A comma-separated list variable, trimmed, empties dropped. */
-export function list(env: Env, name: string, fallback: readonly string[] = []): string[] {
+export function list(env: Vars, name: string, fallback: readonly string[] = []): string[] {
   const raw = env[name];
   if (typeof raw !== "string" || raw.trim() === "") return [...fallback];
   return raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0);

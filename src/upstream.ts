@@ -5,7 +5,7 @@
  * hostname all plug in the same way. Workers cannot trust a private CA, so a private API
  * server is reached through a binding rather than by URL.
  */
-import type { Env } from "./env.ts";
+import type { Vars } from "./vars.ts";
 import { clusters, ConfigError } from "./config.ts";
 import { DEFAULT_CLUSTER } from "./k8s/key.ts";
 
@@ -31,7 +31,7 @@ function make(cluster: string, base: string, fetcher: Fetcher | undefined, token
 }
 
 /** The upstream of a cluster, or `undefined` when no such cluster is configured. */
-export function upstreamFor(env: Env, cluster: string): Upstream | undefined {
+export function upstreamFor(env: Vars, cluster: string): Upstream | undefined {
   if (cluster === DEFAULT_CLUSTER) {
     if (env.UPSTREAM) return make(cluster, env.UPSTREAM_URL ?? "http://upstream", env.UPSTREAM, env.UPSTREAM_TOKEN);
     if (env.UPSTREAM_URL) return make(cluster, env.UPSTREAM_URL, undefined, env.UPSTREAM_TOKEN);

@@ -9,7 +9,7 @@
 import { measureWhile, receiptFields, round } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
 import type { BurstRow } from "../rows.ts";
-import { labelOf, SYSTEM_NAMES } from "../systems/catalog.ts";
+import { GENERAL_SYSTEMS, labelOf } from "../systems/catalog.ts";
 import { subscriber, transportsOf, type System, type Transport } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
@@ -17,7 +17,7 @@ const namespaceOf = (system: string, transport: Transport, subscribers: number) 
 
 export const burst: Scenario = {
   name: "burst",
-  systems: SYSTEM_NAMES,
+  systems: GENERAL_SYSTEMS,
   slimPods: true,
   namespaces: (sizes, systems) => sizes.burst.subscribers.flatMap((s) => systems.flatMap((name) => transportsOf(name).map((t) => namespaceOf(name, t, s)))),
   async run(context, systems) {

@@ -24,7 +24,7 @@ import { deliveryFields, measureMemory, measureWindow, round } from "../measure.
 import { waitIdle } from "../proc.ts";
 import type { FanoutRow } from "../rows.ts";
 import type { Sizes } from "../modes.ts";
-import { factsOf, labelOf, SYSTEM_NAMES } from "../systems/catalog.ts";
+import { factsOf, GENERAL_SYSTEMS, labelOf } from "../systems/catalog.ts";
 import { primaryTransport, subscriber, transportsOf, type System, type SystemName, type Transport } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
@@ -47,7 +47,7 @@ const idleKey = (system: System, transport: Transport, subscribers: number) => `
 
 export const fanout: Scenario = {
   name: "fanout",
-  systems: SYSTEM_NAMES,
+  systems: GENERAL_SYSTEMS,
   namespaces: (sizes, systems) => [
     ...sizes.fanout.memorySubscribers.flatMap((s) => systems.map((name) => namespaceOf(name, primaryTransport(name), s, "idle"))),
     ...sizes.fanout.subscribers.flatMap((s) =>

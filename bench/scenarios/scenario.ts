@@ -27,7 +27,7 @@ export interface Context {
 }
 
 export interface Scenario {
-  name: "fanout" | "burst" | "storm" | "keys" | "snapshot";
+  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot";
   /** The systems this scenario compares (others have nothing to measure here). */
   systems: readonly SystemName[];
   namespaces(sizes: Sizes, systems: readonly SystemName[]): string[];

@@ -20,6 +20,8 @@ export interface SystemFacts {
    * another system, there to show what it costs, not to be compared at every size.
    */
   readonly secondary?: boolean;
+  /** Measured in this scenario only: a way of serving clients that the others do not exercise. */
+  readonly only?: string;
   /** The system's bullet in the report's method section. */
   about(sizes: Sizes): string;
 }
@@ -49,6 +51,15 @@ export const CATALOG = {
     about: () =>
       `**relay-delta**: the same relay process, whose subscribers watch as the project's client does: they offer \`${DELTA_PROTOCOL}\` (the batch framing, plus a MODIFIED of an object they have as a JSON merge patch when that is shorter) and resume with \`compact=true\` (each changed object once, and the deletions, instead of every event). ` +
       "They acknowledge, split messages into lines and read a delta's new resourceVersion and write stamp from its patch.",
+  },
+  "relay-socket": {
+    transports: ["ws"],
+    color: "#e11d48",
+    only: "sockets",
+    about: (sizes) =>
+      `**relay-socket**: the same relay process, whose clients each open one relay socket (\`/_relay/socket\`, offering the \`${BATCH_PROTOCOL}\` subprotocol) and ${sizes.sockets.watchesPerClient} watches on it by message, as a browser tab with several panels does; ` +
+      "the socket's mux object holds one batched, acknowledged WebSocket watch to each watch's hub and forwards its events, tagged with the watch's id. " +
+      "Its clients acknowledge every 256 KiB as the relay's do, split every message into its events, and resume a watch the relay ends from that watch's last resourceVersion. Measured in the sockets scenario only.",
   },
   "relay-proxied": {
     transports: ["ws", "http"],
@@ -92,6 +103,9 @@ export const CATALOG = {
 export type SystemName = keyof typeof CATALOG;
 
 export const SYSTEM_NAMES = Object.keys(CATALOG) as SystemName[];
+
+/** The systems the scenarios that compare everything measure (all but those measured in one scenario only). */
+export const GENERAL_SYSTEMS: readonly SystemName[] = SYSTEM_NAMES.filter((name) => (CATALOG[name] as SystemFacts).only === undefined);
 
 export const factsOf = (name: SystemName): SystemFacts => CATALOG[name];
 

@@ -19,6 +19,8 @@ export const RELAY_MODES: readonly SystemName[] = ["relay", "relay-batched"];
 
 /** Where and how a subscriber connects on one transport. */
 export interface Endpoint {
+  /** Its subscribers open watches by message on one relay socket each (`/_relay/socket`). */
+  readonly socket?: boolean;
   /** Base of subscriber URLs: `ws://…` or `http://…`. */
   readonly base: string;
   /** Subscribers acknowledge what they received (the relay's WebSocket extension). */
@@ -64,6 +66,17 @@ export function subscriber(system: System, transport: Transport, sim: Sim, path:
     resume: system.resume,
     listUrl: `${sim.url}${path}${selector.replace("&", "?")}`,
   };
+}
+
+/**
+ * A client of `system` watching several collections: on a relay socket, one client with all of
+ * them; anywhere else, one subscriber per collection (what a client without the socket opens).
+ */
+export function clientOf(system: System, sim: Sim, watches: ReadonlyArray<{ path: string; labelSelector?: string }>): SubscriberSpec[] {
+  const endpoint = system.endpoints.ws;
+  if (!endpoint) throw new Error(`${system.name} has no WebSocket endpoint`);
+  if (!endpoint.socket) return watches.map((w) => subscriber(system, "ws", sim, w.path, w.labelSelector));
+  return [{ url: `${endpoint.base}/_relay/socket`, ack: endpoint.ack, protocol: endpoint.protocol, resume: system.resume, listUrl: `${sim.url}${watches[0]?.path ?? ""}`, watches: [...watches] }];
 }
 
 /** The processes behind some systems, named by role (for the report, and to check none outlives a run). */

@@ -80,7 +80,7 @@ export function relayServing(name: SystemName, url: string, pids: readonly numbe
   };
 }
 
-/** The relay as `npm start` serves it: `relay`, `relay-batched` and `relay-delta`. */
+/** The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta` and `relay-socket`. */
 export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
   const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS }, stateDir: join(logDir, "relay-state") };
   const child = await startChild<RelayRuntimeInfo>("relay", new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
@@ -91,11 +91,12 @@ export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
   const relay = relayServing("relay", info.url, [info.pid], heapBytes);
   const batched: System = { ...relay, name: "relay-batched", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL } } };
   const delta: System = { ...relay, name: "relay-delta", endpoints: { ws: { base: ws(info.url), ack: true, protocol: DELTA_PROTOCOL, compact: true } } };
+  const socket: System = { ...relay, name: "relay-socket", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL, socket: true } } };
   const processes = [
     { role: "relay (workerd)", pid: info.pid },
     { role: "relay: npm start's runtime host (node)", pid: child.pid },
   ];
-  return { relay, systems: [relay, batched, delta], info, inspector, processes };
+  return { relay, systems: [relay, batched, delta, socket], info, inspector, processes };
 }
 
 /** The relay as `npm run dev` serves it: through `wrangler dev`'s proxy worker. */

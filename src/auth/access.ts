@@ -21,6 +21,15 @@ export interface Access {
 }
 
 /** One string per distinct access, for caches of answers about it. */
+/** What a subscriber was granted, and how to keep checking it. */
+export interface Grant {
+  subject: string;
+  /** jwt: when the token expires (epoch ms). */
+  expiresAt?: number | undefined;
+  /** kube: the subscriber's token and what it was allowed, to ask the cluster again. */
+  recheck?: { token: string; access: Access } | undefined;
+}
+
 export const accessKey = (access: Access): string =>
   JSON.stringify([access.cluster, access.verb, access.group, access.resource, access.namespace ?? "", access.name ?? ""]);
 

@@ -2,7 +2,9 @@
  * @module
  * kube-watch-relay's client, for browsers and Node 22 (both have `fetch` and `WebSocket`):
  * `watch()` yields a collection's changes and survives disconnects by resuming from its last
- * resourceVersion (relisting after a 410); `informer()` keeps a live map of the collection.
+ * resourceVersion (relisting after a 410); `informer()` keeps a live map of the collection;
+ * `relaySocket()` carries every watch of a client instance on one WebSocket, and `watchMany()`
+ * watches several collections over one.
  *
  * ```ts
  * import { informer } from "kube-watch-relay/client";
@@ -18,6 +20,8 @@ export { watch } from "./watch.ts";
 export { informer, Informer, type InformerOptions } from "./informer.ts";
 export { objectKey } from "./keys.ts";
 export { WatchError } from "./errors.ts";
+export { relaySocket, RelaySocket, type RelaySocketOptions } from "./relay-socket.ts";
+export { watchMany, type Failed, type NamedUpdate, type WatchManyOptions } from "./many.ts";
 export { statsUrl } from "./url.ts";
 export type {
   Bookmark, Closed, Connected, KubeResource, Listed, ObjectChange, Relisted, Resumed, Retrying, Transport, WatchOptions, WatchSocket,

@@ -10,6 +10,7 @@ import { authorization } from "./transport.ts";
 import type { Transport } from "./types.ts";
 
 export async function listCollection<T>(transport: Transport, url: string, token: string | undefined, signal?: AbortSignal): Promise<KubeList<T>> {
+  if (transport.list) return transport.list<T>(url, token, signal);
   let response: Response;
   try {
     response = await transport.fetch(url, { headers: { accept: "application/json", ...authorization(token) }, ...(signal ? { signal } : {}) });

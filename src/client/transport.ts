@@ -42,8 +42,10 @@ export function openWebSocket(url: string, protocols: string[]): Promise<WatchSo
 
 /** The given transport's methods (called on it, so class instances work), the globals for the rest. */
 export function transportOf(custom: Partial<Transport> | undefined): Transport {
-  return {
+  const transport: Transport = {
     fetch: (url, init) => (custom?.fetch ? custom.fetch(url, init) : fetch(url, init)),
     connect: (url, protocols) => (custom?.connect ? custom.connect(url, protocols) : openWebSocket(url, protocols)),
   };
+  if (custom?.list) transport.list = (url, token, signal) => custom.list!(url, token, signal);
+  return transport;
 }

@@ -4,7 +4,7 @@
  * (`watch<Pod>(...)`); this file adds only the client's lifecycle around the Kubernetes events.
  */
 import type { BackoffOptions } from "../k8s/backoff.ts";
-import type { ObjectMeta } from "../k8s/types.ts";
+import type { KubeList, ObjectMeta } from "../k8s/types.ts";
 import type { WatchError } from "./errors.ts";
 
 /** Any Kubernetes object. `kubernetes-types`' interfaces (`Pod`, `Deployment`, ...) satisfy it. */
@@ -110,6 +110,8 @@ export interface Transport {
   fetch(url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<Response>;
   /** Open a WebSocket (a `ws:`/`wss:` URL) and resolve once it is open; reject if it does not open. */
   connect(url: string, protocols: string[]): Promise<WatchSocket>;
+  /** List a collection some other way than a GET (the relay socket's watch-list); failures are `WatchError`s. */
+  list?<T>(url: string, token: string | undefined, signal?: AbortSignal): Promise<KubeList<T>>;
 }
 
 export interface WatchOptions {

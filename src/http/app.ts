@@ -6,31 +6,33 @@
  * hub is created or anything is sent upstream (invariant 6). Valid requests go to the hub of
  * their canonical watch key; Tables are made from the hub's answer on the way out.
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import { ConfigError } from "../config.ts";
 import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
+import { MUX_PATH } from "../k8s/mux.ts";
 import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
-import { failure, internalError, methodNotAllowed, serviceUnavailable, statusResponse, type Result } from "../k8s/status.ts";
+import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
-import type { Access, Verb } from "../auth/access.ts";
-import type { Grant } from "../hub/access.ts";
+import type { Access, Grant, Verb } from "../auth/access.ts";
 import { hubRequest } from "../hub/request.ts";
 import { logger } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
-import { Authenticator, authMode, originAllowed, type Identity } from "./auth.ts";
+import { Authenticator, type Identity } from "./auth.ts";
+import { gate, type GateCheck } from "./gate.ts";
 import { health } from "./health.ts";
-import { hostRefusal } from "./hosts.ts";
 import { oversized } from "./limits.ts";
 import { operator } from "./operator.ts";
-import { upstreamFor, type Upstream } from "../upstream.ts";
+import { openSocket } from "./socket.ts";
+import type { Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
 import { DiscoveryCache, type DiscoveryFetch } from "./discovery-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { resolveKey, resolveRequest } from "./resolve.ts";
-import { notFoundPath, resolveResource } from "./resource-resolver.ts";
+import { notFoundPath, resolveResource, type ResourceInfo } from "./resource-resolver.ts";
 import { tableResponse } from "./table-response.ts";
 
 type App = { Bindings: Env };
@@ -68,35 +70,13 @@ const discoveryFetch =
     fetchUpstream(upstream, path, { accept });
 
 /**
- * What every API request passes before its route: size limits, auth mode, host, token, cluster,
- * origin. The token comes before the cluster, so nobody learns which clusters exist without one.
+ * What a resource route's steps leave for the next, in the request's context: the path, then
+ * the gate's upstream and identity, then what discovery says the path names.
  */
-interface Gate {
-  upstream: Upstream;
-  identity: Identity;
-}
-
-/** The gate, as the routes that mount beside the API's call it. */
-export type GateCheck = (env: Env, request: Request, cluster: string) => Promise<Result<Gate>>;
-
-async function gate(env: Env, request: Request, cluster: string, auth: Authenticator, metrics: WorkerMetrics): Promise<Result<Gate>> {
-  const mode = authMode(env);
-  if (!mode.ok) return mode;
-  const wrongHost = hostRefusal(env, mode.value, new URL(request.url));
-  if (wrongHost) {
-    metrics.refused("host");
-    return { ok: false, status: wrongHost };
-  }
-  const upstream = upstreamFor(env, cluster);
-  const identity = await auth.authenticate(mode.value, env, request, upstream);
-  if (!identity.ok) return identity;
-  if (!upstream) return { ok: false, status: notFoundPath(`cluster "${cluster}" is not configured`) };
-  if (!originAllowed(env, request)) {
-    metrics.refused("origin");
-    return { ok: false, status: failure(403, "Forbidden", `WebSocket connections from origin ${request.headers.get("origin")} are not allowed (ALLOWED_ORIGINS)`, {}) };
-  }
-  return { ok: true, value: { upstream, identity: identity.value } };
-}
+type Api = {
+  Bindings: Env;
+  Variables: { path: ResourcePath; upstream: Upstream; identity: Identity; resource: ResourceInfo };
+};
 
 export function createApp(): Hono<App> {
   const app = new Hono<App>();
@@ -104,7 +84,27 @@ export function createApp(): Hono<App> {
   const discoveryCache = new DiscoveryCache({ ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
   const metrics = new WorkerMetrics();
   const auth = new Authenticator(logger({ component: "auth" }), (reason) => metrics.refused(reason));
-  const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, metrics);
+  const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, (reason) => metrics.refused(reason));
+
+  // The steps of a resource route, each a middleware that answers a Status or sets what it learnt.
+  /** The gate, for the path's cluster: `upstream`, `identity`. */
+  const admitted = createMiddleware<Api>(async (c, next) => {
+    const passed = await gated(c.env, c.req.raw, c.var.path.cluster ?? DEFAULT_CLUSTER);
+    if (!passed.ok) return statusResponse(passed.status);
+    c.set("upstream", passed.value.upstream);
+    c.set("identity", passed.value.identity);
+    await next();
+  });
+  /** What discovery says the path names: `resource` (404 for what the cluster does not serve). */
+  const resolved = createMiddleware<Api>(async (c, next) => {
+    const upstream = c.var.upstream;
+    const resource = await resolveResource(discoveryCache, upstream.cluster, discoveryFetch(upstream), c.var.path);
+    if (!resource.ok) return statusResponse(resource.status);
+    c.set("resource", resource.value);
+    await next();
+  });
+  /** Whether the caller may have `access`: the refusal, or `undefined`. */
+  const refusal = (c: Context<Api>, access: Access) => auth.authorize(c.var.identity, access, c.var.upstream, c.env);
 
   app.onError((error) => {
     if (error instanceof ConfigError) return statusResponse(serviceUnavailable(`the relay is misconfigured: ${error.message}`));
@@ -126,38 +126,68 @@ export function createApp(): Hono<App> {
   app.route("/", operator({ gate: gated, auth, metrics }));
 
   // What one key's hub is doing: `/_relay/stats/api/v1/pods?labelSelector=...` (for whoever may list it).
-  app.get(`${STATS_PREFIX}/*`, async (c) => {
-    const url = new URL(c.req.url);
-    const path = parseApiPath(url.pathname.slice(STATS_PREFIX.length));
+  const statsPath = createMiddleware<Api>(async (c, next) => {
+    const path = parseApiPath(new URL(c.req.url).pathname.slice(STATS_PREFIX.length));
     if (path.kind !== "resource" || path.name !== undefined) return statusResponse(notFoundPath("stats are per collection: /_relay/stats/<collection path>"));
-    const gate = await gated(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER);
-    if (!gate.ok) return statusResponse(gate.status);
-    const { upstream, identity } = gate.value;
-    const resource = await resolveResource(discoveryCache, upstream.cluster, discoveryFetch(upstream), path);
-    if (!resource.ok) return statusResponse(resource.status);
-    const key = resolveKey(path, resource.value, url.searchParams);
+    c.set("path", path);
+    await next();
+  });
+  app.get(`${STATS_PREFIX}/*`, statsPath, admitted, resolved, async (c) => {
+    const { path, upstream, resource } = c.var;
+    const key = resolveKey(path, resource, new URL(c.req.url).searchParams);
     if (!key.ok) return statusResponse(key.status);
-    const denied = await auth.authorize(identity, accessOf(upstream.cluster, path, "list"), upstream, c.env);
+    const denied = await refusal(c, accessOf(upstream.cluster, path, "list"));
     if (denied) return statusResponse(denied);
     const stats = await c.env.WATCH_HUB.getByName(hubName(key.value)).stats();
     return c.json({ key: describeKey(key.value), ...(stats ?? { subscribers: 0, watching: false, upstream: "stopped" }) }, 200, { "cache-control": "no-store" });
   });
 
-  app.all("*", async (c) => {
+  // Many watches on one WebSocket, each opened through the route below.
+  app.get(MUX_PATH, (c) => openSocket(c.env, c.req.raw, auth, (reason) => metrics.refused(reason)));
+
+  // Every other path, parsed and held to read-only: the cluster's OpenAPI and discovery
+  // documents are passed through after the gate; a resource path goes on to the route below.
+  app.all(
+    "*",
+    createMiddleware<Api>(async (c, next) => {
+      const url = new URL(c.req.url);
+      const openapiPath = parseOpenApiPath(url.pathname);
+      const path = openapiPath ? { kind: "openapi" as const, ...openapiPath } : parseApiPath(url.pathname);
+      if (path.kind === "invalid") return statusResponse(notFoundPath(path.reason));
+      // Read-only: get, list and watch are GETs; everything else is refused, clearly.
+      if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+        return statusResponse(methodNotAllowed(`the relay is read-only: ${c.req.method} is not allowed (only get, list and watch)`), { allow: "GET, HEAD" });
+      }
+      if (path.kind === "resource") {
+        c.set("path", path);
+        return next();
+      }
+      const passed = await gated(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER);
+      if (!passed.ok) return statusResponse(passed.status);
+      const upstream = passed.value.upstream;
+      if (path.kind === "openapi") return openapi((p, headers) => fetchUpstream(upstream, p, headers), path.path, url.search, c.req.raw);
+      return discovery(discoveryCache, upstream.cluster, discoveryFetch(upstream), path.path, c.req.header("accept"));
+    }),
+  );
+
+  // Get, list and watch: to the hub of the request's canonical key.
+  app.all("*", admitted, resolved, async (c) => {
+    const { path, upstream, identity, resource } = c.var;
+    const raw = c.req.raw;
     const url = new URL(c.req.url);
-    const openapiPath = parseOpenApiPath(url.pathname);
-    const path = openapiPath ? { kind: "openapi" as const, ...openapiPath } : parseApiPath(url.pathname);
-    if (path.kind === "invalid") return statusResponse(notFoundPath(path.reason));
-    // Read-only: get, list and watch are GETs; everything else is refused, clearly.
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
-      return statusResponse(methodNotAllowed(`the relay is read-only: ${c.req.method} is not allowed (only get, list and watch)`), { allow: "GET, HEAD" });
-    }
-    const gate = await gated(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER);
-    if (!gate.ok) return statusResponse(gate.status);
-    const { upstream, identity } = gate.value;
-    if (path.kind === "openapi") return openapi((p, headers) => fetchUpstream(upstream, p, headers), path.path, url.search, c.req.raw);
-    if (path.kind === "discovery") return discovery(discoveryCache, upstream.cluster, discoveryFetch(upstream), path.path, c.req.header("accept"));
-    return serveResource(c.env, discoveryCache, auth, upstream, identity, path, url, c.req.raw);
+    const request = resolveRequest(path, resource, url.searchParams, raw);
+    if (!request.ok) return statusResponse(request.status);
+    const access = accessOf(upstream.cluster, path, request.value.verb);
+    const denied = await refusal(c, access);
+    if (denied) return statusResponse(denied);
+    // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
+    const websocket = isWebSocketUpgrade(raw);
+    const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
+    if (!representation) return statusResponse(notAcceptable());
+    const forwarded = request.value.verb === "watch" ? { ...request.value, subject: identity.subject, grant: grantOf(identity, access) } : { ...request.value, subject: identity.subject };
+    const response = await c.env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequest(raw, forwarded));
+    if (representation.kind !== "table") return response;
+    return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
   });
 
   return app;
@@ -186,22 +216,4 @@ function grantOf(identity: Identity, access: Access): Grant | undefined {
     expiresAt: identity.expiresAt,
     recheck: identity.mode === "kube" && identity.token ? { token: identity.token, access } : undefined,
   };
-}
-
-async function serveResource(env: Env, cache: DiscoveryCache, auth: Authenticator, upstream: Upstream, identity: Identity, path: ResourcePath, url: URL, raw: Request): Promise<Response> {
-  const resource = await resolveResource(cache, upstream.cluster, discoveryFetch(upstream), path);
-  if (!resource.ok) return statusResponse(resource.status);
-  const request = resolveRequest(path, resource.value, url.searchParams, raw);
-  if (!request.ok) return statusResponse(request.status);
-  const access = accessOf(upstream.cluster, path, request.value.verb);
-  const denied = await auth.authorize(identity, access, upstream, env);
-  if (denied) return statusResponse(denied);
-  // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
-  const websocket = isWebSocketUpgrade(raw);
-  const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
-  if (!representation) return statusResponse(notAcceptable());
-  const forwarded = request.value.verb === "watch" ? { ...request.value, subject: identity.subject, grant: grantOf(identity, access) } : { ...request.value, subject: identity.subject };
-  const response = await env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequest(raw, forwarded));
-  if (representation.kind !== "table") return response;
-  return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
 }

@@ -12,19 +12,19 @@
  */
 import { accessKey, describeDenial, type Access } from "../auth/access.ts";
 import { verifyJwt } from "../auth/jwt.ts";
+import { authMode, type AuthMode } from "../auth/mode.ts";
 import { mayAccess, whoAmI } from "../auth/kube.ts";
 import { allows, type Rule } from "../auth/rules.ts";
 import { bearerToken, tokenId } from "../auth/token.ts";
 import { list } from "../config.ts";
-import type { Env } from "../env.ts";
-import { forbidden, serviceUnavailable, unauthorized, type Result } from "../k8s/status.ts";
+import type { Vars } from "../vars.ts";
+import { failure, forbidden, serviceUnavailable, unauthorized, type Result } from "../k8s/status.ts";
+import { hostRefusal } from "./hosts.ts";
 import { BEARER_PROTOCOL_PREFIX, isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Log } from "../log.ts";
 import type { RefusalReason } from "../metrics/catalog.ts";
-
-export type AuthMode = "none" | "jwt" | "kube";
 
 /** Who is asking, as the hub needs to know it to keep checking. */
 export interface Identity {
@@ -40,37 +40,40 @@ export interface Identity {
   tokenId?: string;
 }
 
-const MODES: readonly AuthMode[] = ["none", "jwt", "kube"];
 const NOT_ACCEPTED = "the cluster does not accept this bearer token";
 /** How long a kube-mode decision stands before the cluster is asked again. */
 const DECISION_TTL_MS = 30_000;
 const DECISIONS_MAX = 10_000;
 
-export function authMode(env: Env): Result<AuthMode> {
-  const mode = env.AUTH_MODE as AuthMode | undefined;
-  if (mode && MODES.includes(mode)) {
-    if (mode === "jwt" && !env.AUTH_JWT_SECRET) return { ok: false, status: serviceUnavailable("AUTH_MODE=jwt needs AUTH_JWT_SECRET (wrangler secret put AUTH_JWT_SECRET)") };
-    return { ok: true, value: mode };
-  }
-  return {
-    ok: false,
-    status: serviceUnavailable(
-      `the relay serves nothing until AUTH_MODE is set: "jwt" (with AUTH_JWT_SECRET), "kube" (subscribers' own Kubernetes tokens), or "none" (local use only)${mode ? `; got ${JSON.stringify(mode)}` : ""}`,
-    ),
-  };
-}
 
 /** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`. */
-export function deniedResource(env: Env, group: string, resource: string): boolean {
+export function deniedResource(env: Vars, group: string, resource: string): boolean {
   return list(env, "DENY_RESOURCES", ["secrets"]).some((d) => d === resource || d === `${resource}.${group}`);
 }
 
 /** A browser WebSocket may only come from the relay's own origin or an `ALLOWED_ORIGINS` one (cross-site WebSocket hijacking). */
-export function originAllowed(env: Env, request: Request): boolean {
+export function originAllowed(env: Vars, request: Request): boolean {
   const origin = request.headers.get("origin");
   if (origin === null || !isWebSocketUpgrade(request)) return true;
   const allowed = list(env, "ALLOWED_ORIGINS");
   return allowed.includes("*") || allowed.includes(origin) || origin === new URL(request.url).origin;
+}
+
+/** The 403 for a WebSocket from an origin not allowed. */
+export function originRefusal(env: Vars, request: Request, refused: (reason: RefusalReason) => void): Status | undefined {
+  if (originAllowed(env, request)) return undefined;
+  refused("origin");
+  return failure(403, "Forbidden", `WebSocket connections from origin ${request.headers.get("origin")} are not allowed (ALLOWED_ORIGINS)`, {});
+}
+
+/** Before any token: `AUTH_MODE` is set, and the request names a host the relay answers to. */
+export function frontDoor(env: Vars, request: Request, refused: (reason: RefusalReason) => void): Result<AuthMode> {
+  const mode = authMode(env);
+  if (!mode.ok) return mode;
+  const wrongHost = hostRefusal(env, mode.value, new URL(request.url));
+  if (!wrongHost) return mode;
+  refused("host");
+  return { ok: false, status: wrongHost };
 }
 
 const forbiddenFor = (access: Access, message: string): Status => forbidden(access.resource, access.name, message, access.group);
@@ -93,12 +96,11 @@ export class Authenticator {
    * a cluster that is not configured, which in `kube` mode (where only a cluster can vouch for a
    * token) is refused exactly as a token that cluster does not accept.
    */
-  async authenticate(mode: AuthMode, env: Env, request: Request, upstream: Upstream | undefined): Promise<Result<Identity>> {
+  async authenticate(mode: AuthMode, env: Vars, request: Request, upstream: Upstream | undefined): Promise<Result<Identity>> {
     if (mode === "none") return { ok: true, value: { mode, subject: undefined } };
-    const credential = bearerToken(request);
-    if (!credential.ok) return this.#refuse(credential.reason);
-    const token = credential.token;
-    if (token === undefined) return this.#refuse(`no bearer token (Authorization: Bearer, or the ${BEARER_PROTOCOL_PREFIX}<token> WebSocket subprotocol beside one other)`);
+    const credential = this.#token(request);
+    if (!credential.ok) return credential;
+    const token = credential.value;
     if (mode === "jwt") {
       const verified = await verifyJwt(token, env.AUTH_JWT_SECRET as string);
       if ("refused" in verified) return this.#refuse(verified.refused);
@@ -115,8 +117,27 @@ export class Authenticator {
     return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };
   }
 
+  /**
+   * Who opens a relay socket (`/_relay/socket`), whose watches may name any cluster: a JWT is
+   * verified now (its expiry ends the socket), a Kubernetes token only once a watch names the
+   * cluster that must vouch for it; every watch is then authenticated as a request of its own.
+   */
+  async authenticateSocket(mode: AuthMode, env: Vars, request: Request): Promise<Result<Identity | undefined>> {
+    if (mode !== "kube") return this.authenticate(mode, env, request, undefined);
+    const credential = this.#token(request);
+    return credential.ok ? { ok: true, value: undefined } : credential;
+  }
+
+  /** The request's bearer token, or the 401 for its absence or form. */
+  #token(request: Request): Result<string> {
+    const credential = bearerToken(request);
+    if (!credential.ok) return this.#refuse(credential.reason);
+    if (credential.token === undefined) return this.#refuse(`no bearer token (Authorization: Bearer, or the ${BEARER_PROTOCOL_PREFIX}<token> WebSocket subprotocol beside one other)`);
+    return { ok: true, value: credential.token };
+  }
+
   /** `undefined` when allowed; otherwise the 403 (or, if the cluster cannot be asked, 503: fail closed). */
-  async authorize(identity: Identity, access: Access, upstream: Upstream, env: Env): Promise<Status | undefined> {
+  async authorize(identity: Identity, access: Access, upstream: Upstream, env: Vars): Promise<Status | undefined> {
     const subject = identity.subject ?? "anonymous";
     if (deniedResource(env, access.group, access.resource)) {
       return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${access.resource} (DENY_RESOURCES)`), "denied_resource");
@@ -145,7 +166,7 @@ export class Authenticator {
     return status;
   }
 
-  #refuse(reason: string): Result<Identity> {
+  #refuse(reason: string): { ok: false; status: Status } {
     this.#refused("unauthenticated");
     this.#log("authentication refused", { reason });
     return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };

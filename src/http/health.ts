@@ -9,12 +9,12 @@
  * answer reused for a second. The cause of a failure goes to the log, once per change.
  */
 import { Hono } from "hono";
-import type { Env } from "../env.ts";
+import type { Vars } from "../vars.ts";
 import { DEFAULT_CLUSTER } from "../k8s/key.ts";
 import { serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { logger } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
-import { authMode } from "./auth.ts";
+import { authMode } from "../auth/mode.ts";
 
 const REUSE_MS = 1000;
 /** Longer than this, and the upstream is not answering in any useful sense. */
@@ -23,7 +23,7 @@ const UPSTREAM_TIMEOUT_MS = 5000;
 const ok = () => new Response("ok\n", { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
 
 /** Why the default cluster's upstream cannot serve (for the log), or `undefined` when it answers `/version`. */
-async function upstreamFailure(env: Env): Promise<string | undefined> {
+async function upstreamFailure(env: Vars): Promise<string | undefined> {
   try {
     const upstream = upstreamFor(env, DEFAULT_CLUSTER);
     if (!upstream) return "no default cluster is configured (UPSTREAM_URL)";
@@ -35,14 +35,14 @@ async function upstreamFailure(env: Env): Promise<string | undefined> {
   }
 }
 
-export function health(): Hono<{ Bindings: Env }> {
-  const app = new Hono<{ Bindings: Env }>();
+export function health(): Hono<{ Bindings: Vars }> {
+  const app = new Hono<{ Bindings: Vars }>();
   const log = logger({ component: "health" });
   // The check in flight, or the last one for REUSE_MS after it settled.
   let last: { failure: Promise<string | undefined>; settledAt?: number } | undefined;
   let logged: string | undefined;
 
-  function check(env: Env): Promise<string | undefined> {
+  function check(env: Vars): Promise<string | undefined> {
     if (last && (last.settledAt === undefined || Date.now() - last.settledAt < REUSE_MS)) return last.failure;
     const current: NonNullable<typeof last> = { failure: upstreamFailure(env) };
     void current.failure.then((failure) => {

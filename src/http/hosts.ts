@@ -8,10 +8,10 @@
  * applies only when set.
  */
 import { ConfigError, list } from "../config.ts";
-import type { Env } from "../env.ts";
+import type { Vars } from "../vars.ts";
 import { failure } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
-import type { AuthMode } from "./auth.ts";
+import type { AuthMode } from "../auth/mode.ts";
 
 export const LOOPBACK_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
 
@@ -31,7 +31,7 @@ function matcher(entry: string): (hostname: string) => boolean {
 }
 
 /** A 403 for a request to a host name the relay does not answer to; `undefined` when it does. */
-export function hostRefusal(env: Env, mode: AuthMode, url: URL): Status | undefined {
+export function hostRefusal(env: Vars, mode: AuthMode, url: URL): Status | undefined {
   const configured = list(env, "ALLOWED_HOSTS");
   if (configured.length === 0 && mode !== "none") return undefined;
   const matchers = (configured.length > 0 ? configured : LOOPBACK_HOSTS).map(matcher);

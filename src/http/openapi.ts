@@ -56,5 +56,5 @@ function emptyV2(accept: string): Response {
   const headers = { "cache-control": "no-cache, private" };
   if (accept.includes("protobuf")) return new Response(new Uint8Array(0), { headers: { ...headers, "content-type": V2_PROTOBUF } });
   const document = { swagger: "2.0", info: { title: "the upstream API server publishes no OpenAPI document", version: "unversioned" }, paths: {} };
-  return new Response(JSON.stringify(document) + "\n", { headers: { ...headers, "content-type": "application/json" } });
+  return new Response(`${JSON.stringify(document)}\n`, { headers: { ...headers, "content-type": "application/json" } });
 }

@@ -17,9 +17,9 @@ import { CONTENT_TYPE } from "../metrics/exposition.ts";
 import { REGISTRY } from "../metrics/registry.ts";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import type { Authenticator } from "./auth.ts";
-import type { GateCheck } from "./app.ts";
+import type { GateCheck } from "./gate.ts";
 import { hostRefusal } from "./hosts.ts";
-import { authMode } from "./auth.ts";
+import { authMode } from "../auth/mode.ts";
 
 export interface OperatorDeps {
   gate: GateCheck;

@@ -33,7 +33,7 @@ export async function tableResponse(response: Response, verb: ResourceVerb, reso
     const object = (await response.json()) as KubeObject;
     body = toTable(resource, [object], { resourceVersion: object.metadata?.resourceVersion ?? "" }, table);
   }
-  return new Response(JSON.stringify(body) + "\n", { status: 200, headers });
+  return new Response(`${JSON.stringify(body)}\n`, { status: 200, headers });
 }
 
 /**

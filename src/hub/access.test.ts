@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Access } from "../auth/access.ts";
 import type { Review } from "../auth/kube.ts";
 import type { Status } from "../k8s/types.ts";
-import { AccessGuard, type Grant } from "./access.ts";
+import type { Grant } from "../auth/access.ts";
+import { AccessGuard } from "./access.ts";
 import { Subscriber, type Sink } from "./subscriber.ts";
 
 const access: Access = { cluster: "c", verb: "watch", group: "", resource: "pods", namespace: "team-a" };

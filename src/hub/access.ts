@@ -6,21 +6,12 @@
  * stream ends when the review says no — or when the cluster cannot be asked for two intervals
  * running, since a check that cannot be made must not count as a yes.
  */
-import { accessKey, describeDenial, type Access } from "../auth/access.ts";
+import { accessKey, describeDenial, type Access, type Grant } from "../auth/access.ts";
 import type { Review } from "../auth/kube.ts";
 import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Subscriber } from "./subscriber.ts";
 import type { Log } from "../log.ts";
-
-/** What a subscriber was granted, and how to keep checking it. */
-export interface Grant {
-  subject: string;
-  /** jwt: when the token expires (epoch ms). */
-  expiresAt?: number | undefined;
-  /** kube: the subscriber's token and what it was allowed, to ask the cluster again. */
-  recheck?: { token: string; access: Access } | undefined;
-}
 
 export type AccessCheck = (token: string, access: Access) => Promise<Review<boolean>>;
 export type Revoke = (subscriber: Subscriber, status: Status) => void;

@@ -7,7 +7,6 @@
  */
 import { mayAccess } from "../auth/kube.ts";
 import { maxHubs, maxHubsPerSubject, type HubSettings } from "../config.ts";
-import type { Env } from "../env.ts";
 import { bookmarkLine } from "../k8s/event.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import type { Status } from "../k8s/types.ts";
@@ -15,7 +14,9 @@ import type { Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
 import { CLOSE } from "../k8s/websocket.ts";
 import { HubReporter } from "../metrics/hub-reporter.ts";
-import { REGISTRY } from "../metrics/registry.ts";
+import { REGISTRY, type MetricsRegistry } from "../metrics/registry.ts";
+import type { Quota } from "../quota/quota.ts";
+import type { Vars } from "../vars.ts";
 import { AccessGuard } from "./access.ts";
 import { Fanout, gatherMs } from "./fanout.ts";
 import { Feed } from "./feed.ts";
@@ -25,7 +26,13 @@ import type { Reader } from "./reads.ts";
 import type { SnapshotStore } from "./snapshots.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
-import { type CloseReason, type Subscriber } from "./subscriber.ts";
+import type { CloseReason, Subscriber } from "./subscriber.ts";
+
+/** The bindings a hub uses: the variables, and the quota and metrics objects it talks to. */
+export interface HubEnv extends Vars {
+  QUOTA: DurableObjectNamespace<Quota>;
+  METRICS: DurableObjectNamespace<MetricsRegistry>;
+}
 
 export interface Parts {
   feed: Feed;
@@ -40,7 +47,7 @@ export interface Parts {
 
 export interface HubContext {
   state: DurableObjectState;
-  env: Env;
+  env: HubEnv;
   settings: HubSettings;
   storage: HubStorage;
   snapshots: SnapshotStore;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Fanout, SLICE, TURN_BYTES, TURN_MESSAGES, type Timers } from "./fanout.ts";
-import { LineBatch, Subscriber, type CloseReason, type Sink, type SubscriberOptions } from "./subscriber.ts";
+import { type LineBatch, Subscriber, type CloseReason, type Sink, type SubscriberOptions } from "./subscriber.ts";
 import { EventWindow } from "./window.ts";
 
 /** Timers run by hand: `run()` fires what is due, in order, as the event loop would. */

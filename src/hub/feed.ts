@@ -12,7 +12,7 @@ import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
-import { Reflector, UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
+import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
 import type { Checkpoint, HubIdentity, HubStorage, StoredObject, Tombstone } from "./storage.ts";
 import { netChanges } from "./compaction.ts";
 import type { InitialEvents } from "./subscriber.ts";

@@ -8,14 +8,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { hubSettings, type HubSettings } from "../config.ts";
-import type { Env } from "../env.ts";
 import { describeKey, type WatchKey } from "../k8s/key.ts";
 import { badRequest, failure, internalError, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logger, type Log } from "../log.ts";
 import { admitWatch } from "./admission.ts";
-import { assemble, type Parts } from "./assembly.ts";
+import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
 import { freshnessFor, readHubRequest, type HubRequest } from "./request.ts";
@@ -28,14 +27,14 @@ const SNAPSHOT_TTL_MS = 5 * 60_000;
 /** How long a request waits for a hub's first upstream list before answering 503. */
 const SYNC_TIMEOUT_MS = 10_000;
 
-export class WatchHub extends DurableObject<Env> {
+export class WatchHub extends DurableObject<HubEnv> {
   readonly #settings: HubSettings;
   readonly #storage: HubStorage;
   readonly #snapshots = new SnapshotStore(SNAPSHOTS_KEPT, SNAPSHOT_TTL_MS);
   #parts: Parts | undefined;
   #log: Log = logger({ hub: "(unopened)" });
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: HubEnv) {
     super(ctx, env);
     this.#settings = hubSettings(env);
     this.#storage = new HubStorage(ctx.storage, this.#settings.tombstones);

@@ -92,7 +92,7 @@ export async function serveList(reader: Reader, key: WatchKey, options: ListOpti
 export function serveGet(reader: Reader, key: WatchKey, name: string): Response {
   const found = findByKey(reader.current().objects, metaNamespaceKey(key.namespace, name));
   if (!found) return statusResponse(notFound(key.resource, name, key.group));
-  return new Response(found.json + "\n", { headers: JSON_HEADERS });
+  return new Response(`${found.json}\n`, { headers: JSON_HEADERS });
 }
 
 /** Binary search of a key-ordered snapshot. */

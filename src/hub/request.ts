@@ -5,7 +5,7 @@
  * upgrade must be a `fetch`, so every call uses the same path).
  */
 import type { WatchKey } from "../k8s/key.ts";
-import type { Grant } from "./access.ts";
+import type { Grant } from "../auth/access.ts";
 import type { Freshness } from "./feed.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
 

@@ -41,6 +41,7 @@ export function decodeContinue(token: string): Cursor | undefined {
   try {
     const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown };
     if (parsed.v !== VERSION || typeof parsed.rv !== "number" || typeof parsed.start !== "string") return undefined;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the NUL a continue token's start ends with, on purpose
     return { rv: parsed.rv, start: parsed.start.replace(/\u0000$/, "") };
   } catch {
     return undefined;

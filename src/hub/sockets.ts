@@ -16,7 +16,7 @@ import { type Subscriber, WebSocketSink } from "./subscriber.ts";
  * once; the API server does not compress watch WebSockets either. workerd takes an agreement
  * that names no extension it knows as "no compression" and sends no header.
  */
-const NO_EXTENSIONS = "identity";
+export const NO_EXTENSIONS = "identity";
 
 /** The largest message a subscriber may send: ACKs are a few dozen bytes. */
 const MAX_CLIENT_MESSAGE = 4096;

@@ -6,7 +6,7 @@
  * (one write per batch). Each tracks its backlog — what was sent but not yet taken by the
  * client — which is what the send budget bounds (invariant 5).
  */
-import type { Grant } from "./access.ts";
+import type { Grant } from "../auth/access.ts";
 import type { WatchEventType } from "../k8s/types.ts";
 import type { CachedObject } from "./cache.ts";
 
@@ -297,7 +297,6 @@ export class Subscriber {
   initialSent = 0;
   /** Started from a resourceVersion it was given (a resume), and not yet caught up: owed a BOOKMARK when it is. */
   resumeBookmarkDue: boolean;
-  readonly since = Date.now();
 
   constructor(sink: Sink, position: number, options: SubscriberOptions, initial?: InitialEvents) {
     this.sink = sink;

@@ -72,7 +72,7 @@ export function parseApiPath(pathname: string): ApiPath {
     cluster = name;
     parts = parts.slice(2);
   }
-  const rest = "/" + parts.join("/");
+  const rest = `/${parts.join("/")}`;
   if (parts.length === 1 && parts[0] === "version") return { kind: "discovery", cluster, path: rest };
 
   let group: string;

@@ -105,5 +105,5 @@ export function statusResponse(status: Status, headers?: HeadersInit): Response 
   h.set("cache-control", "no-cache, private");
   const retryAfter = retryAfterHeader(status);
   if (retryAfter) h.set("retry-after", retryAfter);
-  return new Response(JSON.stringify(status) + "\n", { status: status.code ?? 500, headers: h });
+  return new Response(`${JSON.stringify(status)}\n`, { status: status.code ?? 500, headers: h });
 }

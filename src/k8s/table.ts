@@ -32,6 +32,7 @@ interface Column {
 }
 
 // Loose access to the fields the printers read; objects are arbitrary JSON.
+// biome-ignore lint/suspicious/noExplicitAny: the printers read arbitrary JSON by path
 type Obj = Record<string, any>;
 
 const NONE = "<none>";

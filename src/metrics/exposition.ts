@@ -76,5 +76,5 @@ export function exposition(metrics: MetricValues): string {
     const family = FAMILIES[id];
     out.push(`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`, ...lines);
   }
-  return out.join("\n") + "\n";
+  return `${out.join("\n")}\n`;
 }

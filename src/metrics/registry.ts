@@ -13,7 +13,7 @@
  * batch is also written to Workers Analytics Engine, for history beyond a scrape.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env.ts";
+import type { Vars } from "../vars.ts";
 import { FAMILIES, type FamilyId } from "./catalog.ts";
 import { exposition } from "./exposition.ts";
 import { MetricSet, parseSeries, type MetricValues } from "./metric-set.ts";
@@ -28,7 +28,7 @@ export const REGISTRY = "relay";
  */
 export const HUB_REPORT_STALE_MS = 90_000;
 
-export class MetricsRegistry extends DurableObject<Env> {
+export class MetricsRegistry extends DurableObject<Vars> {
   readonly #totals = new MetricSet();
   readonly #hubs = new Map<string, { snapshot: HubSnapshot; at: number }>();
   readonly #started = Date.now();

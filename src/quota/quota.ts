@@ -7,7 +7,7 @@
  * out instead of holding it forever.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env.ts";
+import type { Vars } from "../vars.ts";
 
 export interface Claim {
   granted: boolean;
@@ -17,8 +17,8 @@ export interface Claim {
   retryAfterSeconds: number;
 }
 
-export class Quota extends DurableObject<Env> {
-  constructor(ctx: DurableObjectState, env: Env) {
+export class Quota extends DurableObject<Vars> {
+  constructor(ctx: DurableObjectState, env: Vars) {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS claims (holder TEXT PRIMARY KEY, count INTEGER NOT NULL, expires INTEGER NOT NULL)");
   }

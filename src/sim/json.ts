@@ -21,4 +21,4 @@ export const goJson = (value: unknown): string => escapeHtml(JSON.stringify(valu
 
 /** A whole response body: compact plus `\n`, or pretty without it. */
 export const goJsonBody = (value: unknown, pretty = false): string =>
-  pretty ? escapeHtml(JSON.stringify(value, null, 2)) : goJson(value) + "\n";
+  pretty ? escapeHtml(JSON.stringify(value, null, 2)) : `${goJson(value)}\n`;

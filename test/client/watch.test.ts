@@ -24,7 +24,7 @@ class ScriptedSocket implements WatchSocket {
     this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener]);
   }
   event(type: string, object: unknown): void {
-    this.#emit("message", { data: JSON.stringify({ type, object }) + "\n" });
+    this.#emit("message", { data: `${JSON.stringify({ type, object })}\n` });
   }
   modified(rv: number): void {
     this.event("MODIFIED", { kind: "Pod", metadata: { name: "p", namespace: "n", resourceVersion: String(rv) } });

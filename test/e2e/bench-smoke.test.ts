@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BurstRow, FanoutRow, KeysRow, Results, Row, SnapshotRow, StormRow } from "../../bench/rows.ts";
+import type { BurstRow, FanoutRow, KeysRow, Results, Row, SnapshotRow, SocketsRow, StormRow } from "../../bench/rows.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const LATEST = join(ROOT, "bench", "results", "latest.json");
@@ -63,6 +63,7 @@ describe("npm run bench -- --smoke", () => {
     expect(labels("burst")).toEqual(everyTransport);
     expect(labels("storm")).toEqual(new Set(["relay ws", "relay-batched ws", "relay-delta ws", "direct http", "node-relay ws", "raw-ws ws"]));
     expect(labels("keys")).toEqual(new Set(["relay ws", "relay-batched ws", "direct http", "node-relay ws"]));
+    expect(labels("sockets")).toEqual(new Set(["relay-batched ws", "relay-socket ws"]));
     expect(labels("snapshot")).toEqual(new Set(["relay http", "direct http"]));
     expect(results.machine.workerd).toMatch(/^workerd /);
   });
@@ -152,6 +153,20 @@ describe("npm run bench -- --smoke", () => {
     expect(keys.upstreamWatches).toBe(keys.keys);
   });
 
+  it("carries every client's watches on one relay socket, the same events as a socket per watch, with no more upstream watches", () => {
+    const { clients, watchesPerClient } = results.sizes.sockets;
+    const socket = rowFor<SocketsRow>("sockets", "relay-socket");
+    const separate = rowFor<SocketsRow>("sockets", "relay-batched");
+    expect(socket.sockets).toBe(clients);
+    expect(separate.sockets).toBe(clients * watchesPerClient);
+    for (const row of [socket, separate]) {
+      expect(row.upstreamWatches, row.system).toBe(watchesPerClient);
+      expect(row.deliveredPerSec, row.system).toBeGreaterThan(0);
+      expect(row.p99Ms, row.system).not.toBeNull();
+      expect(row.errors, row.system).toBe(0);
+    }
+  });
+
   it("resumes a storm from the relay with no upstream request, in either framing and for net changes; direct resumes upstream", () => {
     const subscribers = results.sizes.storm.subscribers[0];
     for (const mode of ["relay", "relay-batched", "relay-delta"]) {
@@ -173,8 +188,8 @@ describe("npm run bench -- --smoke", () => {
     expect(relay.bytes).toBeGreaterThan(0);
   });
 
-  it("profiles the relay's isolate under fan-out and many-keys load, tracing its time to source modules", () => {
-    expect(results.profiles.map((p) => p.workload.name)).toEqual(["fan-out", "many keys"]);
+  it("profiles the relay's isolate under fan-out (over WebSocket and over HTTP) and many-keys load, tracing its time to source modules", () => {
+    expect(results.profiles.map((p) => p.workload.name)).toEqual(["fan-out", "fan-out over HTTP", "many keys"]);
     for (const profile of results.profiles) {
       expect(profile.isolateBusyMs, profile.workload.name).toBeGreaterThan(0);
       expect(profile.processCpuMs, profile.workload.name).toBeGreaterThan(0);

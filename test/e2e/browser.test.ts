@@ -6,25 +6,21 @@
  * UPDATE_SCREENSHOT=1 the dark one also becomes the README's docs/screenshot.png. Without Chromium
  * this file says so loudly and skips itself.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { mkdirSync, writeFileSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildClient } from "../../scripts/build-client.ts";
+import { haveChromium, launchChromium } from "./chromium.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  const bar = "!".repeat(88);
-  process.stderr.write(`\n${bar}\n!! SKIPPING the browser test: no Chromium at ${CHROMIUM}.\n!! Install it (apt-get install -y chromium) or point CHROMIUM_PATH at one.\n${bar}\n\n`);
-}
+const chromiumHere = haveChromium("the browser test");
 
 const ARTIFACTS = new URL("../../test-results/browser/", import.meta.url);
 const SCREENSHOT = new URL("../../docs/screenshot.png", import.meta.url);
 /** The namespace this test owns: churn only touches the seeded ones. */
 const NS = "e2e-browser";
 
-describe.skipIf(!haveChromium)("the live cluster page", () => {
+describe.skipIf(!chromiumHere)("the live cluster page", () => {
   let relay: RunningRelay;
   let browser: Browser;
   let simUrl: string;
@@ -34,11 +30,7 @@ describe.skipIf(!haveChromium)("the live cluster page", () => {
     await buildClient();
     relay = await startRelay({ SIM_CHURN: "5" });
     simUrl = /simulated cluster at (http:\/\/\S+)/.exec(relay.output())![1]!;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

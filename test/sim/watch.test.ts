@@ -27,7 +27,7 @@ async function watch(path: string, headers: Record<string, string> = {}): Promis
 
 describe("watch", () => {
   it("streams chunked JSON with the API server's headers", async () => {
-    const w = await watch("/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + sim.resourceVersion);
+    const w = await watch(`/api/v1/namespaces/default/pods?watch=1&resourceVersion=${sim.resourceVersion}`);
     expect(w.status).toBe(200);
     expect(w.headers.get("content-type")).toBe("application/json");
     expect(w.headers.get("cache-control")).toBe("no-cache, private");

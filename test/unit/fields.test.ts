@@ -235,13 +235,13 @@ describe("fieldsOf and matchesFields", () => {
     };
     const coreFields = fieldsOf("", "events", core);
     expect(coreFields["involvedObject.name"]).toBe("web-0");
-    expect(coreFields["source"]).toBe("kubelet"); // source.component falls back to reportingComponent
-    expect(fieldsOf("", "events", { ...core, source: { component: "sched" } })["source"]).toBe("sched");
+    expect(coreFields.source).toBe("kubelet"); // source.component falls back to reportingComponent
+    expect(fieldsOf("", "events", { ...core, source: { component: "sched" } }).source).toBe("sched");
     const v1 = { metadata: { name: "e1", namespace: "d" }, regarding: { kind: "Pod", name: "web-0" }, reportingController: "kubelet" };
     const v1Fields = fieldsOf("events.k8s.io", "events", v1);
     expect(v1Fields["regarding.name"]).toBe("web-0");
-    expect(v1Fields["reportingController"]).toBe("kubelet");
-    expect(v1Fields["source"]).toBe("kubelet");
+    expect(v1Fields.reportingController).toBe("kubelet");
+    expect(v1Fields.source).toBe("kubelet");
     const selector = validateFieldSelector(parseFieldSelector("regarding.kind=Pod,regarding.name=web-0"), "events.k8s.io", "events", true);
     expect(matchesFields(selector, v1Fields)).toBe(true);
   });

@@ -14,7 +14,7 @@ describe("LineSplitter", () => {
   it("property: any chunking of UTF-8 bytes yields the same lines", () => {
     fc.assert(
       fc.property(fc.array(fc.string({ unit: "grapheme", minLength: 1 }).filter((s) => !s.includes("\n") && s.trim() !== ""), { maxLength: 20 }), fc.array(fc.nat(), { maxLength: 30 }), (lines, cuts) => {
-        const bytes = new TextEncoder().encode(lines.map((l) => l + "\n").join(""));
+        const bytes = new TextEncoder().encode(lines.map((l) => `${l}\n`).join(""));
         const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
         const splitter = new LineSplitter();
         const out: string[] = [];

@@ -90,7 +90,7 @@ describe("tableEvents", () => {
   }
 
   it("turns each event into a one-row Table, with column definitions on the first only", async () => {
-    const lines = [pod("a", "10"), pod("b", "11")].map((o, i) => JSON.stringify({ type: i ? "MODIFIED" : "ADDED", object: o }) + "\n").join("");
+    const lines = [pod("a", "10"), pod("b", "11")].map((o, i) => `${JSON.stringify({ type: i ? "MODIFIED" : "ADDED", object: o })}\n`).join("");
     // Chunk boundaries fall anywhere, mid-line included.
     const events = await convert([lines.slice(0, 17), lines.slice(17, 400), lines.slice(400)]);
     expect(events.map((e) => [e.type, e.object.kind, e.object.metadata.resourceVersion, e.object.rows.length, e.object.rows[0].cells[0]])).toEqual([
@@ -104,7 +104,7 @@ describe("tableEvents", () => {
   it("converts BOOKMARKs like any event and passes ERROR events through unchanged", async () => {
     const bookmark = { type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "12", annotations: { "k8s.io/initial-events-end": "true" } }, spec: { containers: null }, status: {} } };
     const error = '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}';
-    const events = await convert([JSON.stringify(bookmark) + "\n" + error + "\n"]);
+    const events = await convert([`${JSON.stringify(bookmark)}\n${error}\n`]);
     expect(events[0]).toMatchObject({
       type: "BOOKMARK",
       object: { kind: "Table", metadata: { resourceVersion: "12" }, rows: [{ object: { kind: "PartialObjectMetadata", metadata: bookmark.object.metadata } }] },

@@ -2,23 +2,23 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { EventWindow, type WindowEvent } from "../../src/hub/window.ts";
 
-const event = (rv: number, size = 10): WindowEvent => ({ rv, line: "x".repeat(size - 1) + "\n" });
+const event = (rv: number, size = 10): WindowEvent => ({ rv, line: `${"x".repeat(size - 1)}\n` });
 
 describe("EventWindow", () => {
   it("replays exactly the events after a resume point", () => {
     const w = new EventWindow({ maxEvents: 10, maxBytes: 1e6 });
     w.reset(100);
     for (const rv of [101, 105, 107]) w.append(event(rv));
-    const after = (rv: number) => {
+    const replayAfter = (rv: number) => {
       const r = w.after(rv);
       return r.kind === "events" ? r.events.map((e) => e.rv) : r.kind;
     };
-    expect(after(100)).toEqual([101, 105, 107]);
-    expect(after(101)).toEqual([105, 107]);
-    expect(after(103)).toEqual([105, 107]); // a bookmark RV between events
-    expect(after(107)).toEqual([]);
-    expect(after(200)).toEqual([]); // ahead: nothing yet
-    expect(after(99)).toBe("expired");
+    expect(replayAfter(100)).toEqual([101, 105, 107]);
+    expect(replayAfter(101)).toEqual([105, 107]);
+    expect(replayAfter(103)).toEqual([105, 107]); // a bookmark RV between events
+    expect(replayAfter(107)).toEqual([]);
+    expect(replayAfter(200)).toEqual([]); // ahead: nothing yet
+    expect(replayAfter(99)).toBe("expired");
   });
 
   it("evicts by count and moves the start to the last evicted event", () => {

@@ -9,7 +9,7 @@ import { RELAY_GROUP } from "../../src/auth/operator.ts";
 import type { Rule } from "../../src/auth/rules.ts";
 import type { HubIndexEntry } from "../../src/metrics/report.ts";
 import { eventually, relay, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
-import { scrape, valueOf } from "../worker/metrics-helpers.ts";
+import { scrape, metricValue } from "../worker/metrics-helpers.ts";
 
 const SECRET = "test-secret-that-is-long-enough-for-hs256";
 const METRICS_TOKEN = "scraper-token-for-the-tests";
@@ -34,8 +34,8 @@ describe("operator endpoints in AUTH_MODE=jwt", () => {
     expect(await status("/metrics", bearer("not-the-scraper-token"))).toBe(401);
     const families = await scrape(bearer(await operatorOf("metrics")));
     // The refusals above were counted, by reason.
-    expect(valueOf(families, "kube_watch_relay_auth_refusals_total", { reason: "unauthenticated" })).toBeGreaterThanOrEqual(2);
-    expect(valueOf(families, "kube_watch_relay_auth_refusals_total", { reason: "forbidden" })).toBeGreaterThanOrEqual(2);
+    expect(metricValue(families, "kube_watch_relay_auth_refusals_total", { reason: "unauthenticated" })).toBeGreaterThanOrEqual(2);
+    expect(metricValue(families, "kube_watch_relay_auth_refusals_total", { reason: "forbidden" })).toBeGreaterThanOrEqual(2);
     await scrape(bearer(METRICS_TOKEN));
     // The scraper's token opens /metrics only.
     expect(await status("/_relay/hubs", bearer(METRICS_TOKEN))).toBe(401);

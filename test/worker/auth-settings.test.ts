@@ -1,9 +1,10 @@
-/** Auth settings, decided from the Worker's variables (see src/http/auth.ts). */
+/** Auth settings, decided from the Worker's variables (see src/auth/mode.ts and src/http/auth.ts). */
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../src/env.ts";
-import { authMode, deniedResource, originAllowed } from "../../src/http/auth.ts";
+import { authMode } from "../../src/auth/mode.ts";
+import { deniedResource, originAllowed } from "../../src/http/auth.ts";
+import type { Vars } from "../../src/vars.ts";
 
-const env = (vars: Record<string, string>) => vars as unknown as Env;
+const env = (vars: Record<string, string>) => vars as Vars;
 
 describe("relay settings", () => {
   it("AUTH_MODE unset or unknown: nothing is served, and the Status says what to configure", () => {

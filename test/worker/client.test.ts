@@ -6,150 +6,20 @@
  * network would (1006, in-flight messages lost) and hold reconnections while the cluster moves.
  */
 import { describe, expect, it } from "vitest";
-import { informer, watch, WatchError, type Transport, type WatchOptions, type WatchSocket, type WatchStatus, type WatchUpdate } from "../../src/client/index.ts";
+import { informer, watch, WatchError, type WatchOptions, type WatchStatus, type WatchUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Random } from "../../src/sim/random.ts";
-import { Inbox, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { Inbox, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { collect, TestNetwork, takeUntil } from "./network.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const collection = (ns: string) => `http://relay.test${podsPath(ns)}`;
 /** Short, deterministic reconnect delays. */
 const FAST = { initialMs: 20, maxMs: 200, random: () => 0.5 };
 /** A resume that replays every event, whole, as from the API server (the client's defaults ask for net changes and deltas). */
 const EVERY_EVENT = { compact: false, deltas: false };
-
-type Listener = (event: never) => void;
-
-/** A relay WebSocket the test can drop as a failing network would: 1006, later messages lost. */
-class DroppableSocket implements WatchSocket {
-  readonly #socket: WebSocket;
-  readonly #listeners = new Map<string, Listener[]>();
-  #dropped = false;
-  /** Lengths of the text messages delivered, in order. */
-  readonly received: number[] = [];
-  /** What the client sent (its ACKs). */
-  readonly sent = new Inbox<string>();
-
-  constructor(socket: WebSocket) {
-    this.#socket = socket;
-    socket.addEventListener("message", (event) => {
-      if (this.#dropped) return;
-      this.received.push((event.data as string).length);
-      this.#emit("message", { data: event.data });
-    });
-    socket.addEventListener("close", (event) => {
-      if (!this.#dropped) this.#emit("close", { code: event.code, reason: event.reason });
-    });
-  }
-
-  send(message: string): void {
-    this.sent.push(message);
-    this.#socket.send(message);
-  }
-
-  close(code?: number, reason?: string): void {
-    this.#socket.close(code, reason);
-  }
-
-  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
-  addEventListener(type: "close", listener: (event: { code: number; reason: string }) => void): void;
-  addEventListener(type: "error", listener: () => void): void;
-  addEventListener(type: string, listener: Listener): void {
-    this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener]);
-  }
-
-  drop(): void {
-    if (this.#dropped) return;
-    this.#dropped = true;
-    try {
-      this.#socket.close(1000, "dropped by the test");
-    } catch {
-      // already closed
-    }
-    this.#emit("close", { code: 1006, reason: "" });
-  }
-
-  #emit(type: string, event: unknown): void {
-    for (const listener of this.#listeners.get(type) ?? []) (listener as (event: unknown) => void)(event);
-  }
-}
-
-/** The client's transport: the relay, behind a network the test controls. */
-class TestNetwork implements Transport {
-  lists = 0;
-  readonly listHeaders: Array<Record<string, string>> = [];
-  readonly sockets: DroppableSocket[] = [];
-  readonly offered: string[][] = [];
-  readonly accepted: Array<string | null> = [];
-  /** The WebSocket URLs connected to. */
-  readonly urls: string[] = [];
-  #gate: Promise<void> | undefined;
-
-  fetch(url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
-    this.lists++;
-    this.listHeaders.push(init.headers);
-    const { pathname, search } = new URL(url);
-    return relay(pathname + search, init);
-  }
-
-  async connect(url: string, protocols: string[]): Promise<WatchSocket> {
-    await this.#gate;
-    this.offered.push(protocols);
-    this.urls.push(url);
-    const { pathname, search } = new URL(url);
-    const response = await relay(pathname + search, {
-      headers: { upgrade: "websocket", ...(protocols.length > 0 ? { "sec-websocket-protocol": protocols.join(", ") } : {}) },
-    });
-    if (!response.webSocket) throw new Error(`no WebSocket upgrade: ${response.status} ${await response.text()}`);
-    response.webSocket.accept();
-    this.accepted.push(response.headers.get("sec-websocket-protocol"));
-    const socket = new DroppableSocket(response.webSocket);
-    this.sockets.push(socket);
-    return socket;
-  }
-
-  /** Hold every new connection until the returned function is called. */
-  hold(): () => void {
-    let release = () => undefined as void;
-    this.#gate = new Promise<void>((resolve) => (release = resolve));
-    return () => {
-      this.#gate = undefined;
-      release();
-    };
-  }
-
-  /** Drop the current socket. */
-  drop(): void {
-    this.sockets.at(-1)?.drop();
-  }
-}
-
-/** Run an iterator in the background; its updates (bookmarks aside) land in an inbox. */
-function collect<T>(updates: AsyncGenerator<WatchUpdate<T>>): Inbox<WatchUpdate<T>> & { failure?: unknown } {
-  const inbox: Inbox<WatchUpdate<T>> & { failure?: unknown } = new Inbox<WatchUpdate<T>>();
-  void (async () => {
-    try {
-      for await (const update of updates) if (update.type !== "BOOKMARK") inbox.push(update);
-      inbox.end();
-    } catch (e) {
-      inbox.failure = e;
-      inbox.end({ reason: String(e) });
-    }
-  })();
-  return inbox;
-}
-
-/** Take updates up to and including the first that matches. */
-async function takeUntil<T>(inbox: Inbox<WatchUpdate<T>>, match: (u: WatchUpdate<T>) => boolean, what: string): Promise<Array<WatchUpdate<T>>> {
-  const taken: Array<WatchUpdate<T>> = [];
-  for (;;) {
-    const update = await inbox.next(what);
-    taken.push(update);
-    if (match(update)) return taken;
-  }
-}
 
 const summary = (u: WatchUpdate<KubeObject>): unknown =>
   "object" in u ? [u.type, u.object.metadata?.name] : u.type === "closed" ? [u.type, u.code] : u.type === "resumed" ? [u.type, u.replayed] : [u.type];

@@ -11,9 +11,9 @@ import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { eventually, httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim("evict");
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const path = (ns: string, query: string) => `/clusters/evict${podsPath(ns)}?${query}`;
 
 function hubOf(namespace: string, labelSelector: string | null = null) {

@@ -10,8 +10,7 @@ import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { eventually, relay, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
-
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
+import { podsPath } from "../kit/paths.ts";
 
 interface PodList {
   metadata: { resourceVersion: string };

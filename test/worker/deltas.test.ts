@@ -8,10 +8,9 @@ import { applyDelta, parseDelta } from "../../src/k8s/delta.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
-
 /** A delta subscriber's view: its objects by name, from every line it was sent. */
 function applyLines(state: Map<string, KubeObject>, lines: string[]): { deltas: number; full: number } {
   let deltas = 0;

@@ -6,10 +6,10 @@
 import { describe, expect, it } from "vitest";
 import type { WatchEvent } from "../../src/k8s/types.ts";
 import { nameOf, rvOf, Sim, uniqueNamespace, wsWatch, type Subscription } from "./helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const cluster = "faults";
 const sim = new Sim(cluster);
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const relayPath = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(ns)}?${query}`;
 
 /** A namespace with pods, and a subscriber that has received their initial state. */

@@ -4,7 +4,7 @@
  * simulated API server.
  */
 import type { KubeObject } from "../../src/k8s/types.ts";
-import { relay, type Sim } from "./helpers.ts";
+import type { Sim } from "./helpers.ts";
 
 /** kubectl's Accept for human-readable output (kubectl `get`, cli-runtime). */
 export const KUBECTL_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";

@@ -8,9 +8,8 @@ import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
-import { eventually, httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
-
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
+import { eventually, httpWatch, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 function hubOf(cluster: string, namespace: string) {
   const key = watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace, namespaced: true, labelSelector: null, fieldSelector: null });

@@ -5,9 +5,9 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { httpWatch, relay, Sim, uniqueNamespace } from "./helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 type List = { metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number }; items: KubeObject[] };
 
 describe("paging", () => {

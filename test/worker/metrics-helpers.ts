@@ -34,6 +34,6 @@ export function histogramOf(families: Scrape, name: string): Sample | undefined 
 }
 
 /** A counter's or gauge's value (0 when the series is not there yet). */
-export function valueOf(families: Scrape, name: string, labels: Record<string, string> = {}): number {
+export function metricValue(families: Scrape, name: string, labels: Record<string, string> = {}): number {
   return Number(sampleOf(families, name, labels)?.value ?? 0);
 }

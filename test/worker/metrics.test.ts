@@ -12,11 +12,11 @@ import { FAMILIES } from "../../src/metrics/catalog.ts";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { HubIndexEntry } from "../../src/metrics/report.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
-import { histogramOf, sampleOf, scrape, valueOf, type Scrape } from "./metrics-helpers.ts";
+import { histogramOf, sampleOf, scrape, metricValue, type Scrape } from "./metrics-helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const cluster = "metrics";
 const sim = new Sim(cluster);
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const relayPath = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(ns)}?${query}`;
 const inCluster = { cluster };
 
@@ -45,7 +45,7 @@ async function afterHeartbeat(namespace: string, ready: (s: Scrape) => boolean, 
 describe("/metrics", () => {
   it("is the Prometheus text format: every family typed and described, units in names, counters in _total", async () => {
     const { ns, sub } = await watching("m");
-    const families = await afterHeartbeat(ns, (s) => valueOf(s, "kube_watch_relay_upstream_watches", inCluster) >= 1, "the hub's report on its heartbeat");
+    const families = await afterHeartbeat(ns, (s) => metricValue(s, "kube_watch_relay_upstream_watches", inCluster) >= 1, "the hub's report on its heartbeat");
     for (const family of families) {
       expect(family.help, family.name).not.toBe("");
       expect(family.name).toMatch(/^kube_watch_relay_[a-z_]+$/);
@@ -55,10 +55,10 @@ describe("/metrics", () => {
       // (The parser drops histograms' labels: see histogramOf.)
       if (family.type !== "HISTOGRAM") for (const sample of family.metrics) expect(Object.keys(sample.labels ?? {}).sort()).toEqual([...known!.labels].sort());
     }
-    expect(valueOf(families, "kube_watch_relay_hubs", { ...inCluster, upstream_state: "watching" })).toBeGreaterThanOrEqual(1);
-    expect(valueOf(families, "kube_watch_relay_upstream_watches", inCluster)).toBeGreaterThanOrEqual(1);
-    expect(valueOf(families, "kube_watch_relay_cache_objects", inCluster)).toBeGreaterThanOrEqual(1);
-    expect(valueOf(families, "kube_watch_relay_upstream_watch_requests_total", inCluster)).toBeGreaterThanOrEqual(1);
+    expect(metricValue(families, "kube_watch_relay_hubs", { ...inCluster, upstream_state: "watching" })).toBeGreaterThanOrEqual(1);
+    expect(metricValue(families, "kube_watch_relay_upstream_watches", inCluster)).toBeGreaterThanOrEqual(1);
+    expect(metricValue(families, "kube_watch_relay_cache_objects", inCluster)).toBeGreaterThanOrEqual(1);
+    expect(metricValue(families, "kube_watch_relay_upstream_watch_requests_total", inCluster)).toBeGreaterThanOrEqual(1);
     // Known outcomes are there before they happen, so a rate has a start.
     expect(sampleOf(families, "kube_watch_relay_resumes_total", { ...inCluster, outcome: "compacted" })?.value).toBe("0");
     sub.close();
@@ -71,14 +71,14 @@ describe("/metrics", () => {
     const modified = await sim.patchPod(ns, "a", { metadata: { labels: { during: "gap" } } });
     await sim.faults({ compact: true, dropWatches: true });
     expect(rvOf(await sub.events.next("the relist's difference"))).toBe(rvOf(modified));
-    const delivered = (s: Scrape) => valueOf(s, "kube_watch_relay_delivered_events_total", { ...inCluster, transport: "websocket" });
+    const delivered = (s: Scrape) => metricValue(s, "kube_watch_relay_delivered_events_total", { ...inCluster, transport: "websocket" });
     const after = await afterHeartbeat(
       ns,
-      (s) => valueOf(s, "kube_watch_relay_upstream_relists_total", inCluster) > valueOf(before, "kube_watch_relay_upstream_relists_total", inCluster),
+      (s) => metricValue(s, "kube_watch_relay_upstream_relists_total", inCluster) > metricValue(before, "kube_watch_relay_upstream_relists_total", inCluster),
       "the relist counter to move",
     );
-    expect(valueOf(after, "kube_watch_relay_upstream_expired_total", inCluster)).toBeGreaterThan(valueOf(before, "kube_watch_relay_upstream_expired_total", inCluster));
-    expect(valueOf(after, "kube_watch_relay_events_total", inCluster)).toBeGreaterThan(valueOf(before, "kube_watch_relay_events_total", inCluster));
+    expect(metricValue(after, "kube_watch_relay_upstream_expired_total", inCluster)).toBeGreaterThan(metricValue(before, "kube_watch_relay_upstream_expired_total", inCluster));
+    expect(metricValue(after, "kube_watch_relay_events_total", inCluster)).toBeGreaterThan(metricValue(before, "kube_watch_relay_events_total", inCluster));
     expect(delivered(after)).toBeGreaterThan(delivered(before));
     sub.close();
   });
@@ -95,7 +95,7 @@ describe("/metrics", () => {
     for (let i = 0; i < 40; i++) await sim.patchPod(ns, "big", { metadata: { annotations: { padding: `${i}${padding}` } } });
     expect(await slow.events.closed()).toMatchObject({ code: 4008 });
     const labels = { ...inCluster, transport: "websocket", reason: "slow" };
-    const after = await afterHeartbeat(ns, (s) => valueOf(s, "kube_watch_relay_subscriber_cutoffs_total", labels) >= 1, "the cut-off counter to move");
+    const after = await afterHeartbeat(ns, (s) => metricValue(s, "kube_watch_relay_subscriber_cutoffs_total", labels) >= 1, "the cut-off counter to move");
     // Every subscriber of this file's relay is a WebSocket on this cluster: one series.
     const lag = histogramOf(after, "kube_watch_relay_subscriber_lag_bytes")?.buckets ?? {};
     // Cut off past the 256 KiB budget: one observation, at least, above the 256 KiB bucket.
@@ -108,7 +108,7 @@ describe("/metrics", () => {
     const resumed = await wsWatch(relayPath(ns, `watch=1&resourceVersion=${rvOf(added)}`));
     const expired = await wsWatch(relayPath(ns, "watch=1&resourceVersion=1"));
     expect((await expired.events.next()).type).toBe("ERROR");
-    const outcome = (s: Scrape, o: string) => valueOf(s, "kube_watch_relay_resumes_total", { ...inCluster, outcome: o });
+    const outcome = (s: Scrape, o: string) => metricValue(s, "kube_watch_relay_resumes_total", { ...inCluster, outcome: o });
     const after = await afterHeartbeat(ns, (s) => outcome(s, "expired") > outcome(before, "expired"), "the expired resume to be counted");
     expect(outcome(after, "window")).toBeGreaterThan(outcome(before, "window"));
     sub.close();
@@ -116,11 +116,11 @@ describe("/metrics", () => {
   });
 
   it("counts the Worker's refusals by reason", async () => {
-    const before = valueOf(await scrape(), "kube_watch_relay_auth_refusals_total", { reason: "host" });
+    const before = metricValue(await scrape(), "kube_watch_relay_auth_refusals_total", { reason: "host" });
     const refused = await exports.default.fetch(new Request("http://elsewhere.example/api/v1/pods"));
     await refused.body?.cancel();
     expect(refused.status).toBe(403);
-    expect(valueOf(await scrape(), "kube_watch_relay_auth_refusals_total", { reason: "host" })).toBe(before + 1);
+    expect(metricValue(await scrape(), "kube_watch_relay_auth_refusals_total", { reason: "host" })).toBe(before + 1);
   });
 });
 

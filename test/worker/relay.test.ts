@@ -5,10 +5,9 @@ import { createApp } from "../../src/http/app.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
-
 describe("one upstream watch per key", () => {
   it("50 WebSocket and 5 HTTP subscribers share exactly one upstream watch and all get every event", async () => {
     const ns = uniqueNamespace();
@@ -147,7 +146,7 @@ describe("list snapshot", () => {
 
 describe("bad input never reaches a hub", () => {
   it.each([
-    ["GET", "/metrics", 404, "NotFound"],
+    ["GET", "/debug/pprof", 404, "NotFound"],
     ["GET", "/api/v1/namespaces/x/pods?labelSelector=app%3Amonolith", 400, "BadRequest"],
     ["GET", "/api/v1/pods?fieldSelector=spec.foo%3Dbar", 400, "BadRequest"],
     ["GET", "/api/v1/pods?watch=1&resourceVersion=abc", 400, "BadRequest"],

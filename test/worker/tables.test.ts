@@ -10,9 +10,9 @@ import { describe, expect, it } from "vitest";
 import { INITIAL_EVENTS_END, type KubeObject } from "../../src/k8s/types.ts";
 import { httpWatch, relay, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { KUBECTL_TABLE, TABLE_V1 } from "./kube-helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const POD_COLUMNS = ["Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node", "Readiness Gates"];
 
 interface Table {

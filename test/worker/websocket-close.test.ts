@@ -5,8 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
-
-const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
+import { podsPath } from "../kit/paths.ts";
 
 describe("closing a watch WebSocket", () => {
   const sim = new Sim();

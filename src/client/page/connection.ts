@@ -4,7 +4,7 @@
  * client's lifecycle updates.
  */
 import type { WatchStatus } from "../index.ts";
-import { after, plural, resumeCost } from "./format.ts";
+import { after, resumeCost } from "./format.ts";
 
 /** `data-state` of the indicator; the CSS colours it. */
 export type ConnectionState = "connecting" | "live" | "resumed" | "relisted" | "reconnecting" | "failed";

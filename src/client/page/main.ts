@@ -1,21 +1,27 @@
 /**
  * @module
- * The live cluster page. It watches the picked collection through the relay with the client
- * library's `informer` (so it resumes, relists and acknowledges as any client of the library
- * does) and shows the objects, the watch's lifecycle, and what the relay's hub for that key is
- * doing, and, for operators, every live hub of the relay (a panel, polled only while open). The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
- * and `timeoutSeconds=N` asks the relay to end each WebSocket after N seconds, to watch the
- * client resume. Against a relay that requires a token, open `/#token=<token>`: a fragment never
+ * The live cluster page. It watches the picked collection, the cluster's namespaces (the
+ * sidebar) and its Events (a panel), and any collection named by `?watch=<path>` (of any
+ * cluster: `?watch=/clusters/prod/api/v1/nodes`), all over one relay socket, with the client
+ * library's `informer` (so each resumes, relists and acknowledges as any client of the library
+ * does), and shows the objects, each watch's lifecycle, and what the relay's hub for the picked
+ * key is doing, and, for operators, every live hub of the relay (a panel, polled only while
+ * open). The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
+ * and `timeoutSeconds=N` asks the relay to end the picked collection's watch after N seconds,
+ * to watch the client resume. Against a relay that requires a token, open `/#token=<token>`: a fragment never
  * reaches a server or its logs, and the page moves it into session storage and out of the
  * address bar at once.
  */
-import { informer, objectKey, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
+import { objectKey, relaySocket, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
 import { ConnectionIndicator } from "./connection.ts";
+import { EventsPanel } from "./events.ts";
 import { after, plural, resumeCost } from "./format.ts";
 import { HubPanel } from "./hubs.ts";
 import { EventLog } from "./log.ts";
 import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
+import { NamespaceSidebar } from "./sidebar.ts";
 import { ObjectTable } from "./table.ts";
+import { WatchList, type WatchRow } from "./watches.ts";
 
 const STATS_INTERVAL_MS = 3000;
 
@@ -34,6 +40,13 @@ const empty = element<HTMLElement>("empty");
 const relayStats = element<HTMLElement>("relay-stats");
 const indicator = new ConnectionIndicator(element("connection"));
 const log = new EventLog(element<HTMLOListElement>("log"));
+const watches = new WatchList(element<HTMLUListElement>("watches"));
+const events = new EventsPanel(element<HTMLOListElement>("events"));
+const sidebar = new NamespaceSidebar(element<HTMLUListElement>("namespaces"), (namespace) => {
+  namespacePicker.value = namespace;
+  selection.namespace = namespace;
+  watchSelection();
+});
 
 /** The bearer token for this tab, if the relay needs one (see the module comment). */
 function sessionToken(): string | undefined {
@@ -45,18 +58,21 @@ function sessionToken(): string | undefined {
   return sessionStorage.getItem("kube-watch-relay-token") ?? undefined;
 }
 const token = sessionToken();
-const auth = token ? { token } : {};
+/** Every watch of the page shares this one WebSocket. */
+const relay = relaySocket(location.origin, token ? { token } : {});
 new HubPanel(element<HTMLDetailsElement>("operator"), element<HTMLTableElement>("hubs").tBodies[0] as HTMLTableSectionElement, element("hubs-note"), token);
 
 const query = new URLSearchParams(location.search);
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
+/** More collections to watch, of any cluster: `?watch=/clusters/prod/api/v1/nodes` (repeatable). */
+const extraWatches = query.getAll("watch");
 const selection = {
   resource: resourceById(query.get("resource")),
   namespace: query.get("namespace") ?? "",
   labelSelector: query.get("labelSelector") ?? "",
 };
 const table = new ObjectTable(objectsTable.tBodies[0] as HTMLTableSectionElement, selection.resource);
-let watching: Informer<KubeResource> | undefined;
+let watching: { informer: Informer<KubeResource>; row: WatchRow } | undefined;
 
 function collectionUrl(): string {
   const path = collectionPath(selection.resource, selection.namespace);
@@ -70,6 +86,7 @@ function saveSelection(): void {
   if (selection.namespace) params.set("namespace", selection.namespace);
   if (selection.labelSelector) params.set("labelSelector", selection.labelSelector);
   if (timeoutSeconds) params.set("timeoutSeconds", String(timeoutSeconds));
+  for (const path of extraWatches) params.append("watch", path);
   const search = params.toString();
   history.replaceState(null, "", search ? `?${search}` : location.pathname);
 }
@@ -100,14 +117,18 @@ function showCount(): void {
 }
 
 function watchSelection(): void {
-  watching?.stop();
+  watching?.informer.stop();
+  watching?.row.remove();
   const { resource, namespace, labelSelector } = selection;
+  sidebar.select(namespace);
   table.reset(resource);
   objectsTable.classList.toggle("cluster-scoped", !resource.namespaced);
   namespacePicker.disabled = !resource.namespaced;
   saveSelection();
   const where = resource.namespaced ? (namespace ? `in ${namespace}` : "in all namespaces") : "(cluster-scoped)";
-  log.add("note", `watching ${resource.label.toLowerCase()} ${where}${labelSelector ? ` matching ${labelSelector}` : ""}`);
+  const what = `${resource.label.toLowerCase()} ${where}${labelSelector ? ` matching ${labelSelector}` : ""}`;
+  log.add("note", `watching ${what}`);
+  const row = watches.add("selection", what, true);
   indicator.set("connecting", "connecting…");
   relayStats.textContent = "";
   count.textContent = "";
@@ -115,8 +136,7 @@ function watchSelection(): void {
 
   // The first list arrives as adds: fill the table quietly, then log and flash what changes.
   let listing = true;
-  const current: Informer<KubeResource> = informer(collectionUrl(), {
-    ...auth,
+  const current: Informer<KubeResource> = relay.informer(collectionUrl(), {
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
     onAdd(object) {
       table.upsert(object, listing ? undefined : "added");
@@ -137,15 +157,46 @@ function watchSelection(): void {
       if (status.type === "listed") listing = false;
       if (status.type === "listed" || status.type === "relisted") showCount();
       indicator.show(status);
+      row.indicator.show(status);
+      row.count(current);
       log.add(status.type, statusText(status));
       if (status.type === "connected") void refreshStats();
     },
   });
-  watching = current;
+  watching = { informer: current, row };
   current.done.catch((error: Error) => {
-    if (watching !== current) return;
+    if (watching?.informer !== current) return;
     indicator.set("failed", `stopped: ${error.message}`);
+    row.indicator.set("failed", `failed: ${error.message}`);
     log.add("error", error.message);
+  });
+}
+
+/**
+ * A watch beside the picked collection, with its row: its lifecycle and failure shown there
+ * and in the log, named by `name`.
+ */
+function watchBeside<T extends KubeResource>(name: string, path: string, on: { add?(o: T): void; update?(o: T): void; remove?(o: T): void } = {}): void {
+  const row = watches.add(name, path);
+  const beside: Informer<T> = relay.informer<T>(path, {
+    onAdd: (o) => {
+      on.add?.(o);
+      row.count(beside);
+    },
+    onUpdate: (o) => on.update?.(o),
+    onDelete: (o) => {
+      on.remove?.(o);
+      row.count(beside);
+    },
+    onStatus: (status) => {
+      row.indicator.show(status);
+      row.count(beside);
+      if (status.type !== "listed" && status.type !== "connected") log.add(status.type, `${path}: ${statusText(status)}`);
+    },
+  });
+  beside.done.catch((error: Error) => {
+    row.indicator.set("failed", `failed: ${error.message}`);
+    log.add("error", `${path}: ${error.message}`);
   });
 }
 
@@ -200,16 +251,20 @@ function setUpControls(): void {
     watchSelection();
   });
 
-  // The namespace picker is itself a client of the library: namespaces come and go live.
-  const namespaces = informer("/api/v1/namespaces", {
-    ...auth,
-    onAdd: (ns) => addNamespace(ns.metadata?.name ?? ""),
-    onDelete: (ns) => {
-      const name = ns.metadata?.name;
+  // The namespace picker and sidebar are themselves clients of the library: namespaces come and go live.
+  watchBeside("namespaces", "/api/v1/namespaces", {
+    add: (ns) => {
+      addNamespace(ns.metadata?.name ?? "");
+      sidebar.add(ns.metadata?.name ?? "");
+    },
+    remove: (ns) => {
+      const name = ns.metadata?.name ?? "";
       if (name !== selection.namespace) Array.from(namespacePicker.options).find((o) => o.value === name)?.remove();
+      sidebar.remove(name);
     },
   });
-  namespaces.done.catch((error: Error) => log.add("error", `namespaces: ${error.message}`));
+  watchBeside("events", "/api/v1/events", { add: (e) => events.show(e), update: (e) => events.show(e), remove: (e) => events.remove(e) });
+  extraWatches.forEach((path, i) => watchBeside(`watch-${i + 1}`, path));
 }
 
 setUpControls();

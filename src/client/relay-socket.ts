@@ -1,0 +1,238 @@
+/**
+ * @module
+ * `relaySocket()`: one WebSocket to the relay (`/_relay/socket`) that carries every watch of a
+ * client instance, across collections and clusters. It is a `Transport`, so `watch()` and
+ * `informer()` run over it unchanged — each watch still lists, resumes from its own
+ * resourceVersion, relists after a 410 and acknowledges as it takes — with three differences:
+ * a watch is a message on the shared socket instead of a socket of its own; a watch's failure
+ * arrives as its Kubernetes Status (a browser cannot read a refused upgrade's); and a list is a
+ * watch-list (`sendInitialEvents`) over the socket, in messages of at most `pageSize` objects,
+ * so a large collection never arrives as one huge response to parse.
+ *
+ * The socket opens when the first watch needs it and again after it closes (a relay restart, a
+ * lost network): each watch sees its own close and resumes as it would from its own socket.
+ */
+import { Acknowledger } from "./ack.ts";
+import { Channel } from "./channel.ts";
+import { socketFailed, statusError, unreachable, WatchError } from "./errors.ts";
+import { informer, type Informer, type InformerOptions } from "./informer.ts";
+import { transportOf, watchProtocols } from "./transport.ts";
+import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
+import { watch } from "./watch.ts";
+import { lineId, lineType, MUX_PATH, opMessage, type Closed, type WatchOp } from "../k8s/mux.ts";
+import { parseApiPath } from "../k8s/path.ts";
+import { INITIAL_EVENTS_END, type KubeList, type Status, type WatchEvent } from "../k8s/types.ts";
+import { ackMessage, CLOSE } from "../k8s/websocket.ts";
+
+export interface RelaySocketOptions {
+  /** Bearer token for the socket (and its lists): one per socket, as on the relay. */
+  token?: string;
+  /** Objects per message of a list's initial state (default 500). */
+  pageSize?: number;
+  /** Replace `fetch` or the WebSocket the socket is opened with (tests, runtimes without the globals). */
+  transport?: Partial<Transport>;
+}
+
+const DEFAULT_PAGE_SIZE = 500;
+
+export class RelaySocket implements Transport {
+  readonly url: string;
+  readonly #options: RelaySocketOptions;
+  readonly #transport: Transport;
+  readonly #channels = new Map<string, Channel>();
+  #socket: Promise<WatchSocket> | undefined;
+  #ack: Acknowledger | undefined;
+  #nextId = 1;
+  #closed = false;
+
+  /** @param relay the relay's URL (any URL on its origin: a collection URL will do). */
+  constructor(relay: string | URL, options: RelaySocketOptions = {}) {
+    const base = new URL(relay, (globalThis as { location?: { href: string } }).location?.href);
+    base.protocol = base.protocol === "https:" || base.protocol === "wss:" ? "wss:" : "ws:";
+    this.url = new URL(MUX_PATH, base).href;
+    this.#options = options;
+    this.#transport = transportOf(options.transport);
+  }
+
+  /** `watch()` over this socket, with its token. */
+  watch<T extends KubeResource>(url: string | URL, options: WatchOptions = {}): AsyncGenerator<WatchUpdate<T>, void, undefined> {
+    return watch<T>(url, this.#over(options));
+  }
+
+  /** `informer()` over this socket, with its token. */
+  informer<T extends KubeResource>(url: string | URL, options: InformerOptions<T> = {}): Informer<T> {
+    return informer<T>(url, this.#over(options));
+  }
+
+  /** Close the socket: every watch on it ends (their iterations see close 1000 and resume unless stopped). */
+  close(): void {
+    this.#closed = true;
+    void this.#socket?.then((socket) => socket.close(CLOSE.normal, "the client closed the relay socket"), () => undefined);
+  }
+
+  fetch(url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
+    return this.#transport.fetch(url, init);
+  }
+
+  /** A watch URL (as `watch()` makes it) as one watch on the socket. */
+  async connect(url: string): Promise<WatchSocket> {
+    const socket = await this.#open();
+    const channel = this.#channel();
+    socket.send(opMessage(watchOp(channel.id, new URL(url))));
+    return channel;
+  }
+
+  /** A list as a watch-list over the socket: the initial state in pages, up to its initial-events-end bookmark. */
+  async list<T>(url: string, _token: string | undefined, signal?: AbortSignal): Promise<KubeList<T>> {
+    let socket: WatchSocket;
+    try {
+      socket = await this.#open();
+    } catch (e) {
+      throw unreachable(url, e);
+    }
+    const channel = this.#channel();
+    const collection = new URL(url);
+    const op: WatchOp = { ...watchOp(channel.id, collection), sendInitialEvents: true, allowWatchBookmarks: true, limit: this.#options.pageSize ?? DEFAULT_PAGE_SIZE };
+    delete op.resourceVersion;
+    const items: T[] = [];
+    const done = new Promise<KubeList<T>>((resolve, reject) => {
+      const stop = () => channel.close(CLOSE.normal, "the client stopped listing");
+      signal?.addEventListener("abort", stop);
+      channel.addEventListener("message", (event) => {
+        const text = event.data as string;
+        for (const line of text.split("\n")) {
+          if (!line) continue;
+          const { type, object } = JSON.parse(line) as WatchEvent<T & KubeResource>;
+          if (type === "ERROR") return reject(statusError(`GET ${url} (a watch-list over the relay socket)`, object as unknown as Status));
+          if (type === "ADDED") items.push(object);
+          if (type === "BOOKMARK" && object.metadata?.annotations?.[INITIAL_EVENTS_END] === "true") {
+            const resourceVersion = object.metadata.resourceVersion ?? "";
+            resolve({ kind: "List", apiVersion: "v1", metadata: { resourceVersion }, items });
+          }
+        }
+        // Taken as soon as read: the list is whole only at its end.
+        channel.send(ackMessage(Number.MAX_SAFE_INTEGER));
+      });
+      channel.addEventListener("close", (event) => {
+        signal?.removeEventListener("abort", stop);
+        reject(new WatchError(`GET ${url} (a watch-list over the relay socket) ended before its initial state did (${event.code}${event.reason ? `: ${event.reason}` : ""})`, { retryable: true }));
+      });
+    });
+    socket.send(opMessage(op));
+    try {
+      return await done;
+    } finally {
+      channel.close(CLOSE.normal, "listed");
+    }
+  }
+
+  #over<O extends WatchOptions>(options: O): O {
+    return { ...options, ...(this.#options.token === undefined ? {} : { token: this.#options.token }), transport: this };
+  }
+
+  #channel(): Channel {
+    const id = String(this.#nextId++);
+    const channel = new Channel(id, {
+      unwatch: (gone) => {
+        this.#channels.delete(gone);
+        void this.#socket?.then((socket) => socket.send(opMessage({ op: "unwatch", id: gone })), () => undefined);
+      },
+      taken: (units) => this.#ack?.taken(units),
+    });
+    this.#channels.set(id, channel);
+    return channel;
+  }
+
+  /** The socket, opened (again) if need be. */
+  #open(): Promise<WatchSocket> {
+    if (this.#closed) return Promise.reject(new WatchError("the relay socket was closed by the client", { retryable: false }));
+    this.#socket ??= this.#connect();
+    return this.#socket;
+  }
+
+  async #connect(): Promise<WatchSocket> {
+    let socket: WatchSocket;
+    try {
+      socket = await this.#transport.connect(this.url, watchProtocols(this.#options.token, false)); // the relay socket carries whole events
+    } catch (e) {
+      this.#socket = undefined;
+      throw socketFailed(this.url, e);
+    }
+    const ack = (this.#ack = new Acknowledger((text) => socket.send(text)));
+    socket.addEventListener("message", (event) => {
+      if (typeof event.data === "string") this.#route(event.data);
+    });
+    const closed = (code: number, reason: string) => {
+      if (this.#ack !== ack) return;
+      ack.stop();
+      this.#ack = undefined;
+      this.#socket = undefined;
+      const channels = [...this.#channels.values()];
+      this.#channels.clear();
+      for (const channel of channels) channel.end(code, reason);
+    };
+    socket.addEventListener("close", (event) => closed(event.code, event.reason));
+    socket.addEventListener("error", () => closed(CLOSE.abnormal, "the relay socket failed"));
+    return socket;
+  }
+
+  /** A message holds lines of one watch or several, in order: each run of one watch's lines goes to its channel. */
+  #route(text: string): void {
+    const lines = text.split("\n");
+    lines.pop();
+    let id: string | undefined;
+    let run: string[] = [];
+    const deliver = () => {
+      if (run.length === 0) return;
+      const body = `${run.join("\n")}\n`;
+      run = [];
+      const channel = id === undefined ? undefined : this.#channels.get(id);
+      if (channel) channel.deliver(body);
+      else this.#ack?.taken(body.length);
+    };
+    for (const line of lines) {
+      if (lineType(line) === "CLOSED") {
+        deliver();
+        this.#ack?.taken(line.length + 1);
+        const closed = JSON.parse(line) as Closed;
+        const channel = this.#channels.get(closed.id);
+        this.#channels.delete(closed.id);
+        channel?.end(closed.code, closed.reason);
+        continue;
+      }
+      const owner = lineId(line);
+      if (owner !== id) {
+        deliver();
+        id = owner;
+      }
+      run.push(line);
+    }
+    deliver();
+  }
+}
+
+/** The op for a watch URL (`watch()`'s: path, selectors, resourceVersion, bookmarks, compact, timeoutSeconds). */
+function watchOp(id: string, url: URL): WatchOp {
+  const path = parseApiPath(url.pathname);
+  if (path.kind !== "resource") throw new TypeError(`${url.href} is not a collection URL`);
+  const query = url.searchParams;
+  const op: WatchOp = { op: "watch", id, path: url.pathname };
+  for (const name of ["labelSelector", "fieldSelector", "resourceVersion"] as const) {
+    const value = query.get(name);
+    if (value) op[name] = value;
+  }
+  if (query.get("allowWatchBookmarks") === "true") op.allowWatchBookmarks = true;
+  if (query.get("compact") === "true") op.compact = true;
+  const timeout = Number(query.get("timeoutSeconds"));
+  if (timeout > 0) op.timeoutSeconds = timeout;
+  return op;
+}
+
+/**
+ * One WebSocket to the relay for every watch of this client instance:
+ * `const relay = relaySocket("https://relay.example", { token })`, then `relay.informer(url)`,
+ * `relay.watch(url)`, or `watch(url, { transport: relay })`.
+ */
+export function relaySocket(relay: string | URL, options: RelaySocketOptions = {}): RelaySocket {
+  return new RelaySocket(relay, options);
+}

@@ -1,0 +1,46 @@
+/**
+ * @module
+ * One watch of a relay socket: the standalone WebSocket watch it opened to its hub, and where it
+ * is. Each hub message (its events, newline-separated, as the batch subprotocol sends them) is
+ * retagged with the watch's id in one pass, without parsing the events; only the message's last
+ * event is read, for its resourceVersion, the point this watch would resume from.
+ */
+import { lastResourceVersion, tagLines, type WatchOp } from "../k8s/mux.ts";
+
+export class Link {
+  readonly id: string;
+  readonly op: WatchOp;
+  /** The hub's socket, once it is open. */
+  socket: WebSocket | undefined;
+  /** The last resourceVersion delivered (or the one the watch started from). */
+  resourceVersion: string | undefined;
+  /** What the hub has sent so far (UTF-16 units, as the hub counts acknowledgements). */
+  received = 0;
+  /** Ended: unwatched, closed by its hub, failed, or its socket gone. Nothing more is sent for it. */
+  ended = false;
+
+  constructor(op: WatchOp) {
+    this.id = op.id;
+    this.op = op;
+    // "0" and unset start from the current state: nothing to resume from yet.
+    this.resourceVersion = op.resourceVersion && op.resourceVersion !== "0" ? op.resourceVersion : undefined;
+  }
+
+  /** A hub message as this watch's lines (each ending in `\n`). */
+  retag(message: string): string {
+    this.received += message.length;
+    const rv = lastResourceVersion(message);
+    if (rv) this.resourceVersion = rv;
+    return tagLines(this.id, message);
+  }
+
+  /** Close the hub's socket (unwatched, or the client gone). */
+  end(code: number, reason: string): void {
+    this.ended = true;
+    try {
+      this.socket?.close(code, reason.slice(0, 120));
+    } catch {
+      // already closed
+    }
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * @module
+ * The WatchMux Durable Object: one per relay socket (`/_relay/socket`), made by the Worker for
+ * the socket it admitted. It holds the client's WebSocket and, for each watch the client opens,
+ * an ordinary WebSocket watch to that watch's hub, asked of the relay's own routes, so each
+ * watch is resolved, authorised, admitted and re-checked exactly as a standalone watch: each hub
+ * keeps its one upstream watch and fans out once per connection, this one included.
+ *
+ * It does not hibernate: the sockets it opens to hubs are outgoing ones, which never do, so its
+ * state (the watches, the token they are asked with) lives in memory for the socket's life.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { hubSettings } from "../config.ts";
+import type { Env } from "../env.ts";
+import { createApp } from "../http/app.ts";
+import { badRequest, statusResponse } from "../k8s/status.ts";
+import { NO_EXTENSIONS } from "../hub/sockets.ts";
+import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
+import { logger } from "../log.ts";
+import { credentialsOf, readSocketRequest, watchRequest } from "./request.ts";
+import { Session } from "./session.ts";
+
+/** The relay's routes, built once per isolate, as the Worker builds them. */
+let relay: ReturnType<typeof createApp> | undefined;
+
+export class WatchMux extends DurableObject<Env> {
+  readonly #log = logger({ component: "mux" });
+
+  override async fetch(request: Request): Promise<Response> {
+    const admission = readSocketRequest(request);
+    if (!admission) return statusResponse(badRequest("a relay socket is opened at /_relay/socket"));
+    const credentials = credentialsOf(request);
+    const routes = (relay ??= createApp());
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    server.accept();
+    const session = new Session(
+      server,
+      { batched: admission.protocol === BATCH_PROTOCOL, maxWatches: hubSettings(this.env).maxSubscriptionsPerSubject, expiresAt: admission.expiresAt },
+      async (op) => routes.fetch(watchRequest(op, credentials), this.env),
+      logger({ component: "mux", subject: admission.subject }),
+    );
+    server.addEventListener("message", (event) => {
+      try {
+        session.message(event.data as string | ArrayBuffer);
+      } catch (e) {
+        this.#log("message failed", { error: String(e), stack: (e as Error).stack });
+      }
+    });
+    server.addEventListener("close", (event) => {
+      session.clientClosed();
+      try {
+        server.close(event.code === 1005 || event.code === 1006 ? 1000 : event.code, event.reason);
+      } catch {
+        // already closed
+      }
+    });
+    server.addEventListener("error", () => session.clientClosed());
+    const headers: Record<string, string> = { "sec-websocket-extensions": NO_EXTENSIONS };
+    if (admission.protocol) headers["sec-websocket-protocol"] = admission.protocol;
+    return new Response(null, { status: 101, webSocket: client, headers });
+  }
+}

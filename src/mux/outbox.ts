@@ -1,0 +1,48 @@
+/**
+ * @module
+ * What a relay socket sends its client. On a batch socket, what is ready in the same turn of the
+ * event loop — several watches' hub messages arrive one after another when their hubs commit
+ * together — goes out as one message (up to `MAX_MESSAGE`), since messages, not bytes, are what
+ * a WebSocket costs, here and in the browser; a watch's pages (its `limit`) go alone. On any
+ * other socket, each line is its own message.
+ */
+
+/** Most one coalesced message holds: a hub's own slice. */
+const MAX_MESSAGE = 256 * 1024;
+
+export class Outbox {
+  readonly #write: (text: string) => void;
+  readonly #batched: boolean;
+  #pending: string[] = [];
+  #size = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** `write` sends one message (and deals with a client that is gone). */
+  constructor(write: (text: string) => void, batched: boolean) {
+    this.#write = write;
+    this.#batched = batched;
+  }
+
+  /** Lines to send: with what else is ready, or `alone` (a page of a watch's `limit`), after what is pending. */
+  push(text: string, alone = false): void {
+    if (!this.#batched || alone) {
+      this.flush();
+      this.#write(text);
+      return;
+    }
+    if (this.#size + text.length > MAX_MESSAGE) this.flush();
+    this.#pending.push(text);
+    this.#size += text.length;
+    this.#timer ??= setTimeout(() => this.flush(), 0);
+  }
+
+  flush(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#pending.length === 0) return;
+    const text = this.#pending.length === 1 ? (this.#pending[0] as string) : this.#pending.join("");
+    this.#pending = [];
+    this.#size = 0;
+    this.#write(text);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * @module
+ * What travels between the Worker and a socket's mux object, and from the mux object back
+ * into the relay: the socket as the Worker admitted it (its original request, with what the
+ * Worker decided in one header), and each watch op as the standalone watch request it stands
+ * for, carrying the socket's token and origin, so the relay resolves, authorises and admits it
+ * exactly as that request.
+ */
+import { bearerToken } from "../auth/token.ts";
+import { watchQuery, type WatchOp } from "../k8s/mux.ts";
+import { BATCH_PROTOCOL, bearerProtocol } from "../k8s/websocket.ts";
+
+/** What the Worker decided about a socket. */
+export interface SocketAdmission {
+  /** The subprotocol to echo (beside the token): `batch.watch.kube-watch-relay.dev` asks for batches. */
+  protocol?: string | undefined;
+  /** jwt: when the socket's token expires (epoch ms), which ends the socket. */
+  expiresAt?: number | undefined;
+  /** Who, for the logs (absent without auth, and in kube mode until a cluster says). */
+  subject?: string | undefined;
+}
+
+const HEADER = "x-relay-socket";
+
+export function socketRequest(original: Request, admission: SocketAdmission): Request {
+  const headers = new Headers(original.headers);
+  headers.set(HEADER, JSON.stringify(admission));
+  return new Request(original.url, { method: "GET", headers });
+}
+
+export function readSocketRequest(request: Request): SocketAdmission | undefined {
+  const header = request.headers.get(HEADER);
+  return header ? (JSON.parse(header) as SocketAdmission) : undefined;
+}
+
+/** What each of a socket's watches is asked with: its token (already checked by the Worker) and origin. */
+export interface Credentials {
+  base: string;
+  token: string | undefined;
+  origin: string | null;
+}
+
+export function credentialsOf(socket: Request): Credentials {
+  const credential = bearerToken(socket);
+  return { base: new URL(socket.url).origin, token: credential.ok ? credential.token : undefined, origin: socket.headers.get("origin") };
+}
+
+/**
+ * The standalone WebSocket watch an op stands for. It offers the batch subprotocol, so its hub
+ * sends what is ready together in one message, which the mux object retags and forwards whole.
+ */
+export function watchRequest(op: WatchOp, credentials: Credentials): Request {
+  const protocols = credentials.token === undefined ? [BATCH_PROTOCOL] : [BATCH_PROTOCOL, bearerProtocol(credentials.token)];
+  const headers: Record<string, string> = { upgrade: "websocket", "sec-websocket-protocol": protocols.join(", ") };
+  if (credentials.origin !== null) headers.origin = credentials.origin;
+  return new Request(`${credentials.base}${op.path}?${watchQuery(op)}`, { headers });
+}

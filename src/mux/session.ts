@@ -1,0 +1,196 @@
+/**
+ * @module
+ * One relay socket (`/_relay/socket`): the client's ops open and end watches, each a standalone
+ * watch of its own hub; their events go to the client tagged with the watch's id. A watch that
+ * fails (refused, forbidden, expired, cut off) ends alone with an ERROR and its CLOSED; the
+ * socket and the other watches go on. The client's acknowledgements reach each hub as that
+ * hub's own (`AckLedger`), so a hub measures the reader, not this hop. The socket ends when the
+ * client closes it or its token expires.
+ */
+import { AckLedger } from "../k8s/ack-ledger.ts";
+import { closedLine, failureLine, pages, parseClientMessage, tooManyWatches, type WatchOp } from "../k8s/mux.ts";
+import { failure, internalError, unauthorized } from "../k8s/status.ts";
+import type { Status } from "../k8s/types.ts";
+import { ackMessage, CLOSE } from "../k8s/websocket.ts";
+import type { Log } from "../log.ts";
+import { Link } from "./link.ts";
+import { Outbox } from "./outbox.ts";
+
+export interface SessionSettings {
+  /** Several events in one message (the batch subprotocol); otherwise one event per message. */
+  batched: boolean;
+  /** Watches one socket may hold at once. */
+  maxWatches: number;
+  /** jwt: when the socket's token expires (epoch ms). */
+  expiresAt: number | undefined;
+}
+
+/** The relay's answer to a watch op's standalone watch request: a 101 with the hub's socket, or a Status. */
+export type OpenWatch = (op: WatchOp) => Promise<Response>;
+
+export class Session {
+  readonly #client: WebSocket;
+  readonly #settings: SessionSettings;
+  readonly #open: OpenWatch;
+  readonly #log: Log;
+  readonly #watches = new Map<string, Link>();
+  readonly #ledger = new AckLedger<Link>();
+  readonly #outbox: Outbox;
+  #expiry: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  constructor(client: WebSocket, settings: SessionSettings, open: OpenWatch, log: Log) {
+    this.#client = client;
+    this.#settings = settings;
+    this.#open = open;
+    this.#log = log;
+    this.#outbox = new Outbox((text) => this.#write(text), settings.batched);
+    if (settings.expiresAt !== undefined) this.#expiry = setTimeout(() => this.#expire(), Math.max(0, settings.expiresAt - Date.now()));
+  }
+
+  get watches(): number {
+    return this.#watches.size;
+  }
+
+  /** A message from the client: an op, an acknowledgement, or something refused with a Status. */
+  message(data: string | ArrayBuffer): void {
+    if (this.#closed) return;
+    const message = parseClientMessage(data);
+    if ("ack" in message) return this.#acknowledge(message.ack);
+    if ("refused" in message) return this.#sendOwn(failureLine(message.refused));
+    const { op } = message;
+    const link = this.#watches.get(op.id);
+    if (op.op === "unwatch") {
+      if (!link) return this.#sendOwn(failureLine(failure(404, "NotFound", `no watch ${op.id} on this socket`, { name: op.id })));
+      link.end(CLOSE.normal, "unwatched");
+      return this.#finish(link, CLOSE.normal, "unwatched");
+    }
+    if (link) return this.#sendOwn(failureLine(failure(409, "AlreadyExists", `watch ${op.id} is already open on this socket: unwatch it first, or use another id`, { name: op.id })));
+    const watch = new Link(op);
+    if (this.#watches.size >= this.#settings.maxWatches) return this.#fail(watch, tooManyWatches(op.id, this.#settings.maxWatches), CLOSE.normal);
+    this.#watches.set(op.id, watch);
+    void this.#connect(watch);
+  }
+
+  /** The client is gone: every watch ends, quietly. */
+  clientClosed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#expiry !== undefined) clearTimeout(this.#expiry);
+    for (const link of this.#watches.values()) link.end(CLOSE.normal, "the client closed the relay socket");
+    this.#watches.clear();
+  }
+
+  async #connect(link: Link): Promise<void> {
+    let response: Response;
+    try {
+      response = await this.#open(link.op);
+    } catch (e) {
+      this.#log("watch failed to open", { id: link.id, error: String(e) });
+      return this.#fail(link, internalError("the relay failed to open the watch"), CLOSE.normal);
+    }
+    const socket = response.webSocket;
+    if (response.status !== 101 || !socket) return this.#fail(link, await statusOf(response), CLOSE.normal);
+    socket.accept();
+    if (link.ended) {
+      // Unwatched, or the client left, while the hub was admitting it.
+      socket.close(CLOSE.normal, "unwatched");
+      return;
+    }
+    link.socket = socket;
+    socket.addEventListener("message", (event) => {
+      if (link.ended || typeof event.data !== "string") return;
+      this.#forward(link, link.retag(event.data));
+    });
+    socket.addEventListener("close", (event) => this.#hubClosed(link, event.code, event.reason));
+    socket.addEventListener("error", () => this.#hubClosed(link, CLOSE.abnormal, "the connection to the watch's hub failed"));
+  }
+
+  /** A hub message's lines to the client: in pages of the watch's `limit` on a batch socket, else one per message. */
+  #forward(link: Link, lines: string): void {
+    const messages = pages(lines, this.#settings.batched ? link.op.limit : 1);
+    // The hub's message counts as taken once its last page is.
+    const paged = link.op.limit !== undefined;
+    messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined, paged));
+  }
+
+  #hubClosed(link: Link, code: number, reason: string): void {
+    if (link.ended) return;
+    link.ended = true;
+    this.#finish(link, code, reason);
+  }
+
+  /** A watch that could not start, or was refused: its ERROR and CLOSED. */
+  #fail(link: Link, status: Status, code: number): void {
+    link.end(code, status.message ?? "failed");
+    this.#sendOwn(failureLine(status, link.id));
+    this.#finish(link, code, status.message ?? "failed");
+  }
+
+  #finish(link: Link, code: number, reason: string): void {
+    if (this.#watches.get(link.id) === link) this.#watches.delete(link.id);
+    this.#sendOwn(closedLine(link.id, code, reason, link.resourceVersion));
+  }
+
+  /** The client took `received`: tell each hub what of its own that covers. */
+  #acknowledge(received: number): void {
+    for (const [link, taken] of this.#ledger.acknowledge(received)) {
+      if (link.ended || !link.socket) continue;
+      try {
+        link.socket.send(ackMessage(taken));
+      } catch {
+        // closing; its close event ends the watch
+      }
+    }
+  }
+
+  /** The socket's token expired: every watch fails with a 401, then the socket closes (4401). */
+  #expire(): void {
+    this.#log("socket closed: token expired", { watches: this.#watches.size });
+    const status = unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one");
+    for (const link of [...this.#watches.values()]) this.#fail(link, status, CLOSE.unauthorized);
+    this.#outbox.flush();
+    this.clientClosed();
+    try {
+      this.#client.close(CLOSE.unauthorized, "the bearer token has expired");
+    } catch {
+      // already closed
+    }
+  }
+
+  /** A hub's lines for `link`, counted as its hub's `received` once taken (`undefined`: an earlier page of them). */
+  #send(text: string, link: Link, received: number | undefined, alone: boolean): void {
+    if (this.#closed) return;
+    if (received === undefined) this.#ledger.sentOwn(text.length);
+    else this.#ledger.sent(text.length, link, received);
+    this.#outbox.push(text, alone);
+  }
+
+  #sendOwn(text: string): void {
+    if (this.#closed) return;
+    this.#ledger.sentOwn(text.length);
+    this.#outbox.push(text);
+  }
+
+  #write(text: string): void {
+    if (this.#closed) return;
+    try {
+      this.#client.send(text);
+    } catch {
+      // The client is gone and its close not yet delivered.
+      this.clientClosed();
+    }
+  }
+}
+
+/** The Status a refused watch request answered with (or one that says what it was). */
+async function statusOf(response: Response): Promise<Status> {
+  const text = await response.text();
+  try {
+    const status = JSON.parse(text) as Status;
+    if (status.kind === "Status") return status;
+  } catch {
+    // not a Status
+  }
+  return failure(Math.max(response.status , 400), "BadRequest", `the path is not a watchable collection (the relay answered ${response.status})`);
+}

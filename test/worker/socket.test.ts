@@ -1,0 +1,183 @@
+/**
+ * The relay socket (`/_relay/socket`): many watches on one WebSocket, each opened and closed by
+ * message, each delivering exactly what its standalone watch would, failing alone.
+ */
+import { describe, expect, it } from "vitest";
+import { eventually, relay, rvOf, Sim, uniqueNamespace } from "./helpers.ts";
+import { names, relaySocket, untilClosed } from "./socket-helpers.ts";
+
+const sim = new Sim();
+const other = new Sim("other");
+
+describe("the relay socket", () => {
+  it("opens watches by message, across clusters, each seeing only its own collection", async () => {
+    const a = uniqueNamespace("mux-a");
+    const b = uniqueNamespace("mux-b");
+    await sim.createPod(a, "a0");
+    await sim.createPod(b, "b0");
+    await other.createPod(a, "o0");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "a", path: `/api/v1/namespaces/${a}/pods` });
+    socket.send({ op: "watch", id: "b", path: `/api/v1/namespaces/${b}/pods` });
+    socket.send({ op: "watch", id: "o", path: `/clusters/other/api/v1/namespaces/${a}/pods` });
+    expect(await names(socket.lines("a"), 1)).toEqual(["ADDED a0"]);
+    expect(await names(socket.lines("b"), 1)).toEqual(["ADDED b0"]);
+    expect(await names(socket.lines("o"), 1)).toEqual(["ADDED o0"]);
+    await sim.createPod(a, "a1");
+    await other.createPod(a, "o1");
+    expect(await names(socket.lines("a"), 1)).toEqual(["ADDED a1"]);
+    expect(await names(socket.lines("o"), 1)).toEqual(["ADDED o1"]);
+    expect(socket.lines("b").size).toBe(0);
+    socket.close();
+  });
+
+  it("unwatch ends one watch with CLOSED and its resume point; its hub loses the subscriber", async () => {
+    const ns = uniqueNamespace("mux-u");
+    const created = await sim.createPod(ns, "p0");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "w1", path: `/api/v1/namespaces/${ns}/pods` });
+    expect(await names(socket.lines("w1"), 1)).toEqual(["ADDED p0"]);
+    const stats = async () => (await (await relay(`/_relay/stats/api/v1/namespaces/${ns}/pods`)).json()) as { subscribers: number };
+    expect((await stats()).subscribers).toBe(1);
+    socket.send({ op: "unwatch", id: "w1" });
+    const [closed] = await untilClosed(socket.lines("w1"));
+    expect(closed).toEqual({ id: "w1", type: "CLOSED", code: 1000, reason: "unwatched", resourceVersion: created.metadata!.resourceVersion });
+    await eventually(async () => (await stats()).subscribers === 0, "the hub to lose its subscriber");
+    socket.close();
+  });
+
+  it("resumes a watch from the resourceVersion its CLOSED gave: exactly the events missed", async () => {
+    const ns = uniqueNamespace("mux-r");
+    await sim.createPod(ns, "p0");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
+    await names(socket.lines("w"), 1);
+    socket.send({ op: "unwatch", id: "w" });
+    const closed = (await untilClosed(socket.lines("w"))).at(-1)!;
+    await sim.createPod(ns, "p1");
+    await sim.deletePod(ns, "p0");
+    socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods`, resourceVersion: closed.resourceVersion, allowWatchBookmarks: true });
+    expect(await names(socket.lines("w"), 2)).toEqual(["ADDED p1", "DELETED p0"]);
+    socket.close();
+  });
+
+  it("a watch that cannot start fails alone, with a Status: unknown resource, bad selector, expired resourceVersion", async () => {
+    const ns = uniqueNamespace("mux-e");
+    await sim.createPod(ns, "p0");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "ok", path: `/api/v1/namespaces/${ns}/pods` });
+    socket.send({ op: "watch", id: "unknown", path: "/api/v1/namespaces/default/widgets" });
+    socket.send({ op: "watch", id: "selector", path: `/api/v1/namespaces/${ns}/pods`, labelSelector: "a in (" });
+    socket.send({ op: "watch", id: "cluster", path: "/clusters/nowhere/api/v1/pods" });
+    const [unknown, unknownClosed] = await untilClosed(socket.lines("unknown"));
+    expect(unknown).toMatchObject({ id: "unknown", type: "ERROR", object: { kind: "Status", code: 404 } });
+    expect(unknownClosed).toMatchObject({ id: "unknown", type: "CLOSED" });
+    expect((await untilClosed(socket.lines("selector")))[0]).toMatchObject({ type: "ERROR", object: { code: 400, reason: "BadRequest" } });
+    expect((await untilClosed(socket.lines("cluster")))[0]).toMatchObject({ type: "ERROR", object: { code: 404 } });
+    // The hub's own 410: an ERROR event, then the watch's end.
+    socket.send({ op: "watch", id: "old", path: `/api/v1/namespaces/${ns}/pods`, resourceVersion: "1" });
+    const old = await untilClosed(socket.lines("old"));
+    expect(old[0]).toMatchObject({ type: "ERROR", object: { code: 410, reason: "Expired" } });
+    expect(old[1]).toMatchObject({ type: "CLOSED", code: 1000 });
+    // And the first watch goes on.
+    expect(await names(socket.lines("ok"), 1)).toEqual(["ADDED p0"]);
+    await sim.createPod(ns, "p1");
+    expect(await names(socket.lines("ok"), 1)).toEqual(["ADDED p1"]);
+    socket.close();
+  });
+
+  it("answers bad messages with a Status and keeps the socket and its watches", async () => {
+    const ns = uniqueNamespace("mux-b");
+    await sim.createPod(ns, "p0");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
+    await names(socket.lines("w"), 1);
+    const errors = socket.lines("");
+    const refused = async (message: unknown) => {
+      socket.send(message as string);
+      const line = await errors.next("a refusal");
+      expect(line).toMatchObject({ type: "ERROR", object: { kind: "Status", status: "Failure" } });
+      return line.object!;
+    };
+    expect(await refused("not json")).toMatchObject({ code: 400, message: expect.stringContaining("must be JSON") });
+    expect(await refused(JSON.stringify([1]))).toMatchObject({ code: 400 });
+    expect(await refused(JSON.stringify({ op: "subscribe", id: "x" }))).toMatchObject({ code: 400, details: { name: "x" } });
+    expect(await refused(JSON.stringify({ op: "watch", path: "/api/v1/pods" }))).toMatchObject({ code: 400, message: expect.stringContaining("needs an id") });
+    expect(await refused(JSON.stringify({ op: "watch", id: "q", path: "/api/v1/pods?watch=1" }))).toMatchObject({ code: 400 });
+    expect(await refused(JSON.stringify({ op: "watch", id: "t", path: "/api/v1/pods", limit: 0 }))).toMatchObject({ code: 400, message: expect.stringContaining("limit") });
+    expect(await refused(JSON.stringify({ op: "watch", id: "w", path: "/api/v1/pods" }))).toMatchObject({ code: 409, reason: "AlreadyExists" });
+    expect(await refused(JSON.stringify({ op: "unwatch", id: "nope" }))).toMatchObject({ code: 404 });
+    expect(await refused(JSON.stringify({ type: "ACK", received: -1 }))).toMatchObject({ code: 400 });
+    await sim.createPod(ns, "p1");
+    expect(await names(socket.lines("w"), 1)).toEqual(["ADDED p1"]);
+    socket.close();
+  });
+
+  it("streams a large initial state in pages of the watch's limit, then the initial-events-end bookmark", async () => {
+    const ns = uniqueNamespace("mux-p");
+    for (let i = 0; i < 25; i++) await sim.createPod(ns, `p${String(i).padStart(2, "0")}`);
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "big", path: `/api/v1/namespaces/${ns}/pods`, sendInitialEvents: true, allowWatchBookmarks: true, limit: 4 });
+    const lines = socket.lines("big");
+    const added = await lines.take(25, "the initial state");
+    expect(added.every((l) => l.type === "ADDED")).toBe(true);
+    const end = await lines.next("the initial-events-end bookmark");
+    expect(end).toMatchObject({ type: "BOOKMARK", object: { metadata: { annotations: { "k8s.io/initial-events-end": "true" } } } });
+    const pageSizes = socket.messages.filter((m) => m.includes('"id":"big"')).map((m) => m.split("\n").filter(Boolean).length);
+    expect(Math.max(...pageSizes)).toBeLessThanOrEqual(4);
+    expect(pageSizes.reduce((a, b) => a + b, 0)).toBe(26);
+    socket.close();
+  });
+
+  it("sends one event per message unless the batch subprotocol is offered", async () => {
+    const ns = uniqueNamespace("mux-1");
+    for (let i = 0; i < 5; i++) await sim.createPod(ns, `p${i}`);
+    const socket = await relaySocket({}, null);
+    expect(socket.socket.protocol).toBe("");
+    socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
+    await names(socket.lines("w"), 5);
+    expect(socket.messages.filter((m) => m.split("\n").filter(Boolean).length !== 1)).toEqual([]);
+    socket.close();
+  });
+
+  it("carries the client's acknowledgements to each hub: a watch whose reader stops taking is cut off alone (4008)", async () => {
+    const busy = uniqueNamespace("mux-slow");
+    const quiet = uniqueNamespace("mux-calm");
+    await sim.createPod(busy, "first");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "busy", path: `/api/v1/namespaces/${busy}/pods` });
+    socket.send({ op: "watch", id: "quiet", path: `/api/v1/namespaces/${quiet}/pods`, allowWatchBookmarks: true });
+    await names(socket.lines("busy"), 1);
+    // Acknowledge what has arrived so far, then nothing more: the hub now counts this reader's backlog.
+    const taken = socket.messages.reduce((n, m) => n + m.length, 0);
+    socket.send({ type: "ACK", received: taken });
+    // More than SUBSCRIBER_BUDGET_BYTES (256 KiB in these tests) of changes, unacknowledged.
+    for (let i = 0; i < 60; i++) await sim.createPod(busy, `p${i}`, { filler: "x".repeat(60) }).then((p) => sim.patchPod(busy, p.metadata!.name!, { metadata: { annotations: { pad: "y".repeat(4000) } } }));
+    const ended = (await untilClosed(socket.lines("busy"))).at(-1)!;
+    expect(ended).toMatchObject({ type: "CLOSED", code: 4008 });
+    expect(Number(ended.resourceVersion)).toBeGreaterThan(0);
+    // The other watch on the socket goes on.
+    await sim.createPod(quiet, "still-here");
+    const quietNames = await names(socket.lines("quiet"), 1);
+    expect(quietNames).toEqual(["ADDED still-here"]);
+    socket.close();
+  });
+
+  it("is a WebSocket endpoint only", async () => {
+    const plain = await relay("/_relay/socket");
+    expect(plain.status).toBe(400);
+    expect(await plain.json()).toMatchObject({ kind: "Status", code: 400 });
+  });
+
+  it("reports resourceVersions the way the objects carry them", async () => {
+    const ns = uniqueNamespace("mux-v");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods`, allowWatchBookmarks: true });
+    const pod = await sim.createPod(ns, "p0", { resourceVersion: "label-not-a-version" });
+    const [added] = await socket.lines("w").take(1);
+    expect(rvOf(added!.object!)).toBe(rvOf(pod));
+    socket.send({ op: "unwatch", id: "w" });
+    expect((await untilClosed(socket.lines("w"))).at(-1)!.resourceVersion).toBe(pod.metadata!.resourceVersion);
+    socket.close();
+  });
+});
