@@ -6,7 +6,7 @@
  * openssl or kubectl.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { get, request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,8 +79,10 @@ describe.skipIf(!usable)("TLS=1 npm start in jwt mode", () => {
     expect(forged.stderr).toContain("You must be logged in to the server (Unauthorized");
   });
 
-  it("the CA is constrained to the local names and its key is gone", () => {
+  it("the CA is constrained to the local names, its key is gone, and the server's is private", () => {
     expect(readdirSync(join(stateDir, "tls")).sort()).toEqual(["ca.crt", "server.crt", "server.key"]);
+    expect(statSync(join(stateDir, "tls")).mode & 0o777).toBe(0o700);
+    expect(statSync(join(stateDir, "tls", "server.key")).mode & 0o777).toBe(0o600);
     const ca = execFileSync("openssl", ["x509", "-in", caFile, "-noout", "-text"], { encoding: "utf8" });
     expect(ca).toMatch(/Name Constraints: critical\s+Permitted:\s+IP:127\.0\.0\.1\/255\.255\.255\.255\s+DNS:localhost/);
     expect(ca).toContain("CA:TRUE, pathlen:0");
