@@ -54,8 +54,25 @@ export function makeCertificates(dir: string, options: CertificateOptions): Cert
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   const names = options.hosts.map((h) => (isIp(h) ? `IP:${h}` : `DNS:${h}`)).join(",");
   const permitted = options.hosts.map((h) => (isIp(h) ? `permitted;IP:${h}/${h.includes(":") ? "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" : "255.255.255.255"}` : `permitted;DNS:${h}`)).join(",");
-  run("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", days, "-subj", `/CN=${options.caName}`,
-    "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0", "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-addext", `nameConstraints=critical,${permitted}`);
+  run(
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    days,
+    "-subj",
+    `/CN=${options.caName}`,
+    "-addext",
+    "basicConstraints=critical,CA:TRUE,pathlen:0",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+    "-addext",
+    `nameConstraints=critical,${permitted}`,
+  );
   run("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", `/CN=${options.hosts[0]}`);
   writeFileSync(join(dir, "server.ext"), `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=${names}\n`);
   run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", days, "-extfile", "server.ext");

@@ -129,7 +129,6 @@ describe.skipIf(!usable)("TLS=1 npm start in jwt mode", () => {
   }, 120_000);
 });
 
-
 /** The status of GET `url`, trusting only `ca` (rejects on a certificate it does not sign). */
 function statusTrusting(url: string, ca: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
