@@ -22,6 +22,12 @@ function workers(name: string, include: string[], bindings: Record<string, strin
         for (const [cluster, url] of Object.entries(sims)) if (cluster !== "default") clusters[cluster] = { url };
         clusters.quota!.maxHubs = 3;
         return {
+          // workerd's informational log, which the pool turns on by default: an exception and
+          // its stack for every hub a test crashes on purpose (abortAllDurableObjects()) and
+          // every upstream connection it breaks on purpose (about 340 of the soak's 350 lines).
+          // The relay's own lines and failed assertions print without it; WORKERD_VERBOSE=1
+          // brings it back for a failure that needs it.
+          verbose: process.env.WORKERD_VERBOSE === "1",
           wrangler: { configPath: "./wrangler.toml" },
           miniflare: {
             bindings: { UPSTREAM_URL: sims.default!, CLUSTERS: JSON.stringify(clusters), SIMULATORS: JSON.stringify(sims), ...tuning, ...bindings },

@@ -9,7 +9,7 @@ import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type ProfileSummary, type Results, type SnapshotRow, type SocketsRow, type Stage, type StormRow } from "./rows.ts";
 import { labelOf } from "./systems/catalog.ts";
 import { primaryTransport, RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
-import { num, rowsOf } from "./tables.ts";
+import { memoryGrowthText, num, rowsOf } from "./tables.ts";
 import { AT_FLOOR, BURST_P99_MS, sizeFor } from "./targets.ts";
 
 const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
@@ -87,8 +87,8 @@ export function summary(results: Results): string[] {
   const [relayMemory, floorMemory] = (["relay", "workerd-floor"] as const).map(memory);
   if (relayMemory) {
     out.push(
-      `**Memory per idle subscriber** (${num(relayMemory.subscribers)} subscribers): ${num(relayMemory.rssKB)} KB resident in the relay's workerd, of which ${num(relayMemory.heapKB)} KB is the relay's JS heap` +
-        (floorMemory ? `; workerd-floor, which keeps nothing per subscriber, adds ${num(floorMemory.rssKB)} KB resident.` : "."),
+      `**Memory per idle subscriber** (${num(relayMemory.subscribers)} subscribers): resident in the relay's workerd ${memoryGrowthText(relayMemory.rssKB)}, the relay's JS heap ${memoryGrowthText(relayMemory.heapKB)}` +
+        (floorMemory ? `; workerd-floor, which keeps nothing per subscriber, adds ${memoryGrowthText(floorMemory.rssKB)} resident.` : "."),
     );
   }
   out.push(...proxyHop(results));
@@ -116,7 +116,7 @@ export function summary(results: Results): string[] {
         (kDirect ? ` (direct: ${num(kDirect.upstreamWatches)})` : "") +
         `; the relay delivered ${num(kRelay.deliveredPct)}% of the events at ${num(kRelay.cpuUsPerEvent ?? 0)} µs of CPU each` +
         (kBatched ? ` (relay-batched: ${num(kBatched.deliveredPct)}% at ${num(kBatched.cpuUsPerEvent ?? 0)} µs, ${perMessage(kBatched.eventsPerMessage ?? 0)})` : "") +
-        `, and each key (a hub) added ${num(kRelay.memPerKeyKB)} KB resident, ${num(kRelay.heapPerKeyKB)} KB of it JS heap.`,
+        `, and each key (a hub) added resident memory: ${memoryGrowthText(kRelay.memPerKeyKB)}; JS heap: ${memoryGrowthText(kRelay.heapPerKeyKB)}.`,
     );
   }
   const sockets = rowsOf<SocketsRow>(results, "sockets");
@@ -250,8 +250,8 @@ export function limits(results: Results): string[] {
   const floorMemory = idleMemory(rowsOf<FanoutRow>(results, "fanout"), "workerd-floor", size);
   if (relayMemory && relayMemory.rssKB > 20) {
     out.push(
-      `**Memory:** the relay's own state per subscriber is its JS heap, ${num(relayMemory.heapKB)} KB${relayMemory.heapKB <= 20 ? ", within the 20 KB target" : ""}; the resident figure, ${num(relayMemory.rssKB)} KB, is workerd's: its per-connection memory` +
-        (floorMemory ? ` (workerd-floor adds ${num(floorMemory.rssKB)} KB per idle socket while keeping nothing per subscriber)` : "") +
+      `**Memory:** the relay's own state per subscriber is its JS heap, ${memoryGrowthText(relayMemory.heapKB)}${relayMemory.heapKB <= 20 ? ", within the 20 KB target" : ""}; the resident figure, ${num(relayMemory.rssKB)} KB, is workerd's: its per-connection memory` +
+        (floorMemory ? ` (workerd-floor adds ${memoryGrowthText(floorMemory.rssKB)} per idle socket while keeping nothing per subscriber)` : "") +
         ` and the buffers of each subscriber's initial state (a new subscriber is sent every cached object), all outside the isolate and its 128 MB limit.`,
     );
   }

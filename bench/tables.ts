@@ -17,6 +17,23 @@ export function table(headers: string[], rows: Cell[][]): string {
   return [line(headers), `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`, ...text.map(line)].join("\n");
 }
 
+export const NOISE = "not measurable (noise)";
+
+/**
+ * Memory added per subscriber or per key (KB), for a table cell. It is the growth of a whole
+ * process divided by what was added, so when what was added is small beside the process's own
+ * swings (a collection, an allocator returning pages) the figure can come out negative: that
+ * says the measurement could not see it, not that memory shrank.
+ */
+export function memoryGrowth(kb: number | null): number | string | null {
+  return kb !== null && kb < 0 ? NOISE : kb;
+}
+
+/** `memoryGrowth` for a sentence: "257 KB", or that it was not measurable. */
+export function memoryGrowthText(kb: number): string {
+  return kb < 0 ? NOISE : `${num(kb)} KB`;
+}
+
 /** Three significant figures, with k/M past ten thousand. */
 export function num(n: number): string {
   if (Math.abs(n) >= 1e6) return `${(n / 1e6).toPrecision(3)}M`;
@@ -33,7 +50,7 @@ export function fanoutTable(rows: FanoutRow[]): string {
     ["S", "ev/s", "system", "transport", "delivered/s", "% of S×upstream", "KB/event", "B/MODIFIED", "events/msg", "p50 ms", "p99 ms", "max ms", "upstream conns", "re-watches", "CPU µs/event", "server CPU %", "API server CPU %", "loadgen CPU % (busiest)", "others' CPU %", "RSS/sub KB", "heap/sub KB", "cut-offs"],
     rows.map((r) => [
       r.subscribers, r.eventsPerSec, r.system, r.transport, r.deliveredPerSec, r.deliveredPct, r.eventBytes === null ? null : r.eventBytes / 1024, r.modifiedBytes, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.maxMs, r.upstreamConnections, r.upstreamWatchRequests, r.cpuUsPerEvent, r.serverCpuPct,
-      r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, r.memPerSubscriberKB, r.heapPerSubscriberKB, r.cutOffs,
+      r.upstreamCpuPct, cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct), r.otherLoadPct, memoryGrowth(r.memPerSubscriberKB), memoryGrowth(r.heapPerSubscriberKB), r.cutOffs,
     ]),
   );
 }
@@ -95,7 +112,7 @@ export function stormTable(rows: StormRow[]): string {
 export function keysTable(rows: KeysRow[]): string {
   return table(
     ["system", "transport", "keys", "subscribers", "upstream watches", "RSS/key KB", "heap/key KB", "delivered/s", "% of S×upstream", "events/msg", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %", "API server CPU %", "others' CPU %"],
-    rows.map((r) => [r.system, r.transport, r.keys, r.subscribers, r.upstreamWatches, r.memPerKeyKB, r.heapPerKeyKB, r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct, r.upstreamCpuPct, r.otherLoadPct]),
+    rows.map((r) => [r.system, r.transport, r.keys, r.subscribers, r.upstreamWatches, memoryGrowth(r.memPerKeyKB), memoryGrowth(r.heapPerKeyKB), r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct, r.upstreamCpuPct, r.otherLoadPct]),
   );
 }
 

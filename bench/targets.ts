@@ -3,6 +3,7 @@
  * The issue's targets, checked against one run's rows. Reported, never asserted: a missed
  * target is a finding, stated with how far off it is.
  */
+import { memoryGrowthText } from "./tables.ts";
 import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SocketsRow, type StormRow } from "./rows.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
@@ -172,8 +173,9 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       target: `${mode} memory ≤ 20 KB per idle subscriber (RSS)`,
       measured: !memory
         ? "not measured"
-        : `${fmt(memory.rssKB)} KB RSS at S=${memory.subscribers}${memory.rssKB > 20 ? ` (${(memory.rssKB / 20).toFixed(1)}× the target)` : ""}, of which JS heap ${fmt(memory.heapKB)} KB`,
-      met: memory ? memory.rssKB <= 20 : undefined,
+        : `RSS ${memoryGrowthText(memory.rssKB)} at S=${memory.subscribers}${memory.rssKB > 20 ? ` (${(memory.rssKB / 20).toFixed(1)}× the target)` : ""}, of which JS heap ${memoryGrowthText(memory.heapKB)}`,
+      // A negative growth is noise: it neither meets nor misses the target.
+      met: memory && memory.rssKB >= 0 ? memory.rssKB <= 20 : undefined,
     };
   });
   return results;

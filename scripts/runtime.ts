@@ -4,7 +4,8 @@
  * run by Miniflare in ONE workerd process, configured from `wrangler.toml` as wrangler reads it
  * (Durable Object bindings and their SQLite classes, assets, compatibility date and flags), with
  * nothing but the runtime between a client and the relay: the address it returns is a socket
- * workerd serves itself (no `wrangler dev` proxy worker, no Miniflare entry worker in front).
+ * workerd serves itself (no `wrangler dev` proxy worker, no Miniflare entry worker in front,
+ * except with `tls`: see there).
  * Bundling and reading the configuration happen in a short-lived process
  * (scripts/build-worker.ts), so this one keeps only Miniflare loaded.
  *
@@ -58,6 +59,12 @@ export interface RelayRuntimeOptions {
   secrets?: Record<string, string>;
   /** Durable Object state kept across restarts, and locked while this runtime runs. */
   persistDir?: string;
+  /**
+   * Serve HTTPS with this key and certificate (PEM). workerd's direct sockets speak plain HTTP
+   * only, so the relay is then served by Miniflare's entry socket, whose TLS workerd terminates
+   * itself, and Miniflare's entry worker forwards each request to the relay inside workerd.
+   */
+  tls?: { key: string; cert: string };
   /** Open workerd's DevTools inspector on a free loopback port (`inspectorUrl`). */
   inspector?: boolean;
   /** The Wrangler configuration file (default: the repository's `wrangler.toml`). */
@@ -67,7 +74,7 @@ export interface RelayRuntimeOptions {
 }
 
 export interface RelayRuntime {
-  /** Where the relay serves, e.g. `http://127.0.0.1:8787`. */
+  /** Where the relay serves, e.g. `http://127.0.0.1:8787` (`https://` with `tls`). */
   url: string;
   /** workerd's process id. */
   pid: number;
@@ -168,10 +175,10 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
         name: worker.name,
         modules: [{ type: "ESModule", path: join(root, "relay.mjs"), contents: worker.script }],
         bindings: { ...options.vars, ...options.secrets },
-        // Miniflare's own entry socket: loopback, on a port the kernel picks. Clients use the direct socket.
-        host: "127.0.0.1",
-        port: 0,
-        unsafeDirectSockets: [{ host, port: options.port ?? 0 }],
+        ...(options.tls
+          ? { host, port: options.port ?? 0, httpsKey: options.tls.key, httpsCert: options.tls.cert, logRequests: false }
+          : // Miniflare's own entry socket: loopback, on a port the kernel picks. Clients use the direct socket.
+            { host: "127.0.0.1", port: 0, unsafeDirectSockets: [{ host, port: options.port ?? 0 }] }),
         // wrangler dev --persist-to's layout; without it, Miniflare's own temporary directory.
         ...(persistDir ? { resourcePersistencePath: join(persistDir, "v3") } : {}),
         ...(options.inspector ? { inspectorPort: 0 } : {}),
@@ -185,15 +192,15 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
         },
       }),
     );
-    await mf.ready;
-    const direct = await mf.unsafeGetDirectURL();
+    const entry = await mf.ready;
+    const served = options.tls ? entry : await mf.unsafeGetDirectURL();
     const pid = childWith(marker);
     if (pid === undefined) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
     const inspectorUrl = options.inspector ? `${(await mf.getInspectorURL()).origin}/core:user:${worker.name}` : undefined;
     let stopping: Promise<void> | undefined;
     const running = mf;
     return {
-      url: direct.origin,
+      url: served.origin,
       pid,
       inspectorUrl,
       stop: () =>

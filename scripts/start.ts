@@ -1,11 +1,17 @@
 /**
- * `npm start`: the relay on http://127.0.0.1:8787 (PORT to change), relaying UPSTREAM_URL or,
+ * `npm start`: the relay on http://127.0.0.1:8787 (PORT to change; TLS=1 for https:// with a
+ * certificate made here, which kubectl needs to send a token), relaying UPSTREAM_URL or,
  * without it, a simulated cluster with churn started here. Every relay variable set in this
  * process's environment reaches the Worker, secrets in memory only. The relay runs in one
  * workerd process (scripts/runtime.ts) that dies with this one, however it ends; Ctrl-C stops
  * everything this started.
  */
+import { readFileSync } from "node:fs";
+import { get as httpGet } from "node:http";
+import { get as httpsGet } from "node:https";
+import { resolve } from "node:path";
 import { startSimulator, type Simulator } from "../src/sim/index.ts";
+import { localCertificate } from "./local-tls.ts";
 import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
 import { upstreamProblem } from "./upstream-check.ts";
 
@@ -48,9 +54,19 @@ async function main(): Promise<void> {
   // A simulated cluster starts from scratch each time, so the relay's state must too; a real
   // cluster's relay keeps its state (and so its replay window) across restarts, where
   // `wrangler dev` keeps it too.
-  const persistDir = sim ? undefined : (process.env.PERSIST_DIR ?? ".wrangler/state");
+  const stateDir = process.env.PERSIST_DIR ?? ".wrangler/state";
+  const persistDir = sim ? undefined : stateDir;
+  let tls: ReturnType<typeof localCertificate> | undefined;
+  if (process.env.TLS === "1") {
+    try {
+      tls = localCertificate(resolve(stateDir));
+    } catch (e) {
+      return fail(`TLS=1: could not make a certificate with openssl (is it installed?): ${(e as Error).message}`);
+    }
+    say(`TLS: ${tls.made ? "made" : "reusing"} a certificate for 127.0.0.1 and localhost, signed by the CA in ${tls.caFile}`);
+  }
   try {
-    relay = await startRelayRuntime({ host, port, vars, secrets, persistDir, log: (line, level) => (level === "error" || level === "warn" ? console.error(line) : console.log(line)) });
+    relay = await startRelayRuntime({ host, port, vars, secrets, persistDir, tls, log: (line, level) => (level === "error" || level === "warn" ? console.error(line) : console.log(line)) });
   } catch (e) {
     if (e instanceof StateDirectoryInUse) return fail(`${e.message}: stop it, or give this relay another PERSIST_DIR`);
     if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") return fail(`${host}:${port} is in use: stop what listens there, or set PORT`);
@@ -59,30 +75,48 @@ async function main(): Promise<void> {
   say(`relay is workerd pid ${relay.pid} (launcher pid ${process.pid}); state ${persistDir ? `in ${persistDir}` : "temporary"}`);
 
   const url = relay.url;
-  if (!(await answers(`${url}/healthz`, HEALTHY_WITHIN_MS))) return fail(`the relay did not answer ${url}/healthz within ${HEALTHY_WITHIN_MS / 1000} s`);
-  if (!(await answers(`${url}/readyz`, READY_WITHIN_MS))) {
+  const ca = tls && readFileSync(tls.caFile, "utf8");
+  const answers = (path: string, ms: number) => answersWithin(`${url}${path}`, ca, ms);
+  if (!(await answers("/healthz", HEALTHY_WITHIN_MS))) return fail(`the relay did not answer ${url}/healthz within ${HEALTHY_WITHIN_MS / 1000} s`);
+  if (!(await answers("/readyz", READY_WITHIN_MS))) {
     return fail(`the relay cannot reach the upstream at ${vars.UPSTREAM_URL} although this launcher could (its log above says why; for https://, NODE_EXTRA_CA_CERTS must name the CA)`);
   }
   say(`relay ready at ${url}`);
-  const bearer = vars.AUTH_MODE === "none" ? "" : " -H \"Authorization: Bearer $TOKEN\"";
+  const tokens = vars.AUTH_MODE !== "none";
   if (vars.AUTH_MODE === "jwt") say("  a token for it: TOKEN=$(npm run -s token -- --sub you --namespace default --resource pods)");
   if (vars.AUTH_MODE === "kube") say("  TOKEN is your own Kubernetes token: the cluster decides what it may read");
-  say(`  open ${url}/ in a browser, or try:`);
-  say(`  curl -N${bearer} '${url}/api/v1/pods?watch=1'`);
-  say(`  kubectl --server ${url}${vars.AUTH_MODE === "none" ? "" : " --token \"$TOKEN\""} get pods -A -w`);
+  say(`  open ${url}/ in a browser${tls ? " (which must trust the CA above)" : ""}, or try:`);
+  const cacert = tls ? ` --cacert '${tls.caFile}'` : "";
+  say(`  curl -N${cacert}${tokens ? " -H \"Authorization: Bearer $TOKEN\"" : ""} '${url}/api/v1/pods?watch=1'`);
+  if (tokens && !tls) {
+    // kubectl sends no bearer token over plain http (it drops it, and the relay answers 401).
+    say("  kubectl sends no token over http://: restart with TLS=1 for an https:// relay kubectl can use");
+    return;
+  }
+  const kubectlTls = tls ? ` --certificate-authority '${tls.caFile}'` : "";
+  say(`  kubectl --server ${url}${kubectlTls}${tokens ? " --token \"$TOKEN\"" : ""} get pods -A -w`);
+  if (tls) {
+    say("  or in a kubeconfig:");
+    say(`    kubectl config set-cluster relay --server ${url} --certificate-authority '${tls.caFile}' --embed-certs`);
+    say(`    kubectl config set-credentials relay${tokens ? " --token \"$TOKEN\"" : ""}`);
+    say("    kubectl config set-context relay --cluster relay --user relay && kubectl config use-context relay");
+  }
 }
 
-/** Whether `url` answers 2xx within `ms`, asking every 250 ms. */
-async function answers(url: string, ms: number): Promise<boolean> {
+/** Whether `url` answers 2xx within `ms` (over https, trusting `ca`), asking every 250 ms. */
+async function answersWithin(url: string, ca: string | undefined, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
+  const once = () =>
+    new Promise<boolean>((done) => {
+      const request = (ca ? httpsGet : httpGet)(url, { ca, timeout: Math.max(1, deadline - Date.now()) }, (response) => {
+        response.resume();
+        done((response.statusCode ?? 0) >= 200 && (response.statusCode ?? 0) < 300);
+      });
+      request.on("timeout", () => request.destroy());
+      request.on("error", () => done(false)); // not listening yet
+    });
   for (;;) {
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
-      await response.body?.cancel();
-      if (response.ok) return true;
-    } catch {
-      // not listening yet
-    }
+    if (await once()) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -31,13 +31,14 @@ export async function waitForOutput(child: ChildProcess, output: () => string, t
       clearTimeout(timer);
       child.stdout?.off("data", onData);
       child.stderr?.off("data", onData);
-      child.off("exit", onExit);
+      child.off("close", onExit);
       if (error) reject(error);
       else resolve();
     }
     child.stdout?.on("data", onData);
     child.stderr?.on("data", onData);
-    child.once("exit", onExit);
+    // "close", not "exit": by then everything it printed (its last words included) has been read.
+    child.once("close", onExit);
   });
 }
 
