@@ -35,12 +35,25 @@ export function writeCharts(results: Results, outDir: string): ChartFile[] {
       {
         name: `fanout-throughput-${rate}.svg`,
         title: `Delivered events/s, ${rate} upstream events/s`,
-        svg: lineChart({ title: `fanout: delivered events/s at ${rate} upstream events/s`, xLabel: "subscribers", yLabel: "events/s delivered (all subscribers)", logX: true, series: series((r) => r.deliveredPerSec) }),
+        svg: lineChart({
+          title: `fanout: delivered events/s at ${rate} upstream events/s`,
+          xLabel: "subscribers",
+          yLabel: "events/s delivered (all subscribers)",
+          logX: true,
+          series: series((r) => r.deliveredPerSec),
+        }),
       },
       {
         name: `fanout-p99-${rate}.svg`,
         title: `p99 latency, ${rate} upstream events/s`,
-        svg: lineChart({ title: `fanout: p99 write-to-receipt latency at ${rate} upstream events/s`, xLabel: "subscribers", yLabel: "p99 latency (ms, log)", logX: true, logY: true, series: series((r) => r.p99Ms) }),
+        svg: lineChart({
+          title: `fanout: p99 write-to-receipt latency at ${rate} upstream events/s`,
+          xLabel: "subscribers",
+          yLabel: "p99 latency (ms, log)",
+          logX: true,
+          logY: true,
+          series: series((r) => r.p99Ms),
+        }),
       },
     ];
     for (const chart of charts) {

@@ -71,7 +71,10 @@ export function summary(results: Results): string[] {
     const others = [raw, node, direct].filter(defined);
     out.push(
       `**HTTP watches, fan-out, ${num(size)} subscribers × ${num(rate)} events/s:** relay delivered ${num(relay.deliveredPerSec)} events/s (${num(relay.deliveredPct)}% of what was asked): ` +
-        [...others.map((r) => `${x(relay.deliveredPerSec, r.deliveredPerSec)} ${labelOf(r.system, r.transport)}`), ...(overWs ? [`${x(relay.deliveredPerSec, overWs.deliveredPerSec)} its own WebSocket delivery`] : [])].join(", ") +
+        [
+          ...others.map((r) => `${x(relay.deliveredPerSec, r.deliveredPerSec)} ${labelOf(r.system, r.transport)}`),
+          ...(overWs ? [`${x(relay.deliveredPerSec, overWs.deliveredPerSec)} its own WebSocket delivery`] : []),
+        ].join(", ") +
         `. CPU per delivered event: ${[relay, ...others].map((r) => `${labelOf(r.system, r.transport)} ${r.cpuUsPerEvent === null ? "–" : `${num(r.cpuUsPerEvent)} µs`}`).join(", ")}.`,
     );
   }
@@ -122,7 +125,8 @@ export function summary(results: Results): string[] {
   const sockets = rowsOf<SocketsRow>(results, "sockets");
   const [oSocket, oSeparate] = (["relay-socket", "relay-batched"] as const).map((s) => sockets.find((r) => r.system === s));
   if (oSocket && oSeparate) {
-    const cost = (r: SocketsRow) => `${num(r.deliveredPerSec)} events/s (${num(r.deliveredPct)}%), p99 ${num(r.p99Ms ?? 0)} ms, ${num(r.cpuUsPerEvent ?? 0)} µs of CPU an event, ${num(r.memPerClientKB)} KB resident a client`;
+    const cost = (r: SocketsRow) =>
+      `${num(r.deliveredPerSec)} events/s (${num(r.deliveredPct)}%), p99 ${num(r.p99Ms ?? 0)} ms, ${num(r.cpuUsPerEvent ?? 0)} µs of CPU an event, ${num(r.memPerClientKB)} KB resident a client`;
     out.push(
       `**Many watches on one socket** (${num(oSocket.clients)} clients × ${num(oSocket.watchesPerClient)} watches, ${num(oSocket.eventsPerSec)} events/s): on one relay socket each (${num(oSocket.sockets)} WebSockets), ${cost(oSocket)}; ` +
         `on a WebSocket per watch (${num(oSeparate.sockets)}), ${cost(oSeparate)}. Both held ${num(oSocket.upstreamWatches)} upstream watches: the relay socket adds a hop inside the relay, not an upstream watch.`,
@@ -170,9 +174,15 @@ function proxyHop(results: Results): string[] {
     const [bp, br] = [burst.at("relay-proxied", transport), burst.at("relay", transport)];
     return [
       ...(fan?.[0] && fan[1]
-        ? [`${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`]
+        ? [
+            `${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`,
+          ]
         : []),
-      ...(bp && br ? [`${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${bp.p99Ms === null ? "–" : seconds(bp.p99Ms)} against ${br.p99Ms === null ? "–" : seconds(br.p99Ms)}`] : []),
+      ...(bp && br
+        ? [
+            `${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${bp.p99Ms === null ? "–" : seconds(bp.p99Ms)} against ${br.p99Ms === null ? "–" : seconds(br.p99Ms)}`,
+          ]
+        : []),
     ];
   });
   if (parts.length === 0) return [];
@@ -224,7 +234,9 @@ export function limits(results: Results): string[] {
       `**${mode} p99 latency at ${num(size)} × ${num(row.eventsPerSec)} events/s:** ${num(demand)} deliveries a second at ${num(perEvent)} µs each would need ${((demand * perEvent) / 1e6).toFixed(1)} cores; ` +
         `a hub has one. It delivered ${num(row.deliveredPct)}% of them, so its queue, and every event's wait in it, grew for the whole ${seconds(results.sizes.fanout.warmupMs + results.sizes.fanout.measureMs)} of churn: ` +
         `the latency measures the length of the run, not the relay.` +
-        (below ? ` Below saturation (${num(below.subscribers)} × ${num(below.eventsPerSec)} events/s) its p99 is ${num(below.p99Ms ?? 0)} ms${(below.p99Ms ?? 0) <= 100 ? ", within the target" : ""}.` : ""),
+        (below
+          ? ` Below saturation (${num(below.subscribers)} × ${num(below.eventsPerSec)} events/s) its p99 is ${num(below.p99Ms ?? 0)} ms${(below.p99Ms ?? 0) <= 100 ? ", within the target" : ""}.`
+          : ""),
     );
   }
   out.push(...httpFanoutLimit(results), ...burstLimits(results));
@@ -243,7 +255,9 @@ export function limits(results: Results): string[] {
       `**Storm catch-up, ${mode}:** ${num(storm.subscribers)} subscribers × ${num(storm.missedEvents)} missed events ${framing}. ` +
         (storm.upstreamRequests === 0 ? `The resume itself is right (no upstream request, every subscriber served from the window)` : `It made ${num(storm.upstreamRequests)} upstream requests`) +
         (mode === "relay" ? `; its speed is the fan-out cost again.` : ".") +
-        (storm.settledMs === null || storm.settledMs > 2000 ? ` And once the subscribers had gone, the relay stayed busy for ${settled(results, storm)} more: work for subscribers that were no longer there.` : ""),
+        (storm.settledMs === null || storm.settledMs > 2000
+          ? ` And once the subscribers had gone, the relay stayed busy for ${settled(results, storm)} more: work for subscribers that were no longer there.`
+          : ""),
     );
   }
   const relayMemory = idleMemory(rowsOf<FanoutRow>(results, "fanout"), "relay", size);
@@ -339,8 +353,12 @@ function burstLimits(results: Results): string[] {
         `p99 ${row.p99Ms === null ? "–" : seconds(row.p99Ms)}` +
         (row.p99Ms !== null && row.durationMs !== null && row.p99Ms >= row.durationMs / 2 ? `: each event waits for those queued before it, so the p99 follows the burst's length.` : ".") +
         cost(results, row, raw) +
-        (perEvent && floor ? ` workerd-floor, which only forwards the bytes one message per event, delivered ${num(floor.deliveredPerSec)} events/s at ${num(floor.cpuUsPerEvent ?? 0)} µs each: the runtime's share of the cost.` : "") +
-        (lost ? ` Only ${num(row.deliveredPct)}% of the events had arrived when the bench stopped waiting (${seconds(results.sizes.burst.timeoutMs)}); ${num(row.caughtUp)} of ${num(row.subscribers)} subscribers had them all.` : ""),
+        (perEvent && floor
+          ? ` workerd-floor, which only forwards the bytes one message per event, delivered ${num(floor.deliveredPerSec)} events/s at ${num(floor.cpuUsPerEvent ?? 0)} µs each: the runtime's share of the cost.`
+          : "") +
+        (lost
+          ? ` Only ${num(row.deliveredPct)}% of the events had arrived when the bench stopped waiting (${seconds(results.sizes.burst.timeoutMs)}); ${num(row.caughtUp)} of ${num(row.subscribers)} subscribers had them all.`
+          : ""),
     ];
   });
 }

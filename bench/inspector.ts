@@ -59,7 +59,10 @@ export class Inspector {
     this.#nudging = true;
     try {
       while (this.#pending.size > 0) {
-        await fetch(this.#nudgeUrl).then((r) => r.arrayBuffer(), () => undefined);
+        await fetch(this.#nudgeUrl).then(
+          (r) => r.arrayBuffer(),
+          () => undefined,
+        );
         await sleep(NUDGE_EVERY_MS);
       }
     } finally {

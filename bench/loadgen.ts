@@ -131,7 +131,19 @@ class LoadGenerator {
   }
 
   static #emptyWindow() {
-    return { events: 0, modified: 0, modifiedBytes: 0, messages: 0, bytes: 0, cutOffs: 0, errors: 0, started: performance.now(), latency: new Histogram(), firstWrittenAt: Infinity, lastReceivedAt: 0 };
+    return {
+      events: 0,
+      modified: 0,
+      modifiedBytes: 0,
+      messages: 0,
+      bytes: 0,
+      cutOffs: 0,
+      errors: 0,
+      started: performance.now(),
+      latency: new Histogram(),
+      firstWrittenAt: Infinity,
+      lastReceivedAt: 0,
+    };
   }
 
   measure(): void {
@@ -292,7 +304,12 @@ class LoadGenerator {
   #connectWebSocket(sub: Subscriber, url: string, resume: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
       // No compression and no UTF-8 validation: the instrument should cost as little as it can.
-      const socket = new WebSocket(url, sub.spec.protocol ? [sub.spec.protocol] : [], { perMessageDeflate: false, skipUTF8Validation: true, maxPayload: 1 << 30, handshakeTimeout: CONNECT_TIMEOUT_MS });
+      const socket = new WebSocket(url, sub.spec.protocol ? [sub.spec.protocol] : [], {
+        perMessageDeflate: false,
+        skipUTF8Validation: true,
+        maxPayload: 1 << 30,
+        handshakeTimeout: CONNECT_TIMEOUT_MS,
+      });
       // `ws` fails the handshake unless the server accepts the subprotocol offered, so a batch
       // subscriber's messages are batches. Other messages hold one event each and are read
       // whole: a scan for line ends would cost the instrument for nothing.

@@ -69,8 +69,14 @@ export class Loadgens {
       latency,
       cutOffs: reports.reduce((n, r) => n + r.cutOffs, 0),
       errors: reports.reduce((n, r) => n + r.errors, 0),
-      firstWrittenAt: extreme(Math.min, reports.map((r) => r.firstWrittenAt)),
-      lastReceivedAt: extreme(Math.max, reports.map((r) => r.lastReceivedAt)),
+      firstWrittenAt: extreme(
+        Math.min,
+        reports.map((r) => r.firstWrittenAt),
+      ),
+      lastReceivedAt: extreme(
+        Math.max,
+        reports.map((r) => r.lastReceivedAt),
+      ),
     };
   }
 

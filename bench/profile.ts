@@ -192,7 +192,10 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: { wo
     entry.ms += ms;
     functions.set(key, entry);
   }
-  const busy = Math.max(1e-9, [...modules.values()].reduce((a, b) => a + b, 0));
+  const busy = Math.max(
+    1e-9,
+    [...modules.values()].reduce((a, b) => a + b, 0),
+  );
   const pct = (ms: number) => round((100 * ms) / busy);
   const delivered = Math.max(1, (meta.deliveredPerSec * durationMs) / 1000);
   return {
@@ -207,8 +210,6 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: { wo
       .sort((a, b) => b.ms - a.ms)
       .slice(0, 20)
       .map((f) => ({ ...f, ms: round(f.ms), pctOfBusy: pct(f.ms) })),
-    stages: [...stages]
-      .sort((a, b) => b[1] - a[1])
-      .map(([stage, ms]) => ({ stage, ms: round(ms), pctOfBusy: pct(ms), usPerEvent: round((ms * 1000) / delivered) })),
+    stages: [...stages].sort((a, b) => b[1] - a[1]).map(([stage, ms]) => ({ stage, ms: round(ms), pctOfBusy: pct(ms), usPerEvent: round((ms * 1000) / delivered) })),
   };
 }

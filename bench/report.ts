@@ -13,7 +13,10 @@ import { burstTable, fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshot
 import { checkTargets } from "./targets.ts";
 
 function targetsTable(results: Results): string {
-  return table(["target", "measured", "met"], checkTargets(results.rows).map((t) => [t.target, t.measured, t.met === undefined ? "–" : t.met ? "yes" : "**no**"]));
+  return table(
+    ["target", "measured", "met"],
+    checkTargets(results.rows).map((t) => [t.target, t.measured, t.met === undefined ? "–" : t.met ? "yes" : "**no**"]),
+  );
 }
 
 export function printTables(results: Results): void {
@@ -61,9 +64,15 @@ function profileSection(profile: ProfileSummary): string {
     "",
     profileReading(profile),
     "",
-    table(["stage", "ms", "% of busy", "µs per delivered event"], profile.stages.map((s) => [s.stage, s.ms, s.pctOfBusy, s.usPerEvent])),
+    table(
+      ["stage", "ms", "% of busy", "µs per delivered event"],
+      profile.stages.map((s) => [s.stage, s.ms, s.pctOfBusy, s.usPerEvent]),
+    ),
     "",
-    table(["function (self time)", "module (natives: their caller's)", "ms", "% of busy"], profile.functions.slice(0, 12).map((f) => [`\`${f.name}\``, f.module, f.ms, f.pctOfBusy])),
+    table(
+      ["function (self time)", "module (natives: their caller's)", "ms", "% of busy"],
+      profile.functions.slice(0, 12).map((f) => [`\`${f.name}\``, f.module, f.ms, f.pctOfBusy]),
+    ),
   ].join("\n");
 }
 
@@ -79,7 +88,9 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       `(${results.mode} mode, ${Math.round(results.durationMs / 1000)} s, ${date}). \`npm run bench -- --full\` adds 5,000 subscribers (2,000 in the burst) and longer windows; ` +
       `\`--smoke\` is the seconds-long run the tests use. The machine is shared and noisy, so compare systems by their ratios within this run, ` +
       `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.` +
-      (results.amendments ?? []).map((a) => ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}).`).join("") +
+      (results.amendments ?? [])
+        .map((a) => ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}).`)
+        .join("") +
       disturbance(results),
     `## Summary`,
     bullets(summary(results)),
@@ -116,8 +127,12 @@ export function markdown(results: Results, charts: ChartFile[]): string {
         `and all reconnect at the same moment with their last resourceVersion; timed until the last has seen the newest change (at most ${sizes.storm.timeoutMs / 1000} s). Upstream requests are counted from the simulator's request log. ` +
         "Then every subscriber leaves, and `idle again after` is how long the system kept working (a system still sending to subscribers that have gone delays everything after it; every measurement waits for all systems to be idle first).",
       `keys: ${sizes.keys.keys.join(" and ")} distinct label selectors (\`!bench-k<i>\`, each matching every pod) × ${sizes.keys.subscribersPerKey} subscribers, ${sizes.keys.rate} events/s.`,
-      ...(rowsOf(results, "sockets").length === 0 ? [] : [`sockets: ${num(sizes.sockets.clients)} clients × ${sizes.sockets.watchesPerClient} watches (distinct selectors \`!bench-s<i>\` of one namespace, each matching every pod, so every watch carries the full churn), ${sizes.sockets.rate} events/s: ` +
-        "each client on one relay socket (relay-socket) against a WebSocket per watch (relay-batched), the same events either way. `% of W×upstream` is delivered events over watches × upstream events; memory is what the relay process added per client as the clients connected."]),
+      ...(rowsOf(results, "sockets").length === 0
+        ? []
+        : [
+            `sockets: ${num(sizes.sockets.clients)} clients × ${sizes.sockets.watchesPerClient} watches (distinct selectors \`!bench-s<i>\` of one namespace, each matching every pod, so every watch carries the full churn), ${sizes.sockets.rate} events/s: ` +
+              "each client on one relay socket (relay-socket) against a WebSocket per watch (relay-batched), the same events either way. `% of W×upstream` is delivered events over watches × upstream events; memory is what the relay process added per client as the clients connected.",
+          ]),
       `snapshot: one list of ${num(sizes.snapshot.objects)} pods, uncompressed, timed to the last byte; the median of ${sizes.snapshot.repeats} repeats after the first.`,
     ]),
     `### Machine`,
@@ -144,7 +159,9 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       `Process-level CPU per event (the tables above) includes what a JS profile cannot see: kernel time for the sockets, and workerd's I/O outside the isolate lock. ` +
       `To take them alone: \`npm run bench -- --scenarios snapshot --systems relay,direct --out <dir>\` (the profiles run before any scenario), then open \`<dir>/relay-profile-*.cpuprofile\` in DevTools.`,
     ...results.profiles.map(profileSection),
-    ...(results.skipped.length > 0 ? [`## Not measured`, bullets(results.skipped.map((s) => `${s.scenario} ${s.system} (${s.transport}) at ${num(s.subscribers)} subscribers × ${num(s.eventsPerSec)} events/s: ${s.reason}.`))] : []),
+    ...(results.skipped.length > 0
+      ? [`## Not measured`, bullets(results.skipped.map((s) => `${s.scenario} ${s.system} (${s.transport}) at ${num(s.subscribers)} subscribers × ${num(s.eventsPerSec)} events/s: ${s.reason}.`))]
+      : []),
   ];
   return `${sections.filter((s) => s.length > 0).join("\n\n")}\n`;
 }

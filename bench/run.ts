@@ -84,7 +84,13 @@ async function main(): Promise<void> {
   if (values["report-only"]) return report(JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results, outDir, reportFile);
   const mode: Mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
   const names = pick(values.systems, SYSTEM_NAMES, "system");
-  const scenarios = SCENARIOS.filter((s) => pick(values.scenarios, SCENARIOS.map((x) => x.name), "scenario").includes(s.name));
+  const scenarios = SCENARIOS.filter((s) =>
+    pick(
+      values.scenarios,
+      SCENARIOS.map((x) => x.name),
+      "scenario",
+    ).includes(s.name),
+  );
   const sizes = sizesFor(mode, availableParallelism());
   // A merged run measures its scenarios only: the profiles stay those of the run it amends.
   const profiling = !values["no-profile"] && !values.merge && names.includes("relay");
@@ -96,7 +102,11 @@ async function main(): Promise<void> {
   const progress = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
   progress(`${mode} mode; child processes' logs and state in ${logDir}`);
 
-  const namespacesOf = (s: Scenario) => s.namespaces(sizes, names.filter((n) => s.systems.includes(n)));
+  const namespacesOf = (s: Scenario) =>
+    s.namespaces(
+      sizes,
+      names.filter((n) => s.systems.includes(n)),
+    );
   const namespaces = [...new Set([...scenarios.flatMap(namespacesOf), ...(profiling ? sizes.profiles.map(profileNamespace) : [])])];
   const sim = await Sim.start({ namespaces, slimPodNamespaces: scenarios.filter((s) => s.slimPods).flatMap(namespacesOf) }, logDir);
   // Side by side: starting them is mostly waiting (wrangler's bundling, workerd's start).
@@ -146,7 +156,13 @@ async function main(): Promise<void> {
     skipped,
     profiles,
   };
-  const results = amended ? merge(amended, measured, scenarios.map((s) => s.name)) : measured;
+  const results = amended
+    ? merge(
+        amended,
+        measured,
+        scenarios.map((s) => s.name),
+      )
+    : measured;
   writeFileSync(join(outDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
   report(results, outDir, reportFile);
   progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
@@ -167,7 +183,13 @@ function merge(amended: Results, later: Results, scenarios: ReadonlyArray<Row["s
 /** A run's charts and report, written from its results, and its tables on stdout. */
 function report(results: Results, outDir: string, reportFile: string): void {
   const charts = writeCharts(results, outDir);
-  writeFileSync(reportFile, markdown(results, charts.map((c) => ({ ...c, file: relative(resolve(reportFile, ".."), c.file) }))));
+  writeFileSync(
+    reportFile,
+    markdown(
+      results,
+      charts.map((c) => ({ ...c, file: relative(resolve(reportFile, ".."), c.file) })),
+    ),
+  );
   printTables(results);
 }
 

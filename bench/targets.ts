@@ -47,7 +47,10 @@ function throughput(target: string, relay: Delivery | undefined, baseline: Deliv
   const shown = share === 1 ? `${ratio.toFixed(2)}×` : `${(ratio * 100).toFixed(0)}%`;
   const short = share === 1 ? `short by ${((1 - ratio) * 100).toFixed(0)}%` : `short by ${((share - ratio) * 100).toFixed(0)} points`;
   const verdict = keptUp ? " (kept up: delivered what was offered)" : ratio < share ? ` (${short})` : "";
-  const notes = [...(floor === undefined ? [] : [`${floor.toFixed(2)}× workerd-floor's${atFloor ? ": at the floor" : ""}`]), ...(lost ? [`only ${fmt(relay.deliveredPct)}% delivered before the timeout`] : [])];
+  const notes = [
+    ...(floor === undefined ? [] : [`${floor.toFixed(2)}× workerd-floor's${atFloor ? ": at the floor" : ""}`]),
+    ...(lost ? [`only ${fmt(relay.deliveredPct)}% delivered before the timeout`] : []),
+  ];
   return {
     target,
     measured: `${fmt(relay.deliveredPerSec)}/s vs ${fmt(baseline.deliveredPerSec)}/s: ${shown}${verdict}${notes.map((n) => `; ${n}`).join("")}`,
@@ -92,7 +95,10 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
     each((mode) => throughput(`${prefix} ${mode} delivered events/s ≥ node-relay's`, at(mode, "ws", rate), at("node-relay", "ws", rate), 1, { steady: true }));
     each((mode) => {
       const { share, wording } = wsShare(mode);
-      return throughput(`${prefix} ${mode} delivered ${wording}`, at(mode, "ws", rate), at("raw-ws", "ws", rate), share, { steady: true, floor: mode === "relay" ? at("workerd-floor", "ws", rate) : undefined });
+      return throughput(`${prefix} ${mode} delivered ${wording}`, at(mode, "ws", rate), at("raw-ws", "ws", rate), share, {
+        steady: true,
+        floor: mode === "relay" ? at("workerd-floor", "ws", rate) : undefined,
+      });
     });
     // The latency target names 100 events/s, the lowest rate of a quick or full run.
     if (rate === rates[0]) each((mode) => p99Target(`${prefix} ${mode} p99 ≤ 100 ms`, at(mode, "ws", rate), 100));
@@ -120,7 +126,10 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
     results.push(p99Target(`${prefix("http")} relay p99 ≤ 1 s`, burstOf("relay", "http"), BURST_P99_MS));
     each((mode) => {
       const { share, wording } = wsShare(mode);
-      return throughput(`${prefix("ws")} ${mode} delivered ${wording} events/s`, burstOf(mode, "ws"), burstOf("raw-ws", "ws"), share, { steady: false, floor: mode === "relay" ? burstOf("workerd-floor", "ws") : undefined });
+      return throughput(`${prefix("ws")} ${mode} delivered ${wording} events/s`, burstOf(mode, "ws"), burstOf("raw-ws", "ws"), share, {
+        steady: false,
+        floor: mode === "relay" ? burstOf("workerd-floor", "ws") : undefined,
+      });
     });
     results.push(p99Target(`${prefix("ws")} relay-batched p99 ≤ 1 s`, burstOf("relay-batched", "ws"), BURST_P99_MS));
   }

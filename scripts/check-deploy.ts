@@ -72,6 +72,7 @@ async function dryRun(configPath: string, outdir: string): Promise<{ ok: boolean
 /** What wrangler said went wrong: its error lines, without colours. */
 const errorsOf = (output: string): string =>
   output
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: wrangler's colour codes start with ESC
     .replace(/\x1b\[[0-9;]*m/g, "")
     .split("\n")
     .filter((line) => /ERROR|✘/.test(line))
@@ -157,8 +158,10 @@ export async function checkDeploy(configPath: string, limits: DeployLimits): Pro
     problems.push(...migrationProblems);
     for (const binding of bindings) {
       if (binding.script_name) continue; // another Worker's class
-      if (exported && !exported.has(binding.class_name)) problems.push(`binding ${binding.name} names class ${binding.class_name}, which ${relative(root, config.main ?? "the main module")} does not export`);
-      if (!classes.has(binding.class_name)) problems.push(`binding ${binding.name} names class ${binding.class_name}, which no migration creates (add a [[migrations]] entry with new_sqlite_classes = ["${binding.class_name}"])`);
+      if (exported && !exported.has(binding.class_name))
+        problems.push(`binding ${binding.name} names class ${binding.class_name}, which ${relative(root, config.main ?? "the main module")} does not export`);
+      if (!classes.has(binding.class_name))
+        problems.push(`binding ${binding.name} names class ${binding.class_name}, which no migration creates (add a [[migrations]] entry with new_sqlite_classes = ["${binding.class_name}"])`);
     }
     if (exported) for (const c of classes) if (!exported.has(c)) problems.push(`the migrations create ${c}, which the main module does not export (delete it in a migration, or export it)`);
     summary.push(`Durable Objects: ${bindings.map((b) => `${b.name} → ${b.class_name}`).join(", ")}; migrations ${migrations.map((m) => m.tag).join(", ")}`);

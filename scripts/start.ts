@@ -16,9 +16,23 @@ import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./run
 import { upstreamProblem } from "./upstream-check.ts";
 
 const VARIABLES = [
-  "UPSTREAM_URL", "CLUSTERS", "AUTH_MODE", "ALLOWED_ORIGINS", "ALLOWED_HOSTS", "DENY_RESOURCES", "WINDOW_EVENTS", "WINDOW_BYTES",
-  "SUBSCRIBER_BUDGET_BYTES", "BOOKMARK_INTERVAL_SECONDS", "UPSTREAM_STALL_SECONDS", "IDLE_GRACE_SECONDS", "MAX_HUBS",
-  "MAX_HUBS_PER_SUBJECT", "MAX_SUBSCRIPTIONS_PER_SUBJECT", "AUTH_RECHECK_SECONDS", "STRIP_MANAGED_FIELDS",
+  "UPSTREAM_URL",
+  "CLUSTERS",
+  "AUTH_MODE",
+  "ALLOWED_ORIGINS",
+  "ALLOWED_HOSTS",
+  "DENY_RESOURCES",
+  "WINDOW_EVENTS",
+  "WINDOW_BYTES",
+  "SUBSCRIBER_BUDGET_BYTES",
+  "BOOKMARK_INTERVAL_SECONDS",
+  "UPSTREAM_STALL_SECONDS",
+  "IDLE_GRACE_SECONDS",
+  "MAX_HUBS",
+  "MAX_HUBS_PER_SUBJECT",
+  "MAX_SUBSCRIPTIONS_PER_SUBJECT",
+  "AUTH_RECHECK_SECONDS",
+  "STRIP_MANAGED_FIELDS",
 ];
 const SECRETS = ["UPSTREAM_TOKEN", "AUTH_JWT_SECRET"];
 
@@ -87,18 +101,18 @@ async function main(): Promise<void> {
   if (vars.AUTH_MODE === "kube") say("  TOKEN is your own Kubernetes token: the cluster decides what it may read");
   say(`  open ${url}/ in a browser${tls ? " (which must trust the CA above)" : ""}, or try:`);
   const cacert = tls ? ` --cacert '${tls.caFile}'` : "";
-  say(`  curl -N${cacert}${tokens ? " -H \"Authorization: Bearer $TOKEN\"" : ""} '${url}/api/v1/pods?watch=1'`);
+  say(`  curl -N${cacert}${tokens ? ' -H "Authorization: Bearer $TOKEN"' : ""} '${url}/api/v1/pods?watch=1'`);
   if (tokens && !tls) {
     // kubectl sends no bearer token over plain http (it drops it, and the relay answers 401).
     say("  kubectl sends no token over http://: restart with TLS=1 for an https:// relay kubectl can use");
     return;
   }
   const kubectlTls = tls ? ` --certificate-authority '${tls.caFile}'` : "";
-  say(`  kubectl --server ${url}${kubectlTls}${tokens ? " --token \"$TOKEN\"" : ""} get pods -A -w`);
+  say(`  kubectl --server ${url}${kubectlTls}${tokens ? ' --token "$TOKEN"' : ""} get pods -A -w`);
   if (tls) {
     say("  or in a kubeconfig:");
     say(`    kubectl config set-cluster relay --server ${url} --certificate-authority '${tls.caFile}' --embed-certs`);
-    say(`    kubectl config set-credentials relay${tokens ? " --token \"$TOKEN\"" : ""}`);
+    say(`    kubectl config set-credentials relay${tokens ? ' --token "$TOKEN"' : ""}`);
     say("    kubectl config set-context relay --cluster relay --user relay && kubectl config use-context relay");
   }
 }

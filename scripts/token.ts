@@ -37,23 +37,25 @@ function seconds(ttl: string): number {
   return Number(match[1]) * UNITS[match[2]!]!;
 }
 
-let parsed;
-try {
-  parsed = parseArgs({
-    options: {
-      sub: { type: "string" },
-      namespace: { type: "string", multiple: true },
-      resource: { type: "string", multiple: true },
-      group: { type: "string", multiple: true },
-      cluster: { type: "string", multiple: true },
-      ttl: { type: "string", default: "1h" },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  fail((e as Error).message);
+function parseFlags() {
+  try {
+    return parseArgs({
+      options: {
+        sub: { type: "string" },
+        namespace: { type: "string", multiple: true },
+        resource: { type: "string", multiple: true },
+        group: { type: "string", multiple: true },
+        cluster: { type: "string", multiple: true },
+        ttl: { type: "string", default: "1h" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }).values;
+  } catch (e) {
+    return fail((e as Error).message);
+  }
 }
+const parsed = parseFlags();
 if (parsed.help) {
   console.error(USAGE);
   process.exit(0);

@@ -102,5 +102,8 @@ export function maxHubsPerSubject(env: Vars, cluster: string): number {
 export function list(env: Vars, name: string, fallback: readonly string[] = []): string[] {
   const raw = env[name];
   if (typeof raw !== "string" || raw.trim() === "") return [...fallback];
-  return raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+  return raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }

@@ -33,7 +33,11 @@ export const snapshot: Scenario = {
       const warm: Array<{ ms: number; bytes: number }> = [];
       for (let i = 0; i < sizes.snapshot.repeats; i++) warm.push(await timedList(url));
       const upstreamRequests = (await sim.requestsSince(seq, NAMESPACE)).length;
-      const ms = percentileOf(warm.map((w) => w.ms), 50) ?? cold.ms;
+      const ms =
+        percentileOf(
+          warm.map((w) => w.ms),
+          50,
+        ) ?? cold.ms;
       rows.push({
         scenario: "snapshot",
         system: system.name,

@@ -34,7 +34,7 @@ export const CATALOG = {
     color: "#f38020",
     about: () =>
       "**relay**: this project as `npm start` serves it (`scripts/runtime.ts`: the Worker bundled as wrangler bundles it, run by Miniflare in one workerd process configured from `wrangler.toml`, with nothing but the runtime between subscribers and the relay). " +
-      "WebSocket subscribers open `ws://…/api/v1/namespaces/<ns>/pods?watch=1` and acknowledge every 256 KiB they receive (`{\"type\":\"ACK\",\"received\":n}`); they get one event per WebSocket message: the API server's framing, and the relay's default. " +
+      'WebSocket subscribers open `ws://…/api/v1/namespaces/<ns>/pods?watch=1` and acknowledge every 256 KiB they receive (`{"type":"ACK","received":n}`); they get one event per WebSocket message: the API server\'s framing, and the relay\'s default. ' +
       "HTTP subscribers open the same URL over `http://`, as kubectl, client-go and client-node informers do, and read a chunked response of newline-separated events.",
   },
   "relay-batched": {

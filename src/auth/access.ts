@@ -30,8 +30,7 @@ export interface Grant {
   recheck?: { token: string; access: Access } | undefined;
 }
 
-export const accessKey = (access: Access): string =>
-  JSON.stringify([access.cluster, access.verb, access.group, access.resource, access.namespace ?? "", access.name ?? ""]);
+export const accessKey = (access: Access): string => JSON.stringify([access.cluster, access.verb, access.group, access.resource, access.namespace ?? "", access.name ?? ""]);
 
 /** RBAC's wording: `User "alice" cannot watch resource "pods" in API group "" in the namespace "dev"`. */
 export function describeDenial(subject: string, access: Access): string {

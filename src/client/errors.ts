@@ -71,10 +71,7 @@ export function unreachable(url: string, cause: unknown): WatchError {
 
 /** The WebSocket did not open. Browsers hide the upgrade's HTTP status, so say where to look. */
 export function socketFailed(url: string, cause: unknown): WatchError {
-  return new WatchError(
-    `the WebSocket to ${url} did not open: the relay is unreachable or refused the upgrade (GET the same URL without watch=1 to see its answer)`,
-    { retryable: true, cause },
-  );
+  return new WatchError(`the WebSocket to ${url} did not open: the relay is unreachable or refused the upgrade (GET the same URL without watch=1 to see its answer)`, { retryable: true, cause });
 }
 
 /** The relay sent something that is not the watch protocol: retrying would repeat it. */

@@ -24,6 +24,18 @@ export { relaySocket, RelaySocket, type RelaySocketOptions } from "./relay-socke
 export { watchMany, type Failed, type NamedUpdate, type WatchManyOptions } from "./many.ts";
 export { statsUrl } from "./url.ts";
 export type {
-  Bookmark, Closed, Connected, KubeResource, Listed, ObjectChange, Relisted, Resumed, Retrying, Transport, WatchOptions, WatchSocket,
-  WatchStatus, WatchUpdate,
+  Bookmark,
+  Closed,
+  Connected,
+  KubeResource,
+  Listed,
+  ObjectChange,
+  Relisted,
+  Resumed,
+  Retrying,
+  Transport,
+  WatchOptions,
+  WatchSocket,
+  WatchStatus,
+  WatchUpdate,
 } from "./types.ts";

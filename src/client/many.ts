@@ -47,7 +47,13 @@ export async function* watchMany<T extends KubeResource = KubeResource>(
   const pending = new Map<string, Promise<Next>>();
   const pull = (name: string) => {
     const updates = running.get(name)!;
-    pending.set(name, updates.next().then((result) => ({ name, result }), (error: unknown) => ({ name, error })));
+    pending.set(
+      name,
+      updates.next().then(
+        (result) => ({ name, result }),
+        (error: unknown) => ({ name, error }),
+      ),
+    );
   };
   for (const name of running.keys()) pull(name);
   try {

@@ -67,7 +67,10 @@ export class RelaySocket implements Transport {
   /** Close the socket: every watch on it ends (their iterations see close 1000 and resume unless stopped). */
   close(): void {
     this.#closed = true;
-    void this.#socket?.then((socket) => socket.close(CLOSE.normal, "the client closed the relay socket"), () => undefined);
+    void this.#socket?.then(
+      (socket) => socket.close(CLOSE.normal, "the client closed the relay socket"),
+      () => undefined,
+    );
   }
 
   fetch(url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
@@ -135,7 +138,10 @@ export class RelaySocket implements Transport {
     const channel = new Channel(id, {
       unwatch: (gone) => {
         this.#channels.delete(gone);
-        void this.#socket?.then((socket) => socket.send(opMessage({ op: "unwatch", id: gone })), () => undefined);
+        void this.#socket?.then(
+          (socket) => socket.send(opMessage({ op: "unwatch", id: gone })),
+          () => undefined,
+        );
       },
       taken: (units) => this.#ack?.taken(units),
     });

@@ -29,10 +29,7 @@ import { collectionUrl, watchUrl } from "./url.ts";
 /** A socket that closes sooner, having delivered nothing, did not work (client-go's "very short watch"). */
 const MIN_WATCH_MS = 1000;
 
-type SessionEnd =
-  | { kind: "closed"; code: number; reason: string; healthy: boolean }
-  | { kind: "failed"; status: Status }
-  | { kind: "stopped" };
+type SessionEnd = { kind: "closed"; code: number; reason: string; healthy: boolean } | { kind: "failed"; status: Status } | { kind: "stopped" };
 
 /**
  * Watch a relay collection: `for await (const update of watch<Pod>("https://relay/api/v1/pods"))`.

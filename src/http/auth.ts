@@ -45,7 +45,6 @@ const NOT_ACCEPTED = "the cluster does not accept this bearer token";
 const DECISION_TTL_MS = 30_000;
 const DECISIONS_MAX = 10_000;
 
-
 /** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`. */
 export function deniedResource(env: Vars, group: string, resource: string): boolean {
   return list(env, "DENY_RESOURCES", ["secrets"]).some((d) => d === resource || d === `${resource}.${group}`);
@@ -77,7 +76,6 @@ export function frontDoor(env: Vars, request: Request, refused: (reason: Refusal
 }
 
 const forbiddenFor = (access: Access, message: string): Status => forbidden(access.resource, access.name, message, access.group);
-
 
 /** One per isolate: it holds the cache of the cluster's recent decisions. */
 export class Authenticator {

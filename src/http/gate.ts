@@ -33,4 +33,3 @@ export async function gate(env: Vars, request: Request, cluster: string, auth: A
   if (wrongOrigin) return { ok: false, status: wrongOrigin };
   return { ok: true, value: { upstream, identity: identity.value } };
 }
-

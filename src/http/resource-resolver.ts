@@ -76,12 +76,7 @@ export function unsupportedVerb(info: ResourceInfo, verb: ResourceVerb): Status 
 const indexes = new WeakMap<DiscoveryDocument, Map<string, ResourceInfo>>();
 
 /** Resolve `group/version/resource` of `cluster` through its (cached) discovery: the resource, a 404, or a 503 naming the cause. */
-export async function resolveResource(
-  cache: DiscoveryCache,
-  cluster: string,
-  fetch: DiscoveryFetch,
-  path: { group: string; version: string; resource: string },
-): Promise<Result<ResourceInfo>> {
+export async function resolveResource(cache: DiscoveryCache, cluster: string, fetch: DiscoveryFetch, path: { group: string; version: string; resource: string }): Promise<Result<ResourceInfo>> {
   const apiVersion = apiVersionOf(path.group, path.version);
   let document: DiscoveryDocument;
   try {

@@ -39,10 +39,13 @@ export class AccessGuard {
 
   add(subscriber: Subscriber, grant: Grant): void {
     if (grant.expiresAt !== undefined) {
-      const timer = setTimeout(() => {
-        this.#log("stream closed: token expired", { subject: grant.subject, subscriber: subscriber.id });
-        this.#revoke(subscriber, unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one"));
-      }, Math.max(0, grant.expiresAt - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.#log("stream closed: token expired", { subject: grant.subject, subscriber: subscriber.id });
+          this.#revoke(subscriber, unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one"));
+        },
+        Math.max(0, grant.expiresAt - Date.now()),
+      );
       this.#expiries.set(subscriber, timer);
     }
     if (grant.recheck) {

@@ -73,11 +73,7 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
     },
     log,
   );
-  const out = new Fanout(
-    { window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end) },
-    { budget: settings.subscriberBudget },
-    log,
-  );
+  const out = new Fanout({ window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end) }, { budget: settings.subscriberBudget }, log);
   fanout = out;
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
@@ -95,10 +91,22 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
   };
   const limits = { maxHubs: maxHubs(env, key.cluster), maxHubsPerSubject: maxHubsPerSubject(env, key.cluster), maxPerSubject: settings.maxSubscriptionsPerSubject };
   const quotas = new HubQuotas(env.QUOTA, key.cluster, hubName(key), limits, log, (quota) => metrics.quotaRefused(quota));
-  const guard = new AccessGuard((token, access) => mayAccess(upstream, token, access), settings.authRecheckMs, (subscriber, status) => out.fail(subscriber, status, closeFor(status)), log);
+  const guard = new AccessGuard(
+    (token, access) => mayAccess(upstream, token, access),
+    settings.authRecheckMs,
+    (subscriber, status) => out.fail(subscriber, status, closeFor(status)),
+    log,
+  );
   const lifecycle = new Lifecycle(
     {
-      upstream: { get watching() { return feed.watching; }, start: () => feed.start(), stop: () => feed.stop(), renew: () => feed.renew(settings.watchRenewMs) },
+      upstream: {
+        get watching() {
+          return feed.watching;
+        },
+        start: () => feed.start(),
+        stop: () => feed.stop(),
+        renew: () => feed.renew(settings.watchRenewMs),
+      },
       subscribers: () => out.size,
       bookmarks: () => out.bookmarks(),
       quotas,

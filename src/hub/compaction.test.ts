@@ -5,11 +5,7 @@ import { netChanges } from "./compaction.ts";
 import type { Tombstone } from "./storage.ts";
 
 /** What can happen to the collection a hub watches (its selector included). */
-type Op =
-  | { op: "create"; name: number; matches: boolean }
-  | { op: "update"; pick: number }
-  | { op: "delete"; pick: number }
-  | { op: "move"; pick: number };
+type Op = { op: "create"; name: number; matches: boolean } | { op: "update"; pick: number } | { op: "delete"; pick: number } | { op: "move"; pick: number };
 
 const ops = fc.array(
   fc.oneof(

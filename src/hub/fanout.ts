@@ -124,7 +124,10 @@ export class Fanout {
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
     const deadline = subscriber.options.deadline;
     if (deadline !== undefined) {
-      this.#deadlines.set(subscriber, this.#timers.set(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())));
+      this.#deadlines.set(
+        subscriber,
+        this.#timers.set(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())),
+      );
     }
     this.#schedule(0);
   }

@@ -42,7 +42,6 @@ export interface FeedSettings {
   observer: UpstreamObserver;
 }
 
-
 /**
  * What a request needs of the hub's state: `stored` (any state it has: a resume from a
  * resourceVersion, served from the window), `live` (the upstream watch running: a list or a

@@ -32,7 +32,14 @@ const limits: QuotaLimits = { maxHubs: 3, maxHubsPerSubject: 1, maxPerSubject: 5
 /** The quotas each refusal names, as the hub reports them to the metrics. */
 let refusals: string[] = [];
 const quotasFor = (quotas: Quotas, hub: string) =>
-  new HubQuotas(quotas as unknown as DurableObjectNamespace<Quota>, "c1", hub, limits, () => undefined, (quota) => void refusals.push(quota));
+  new HubQuotas(
+    quotas as unknown as DurableObjectNamespace<Quota>,
+    "c1",
+    hub,
+    limits,
+    () => undefined,
+    (quota) => void refusals.push(quota),
+  );
 /** Let the fire-and-forget releases reach their counters. */
 const settle = () => new Promise((r) => setTimeout(r, 20));
 

@@ -107,7 +107,10 @@ export class HubQuotas {
     if (!claim.granted) {
       this.#log("hub refused: the cluster's active hub quota is full", { maxHubs: this.#limits.maxHubs });
       this.#refused("max_hubs");
-      return tooManyRequests(`the relay already watches ${this.#limits.maxHubs} distinct keys on cluster "${this.#cluster}" (MAX_HUBS); try again later or share an existing watch`, claim.retryAfterSeconds);
+      return tooManyRequests(
+        `the relay already watches ${this.#limits.maxHubs} distinct keys on cluster "${this.#cluster}" (MAX_HUBS); try again later or share an existing watch`,
+        claim.retryAfterSeconds,
+      );
     }
     if (!lost) {
       this.#watching = true;
@@ -119,7 +122,9 @@ export class HubQuotas {
   /** The hub stopped watching upstream. */
   releaseHub(): void {
     this.#watching = false;
-    void this.#hubs().claim(this.#hub, 0, this.#limits.maxHubs, LEASE_MS).catch(() => undefined);
+    void this.#hubs()
+      .claim(this.#hub, 0, this.#limits.maxHubs, LEASE_MS)
+      .catch(() => undefined);
     const opener = this.#opener;
     this.#opener = undefined;
     if (opener !== undefined) void this.#claimHubOf(opener, 0).catch(() => undefined);
@@ -149,7 +154,9 @@ export class HubQuotas {
   /** From the heartbeat: keep this hub's claims alive. */
   renew(): void {
     if (this.#watching) {
-      void this.#hubs().claim(this.#hub, 1, this.#limits.maxHubs, LEASE_MS).catch(() => undefined);
+      void this.#hubs()
+        .claim(this.#hub, 1, this.#limits.maxHubs, LEASE_MS)
+        .catch(() => undefined);
       if (this.#opener !== undefined) void this.#claimHubOf(this.#opener, 1).catch(() => undefined);
     }
     for (const subject of this.#subjects.keys()) void this.#renewSubscriptions(subject).catch(() => undefined);

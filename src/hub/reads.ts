@@ -30,8 +30,7 @@ export interface ListSource {
   readonly snapshots: SnapshotStore;
 }
 
-const CONTINUE_EXPIRED =
-  "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
+const CONTINUE_EXPIRED = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
 
 export async function listPage(source: ListSource, options: ListOptions, now: number): Promise<Result<Page>> {
   let snapshot: Snapshot | undefined;

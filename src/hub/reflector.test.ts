@@ -130,7 +130,13 @@ function start(options: { stallMs?: number } = {}) {
   const upstream = new ScriptedUpstream();
   const handler = new Recorder();
   const { o, seen } = observer();
-  const reflector = new Reflector(key, upstream, handler, { stallMs: options.stallMs ?? 60_000, watchTimeoutSeconds: () => 300, random: () => 0.5, backoff: { initialMs: 20, maxMs: 100 }, observer: o });
+  const reflector = new Reflector(key, upstream, handler, {
+    stallMs: options.stallMs ?? 60_000,
+    watchTimeoutSeconds: () => 300,
+    random: () => 0.5,
+    backoff: { initialMs: 20, maxMs: 100 },
+    observer: o,
+  });
   reflector.start();
   return { upstream, handler, reflector, seen };
 }

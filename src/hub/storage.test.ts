@@ -61,7 +61,14 @@ describe("HubStorage", () => {
         events: [{ rv: 12, line: line("ADDED", c12) }],
         head: 12,
         start: 10,
-        checkpoint: { rv: 12, changed: [{ object: a11, since: 10 }, { object: c12, since: 12 }], removed: ["u-b"] },
+        checkpoint: {
+          rv: 12,
+          changed: [
+            { object: a11, since: 10 },
+            { object: c12, since: 12 },
+          ],
+          removed: ["u-b"],
+        },
         tombstones: [{ object: pod("b", 12), since: 10 }],
       },
       1000,
@@ -86,7 +93,15 @@ describe("HubStorage", () => {
     storage.saveSnapshot(identity, [pod("a", 5)], 10);
     storage.saveBatch({ events: [{ rv: 11, line: line("MODIFIED", pod("a", 11)) }], head: 11, start: 10, tombstones: [] }, 1000, 10);
     // The second event repeats a resourceVersion: the batch fails, and its first event is not kept either.
-    const failing = { events: [{ rv: 12, line: line("MODIFIED", pod("a", 12)) }, { rv: 11, line: "again" }], head: 12, start: 10, tombstones: [] };
+    const failing = {
+      events: [
+        { rv: 12, line: line("MODIFIED", pod("a", 12)) },
+        { rv: 11, line: "again" },
+      ],
+      head: 12,
+      start: 10,
+      tombstones: [],
+    };
     expect(() => storage.saveBatch(failing, 1000, 10)).toThrow();
     expect(new HubStorage(durableStorage(db), limits).load()?.events.map((e) => e.rv)).toEqual([11]);
   });

@@ -99,7 +99,10 @@ export class HubStorage {
     this.#storage = storage;
     this.#tombstones = tombstones;
     this.#sql.exec(SCHEMA);
-    const columns = this.#sql.exec<{ name: string }>("PRAGMA table_info(objects)").toArray().map((c) => c.name);
+    const columns = this.#sql
+      .exec<{ name: string }>("PRAGMA table_info(objects)")
+      .toArray()
+      .map((c) => c.name);
     if (!columns.includes("since")) for (const migration of MIGRATIONS) this.#sql.exec(migration);
   }
 

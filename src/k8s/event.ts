@@ -8,17 +8,14 @@ import type { Status, WatchEvent, WatchEventType } from "./types.ts";
 import { INITIAL_EVENTS_END, WATCH_EVENT_TYPES } from "./types.ts";
 
 /** One event line; `objectJson` is the object's JSON text. */
-export const eventLine = (type: WatchEventType, objectJson: string): string =>
-  `{"type":"${type}","object":${objectJson}}\n`;
+export const eventLine = (type: WatchEventType, objectJson: string): string => `{"type":"${type}","object":${objectJson}}\n`;
 
 /**
  * A BOOKMARK: an empty object of the watched kind carrying only the resourceVersion
  * (apiserver `cacher.go`), optionally marking the end of `sendInitialEvents`.
  */
 export function bookmarkLine(kind: string, apiVersion: string, rv: number, initialEventsEnd = false): string {
-  const metadata = initialEventsEnd
-    ? { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: "true" } }
-    : { resourceVersion: String(rv) };
+  const metadata = initialEventsEnd ? { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: "true" } } : { resourceVersion: String(rv) };
   return eventLine("BOOKMARK", JSON.stringify({ kind, apiVersion, metadata }));
 }
 

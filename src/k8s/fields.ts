@@ -106,10 +106,7 @@ export function formatFieldSelector(selector: FieldSelector): string {
   const terms = new Set<string>();
   const sorted = selector.requirements
     .filter((r) => r.field !== "" || r.value !== "")
-    .sort(
-      (a, b) =>
-        compareCodePoints(a.field, b.field) || Number(a.operator === "!=") - Number(b.operator === "!=") || compareCodePoints(a.value, b.value),
-    );
+    .sort((a, b) => compareCodePoints(a.field, b.field) || Number(a.operator === "!=") - Number(b.operator === "!=") || compareCodePoints(a.value, b.value));
   for (const r of sorted) {
     const term = `${r.field}${r.operator}${escapeValue(r.value)}`;
     const split = splitTerms(term);

@@ -43,9 +43,7 @@ export function watchKey(input: KeyInput): WatchKey {
   refuseControlCharacters("label", input.labelSelector ?? "");
   refuseControlCharacters("field", input.fieldSelector ?? "");
   const labels = formatLabelSelector(parseLabelSelector(input.labelSelector ?? ""));
-  const fields = formatFieldSelector(
-    validateFieldSelector(parseFieldSelector(input.fieldSelector ?? ""), input.group, input.resource, input.namespaced),
-  );
+  const fields = formatFieldSelector(validateFieldSelector(parseFieldSelector(input.fieldSelector ?? ""), input.group, input.resource, input.namespaced));
   return {
     cluster: input.cluster ?? DEFAULT_CLUSTER,
     group: input.group,

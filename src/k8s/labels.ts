@@ -51,7 +51,13 @@ const codeUnitRank = (u: number): number => (u >= 0xd800 && u <= 0xdfff ? u + 0x
 // Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
 const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
 const GO_ESCAPES: ReadonlyMap<number, string> = new Map([
-  [0x07, "\\a"], [0x08, "\\b"], [0x0c, "\\f"], [0x0a, "\\n"], [0x0d, "\\r"], [0x09, "\\t"], [0x0b, "\\v"],
+  [0x07, "\\a"],
+  [0x08, "\\b"],
+  [0x0c, "\\f"],
+  [0x0a, "\\n"],
+  [0x0d, "\\r"],
+  [0x09, "\\t"],
+  [0x0b, "\\v"],
 ]);
 
 /**
@@ -118,13 +124,11 @@ const LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const LABEL_KEY_ERR = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_KEY_RE = new RegExp(`^${LABEL_KEY_FMT}$`);
 const LABEL_VALUE_FMT = `(${LABEL_KEY_FMT})?`;
-const LABEL_VALUE_ERR =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_ERR = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_RE = new RegExp(`^${LABEL_VALUE_FMT}$`);
 const DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
-const DNS1123_SUBDOMAIN_ERR =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS1123_SUBDOMAIN_ERR = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DNS1123_SUBDOMAIN_RE = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
 
 function dns1123SubdomainErrors(value: string): string[] {
@@ -146,9 +150,7 @@ function labelKeyErrors(value: string): string[] {
     if (prefix.length === 0) errs.push("prefix part must be non-empty");
     else for (const msg of dns1123SubdomainErrors(prefix)) errs.push(`prefix part ${msg}`);
   } else {
-    return [
-      `a valid label key ${regexError(LABEL_KEY_ERR, LABEL_KEY_FMT, "MyName", "my.name", "123-abc")} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
+    return [`a valid label key ${regexError(LABEL_KEY_ERR, LABEL_KEY_FMT, "MyName", "my.name", "123-abc")} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   }
   if (name.length === 0) errs.push("name part must be non-empty");
   else if (utf8Length(name) > 63) errs.push(`name part ${maxLenError(63)}`);
@@ -233,7 +235,17 @@ type Item = readonly [token: Token, literal: string];
 
 // A Map, not an object literal: an identifier such as `constructor` must not hit a prototype key.
 const STRING_TO_TOKEN: ReadonlyMap<string, Token> = new Map<string, Token>([
-  [")", ")"], [",", ","], ["!", "!"], ["==", "=="], ["=", "="], [">", ">"], ["in", "in"], ["<", "<"], ["!=", "!="], ["notin", "notin"], ["(", "("],
+  [")", ")"],
+  [",", ","],
+  ["!", "!"],
+  ["==", "=="],
+  ["=", "="],
+  [">", ">"],
+  ["in", "in"],
+  ["<", "<"],
+  ["!=", "!="],
+  ["notin", "notin"],
+  ["(", "("],
 ]);
 
 const isWhitespace = (ch: string): boolean => ch === " " || ch === "\t" || ch === "\r" || ch === "\n";

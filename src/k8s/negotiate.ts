@@ -10,10 +10,7 @@
 import { failure } from "./status.ts";
 import type { Status } from "./types.ts";
 
-export type Representation =
-  | { kind: "json" }
-  | { kind: "table"; version: "v1" | "v1beta1"; contentType: string }
-  | { kind: "aggregated" };
+export type Representation = { kind: "json" } | { kind: "table"; version: "v1" | "v1beta1"; contentType: string } | { kind: "aggregated" };
 
 interface MediaRange {
   type: string;
@@ -28,7 +25,14 @@ function parseAccept(header: string): MediaRange[] {
       const params = new Map<string, string>();
       for (const p of rest) {
         const eq = p.indexOf("=");
-        if (eq > 0) params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"|"$/g, ""));
+        if (eq > 0)
+          params.set(
+            p.slice(0, eq).trim().toLowerCase(),
+            p
+              .slice(eq + 1)
+              .trim()
+              .replace(/^"|"$/g, ""),
+          );
       }
       return { type: type.toLowerCase(), params };
     })

@@ -99,7 +99,8 @@ export function parseWatchOptions(query: URLSearchParams): Result<WatchOptions> 
   const rvm = match(query);
   const causes: Cause[] = rvm.cause ? [rvm.cause] : [];
   if (sendInitialEvents !== undefined) {
-    if (rvm.value !== "NotOlderThan" && !rvm.cause) causes.push({ field: "resourceVersionMatch", type: "Forbidden", detail: "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan" });
+    if (rvm.value !== "NotOlderThan" && !rvm.cause)
+      causes.push({ field: "resourceVersionMatch", type: "Forbidden", detail: "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan" });
   } else if (rvm.value !== undefined && !rvm.cause) {
     causes.push({ field: "resourceVersionMatch", type: "Forbidden", detail: "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided" });
   }

@@ -49,8 +49,7 @@ export const isDnsLabel = (s: string): boolean => s.length <= 63 && DNS_LABEL.te
 export const isDnsSubdomain = (s: string): boolean => s.length <= 253 && DNS_SUBDOMAIN.test(s);
 
 /** `IsValidPathSegmentName`: names travel in URL segments, so `.`, `..`, `/` and `%` are out. */
-export const isValidObjectName = (s: string): boolean =>
-  s.length > 0 && s.length <= 253 && s !== "." && s !== ".." && !/[/%]/.test(s);
+export const isValidObjectName = (s: string): boolean => s.length > 0 && s.length <= 253 && s !== "." && s !== ".." && !/[/%]/.test(s);
 
 const invalid = (reason: string): InvalidPath => ({ kind: "invalid", reason });
 

@@ -54,19 +54,16 @@ export function notFound(resource: string, name: string, group = ""): Status {
 }
 
 /** The go-restful answer for a path that exists but not for this verb. */
-export const methodNotAllowed = (message = "the server does not allow this method on the requested resource"): Status =>
-  failure(405, "MethodNotAllowed", message, {});
+export const methodNotAllowed = (message = "the server does not allow this method on the requested resource"): Status => failure(405, "MethodNotAllowed", message, {});
 
 /** Too old: `too old resource version: <requested> (<oldest resumable>)` (watch_cache_history.go). */
 export const expired = (message: string): Status => failure(410, "Expired", message);
 
-export const tooOldResourceVersion = (requested: number, oldest: number): Status =>
-  expired(`too old resource version: ${requested} (${oldest})`);
+export const tooOldResourceVersion = (requested: number, oldest: number): Status => expired(`too old resource version: ${requested} (${oldest})`);
 
 /** `ListOptions.meta.k8s.io "" is invalid: field: Forbidden: ...` as `apierrors.NewInvalid` writes it. */
 export function invalidListOptions(causes: Array<{ field: string; type: "Forbidden" | "Invalid" | "Unsupported"; detail: string; value?: string }>): Status {
-  const describe = (c: (typeof causes)[number]) =>
-    c.type === "Forbidden" ? `Forbidden: ${c.detail}` : `${c.type} value: ${JSON.stringify(c.value ?? "")}: ${c.detail}`;
+  const describe = (c: (typeof causes)[number]) => (c.type === "Forbidden" ? `Forbidden: ${c.detail}` : `${c.type} value: ${JSON.stringify(c.value ?? "")}: ${c.detail}`);
   const message = `ListOptions.meta.k8s.io "" is invalid: ${causes.map((c) => `${c.field}: ${describe(c)}`).join(", ")}`;
   const reasonOf = { Forbidden: "FieldValueForbidden", Invalid: "FieldValueInvalid", Unsupported: "FieldValueNotSupported" } as const;
   return failure(422, "Invalid", causes.length === 1 ? message : `[${message}]`, {
@@ -76,11 +73,9 @@ export function invalidListOptions(causes: Array<{ field: string; type: "Forbidd
   });
 }
 
-export const tooManyRequests = (message: string, retryAfterSeconds: number): Status =>
-  failure(429, "TooManyRequests", message, { retryAfterSeconds });
+export const tooManyRequests = (message: string, retryAfterSeconds: number): Status => failure(429, "TooManyRequests", message, { retryAfterSeconds });
 
-export const internalError = (message: string): Status =>
-  failure(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] });
+export const internalError = (message: string): Status => failure(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] });
 
 export const serviceUnavailable = (message: string, retryAfterSeconds?: number): Status =>
   failure(503, "ServiceUnavailable", message, retryAfterSeconds === undefined ? undefined : { retryAfterSeconds });

@@ -60,14 +60,19 @@ export function humanDuration(ms: number): string {
 const since = (time: string | undefined, now: number): string => (time ? humanDuration(now - Date.parse(time)) : "<unknown>");
 
 const NAME: Column = {
-  name: "Name", type: "string", format: "name",
-  description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+  name: "Name",
+  type: "string",
+  format: "name",
+  description:
+    "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
   cell: (o) => o.metadata?.name ?? "",
 };
 
 const AGE: Column = {
-  name: "Age", type: "string",
-  description: "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+  name: "Age",
+  type: "string",
+  description:
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
   cell: (o, now) => since(o.metadata?.creationTimestamp, now),
 };
 
@@ -96,10 +101,28 @@ function podRestarts(o: Obj, now: number): string {
 
 const containers = (o: Obj): Obj[] => o.spec?.template?.spec?.containers ?? [];
 const selector = (o: Obj): string =>
-  Object.entries(o.spec?.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(",") || NONE;
+  Object.entries(o.spec?.selector?.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(",") || NONE;
 const wideWorkload = [
-  col("Containers", "Names of each container in the template.", (o) => containers(o).map((c) => c.name).join(","), { priority: 1 }),
-  col("Images", "Images referenced by each container in the template.", (o) => containers(o).map((c) => c.image).join(","), { priority: 1 }),
+  col(
+    "Containers",
+    "Names of each container in the template.",
+    (o) =>
+      containers(o)
+        .map((c) => c.name)
+        .join(","),
+    { priority: 1 },
+  ),
+  col(
+    "Images",
+    "Images referenced by each container in the template.",
+    (o) =>
+      containers(o)
+        .map((c) => c.image)
+        .join(","),
+    { priority: 1 },
+  ),
   col("Selector", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", selector, { priority: 1 }),
 ];
 
@@ -115,9 +138,24 @@ const COLUMNS: Record<string, Column[]> = {
     col("Restarts", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", podRestarts),
     AGE,
     col("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", (o) => o.status?.podIP ?? NONE, { priority: 1 }),
-    col("Node", "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.", (o) => o.spec?.nodeName ?? NONE, { priority: 1 }),
-    col("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.", (o) => o.status?.nominatedNodeName ?? NONE, { priority: 1 }),
-    col("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates", (o) => (o.spec?.readinessGates?.length ? String(o.spec.readinessGates.length) : NONE), { priority: 1 }),
+    col(
+      "Node",
+      "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.",
+      (o) => o.spec?.nodeName ?? NONE,
+      { priority: 1 },
+    ),
+    col(
+      "Nominated Node",
+      "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
+      (o) => o.status?.nominatedNodeName ?? NONE,
+      { priority: 1 },
+    ),
+    col(
+      "Readiness Gates",
+      'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',
+      (o) => (o.spec?.readinessGates?.length ? String(o.spec.readinessGates.length) : NONE),
+      { priority: 1 },
+    ),
   ],
   "/namespaces": [NAME, col("Status", "The status of the namespace", (o) => o.status?.phase ?? ""), AGE],
   "/nodes": [
@@ -126,15 +164,34 @@ const COLUMNS: Record<string, Column[]> = {
       const ready = (o.status?.conditions ?? []).find((c: Obj) => c.type === "Ready");
       return (ready?.status === "True" ? "Ready" : "NotReady") + (o.spec?.unschedulable ? ",SchedulingDisabled" : "");
     }),
-    col("Roles", "The roles of the node", (o) =>
-      Object.keys(o.metadata?.labels ?? {}).filter((l) => l.startsWith("node-role.kubernetes.io/")).map((l) => l.slice(24)).join(",") || NONE),
+    col(
+      "Roles",
+      "The roles of the node",
+      (o) =>
+        Object.keys(o.metadata?.labels ?? {})
+          .filter((l) => l.startsWith("node-role.kubernetes.io/"))
+          .map((l) => l.slice(24))
+          .join(",") || NONE,
+    ),
     AGE,
     col("Version", "Kubelet Version reported by the node.", (o) => o.status?.nodeInfo?.kubeletVersion ?? ""),
-    col("Internal-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.", (o) => (o.status?.addresses ?? []).find((a: Obj) => a.type === "InternalIP")?.address ?? NONE, { priority: 1 }),
-    col("External-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.", (o) => (o.status?.addresses ?? []).find((a: Obj) => a.type === "ExternalIP")?.address ?? NONE, { priority: 1 }),
+    col(
+      "Internal-IP",
+      "List of addresses reachable to the node. Queried from cloud provider, if available.",
+      (o) => (o.status?.addresses ?? []).find((a: Obj) => a.type === "InternalIP")?.address ?? NONE,
+      { priority: 1 },
+    ),
+    col(
+      "External-IP",
+      "List of addresses reachable to the node. Queried from cloud provider, if available.",
+      (o) => (o.status?.addresses ?? []).find((a: Obj) => a.type === "ExternalIP")?.address ?? NONE,
+      { priority: 1 },
+    ),
     col("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", (o) => o.status?.nodeInfo?.osImage ?? "", { priority: 1 }),
     col("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", (o) => o.status?.nodeInfo?.kernelVersion ?? "", { priority: 1 }),
-    col("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", (o) => o.status?.nodeInfo?.containerRuntimeVersion ?? "", { priority: 1 }),
+    col("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", (o) => o.status?.nodeInfo?.containerRuntimeVersion ?? "", {
+      priority: 1,
+    }),
   ],
   "apps/deployments": [
     NAME,
@@ -157,19 +214,24 @@ const COLUMNS: Record<string, Column[]> = {
     col("Type", "type determines how the Service is exposed.", (o) => o.spec?.type ?? ""),
     col("Cluster-IP", "clusterIP is the IP address of the service.", (o) => o.spec?.clusterIP ?? NONE),
     col("External-IP", "List of IP addresses for which nodes in the cluster will also accept traffic for this service.", (o) => (o.spec?.externalIPs ?? []).join(",") || NONE),
-    col("Port(s)", "The list of ports that are exposed by this service.", (o) =>
-      (o.spec?.ports ?? []).map((p: Obj) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ""}/${p.protocol ?? "TCP"}`).join(",") || NONE),
+    col(
+      "Port(s)",
+      "The list of ports that are exposed by this service.",
+      (o) => (o.spec?.ports ?? []).map((p: Obj) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ""}/${p.protocol ?? "TCP"}`).join(",") || NONE,
+    ),
     AGE,
-    col("Selector", "Route service traffic to pods with label keys and values matching this selector.", (o) =>
-      Object.entries(o.spec?.selector ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(",") || NONE, { priority: 1 }),
+    col(
+      "Selector",
+      "Route service traffic to pods with label keys and values matching this selector.",
+      (o) =>
+        Object.entries(o.spec?.selector ?? {})
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(",") || NONE,
+      { priority: 1 },
+    ),
   ],
   "/configmaps": [NAME, col("Data", "Data contains the configuration data.", (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, { type: "integer" }), AGE],
-  "/secrets": [
-    NAME,
-    col("Type", "The type of the secret", (o) => o.type ?? ""),
-    col("Data", "The number of entries in the secret", (o) => Object.keys(o.data ?? {}).length, { type: "integer" }),
-    AGE,
-  ],
+  "/secrets": [NAME, col("Type", "The type of the secret", (o) => o.type ?? ""), col("Data", "The number of entries in the secret", (o) => Object.keys(o.data ?? {}).length, { type: "integer" }), AGE],
   "/events": [
     col("Last Seen", "Time when last Event occurred", (o, now) => since(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp, now)),
     col("Type", "Type of this event.", (o) => o.type ?? ""),
@@ -189,8 +251,7 @@ function row(columns: Column[], object: KubeObject, options: TableOptions, now: 
   return { cells, object: { kind: "PartialObjectMetadata", apiVersion: `meta.k8s.io/${options.version}`, metadata: object.metadata ?? {} } };
 }
 
-const definitions = (columns: Column[]) =>
-  columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? "", description: c.description, priority: c.priority ?? 0 }));
+const definitions = (columns: Column[]) => columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? "", description: c.description, priority: c.priority ?? 0 }));
 
 /**
  * A Table of `objects`. `withHeaders: false` gives `columnDefinitions: null`, as in every

@@ -38,7 +38,10 @@ export interface Offer {
  * protocol beside it ("missing additional subprotocol"). A refusal is the API server's 401.
  */
 export function parseOffer(header: string | null): Offer | { refused: string } {
-  const offered = (header ?? "").split(",").map((p) => p.trim()).filter((p) => p.length > 0);
+  const offered = (header ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
   const bearer = offered.filter((p) => p.startsWith(BEARER_PROTOCOL_PREFIX));
   const others = offered.filter((p) => !p.startsWith(BEARER_PROTOCOL_PREFIX));
   if (bearer.length === 0) return { token: undefined, others };

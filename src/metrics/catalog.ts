@@ -47,7 +47,12 @@ export const FAMILIES = {
   events: family("events_total", "counter", ["cluster"], "Watch events the hubs committed to their windows (events in)."),
   delivered: family("delivered_events_total", "counter", ["cluster", "transport"], "Watch events (bookmarks and errors included) sent to subscribers (deliveries out)."),
   messages: family("sent_messages_total", "counter", ["cluster", "transport"], "WebSocket messages and HTTP chunks sent to subscribers."),
-  cutoffs: family("subscriber_cutoffs_total", "counter", ["cluster", "transport", "reason"], "Subscribers cut off: slow (beyond SUBSCRIBER_BUDGET_BYTES) or window (fell out of the replay window while catching up)."),
+  cutoffs: family(
+    "subscriber_cutoffs_total",
+    "counter",
+    ["cluster", "transport", "reason"],
+    "Subscribers cut off: slow (beyond SUBSCRIBER_BUDGET_BYTES) or window (fell out of the replay window while catching up).",
+  ),
   resumes: family(
     "resumes_total",
     "counter",
@@ -55,12 +60,20 @@ export const FAMILIES = {
     "Watches resuming from a resourceVersion, by outcome: window (replayed exactly), compacted (answered from the cache in compact form), expired (410) or too_large (504).",
   ),
   quotaRefusals: family("quota_refusals_total", "counter", ["cluster", "quota"], "Requests refused with 429 by a quota: max_hubs, max_hubs_per_subject or max_subscriptions_per_subject."),
-  lagBytes: family("subscriber_lag_bytes", "histogram", ["cluster", "transport"], "How far behind the head subscribers are, in bytes sent but not taken plus bytes not yet sent; sampled every heartbeat and at cut-offs.", [
-    1024, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216,
-  ]),
-  lagSeconds: family("subscriber_lag_seconds", "histogram", ["cluster", "transport"], "How long ago the oldest event a subscriber has not been sent was committed; sampled every heartbeat and at cut-offs.", [
-    0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
-  ]),
+  lagBytes: family(
+    "subscriber_lag_bytes",
+    "histogram",
+    ["cluster", "transport"],
+    "How far behind the head subscribers are, in bytes sent but not taken plus bytes not yet sent; sampled every heartbeat and at cut-offs.",
+    [1024, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216],
+  ),
+  lagSeconds: family(
+    "subscriber_lag_seconds",
+    "histogram",
+    ["cluster", "transport"],
+    "How long ago the oldest event a subscriber has not been sent was committed; sampled every heartbeat and at cut-offs.",
+    [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  ),
 
   // Counters, from the Worker.
   authRefusals: family(

@@ -13,7 +13,12 @@ describe("the Prometheus text format", () => {
     const events = families.find((f) => f.name === "kube_watch_relay_events_total");
     expect(events).toMatchObject({ type: "COUNTER", metrics: [{ labels: { cluster }, value: "5" }] });
     const resumes = families.find((f) => f.name === "kube_watch_relay_resumes_total")!.metrics;
-    expect(resumes.map((m) => [m.labels?.outcome, m.value]).sort()).toEqual([["compacted", "0"], ["expired", "0"], ["too_large", "0"], ["window", "2"]]);
+    expect(resumes.map((m) => [m.labels?.outcome, m.value]).sort()).toEqual([
+      ["compacted", "0"],
+      ["expired", "0"],
+      ["too_large", "0"],
+      ["window", "2"],
+    ]);
   });
 
   it("writes histograms as cumulative buckets with +Inf, _sum and _count", () => {

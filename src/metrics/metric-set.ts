@@ -27,11 +27,14 @@ export type Labels = Readonly<Record<string, string>>;
 
 export function seriesKey(id: FamilyId, labels: Labels): SeriesKey {
   const names = FAMILIES[id].labels;
-  return JSON.stringify([id, ...names.map((name) => {
-    const value = labels[name];
-    if (value === undefined) throw new Error(`metric ${FAMILIES[id].name} needs the label ${name}`);
-    return value;
-  })]);
+  return JSON.stringify([
+    id,
+    ...names.map((name) => {
+      const value = labels[name];
+      if (value === undefined) throw new Error(`metric ${FAMILIES[id].name} needs the label ${name}`);
+      return value;
+    }),
+  ]);
 }
 
 /** The family and labels of a series. */

@@ -54,7 +54,11 @@ export class MetricsRegistry extends DurableObject<Vars> {
     const live = this.#live(now);
     const gauges = new MetricSet();
     gauges.add("startTime", {}, Math.floor(this.#started / 1000));
-    gauges.add("reportAge", {}, live.reduce((oldest, h) => Math.max(oldest, (now - h.at) / 1000), 0));
+    gauges.add(
+      "reportAge",
+      {},
+      live.reduce((oldest, h) => Math.max(oldest, (now - h.at) / 1000), 0),
+    );
     for (const { snapshot: s } of live) {
       const cluster = { cluster: s.cluster };
       gauges.add("hubs", { ...cluster, upstream_state: s.upstream });

@@ -192,5 +192,5 @@ async function statusOf(response: Response): Promise<Status> {
   } catch {
     // not a Status
   }
-  return failure(Math.max(response.status , 400), "BadRequest", `the path is not a watchable collection (the relay answered ${response.status})`);
+  return failure(Math.max(response.status, 400), "BadRequest", `the path is not a watchable collection (the relay answered ${response.status})`);
 }

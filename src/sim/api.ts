@@ -128,9 +128,7 @@ function readRepresentation(req: IncomingMessage): Representation {
   return representation;
 }
 
-async function serveResource(
-  state: SimState, req: IncomingMessage, res: ServerResponse, def: ResourceDef, path: ResourcePath, verb: Verb, query: URLSearchParams, pretty: boolean,
-): Promise<void> {
+async function serveResource(state: SimState, req: IncomingMessage, res: ServerResponse, def: ResourceDef, path: ResourcePath, verb: Verb, query: URLSearchParams, pretty: boolean): Promise<void> {
   const { namespace, name } = path;
   const method = req.method ?? "GET";
   if (verb === "watch" || path.legacyWatch) {

@@ -159,4 +159,3 @@ export class Churn {
     flapReadiness(pod, now);
   }
 }
-

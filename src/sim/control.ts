@@ -15,9 +15,7 @@ import type { SimConfig, SimState } from "./state.ts";
 
 export const CONTROL_PREFIX = "/_sim/";
 
-const ROUTES = [
-  "GET /_sim/stats", "GET /_sim/requests?since=&path=", "POST /_sim/churn", "POST /_sim/config", "POST /_sim/faults", "POST /_sim/reset", "GET /_sim/users", "PUT /_sim/users",
-];
+const ROUTES = ["GET /_sim/stats", "GET /_sim/requests?since=&path=", "POST /_sim/churn", "POST /_sim/config", "POST /_sim/faults", "POST /_sim/reset", "GET /_sim/users", "PUT /_sim/users"];
 
 function integerParam(query: URLSearchParams, name: string): number | undefined {
   const value = query.get(name);

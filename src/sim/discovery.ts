@@ -25,8 +25,7 @@ const VERSION_INFO = {
 
 const byName = (a: ApiResource, b: ApiResource): number => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0);
 
-const inGroupVersion = (group: string, version: string): ApiResource[] =>
-  DISCOVERABLE.filter((r) => r.group === group && r.version === version).sort(byName);
+const inGroupVersion = (group: string, version: string): ApiResource[] => DISCOVERABLE.filter((r) => r.group === group && r.version === version).sort(byName);
 
 const versionsOf = (group: string): string[] => [...new Set(DISCOVERABLE.filter((r) => r.group === group).map((r) => r.version))];
 

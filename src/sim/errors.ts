@@ -20,8 +20,7 @@ export class ApiError extends Error {
 
 const qualified = (resource: string, group: string): string => (group ? `${resource}.${group}` : resource);
 
-const objectDetails = (resource: string, group: string, name: string) =>
-  group ? { name, group, kind: resource } : { name, kind: resource };
+const objectDetails = (resource: string, group: string, name: string) => (group ? { name, group, kind: resource } : { name, kind: resource });
 
 /** `pods "x" already exists` (apierrors `NewAlreadyExists`). */
 export const alreadyExists = (resource: string, group: string, name: string): Status =>

@@ -72,7 +72,14 @@ export function parseFaults(body: unknown): FaultRequest {
 }
 
 const REASONS: Record<number, string> = {
-  400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict", 410: "Expired", 422: "Invalid", 504: "Timeout",
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  409: "Conflict",
+  410: "Expired",
+  422: "Invalid",
+  504: "Timeout",
 };
 
 function injectedStatus(code: number, retryAfterSeconds: number | undefined): Status {

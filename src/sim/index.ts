@@ -123,7 +123,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     setUsers: (users) => state.users.set(users),
     list(resource, namespace) {
       const objects = state.store.objects(resourceByName(resource));
-      return [...objects.keys()].sort().map((k) => objects.get(k)).filter((o): o is KubeObject => !!o && (namespace === undefined || namespaceOf(o) === namespace));
+      return [...objects.keys()]
+        .sort()
+        .map((k) => objects.get(k))
+        .filter((o): o is KubeObject => !!o && (namespace === undefined || namespaceOf(o) === namespace));
     },
     get: (resource, namespace, name) => state.store.get(resourceByName(resource), metaNamespaceKey(namespace, name)),
     create: (resource, object) => state.writes.create(resourceByName(resource), namespaceOf(object), object),

@@ -20,5 +20,4 @@ const escapeHtml = (text: string): string => text.replace(/[<>&\u2028\u2029]/g, 
 export const goJson = (value: unknown): string => escapeHtml(JSON.stringify(value));
 
 /** A whole response body: compact plus `\n`, or pretty without it. */
-export const goJsonBody = (value: unknown, pretty = false): string =>
-  pretty ? escapeHtml(JSON.stringify(value, null, 2)) : `${goJson(value)}\n`;
+export const goJsonBody = (value: unknown, pretty = false): string => (pretty ? escapeHtml(JSON.stringify(value, null, 2)) : `${goJson(value)}\n`);

@@ -31,8 +31,7 @@ interface ContinueToken {
 }
 
 /** Opaque to clients: base64url of `{"v":"meta.k8s.io/v1","rv":N,"start":"key\0"}` (apiserver `storage/continue.go`). */
-const encodeContinue = (token: ContinueToken): string =>
-  Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: token.rv, start: token.start })).toString("base64url");
+const encodeContinue = (token: ContinueToken): string => Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: token.rv, start: token.start })).toString("base64url");
 
 function decodeContinue(value: string): ContinueToken {
   const invalid = (why: string) => new ApiError(badRequest(`continue key is not valid: ${why}`));
@@ -117,8 +116,6 @@ export async function listObjects(store: Store, def: ResourceDef, filter: Object
 
 /** The list object: built-in items lose kind/apiVersion (kubernetes/kubernetes#63676); custom ones keep them. */
 export function listBody(def: ResourceDef, result: ListResult): KubeList {
-  const items = def.custom
-    ? result.items
-    : result.items.map(({ kind: _kind, apiVersion: _apiVersion, ...rest }) => rest as KubeObject);
+  const items = def.custom ? result.items : result.items.map(({ kind: _kind, apiVersion: _apiVersion, ...rest }) => rest as KubeObject);
   return { kind: def.listKind, apiVersion: apiVersionOfResource(def), metadata: result.metadata, items };
 }

@@ -56,7 +56,11 @@ function number(name: string, value: string | undefined): number | undefined {
   return n;
 }
 
-const list = (value: string | undefined) => value?.split(",").map((s) => s.trim()).filter(Boolean);
+const list = (value: string | undefined) =>
+  value
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 if (!values["tls-key"] !== !values["tls-cert"]) {
   console.error("--tls-key and --tls-cert go together: give both PEM files, or neither for plain HTTP");

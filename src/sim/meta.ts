@@ -11,8 +11,7 @@ import type { KubeObject } from "../k8s/types.ts";
 import { ApiError } from "./errors.ts";
 
 /** A JSON object (not null, not an array). */
-export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
+export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A request body, which must be an object whose `apiVersion` and `kind`, where given, are the ones its URL serves (else 400). */
 export function acceptBody(body: unknown, apiVersion: string, kind: string): Record<string, unknown> {
@@ -34,8 +33,21 @@ export const timestamp = (ms: number): string => new Date(ms).toISOString().repl
 
 // apimachinery `pkg/apis/meta/v1/types.go` ObjectMeta, in declaration order.
 const OBJECT_META_ORDER = [
-  "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
-  "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers", "managedFields",
+  "name",
+  "generateName",
+  "namespace",
+  "selfLink",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "labels",
+  "annotations",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
 ];
 
 function ordered(object: Record<string, unknown>, first: readonly string[]): Record<string, unknown> {

@@ -8,7 +8,6 @@ import { badRequest, failure } from "../k8s/status.ts";
 import { ApiError } from "./errors.ts";
 import { isJsonObject as isObject } from "./meta.ts";
 
-
 /** RFC 7386: `null` removes a key, objects merge recursively, anything else replaces. `target` is not modified. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;
@@ -26,7 +25,12 @@ function parsePointer(pointer: unknown): string[] {
   if (typeof pointer !== "string" || (pointer !== "" && !pointer.startsWith("/"))) {
     throw new ApiError(badRequest(`invalid JSON patch: "${String(pointer)}" is not a JSON pointer`));
   }
-  return pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return pointer === ""
+    ? []
+    : pointer
+        .slice(1)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 /** The container that holds the last segment of `path`, and that segment. */

@@ -50,7 +50,11 @@ function managedFields(app: string, rsUid: string, at: string) {
   const leaves = (names: string[]) => Object.fromEntries(names.map((n) => [`f:${n}`, {}]));
   return [
     {
-      manager: "kube-controller-manager", operation: "Update", apiVersion: "v1", time: at, fieldsType: "FieldsV1",
+      manager: "kube-controller-manager",
+      operation: "Update",
+      apiVersion: "v1",
+      time: at,
+      fieldsType: "FieldsV1",
       fieldsV1: {
         "f:metadata": { "f:generateName": {}, "f:labels": { ".": {}, ...leaves(["app", "pod-template-hash", TRACK_LABEL]) }, "f:ownerReferences": { ".": {}, [`k:{"uid":"${rsUid}"}`]: {} } },
         "f:spec": {
@@ -60,7 +64,11 @@ function managedFields(app: string, rsUid: string, at: string) {
       },
     },
     {
-      manager: "kubelet", operation: "Update", apiVersion: "v1", time: at, fieldsType: "FieldsV1",
+      manager: "kubelet",
+      operation: "Update",
+      apiVersion: "v1",
+      time: at,
+      fieldsType: "FieldsV1",
       fieldsV1: { "f:status": leaves(["conditions", "containerStatuses", "hostIP", "hostIPs", "phase", "podIP", "podIPs", "startTime"]) },
       subresource: "status",
     },
@@ -84,7 +92,10 @@ export function newPod(rng: Random, t: PodTemplateRef, node: NodeRef, nowMs: num
   const probe = (path: string, initialDelaySeconds?: number) => ({
     httpGet: { path, port: t.port, scheme: "HTTP" },
     ...(initialDelaySeconds ? { initialDelaySeconds } : {}),
-    timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3,
+    timeoutSeconds: 1,
+    periodSeconds: 10,
+    successThreshold: 1,
+    failureThreshold: 3,
   });
   return {
     kind: "Pod",
@@ -100,31 +111,41 @@ export function newPod(rng: Random, t: PodTemplateRef, node: NodeRef, nowMs: num
       ...(t.slim ? {} : { managedFields: managedFields(t.app, t.replicaSetUid, at) }),
     },
     spec: {
-      ...(t.slim ? { automountServiceAccountToken: false } : { volumes: [{
-        name: tokenVolume,
-        projected: {
-          sources: [
-            { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
-            { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
-            { downwardAPI: { items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }] } },
-          ],
-          defaultMode: 420,
+      ...(t.slim
+        ? { automountServiceAccountToken: false }
+        : {
+            volumes: [
+              {
+                name: tokenVolume,
+                projected: {
+                  sources: [
+                    { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
+                    { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+                    { downwardAPI: { items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }] } },
+                  ],
+                  defaultMode: 420,
+                },
+              },
+            ],
+          }),
+      containers: [
+        {
+          name: t.app,
+          image: t.image,
+          ports: [{ name: "http", containerPort: t.port, protocol: "TCP" }],
+          resources: { limits: { memory: "256Mi" }, requests: { cpu: "100m", memory: "128Mi" } },
+          ...(t.slim
+            ? {}
+            : {
+                volumeMounts: [{ name: tokenVolume, readOnly: true, mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" }],
+                livenessProbe: probe("/healthz", 10),
+                readinessProbe: probe("/readyz"),
+              }),
+          terminationMessagePath: "/dev/termination-log",
+          terminationMessagePolicy: "File",
+          imagePullPolicy: "IfNotPresent",
         },
-      }] }),
-      containers: [{
-        name: t.app,
-        image: t.image,
-        ports: [{ name: "http", containerPort: t.port, protocol: "TCP" }],
-        resources: { limits: { memory: "256Mi" }, requests: { cpu: "100m", memory: "128Mi" } },
-        ...(t.slim ? {} : {
-          volumeMounts: [{ name: tokenVolume, readOnly: true, mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" }],
-          livenessProbe: probe("/healthz", 10),
-          readinessProbe: probe("/readyz"),
-        }),
-        terminationMessagePath: "/dev/termination-log",
-        terminationMessagePolicy: "File",
-        imagePullPolicy: "IfNotPresent",
-      }],
+      ],
       restartPolicy: "Always",
       terminationGracePeriodSeconds: 30,
       dnsPolicy: "ClusterFirst",
@@ -133,12 +154,14 @@ export function newPod(rng: Random, t: PodTemplateRef, node: NodeRef, nowMs: num
       nodeName: node.name,
       securityContext: {},
       schedulerName: "default-scheduler",
-      ...(t.slim ? {} : {
-        tolerations: [
-          { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
-          { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
-        ],
-      }),
+      ...(t.slim
+        ? {}
+        : {
+            tolerations: [
+              { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
+              { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
+            ],
+          }),
       priority: 0,
       enableServiceLinks: true,
       preemptionPolicy: "PreemptLowerPriority",
@@ -155,16 +178,18 @@ export function newPod(rng: Random, t: PodTemplateRef, node: NodeRef, nowMs: num
       hostIP: node.internalIP,
       hostIPs: [{ ip: node.internalIP }],
       startTime: at,
-      containerStatuses: [{
-        name: t.app,
-        state: { waiting: { reason: "ContainerCreating" } },
-        lastState: {},
-        ready: false,
-        restartCount: 0,
-        image: t.image,
-        imageID: "",
-        started: false,
-      }],
+      containerStatuses: [
+        {
+          name: t.app,
+          state: { waiting: { reason: "ContainerCreating" } },
+          lastState: {},
+          ready: false,
+          restartCount: 0,
+          image: t.image,
+          imageID: "",
+          started: false,
+        },
+      ],
       qosClass: "Burstable",
     },
   };
@@ -241,7 +266,7 @@ export function flapReadiness(pod: Pod, nowMs: number): void {
 
 /** Flip the track label between `stable` and `canary`. */
 export function relabel(pod: Pod): void {
-  const labels = (pod.metadata ??= {}).labels ??= {};
+  const labels = ((pod.metadata ??= {}).labels ??= {});
   labels[TRACK_LABEL] = labels[TRACK_LABEL] === "canary" ? "stable" : "canary";
 }
 

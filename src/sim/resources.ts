@@ -60,8 +60,15 @@ function define(d: Def): ResourceDef {
 
 export const RESOURCES: readonly ResourceDef[] = [
   define({
-    group: "", version: "v1", resource: "pods", kind: "Pod", namespaced: true, shortNames: ["po"], categories: ["all"],
-    storageVersionHash: "xPOwRZ+Yhw8=", returnDeletedObject: true,
+    group: "",
+    version: "v1",
+    resource: "pods",
+    kind: "Pod",
+    namespaced: true,
+    shortNames: ["po"],
+    categories: ["all"],
+    storageVersionHash: "xPOwRZ+Yhw8=",
+    returnDeletedObject: true,
     // Since 1.34 the empty Pod omits creationTimestamp but keeps the non-omitempty `containers`.
     emptyFields: { spec: { containers: null }, status: {} },
   }),
@@ -69,8 +76,15 @@ export const RESOURCES: readonly ResourceDef[] = [
   define({ group: "", version: "v1", resource: "nodes", kind: "Node", namespaced: false, shortNames: ["no"], storageVersionHash: "XwShjMxG9Fs=" }),
   define({ group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true, shortNames: ["cm"], storageVersionHash: "qFsyl6wFWjQ=" }),
   define({
-    group: "", version: "v1", resource: "services", kind: "Service", namespaced: true, shortNames: ["svc"], categories: ["all"],
-    storageVersionHash: "0/CO1lhkEBI=", returnDeletedObject: true,
+    group: "",
+    version: "v1",
+    resource: "services",
+    kind: "Service",
+    namespaced: true,
+    shortNames: ["svc"],
+    categories: ["all"],
+    storageVersionHash: "0/CO1lhkEBI=",
+    returnDeletedObject: true,
   }),
   define({ group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true, storageVersionHash: "S6u1pOWzb84=" }),
   define({ group: "", version: "v1", resource: "events", kind: "Event", namespaced: true, shortNames: ["ev"], storageVersionHash: "r2yiGXH7wu8=" }),
@@ -80,7 +94,16 @@ export const RESOURCES: readonly ResourceDef[] = [
 ];
 
 const review = (group: string, resource: string, kind: string): ApiResource => ({
-  group, version: "v1", resource, kind, singularName: kind.toLowerCase(), namespaced: false, verbs: ["create"], shortNames: [], categories: [], custom: false,
+  group,
+  version: "v1",
+  resource,
+  kind,
+  singularName: kind.toLowerCase(),
+  namespaced: false,
+  verbs: ["create"],
+  shortNames: [],
+  categories: [],
+  custom: false,
 });
 
 /** Create-only reviews, answered from the caller's identity (`reviews.ts`) and never stored. */
@@ -98,8 +121,7 @@ export const GROUPS: readonly string[] = [...new Set(DISCOVERABLE.filter((r) => 
 export const apiVersionOfResource = (r: ResourceDef): string => apiVersionOf(r.group, r.version);
 
 /** The resource a URL names, or `undefined` if this server does not serve it. */
-export const findResource = (group: string, version: string, resource: string): ResourceDef | undefined =>
-  RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
+export const findResource = (group: string, version: string, resource: string): ResourceDef | undefined => RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
 
 /** Look a resource up by id (`deployments.apps`) or by its plural alone (`deployments`). */
 export function resourceByName(name: string): ResourceDef {
@@ -109,4 +131,3 @@ export function resourceByName(name: string): ResourceDef {
 }
 
 /** The storage key: `namespace/name` for namespaced objects, `name` otherwise (etcd's key suffix). */
-

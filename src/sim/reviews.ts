@@ -49,7 +49,9 @@ const nonEmpty = (fields: Record<string, string>): Record<string, string> => Obj
 
 /** `%#v` of the internal attributes struct, as field.Invalid prints a struct value. */
 const goStruct = (type: string, fields: Record<string, string>): string =>
-  `authorization.${type}{${Object.entries(fields).map(([k, v]) => `${k[0]?.toUpperCase()}${k.slice(1)}:${goQuote(v)}`).join(", ")}}`;
+  `authorization.${type}{${Object.entries(fields)
+    .map(([k, v]) => `${k[0]?.toUpperCase()}${k.slice(1)}:${goQuote(v)}`)
+    .join(", ")}}`;
 
 const invalidReview = (field: string, value: string, detail: string) =>
   new ApiError(invalid("SelfSubjectAccessReview", "authorization.k8s.io", "", field, "FieldValueInvalid", `Invalid value: ${value}: ${detail}`));

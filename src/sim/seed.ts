@@ -6,9 +6,7 @@
  * a namespace it has not seen before.
  */
 import type { KubeObject } from "../k8s/types.ts";
-import {
-  appConfigMap, appSecret, deploymentObjects, namespaceObject, nodeObject, rootCaConfigMap, scalingEvent, serviceObject, widgetObject,
-} from "./fixtures.ts";
+import { appConfigMap, appSecret, deploymentObjects, namespaceObject, nodeObject, rootCaConfigMap, scalingEvent, serviceObject, widgetObject } from "./fixtures.ts";
 import { newPod, startPod, type NodeRef, type PodTemplateRef } from "./pods.ts";
 import type { Random } from "./random.ts";
 import { resourceByName } from "./resources.ts";

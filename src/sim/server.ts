@@ -54,7 +54,8 @@ export class SimServer {
     const server = this.#options.tls ? createHttpsServer({ key: this.#options.tls.key, cert: this.#options.tls.cert }, handler) : createHttpServer(handler);
     await new Promise<void>((resolve, reject) => {
       server.once("error", (e: NodeJS.ErrnoException) =>
-        reject(e.code === "EADDRINUSE" ? new Error(`port ${port} on ${this.#options.host} is already in use: pick another --port, or 0 for a free one`) : e));
+        reject(e.code === "EADDRINUSE" ? new Error(`port ${port} on ${this.#options.host} is already in use: pick another --port, or 0 for a free one`) : e),
+      );
       server.listen(port, this.#options.host, () => resolve());
     });
     this.#server = server;

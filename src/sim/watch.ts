@@ -251,7 +251,10 @@ export class WatchStream {
   drop(): void {
     if (this.#closed) return;
     const def = this.#spec.def;
-    const line = eventLine("MODIFIED", goJson({ kind: def.kind, apiVersion: apiVersionOfResource(def), metadata: { name: "dropped-mid-event", resourceVersion: String(this.#store.resourceVersion) } }));
+    const line = eventLine(
+      "MODIFIED",
+      goJson({ kind: def.kind, apiVersion: apiVersionOfResource(def), metadata: { name: "dropped-mid-event", resourceVersion: String(this.#store.resourceVersion) } }),
+    );
     const socket = this.#res.socket;
     this.#cleanup();
     this.#res.write(line.slice(0, Math.floor(line.length / 2)), () => socket?.destroy());

@@ -35,7 +35,13 @@ export class Watchers {
 
   list(): ActiveWatch[] {
     return [...this.#open].map((w) => ({
-      id: w.id, path: w.path, labelSelector: w.labelSelector, fieldSelector: w.fieldSelector, resourceVersion: w.resourceVersion, since: w.since, bufferedBytes: w.bufferedBytes,
+      id: w.id,
+      path: w.path,
+      labelSelector: w.labelSelector,
+      fieldSelector: w.fieldSelector,
+      resourceVersion: w.resourceVersion,
+      since: w.since,
+      bufferedBytes: w.bufferedBytes,
     }));
   }
 

@@ -4,9 +4,7 @@ import { collectionUrl, watchUrl } from "../../src/client/url.ts";
 
 describe("collection URLs", () => {
   it("normalise to http(s), keeping only the selectors", () => {
-    expect(collectionUrl("ws://relay:8787/api/v1/pods?watch=1&resourceVersion=5&labelSelector=app%3Dweb&limit=3").href).toBe(
-      "http://relay:8787/api/v1/pods?labelSelector=app%3Dweb",
-    );
+    expect(collectionUrl("ws://relay:8787/api/v1/pods?watch=1&resourceVersion=5&labelSelector=app%3Dweb&limit=3").href).toBe("http://relay:8787/api/v1/pods?labelSelector=app%3Dweb");
     expect(collectionUrl("wss://relay/apis/apps/v1/namespaces/x/deployments?fieldSelector=metadata.name%3Dy").href).toBe(
       "https://relay/apis/apps/v1/namespaces/x/deployments?fieldSelector=metadata.name%3Dy",
     );

@@ -64,11 +64,15 @@ class ScriptedRelay implements Transport {
   }
 }
 
-const list = (rv: number, status = 200, headers: Record<string, string> = {}) => () =>
-  new Response(
-    status === 200 ? JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(rv) }, items: [] }) : JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: "nope", reason: status === 503 ? "ServiceUnavailable" : "Forbidden", code: status }),
-    { status, headers },
-  );
+const list =
+  (rv: number, status = 200, headers: Record<string, string> = {}) =>
+  () =>
+    new Response(
+      status === 200
+        ? JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(rv) }, items: [] })
+        : JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: "nope", reason: status === 503 ? "ServiceUnavailable" : "Forbidden", code: status }),
+      { status, headers },
+    );
 
 /** Delays 8, 16, 32, 64 ms: `random` 1 takes the top of each jitter range. */
 const BACKOFF = { initialMs: 8, maxMs: 64, random: () => 0.999999 };
@@ -95,7 +99,13 @@ describe("watch reconnect policy", () => {
     const w = start(relay);
     expect(await w.next()).toMatchObject({ type: "listed", resourceVersion: "10" });
     let rv = 10;
-    for (const [code, delay] of [[1000, 0], [1001, 8], [1012, 8], [4008, 8], [1006, 8]] as const) {
+    for (const [code, delay] of [
+      [1000, 0],
+      [1001, 8],
+      [1012, 8],
+      [4008, 8],
+      [1006, 8],
+    ] as const) {
       expect(await w.next()).toMatchObject({ type: "connected", resourceVersion: String(rv) });
       const socket = relay.sockets.at(-1)!;
       expect(rvParam(socket)).toBe(String(rv));

@@ -57,7 +57,18 @@ describe("npm run bench -- --smoke", () => {
   it("measures every system in every scenario it applies to, over every transport it serves, each row saying which", () => {
     expect(results.mode).toBe("smoke");
     const everyTransport = new Set([
-      "relay ws", "relay http", "relay-batched ws", "relay-delta ws", "relay-proxied ws", "relay-proxied http", "workerd-floor ws", "direct http", "node-relay ws", "node-relay http", "raw-ws ws", "raw-http http",
+      "relay ws",
+      "relay http",
+      "relay-batched ws",
+      "relay-delta ws",
+      "relay-proxied ws",
+      "relay-proxied http",
+      "workerd-floor ws",
+      "direct http",
+      "node-relay ws",
+      "node-relay http",
+      "raw-ws ws",
+      "raw-http http",
     ]);
     expect(labels("fanout")).toEqual(everyTransport);
     expect(labels("burst")).toEqual(everyTransport);
@@ -139,7 +150,13 @@ describe("npm run bench -- --smoke", () => {
   });
 
   it("holds one upstream watch for the relay however many subscribers, over either transport, and one each for direct", () => {
-    for (const [system, transport] of [["relay", "ws"], ["relay", "http"], ["relay-proxied", "ws"], ["relay-proxied", "http"], ["relay-batched", "ws"]] as const) {
+    for (const [system, transport] of [
+      ["relay", "ws"],
+      ["relay", "http"],
+      ["relay-proxied", "ws"],
+      ["relay-proxied", "http"],
+      ["relay-batched", "ws"],
+    ] as const) {
       const row = rowFor<FanoutRow>("fanout", system, transport);
       expect(row.upstreamConnections, `${system} ${transport}`).toBe(1);
       // Opened before the window and kept: no watch request during it.
@@ -194,7 +211,10 @@ describe("npm run bench -- --smoke", () => {
       expect(profile.isolateBusyMs, profile.workload.name).toBeGreaterThan(0);
       expect(profile.processCpuMs, profile.workload.name).toBeGreaterThan(0);
       expect(profile.deliveredPerSec, profile.workload.name).toBeGreaterThan(0);
-      expect(profile.modules.some((m) => m.module.startsWith("src/hub/")), profile.workload.name).toBe(true);
+      expect(
+        profile.modules.some((m) => m.module.startsWith("src/hub/")),
+        profile.workload.name,
+      ).toBe(true);
     }
     expect(existsSync(join(out, "relay-profile-fan-out.cpuprofile"))).toBe(true);
   });

@@ -44,8 +44,7 @@ function kubeConfig(server: string): KubeConfig {
 type PodInformer = Informer<V1Pod> & ObjectCache<V1Pod>;
 
 /** What an informer holds, comparable with the upstream's list: `uid@resourceVersion`, sorted. */
-const snapshot = (pods: ReadonlyArray<{ metadata?: { uid?: string; resourceVersion?: string } }>): string[] =>
-  pods.map((p) => `${p.metadata?.uid}@${p.metadata?.resourceVersion}`).sort();
+const snapshot = (pods: ReadonlyArray<{ metadata?: { uid?: string; resourceVersion?: string } }>): string[] => pods.map((p) => `${p.metadata?.uid}@${p.metadata?.resourceVersion}`).sort();
 
 const upstreamSnapshot = async (): Promise<string[]> => snapshot((await simGet(sim, PATH)).items);
 

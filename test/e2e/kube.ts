@@ -141,4 +141,9 @@ export class Kubectl {
 }
 
 /** Table rows as kubectl prints them, split on runs of spaces (header dropped). */
-export const rows = (out: string): string[][] => out.trim().split("\n").slice(1).map((line) => line.trim().split(/\s{2,}/));
+export const rows = (out: string): string[][] =>
+  out
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim().split(/\s{2,}/));

@@ -71,7 +71,7 @@ describe("relay process killed and restarted", () => {
     const port = await freePort();
     const env = { UPSTREAM_URL: sim.url, PERSIST_DIR: state, PORT: String(port) };
     relay = await startRelay(env);
-    const ws = relay.url.replace("http:", "ws:") + "/api/v1/namespaces/app/pods?watch=1";
+    const ws = `${relay.url.replace("http:", "ws:")}/api/v1/namespaces/app/pods?watch=1`;
     const first = subscribe(ws);
     await first.take(2);
     const touch = (label: string) => rv(sim.patch("pods", "app", sim.list("pods", "app")[0]!.metadata!.name!, { metadata: { labels: { step: label } } }));

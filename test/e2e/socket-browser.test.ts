@@ -84,11 +84,9 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
   const stateText = (page: Page, watch: string) => page.textContent(`#watches li[data-watch="${watch}"] .state`);
   async function until(page: Page, watch: string, states: string[], ms = 30_000): Promise<void> {
     await page
-      .waitForFunction(
-        ([w, s]) => (s as string[]).includes(document.querySelector(`#watches li[data-watch="${w as string}"] .state`)?.getAttribute("data-state") ?? ""),
-        [watch, states] as const,
-        { timeout: ms },
-      )
+      .waitForFunction(([w, s]) => (s as string[]).includes(document.querySelector(`#watches li[data-watch="${w as string}"] .state`)?.getAttribute("data-state") ?? ""), [watch, states] as const, {
+        timeout: ms,
+      })
       .catch(async (e: Error) => {
         throw new Error(`watch ${watch} never reached ${states.join("/")}: it says ${await state_(page, watch)} "${await stateText(page, watch)}" (${e.message})`);
       });
@@ -165,4 +163,3 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
     await page.close();
   });
 });
-

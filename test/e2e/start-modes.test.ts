@@ -23,9 +23,7 @@ const MODES: Mode[] = ["none", "jwt", "kube"];
 /** `npm run -s token -- ...args` with `env`: its exit code, stdout and stderr. */
 function token(args: string[], env: Record<string, string | undefined>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile("npm", ["run", "-s", "token", "--", ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
-    );
+    execFile("npm", ["run", "-s", "token", "--", ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }));
   });
 }
 

@@ -55,7 +55,10 @@ describe("the relay's processes and its state directory", () => {
     } finally {
       await two.interrupt();
     }
-    const refusals = two.output().split("\n").filter((line) => line.startsWith("[start] the state directory"));
+    const refusals = two
+      .output()
+      .split("\n")
+      .filter((line) => line.startsWith("[start] the state directory"));
     expect(refusals).toEqual([`[start] the state directory ${state} is in use by another relay (pid ${first.pids.launcher}): stop it, or give this relay another PERSIST_DIR`]);
 
     process.kill(first.pids.launcher, "SIGKILL");

@@ -17,13 +17,20 @@ const TOKEN = "start-upstream-token-77aa";
 /** `npm start` against `upstream`: its exit code and the lines the launcher printed. */
 async function refusal(env: Record<string, string>): Promise<{ code: number | string; lines: string[]; output: string }> {
   const started = launch({ PORT: String(await freePort()), ...env });
-  let code;
+  let code: number | string;
   try {
     code = await started.exitCode();
   } finally {
     await started.interrupt();
   }
-  return { code, lines: started.output().split("\n").filter((l) => l.startsWith("[start]")), output: started.output() };
+  return {
+    code,
+    lines: started
+      .output()
+      .split("\n")
+      .filter((l) => l.startsWith("[start]")),
+    output: started.output(),
+  };
 }
 
 describe.concurrent("npm start with an upstream it cannot use", () => {

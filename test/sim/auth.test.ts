@@ -46,10 +46,27 @@ describe("authentication", () => {
   it.skipIf(!hasOpenssl)("serves HTTPS with the given certificate", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sim-tls-"));
     try {
-      execFileSync("openssl", [
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-        "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-      ], { stdio: "ignore" });
+      execFileSync(
+        "openssl",
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          "rsa:2048",
+          "-nodes",
+          "-keyout",
+          join(dir, "key.pem"),
+          "-out",
+          join(dir, "cert.pem"),
+          "-days",
+          "1",
+          "-subj",
+          "/CN=127.0.0.1",
+          "-addext",
+          "subjectAltName=IP:127.0.0.1",
+        ],
+        { stdio: "ignore" },
+      );
       const cert = readFileSync(join(dir, "cert.pem"), "utf8");
       const sim = await startSimulator({ tls: { key: readFileSync(join(dir, "key.pem"), "utf8"), cert } });
       sims.push(sim);
@@ -171,11 +188,13 @@ describe("users and RBAC", () => {
     ];
     for (const [attributes, allowed] of cases) expect([attributes, (await verdict(sim, "alice-token", attributes))[0]]).toEqual([attributes, allowed]);
     expect(await verdict(sim, "alice-token", { verb: "watch", group: "apps", resource: "deployments", namespace: "dev" })).toEqual([
-      true, 'RBAC: allowed by ClusterRoleBinding "sim:alice" of ClusterRole "sim:alice" to User "alice"',
+      true,
+      'RBAC: allowed by ClusterRoleBinding "sim:alice" of ClusterRole "sim:alice" to User "alice"',
     ]);
     // Every authenticated user may ask, and read discovery (the bootstrap policy).
     expect(await verdict(sim, "bob-token", { verb: "create", group: "authorization.k8s.io", resource: "selfsubjectaccessreviews" })).toEqual([
-      true, 'RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole "system:basic-user" to Group "system:authenticated"',
+      true,
+      'RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole "system:basic-user" to Group "system:authenticated"',
     ]);
     const nonResource = await post(sim, SSAR_PATH, "bob-token", { kind: "SelfSubjectAccessReview", spec: { nonResourceAttributes: { verb: "get", path: "/apis/apps/v1" } } });
     expect(nonResource.body.spec).toEqual({ nonResourceAttributes: { path: "/apis/apps/v1", verb: "get" } });
@@ -189,7 +208,8 @@ describe("users and RBAC", () => {
     expect(empty.status).toBe(422);
     expect(empty.body).toMatchObject({
       reason: "Invalid",
-      message: 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+      message:
+        'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
       details: { group: "authorization.k8s.io", kind: "SelfSubjectAccessReview" },
     });
     const both = await post(sim, SSAR_PATH, "bob-token", { spec: { resourceAttributes: { verb: "get" }, nonResourceAttributes: { path: "/api", verb: "get" } } });
@@ -221,7 +241,9 @@ describe("users and RBAC", () => {
     expect((await verdict(sim, "alice-token", devPods))[0]).toBe(true);
     const bad = await sendJson(`${sim.url}/_sim/users`, "PUT", [ALICE, { name: "carol", tokens: ["alice-token"], rules: [] }]);
     expect([bad.status, bad.body.message]).toEqual([400, 'user "carol": token "alice-token" is already in use']);
-    expect((await sendJson(`${sim.url}/_sim/users`, "PUT", [{ name: "carol", tokens: [], rules: [{ verbs: "get" }] }])).body.message).toBe("users[0].rules[0].verbs must be a list of non-empty strings");
+    expect((await sendJson(`${sim.url}/_sim/users`, "PUT", [{ name: "carol", tokens: [], rules: [{ verbs: "get" }] }])).body.message).toBe(
+      "users[0].rules[0].verbs must be a list of non-empty strings",
+    );
     expect(sim.users()).toEqual([ALICE]);
   });
 
@@ -268,7 +290,13 @@ describe("users and RBAC", () => {
       { resource: "selfsubjectreviews", responseKind: { group: "", version: "", kind: "SelfSubjectReview" }, scope: "Cluster", singularResource: "selfsubjectreview", verbs: ["create"] },
     ]);
     expect(group("authorization.k8s.io")).toEqual([
-      { resource: "selfsubjectaccessreviews", responseKind: { group: "", version: "", kind: "SelfSubjectAccessReview" }, scope: "Cluster", singularResource: "selfsubjectaccessreview", verbs: ["create"] },
+      {
+        resource: "selfsubjectaccessreviews",
+        responseKind: { group: "", version: "", kind: "SelfSubjectAccessReview" },
+        scope: "Cluster",
+        singularResource: "selfsubjectaccessreview",
+        verbs: ["create"],
+      },
     ]);
   });
 
@@ -295,7 +323,9 @@ describe("users and RBAC", () => {
     watch.close();
     // Writes are judged too: alice may only read pods.
     const create = await request(`${sim.url}/api/v1/namespaces/dev/pods`, {
-      method: "POST", headers: { "Content-Type": "application/json", ...bearer("alice-token") }, body: JSON.stringify(podManifest("dev", "mine")),
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...bearer("alice-token") },
+      body: JSON.stringify(podManifest("dev", "mine")),
     });
     expect([create.status, create.body.message]).toEqual([403, 'pods is forbidden: User "alice" cannot create resource "pods" in API group "" in the namespace "dev"']);
     // Discovery is everyone's; other paths are not.
@@ -321,7 +351,9 @@ describe("users and RBAC", () => {
     expect(whoami.metadata?.creationTimestamp).toBeInstanceOf(Date);
     const authz = kc.makeApiClient(AuthorizationV1Api);
     const review = (namespace: string) =>
-      authz.createSelfSubjectAccessReview({ body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: { verb: "watch", resource: "pods", namespace } } } });
+      authz.createSelfSubjectAccessReview({
+        body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: { verb: "watch", resource: "pods", namespace } } },
+      });
     expect((await review("dev")).status).toEqual({ allowed: true, reason: 'RBAC: allowed by RoleBinding "sim:alice/dev" of ClusterRole "sim:alice" to User "alice"' });
     expect((await review("prod")).status).toEqual({ allowed: false });
   });

@@ -26,15 +26,24 @@ describe("discovery", () => {
     expect(core.apiVersion).toBeUndefined();
     expect(core.resources.map((r: any) => r.name)).toEqual(["configmaps", "events", "namespaces", "nodes", "pods", "secrets", "services"]);
     expect(core.resources.find((r: any) => r.name === "pods")).toEqual({
-      name: "pods", singularName: "pod", namespaced: true, kind: "Pod",
-      verbs: ["create", "delete", "get", "list", "patch", "update", "watch"], shortNames: ["po"], categories: ["all"], storageVersionHash: "xPOwRZ+Yhw8=",
+      name: "pods",
+      singularName: "pod",
+      namespaced: true,
+      kind: "Pod",
+      verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+      shortNames: ["po"],
+      categories: ["all"],
+      storageVersionHash: "xPOwRZ+Yhw8=",
     });
     expect(core.resources.find((r: any) => r.name === "nodes")).toMatchObject({ namespaced: false, shortNames: ["no"] });
     const groups = (await request(`${sim.url}/apis`)).body;
     expect(groups.groups.map((g: any) => g.preferredVersion.groupVersion)).toEqual(["apps/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "example.com/v1"]);
     const apps = (await request(`${sim.url}/apis/apps/v1`)).body;
     expect(apps).toMatchObject({ kind: "APIResourceList", apiVersion: "v1", groupVersion: "apps/v1" });
-    expect(apps.resources.map((r: any) => [r.name, r.shortNames])).toEqual([["deployments", ["deploy"]], ["replicasets", ["rs"]]]);
+    expect(apps.resources.map((r: any) => [r.name, r.shortNames])).toEqual([
+      ["deployments", ["deploy"]],
+      ["replicasets", ["rs"]],
+    ]);
     expect((await request(`${sim.url}/apis/example.com/v1`)).body.resources[0]).toMatchObject({ name: "widgets", kind: "Widget", namespaced: true });
     expect((await request(`${sim.url}/apis/apps`)).body).toMatchObject({ kind: "APIGroup", name: "apps" });
     expect((await request(`${sim.url}/apis/batch/v1`)).status).toBe(404);
@@ -47,8 +56,13 @@ describe("discovery", () => {
     expect(apis.body).toMatchObject({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2", metadata: {} });
     expect(apis.body.items.map((i: any) => i.metadata.name)).toEqual(["apps", "authentication.k8s.io", "authorization.k8s.io", "example.com"]);
     expect(apis.body.items[0].versions[0].resources[0]).toEqual({
-      resource: "deployments", responseKind: { group: "", version: "", kind: "Deployment" }, scope: "Namespaced",
-      singularResource: "deployment", verbs: ["create", "delete", "get", "list", "patch", "update", "watch"], shortNames: ["deploy"], categories: ["all"],
+      resource: "deployments",
+      responseKind: { group: "", version: "", kind: "Deployment" },
+      scope: "Namespaced",
+      singularResource: "deployment",
+      verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+      shortNames: ["deploy"],
+      categories: ["all"],
     });
     const api = await request(`${sim.url}/api`, { headers: { Accept: accept } });
     expect(api.body.items).toHaveLength(1);

@@ -86,7 +86,13 @@ describe("faults", () => {
     expect(broken.status).toBe(500);
     expect(broken.body.reason).toBe("InternalError");
     const log = sim.requests({ path: "/api/v1/pods" }).requests.map((r) => [r.verb, r.status]);
-    expect(log).toEqual([["list", 503], ["list", 503], ["list", 200], ["watch", 429], ["watch", 500]]);
+    expect(log).toEqual([
+      ["list", 503],
+      ["list", 503],
+      ["list", 200],
+      ["watch", 429],
+      ["watch", 500],
+    ]);
   });
 
   it("malformedLines precedes the next N events with a line that is not JSON", async () => {
@@ -128,7 +134,10 @@ describe("faults", () => {
     // Wait for the listener to come back (connection refused until then).
     let stats: any;
     for (let i = 0; i < 200 && !stats; i++) {
-      stats = await request(`${sim.url}/_sim/stats`).then((r) => r.body, () => undefined);
+      stats = await request(`${sim.url}/_sim/stats`).then(
+        (r) => r.body,
+        () => undefined,
+      );
       if (!stats) await new Promise((r) => setTimeout(r, 25));
     }
     expect(sim.port).toBe(port);

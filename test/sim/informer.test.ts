@@ -26,8 +26,7 @@ describe("@kubernetes/client-node informer", () => {
     const informer = makeInformer<V1Pod>(kc, "/api/v1/namespaces/team-a/pods", () => api.listNamespacedPod({ namespace: "team-a" }));
     const errors: unknown[] = [];
     informer.on("error", (e) => errors.push(e));
-    const snapshot = (pods: ReadonlyArray<{ metadata?: { name?: string; resourceVersion?: string } }>) =>
-      pods.map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`).sort();
+    const snapshot = (pods: ReadonlyArray<{ metadata?: { name?: string; resourceVersion?: string } }>) => pods.map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`).sort();
     const expected = () => snapshot(sim.list("pods", "team-a"));
 
     await informer.start();

@@ -47,14 +47,24 @@ async function kubectl(...rest: string[]): Promise<string> {
   return stdout;
 }
 
-const rows = (table: string) => table.trim().split("\n").slice(1).map((line) => line.split(/\s+/));
+const rows = (table: string) =>
+  table
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((line) => line.split(/\s+/));
 
 describe.skipIf(!hasKubectl)("kubectl against the simulator", { timeout: 30_000 }, () => {
   it("get pods -A prints every pod with the server-side columns", async () => {
     const out = await kubectl("get", "pods", "-A");
     expect(out.split("\n")[0]).toMatch(/^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/);
     const names = rows(out).map((r) => `${r[0]}/${r[1]}`);
-    expect(names.sort()).toEqual(sim.list("pods").map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).sort());
+    expect(names.sort()).toEqual(
+      sim
+        .list("pods")
+        .map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`)
+        .sort(),
+    );
     expect(rows(out).every((r) => r[2] === "1/1" && r[3] === "Running")).toBe(true);
   });
 
@@ -66,10 +76,12 @@ describe.skipIf(!hasKubectl)("kubectl against the simulator", { timeout: 30_000 
   });
 
   it("get deployments.apps -A, nodes, one pod and widgets -A", async () => {
-    expect(rows(await kubectl("get", "deployments.apps", "-A")).map((r) => [r[0], r[1], r[2]])).toEqual(
-      sim.list("deployments").map((d) => [d.metadata?.namespace, d.metadata?.name, "4/4"]),
-    );
-    expect(rows(await kubectl("get", "nodes")).map((r) => [r[0], r[1]])).toEqual([["sim-node-1", "Ready"], ["sim-node-2", "Ready"], ["sim-node-3", "Ready"]]);
+    expect(rows(await kubectl("get", "deployments.apps", "-A")).map((r) => [r[0], r[1], r[2]])).toEqual(sim.list("deployments").map((d) => [d.metadata?.namespace, d.metadata?.name, "4/4"]));
+    expect(rows(await kubectl("get", "nodes")).map((r) => [r[0], r[1]])).toEqual([
+      ["sim-node-1", "Ready"],
+      ["sim-node-2", "Ready"],
+      ["sim-node-3", "Ready"],
+    ]);
     const pod = sim.list("pods", "team-b")[0]!.metadata!.name!;
     expect(rows(await kubectl("get", "pod", pod, "-n", "team-b"))[0]![0]).toBe(pod);
     expect(rows(await kubectl("get", "widgets", "-A")).map((r) => r[1])).toEqual(sim.list("widgets").map((w) => w.metadata?.name));

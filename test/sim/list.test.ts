@@ -161,7 +161,10 @@ describe("list", () => {
     expect(res.status).toBe(504);
     expect(res.headers.get("retry-after")).toBe("1");
     expect(res.body).toEqual({
-      kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure",
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
       message: `Timeout: Too large resource version: ${ahead}, current: ${sim.resourceVersion}`,
       reason: "Timeout",
       details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }], retryAfterSeconds: 1 },
@@ -194,7 +197,9 @@ describe("get and errors", () => {
   it("uses Status bodies for 404, 405 and 406", async () => {
     const missing = await request(`${pods("default")}/nginx`);
     expect(missing.status).toBe(404);
-    expect(missing.text).toBe('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \\"nginx\\" not found","reason":"NotFound","details":{"name":"nginx","kind":"pods"},"code":404}\n');
+    expect(missing.text).toBe(
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \\"nginx\\" not found","reason":"NotFound","details":{"name":"nginx","kind":"pods"},"code":404}\n',
+    );
     const unknown = await request(`${sim.url}/api/v1/foos`);
     expect(unknown.status).toBe(404);
     expect(unknown.body.reason).toBe("NotFound");
@@ -202,7 +207,9 @@ describe("get and errors", () => {
     expect(notServed.status).toBe(404);
     const post = await request(`${pods("default")}/x`, { method: "POST", body: "{}" });
     expect(post.status).toBe(405);
-    expect(post.text).toBe('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{},"code":405}\n');
+    expect(post.text).toBe(
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{},"code":405}\n',
+    );
     const protobuf = await request(pods("default"), { headers: { Accept: "application/vnd.kubernetes.protobuf" } });
     expect(protobuf.status).toBe(406);
     const both = await request(pods("default"), { headers: { Accept: "application/vnd.kubernetes.protobuf, application/json" } });

@@ -112,7 +112,11 @@ describe("watch", () => {
     const events = await w.until((e) => e.type === "BOOKMARK");
     expect(events.slice(0, -1).map((e) => [e.type, e.object.metadata.name])).toEqual(expected.map((n) => ["ADDED", n]));
     expect(events.at(-1)!.object).toEqual({
-      kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: rv, annotations: { "k8s.io/initial-events-end": "true" } }, spec: { containers: null }, status: {},
+      kind: "Pod",
+      apiVersion: "v1",
+      metadata: { resourceVersion: rv, annotations: { "k8s.io/initial-events-end": "true" } },
+      spec: { containers: null },
+      status: {},
     });
     sim.create("pods", podManifest("team-a", "after-initial"));
     expect((await w.next()).object.metadata.name).toBe("after-initial");

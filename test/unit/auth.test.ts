@@ -57,7 +57,11 @@ describe("JWT verification", () => {
 });
 
 describe("bearer tokens", () => {
-  const b64url = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const b64url = (s: string) =>
+    btoa(String.fromCharCode(...new TextEncoder().encode(s)))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
   const upgrade = (protocols: string) => new Request("http://x/", { headers: { upgrade: "websocket", "sec-websocket-protocol": protocols } });
   const refused = (reason: string) => ({ ok: false, reason: expect.stringContaining(reason) });
 
@@ -77,9 +81,7 @@ describe("bearer tokens", () => {
 
   it("refuse a token subprotocol alone or twice, as the API server does", () => {
     expect(bearerToken(upgrade(`base64url.bearer.authorization.k8s.io.${b64url("t")}`))).toEqual(refused("needs one other subprotocol beside it"));
-    expect(bearerToken(upgrade(`x, base64url.bearer.authorization.k8s.io.${b64url("a")}, base64url.bearer.authorization.k8s.io.${b64url("b")}`))).toEqual(
-      refused("more than one bearer-token"),
-    );
+    expect(bearerToken(upgrade(`x, base64url.bearer.authorization.k8s.io.${b64url("a")}, base64url.bearer.authorization.k8s.io.${b64url("b")}`))).toEqual(refused("more than one bearer-token"));
   });
 
   it.each([

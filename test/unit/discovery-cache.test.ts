@@ -37,7 +37,10 @@ describe("DiscoveryCache", () => {
     expect(up.calls).toHaveLength(1);
     clock.now += 1;
     expect(JSON.parse((await c.get("default", "/api/v1", "application/json", up.fetch)).body).n).toBe(2);
-    expect(up.calls).toEqual([["/api/v1", "application/json"], ["/api/v1", "application/json"]]);
+    expect(up.calls).toEqual([
+      ["/api/v1", "application/json"],
+      ["/api/v1", "application/json"],
+    ]);
   });
 
   it("keys on cluster, path and Accept, and keeps the upstream's Content-Type", async () => {
@@ -70,12 +73,7 @@ describe("DiscoveryCache", () => {
 
   it("stands in the last good answer for an upstream that fails, for at most the stale period", async () => {
     const { cache: c, clock } = cache();
-    const up = upstream(
-      json({ good: 1 }),
-      new Error("connect ECONNREFUSED"),
-      json({ kind: "Status", message: "etcd is unavailable" }, 503),
-      new Error("connect ECONNREFUSED"),
-    );
+    const up = upstream(json({ good: 1 }), new Error("connect ECONNREFUSED"), json({ kind: "Status", message: "etcd is unavailable" }, 503), new Error("connect ECONNREFUSED"));
     await c.get("default", "/api/v1", "application/json", up.fetch);
     clock.now += 120_000;
     expect((await c.get("default", "/api/v1", "application/json", up.fetch)).body).toBe('{"good":1}');

@@ -1,15 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  type FieldRequirement,
-  type FieldSelector,
-  fieldsOf,
-  formatFieldSelector,
-  matchesFields,
-  parseFieldSelector,
-  supportedFieldLabels,
-  validateFieldSelector,
-} from "../../src/k8s/fields.ts";
+import { type FieldRequirement, type FieldSelector, fieldsOf, formatFieldSelector, matchesFields, parseFieldSelector, supportedFieldLabels, validateFieldSelector } from "../../src/k8s/fields.ts";
 import { SelectorError } from "../../src/k8s/labels.ts";
 
 function errorOf(run: () => unknown): string | undefined {
@@ -22,8 +13,7 @@ function errorOf(run: () => unknown): string | undefined {
   }
 }
 
-const canonical = (input: string, group = "", resource = "pods", namespaced = true): string =>
-  formatFieldSelector(validateFieldSelector(parseFieldSelector(input), group, resource, namespaced));
+const canonical = (input: string, group = "", resource = "pods", namespaced = true): string => formatFieldSelector(validateFieldSelector(parseFieldSelector(input), group, resource, namespaced));
 const rejection = (input: string, group: string, resource: string, namespaced = true): string | undefined =>
   errorOf(() => validateFieldSelector(parseFieldSelector(input), group, resource, namespaced));
 
@@ -77,9 +67,7 @@ describe("formatFieldSelector", () => {
   });
 
   it("sorts, deduplicates and re-escapes", () => {
-    expect(canonical("status.phase!=Running,metadata.name=a\\,b,metadata.name==a\\,b,status.phase=Pending")).toBe(
-      "metadata.name=a\\,b,status.phase=Pending,status.phase!=Running",
-    );
+    expect(canonical("status.phase!=Running,metadata.name=a\\,b,metadata.name==a\\,b,status.phase=Pending")).toBe("metadata.name=a\\,b,status.phase=Pending,status.phase!=Running");
     expect(formatFieldSelector({ requirements: [{ field: "f", operator: "=", value: "\\,=" }] })).toBe("f=\\\\\\,\\=");
   });
 
@@ -116,16 +104,10 @@ describe("validateFieldSelector", () => {
 
   it("uses each kind's wording", () => {
     expect(rejection("status.active=1", "batch", "jobs")).toBe('field label "status.active" not supported for Job');
-    expect(rejection("spec.pool=p", "resource.k8s.io", "resourceslices")).toBe(
-      "field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: spec.pool",
-    );
+    expect(rejection("spec.pool=p", "resource.k8s.io", "resourceslices")).toBe("field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: spec.pool");
     // Built-ins without a conversion func of their own fall back to the metadata-only default.
-    expect(rejection("status.replicas=1", "apps", "replicasets")).toBe(
-      '"status.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"',
-    );
-    expect(rejection("spec.x=1", "rbac.authorization.k8s.io", "clusterroles")).toBe(
-      '"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
-    );
+    expect(rejection("status.replicas=1", "apps", "replicasets")).toBe('"status.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"');
+    expect(rejection("spec.x=1", "rbac.authorization.k8s.io", "clusterroles")).toBe('"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"');
   });
 
   it("treats an unknown resource as a custom resource", () => {
@@ -177,9 +159,7 @@ describe("validateFieldSelector", () => {
       "metadata.name",
       "metadata.namespace",
     ]);
-    expect(canonical("regarding.name=web,reportingController=kubelet", "events.k8s.io", "events")).toBe(
-      "regarding.name=web,reportingController=kubelet",
-    );
+    expect(canonical("regarding.name=web,reportingController=kubelet", "events.k8s.io", "events")).toBe("regarding.name=web,reportingController=kubelet");
     expect(rejection("involvedObject.name=web", "events.k8s.io", "events")).toBe("field label not supported: involvedObject.name");
   });
 });

@@ -1,15 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  compareCodePoints,
-  formatLabelSelector,
-  goQuote,
-  type LabelRequirement,
-  type LabelSelector,
-  matchesLabels,
-  parseLabelSelector,
-  SelectorError,
-} from "../../src/k8s/labels.ts";
+import { compareCodePoints, formatLabelSelector, goQuote, type LabelRequirement, type LabelSelector, matchesLabels, parseLabelSelector, SelectorError } from "../../src/k8s/labels.ts";
 
 /** The message `parseLabelSelector` throws, or `undefined` when it parses. */
 function parseError(input: string): string | undefined {
@@ -74,10 +65,7 @@ describe("parseLabelSelector: accepted syntax", () => {
   });
 
   it("accepts prefixed keys and does not see prototype properties as tokens", () => {
-    expect(parseLabelSelector("app.kubernetes.io/name=web,constructor").requirements.map((r) => r.key)).toEqual([
-      "app.kubernetes.io/name",
-      "constructor",
-    ]);
+    expect(parseLabelSelector("app.kubernetes.io/name=web,constructor").requirements.map((r) => r.key)).toEqual(["app.kubernetes.io/name", "constructor"]);
   });
 
   it("stops at a NUL where a token would start, as Go's lexer reads byte 0 as the end", () => {
@@ -87,9 +75,7 @@ describe("parseLabelSelector: accepted syntax", () => {
 
 describe("parseLabelSelector: API server error messages", () => {
   it("reproduces a real API server's message for app:monolith", () => {
-    expect(parseError("app:monolith")).toBe(
-      `unable to parse requirement: <nil>: Invalid value: "app:monolith": name part ${NAME_PART_REGEX_ERROR}`,
-    );
+    expect(parseError("app:monolith")).toBe(`unable to parse requirement: <nil>: Invalid value: "app:monolith": name part ${NAME_PART_REGEX_ERROR}`);
   });
 
   it("reports an unterminated set", () => {
@@ -105,12 +91,8 @@ describe("parseLabelSelector: API server error messages", () => {
   });
 
   it("reports a non-integer bound for > and <", () => {
-    expect(parseError("x>notanint")).toBe(
-      `unable to parse requirement: values[0]: Invalid value: "notanint": for 'Gt', 'Lt' operators, the value must be an integer`,
-    );
-    expect(parseError("x<9223372036854775808")).toBe(
-      `unable to parse requirement: values[0]: Invalid value: "9223372036854775808": for 'Gt', 'Lt' operators, the value must be an integer`,
-    );
+    expect(parseError("x>notanint")).toBe(`unable to parse requirement: values[0]: Invalid value: "notanint": for 'Gt', 'Lt' operators, the value must be an integer`);
+    expect(parseError("x<9223372036854775808")).toBe(`unable to parse requirement: values[0]: Invalid value: "9223372036854775808": for 'Gt', 'Lt' operators, the value must be an integer`);
   });
 
   it("aggregates several errors of one requirement as upstream does", () => {
@@ -121,25 +103,19 @@ describe("parseLabelSelector: API server error messages", () => {
 
   it("indexes invalid values in sorted order under the key", () => {
     expect(parseError("k in (b, a:b)")).toBe(`unable to parse requirement: values[0][k]: Invalid value: "a:b": ${LABEL_VALUE_REGEX_ERROR}`);
-    expect(parseError(`a=${"x".repeat(64)}`)).toBe(
-      `unable to parse requirement: values[0][a]: Invalid value: "${"x".repeat(64)}": must be no more than 63 bytes`,
-    );
+    expect(parseError(`a=${"x".repeat(64)}`)).toBe(`unable to parse requirement: values[0][a]: Invalid value: "${"x".repeat(64)}": must be no more than 63 bytes`);
   });
 
   it("validates keys as qualified names", () => {
     expect(parseError("/a")).toBe(`unable to parse requirement: <nil>: Invalid value: "/a": prefix part must be non-empty`);
-    expect(parseError("a/")).toBe(
-      `unable to parse requirement: <nil>: Invalid value: "a/": name part must be non-empty; name part ${NAME_PART_REGEX_ERROR}`,
-    );
+    expect(parseError("a/")).toBe(`unable to parse requirement: <nil>: Invalid value: "a/": name part must be non-empty; name part ${NAME_PART_REGEX_ERROR}`);
     expect(parseError("Ex.com/a")).toBe(
       `unable to parse requirement: <nil>: Invalid value: "Ex.com/a": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
     );
     expect(parseError("a/b/c")).toBe(
       `unable to parse requirement: <nil>: Invalid value: "a/b/c": a valid label key ${NAME_PART_REGEX_ERROR} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     );
-    expect(parseError(`${"k".repeat(64)}`)).toBe(
-      `unable to parse requirement: <nil>: Invalid value: "${"k".repeat(64)}": name part must be no more than 63 bytes`,
-    );
+    expect(parseError(`${"k".repeat(64)}`)).toBe(`unable to parse requirement: <nil>: Invalid value: "${"k".repeat(64)}": name part must be no more than 63 bytes`);
   });
 
   it("reports unexpected tokens with upstream's wording", () => {
@@ -308,7 +284,10 @@ function spellingArb(r: LabelRequirement): fc.Arbitrary<string> {
       );
       break;
     case "!=":
-      spellings.push(blank.map((b) => `${r.key}${b}!=${b}${value}`), set(r.values).map((s) => `${r.key} notin ${s}`));
+      spellings.push(
+        blank.map((b) => `${r.key}${b}!=${b}${value}`),
+        set(r.values).map((s) => `${r.key} notin ${s}`),
+      );
       break;
     case "in":
     case "notin":
@@ -376,17 +355,20 @@ describe("label selector properties", () => {
   it("either parses or throws SelectorError for arbitrary input, and round-trips what it parses", () => {
     const token = fc.constantFrom("a", "b", "x.io/y", "in", "notin", "=", "==", "!=", "!", "(", ")", ",", ">", "<", " ", "1", ":", "");
     fc.assert(
-      fc.property(fc.array(token, { maxLength: 12 }).map((t) => t.join("")), (input) => {
-        let parsed: LabelSelector;
-        try {
-          parsed = parseLabelSelector(input);
-        } catch (e) {
-          expect(e).toBeInstanceOf(SelectorError);
-          return;
-        }
-        const once = formatLabelSelector(parsed);
-        expect(canonical(once)).toBe(once);
-      }),
+      fc.property(
+        fc.array(token, { maxLength: 12 }).map((t) => t.join("")),
+        (input) => {
+          let parsed: LabelSelector;
+          try {
+            parsed = parseLabelSelector(input);
+          } catch (e) {
+            expect(e).toBeInstanceOf(SelectorError);
+            return;
+          }
+          const once = formatLabelSelector(parsed);
+          expect(canonical(once)).toBe(once);
+        },
+      ),
       { seed: 42, numRuns: 1000 },
     );
   });

@@ -9,8 +9,17 @@ import { badRequest } from "../../src/k8s/status.ts";
 describe("client messages", () => {
   it("parses watch ops with every parameter, and unwatch", () => {
     const op = {
-      op: "watch", id: "w1", path: "/clusters/prod/api/v1/namespaces/a/pods", labelSelector: "app=web", fieldSelector: "status.phase=Running",
-      resourceVersion: "12", sendInitialEvents: true, allowWatchBookmarks: true, compact: true, timeoutSeconds: 30, limit: 100,
+      op: "watch",
+      id: "w1",
+      path: "/clusters/prod/api/v1/namespaces/a/pods",
+      labelSelector: "app=web",
+      fieldSelector: "status.phase=Running",
+      resourceVersion: "12",
+      sendInitialEvents: true,
+      allowWatchBookmarks: true,
+      compact: true,
+      timeoutSeconds: 30,
+      limit: 100,
     };
     expect(parseClientMessage(JSON.stringify(op))).toEqual({ op });
     expect(parseClientMessage('{"op":"unwatch","id":"w1"}')).toEqual({ op: { op: "unwatch", id: "w1" } });
@@ -61,7 +70,12 @@ describe("relay lines", () => {
     // Several lines at once, a newline inside a string value included (JSON escapes it).
     const odd = { ...pod, metadata: { ...pod.metadata, annotations: { note: "two\n{lines}" } } };
     const batch = eventLine("ADDED", JSON.stringify(odd)) + eventLine("BOOKMARK", JSON.stringify(pod));
-    expect(tagLines("b", batch).split("\n").filter(Boolean).map((l) => JSON.parse(l) as unknown)).toEqual([
+    expect(
+      tagLines("b", batch)
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual([
       { id: "b", type: "ADDED", object: odd },
       { id: "b", type: "BOOKMARK", object: pod },
     ]);
@@ -127,7 +141,12 @@ describe("acknowledgements through the hop", () => {
     ledger.sent(10, "a", 24); // client 45
     expect(ledger.acknowledge(9)).toEqual(new Map());
     expect(ledger.acknowledge(10)).toEqual(new Map([["a", 8]]));
-    expect(ledger.acknowledge(35)).toEqual(new Map([["a", 16], ["b", 9]]));
+    expect(ledger.acknowledge(35)).toEqual(
+      new Map([
+        ["a", 16],
+        ["b", 9],
+      ]),
+    );
     expect(ledger.acknowledge(100)).toEqual(new Map([["a", 24]]));
     expect(ledger.acknowledge(100)).toEqual(new Map());
     expect(ledger.total).toBe(45);

@@ -13,18 +13,25 @@ describe("LineSplitter", () => {
 
   it("property: any chunking of UTF-8 bytes yields the same lines", () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: "grapheme", minLength: 1 }).filter((s) => !s.includes("\n") && s.trim() !== ""), { maxLength: 20 }), fc.array(fc.nat(), { maxLength: 30 }), (lines, cuts) => {
-        const bytes = new TextEncoder().encode(lines.map((l) => `${l}\n`).join(""));
-        const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-        const splitter = new LineSplitter();
-        const out: string[] = [];
-        let prev = 0;
-        for (const p of [...points, bytes.length]) {
-          out.push(...splitter.push(bytes.subarray(prev, p)));
-          prev = p;
-        }
-        expect(out).toEqual(lines);
-      }),
+      fc.property(
+        fc.array(
+          fc.string({ unit: "grapheme", minLength: 1 }).filter((s) => !s.includes("\n") && s.trim() !== ""),
+          { maxLength: 20 },
+        ),
+        fc.array(fc.nat(), { maxLength: 30 }),
+        (lines, cuts) => {
+          const bytes = new TextEncoder().encode(lines.map((l) => `${l}\n`).join(""));
+          const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+          const splitter = new LineSplitter();
+          const out: string[] = [];
+          let prev = 0;
+          for (const p of [...points, bytes.length]) {
+            out.push(...splitter.push(bytes.subarray(prev, p)));
+            prev = p;
+          }
+          expect(out).toEqual(lines);
+        },
+      ),
       { seed: 3, numRuns: 300 },
     );
   });

@@ -4,7 +4,14 @@ import { isWatch, parseListOptions, parseWatchOptions } from "../../src/k8s/opti
 const q = (s: string) => new URLSearchParams(s);
 
 describe("watch flag", () => {
-  it.each([["watch=1", true], ["watch=true", true], ["watch", true], ["watch=false", false], ["watch=0", false], ["", false]])("%s → %s", (s, v) => {
+  it.each([
+    ["watch=1", true],
+    ["watch=true", true],
+    ["watch", true],
+    ["watch=false", false],
+    ["watch=0", false],
+    ["", false],
+  ])("%s → %s", (s, v) => {
     expect(isWatch(q(s))).toBe(v);
   });
 });

@@ -11,7 +11,11 @@ const snapshot = (rv: number, keys: string[]): Snapshot => ({ rv, objects: keys.
 describe("continue tokens", () => {
   it("round-trip in the API server's shape, and reject anything else", () => {
     const token = encodeContinue({ rv: 42, start: "ns/pod-ü" });
-    expect(JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(token.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0))))).toEqual({ v: "meta.k8s.io/v1", rv: 42, start: "ns/pod-ü\u0000" });
+    expect(JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(token.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0))))).toEqual({
+      v: "meta.k8s.io/v1",
+      rv: 42,
+      start: "ns/pod-ü\u0000",
+    });
     expect(decodeContinue(token)).toEqual({ rv: 42, start: "ns/pod-ü" });
     expect(decodeContinue("not-a-token")).toBeUndefined();
     expect(decodeContinue(btoa(JSON.stringify({ v: "other", rv: 1, start: "" })))).toBeUndefined();

@@ -37,13 +37,26 @@ describe("indexResourceList", () => {
     expect(indexResourceList({ kind: "Status" }, "", "v1").size).toBe(0);
     expect(indexResourceList(null, "", "v1").size).toBe(0);
     expect(indexResourceList({ resources: [{ name: 7 }, { name: "ok" }] }, "x.io", "v1").get("ok")).toEqual({
-      group: "x.io", version: "v1", resource: "ok", kind: "", namespaced: false, verbs: [],
+      group: "x.io",
+      version: "v1",
+      resource: "ok",
+      kind: "",
+      namespaced: false,
+      verbs: [],
     });
   });
 });
 
 describe("unsupportedVerb", () => {
-  const info = (over: Partial<ResourceInfo>): ResourceInfo => ({ group: "", version: "v1", resource: "componentstatuses", kind: "ComponentStatus", namespaced: false, verbs: ["get", "list"], ...over });
+  const info = (over: Partial<ResourceInfo>): ResourceInfo => ({
+    group: "",
+    version: "v1",
+    resource: "componentstatuses",
+    kind: "ComponentStatus",
+    namespaced: false,
+    verbs: ["get", "list"],
+    ...over,
+  });
 
   it("allows the verbs discovery lists", () => {
     expect(unsupportedVerb(info({}), "list")).toBeUndefined();
@@ -52,17 +65,26 @@ describe("unsupportedVerb", () => {
 
   it("refuses a watch as NewMethodNotSupported words it, with the group when there is one", () => {
     expect(unsupportedVerb(info({}), "watch")).toEqual({
-      kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure",
-      message: 'watch is not supported on resources of kind "componentstatuses"', reason: "MethodNotAllowed", details: { kind: "componentstatuses" }, code: 405,
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: 'watch is not supported on resources of kind "componentstatuses"',
+      reason: "MethodNotAllowed",
+      details: { kind: "componentstatuses" },
+      code: 405,
     });
     expect(unsupportedVerb(info({ group: "example.com", resource: "reports", verbs: ["get"] }), "watch")).toMatchObject({
-      message: 'watch is not supported on resources of kind "reports.example.com"', details: { group: "example.com", kind: "reports" }, code: 405,
+      message: 'watch is not supported on resources of kind "reports.example.com"',
+      details: { group: "example.com", kind: "reports" },
+      code: 405,
     });
   });
 
   it("refuses a get or list the resource does not serve with go-restful's 405, naming the verb", () => {
     expect(unsupportedVerb(info({ group: "authentication.k8s.io", resource: "tokenreviews", verbs: ["create"] }), "list")).toMatchObject({
-      reason: "MethodNotAllowed", code: 405,
+      reason: "MethodNotAllowed",
+      code: 405,
       message: 'the server does not allow this method on the requested resource (discovery lists no "list" verb for tokenreviews.authentication.k8s.io)',
     });
   });
@@ -91,10 +113,20 @@ describe("resolveResource", () => {
   it("answers an unknown resource, or a group/version the upstream does not serve, with the API server's 404", async () => {
     expect(await resolve("", "v1", "podz")).toEqual({
       ok: false,
-      status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: 'the server could not find the requested resource (v1 has no resource "podz")', reason: "NotFound", details: {}, code: 404 },
+      status: {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Failure",
+        message: 'the server could not find the requested resource (v1 has no resource "podz")',
+        reason: "NotFound",
+        details: {},
+        code: 404,
+      },
     });
     expect(await resolve("nope.io", "v1", "things")).toMatchObject({
-      ok: false, status: { code: 404, message: "the server could not find the requested resource (the upstream API server does not serve nope.io/v1)" },
+      ok: false,
+      status: { code: 404, message: "the server could not find the requested resource (the upstream API server does not serve nope.io/v1)" },
     });
     expect(await resolve("", "v1", "pods/status")).toMatchObject({ ok: false, status: { code: 404 } });
   });
@@ -103,7 +135,9 @@ describe("resolveResource", () => {
     expect(await resolve("down.io", "v1", "things")).toMatchObject({
       ok: false,
       status: {
-        code: 503, reason: "ServiceUnavailable", details: { retryAfterSeconds: 5 },
+        code: 503,
+        reason: "ServiceUnavailable",
+        details: { retryAfterSeconds: 5 },
         message: 'the relay cannot tell what "things" is in down.io/v1: the upstream API server did not answer discovery for /apis/down.io/v1: connect ECONNREFUSED 10.0.0.1:6443',
       },
     });
@@ -113,7 +147,12 @@ describe("resolveResource", () => {
   it("asks the upstream once per group/version while the answer is fresh", async () => {
     const fresh = new DiscoveryCache({ ttlMs: 60_000, staleMs: 600_000, maxBytes: 1 << 20, now: () => 0 });
     requested.length = 0;
-    for (const [group, resource] of [["apps", "deployments"], ["apps", "replicasets"], ["", "pods"], ["", "nodes"]] as const) {
+    for (const [group, resource] of [
+      ["apps", "deployments"],
+      ["apps", "replicasets"],
+      ["", "pods"],
+      ["", "nodes"],
+    ] as const) {
       await resolveResource(fresh, "default", fetch, { group, version: "v1", resource });
     }
     expect(requested).toEqual(["/apis/apps/v1", "/api/v1"]);

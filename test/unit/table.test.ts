@@ -13,15 +13,56 @@ import type { KubeObject } from "../../src/k8s/types.ts";
  * Kubernetes 1.29; kubernetes `pkg/printers/internalversion/printers.go`).
  */
 const POD_COLUMNS = [
-  { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names", priority: 0 },
+  {
+    name: "Name",
+    type: "string",
+    format: "name",
+    description:
+      "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+    priority: 0,
+  },
   { name: "Ready", type: "string", format: "", description: "The aggregate readiness state of this pod for accepting traffic.", priority: 0 },
   { name: "Status", type: "string", format: "", description: "The aggregate status of the containers in this pod.", priority: 0 },
-  { name: "Restarts", type: "string", format: "", description: "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", priority: 0 },
-  { name: "Age", type: "string", format: "", description: "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", priority: 0 },
+  {
+    name: "Restarts",
+    type: "string",
+    format: "",
+    description: "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+    priority: 0,
+  },
+  {
+    name: "Age",
+    type: "string",
+    format: "",
+    description:
+      "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    priority: 0,
+  },
   { name: "IP", type: "string", format: "", description: "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", priority: 1 },
-  { name: "Node", type: "string", format: "", description: "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.", priority: 1 },
-  { name: "Nominated Node", type: "string", format: "", description: "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.", priority: 1 },
-  { name: "Readiness Gates", type: "string", format: "", description: 'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates', priority: 1 },
+  {
+    name: "Node",
+    type: "string",
+    format: "",
+    description:
+      "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.",
+    priority: 1,
+  },
+  {
+    name: "Nominated Node",
+    type: "string",
+    format: "",
+    description:
+      "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
+    priority: 1,
+  },
+  {
+    name: "Readiness Gates",
+    type: "string",
+    format: "",
+    description:
+      'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',
+    priority: 1,
+  },
 ];
 
 const METADATA: TableOptions = { version: "v1", includeObject: "Metadata" };
@@ -47,7 +88,12 @@ describe("toTable", () => {
       apiVersion: "meta.k8s.io/v1",
       metadata: { resourceVersion: "279474" },
       columnDefinitions: POD_COLUMNS,
-      rows: [{ cells: ["hello-world", "1/1", "Running", "0", "34m", "10.0.15.103", "c1-node1", "<none>", "<none>"], object: { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: object.metadata } }],
+      rows: [
+        {
+          cells: ["hello-world", "1/1", "Running", "0", "34m", "10.0.15.103", "c1-node1", "<none>", "<none>"],
+          object: { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: object.metadata },
+        },
+      ],
     });
     // Field order as the API server writes it.
     expect(Object.keys(table)).toEqual(["kind", "apiVersion", "metadata", "columnDefinitions", "rows"]);
@@ -86,7 +132,10 @@ describe("tableEvents", () => {
     });
     const text = await new Response(input.pipeThrough(tableEvents(PODS, METADATA))).text();
     expect(text.endsWith("\n")).toBe(true);
-    return text.trim().split("\n").map((l) => JSON.parse(l));
+    return text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
   }
 
   it("turns each event into a one-row Table, with column definitions on the first only", async () => {
@@ -102,7 +151,10 @@ describe("tableEvents", () => {
   });
 
   it("converts BOOKMARKs like any event and passes ERROR events through unchanged", async () => {
-    const bookmark = { type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "12", annotations: { "k8s.io/initial-events-end": "true" } }, spec: { containers: null }, status: {} } };
+    const bookmark = {
+      type: "BOOKMARK",
+      object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "12", annotations: { "k8s.io/initial-events-end": "true" } }, spec: { containers: null }, status: {} },
+    };
     const error = '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}';
     const events = await convert([`${JSON.stringify(bookmark)}\n${error}\n`]);
     expect(events[0]).toMatchObject({

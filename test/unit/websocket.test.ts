@@ -15,7 +15,7 @@ describe("WebSocket subprotocols, as the API server negotiates them", () => {
     expect(websocketProtocol(new Request("http://x/", { headers: { "sec-websocket-protocol": "a, b" } }))).toEqual({ ok: true, value: undefined });
   });
 
-  it("refuses a token protocol alone with 401 (the API server's \"missing additional subprotocol\"), so no client is left without a protocol back", () => {
+  it('refuses a token protocol alone with 401 (the API server\'s "missing additional subprotocol"), so no client is left without a protocol back', () => {
     const refused = websocketProtocol(upgrade(token));
     expect(refused).toMatchObject({ ok: false, status: { code: 401, reason: "Unauthorized", message: expect.stringContaining("needs one other subprotocol beside it") } });
     expect(JSON.stringify(refused)).not.toContain(token);

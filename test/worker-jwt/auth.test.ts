@@ -140,15 +140,17 @@ describe("streams end when their token does", () => {
     expect(closed).toMatchObject({ code: 4401 });
     const last = ws.events.drain().at(-1)!;
     expect(last).toMatchObject({ type: "ERROR", object: { code: 401, reason: "Unauthorized" } });
-    const lines = (await response.text()).trim().split("\n").map((l) => JSON.parse(l));
+    const lines = (await response.text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
   });
 });
 
 describe("origins", async () => {
   const t = await token("alice", [{ apiGroups: [""], resources: ["pods"], namespaces: ["team-a"] }]);
-  const open = (origin?: string) =>
-    relay("/api/v1/namespaces/team-a/pods?watch=1", { headers: { upgrade: "websocket", ...bearerProtocol(t), ...(origin ? { origin } : {}) } });
+  const open = (origin?: string) => relay("/api/v1/namespaces/team-a/pods?watch=1", { headers: { upgrade: "websocket", ...bearerProtocol(t), ...(origin ? { origin } : {}) } });
 
   it.each([
     ["an allowed origin", "https://dashboard.example", 101],

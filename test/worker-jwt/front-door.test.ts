@@ -33,7 +33,10 @@ describe("cluster names cannot be probed before authentication", () => {
     const headers = { authorization: `Bearer ${await token()}` };
     expect((await answer("/clusters/other/api/v1/pods", headers)).status).toBe(200);
     for (const name of ["nowhere", "constructor"]) {
-      expect(await answer(`/clusters/${name}/api/v1/pods`, headers)).toEqual({ status: 404, body: expect.objectContaining({ message: expect.stringContaining(`cluster "${name}" is not configured`) }) });
+      expect(await answer(`/clusters/${name}/api/v1/pods`, headers)).toEqual({
+        status: 404,
+        body: expect.objectContaining({ message: expect.stringContaining(`cluster "${name}" is not configured`) }),
+      });
     }
   });
 });

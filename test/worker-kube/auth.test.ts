@@ -95,7 +95,14 @@ describe("operator endpoints: the cluster's RBAC on the relay's own resources", 
   it("/metrics and /_relay/hubs need get metrics and list hubs in relay.kube-watch-relay.dev", async () => {
     await sim.setUsers([
       { name: "reader", tokens: ["reader-token"], rules: [{ verbs: read, apiGroups: [""], resources: ["pods"] }] },
-      { name: "ops", tokens: ["ops-token"], rules: [{ verbs: ["get"], apiGroups: [RELAY_GROUP], resources: ["metrics"] }, { verbs: ["list"], apiGroups: [RELAY_GROUP], resources: ["hubs"] }] },
+      {
+        name: "ops",
+        tokens: ["ops-token"],
+        rules: [
+          { verbs: ["get"], apiGroups: [RELAY_GROUP], resources: ["metrics"] },
+          { verbs: ["list"], apiGroups: [RELAY_GROUP], resources: ["hubs"] },
+        ],
+      },
     ]);
     const status = async (path: string, token?: string) => {
       const response = await relay(path, { headers: token ? bearer(token) : {} });

@@ -35,7 +35,13 @@ async function changeWhileAway(ns: string, since: string): Promise<unknown[]> {
   await sim.deletePod(ns, "e");
   await observer.events.take(5, "the changes, at the relay");
   observer.close();
-  return [["ADDED", "e"], ["ADDED", "f"], ["MODIFIED", "a"], ["DELETED", "b"], ["DELETED", "e"]];
+  return [
+    ["ADDED", "e"],
+    ["ADDED", "f"],
+    ["MODIFIED", "a"],
+    ["DELETED", "b"],
+    ["DELETED", "e"],
+  ];
 }
 
 /** A watch that has listed a, b, c and seen d created live; the network is then held and the socket dropped. */
@@ -206,9 +212,7 @@ async function informerAwayBeyondWindow(options: WatchOptions) {
   release();
   const equalsCluster = async () => {
     const cluster = await sim.list(podsPath(ns));
-    expect(new Map([...pods.objects].map(([k, o]) => [k, o.metadata?.resourceVersion]))).toEqual(
-      new Map(cluster.items.map((o) => [`${ns}/${o.metadata?.name}`, o.metadata?.resourceVersion])),
-    );
+    expect(new Map([...pods.objects].map(([k, o]) => [k, o.metadata?.resourceVersion]))).toEqual(new Map(cluster.items.map((o) => [`${ns}/${o.metadata?.name}`, o.metadata?.resourceVersion])));
   };
   return { ns, network, changes, statuses, pods, equalsCluster };
 }

@@ -96,7 +96,10 @@ describe("resource paths resolved through discovery", () => {
     const ns = uniqueNamespace("wdg");
     const watch = await httpWatch(`/apis/example.com/v1/namespaces/${ns}/widgets?watch=1`);
     const widget = await simCreate(sim, `/apis/example.com/v1/namespaces/${ns}/widgets`, {
-      apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "sprocket", namespace: ns }, spec: { color: "red", size: 3 },
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { name: "sprocket", namespace: ns },
+      spec: { color: "red", size: 3 },
     });
     const added = await watch.events.next("the new widget");
     expect([added.type, nameOf(added), added.object.kind, added.object.apiVersion, added.object.metadata?.uid]).toEqual(["ADDED", "sprocket", "Widget", "example.com/v1", widget.metadata?.uid]);

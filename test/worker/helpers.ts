@@ -9,7 +9,6 @@ import { eventually, SAFETY_TIMEOUT_MS } from "../kit/wait.ts";
 
 export { eventually };
 
-
 /** A queue whose items can be awaited; every wait has a safety timeout that fails the test. */
 export class Inbox<T> {
   readonly #items: T[] = [];
@@ -180,7 +179,14 @@ export class Sim {
     }
     // The server restarts right after answering, and may cut this very response.
     await this.#call("POST", "/_sim/faults", request).catch(() => undefined);
-    await eventually(() => this.stats().then(() => true, () => false), "the simulated API server to come back");
+    await eventually(
+      () =>
+        this.stats().then(
+          () => true,
+          () => false,
+        ),
+      "the simulated API server to come back",
+    );
   }
 
   /** Replace the simulated cluster's users (tokens and RBAC rules). */

@@ -130,7 +130,10 @@ describe("slow subscribers", () => {
 
     // The HTTP subscriber was cut off too: its stream ends before the last event.
     const text = await stalled.text();
-    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as WatchEvent);
+    const lines = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as WatchEvent);
     expect(lines.length).toBeLessThan(41);
     [...others, resumed].forEach((s) => s.close());
   });
@@ -246,4 +249,3 @@ describe("idle shutdown", () => {
     expect(await (await relay(`/_relay/stats${podsPath(ns)}`)).json()).toMatchObject({ subscribers: 0, watching: false });
   });
 });
-

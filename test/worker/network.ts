@@ -140,4 +140,3 @@ export async function takeUntil<U>(inbox: Inbox<U>, match: (u: U) => boolean, wh
     if (match(update)) return taken;
   }
 }
-

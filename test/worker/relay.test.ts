@@ -16,7 +16,11 @@ describe("one upstream watch per key", () => {
     const ws = await Promise.all(Array.from({ length: 50 }, () => wsWatch(`${podsPath(ns)}?watch=1`)));
     const http = await Promise.all(Array.from({ length: 5 }, () => httpWatch(`${podsPath(ns)}?watch=true`)));
     const all = [...ws, ...http];
-    for (const s of all) expect((await s.events.take(2)).map((e) => [e.type, nameOf(e)])).toEqual([["ADDED", "seed-0"], ["ADDED", "seed-1"]]);
+    for (const s of all)
+      expect((await s.events.take(2)).map((e) => [e.type, nameOf(e)])).toEqual([
+        ["ADDED", "seed-0"],
+        ["ADDED", "seed-1"],
+      ]);
 
     const created = await sim.createPod(ns, "live-0");
     for (const s of all) {
@@ -34,9 +38,7 @@ describe("one upstream watch per key", () => {
   it("equivalent selectors share a hub; different selectors get their own", async () => {
     const ns = uniqueNamespace();
     await sim.createPod(ns, "p", { a: "1", b: "2" });
-    const subs = await Promise.all(
-      ["a=1,b=2", "b=2, a=1", "b==2,a in (1)", "a=1"].map((s) => wsWatch(`${podsPath(ns)}?watch=1&labelSelector=${encodeURIComponent(s)}`)),
-    );
+    const subs = await Promise.all(["a=1,b=2", "b=2, a=1", "b==2,a in (1)", "a=1"].map((s) => wsWatch(`${podsPath(ns)}?watch=1&labelSelector=${encodeURIComponent(s)}`)));
     for (const s of subs) expect(nameOf(await s.events.next())).toBe("p");
     const watches = await sim.watchesOn(podsPath(ns));
     expect(watches.map((w) => w.labelSelector).sort()).toEqual(["a=1", "a=1,b=2"]);

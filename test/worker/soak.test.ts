@@ -175,17 +175,25 @@ it(`soak: churn, ${FAULTS} injected faults, subscribers dropping and resuming â€
     [1, () => sim.faults({ restart: { downtimeMs: rng.between(20, 100) } }), "restart"],
   ];
   const subscriberFaults: Array<[number, () => Promise<unknown>, string]> = [
-    [30, async () => {
-      const s = rng.pick(subscribers);
-      s.disconnect();
-      await s.connect();
-    }, "resume"],
-    [4, async () => {
-      const s = rng.pick(subscribers);
-      s.disconnect();
-      s.position = undefined; // a client that throws its state away
-      await s.connect();
-    }, "fresh"],
+    [
+      30,
+      async () => {
+        const s = rng.pick(subscribers);
+        s.disconnect();
+        await s.connect();
+      },
+      "resume",
+    ],
+    [
+      4,
+      async () => {
+        const s = rng.pick(subscribers);
+        s.disconnect();
+        s.position = undefined; // a client that throws its state away
+        await s.connect();
+      },
+      "fresh",
+    ],
     [1, () => abortAllDurableObjects(), "hub-crash"],
   ];
   const all = [...upstreamFaults, ...subscriberFaults];
@@ -217,10 +225,14 @@ it(`soak: churn, ${FAULTS} injected faults, subscribers dropping and resuming â€
     await sim.faults({ failRequests: { count: 0, status: 500 } });
     for (const s of subscribers) if (!s.connected) await s.connect();
     const sentinel = await sim.createPod(ns, "sentinel", { tier: "web" });
-    await eventually(async () => {
-      for (const s of subscribers) if (!s.connected) await s.connect();
-      return subscribers.every((s) => s.state.get(sentinel.metadata!.uid!) === rvOf(sentinel));
-    }, "every subscriber to see the final change", 60_000);
+    await eventually(
+      async () => {
+        for (const s of subscribers) if (!s.connected) await s.connect();
+        return subscribers.every((s) => s.state.get(sentinel.metadata!.uid!) === rvOf(sentinel));
+      },
+      "every subscriber to see the final change",
+      60_000,
+    );
 
     for (const s of subscribers) expect(s.violations, `${s.name} broke the watch contract`).toEqual([]);
     for (const [name, key] of Object.entries(keys)) {
@@ -243,8 +255,14 @@ it(`soak: churn, ${FAULTS} injected faults, subscribers dropping and resuming â€
       for (const s of group) {
         for (const epoch of s.epochs) {
           const end = epoch.events.at(-1)?.rv ?? epoch.start;
-          const want = [...canonical].filter(([rv]) => rv > epoch.start && rv <= end).sort(([a], [b]) => a - b).map(([rv, id]) => `${rv} ${id}`);
-          expect(epoch.events.map((e) => `${e.rv} ${e.type} ${e.uid}`), `${s.name}: gap or duplicate in (${epoch.start}, ${end}]`).toEqual(want);
+          const want = [...canonical]
+            .filter(([rv]) => rv > epoch.start && rv <= end)
+            .sort(([a], [b]) => a - b)
+            .map(([rv, id]) => `${rv} ${id}`);
+          expect(
+            epoch.events.map((e) => `${e.rv} ${e.type} ${e.uid}`),
+            `${s.name}: gap or duplicate in (${epoch.start}, ${end}]`,
+          ).toEqual(want);
         }
       }
     }

@@ -152,7 +152,8 @@ describe("the relay socket", () => {
     const taken = socket.messages.reduce((n, m) => n + m.length, 0);
     socket.send({ type: "ACK", received: taken });
     // More than SUBSCRIBER_BUDGET_BYTES (256 KiB in these tests) of changes, unacknowledged.
-    for (let i = 0; i < 60; i++) await sim.createPod(busy, `p${i}`, { filler: "x".repeat(60) }).then((p) => sim.patchPod(busy, p.metadata!.name!, { metadata: { annotations: { pad: "y".repeat(4000) } } }));
+    for (let i = 0; i < 60; i++)
+      await sim.createPod(busy, `p${i}`, { filler: "x".repeat(60) }).then((p) => sim.patchPod(busy, p.metadata!.name!, { metadata: { annotations: { pad: "y".repeat(4000) } } }));
     const ended = (await untilClosed(socket.lines("busy"))).at(-1)!;
     expect(ended).toMatchObject({ type: "CLOSED", code: 4008 });
     expect(Number(ended.resourceVersion)).toBeGreaterThan(0);

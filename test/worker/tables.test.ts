@@ -140,7 +140,13 @@ describe("media types", () => {
     const response = await relay(path, { headers: { accept: "application/vnd.kubernetes.protobuf" } });
     expect(response.status).toBe(406);
     expect(await response.json()).toEqual({
-      kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "only the following media types are accepted: application/json", reason: "NotAcceptable", code: 406,
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: "only the following media types are accepted: application/json",
+      reason: "NotAcceptable",
+      code: 406,
     });
     expect((await listDurableObjectIds(env.WATCH_HUB)).length).toBe(before);
   });

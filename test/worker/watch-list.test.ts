@@ -21,7 +21,11 @@ describe("watch-list", () => {
     const watch = await httpWatch(`/api/v1/namespaces/${ns}/pods?${WATCH_LIST}`);
 
     const initial = await watch.events.take(3, "the initial events");
-    expect(initial.map((e) => [e.type, nameOf(e)])).toEqual([["ADDED", "a"], ["ADDED", "b"], ["ADDED", "c"]]);
+    expect(initial.map((e) => [e.type, nameOf(e)])).toEqual([
+      ["ADDED", "a"],
+      ["ADDED", "b"],
+      ["ADDED", "c"],
+    ]);
     const end = await watch.events.next("the initial-events-end bookmark");
     expect(endsInitialEvents(end)).toBe(true);
     expect(end.object).toMatchObject({ kind: "Pod", apiVersion: "v1" });

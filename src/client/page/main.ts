@@ -91,8 +91,7 @@ function saveSelection(): void {
   history.replaceState(null, "", search ? `?${search}` : location.pathname);
 }
 
-const describe = (o: KubeResource): string =>
-  `${selection.resource.noun} ${objectKey(o)} · ${selection.resource.status(o).text} · rv ${o.metadata?.resourceVersion ?? "?"}`;
+const describe = (o: KubeResource): string => `${selection.resource.noun} ${objectKey(o)} · ${selection.resource.status(o).text} · rv ${o.metadata?.resourceVersion ?? "?"}`;
 
 function statusText(status: WatchStatus<KubeResource>): string {
   switch (status.type) {
@@ -259,7 +258,10 @@ function setUpControls(): void {
     },
     remove: (ns) => {
       const name = ns.metadata?.name ?? "";
-      if (name !== selection.namespace) Array.from(namespacePicker.options).find((o) => o.value === name)?.remove();
+      if (name !== selection.namespace)
+        Array.from(namespacePicker.options)
+          .find((o) => o.value === name)
+          ?.remove();
       sidebar.remove(name);
     },
   });

@@ -69,11 +69,35 @@ export const RESOURCES: readonly Resource[] = [
   { id: "pods", noun: "pod", label: "Pods", group: "", version: "v1", namespaced: true, status: podStatus },
   { id: "deployments", noun: "deployment", label: "Deployments", group: "apps", version: "v1", namespaced: true, status: (d: Deployment) => replicas(d.status?.readyReplicas, d.spec?.replicas) },
   { id: "replicasets", noun: "replicaset", label: "ReplicaSets", group: "apps", version: "v1", namespaced: true, status: (r: ReplicaSet) => replicas(r.status?.readyReplicas, r.spec?.replicas) },
-  { id: "services", noun: "service", label: "Services", group: "", version: "v1", namespaced: true, status: (s: Service) => ({ text: `${s.spec?.type ?? "ClusterIP"} ${s.spec?.clusterIP ?? ""}`.trim(), tone: "none" }) },
-  { id: "configmaps", noun: "configmap", label: "ConfigMaps", group: "", version: "v1", namespaced: true, status: (c: ConfigMap) => ({ text: `${Object.keys(c.data ?? {}).length} keys`, tone: "none" }) },
+  {
+    id: "services",
+    noun: "service",
+    label: "Services",
+    group: "",
+    version: "v1",
+    namespaced: true,
+    status: (s: Service) => ({ text: `${s.spec?.type ?? "ClusterIP"} ${s.spec?.clusterIP ?? ""}`.trim(), tone: "none" }),
+  },
+  {
+    id: "configmaps",
+    noun: "configmap",
+    label: "ConfigMaps",
+    group: "",
+    version: "v1",
+    namespaced: true,
+    status: (c: ConfigMap) => ({ text: `${Object.keys(c.data ?? {}).length} keys`, tone: "none" }),
+  },
   { id: "events", noun: "event", label: "Events", group: "", version: "v1", namespaced: true, status: eventStatus },
   { id: "nodes", noun: "node", label: "Nodes", group: "", version: "v1", namespaced: false, status: nodeStatus },
-  { id: "namespaces", noun: "namespace", label: "Namespaces", group: "", version: "v1", namespaced: false, status: (n: Namespace) => ({ text: n.status?.phase ?? "", tone: tone(n.status?.phase ?? "") }) },
+  {
+    id: "namespaces",
+    noun: "namespace",
+    label: "Namespaces",
+    group: "",
+    version: "v1",
+    namespaced: false,
+    status: (n: Namespace) => ({ text: n.status?.phase ?? "", tone: tone(n.status?.phase ?? "") }),
+  },
 ];
 
 export const resourceById = (id: string | null): Resource => RESOURCES.find((r) => r.id === id) ?? (RESOURCES[0] as Resource);
