@@ -12,23 +12,14 @@ import { AuthenticationV1Api, AuthorizationV1Api, KubeConfig } from "@kubernetes
 import { afterAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator, type User } from "../../src/sim/index.ts";
 import { openWatch, podManifest, request, sendJson } from "./helpers.ts";
+import { opensslPresent } from "../../scripts/certificates.ts";
 
 const sims: Simulator[] = [];
 afterAll(async () => {
   for (const s of sims) await s.close();
 });
 
-function openssl(): boolean {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const hasOpenssl = openssl();
-if (!hasOpenssl) console.warn("\n*** openssl is not on PATH: SKIPPING the simulator TLS test ***\n");
+if (!opensslPresent) console.warn("\n*** openssl is not on PATH: SKIPPING the simulator TLS test ***\n");
 
 describe("authentication", () => {
   it("requires the bearer token on Kubernetes paths when one is configured, never on /_sim/", async () => {
@@ -43,7 +34,7 @@ describe("authentication", () => {
     expect((await request(`${sim.url}/_sim/stats`)).status).toBe(200);
   });
 
-  it.skipIf(!hasOpenssl)("serves HTTPS with the given certificate", async () => {
+  it.skipIf(!opensslPresent)("serves HTTPS with the given certificate", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sim-tls-"));
     try {
       execFileSync(
