@@ -92,24 +92,29 @@ export interface RunningRelay extends Launch {
   stop(): Promise<void>;
 }
 
-/** `npm start` on a free port (or `env.PORT`), once it says the relay is ready. */
+/**
+ * `npm start` once it says the relay is ready: on `env.PORT`, or else on a port the kernel picks
+ * as it binds (`PORT=0`), so no other process can take it between choosing and binding.
+ */
 export async function startRelay(env: Record<string, string> = {}): Promise<RunningRelay> {
-  const port = Number(env.PORT ?? (await freePort()));
-  return relayReady(launch({ ...env, PORT: String(port) }), port);
+  return relayReady(launch({ PORT: "0", ...env }));
 }
 
 /** The launch, once the relay it started says it is ready (fails with its output if it does not). */
-export async function relayReady(started: Launch, port: number): Promise<RunningRelay> {
+export async function relayReady(started: Launch): Promise<RunningRelay> {
   const { process: child, output } = started;
   let pids: RegExpExecArray | null;
+  let ready: RegExpExecArray | null;
   try {
     await waitForOutput(child, output, "[start] relay ready at");
     pids = /relay is workerd pid (\d+) \(launcher pid (\d+)\)/.exec(output());
-    if (!pids) throw new Error(`npm start did not say which processes it started:\n${output()}`);
+    ready = /\[start\] relay ready at https?:\/\/127\.0\.0\.1:(\d+)/.exec(output());
+    if (!pids || !ready) throw new Error(`npm start did not say which processes it started, or where:\n${output()}`);
   } catch (e) {
     await started.interrupt();
     throw e;
   }
+  const port = Number(ready[1]);
   const launcher = Number(pids[2]);
   const workerd = Number(pids[1]);
   return {
