@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { TEST_JWT_SECRET } from "./test/kit/tokens.ts";
 
 /** Test tuning shared by every Workers project: small windows and budgets, quick timers. */
 const tuning = {
@@ -59,7 +60,7 @@ export default defineConfig({
       workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }),
       workers("workers-jwt", ["test/worker-jwt/**/*.test.ts"], {
         AUTH_MODE: "jwt",
-        AUTH_JWT_SECRET: "test-secret-that-is-long-enough-for-hs256",
+        AUTH_JWT_SECRET: TEST_JWT_SECRET,
         ALLOWED_ORIGINS: "https://dashboard.example",
         MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
         METRICS_TOKEN: "scraper-token-for-the-tests",

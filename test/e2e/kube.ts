@@ -4,23 +4,16 @@
  * cache directory (nothing from this machine leaks in, nothing from a run leaks out), a reader
  * for commands that keep printing (`-w`), and the simulated cluster's control API.
  */
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeObject } from "../../src/k8s/types.ts";
+import { hasKubectl } from "../kit/tools.ts";
 import type { RunningRelay } from "./harness.ts";
 
-function onPath(command: string, ...args: string[]): boolean {
-  try {
-    execFileSync(command, args, { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { hasKubectl };
 
-export const hasKubectl = onPath("kubectl", "version", "--client");
 if (!hasKubectl) console.warn("\n*** kubectl is not on PATH: SKIPPING the end-to-end kubectl tests ***\n");
 
 /** The simulated cluster `npm start` started (it prints where). */

@@ -2,25 +2,16 @@
  * @module
  * A real kubectl against the simulator (skipped, loudly, when kubectl is not on PATH).
  */
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { hasKubectl } from "../kit/tools.ts";
 import { eventually, within } from "../kit/wait.ts";
 
-function kubectlPresent(): boolean {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const hasKubectl = kubectlPresent();
 if (!hasKubectl) console.warn("\n*** kubectl is not on PATH: SKIPPING the simulator's kubectl tests ***\n");
 
 let sim: Simulator;

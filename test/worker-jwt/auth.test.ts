@@ -4,17 +4,16 @@
  */
 import { env } from "cloudflare:workers";
 import { listDurableObjectIds } from "cloudflare:test";
-import { sign } from "hono/jwt";
 import { describe, expect, it, vi } from "vitest";
 import type { Rule } from "../../src/auth/rules.ts";
 import { bearerProtocol as tokenProtocol } from "../../src/k8s/websocket.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
+import { jwtFor, TEST_JWT_SECRET } from "../kit/tokens.ts";
 
-const SECRET = "test-secret-that-is-long-enough-for-hs256";
 const sim = new Sim();
 
-async function token(sub: string, rules: Rule[], ttlSeconds = 600, secret = SECRET): Promise<string> {
-  return sign({ sub, exp: Math.floor(Date.now() / 1000) + ttlSeconds, rules }, secret, "HS256");
+async function token(sub: string, rules: Rule[], ttlSeconds = 600, secret = TEST_JWT_SECRET): Promise<string> {
+  return jwtFor(sub, rules, { secret, ttlSeconds });
 }
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });

@@ -2,13 +2,12 @@
  * AUTH_MODE=jwt at the front door: the token is checked before the cluster is looked up, so
  * nobody without a valid token learns which clusters exist.
  */
-import { sign } from "hono/jwt";
 import { describe, expect, it } from "vitest";
 import { relay } from "../worker/helpers.ts";
+import { jwtFor, TEST_JWT_SECRET } from "../kit/tokens.ts";
 
-const SECRET = "test-secret-that-is-long-enough-for-hs256";
 const rules = [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }];
-const token = (secret = SECRET) => sign({ sub: "prober", exp: Math.floor(Date.now() / 1000) + 600, rules }, secret, "HS256");
+const token = (secret = TEST_JWT_SECRET) => jwtFor("prober", rules, { secret });
 
 async function answer(path: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
   const response = await relay(path, { headers });

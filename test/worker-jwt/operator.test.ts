@@ -3,19 +3,18 @@
  * relay.kube-watch-relay.dev): a token needs a rule naming them, a reader of pods gets 403, no
  * token 401; `/metrics` also takes the METRICS_TOKEN secret, for scrapers.
  */
-import { sign } from "hono/jwt";
 import { describe, expect, it } from "vitest";
 import { RELAY_GROUP } from "../../src/auth/operator.ts";
 import type { Rule } from "../../src/auth/rules.ts";
 import type { HubIndexEntry } from "../../src/metrics/report.ts";
 import { eventually, relay, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
 import { scrape, metricValue } from "../worker/metrics-helpers.ts";
+import { jwtFor } from "../kit/tokens.ts";
 
-const SECRET = "test-secret-that-is-long-enough-for-hs256";
 const METRICS_TOKEN = "scraper-token-for-the-tests";
 const sim = new Sim();
 
-const token = (sub: string, rules: Rule[]) => sign({ sub, exp: Math.floor(Date.now() / 1000) + 600, rules }, SECRET, "HS256");
+const token = (sub: string, rules: Rule[]) => jwtFor(sub, rules);
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 const podReader = () => token("alice", [{ apiGroups: [""], resources: ["pods"], namespaces: ["*"] }]);
 const operatorOf = (...resources: string[]) => token("ops", [{ apiGroups: [RELAY_GROUP], resources, namespaces: ["*"] }]);

@@ -3,18 +3,17 @@
  * is authorised by the token's rules exactly as a standalone watch, and the token's expiry
  * ends every watch and then the socket.
  */
-import { sign } from "hono/jwt";
 import { describe, expect, it } from "vitest";
 import type { Rule } from "../../src/auth/rules.ts";
 import { BATCH_PROTOCOL, bearerProtocol } from "../../src/k8s/websocket.ts";
 import { relay, Sim, uniqueNamespace } from "../worker/helpers.ts";
 import { names, relaySocket, untilClosed } from "../worker/socket-helpers.ts";
+import { jwtFor } from "../kit/tokens.ts";
 
-const SECRET = "test-secret-that-is-long-enough-for-hs256";
 const sim = new Sim();
 const other = new Sim("other");
 
-const token = (sub: string, rules: Rule[], ttlSeconds = 600) => sign({ sub, exp: Math.floor(Date.now() / 1000) + ttlSeconds, rules }, SECRET, "HS256");
+const token = (sub: string, rules: Rule[], ttlSeconds = 600) => jwtFor(sub, rules, { ttlSeconds });
 const offer = (t: string) => ({ "sec-websocket-protocol": `${BATCH_PROTOCOL}, ${bearerProtocol(t)}` });
 
 describe("the relay socket with AUTH_MODE=jwt", () => {
