@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
-import { httpWatch, relay, Sim, uniqueNamespace } from "./helpers.ts";
+import { httpWatch, relay, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
@@ -29,7 +29,15 @@ describe("paging", () => {
     expect(new Set([first, second, third].map((l) => l.metadata.resourceVersion)).size).toBe(1);
     expect((await sim.requests(podsPath(ns), before.next)).requests.filter((r) => r.verb === "list")).toEqual([]);
 
-    // A fresh list sees the writes.
+    // A fresh list sees the writes once the hub's watch has carried them: a hub whose watch is
+    // live serves a consistent read at once, its lag the stream's transit (DESIGN.md, invariant 8).
+    // A watch from the first page's resourceVersion sees them when the hub has committed them.
+    const watch = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${first.metadata.resourceVersion}`);
+    for (;;) {
+      const event = await watch.events.next();
+      if (event.type === "ADDED" && event.object.metadata?.name === "p9") break;
+    }
+    watch.close();
     const fresh = (await (await relay(podsPath(ns))).json()) as List;
     expect(fresh.items.map((o) => o.metadata!.name)).toEqual(["p0", "p1", "p2", "p3", "p5", "p6", "p9"]);
   });
