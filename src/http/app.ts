@@ -18,7 +18,7 @@ import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } f
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
-import { hubRequest } from "../hub/request.ts";
+import { hubRequests } from "../hub/request.ts";
 import { logger } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { Authenticator, type Identity } from "./auth.ts";
@@ -185,7 +185,7 @@ export function createApp(): Hono<App> {
     const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
     if (!representation) return statusResponse(notAcceptable());
     const forwarded = request.value.verb === "watch" ? { ...request.value, subject: identity.subject, grant: grantOf(identity, access) } : { ...request.value, subject: identity.subject };
-    const response = await c.env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequest(raw, forwarded));
+    const response = await c.env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequests.attach(raw, forwarded));
     if (representation.kind !== "table") return response;
     return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
   });

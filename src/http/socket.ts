@@ -9,7 +9,7 @@ import type { Env } from "../env.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
 import { badRequest, statusResponse } from "../k8s/status.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
-import { socketRequest } from "../mux/request.ts";
+import { socketRequests } from "../mux/request.ts";
 import type { RefusalReason } from "../metrics/catalog.ts";
 import { frontDoor, originRefusal, type Authenticator } from "./auth.ts";
 import { websocketProtocol } from "./websocket.ts";
@@ -27,5 +27,5 @@ export async function openSocket(env: Env, request: Request, auth: Authenticator
   const wrongOrigin = originRefusal(env, request, refused);
   if (wrongOrigin) return statusResponse(wrongOrigin);
   const mux = env.WATCH_MUX.get(env.WATCH_MUX.newUniqueId());
-  return mux.fetch(socketRequest(request, { protocol: protocol.value, expiresAt: identity.value?.expiresAt, subject: identity.value?.subject }));
+  return mux.fetch(socketRequests.attach(request, { protocol: protocol.value, expiresAt: identity.value?.expiresAt, subject: identity.value?.subject }));
 }

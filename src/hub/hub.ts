@@ -17,7 +17,7 @@ import { admitWatch } from "./admission.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
-import { freshnessFor, readHubRequest, type HubRequest } from "./request.ts";
+import { freshnessFor, hubRequests, type HubRequest } from "./request.ts";
 import { SnapshotStore } from "./snapshots.ts";
 import { HubStorage } from "./storage.ts";
 
@@ -41,7 +41,7 @@ export class WatchHub extends DurableObject<HubEnv> {
   }
 
   override async fetch(request: Request): Promise<Response> {
-    const hubRequest = readHubRequest(request);
+    const hubRequest = hubRequests.read(request);
     if (!hubRequest) return statusResponse(badRequest("a hub is reached through the relay's Kubernetes API paths"));
     const parts = this.#open(hubRequest.key);
     try {

@@ -4,6 +4,7 @@
  * It travels in one header of the request forwarded to the Durable Object (the WebSocket
  * upgrade must be a `fetch`, so every call uses the same path).
  */
+import { carrier } from "../forwarded.ts";
 import type { WatchKey } from "../k8s/key.ts";
 import type { Grant } from "../auth/access.ts";
 import type { Freshness } from "./feed.ts";
@@ -26,19 +27,8 @@ export type HubRequest =
 
 export type WatchRequest = Extract<HubRequest, { verb: "watch" }>;
 
-const HEADER = "x-relay-request";
-
-/** The request to forward to the hub: the client's own (so an upgrade stays an upgrade) plus the parsed form. */
-export function hubRequest(original: Request, request: HubRequest): Request {
-  const headers = new Headers(original.headers);
-  headers.set(HEADER, JSON.stringify(request));
-  return new Request(original.url, { method: "GET", headers });
-}
-
-export function readHubRequest(request: Request): HubRequest | undefined {
-  const header = request.headers.get(HEADER);
-  return header ? (JSON.parse(header) as HubRequest) : undefined;
-}
+/** The request forwarded to the hub: the client's own (so an upgrade stays an upgrade), with the parsed form. */
+export const hubRequests = carrier<HubRequest>("x-relay-request");
 
 /**
  * What a request needs of the hub's state, by the API server's rules: `resourceVersion` unset

@@ -17,7 +17,7 @@ import { badRequest, statusResponse } from "../k8s/status.ts";
 import { NO_EXTENSIONS } from "../hub/sockets.ts";
 import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
 import { logger } from "../log.ts";
-import { credentialsOf, readSocketRequest, watchRequest } from "./request.ts";
+import { credentialsOf, socketRequests, watchRequest } from "./request.ts";
 import { Session } from "./session.ts";
 
 /** The relay's routes, built once per isolate, as the Worker builds them. */
@@ -27,7 +27,7 @@ export class WatchMux extends DurableObject<Env> {
   readonly #log = logger({ component: "mux" });
 
   override async fetch(request: Request): Promise<Response> {
-    const admission = readSocketRequest(request);
+    const admission = socketRequests.read(request);
     if (!admission) return statusResponse(badRequest("a relay socket is opened at /_relay/socket"));
     const credentials = credentialsOf(request);
     const routes = (relay ??= createApp());

@@ -7,6 +7,7 @@
  * exactly as that request.
  */
 import { bearerToken } from "../auth/token.ts";
+import { carrier } from "../forwarded.ts";
 import { watchQuery, type WatchOp } from "../k8s/mux.ts";
 import { BATCH_PROTOCOL, bearerProtocol } from "../k8s/websocket.ts";
 
@@ -20,18 +21,8 @@ export interface SocketAdmission {
   subject?: string | undefined;
 }
 
-const HEADER = "x-relay-socket";
-
-export function socketRequest(original: Request, admission: SocketAdmission): Request {
-  const headers = new Headers(original.headers);
-  headers.set(HEADER, JSON.stringify(admission));
-  return new Request(original.url, { method: "GET", headers });
-}
-
-export function readSocketRequest(request: Request): SocketAdmission | undefined {
-  const header = request.headers.get(HEADER);
-  return header ? (JSON.parse(header) as SocketAdmission) : undefined;
-}
+/** The socket's request forwarded to its mux object, with what the Worker decided. */
+export const socketRequests = carrier<SocketAdmission>("x-relay-socket");
 
 /** What each of a socket's watches is asked with: its token (already checked by the Worker) and origin. */
 export interface Credentials {
