@@ -26,6 +26,7 @@ export class LineBatch {
   readonly lines: readonly string[];
   #joined: string | undefined;
   #bytes: Uint8Array | undefined;
+  #size: number | undefined;
 
   constructor(lines: readonly string[], joined?: string) {
     this.lines = lines;
@@ -40,9 +41,14 @@ export class LineBatch {
     return (this.#joined ??= this.lines.join(""));
   }
 
-  /** The lines' summed length (UTF-16 units, about bytes for JSON). */
+  /** The lines' summed length (UTF-16 units, about bytes for JSON), without joining them. */
   get size(): number {
-    return this.joined.length;
+    if (this.#size === undefined) {
+      let size = 0;
+      for (const line of this.lines) size += line.length;
+      this.#size = size;
+    }
+    return this.#size;
   }
 
   /** The joined lines as UTF-8; shared by every stream it is written to, so never modified. */
