@@ -87,13 +87,18 @@ export class Session {
       response = await this.#open(link.op);
     } catch (e) {
       this.#log("watch failed to open", { id: link.id, error: String(e) });
-      return this.#fail(link, internalError("the relay failed to open the watch"), CLOSE.normal);
+      // Unwatched, or the client left, while it was opening: its CLOSED has gone out already.
+      if (!link.ended) this.#fail(link, internalError("the relay failed to open the watch"), CLOSE.normal);
+      return;
     }
     const socket = response.webSocket;
-    if (response.status !== 101 || !socket) return this.#fail(link, await statusOf(response), CLOSE.normal);
+    if (response.status !== 101 || !socket) {
+      const status = await statusOf(response);
+      if (!link.ended) this.#fail(link, status, CLOSE.normal);
+      return;
+    }
     socket.accept();
     if (link.ended) {
-      // Unwatched, or the client left, while the hub was admitting it.
       socket.close(CLOSE.normal, "unwatched");
       return;
     }
