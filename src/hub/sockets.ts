@@ -16,13 +16,32 @@ import { type Subscriber, WebSocketSink } from "./subscriber.ts";
  * once; the API server does not compress watch WebSockets either. workerd takes an agreement
  * that names no extension it knows as "no compression" and sends no header.
  */
-export const NO_EXTENSIONS = "identity";
+const NO_EXTENSIONS = "identity";
 
 /** The largest message a subscriber may send: ACKs are a few dozen bytes. */
 const MAX_CLIENT_MESSAGE = 4096;
 
 /** Close codes a peer may report but no endpoint may send (RFC 6455 §7.4.1). */
 const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
+
+/** The 101 that hands `client` to the peer: `protocol` echoed, no extension agreed. */
+export function upgradeResponse(client: WebSocket, protocol: string | undefined): Response {
+  const headers: Record<string, string> = { "sec-websocket-extensions": NO_EXTENSIONS };
+  if (protocol) headers["sec-websocket-protocol"] = protocol;
+  return new Response(null, { status: 101, webSocket: client, headers });
+}
+
+/**
+ * Answer a peer's close frame with ours (echoing its code, or `1000` for one no endpoint may
+ * send): sockets the runtime does not answer for leave the peer waiting, then reporting 1006.
+ */
+export function answerClose(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(RESERVED_CLOSE_CODES.has(code) ? CLOSE.normal : code, reason);
+  } catch {
+    // already closed
+  }
+}
 
 export class HubSockets {
   readonly #state: DurableObjectState;
@@ -38,9 +57,7 @@ export class HubSockets {
   open(batched: boolean, protocol: string | undefined): { sink: WebSocketSink; response: Response } {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.#state.acceptWebSocket(server);
-    const headers: Record<string, string> = { "sec-websocket-extensions": NO_EXTENSIONS };
-    if (protocol) headers["sec-websocket-protocol"] = protocol;
-    return { sink: new WebSocketSink(server, batched), response: new Response(null, { status: 101, webSocket: client, headers }) };
+    return { sink: new WebSocketSink(server, batched), response: upgradeResponse(client, protocol) };
   }
 
   /** The socket's subscriber is attached: its messages and close are now its own. */
@@ -68,13 +85,7 @@ export class HubSockets {
   /** The peer closed: the subscriber leaves, and the close is answered. */
   closed(ws: WebSocket, code: number, reason: string): void {
     this.gone(ws);
-    // Hibernatable sockets do not answer a peer's close frame by themselves: without this the
-    // client waits for one until its own timeout and reports an abnormal closure (1006).
-    try {
-      ws.close(RESERVED_CLOSE_CODES.has(code) ? CLOSE.normal : code, reason);
-    } catch {
-      // already closed
-    }
+    answerClose(ws, code, reason);
   }
 
   gone(ws: WebSocket): void {

@@ -14,7 +14,7 @@ import { hubSettings } from "../config.ts";
 import type { Env } from "../env.ts";
 import { createApp } from "../http/app.ts";
 import { badRequest, statusResponse } from "../k8s/status.ts";
-import { NO_EXTENSIONS } from "../hub/sockets.ts";
+import { answerClose, upgradeResponse } from "../hub/sockets.ts";
 import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
 import { logger } from "../log.ts";
 import { credentialsOf, socketRequests, watchRequest } from "./request.ts";
@@ -36,7 +36,8 @@ export class WatchMux extends DurableObject<Env> {
     const session = new Session(
       server,
       { batched: admission.protocol === BATCH_PROTOCOL, maxWatches: hubSettings(this.env).maxSubscriptionsPerSubject, expiresAt: admission.expiresAt },
-      async (op) => routes.fetch(watchRequest(op, credentials), this.env),
+      // With this object's waitUntil, so what the routes count (refusals) is reported as from the Worker.
+      async (op) => routes.fetch(watchRequest(op, credentials), this.env, { waitUntil: (promise) => this.ctx.waitUntil(promise), passThroughOnException: () => undefined, props: {} }),
       logger({ component: "mux", subject: admission.subject }),
     );
     server.addEventListener("message", (event) => {
@@ -48,15 +49,9 @@ export class WatchMux extends DurableObject<Env> {
     });
     server.addEventListener("close", (event) => {
       session.clientClosed();
-      try {
-        server.close(event.code === 1005 || event.code === 1006 ? 1000 : event.code, event.reason);
-      } catch {
-        // already closed
-      }
+      answerClose(server, event.code, event.reason);
     });
     server.addEventListener("error", () => session.clientClosed());
-    const headers: Record<string, string> = { "sec-websocket-extensions": NO_EXTENSIONS };
-    if (admission.protocol) headers["sec-websocket-protocol"] = admission.protocol;
-    return new Response(null, { status: 101, webSocket: client, headers });
+    return upgradeResponse(client, admission.protocol);
   }
 }
