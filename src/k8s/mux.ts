@@ -21,6 +21,7 @@
  * - `{"type":"ERROR","object":<Status>}`: a message the relay could not act on (no watch
  *   changed; `details.name` is its id, if it had one).
  */
+import { parseApiPath } from "./path.ts";
 import { badRequest, failure } from "./status.ts";
 import type { Status, WatchEventType } from "./types.ts";
 
@@ -89,7 +90,8 @@ export function parseClientMessage(text: string | ArrayBuffer): ClientMessage {
   if (message.op !== "watch" && message.op !== "unwatch") return refuse(`unknown op ${JSON.stringify(message.op)}: expected "watch" or "unwatch" (or an ACK)`);
   if (id === undefined) return refuse(`op ${message.op} needs an id: 1 to 128 of A-Z a-z 0-9 . _ ~ : / -`);
   if (message.op === "unwatch") return { op: { op: "unwatch", id } };
-  if (typeof message.path !== "string" || !message.path.startsWith("/") || /[?#]/.test(message.path)) {
+  // A resource path (as a standalone watch's), not any route of the relay's: /healthz, /_relay/… are not watches.
+  if (typeof message.path !== "string" || !message.path.startsWith("/") || /[?#]/.test(message.path) || parseApiPath(message.path).kind !== "resource") {
     return refuse(`watch ${id}: path must be an API path such as /api/v1/namespaces/default/pods, with its parameters as fields, not a query`);
   }
   const op: WatchOp = { op: "watch", id, path: message.path };

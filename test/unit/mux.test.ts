@@ -42,6 +42,9 @@ describe("client messages", () => {
     refused(`{"op":"watch","id":"${"x".repeat(129)}","path":"/api/v1/pods"}`);
     expect(refused('{"op":"watch","id":"w","path":"api/v1/pods"}')).toMatchObject({ id: "w", refused: { details: { name: "w" } } });
     refused('{"op":"watch","id":"w","path":"/api/v1/pods?watch=1"}');
+    // The relay's own routes are not collections: a socket op never reaches them.
+    refused('{"op":"watch","id":"w","path":"/healthz"}');
+    refused('{"op":"watch","id":"w","path":"/_relay/socket"}');
     refused('{"op":"watch","id":"w","path":"/api/v1/pods","labelSelector":1}');
     refused('{"op":"watch","id":"w","path":"/api/v1/pods","sendInitialEvents":"true"}');
     refused('{"op":"watch","id":"w","path":"/api/v1/pods","limit":1.5}');
