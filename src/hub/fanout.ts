@@ -197,13 +197,14 @@ export class Fanout {
         more = true;
         break;
       }
-      if (!subscriber.sink.alive()) {
-        this.detach(subscriber);
-        continue;
-      }
       const pending = subscriber.initial !== undefined || window.hasEventsAfter(subscriber.position);
       if (!pending) {
         this.#caughtUp(subscriber);
+        continue;
+      }
+      // A look at the socket only for whoever is about to be sent something.
+      if (!subscriber.sink.alive()) {
+        this.detach(subscriber);
         continue;
       }
       const backlog = subscriber.sink.backlog();
@@ -312,7 +313,7 @@ export class Fanout {
     this.detach(subscriber, { code: CLOSE.slow, reason: `slow subscriber: ${why}; resume from your last resourceVersion` });
   }
 
-  /** `timeoutSeconds` reached: what is ready, a last bookmark (so the client resumes cheaply), then a clean end. */
+  /** `timeoutSeconds` reached: a last bookmark if it has everything (so the client resumes cheaply), then a clean end. */
   #expire(subscriber: Subscriber): void {
     const window = this.#source.window;
     if (subscriber.options.bookmarks && !subscriber.initial && !window.hasEventsAfter(subscriber.position) && subscriber.position < window.head) {

@@ -172,6 +172,16 @@ export class Feed implements ReflectorHandler {
     return events;
   }
 
+  /**
+   * Waiters for the new head go on; the shared initial state and net changes are of an older
+   * head and can never be handed out again, so they (and the slices built of them) are let go.
+   */
+  #headMoved(): void {
+    this.#lastInitial = undefined;
+    this.#lastNet = undefined;
+    this.#versionWaiters.reached(this.window.head);
+  }
+
   start(): void {
     this.#reflector.start();
   }
@@ -258,7 +268,7 @@ export class Feed implements ReflectorHandler {
     this.#horizon = list.resourceVersion;
     this.window.reset(list.resourceVersion);
     this.#storage.saveSnapshot(identity, objects, list.resourceVersion);
-    this.#versionWaiters.reached(this.window.head);
+    this.#headMoved();
     if (previous) {
       this.#log("upstream history is inconsistent with the hub's; window reset", { head, listed: list.resourceVersion });
       this.#listener.reset(list.resourceVersion);
@@ -271,9 +281,9 @@ export class Feed implements ReflectorHandler {
   /**
    * A batch read from the upstream watch. Upstream chunks arrive one per turn of the runtime's
    * event loop, so committing each alone costs a storage commit (and a fan-out pass) per event
-   * in a burst. Events read while the hub is busy are held back a few milliseconds and
-   * committed together: one transaction, one write per subscriber. A hub that has been quiet
-   * commits at once.
+   * in a burst. Events are held back for the gather time (`coalesceMs`: 1 ms, more for hubs
+   * with many subscribers) from the first of them, and committed together: one transaction,
+   * one write per subscriber.
    */
   events(batch: WatchEvent[]): void {
     for (const event of batch) this.#pending.push(event);
@@ -343,7 +353,7 @@ export class Feed implements ReflectorHandler {
       appended.push(event);
     }
     this.window.advance(head);
-    this.#versionWaiters.reached(this.window.head);
+    this.#headMoved();
     if (appended.length === 0) {
       this.#storage.saveHead(this.window.head);
       return;
