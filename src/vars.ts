@@ -3,9 +3,9 @@
  * The Worker's variables, secrets and plain bindings: everything in `Env` but the Durable Object
  * namespaces. Every variable is optional here; `config.ts` turns them into typed settings with
  * defaults and says what is wrong when one is malformed. Whatever reads only these (the
- * configuration, the upstream, the front door, the Durable Objects themselves) imports this
+ * configuration, the upstream, the front door, the hub, quota and metrics objects) imports this
  * module rather than `env.ts`, which names the Durable Object classes, so no import cycle runs
- * through the bindings.
+ * through the bindings. (The relay socket's object runs the relay's routes, so it takes `Env`.)
  */
 export interface Vars {
   /** Optional Workers Analytics Engine dataset the metrics registry also writes to. */

@@ -20,7 +20,6 @@ export interface Access {
   name?: string | undefined;
 }
 
-/** One string per distinct access, for caches of answers about it. */
 /** What a subscriber was granted, and how to keep checking it. */
 export interface Grant {
   subject: string;
@@ -30,6 +29,7 @@ export interface Grant {
   recheck?: { token: string; access: Access } | undefined;
 }
 
+/** One string per distinct access, for caches of answers about it. */
 export const accessKey = (access: Access): string => JSON.stringify([access.cluster, access.verb, access.group, access.resource, access.namespace ?? "", access.name ?? ""]);
 
 /** RBAC's wording: `User "alice" cannot watch resource "pods" in API group "" in the namespace "dev"`. */

@@ -14,8 +14,7 @@ import type { Log } from "../log.ts";
 export const HEARTBEAT_MS = 30_000;
 
 export interface LifecycleParts {
-  /** Whether the upstream watch runs, and its controls. */
-  /** `renew`: end an old upstream stream so that it is read on in the alarm's invocation. */
+  /** Whether the upstream watch runs, and its controls; `renew` ends an old upstream stream so that it is read on in the alarm's invocation. */
   upstream: { readonly watching: boolean; start(): void; stop(): void; renew(): void };
   subscribers(): number;
   bookmarks(): void;

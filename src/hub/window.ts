@@ -18,7 +18,11 @@ export interface WindowEvent {
 
 export interface WindowLimits {
   maxEvents: number;
-  /** Bound on the summed length of the lines held (UTF-16 units, close to bytes for JSON). */
+  /**
+   * Bound on the summed length of the lines held (UTF-16 units, close to bytes for JSON). A
+   * MODIFIED's delta is held beside its line and kept only when shorter, so the window holds at
+   * most twice this.
+   */
   maxBytes: number;
 }
 
