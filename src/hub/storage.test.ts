@@ -120,6 +120,21 @@ describe("HubStorage", () => {
     expect(storage.tombstonesAfter(12).map((t) => t.object.uid)).toEqual(["u-p2"]);
   });
 
+  it("counts its tombstones across a restart, and an object deleted again once", () => {
+    const db = new DatabaseSync(":memory:");
+    const first = new HubStorage(durableStorage(db), { max: 2, maxAgeMs: 86_400_000 });
+    first.saveSnapshot(identity, [], 10);
+    let horizon = first.saveBatch({ events: [], head: 11, start: 10, tombstones: [{ object: pod("a", 11), since: 10 }] }, 1000, 10);
+    // Back, and deleted again: still one tombstone.
+    horizon = first.saveBatch({ events: [], head: 12, start: 10, tombstones: [{ object: pod("a", 12), since: 10 }] }, 1000, horizon);
+    const after = new HubStorage(durableStorage(db), { max: 2, maxAgeMs: 86_400_000 });
+    horizon = after.saveBatch({ events: [], head: 13, start: 10, tombstones: [{ object: pod("b", 13), since: 10 }] }, 1000, horizon);
+    expect(horizon).toBe(10);
+    horizon = after.saveBatch({ events: [], head: 14, start: 10, tombstones: [{ object: pod("c", 14), since: 10 }] }, 1000, horizon);
+    expect(horizon).toBe(12);
+    expect(after.tombstonesAfter(10).map((t) => t.object.uid)).toEqual(["u-b", "u-c"]);
+  });
+
   it("drops tombstones older than their age", () => {
     const storage = new HubStorage(durableStorage(), { max: 100, maxAgeMs: 1000 });
     storage.saveSnapshot(identity, [], 10);

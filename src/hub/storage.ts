@@ -27,10 +27,11 @@ CREATE TABLE IF NOT EXISTS objects (uid TEXT PRIMARY KEY, key TEXT NOT NULL, rv 
 CREATE TABLE IF NOT EXISTS events (rv INTEGER PRIMARY KEY, line TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tombstones (uid TEXT PRIMARY KEY, key TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, at INTEGER NOT NULL, json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tombstones_by_rv ON tombstones (rv);
+CREATE INDEX IF NOT EXISTS tombstones_by_age ON tombstones (at);
 `;
 
 /** A hub's objects table from before objects carried `since` gets the column (0: "always there"). */
-const MIGRATIONS = ["ALTER TABLE objects ADD COLUMN since INTEGER NOT NULL DEFAULT 0"];
+const OBJECTS_SINCE = "ALTER TABLE objects ADD COLUMN since INTEGER NOT NULL DEFAULT 0";
 
 /** An object as the cache holds it, with the resourceVersion it entered the collection at. */
 export interface StoredObject {
@@ -94,6 +95,8 @@ export interface Batch {
 export class HubStorage {
   readonly #storage: DurableObjectStorage;
   readonly #tombstones: TombstoneLimits;
+  /** Rows in the tombstones table, counted once and then kept, so trimming by count reads only the excess. */
+  #tombstoneCount: number;
 
   constructor(storage: DurableObjectStorage, tombstones: TombstoneLimits) {
     this.#storage = storage;
@@ -103,7 +106,8 @@ export class HubStorage {
       .exec<{ name: string }>("PRAGMA table_info(objects)")
       .toArray()
       .map((c) => c.name);
-    if (!columns.includes("since")) for (const migration of MIGRATIONS) this.#sql.exec(migration);
+    if (!columns.includes("since")) this.#sql.exec(OBJECTS_SINCE);
+    this.#tombstoneCount = this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tombstones").one().n;
   }
 
   get #sql(): SqlStorage {
@@ -156,11 +160,14 @@ export class HubStorage {
       this.#setMeta("checkpoint", String(rv));
       this.#setMeta("horizon", String(rv));
     });
+    this.#tombstoneCount = 0;
   }
 
   /** Write a batch, all or nothing; returns the horizon after it (tombstones beyond their limits are dropped). */
   saveBatch(batch: Batch, now: number, horizon: number): number {
-    return this.#storage.transactionSync(() => {
+    // Counted apart until the transaction has committed: a batch that fails leaves it as it was.
+    let tombstones = this.#tombstoneCount;
+    const after = this.#storage.transactionSync(() => {
       for (const e of batch.events) this.#sql.exec("INSERT INTO events (rv, line) VALUES (?, ?)", e.rv, e.line);
       const checkpoint = batch.checkpoint;
       if (checkpoint) {
@@ -172,6 +179,7 @@ export class HubStorage {
         for (const { object: o, since } of batch.tombstones) {
           // An object that left, came back and left again keeps its first `since`: a resume from
           // its first stay must still hear it is gone (one from its absence hears it twice, harmlessly).
+          if (this.#sql.exec("SELECT 1 FROM tombstones WHERE uid = ?", o.uid).toArray().length === 0) tombstones++;
           this.#sql.exec(
             "INSERT INTO tombstones (uid, key, rv, since, at, json) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO UPDATE SET key = excluded.key, rv = excluded.rv, at = excluded.at, json = excluded.json, since = MIN(since, excluded.since)",
             o.uid,
@@ -182,7 +190,7 @@ export class HubStorage {
             o.json,
           );
         }
-        horizon = this.#trimTombstones(now, horizon);
+        ({ horizon, count: tombstones } = this.#trimTombstones(now, horizon, tombstones));
       }
       // The window's start moves only when events leave it.
       if (batch.evictedTo !== undefined) {
@@ -192,18 +200,22 @@ export class HubStorage {
       if (batch.head > (batch.events.at(-1)?.rv ?? 0)) this.#setMeta("head", String(batch.head));
       return horizon;
     });
+    this.#tombstoneCount = tombstones;
+    return after;
   }
 
   /** Drop the oldest tombstones past the count and those past the age; the horizon moves to the newest dropped. */
-  #trimTombstones(now: number, horizon: number): number {
+  #trimTombstones(now: number, horizon: number, count: number): { horizon: number; count: number } {
     const { max, maxAgeMs } = this.#tombstones;
-    const beyondCount = this.#sql.exec<{ rv: number | null }>("SELECT rv FROM tombstones ORDER BY rv DESC LIMIT 1 OFFSET ?", max).toArray()[0]?.rv ?? null;
-    const beyondAge = this.#sql.exec<{ rv: number | null }>("SELECT MAX(rv) AS rv FROM tombstones WHERE at < ?", now - maxAgeMs).one().rv;
-    const dropTo = Math.max(beyondCount ?? 0, beyondAge ?? 0);
-    if (dropTo <= horizon) return horizon;
+    // Both read only what is to go: the oldest `count - max` by resourceVersion, and the old by age.
+    const beyondCount = count > max ? (this.#sql.exec<{ rv: number }>("SELECT rv FROM tombstones ORDER BY rv LIMIT 1 OFFSET ?", count - max - 1).toArray()[0]?.rv ?? 0) : 0;
+    const beyondAge = this.#sql.exec<{ rv: number | null }>("SELECT MAX(rv) AS rv FROM tombstones WHERE at < ?", now - maxAgeMs).one().rv ?? 0;
+    const dropTo = Math.max(beyondCount, beyondAge);
+    if (dropTo <= horizon) return { horizon, count };
+    const dropped = this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tombstones WHERE rv <= ?", dropTo).one().n;
     this.#sql.exec("DELETE FROM tombstones WHERE rv <= ?", dropTo);
     this.#setMeta("horizon", String(dropTo));
-    return dropTo;
+    return { horizon: dropTo, count: count - dropped };
   }
 
   #saveObject({ object: o, since }: StoredObject): void {
