@@ -38,7 +38,7 @@ export interface Timers {
   clear(handle: unknown): void;
 }
 
-export const realTimers: Timers = {
+const realTimers: Timers = {
   set: (run, ms) => setTimeout(run, ms),
   clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
@@ -60,7 +60,7 @@ const IN_FLIGHT = 2 * SLICE;
 export const TURN_MESSAGES = 1000;
 export const TURN_BYTES = 8 * 1024 * 1024;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
-export const BLOCKED_RETRY_MS = 20;
+const BLOCKED_RETRY_MS = 20;
 
 /**
  * How long the hub gathers upstream events before it commits and sends them. Upstream chunks
@@ -162,9 +162,7 @@ export class Fanout {
     for (const subscriber of this.#subscribers) {
       if (!subscriber.options.bookmarks || subscriber.initial || subscriber.position >= window.head || window.hasEventsAfter(subscriber.position)) continue;
       if (subscriber.sink.closed) continue;
-      line ??= this.#source.bookmark(window.head);
-      this.#send(subscriber, LineBatch.of(line));
-      subscriber.position = window.head;
+      line = this.#toHead(subscriber, line);
     }
   }
 
@@ -254,11 +252,14 @@ export class Fanout {
   #caughtUp(subscriber: Subscriber): void {
     if (!subscriber.resumeBookmarkDue) return;
     subscriber.resumeBookmarkDue = false;
-    const head = this.#source.window.head;
-    if (subscriber.options.bookmarks && subscriber.position <= head) {
-      this.#send(subscriber, LineBatch.of(this.#source.bookmark(head)));
-      subscriber.position = head;
-    }
+    if (subscriber.options.bookmarks && subscriber.position <= this.#source.window.head) this.#toHead(subscriber);
+  }
+
+  /** Send a BOOKMARK at the head (`line`, when one was made for it already) and move the subscriber there. */
+  #toHead(subscriber: Subscriber, line = this.#source.bookmark(this.#source.window.head)): string {
+    this.#send(subscriber, LineBatch.of(line));
+    subscriber.position = this.#source.window.head;
+    return line;
   }
 
   /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); what that cost. */
@@ -316,10 +317,7 @@ export class Fanout {
   /** `timeoutSeconds` reached: a last bookmark if it has everything (so the client resumes cheaply), then a clean end. */
   #expire(subscriber: Subscriber): void {
     const window = this.#source.window;
-    if (subscriber.options.bookmarks && !subscriber.initial && !window.hasEventsAfter(subscriber.position) && subscriber.position < window.head) {
-      this.#send(subscriber, LineBatch.of(this.#source.bookmark(window.head)));
-      subscriber.position = window.head;
-    }
+    if (subscriber.options.bookmarks && !subscriber.initial && !window.hasEventsAfter(subscriber.position) && subscriber.position < window.head) this.#toHead(subscriber);
     this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });
   }
 }
