@@ -16,13 +16,13 @@ import { Acknowledger } from "./ack.ts";
 import { Channel } from "./channel.ts";
 import { socketFailed, statusError, unreachable, WatchError } from "./errors.ts";
 import { informer, type Informer, type InformerOptions } from "./informer.ts";
-import { transportOf, watchProtocols } from "./transport.ts";
+import { transportOf } from "./transport.ts";
 import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
 import { watch } from "./watch.ts";
-import { lineId, lineType, MUX_PATH, opMessage, type Closed, type WatchOp } from "../k8s/mux.ts";
+import { lineId, lineType, MUX_PATH, opMessage, opOfQuery, type Closed, type WatchOp } from "../k8s/mux.ts";
 import { parseApiPath } from "../k8s/path.ts";
 import { INITIAL_EVENTS_END, type KubeList, type Status, type WatchEvent } from "../k8s/types.ts";
-import { ackMessage, CLOSE } from "../k8s/websocket.ts";
+import { ackMessage, CLOSE, watchProtocols } from "../k8s/websocket.ts";
 
 export interface RelaySocketOptions {
   /** Bearer token for the socket (and its lists): one per socket, as on the relay. */
@@ -217,21 +217,10 @@ export class RelaySocket implements Transport {
   }
 }
 
-/** The op for a watch URL (`watch()`'s: path, selectors, resourceVersion, bookmarks, compact, timeoutSeconds). */
+/** The op for a watch URL (`watch()`'s, or a collection's for a list). */
 function watchOp(id: string, url: URL): WatchOp {
-  const path = parseApiPath(url.pathname);
-  if (path.kind !== "resource") throw new TypeError(`${url.href} is not a collection URL`);
-  const query = url.searchParams;
-  const op: WatchOp = { op: "watch", id, path: url.pathname };
-  for (const name of ["labelSelector", "fieldSelector", "resourceVersion"] as const) {
-    const value = query.get(name);
-    if (value) op[name] = value;
-  }
-  if (query.get("allowWatchBookmarks") === "true") op.allowWatchBookmarks = true;
-  if (query.get("compact") === "true") op.compact = true;
-  const timeout = Number(query.get("timeoutSeconds"));
-  if (timeout > 0) op.timeoutSeconds = timeout;
-  return op;
+  if (parseApiPath(url.pathname).kind !== "resource") throw new TypeError(`${url.href} is not a collection URL`);
+  return opOfQuery(id, url.pathname, url.searchParams);
 }
 
 /**

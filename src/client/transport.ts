@@ -1,23 +1,9 @@
 /**
  * @module
- * The default transport (the runtime's global `fetch` and `WebSocket`, which browsers and
- * Node 22 both have) and what a watch socket offers: the relay's batch subprotocol (several
- * events per message when they are ready together), and a bearer token as the API server's
- * WebSocket token subprotocol, since browsers cannot set headers on a WebSocket.
+ * The default transport: the runtime's global `fetch` and `WebSocket`, which browsers and
+ * Node 22 both have (what a watch socket offers is the wire contract's `watchProtocols`).
  */
-import { BATCH_PROTOCOL, bearerProtocol, DELTA_PROTOCOL } from "../k8s/websocket.ts";
 import type { Transport, WatchSocket } from "./types.ts";
-
-/**
- * `[delta or batch, bearer token?]`: one of the relay's own protocols (delta is batch plus
- * merge patches), which is also the one the API server requires beside a token protocol
- * ("missing additional subprotocol"): it echoes any single one, and then sends one whole event
- * per message, which a batch reader reads as batches of one.
- */
-export function watchProtocols(token: string | undefined, deltas: boolean): string[] {
-  const framing = deltas ? DELTA_PROTOCOL : BATCH_PROTOCOL;
-  return token === undefined ? [framing] : [framing, bearerProtocol(token)];
-}
 
 export const authorization = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
 

@@ -15,14 +15,14 @@ import { Backoff, REFLECTOR_BACKOFF } from "../k8s/backoff.ts";
 import { applyDelta, parseDelta } from "../k8s/delta.ts";
 import { parseEventLine } from "../k8s/event.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
-import { CLOSE } from "../k8s/websocket.ts";
+import { CLOSE, watchProtocols } from "../k8s/websocket.ts";
 import type { KubeList, KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { Acknowledger } from "./ack.ts";
 import { objectKey } from "./keys.ts";
 import { protocolError, socketFailed, statusError, WatchError } from "./errors.ts";
 import { listCollection } from "./list.ts";
 import { SocketReader } from "./socket.ts";
-import { transportOf, watchProtocols } from "./transport.ts";
+import { transportOf } from "./transport.ts";
 import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
 import { collectionUrl, watchUrl } from "./url.ts";
 

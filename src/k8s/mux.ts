@@ -21,6 +21,7 @@
  * - `{"type":"ERROR","object":<Status>}`: a message the relay could not act on (no watch
  *   changed; `details.name` is its id, if it had one).
  */
+import { errorLine } from "./event.ts";
 import { parseApiPath } from "./path.ts";
 import { badRequest, failure } from "./status.ts";
 import type { Status, WatchEventType } from "./types.ts";
@@ -134,6 +135,22 @@ export function watchQuery(op: WatchParameters): URLSearchParams {
   return query;
 }
 
+/** The op for a standalone watch's path and query: `watchQuery` read back (the client's side). */
+export function opOfQuery(id: string, path: string, query: URLSearchParams): WatchOp {
+  const op: WatchOp = { op: "watch", id, path };
+  for (const name of STRINGS) {
+    const value = query.get(name);
+    if (value) op[name] = value;
+  }
+  for (const name of BOOLEANS) {
+    const value = query.get(name);
+    if (value === "true" || value === "false") op[name] = value === "true";
+  }
+  const timeout = Number(query.get("timeoutSeconds"));
+  if (timeout > 0) op.timeoutSeconds = timeout;
+  return op;
+}
+
 /**
  * Standalone watch lines (`{"type":…}\n`, one or more) as lines of watch `id`, in one pass: JSON
  * escapes every newline inside a line, so `\n{` is only ever the start of the next line.
@@ -163,7 +180,7 @@ export function lineType(line: string): WatchEventType | "CLOSED" | undefined {
 
 /** A socket-level refusal, or a watch's failure when `id` is given. */
 export function failureLine(status: Status, id?: string): string {
-  return id === undefined ? `{"type":"ERROR","object":${JSON.stringify(status)}}\n` : `{"id":"${id}","type":"ERROR","object":${JSON.stringify(status)}}\n`;
+  return id === undefined ? errorLine(status) : tagLines(id, errorLine(status));
 }
 
 export interface Closed {

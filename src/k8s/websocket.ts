@@ -97,3 +97,14 @@ export const CLOSE = {
   /** The relay could not re-verify access, so it stopped the watch (fail closed). */
   unverified: 4503,
 } as const;
+
+/**
+ * `[delta or batch, bearer token?]`: one of the relay's own protocols (delta is batch plus
+ * merge patches), which is also the one the API server requires beside a token protocol
+ * ("missing additional subprotocol"): it echoes any single one, and then sends one whole event
+ * per message, which a batch reader reads as batches of one.
+ */
+export function watchProtocols(token: string | undefined, deltas: boolean): string[] {
+  const framing = deltas ? DELTA_PROTOCOL : BATCH_PROTOCOL;
+  return token === undefined ? [framing] : [framing, bearerProtocol(token)];
+}

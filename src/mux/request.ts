@@ -9,7 +9,7 @@
 import { bearerToken } from "../auth/token.ts";
 import { carrier } from "../forwarded.ts";
 import { watchQuery, type WatchOp } from "../k8s/mux.ts";
-import { BATCH_PROTOCOL, bearerProtocol } from "../k8s/websocket.ts";
+import { watchProtocols } from "../k8s/websocket.ts";
 
 /** What the Worker decided about a socket. */
 export interface SocketAdmission {
@@ -41,8 +41,7 @@ export function credentialsOf(socket: Request): Credentials {
  * sends what is ready together in one message, which the mux object retags and forwards whole.
  */
 export function watchRequest(op: WatchOp, credentials: Credentials): Request {
-  const protocols = credentials.token === undefined ? [BATCH_PROTOCOL] : [BATCH_PROTOCOL, bearerProtocol(credentials.token)];
-  const headers: Record<string, string> = { upgrade: "websocket", "sec-websocket-protocol": protocols.join(", ") };
+  const headers: Record<string, string> = { upgrade: "websocket", "sec-websocket-protocol": watchProtocols(credentials.token, false).join(", ") };
   if (credentials.origin !== null) headers.origin = credentials.origin;
   return new Request(`${credentials.base}${op.path}?${watchQuery(op)}`, { headers });
 }

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AckLedger } from "../../src/k8s/ack-ledger.ts";
 import { eventLine } from "../../src/k8s/event.ts";
-import { closedLine, failureLine, lastResourceVersion, lineId, lineType, pages, parseClientMessage, resourceVersionOf, tagLines, watchQuery } from "../../src/k8s/mux.ts";
+import { closedLine, failureLine, lastResourceVersion, lineId, lineType, opOfQuery, pages, parseClientMessage, resourceVersionOf, tagLines, watchQuery } from "../../src/k8s/mux.ts";
 import { badRequest } from "../../src/k8s/status.ts";
 
 describe("client messages", () => {
@@ -51,6 +51,11 @@ describe("client messages", () => {
     refused('{"op":"watch","id":"w","path":"/api/v1/pods","timeoutSeconds":-1}');
     refused('{"op":"stop","id":"w"}');
     refused('{"type":"ACK","received":"1"}');
+  });
+
+  it("reads an op back from the standalone watch's query, as the client makes one from a watch URL", () => {
+    const op = { op: "watch" as const, id: "w", path: "/api/v1/pods", labelSelector: "a=b", resourceVersion: "5", allowWatchBookmarks: true, compact: true, timeoutSeconds: 9 };
+    expect(opOfQuery("w", "/api/v1/pods", watchQuery(op))).toEqual(op);
   });
 
   it("turns an op into the standalone watch's query", () => {
