@@ -14,14 +14,15 @@
  */
 import { Acknowledger } from "./ack.ts";
 import { Channel } from "./channel.ts";
-import { socketFailed, statusError, unreachable, WatchError } from "./errors.ts";
+import { protocolError, socketFailed, statusError, unreachable, WatchError } from "./errors.ts";
 import { informer, type Informer, type InformerOptions } from "./informer.ts";
 import { transportOf } from "./transport.ts";
 import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
 import { watch } from "./watch.ts";
 import { lineId, lineType, MUX_PATH, opMessage, opOfQuery, type Closed, type WatchOp } from "../k8s/mux.ts";
 import { parseApiPath } from "../k8s/path.ts";
-import { INITIAL_EVENTS_END, type KubeList, type Status, type WatchEvent } from "../k8s/types.ts";
+import { parseEventLine } from "../k8s/event.ts";
+import { INITIAL_EVENTS_END, type KubeList, type Status } from "../k8s/types.ts";
 import { ackMessage, CLOSE, watchProtocols } from "../k8s/websocket.ts";
 
 export interface RelaySocketOptions {
@@ -105,7 +106,9 @@ export class RelaySocket implements Transport {
         const text = event.data as string;
         for (const line of text.split("\n")) {
           if (!line) continue;
-          const { type, object } = JSON.parse(line) as WatchEvent<T & KubeResource>;
+          const event = parseEventLine<T & KubeResource>(line);
+          if (!event) return reject(protocolError(`GET ${url} (a watch-list over the relay socket) sent something that is not a watch event (${line.slice(0, 80)})`));
+          const { type, object } = event;
           if (type === "ERROR") return reject(statusError(`GET ${url} (a watch-list over the relay socket)`, object as unknown as Status));
           if (type === "ADDED") items.push(object);
           if (type === "BOOKMARK" && object.metadata?.annotations?.[INITIAL_EVENTS_END] === "true") {
@@ -129,8 +132,9 @@ export class RelaySocket implements Transport {
     }
   }
 
+  /** A watch's options over this socket: its token, and no deltas (its hubs send it whole events). */
   #over<O extends WatchOptions>(options: O): O {
-    return { ...options, ...(this.#options.token === undefined ? {} : { token: this.#options.token }), transport: this };
+    return { ...options, ...(this.#options.token === undefined ? {} : { token: this.#options.token }), deltas: false, transport: this };
   }
 
   #channel(): Channel {

@@ -65,7 +65,10 @@ export interface Resumed {
   /** Where the replay ended (the caught-up bookmark). */
   resourceVersion: string;
   replayed: number;
-  /** What the catch-up took: the characters received (about bytes for JSON), and the time from connecting. */
+  /**
+   * What the catch-up took: the characters received (about bytes for JSON), and the time from
+   * losing the previous connection (or starting from a resourceVersion), backoff and retries included.
+   */
   bytes: number;
   ms: number;
 }

@@ -57,7 +57,7 @@ class Watcher<T extends KubeResource> {
   readonly #protocols: string[];
   /** The resume point: the resourceVersion of the last list, event or bookmark delivered. */
   #rv: string | undefined;
-  /** A resume under way: where it started, what it has delivered so far, and when it connected. */
+  /** A resume under way: where it started, what it has delivered so far, and when the previous connection ended. */
   #catchUp: { from: string; replayed: number; bytes: number; started: number } | undefined;
   /** The objects as this watch has delivered them, by key: what deltas apply to (kept only when offering them). */
   readonly #objects: Map<string, T> | undefined;
