@@ -59,7 +59,11 @@ function histogramLines(family: Family, labels: Record<string, string>, counts: 
 /** The text a scrape gets: every family that has a series. */
 export function exposition(metrics: MetricValues): string {
   const byFamily = new Map<FamilyId, string[]>();
-  const add = (id: FamilyId, lines: string[]) => byFamily.set(id, [...(byFamily.get(id) ?? []), ...lines]);
+  const add = (id: FamilyId, lines: string[]) => {
+    const family = byFamily.get(id);
+    if (family) family.push(...lines);
+    else byFamily.set(id, lines);
+  };
   const values = withKnownSeries(metrics.values);
   for (const key of Object.keys(values).sort()) {
     const { id, labels } = parseSeries(key);

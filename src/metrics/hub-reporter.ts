@@ -41,6 +41,7 @@ export class HubReporter {
   /** Whether the last report counted any subscriber. */
   #hadSubscribers = false;
   /** Deliveries, counted here on the fan-out's hot path and folded into the counts at each report. */
+  #committed = 0;
   readonly #sent: Record<Transport, { events: number; messages: number }> = { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } };
   view: HubView | undefined;
 
@@ -71,7 +72,8 @@ export class HubReporter {
 
   committed(events: number, head: number): void {
     const at = Date.now();
-    this.#counts.add("events", this.#cluster, events);
+    // Summed here and labelled at the report, as sends are: commits are on the upstream reader's path.
+    this.#committed += events;
     this.#lastEventAt = at;
     this.#commits.push({ head, at });
     if (this.#commits.length > 2 * COMMITS_KEPT) this.#commits = this.#commits.slice(-COMMITS_KEPT);
@@ -127,6 +129,8 @@ export class HubReporter {
       this.#lag(s.transport, s.position, s.lagBytes, now);
     }
     this.#hadSubscribers = subscribers.websocket + subscribers.http > 0;
+    if (this.#committed > 0) this.#counts.add("events", this.#cluster, this.#committed);
+    this.#committed = 0;
     for (const [transport, sent] of Object.entries(this.#sent)) {
       if (sent.events === 0 && sent.messages === 0) continue;
       const labels = { ...this.#cluster, transport };

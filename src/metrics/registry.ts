@@ -1,8 +1,9 @@
 /**
  * @module
  * The MetricsRegistry Durable Object: one for the relay (`relay`), where the numbers of every
- * hub and Worker isolate meet, since Durable Objects share no memory. Hubs report on their
- * heartbeat and when they stop; Worker isolates send their counts in batches. The registry adds
+ * hub and Worker isolate meet, since Durable Objects share no memory. Hubs report when they
+ * first watch, when they gain their first subscriber or lose their last, on every heartbeat and
+ * when they stop; Worker isolates send their counts in batches. The registry adds
  * the counts into relay-wide totals, keeps each live hub's latest snapshot for the gauges and
  * the hub index, and renders `/metrics`.
  *
@@ -14,6 +15,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Vars } from "../vars.ts";
+import { HEARTBEAT_MS } from "../hub/lifecycle.ts";
 import { FAMILIES, type FamilyId } from "./catalog.ts";
 import { exposition } from "./exposition.ts";
 import { MetricSet, parseSeries, type MetricValues } from "./metric-set.ts";
@@ -26,7 +28,7 @@ export const REGISTRY = "relay";
  * A hub not heard from for three heartbeats is gone (evicted or crashed without a last report):
  * it leaves the gauges and the index. Its counts up to its last report stay in the totals.
  */
-export const HUB_REPORT_STALE_MS = 90_000;
+export const HUB_REPORT_STALE_MS = 3 * HEARTBEAT_MS;
 
 export class MetricsRegistry extends DurableObject<Vars> {
   readonly #totals = new MetricSet();
