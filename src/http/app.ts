@@ -1,7 +1,8 @@
 /**
  * @module
- * The relay's HTTP surface: the Kubernetes API's own paths. Every request is parsed and
- * validated here — path, verb, what the resource is (from discovery), selectors, list and watch
+ * The relay's HTTP surface: health (`/healthz`, `/readyz`), the operator's (`/metrics`,
+ * `/_relay/hubs`), a key's stats (`/_relay/stats/...`), the relay socket (`/_relay/socket`), and
+ * the Kubernetes API's own paths. Every API request is parsed and validated here — path, verb, what the resource is (from discovery), selectors, list and watch
  * parameters, media type — and answered with a Kubernetes `Status` when it is wrong, before any
  * hub is created or anything is sent upstream (invariant 6). Valid requests go to the hub of
  * their canonical watch key; Tables are made from the hub's answer on the way out.

@@ -16,10 +16,8 @@ import { statusResponse } from "../k8s/status.ts";
 import { CONTENT_TYPE } from "../metrics/exposition.ts";
 import { REGISTRY } from "../metrics/registry.ts";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
-import type { Authenticator } from "./auth.ts";
+import { frontDoor, type Authenticator } from "./auth.ts";
 import type { GateCheck } from "./gate.ts";
-import { hostRefusal } from "./hosts.ts";
-import { authMode } from "../auth/mode.ts";
 
 export interface OperatorDeps {
   gate: GateCheck;
@@ -52,8 +50,8 @@ export function operator({ gate, auth, metrics }: OperatorDeps): Hono<{ Bindings
 
   app.get("/metrics", async (c) => {
     const env = c.env;
-    const mode = authMode(env);
-    const scraper = mode.ok && !hostRefusal(env, mode.value, new URL(c.req.url)) && (await isMetricsToken(env, c.req.raw));
+    // The front door as the gate has it; a refusal here is counted once, by the gate below.
+    const scraper = frontDoor(env, c.req.raw, () => undefined).ok && (await isMetricsToken(env, c.req.raw));
     if (!scraper) {
       const refused = await refusal(env, c.req.raw, READ_METRICS);
       if (refused) return refused;
