@@ -30,10 +30,6 @@ export class Channel implements WatchSocket {
     this.#host = host;
   }
 
-  get ended(): boolean {
-    return this.#ended;
-  }
-
   /** A message of the relay socket holding this watch's lines. */
   deliver(text: string): void {
     if (this.#ended) return this.#host.taken(text.length);

@@ -48,10 +48,6 @@ export class Session {
     if (settings.expiresAt !== undefined) this.#expiry = setTimeout(() => this.#expire(), Math.max(0, settings.expiresAt - Date.now()));
   }
 
-  get watches(): number {
-    return this.#watches.size;
-  }
-
   /** A message from the client: an op, an acknowledgement, or something refused with a Status. */
   message(data: string | ArrayBuffer): void {
     if (this.#closed) return;

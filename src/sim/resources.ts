@@ -129,5 +129,3 @@ export function resourceByName(name: string): ResourceDef {
   if (!found) throw new Error(`unknown resource "${name}": the simulator serves ${RESOURCES.map((r) => r.id).join(", ")}`);
   return found;
 }
-
-/** The storage key: `namespace/name` for namespaced objects, `name` otherwise (etcd's key suffix). */

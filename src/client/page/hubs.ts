@@ -6,20 +6,14 @@
  * and the panel says so.
  */
 import { humanDuration } from "../../k8s/table.ts";
+import type { HubIndexEntry } from "../../metrics/report.ts";
+import { authorization } from "../transport.ts";
 import { plural } from "./format.ts";
 
 const POLL_MS = 3000;
 
 /** What the page shows of a `/_relay/hubs` entry. */
-interface HubEntry {
-  key: string;
-  upstream: string;
-  subscribers: { websocket: number; http: number };
-  window: { events: number; head: number };
-  objects: number;
-  lastEventAgeSeconds?: number;
-  lastError?: { status: number; message: string };
-}
+type HubEntry = Pick<HubIndexEntry, "key" | "upstream" | "subscribers" | "window" | "objects" | "lastEventAgeSeconds" | "lastError">;
 
 function cell(row: HTMLTableRowElement, className: string, text: string, title?: string): void {
   const td = row.insertCell();
@@ -39,7 +33,7 @@ export class HubPanel {
     this.#panel = panel;
     this.#rows = rows;
     this.#note = note;
-    this.#headers = token ? { authorization: `Bearer ${token}` } : {};
+    this.#headers = authorization(token);
     panel.addEventListener("toggle", () => this.#toggled());
   }
 

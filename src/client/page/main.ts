@@ -22,6 +22,7 @@ import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
 import { NamespaceSidebar } from "./sidebar.ts";
 import { ObjectTable } from "./table.ts";
 import { WatchList, type WatchRow } from "./watches.ts";
+import { authorization } from "../transport.ts";
 
 const STATS_INTERVAL_MS = 3000;
 
@@ -212,7 +213,7 @@ async function refreshStats(): Promise<void> {
   const url = statsUrl(collectionUrl());
   let text: string;
   try {
-    const response = await fetch(url, { cache: "no-store", headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const response = await fetch(url, { cache: "no-store", headers: authorization(token) });
     if (!response.ok) throw new Error(String(response.status));
     const stats = (await response.json()) as RelayStats;
     text =
