@@ -33,8 +33,20 @@ const VARIABLES = [
   "MAX_SUBSCRIPTIONS_PER_SUBJECT",
   "AUTH_RECHECK_SECONDS",
   "STRIP_MANAGED_FIELDS",
+  "WATCH_RENEW_SECONDS",
+  "TOMBSTONES_MAX",
+  "TOMBSTONE_TTL_SECONDS",
 ];
-const SECRETS = ["UPSTREAM_TOKEN", "AUTH_JWT_SECRET"];
+const SECRETS = ["UPSTREAM_TOKEN", "AUTH_JWT_SECRET", "METRICS_TOKEN"];
+
+/** The secrets `CLUSTERS` names (`tokenSecret`), passed as the others are; a malformed `CLUSTERS` is the relay's to report. */
+function clusterSecrets(clusters: string | undefined): string[] {
+  try {
+    return Object.values(JSON.parse(clusters ?? "{}") as Record<string, { tokenSecret?: unknown } | null>).flatMap((c) => (typeof c?.tokenSecret === "string" ? [c.tokenSecret] : []));
+  } catch {
+    return [];
+  }
+}
 
 /** How long workerd may take to answer /healthz, and then the relay to reach its upstream (/readyz). */
 const HEALTHY_WITHIN_MS = 30_000;
@@ -50,7 +62,7 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8787);
   const pick = (names: string[]) => Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n] as string]));
   const vars = pick(VARIABLES);
-  const secrets = pick(SECRETS);
+  const secrets = pick([...SECRETS, ...clusterSecrets(process.env.CLUSTERS)]);
 
   if (!vars.UPSTREAM_URL) {
     sim = await startSimulator({ port: Number(process.env.SIM_PORT ?? 0), churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2) } });

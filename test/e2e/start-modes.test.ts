@@ -10,6 +10,7 @@ import { simulatorUrl } from "./kube.ts";
 import { running, startRelay, type RunningRelay } from "./harness.ts";
 
 const SECRET = "start-modes-secret-long-enough-for-hs256";
+const SCRAPER = "start-modes-scraper-token";
 /**
  * How long each relay must keep serving after it said it was ready: past every deadline the
  * launcher sets itself (45 s from the runtime's start, which is before "ready"), and past the
@@ -78,7 +79,7 @@ describe.concurrent("npm start in every AUTH_MODE", () => {
   beforeAll(async () => {
     const env: Record<Mode, Record<string, string>> = {
       none: {},
-      jwt: { AUTH_MODE: "jwt", AUTH_JWT_SECRET: SECRET },
+      jwt: { AUTH_MODE: "jwt", AUTH_JWT_SECRET: SECRET, METRICS_TOKEN: SCRAPER },
       kube: { AUTH_MODE: "kube" },
     };
     // All at the same moment: their ports must not collide.
@@ -103,6 +104,13 @@ describe.concurrent("npm start in every AUTH_MODE", () => {
   it("launchers started at the same moment all serve, each from its own workerd", async () => {
     expect(new Set(MODES.map((m) => relays[m].pids.workerd)).size).toBe(3);
     for (const mode of MODES) expect(await status(`${relays[mode].url}/healthz`)).toBe(200);
+  });
+
+  it("passes the Worker its secrets from the environment, METRICS_TOKEN among them", async () => {
+    const { url } = relays.jwt;
+    expect(await status(`${url}/metrics`)).toBe(401);
+    expect(await status(`${url}/metrics`, SCRAPER)).toBe(200);
+    expect(relays.jwt.output()).not.toContain(SCRAPER);
   });
 
   for (const mode of MODES) {
