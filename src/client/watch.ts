@@ -35,7 +35,7 @@ type SessionEnd = { kind: "closed"; code: number; reason: string; healthy: boole
  * Watch a relay collection: `for await (const update of watch<Pod>("https://relay/api/v1/pods"))`.
  *
  * Yields the first `listed` state, then `ADDED`/`MODIFIED`/`DELETED` changes and `BOOKMARK`s,
- * and its lifecycle: `connected`, `closed` (every close is resumed: 1000 at once, 1001, 1012,
+ * and its lifecycle: `connected`, `closed` (every close is resumed: 1000 at once, 1012,
  * 4008 and lost connections after a jittered backoff), `resumed` (once a resume has caught up,
  * with how many events it replayed), `relisted` (after a 410) and `error` (retried failures).
  * Failures that retrying cannot fix (401, 403, 404, a bad selector) end the iteration by
