@@ -33,6 +33,8 @@ export class Topic {
   readonly responses = new Set<ServerResponse>();
   /** Newest resourceVersion received from upstream. */
   head = 0;
+  /** Settles once the first upstream watch has been answered: no subscriber is taken before, or the events in between would be lost to it. */
+  ready: Promise<void> = Promise.resolve();
 
   constructor(path: string, labelSelector: string) {
     this.path = path;
@@ -73,12 +75,13 @@ export interface BroadcastServer {
 }
 
 /**
- * `follow` starts the upstream side of a new topic. `join` runs for each new subscriber before
+ * `follow` starts the upstream side of a new topic, and settles once the upstream has answered
+ * its watch (its events reach the topic from then on). `join` runs for each new subscriber before
  * it receives live events, and answers what it missed (the raw baselines keep a history for
  * subscribers that resume), or `"expired"` when that is gone: the subscriber gets a 410 ERROR
  * event and its watch ends.
  */
-export async function startBroadcast(follow: (topic: Topic) => void, join?: (topic: Topic, query: URLSearchParams) => readonly Frame[] | "expired"): Promise<BroadcastServer> {
+export async function startBroadcast(follow: (topic: Topic) => Promise<void>, join?: (topic: Topic, query: URLSearchParams) => readonly Frame[] | "expired"): Promise<BroadcastServer> {
   const topics = new Map<string, Topic>();
   const topicOf = (url: URL): Topic => {
     const labelSelector = url.searchParams.get("labelSelector") ?? "";
@@ -86,17 +89,18 @@ export async function startBroadcast(follow: (topic: Topic) => void, join?: (top
     let topic = topics.get(key);
     if (!topic) {
       topics.set(key, (topic = new Topic(url.pathname, labelSelector)));
-      follow(topic);
+      topic.ready = follow(topic);
     }
     return topic;
   };
   const missed = (topic: Topic, url: URL) => join?.(topic, url.searchParams) ?? [];
 
   const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, clientTracking: false });
-  const server = createServer((request, response) => {
+  const server = createServer(async (request, response) => {
     const url = new URL(request.url ?? "/", "http://relay");
     if (!url.searchParams.has("watch")) return void response.writeHead(404).end();
     const topic = topicOf(url);
+    await topic.ready;
     response.writeHead(200, { "content-type": "application/json", "cache-control": "no-cache" });
     // Headers now: a watch may have nothing to say for a while, and its client waits for them.
     response.flushHeaders();
@@ -107,10 +111,11 @@ export async function startBroadcast(follow: (topic: Topic) => void, join?: (top
     for (const frame of replay) response.write(frame.line);
     topic.responses.add(response);
   });
-  server.on("upgrade", (request, socket, head) => {
+  server.on("upgrade", async (request, socket, head) => {
     const url = new URL(request.url ?? "/", "http://relay");
+    const topic = topicOf(url);
+    await topic.ready;
     sockets.handleUpgrade(request, socket, head, (ws) => {
-      const topic = topicOf(url);
       ws.on("error", () => undefined);
       ws.on("close", () => topic.sockets.delete(ws));
       const replay = missed(topic, url);

@@ -48,7 +48,8 @@ serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
     open.add(controller);
   };
 
-  const server = await startBroadcast((topic) => void follow(topic));
+  // `watch.watch` settles once the upstream has answered (or failed: then it is retried above).
+  const server = await startBroadcast(follow);
   return server.served(() => {
     stopping = true;
     for (const controller of open) controller.abort();

@@ -28,13 +28,16 @@ serveParent<RawArgs>(async ({ upstreamUrl }) => {
   const open = new Set<ClientRequest>();
   let stopping = false;
 
-  const follow = (topic: Topic): void => {
+  const follow = (topic: Topic): Promise<void> => {
     const history = histories.get(topic) ?? [];
     histories.set(topic, history);
     const query = new URLSearchParams({ watch: "1" });
     if (topic.labelSelector) query.set("labelSelector", topic.labelSelector);
     if (topic.head) query.set("resourceVersion", String(topic.head));
+    let resolve = () => {};
+    const answered = new Promise<void>((settle) => (resolve = settle));
     const request = get(`${upstreamUrl}${topic.path}?${query}`, { agent: false }, (response) => {
+      resolve();
       const lines = new ByteLines();
       response.on("data", (chunk: Buffer) =>
         lines.push(chunk, (message, line) => {
@@ -51,9 +54,11 @@ serveParent<RawArgs>(async ({ upstreamUrl }) => {
     open.add(request);
     request.on("error", () => undefined);
     request.on("close", () => {
+      resolve();
       open.delete(request);
-      if (!stopping) setTimeout(() => follow(topic), 100);
+      if (!stopping) setTimeout(() => void follow(topic), 100);
     });
+    return answered;
   };
 
   const server = await startBroadcast(follow, (topic, query) => {
