@@ -391,6 +391,20 @@ function keptUp(results: Results, mode: SystemName): FanoutRow | undefined {
 
 const stage = (profile: ProfileSummary, name: Stage) => profile.stages.find((s) => s.stage === name);
 
+/**
+ * The time workerd's thread waited for storage: no CPU figure counts it, and a single thread
+ * serving every Durable Object of the process does nothing else meanwhile.
+ */
+function syncWaitReading(profile: ProfileSummary): string {
+  const pct = profile.syncWaitPct;
+  if (pct === null || pct === undefined) return "";
+  const busy = (100 * profile.processCpuMs) / Math.max(1, profile.durationMs);
+  return (
+    `Besides that CPU, its main thread waited in fsync (SQLite commits made durable on disk) for ${num(pct)}% of the time; ` +
+    `with ${num(busy)}% of a core busy, that leaves it ${num(Math.max(0, 100 - busy - pct))}% of its time free. `
+  );
+}
+
 /** How to read each profile, in its own numbers. */
 export function profileReading(profile: ProfileSummary): string {
   const w = profile.workload;
@@ -402,6 +416,7 @@ export function profileReading(profile: ProfileSummary): string {
     `The relay's workerd used ${num(profile.processCpuMs)} ms of CPU in ${num(profile.durationMs)} ms, ${perEvent(profile.processCpuMs)} µs per delivered event. ` +
     `Samples in the isolate account for ${num(profile.isolateBusyMs)} ms of it (${perEvent(profile.isolateBusyMs)} µs per event); ` +
     `the other ${num(profile.outsideIsolateMs)} ms (${perEvent(profile.outsideIsolateMs)} µs per event) is workerd's own work outside the isolate and the kernel's: socket reads and writes, storage I/O. ` +
+    syncWaitReading(profile) +
     `Within the isolate, sending to subscribers (the fan-out loop and workerd's natives it calls: a WebSocket's \`send\`, an HTTP body's stream) took ${num(sum("fan-out loop (JS)", "sending (native: WebSocket send, HTTP stream)"))}%, ` +
     `workerd's natives under the isolate lock (event dispatch, promise machinery) ${num(sum("workerd natives under the lock", "workerd natives with no JS caller"))}%, ` +
     `SQLite writes ${num(sum("SQLite writes"))}%, upstream intake (read, parse, serialise, window) ${num(sum("upstream intake (read, parse, cache, window)"))}%, ` +

@@ -59,6 +59,33 @@ function machineBusyMs(): number {
   }
 }
 
+/** fsync and fdatasync, by the numbers `/proc/<pid>/syscall` gives them on this architecture. */
+const SYNC_SYSCALLS: ReadonlySet<number> = new Set(process.arch === "arm64" ? [82, 83] : [74, 75]);
+
+/**
+ * The share of wall time (%) a process's main thread spends in fsync, sampled every `everyMs`
+ * from `/proc`: time that counts as nobody's CPU, yet in which a single-threaded runtime serves
+ * nothing. `undefined` when the kernel would not say (reading another process's syscall needs
+ * the right to trace it).
+ */
+export function syncWaitMeter(pid: number, everyMs = 2): () => number | undefined {
+  let samples = 0;
+  let syncing = 0;
+  const timer = setInterval(() => {
+    try {
+      const syscall = Number(readFileSync(`/proc/${pid}/task/${pid}/syscall`, "utf8").split(" ", 1)[0]);
+      samples++;
+      if (SYNC_SYSCALLS.has(syscall)) syncing++;
+    } catch {
+      // not permitted, or the process is gone: no sample
+    }
+  }, everyMs);
+  return () => {
+    clearInterval(timer);
+    return samples > 0 ? (100 * syncing) / samples : undefined;
+  };
+}
+
 /**
  * CPU used by everything on the machine except `ours`, as % of one core, since it was called.
  * The machine is shared: this says how much of it someone else was using during a measurement.

@@ -14,7 +14,7 @@ import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Inspector } from "./inspector.ts";
 import { round } from "./measure.ts";
-import { cpuMeter, waitIdle } from "./proc.ts";
+import { cpuMeter, syncWaitMeter, waitIdle } from "./proc.ts";
 import type { ProfileWorkload } from "./modes.ts";
 import type { ProfileSummary, Stage } from "./rows.ts";
 import { keySelector } from "./scenarios/keys.ts";
@@ -86,17 +86,19 @@ export async function profileRelay(context: Context, relay: System, inspector: I
   await inspector.call("Profiler.setSamplingInterval", { interval: INTERVAL_US });
   await inspector.call("Profiler.start");
   const cpu = cpuMeter(relay.pids);
+  const syncWait = syncWaitMeter(relay.pids[0] as number);
   const started = performance.now();
   await loadgens.measure();
   await sleep(ms);
   const { profile } = await inspector.call<{ profile: CpuProfile }>("Profiler.stop");
   const processCpuMs = (cpu() * (performance.now() - started)) / 100;
+  const syncWaitPct = syncWait();
   const delivered = await loadgens.report();
   await sim.churn(0);
   await loadgens.close();
   writeFileSync(cpuprofileFile, JSON.stringify(profile));
   const sources = await scriptSources(inspector, profile);
-  return summarise(profile, sources, { workload, deliveredPerSec: round(delivered.eventsPerSec) }, processCpuMs);
+  return summarise(profile, sources, { workload, deliveredPerSec: round(delivered.eventsPerSec), syncWaitPct: syncWaitPct === undefined ? null : round(syncWaitPct) }, processCpuMs);
 }
 
 /** The text of every script the profile sampled, by script id (only for mapping lines to modules). */
@@ -132,7 +134,7 @@ function moduleMarkers(source: string): Array<{ line: number; module: string }> 
 const SPECIAL = new Set(["(root)", "(program)", "(idle)", "(garbage collector)"]);
 const NO_CALLER = "(runtime, no caller in the bundle)";
 
-function summarise(profile: CpuProfile, sources: Map<string, string>, meta: { workload: ProfileWorkload; deliveredPerSec: number }, processCpuMs: number): ProfileSummary {
+function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick<ProfileSummary, "workload" | "deliveredPerSec" | "syncWaitPct">, processCpuMs: number): ProfileSummary {
   const markers = new Map([...sources].map(([id, source]) => [id, moduleMarkers(source)]));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();

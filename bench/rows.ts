@@ -216,6 +216,8 @@ export interface ProfileSummary {
   isolateIdleMs: number;
   /** Process CPU no isolate sample accounts for: workerd's work outside the isolate, and the kernel's. */
   outsideIsolateMs: number;
+  /** Share of the wall time workerd's main thread waited in fsync (SQLite commits made durable); null where `/proc` would not say. */
+  syncWaitPct: number | null;
   /** Busy time by source module (native functions folded into their caller), largest first. */
   modules: Array<{ module: string; ms: number; pctOfBusy: number }>;
   /** Functions by self time, largest first. */

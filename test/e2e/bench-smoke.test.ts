@@ -211,6 +211,9 @@ describe("npm run bench -- --smoke", () => {
       expect(profile.isolateBusyMs, profile.workload.name).toBeGreaterThan(0);
       expect(profile.processCpuMs, profile.workload.name).toBeGreaterThan(0);
       expect(profile.deliveredPerSec, profile.workload.name).toBeGreaterThan(0);
+      // A share of the time where /proc says what workerd's thread is doing; null (never missing) where it may not.
+      const wait = profile.syncWaitPct;
+      expect(wait === null || (wait >= 0 && wait <= 100), `${profile.workload.name}: fsync wait ${wait}`).toBe(true);
       expect(
         profile.modules.some((m) => m.module.startsWith("src/hub/")),
         profile.workload.name,
