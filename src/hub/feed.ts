@@ -248,7 +248,11 @@ export class Feed implements ReflectorHandler {
     this.#commitPending();
     const apiVersion = list.apiVersion || keyApiVersion(this.#key);
     const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
-    const objects = this.#toCached(list.items, identity);
+    const objects: CachedObject[] = [];
+    for (const item of list.items) {
+      const object = this.#toCached(this.#relayed(item, identity));
+      if (object) objects.push(object);
+    }
     this.#live = true;
     this.#current = true;
     this.#currentAsOf = this.#checks;
@@ -310,8 +314,9 @@ export class Feed implements ReflectorHandler {
       } else if (rv <= head) {
         this.#log("skipped an upstream event the hub already has", { type: event.type, rv, head });
       } else {
-        const [object] = this.#toCached([event.object], identity);
-        if (object) changes.push({ type: event.type as ObjectEvent["type"], object });
+        const parsed = this.#relayed(event.object, identity);
+        const object = this.#toCached(parsed);
+        if (object) changes.push({ type: event.type as ObjectEvent["type"], object, parsed });
         head = rv;
       }
     }
@@ -348,7 +353,11 @@ export class Feed implements ReflectorHandler {
       const before = change.type === "MODIFIED" && deltas ? this.cache.get(change.object.uid) : undefined;
       this.#changed(change);
       const line = eventLine(change.type, change.object.json);
-      const event: WindowEvent = { rv: change.object.rv, line, delta: before && deltaLine(JSON.parse(before.json) as KubeObject, JSON.parse(change.object.json) as KubeObject, line) };
+      const event: WindowEvent = {
+        rv: change.object.rv,
+        line,
+        delta: before && deltaLine(JSON.parse(before.json) as KubeObject, change.parsed ?? (JSON.parse(change.object.json) as KubeObject), line),
+      };
       evictedTo = this.window.append(event) ?? evictedTo;
       appended.push(event);
     }
@@ -383,17 +392,22 @@ export class Feed implements ReflectorHandler {
     return { rv: this.window.head, changed, removed };
   }
 
-  #toCached(items: readonly KubeObject[], identity: HubIdentity): CachedObject[] {
-    const out: CachedObject[] = [];
-    for (const item of items) {
-      // Built-in list items come without kind/apiVersion; every watch event object needs them.
-      const object = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
-      // Who wrote which field is the API server's business, and a large share of every object.
-      if (this.#stripManagedFields && object.metadata?.managedFields) object.metadata = { ...object.metadata, managedFields: undefined };
-      const cached = toCachedObject(object);
-      if (cached) out.push(cached);
-      else this.#log("skipped an upstream object without uid, name or resourceVersion");
+  /** An upstream object as the relay serves it. */
+  #relayed(item: KubeObject, identity: HubIdentity): KubeObject {
+    // Built-in list items come without kind/apiVersion; every watch event object needs them.
+    const object = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
+    // Who wrote which field is the API server's business, and a large share of every object.
+    if (this.#stripManagedFields && object.metadata?.managedFields) {
+      // Removed, not set to undefined: deltas are computed from this object as well as its JSON.
+      const { managedFields: _, ...metadata } = object.metadata;
+      object.metadata = metadata;
     }
-    return out;
+    return object;
+  }
+
+  #toCached(object: KubeObject): CachedObject | undefined {
+    const cached = toCachedObject(object);
+    if (!cached) this.#log("skipped an upstream object without uid, name or resourceVersion");
+    return cached;
   }
 }
