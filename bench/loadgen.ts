@@ -91,6 +91,13 @@ class Subscriber {
   /** On a relay socket: each watch's last resourceVersion, and whether its last end was a 410. */
   watchRvs: number[] = [];
   watchExpired: boolean[] = [];
+  /**
+   * On a relay socket's first open: the watches not yet heard from. A standalone watch opens
+   * only once its hub has synced; a socket's watches are known to be open once each has said
+   * something (its initial state, or its failure), so `open` waits for that.
+   */
+  unheard: Set<number> | undefined;
+  onHeard: (() => void) | undefined;
   caughtUpAt: number | undefined;
   /** Bytes received since the last `resume` began, until caught up. */
   catchUpBytes = 0;
@@ -240,6 +247,10 @@ class LoadGenerator {
 
   #event(sub: Subscriber, line: Buffer): void {
     const tagged = sub.spec.watches ? socketLine(line) : undefined;
+    if (tagged && sub.unheard?.delete(tagged.id) && sub.unheard.size === 0) {
+      sub.unheard = undefined;
+      sub.onHeard?.();
+    }
     if (tagged?.closed) return this.#watchClosed(sub, tagged.id, tagged.slow);
     if (isErrorEvent(line)) {
       if (tagged) sub.watchExpired[tagged.id] = true;
@@ -321,8 +332,16 @@ class LoadGenerator {
         opened = true;
         sub.socket = socket;
         sub.received = sub.acked = 0;
+        if (sub.spec.watches && !resume) {
+          const unheard = (sub.unheard = new Set(sub.spec.watches.keys()));
+          const timer = setTimeout(() => reject(new Error(`${unheard.size} of its watches said nothing within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+          sub.onHeard = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        }
         sub.spec.watches?.forEach((_, id) => this.#watch(sub, id, resume));
-        resolve();
+        if (!sub.unheard) resolve();
       });
       socket.on("message", (data: Buffer) => {
         if (this.#measuring) this.#window.messages++;
@@ -342,6 +361,8 @@ class LoadGenerator {
       });
       socket.on("close", (code) => {
         if (!opened) return reject(new Error(`closed before opening (${code})`));
+        if (sub.unheard) reject(new Error(`closed (${code}) before ${sub.unheard.size} of its watches said anything`));
+        sub.unheard = undefined;
         sub.socket = undefined;
         this.#closed(sub, code === 4008);
       });
