@@ -1,30 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { Fanout, SLICE, TURN_BYTES, TURN_MESSAGES, type Timers } from "./fanout.ts";
+import { FakeClock } from "./clock.fake.ts";
+import { Fanout, SLICE, TURN_BYTES, TURN_MESSAGES } from "./fanout.ts";
 import { type LineBatch, Subscriber, type CloseReason, type Sink, type SubscriberOptions } from "./subscriber.ts";
 import { EventWindow } from "./window.ts";
-
-/** Timers run by hand: `run()` fires what is due, in order, as the event loop would. */
-class ManualTimers implements Timers {
-  #next = 1;
-  readonly due = new Map<number, { run: () => void; ms: number }>();
-  set(run: () => void, ms: number): unknown {
-    const id = this.#next++;
-    this.due.set(id, { run, ms });
-    return id;
-  }
-  clear(handle: unknown): void {
-    this.due.delete(handle as number);
-  }
-  /** Fire the timers due within `ms` (those set meanwhile wait for the next call). */
-  run(ms = 0): number {
-    const ready = [...this.due].filter(([, t]) => t.ms <= ms);
-    for (const [id, t] of ready) {
-      this.due.delete(id);
-      t.run();
-    }
-    return ready.length;
-  }
-}
 
 /** A sink that records what it is sent, one message per line (a per-event WebSocket). */
 class RecordingSink implements Sink {
@@ -60,24 +38,24 @@ function setup(events: number, size = 100, budget = 4 * 1024 * 1024) {
   const window = new EventWindow({ maxEvents: 100_000, maxBytes: 1 << 30 });
   window.reset(0);
   for (let rv = 1; rv <= events; rv++) window.append({ rv, line: line(rv, size) });
-  const timers = new ManualTimers();
-  const fanout = new Fanout({ window, bookmark: (rv) => `{"type":"BOOKMARK","rv":${rv}}\n` }, { budget }, () => undefined, timers);
+  const clock = new FakeClock();
+  const fanout = new Fanout({ window, bookmark: (rv) => `{"type":"BOOKMARK","rv":${rv}}\n` }, { budget }, () => undefined, clock);
   const subscribe = (position: number, opts: Partial<SubscriberOptions> = {}) => {
     const sink = new RecordingSink();
     const subscriber = new Subscriber(sink, position, { ...options, ...opts });
     fanout.attach(subscriber);
     return { sink, subscriber };
   };
-  return { window, timers, fanout, subscribe };
+  return { window, clock, fanout, subscribe };
 }
 
 describe("Fanout", () => {
   it("sends each subscriber what follows its position, one slice shared by everyone at that position", () => {
-    const { timers, subscribe } = setup(10);
+    const { clock, subscribe } = setup(10);
     const a = subscribe(0);
     const b = subscribe(0);
     const c = subscribe(6);
-    timers.run();
+    clock.turn();
     expect(a.sink.lines).toEqual(Array.from({ length: 10 }, (_, i) => line(i + 1)));
     expect(c.sink.lines).toEqual([7, 8, 9, 10].map((rv) => line(rv)));
     // Built once: the same batch object (so joined and encoded once) for both.
@@ -86,50 +64,50 @@ describe("Fanout", () => {
   });
 
   it("yields after a turn's messages and goes on where it stopped, round-robin", () => {
-    const { timers, subscribe } = setup(1);
+    const { clock, subscribe } = setup(1);
     const subs = Array.from({ length: TURN_MESSAGES + 10 }, () => subscribe(0));
-    expect(timers.run()).toBe(1);
+    expect(clock.turn()).toBe(1);
     const served = subs.filter((s) => s.sink.batches.length > 0).length;
     expect(served).toBe(TURN_MESSAGES);
     // The rest in the next turn, which the first scheduled for as soon as the hub yields.
-    expect(timers.run()).toBe(1);
+    expect(clock.turn()).toBe(1);
     expect(subs.every((s) => s.sink.lines.length === 1)).toBe(true);
-    expect(timers.due.size).toBe(0);
+    expect(clock.pending.length).toBe(0);
   });
 
   it("yields after a turn's bytes too: big batches cannot make one turn hold the hub", () => {
     // Each subscriber is sent one slice (at most SLICE) a turn; TURN_BYTES / SLICE of them fill it.
-    const { timers, subscribe } = setup(64, SLICE / 8);
+    const { clock, subscribe } = setup(64, SLICE / 8);
     const subs = Array.from({ length: 2 * (TURN_BYTES / SLICE) }, () => subscribe(0));
-    timers.run();
+    clock.turn();
     expect(subs.filter((s) => s.sink.batches.length > 0).length).toBeLessThanOrEqual(TURN_BYTES / SLICE + 1);
-    expect(timers.due.size).toBe(1);
+    expect(clock.pending.length).toBe(1);
   });
 
   it("a long replay cannot starve a subscriber behind it in the queue", () => {
     // Each event is half a slice: the replay takes many slices, the live one needs one.
-    const { timers, window, subscribe } = setup(4 * TURN_MESSAGES, SLICE / 2);
+    const { clock, window, subscribe } = setup(4 * TURN_MESSAGES, SLICE / 2);
     const replaying = subscribe(0);
     const live = subscribe(window.head - 1);
-    timers.run();
+    clock.turn();
     expect(live.sink.lines).toEqual([line(window.head, SLICE / 2)]);
     expect(replaying.subscriber.position).toBeLessThan(window.head);
   });
 
   it("publish sends new events at once, in the same turn", () => {
-    const { timers, window, fanout, subscribe } = setup(2);
+    const { clock, window, fanout, subscribe } = setup(2);
     const a = subscribe(0);
-    timers.run();
+    clock.turn();
     window.append({ rv: 3, line: line(3) });
     fanout.publish();
     expect(a.sink.lines.at(-1)).toBe(line(3));
   });
 
   it("holds a subscriber with too much unacknowledged, sends to the others, and goes on when it acknowledges", () => {
-    const { timers, window, fanout, subscribe } = setup(1);
+    const { clock, window, fanout, subscribe } = setup(1);
     const slow = subscribe(0);
     const fast = subscribe(0);
-    timers.run();
+    clock.turn();
     slow.sink.backlogBytes = SLICE * 2 + 1;
     window.append({ rv: 2, line: line(2) });
     fanout.publish();
@@ -137,15 +115,15 @@ describe("Fanout", () => {
     expect(slow.sink.lines).toHaveLength(1);
     slow.sink.backlogBytes = 0;
     fanout.wake();
-    timers.run();
+    clock.turn();
     expect(slow.sink.lines).toEqual([line(1), line(2)]);
   });
 
   it("cuts off a subscriber whose backlog and unsent window pass its budget, and only it", () => {
-    const { timers, window, fanout, subscribe } = setup(1, 100, 64 * 1024);
+    const { clock, window, fanout, subscribe } = setup(1, 100, 64 * 1024);
     const slow = subscribe(0);
     const fast = subscribe(0);
-    timers.run();
+    clock.turn();
     slow.sink.backlogBytes = 40 * 1024;
     for (let rv = 2; rv < 300; rv++) window.append({ rv, line: line(rv) });
     fanout.publish();
@@ -155,28 +133,39 @@ describe("Fanout", () => {
   });
 
   it("cuts off a subscriber that fell out of the window", () => {
-    const { timers, window, subscribe } = setup(0);
+    const { clock, window, subscribe } = setup(0);
     window.reset(50); // history now begins after 50
     window.append({ rv: 51, line: line(51) });
     const old = subscribe(10);
-    timers.run();
+    clock.turn();
     expect(old.sink.closedWith?.reason).toContain("fell out of the replay window");
   });
 
   it("a resume that catches up gets one bookmark at the head", () => {
-    const { timers, window, subscribe } = setup(3);
+    const { clock, window, subscribe } = setup(3);
     window.advance(9);
     const resumed = subscribe(1, { bookmarks: true });
-    timers.run();
+    clock.turn();
     expect(resumed.sink.lines).toEqual([line(2), line(3), `{"type":"BOOKMARK","rv":9}\n`]);
     expect(resumed.subscriber.position).toBe(9);
   });
 
+  it("ends a stream at its deadline (timeoutSeconds) on the clock it was given, not before", () => {
+    const { clock, subscribe } = setup(1);
+    const timed = subscribe(0, { deadline: clock.now() + 5000 });
+    clock.turn();
+    clock.advance(4999);
+    expect(timed.sink.closed).toBe(false);
+    clock.advance(1);
+    expect(timed.sink.closedWith).toEqual({ code: 1000, reason: "timeoutSeconds reached" });
+    expect(clock.pending).toEqual([]);
+  });
+
   it("wake does nothing when nobody is waiting on its backlog", () => {
-    const { timers, fanout, subscribe } = setup(1);
+    const { clock, fanout, subscribe } = setup(1);
     subscribe(0);
-    timers.run();
+    clock.turn();
     fanout.wake();
-    expect(timers.due.size).toBe(0);
+    expect(clock.pending.length).toBe(0);
   });
 });

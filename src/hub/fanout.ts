@@ -18,6 +18,7 @@ import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { CLOSE } from "../k8s/websocket.ts";
 import type { CachedObject } from "./cache.ts";
+import { realClock, type Cancel, type Clock } from "./clock.ts";
 import { LineBatch, type CloseReason, type InitialEvents, type Subscriber } from "./subscriber.ts";
 import type { EventWindow } from "./window.ts";
 
@@ -31,17 +32,6 @@ export interface FanoutSource {
   /** A BOOKMARK line at `rv` for this hub's kind. */
   bookmark(rv: number, initialEventsEnd?: boolean): string;
 }
-
-/** The timers the fan-out runs on (injected in tests). */
-export interface Timers {
-  set(run: () => void, ms: number): unknown;
-  clear(handle: unknown): void;
-}
-
-const realTimers: Timers = {
-  set: (run, ms) => setTimeout(run, ms),
-  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
 
 /** Most one subscriber is sent in one send. */
 export const SLICE = 256 * 1024;
@@ -79,15 +69,15 @@ export class Fanout {
   readonly #source: FanoutSource;
   readonly #settings: FanoutSettings;
   readonly #log: Log;
-  readonly #timers: Timers;
+  readonly #clock: Clock;
   /** Every subscriber, in the order the next turn visits them: whoever is served goes to the back. */
   readonly #subscribers = new Set<Subscriber>();
-  readonly #deadlines = new Map<Subscriber, unknown>();
+  readonly #deadlines = new Map<Subscriber, Cancel>();
   readonly #inFlight: number;
   /** Slices of what subscribers get first, by the value they share (dropped with it). */
   readonly #initialSlices = new WeakMap<InitialEvents, Map<number, { batch: LineBatch; next: number }>>();
   #deltaSubscribers = 0;
-  #turnTimer: unknown;
+  #turnTimer: Cancel | undefined;
   #turnDelay = 0;
   /** The last turn left subscribers waiting for their backlog to drain. */
   #waiting = false;
@@ -98,11 +88,11 @@ export class Fanout {
   /** Called as a subscriber is cut off: too slow, or fell out of the window (metrics). */
   onCutOff: (subscriber: Subscriber, reason: "slow" | "window") => void = () => undefined;
 
-  constructor(source: FanoutSource, settings: FanoutSettings, log: Log, timers: Timers = realTimers) {
+  constructor(source: FanoutSource, settings: FanoutSettings, log: Log, clock: Clock = realClock) {
     this.#source = source;
     this.#settings = settings;
     this.#log = log;
-    this.#timers = timers;
+    this.#clock = clock;
     this.#inFlight = Math.min(IN_FLIGHT, settings.budget / 2);
   }
 
@@ -126,7 +116,7 @@ export class Fanout {
     if (deadline !== undefined) {
       this.#deadlines.set(
         subscriber,
-        this.#timers.set(() => this.#expire(subscriber), Math.max(0, deadline - Date.now())),
+        this.#clock.after(Math.max(0, deadline - this.#clock.now()), () => this.#expire(subscriber)),
       );
     }
     this.#schedule(0);
@@ -136,8 +126,7 @@ export class Fanout {
   detach(subscriber: Subscriber, reason?: CloseReason): void {
     if (!this.#subscribers.delete(subscriber)) return;
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers--;
-    const deadline = this.#deadlines.get(subscriber);
-    if (deadline !== undefined) this.#timers.clear(deadline);
+    this.#deadlines.get(subscriber)?.();
     this.#deadlines.delete(subscriber);
     if (reason) subscriber.sink.close(reason);
     this.onDetach(subscriber);
@@ -151,7 +140,7 @@ export class Fanout {
 
   /** New events are in the window (committed): the first turn runs now, the rest as the hub yields. */
   publish(): void {
-    if (this.#turnTimer !== undefined) this.#timers.clear(this.#turnTimer);
+    this.#turnTimer?.();
     this.#turn();
   }
 
@@ -296,10 +285,10 @@ export class Fanout {
   #schedule(delay: number): void {
     if (this.#turnTimer !== undefined) {
       if (this.#turnDelay <= delay) return;
-      this.#timers.clear(this.#turnTimer);
+      this.#turnTimer();
     }
     this.#turnDelay = delay;
-    this.#turnTimer = this.#timers.set(() => this.#turn(), delay);
+    this.#turnTimer = this.#clock.after(delay, () => this.#turn());
   }
 
   #send(subscriber: Subscriber, batch: LineBatch): number {

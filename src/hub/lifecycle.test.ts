@@ -1,19 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { HEARTBEAT_MS, Lifecycle, type Clock, type LifecycleParts } from "./lifecycle.ts";
-
-/** A clock moved by hand, with the intervals it runs. */
-class HandClock implements Clock {
-  time = 1_000_000;
-  readonly intervals = new Set<{ ms: number; tick: () => void }>();
-  now(): number {
-    return this.time;
-  }
-  every(ms: number, tick: () => void): () => void {
-    const interval = { ms, tick };
-    this.intervals.add(interval);
-    return () => this.intervals.delete(interval);
-  }
-}
+import { FakeClock } from "./clock.fake.ts";
+import { HEARTBEAT_MS, Lifecycle, type LifecycleParts } from "./lifecycle.ts";
 
 function hub() {
   const state = { watching: false, subscribers: 0, alarm: null as number | null, bookmarks: 0, renewals: 0, released: 0, stops: 0, starts: 0, streamRenewals: 0 };
@@ -45,13 +32,13 @@ function hub() {
       },
     },
   };
-  const clock = new HandClock();
+  const clock = new FakeClock();
   const lifecycle = new Lifecycle(parts, { idleGraceMs: 60_000, bookmarkIntervalMs: 5_000 }, () => undefined, clock);
   /** Let the alarm's storage calls settle. */
   const flush = () => new Promise((r) => setTimeout(r, 0));
   /** The alarm fires: time moves to it, the handler runs (the runtime clears a fired alarm). */
   const fire = async () => {
-    clock.time = state.alarm ?? clock.time;
+    if (state.alarm !== null) clock.advance(state.alarm - clock.now());
     state.alarm = null;
     await lifecycle.alarm();
     await flush();
@@ -66,11 +53,12 @@ describe("Lifecycle", () => {
     state.subscribers = 2;
     lifecycle.settle();
     await flush();
-    expect(state.alarm).toBe(clock.time + HEARTBEAT_MS);
-    expect([...clock.intervals].map((i) => i.ms)).toEqual([5_000]);
+    expect(state.alarm).toBe(clock.now() + HEARTBEAT_MS);
+    expect(clock.pending).toEqual([{ ms: 5_000, repeating: true }]);
     await fire();
+    expect(state.bookmarks).toBe(HEARTBEAT_MS / 5_000);
     expect([state.renewals, state.streamRenewals]).toEqual([1, 1]);
-    expect(state.alarm).toBe(clock.time + HEARTBEAT_MS);
+    expect(state.alarm).toBe(clock.now() + HEARTBEAT_MS);
     expect(reports).toEqual(["watching 2", "beat"]);
   });
 
@@ -79,8 +67,8 @@ describe("Lifecycle", () => {
     state.watching = true;
     lifecycle.settle();
     await flush();
-    const idleAt = clock.time;
-    expect(clock.intervals.size).toBe(0);
+    const idleAt = clock.now();
+    expect(clock.pending).toEqual([]);
     expect(state.alarm).toBe(idleAt + HEARTBEAT_MS);
     await fire(); // a heartbeat inside the grace; the next alarm is the grace's end
     expect([state.stops, state.alarm]).toEqual([0, idleAt + 60_000]);
@@ -98,14 +86,14 @@ describe("Lifecycle", () => {
     await flush();
     while (state.watching) await fire();
     // Later, a list starts the upstream watch again; nobody subscribes.
-    clock.time += 3_600_000;
+    clock.advance(3_600_000);
     state.watching = true;
     lifecycle.settle();
     await flush();
-    expect(state.alarm).toBe(clock.time + HEARTBEAT_MS);
-    const restartedAt = clock.time;
+    expect(state.alarm).toBe(clock.now() + HEARTBEAT_MS);
+    const restartedAt = clock.now();
     while (state.watching) await fire();
-    expect(clock.time).toBe(restartedAt + 60_000);
+    expect(clock.now()).toBe(restartedAt + 60_000);
     expect(state.stops).toBe(2);
   });
 

@@ -9,6 +9,7 @@
  * leave a watch running without the clock that stops it.
  */
 import type { Log } from "../log.ts";
+import { realClock, type Cancel, type Clock } from "./clock.ts";
 
 /** Workers evict an object that does nothing for 70-140 s: an active hub beats more often. */
 export const HEARTBEAT_MS = 30_000;
@@ -30,19 +31,6 @@ export interface LifecycleSettings {
   bookmarkIntervalMs: number;
 }
 
-export interface Clock {
-  now(): number;
-  every(ms: number, tick: () => void): () => void;
-}
-
-export const realClock: Clock = {
-  now: () => Date.now(),
-  every(ms, tick) {
-    const timer = setInterval(tick, ms);
-    return () => clearInterval(timer);
-  },
-};
-
 export class Lifecycle {
   readonly #parts: LifecycleParts;
   readonly #settings: LifecycleSettings;
@@ -50,7 +38,7 @@ export class Lifecycle {
   readonly #log: Log;
   /** Since when the watch has run with nobody subscribed. */
   #idleSince: number | undefined;
-  #stopBookmarks: (() => void) | undefined;
+  #stopBookmarks: Cancel | undefined;
 
   constructor(parts: LifecycleParts, settings: LifecycleSettings, log: Log, clock: Clock = realClock) {
     this.#parts = parts;
