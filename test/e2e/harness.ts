@@ -8,6 +8,7 @@ import { once } from "node:events";
 import { readdirSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { procStat } from "../../scripts/proc.ts";
+import { LineReader } from "../kit/lines.ts";
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -173,32 +174,9 @@ export async function portClosed(port: number): Promise<boolean> {
 /** Lines a command prints, as they come; `stop()` kills it. */
 export function lines(command: string, args: string[]): { next(match: (line: string) => boolean, ms?: number): Promise<string>; stop(): void } {
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
-  const queue: string[] = [];
-  let partial = "";
-  let wake: (() => void) | undefined;
-  child.stdout!.on("data", (d: Buffer) => {
-    const parts = (partial + d.toString()).split("\n");
-    partial = parts.pop() ?? "";
-    queue.push(...parts.filter((l) => l.length > 0));
-    wake?.();
-  });
+  const stdout = new LineReader(child.stdout!, () => child.kill("SIGTERM"));
   return {
-    async next(match, ms = 30_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const index = queue.findIndex(match);
-        if (index >= 0) return queue.splice(0, index + 1).at(-1)!;
-        queue.length = 0;
-        if (Date.now() > deadline) throw new Error(`${command}: no matching line within ${ms} ms`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, deadline - Date.now());
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-    },
-    stop: () => child.kill("SIGTERM"),
+    next: async (match, ms = 30_000) => (await stdout.untilLine(match, `a matching line from ${command}`, ms)).at(-1)!,
+    stop: () => stdout.close(),
   };
 }

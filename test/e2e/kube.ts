@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeObject } from "../../src/k8s/types.ts";
+import { LineReader } from "../kit/lines.ts";
 import { hasKubectl } from "../kit/tools.ts";
 import type { RunningRelay } from "./harness.ts";
 
@@ -89,42 +90,21 @@ export class Kubectl {
 
   follow(...args: string[]): Follower {
     const child = spawn("kubectl", [...this.#args, ...args], { env: this.#env, stdio: ["ignore", "pipe", "pipe"] });
-    const lines: string[] = [];
-    let partial = "";
+    const stdout = new LineReader(child.stdout, () => child.kill("SIGTERM"));
     let stderr = "";
-    const listeners = new Set<() => void>();
-    child.stdout.on("data", (d: Buffer) => {
-      const parts = (partial + d.toString()).split("\n");
-      partial = parts.pop() ?? "";
-      lines.push(...parts.filter((l) => l.length > 0));
-      for (const l of listeners) l();
-    });
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    let exited = false;
-    child.on("exit", () => {
-      exited = true;
-      for (const l of listeners) l();
-    });
     return {
-      lines,
-      waitFor(predicate, what, ms = 60_000) {
-        return new Promise<void>((resolve, reject) => {
-          const check = () => {
-            if (predicate(lines)) finish();
-            else if (exited) finish(new Error(`kubectl ${args.join(" ")} exited before ${what}; stderr: ${stderr}; stdout:\n${lines.join("\n")}`));
-          };
-          const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}; stderr: ${stderr}; stdout:\n${lines.join("\n")}`)), ms);
-          function finish(error?: Error) {
-            clearTimeout(timer);
-            listeners.delete(check);
-            if (error) reject(error);
-            else resolve();
-          }
-          listeners.add(check);
-          check();
-        });
+      lines: stdout.lines,
+      async waitFor(predicate, what, ms = 60_000) {
+        if (predicate(stdout.lines)) return;
+        try {
+          // Every line is in `lines` before it is handed out: the predicate sees it.
+          await stdout.untilLine(() => predicate(stdout.lines), what, ms);
+        } catch (e) {
+          throw new Error(`kubectl ${args.join(" ")}: ${(e as Error).message}\nstderr: ${stderr}`);
+        }
       },
-      stop: () => void child.kill("SIGTERM"),
+      stop: () => stdout.close(),
     };
   }
 

@@ -6,6 +6,7 @@
  */
 import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pumpLines } from "../kit/lines.ts";
 import { simulatorUrl } from "./kube.ts";
 import { running, startRelay, type RunningRelay } from "./harness.ts";
 
@@ -50,23 +51,20 @@ async function watchUntil(url: string, t: string | undefined, until: number): Pr
   const controller = new AbortController();
   const response = await fetch(url, { headers: bearer(t), signal: controller.signal });
   expect(response.status).toBe(200);
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
   let events = 0;
   let lastAt = 0;
-  const end = setTimeout(() => controller.abort(), until - Date.now());
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`the watch ended after ${events} events, before the hold was over`);
-      events += decoder.decode(value, { stream: true }).split("\n").length - 1;
+  const body = pumpLines(
+    response.body!,
+    () => {
+      events++;
       lastAt = Date.now();
-    }
-  } catch (e) {
-    if (!controller.signal.aborted) throw e;
-  } finally {
-    clearTimeout(end);
-  }
+    },
+    () => controller.abort(),
+  );
+  const hold = setTimeout(body.stop, until - Date.now());
+  const end = await body.ended;
+  clearTimeout(hold);
+  if (!controller.signal.aborted) throw new Error(`the watch ended after ${events} events, before the hold was over${end.error ? `: ${String(end.error)}` : ""}`);
   return { events, lastAt };
 }
 

@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LineSplitter } from "../../src/k8s/ndjson.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { openWatch } from "../kit/lines.ts";
 import { makeCertificates, opensslPresent } from "./certificates.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
 
@@ -54,30 +54,18 @@ describe.skipIf(!opensslPresent)("an HTTPS upstream with a private CA and a bear
   });
 
   it("watches through the relay: the current state, then a live change", async () => {
-    const controller = new AbortController();
-    const response = await fetch(`${relay.url}/api/v1/namespaces/team-a/pods?watch=1`, { signal: controller.signal });
-    expect(response.status).toBe(200);
-    const reader = response.body!.getReader();
-    const lines = new LineSplitter();
-    const pending: WatchEvent[] = [];
-    const next = async (): Promise<WatchEvent> => {
-      while (pending.length === 0) {
-        const { done, value } = await reader.read();
-        if (done) throw new Error("the watch ended");
-        pending.push(...lines.push(value).map((l) => JSON.parse(l) as WatchEvent));
-      }
-      return pending.shift()!;
-    };
+    const watch = await openWatch(`${relay.url}/api/v1/namespaces/team-a/pods?watch=1`);
     try {
+      expect(watch.status).toBe(200);
       const existing = sim.list("pods", "team-a");
       const initial: WatchEvent[] = [];
-      for (let i = 0; i < existing.length; i++) initial.push(await next());
+      for (let i = 0; i < existing.length; i++) initial.push(await watch.next("the current state"));
       expect(initial.map((e) => [e.type, e.object.metadata?.uid])).toEqual(existing.map((p) => ["ADDED", p.metadata?.uid]));
       const created = sim.create("pods", { apiVersion: "v1", kind: "Pod", metadata: { name: "over-tls", namespace: "team-a" }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] } });
-      const live = await next();
+      const live = await watch.next("the live change");
       expect([live.type, live.object.metadata?.name, live.object.metadata?.resourceVersion]).toEqual(["ADDED", "over-tls", created.metadata?.resourceVersion]);
     } finally {
-      controller.abort();
+      watch.close();
     }
     // Every request the relay made carried the token: the upstream refused none of them.
     const made = sim.requests({ path: "/api" }).requests;

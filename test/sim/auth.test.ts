@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { AuthenticationV1Api, AuthorizationV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator, type User } from "../../src/sim/index.ts";
-import { openWatch, podManifest, request, sendJson } from "./helpers.ts";
+import { openWatch } from "../kit/lines.ts";
+import { podManifest, request, sendJson } from "./helpers.ts";
 import { opensslPresent } from "../../scripts/certificates.ts";
 
 const sims: Simulator[] = [];

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, WRITTEN_AT, type Simulator } from "../../src/sim/index.ts";
-import { openWatch, type WatchReader } from "./helpers.ts";
+import { openWatch, type WatchReader } from "../kit/lines.ts";
 
 let sim: Simulator;
 const open: WatchReader[] = [];

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
-import { openWatch, podManifest, request, sendJson, type WatchReader } from "./helpers.ts";
+import { openWatch, type WatchReader } from "../kit/lines.ts";
+import { podManifest, request, sendJson } from "./helpers.ts";
 
 let sim: Simulator;
 const open: WatchReader[] = [];

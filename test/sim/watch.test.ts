@@ -5,9 +5,10 @@
 import { once } from "node:events";
 import { get, type IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LineSplitter } from "../../src/k8s/ndjson.ts";
+import type { WatchEvent } from "../../src/k8s/types.ts";
 import { startSimulator, WRITTEN_AT, type Simulator } from "../../src/sim/index.ts";
-import { openWatch, podManifest, request, type WatchReader } from "./helpers.ts";
+import { LineReader, openWatch, type WatchReader } from "../kit/lines.ts";
+import { podManifest, request } from "./helpers.ts";
 
 let sim: Simulator;
 const open: WatchReader[] = [];
@@ -189,13 +190,10 @@ describe("watch", () => {
     res.pause();
     const entry = () => sim.stats().activeWatches.find((a) => a.path === "/api/v1/namespaces/replay-pace/pods");
     expect(entry()?.bufferedBytes).toBeLessThan(1 << 20);
-    const splitter = new LineSplitter();
-    const versions: number[] = [];
-    for await (const chunk of res as AsyncIterable<Buffer>) {
-      for (const line of splitter.push(chunk)) versions.push(Number(JSON.parse(line).object.metadata.resourceVersion));
-      if (versions.at(-1) === to) break;
-    }
-    request.destroy();
+    const reader = new LineReader(res, () => request.destroy());
+    const rv = (e: WatchEvent<any>) => Number(e.object.metadata.resourceVersion);
+    const versions = (await reader.until((e) => rv(e) === to, `the event at ${to}`)).map(rv);
+    reader.close();
     // Every revision after `from` is a change to this namespace's pods: each exactly once, in order.
     expect(versions).toEqual(Array.from({ length: to - from }, (_, i) => from + 1 + i));
   });

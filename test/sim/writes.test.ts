@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, WRITTEN_AT, type Simulator } from "../../src/sim/index.ts";
-import { openWatch, podManifest, request, sendJson } from "./helpers.ts";
+import { openWatch } from "../kit/lines.ts";
+import { podManifest, request, sendJson } from "./helpers.ts";
 
 let sim: Simulator;
 beforeAll(async () => {

@@ -10,8 +10,9 @@ import { informer, watch, WatchError, type WatchOptions, type WatchStatus, type 
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Random } from "../../src/sim/random.ts";
-import { Inbox, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
-import { collect, TestNetwork, takeUntil } from "./network.ts";
+import { Inbox } from "../kit/inbox.ts";
+import { rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { collect, TestNetwork } from "./network.ts";
 import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
@@ -67,7 +68,7 @@ describe("watch", () => {
     const missed = await changeWhileAway(ns, lastSeen);
     release();
     const after = await sim.createPod(ns, "after");
-    const got = await takeUntil(updates, (u) => u.type === "ADDED" && u.object.metadata?.name === "after", "the pod created after the reconnect");
+    const got = await updates.until((u) => u.type === "ADDED" && u.object.metadata?.name === "after", "the pod created after the reconnect");
     expect(got[0]).toMatchObject({ type: "connected", resuming: true, resourceVersion: lastSeen });
     const changes = got.filter((u) => "object" in u);
     expect(changes.map(summary)).toEqual([...missed, ["ADDED", "after"]]);
@@ -81,7 +82,7 @@ describe("watch", () => {
     const { updates, release, lastSeen } = await watchThenDrop(ns);
     await changeWhileAway(ns, lastSeen);
     release();
-    const got = await takeUntil(updates, (u) => u.type === "resumed", "resumed: the relay ends a resume's replay with a BOOKMARK");
+    const got = await updates.until((u) => u.type === "resumed", "resumed: the relay ends a resume's replay with a BOOKMARK");
     expect(got.map(summary)).toEqual([["connected"], ["ADDED", "e"], ["ADDED", "f"], ["MODIFIED", "a"], ["DELETED", "b"], ["DELETED", "e"], ["resumed", 5]]);
     expect(got.at(-1)).toMatchObject({ type: "resumed", from: lastSeen });
   });
@@ -91,7 +92,7 @@ describe("watch", () => {
     const { network, updates, release, lastSeen } = await watchThenDrop(ns, {});
     await changeWhileAway(ns, lastSeen);
     release();
-    const got = await takeUntil(updates, (u) => u.type === "resumed", "resumed: net changes end with a BOOKMARK");
+    const got = await updates.until((u) => u.type === "resumed", "resumed: net changes end with a BOOKMARK");
     // e came and went while away: the client never hears of it.
     expect(got.map(summary)).toEqual([["connected"], ["ADDED", "f"], ["MODIFIED", "a"], ["DELETED", "b"], ["resumed", 3]]);
     expect(network.offered.at(-1)![0]).toBe(DELTA_PROTOCOL);

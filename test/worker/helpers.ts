@@ -3,77 +3,12 @@
  * whose events can be awaited one by one, and the simulated API servers' control API.
  */
 import { env, exports } from "cloudflare:workers";
-import { LineSplitter } from "../../src/k8s/ndjson.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
-import { eventually, SAFETY_TIMEOUT_MS } from "../kit/wait.ts";
+import { Inbox } from "../kit/inbox.ts";
+import { pumpLines } from "../kit/lines.ts";
+import { eventually } from "../kit/wait.ts";
 
 export { eventually };
-
-/** A queue whose items can be awaited; every wait has a safety timeout that fails the test. */
-export class Inbox<T> {
-  readonly #items: T[] = [];
-  #wake: (() => void) | undefined;
-  ended: { code?: number; reason?: string } | undefined;
-
-  push(item: T): void {
-    this.#items.push(item);
-    this.#wake?.();
-  }
-
-  end(info: { code?: number; reason?: string } = {}): void {
-    this.ended = info;
-    this.#wake?.();
-  }
-
-  get size(): number {
-    return this.#items.length;
-  }
-
-  /** Everything received so far, without waiting. */
-  drain(): T[] {
-    return this.#items.splice(0);
-  }
-
-  async next(what = "an event"): Promise<T> {
-    return (await this.take(1, what))[0]!;
-  }
-
-  async take(n: number, what = `${n} events`): Promise<T[]> {
-    const deadline = Date.now() + SAFETY_TIMEOUT_MS;
-    while (this.#items.length < n) {
-      if (this.ended) throw new Error(`stream ended (${JSON.stringify(this.ended)}) after ${this.#items.length} of ${what}`);
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new Error(`timed out waiting for ${what}: got ${this.#items.length}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
-    }
-    return this.#items.splice(0, n);
-  }
-
-  /** Wait until the stream ends. */
-  async closed(): Promise<{ code?: number; reason?: string }> {
-    const deadline = Date.now() + SAFETY_TIMEOUT_MS;
-    while (!this.ended) {
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new Error("timed out waiting for the stream to end");
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
-    }
-    return this.ended;
-  }
-}
 
 export function relay(path: string, init?: RequestInit): Promise<Response> {
   return exports.default.fetch(new Request(`http://relay.test${path}`, init));
@@ -103,31 +38,18 @@ export async function wsWatch(path: string, headers: Record<string, string> = {}
   return { socket, events, raw, close: () => socket.close(1000, "test done") };
 }
 
-/** An HTTP chunked watch through the relay. */
 /** An HTTP chunked watch through the relay; `T` is what the events carry (a Table, with a Table Accept). */
 export async function httpWatch<T = KubeObject>(path: string, headers: Record<string, string> = {}): Promise<Subscription<T> & { response: Response }> {
   const response = await relay(path, { headers });
   if (response.status !== 200 || !response.body) throw new Error(`expected a watch stream, got ${response.status}: ${await response.text()}`);
   const events = new Inbox<WatchEvent<T>>();
   const raw: string[] = [];
-  const reader = response.body.getReader();
-  const lines = new LineSplitter();
-  void (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        for (const line of lines.push(value)) {
-          raw.push(line);
-          events.push(JSON.parse(line) as WatchEvent<T>);
-        }
-      }
-    } catch {
-      // cancelled by the test
-    }
-    events.end();
-  })();
-  return { response, events, raw, close: () => void reader.cancel().catch(() => undefined) };
+  const body = pumpLines(response.body, (line) => {
+    raw.push(line);
+    events.push(JSON.parse(line) as WatchEvent<T>);
+  });
+  void body.ended.then((end) => events.end(end));
+  return { response, events, raw, close: body.stop };
 }
 
 export const rvOf = (o: KubeObject | WatchEvent): number => Number(("object" in o ? (o.object as KubeObject) : o).metadata?.resourceVersion);

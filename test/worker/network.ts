@@ -5,7 +5,8 @@
  * the background into inboxes.
  */
 import type { Transport, WatchSocket } from "../../src/client/index.ts";
-import { Inbox, relay } from "./helpers.ts";
+import { Inbox } from "../kit/inbox.ts";
+import { relay } from "./helpers.ts";
 
 type Listener = (event: never) => void;
 
@@ -129,14 +130,4 @@ export function collect<U extends { type: string }>(updates: AsyncGenerator<U>):
     }
   })();
   return inbox;
-}
-
-/** Take updates up to and including the first that matches. */
-export async function takeUntil<U>(inbox: Inbox<U>, match: (u: U) => boolean, what: string): Promise<U[]> {
-  const taken: U[] = [];
-  for (;;) {
-    const update = await inbox.next(what);
-    taken.push(update);
-    if (match(update)) return taken;
-  }
 }

@@ -8,9 +8,9 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { LineSplitter } from "../../src/k8s/ndjson.ts";
 import { INITIAL_EVENTS_END, type KubeObject, type WatchEvent } from "../../src/k8s/types.ts";
 import { Random } from "../../src/sim/random.ts";
+import { pumpLines } from "../kit/lines.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace } from "./helpers.ts";
 
 const SEED = Number(env.SOAK_SEED || 20261122);
@@ -80,21 +80,9 @@ class Subscriber {
       } else {
         const response = await relay(url);
         if (!response.body) return onEnd();
-        const reader = response.body.getReader();
-        this.#close = () => void reader.cancel().catch(() => undefined);
-        void (async () => {
-          const lines = new LineSplitter();
-          try {
-            for (;;) {
-              const { done, value } = await reader.read();
-              if (done) break;
-              for (const line of lines.push(value)) onLine(line);
-            }
-          } catch {
-            // cancelled or cut
-          }
-          onEnd();
-        })();
+        const body = pumpLines(response.body, onLine);
+        this.#close = body.stop;
+        void body.ended.then(onEnd); // cancelled or cut
       }
     } catch {
       onEnd(); // the relay itself was being reset: try again later

@@ -6,8 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { relaySocket, watchMany, type NamedUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
-import { Inbox, Sim, uniqueNamespace } from "./helpers.ts";
-import { collect, TestNetwork, takeUntil } from "./network.ts";
+import { Inbox } from "../kit/inbox.ts";
+import { Sim, uniqueNamespace } from "./helpers.ts";
+import { collect, TestNetwork } from "./network.ts";
 
 const sim = new Sim();
 const other = new Sim("other");
@@ -78,7 +79,7 @@ describe("the client over one relay socket", () => {
         { transport: network, backoff: FAST, signal: stop.signal },
       ),
     );
-    const failed = await takeUntil(updates, (u) => u.type === "failed", "the unknown resource's failure");
+    const failed = await updates.until((u) => u.type === "failed", "the unknown resource's failure");
     expect(failed.at(-1)).toMatchObject({ name: "widgets", type: "failed", error: { code: 404 } });
     const listed = new Set<string>();
     while (listed.size < 2) {
@@ -86,7 +87,7 @@ describe("the client over one relay socket", () => {
       if (u.type === "listed") listed.add(u.name);
     }
     await sim.createPod(ns, "p1");
-    const added = await takeUntil(updates, (u) => u.type === "ADDED", "the new pod");
+    const added = await updates.until((u) => u.type === "ADDED", "the new pod");
     expect(added.at(-1)).toMatchObject({ name: "pods", type: "ADDED", object: { metadata: { name: "p1" } } });
     expect(network.sockets).toHaveLength(1);
     stop.abort();

@@ -5,7 +5,8 @@
 import type { MuxOp } from "../../src/k8s/mux.ts";
 import type { KubeObject, Status } from "../../src/k8s/types.ts";
 import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
-import { Inbox, relay } from "./helpers.ts";
+import { Inbox } from "../kit/inbox.ts";
+import { relay } from "./helpers.ts";
 
 /** A line from the relay socket, parsed. */
 export interface SocketLine {
@@ -66,13 +67,8 @@ export async function relaySocket(headers: Record<string, string> = {}, protocol
 }
 
 /** Lines of a watch until (and with) its CLOSED. */
-export async function untilClosed(inbox: Inbox<SocketLine>): Promise<SocketLine[]> {
-  const seen: SocketLine[] = [];
-  for (;;) {
-    const line = await inbox.next("the watch's CLOSED");
-    seen.push(line);
-    if (line.type === "CLOSED") return seen;
-  }
+export function untilClosed(inbox: Inbox<SocketLine>): Promise<SocketLine[]> {
+  return inbox.until((line) => line.type === "CLOSED", "the watch's CLOSED");
 }
 
 /** Names of the objects of `count` events of a watch, skipping BOOKMARKs. */
