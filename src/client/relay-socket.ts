@@ -186,23 +186,26 @@ export class RelaySocket implements Transport {
     return socket;
   }
 
-  /** A message holds lines of one watch or several, in order: each run of one watch's lines goes to its channel. */
+  /**
+   * A message holds lines of one watch or several, in order: each run of one watch's lines goes
+   * to its channel, as a slice of the message (not split and joined again).
+   */
   #route(text: string): void {
-    const lines = text.split("\n");
-    lines.pop();
     let id: string | undefined;
-    let run: string[] = [];
-    const deliver = () => {
-      if (run.length === 0) return;
-      const body = `${run.join("\n")}\n`;
-      run = [];
+    let run = 0;
+    const deliver = (end: number) => {
+      if (end <= run) return;
+      const body = text.slice(run, end);
       const channel = id === undefined ? undefined : this.#channels.get(id);
       if (channel) channel.deliver(body);
       else this.#ack?.taken(body.length);
     };
-    for (const line of lines) {
+    let start = 0;
+    for (let end = text.indexOf("\n"); end >= 0; start = end + 1, end = text.indexOf("\n", start)) {
+      const line = text.slice(start, end);
       if (lineType(line) === "CLOSED") {
-        deliver();
+        deliver(start);
+        run = end + 1;
         this.#ack?.taken(line.length + 1);
         const closed = JSON.parse(line) as Closed;
         const channel = this.#channels.get(closed.id);
@@ -212,12 +215,12 @@ export class RelaySocket implements Transport {
       }
       const owner = lineId(line);
       if (owner !== id) {
-        deliver();
+        deliver(start);
+        run = start;
         id = owner;
       }
-      run.push(line);
     }
-    deliver();
+    deliver(start);
   }
 }
 
