@@ -119,7 +119,8 @@ export function summary(results: Results): string[] {
         (kDirect ? ` (direct: ${num(kDirect.upstreamWatches)})` : "") +
         `; the relay delivered ${num(kRelay.deliveredPct)}% of the events at ${num(kRelay.cpuUsPerEvent ?? 0)} µs of CPU each` +
         (kBatched ? ` (relay-batched: ${num(kBatched.deliveredPct)}% at ${num(kBatched.cpuUsPerEvent ?? 0)} µs, ${perMessage(kBatched.eventsPerMessage ?? 0)})` : "") +
-        `, and each key (a hub) added resident memory: ${memoryGrowthText(kRelay.memPerKeyKB)}; JS heap: ${memoryGrowthText(kRelay.heapPerKeyKB)}.`,
+        `, and each key (a hub) added resident memory: ${memoryGrowthText(kRelay.memPerKeyKB)}; JS heap: ${memoryGrowthText(kRelay.heapPerKeyKB)}.` +
+        manyKeysSyncWait(results),
     );
   }
   const sockets = rowsOf<SocketsRow>(results, "sockets");
@@ -402,6 +403,16 @@ function syncWaitReading(profile: ProfileSummary): string {
   return (
     `Besides that CPU, its main thread waited in fsync (SQLite commits made durable on disk) for ${num(pct)}% of the time; ` +
     `with ${num(busy)}% of a core busy, that leaves it ${num(Math.max(0, 100 - busy - pct))}% of its time free. `
+  );
+}
+
+/** Why the relay falls behind with many keys, where the many-keys profile measured it: each hub's commits wait for fsync. */
+function manyKeysSyncWait(results: Results): string {
+  const profile = results.profiles.find((p) => p.workload.name === "many keys");
+  if (profile?.syncWaitPct === null || profile?.syncWaitPct === undefined) return "";
+  return (
+    ` In the many-keys profile the runtime's one thread, which runs every hub, also waited in fsync for ${num(profile.syncWaitPct)}% of the time: ` +
+    "each hub commits its events as they arrive (one at a time at this rate), and locally every commit is made durable on disk before its events are sent."
   );
 }
 
