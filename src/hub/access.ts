@@ -10,6 +10,7 @@ import { accessKey, describeDenial, type Access, type Grant } from "../auth/acce
 import type { Review } from "../auth/kube.ts";
 import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
+import { realClock, type Cancel, type Clock } from "./clock.ts";
 import type { Subscriber } from "./subscriber.ts";
 import type { Log } from "../log.ts";
 
@@ -26,42 +27,40 @@ export class AccessGuard {
   readonly #intervalMs: number;
   readonly #revoke: Revoke;
   readonly #log: Log;
-  readonly #expiries = new Map<Subscriber, ReturnType<typeof setTimeout>>();
+  readonly #clock: Clock;
+  readonly #expiries = new Map<Subscriber, Cancel>();
   readonly #rechecked = new Map<Subscriber, Watched>();
-  #timer: ReturnType<typeof setInterval> | undefined;
+  #stopRechecks: Cancel | undefined;
 
-  constructor(check: AccessCheck, intervalMs: number, revoke: Revoke, log: Log) {
+  constructor(check: AccessCheck, intervalMs: number, revoke: Revoke, log: Log, clock: Clock = realClock) {
     this.#check = check;
     this.#intervalMs = intervalMs;
     this.#revoke = revoke;
     this.#log = log;
+    this.#clock = clock;
   }
 
   add(subscriber: Subscriber, grant: Grant): void {
     if (grant.expiresAt !== undefined) {
-      const timer = setTimeout(
-        () => {
-          this.#log("stream closed: token expired", { subject: grant.subject, subscriber: subscriber.id });
-          this.#revoke(subscriber, unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one"));
-        },
-        Math.max(0, grant.expiresAt - Date.now()),
-      );
-      this.#expiries.set(subscriber, timer);
+      const expire = this.#clock.after(Math.max(0, grant.expiresAt - this.#clock.now()), () => {
+        this.#log("stream closed: token expired", { subject: grant.subject, subscriber: subscriber.id });
+        this.#revoke(subscriber, unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one"));
+      });
+      this.#expiries.set(subscriber, expire);
     }
     if (grant.recheck) {
-      this.#rechecked.set(subscriber, { grant, lastAllowed: Date.now() });
-      this.#timer ??= setInterval(() => void this.recheck(), this.#intervalMs);
+      this.#rechecked.set(subscriber, { grant, lastAllowed: this.#clock.now() });
+      this.#stopRechecks ??= this.#clock.every(this.#intervalMs, () => void this.recheck());
     }
   }
 
   remove(subscriber: Subscriber): void {
-    const expiry = this.#expiries.get(subscriber);
-    if (expiry !== undefined) clearTimeout(expiry);
+    this.#expiries.get(subscriber)?.();
     this.#expiries.delete(subscriber);
     this.#rechecked.delete(subscriber);
-    if (this.#rechecked.size === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
+    if (this.#rechecked.size === 0) {
+      this.#stopRechecks?.();
+      this.#stopRechecks = undefined;
     }
   }
 
@@ -80,7 +79,7 @@ export class AccessGuard {
         const { grant } = group[0]![1];
         const { token, access } = grant.recheck!;
         const review = await this.#check(token, access);
-        const now = Date.now();
+        const now = this.#clock.now();
         for (const [subscriber, watched] of group) {
           if (!this.#rechecked.has(subscriber)) continue; // left while the cluster was asked
           if (review.ok && review.value) {

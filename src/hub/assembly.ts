@@ -2,8 +2,9 @@
  * @module
  * A hub's parts, wired together: the feed (reflector, cache, window, storage), the fan-out, the
  * quota claims, the access guard, the lifecycle, the socket registry, the reader lists and
- * gets are served from, and the reporter of the hub's numbers to the metrics registry. Built once per Durable Object instance, from the request's key or the
- * stored one after a restart.
+ * gets are served from, and the reporter of the hub's numbers to the metrics registry, all on
+ * one clock. Built once per Durable Object instance, from the request's key or the stored one
+ * after a restart.
  */
 import { mayAccess } from "../auth/kube.ts";
 import { maxHubs, maxHubsPerSubject, type HubSettings } from "../config.ts";
@@ -18,6 +19,7 @@ import { REGISTRY, type MetricsRegistry } from "../metrics/registry.ts";
 import type { Quota } from "../quota/quota.ts";
 import type { Vars } from "../vars.ts";
 import { AccessGuard } from "./access.ts";
+import { realClock, type Clock } from "./clock.ts";
 import { Fanout, gatherMs } from "./fanout.ts";
 import { Feed } from "./feed.ts";
 import { Lifecycle } from "./lifecycle.ts";
@@ -35,6 +37,8 @@ export interface HubEnv extends Vars {
 }
 
 export interface Parts {
+  /** The time every part reads and sets its timers on. */
+  clock: Clock;
   feed: Feed;
   fanout: Fanout;
   quotas: HubQuotas;
@@ -57,6 +61,7 @@ export interface HubContext {
 export function assemble({ state, env, settings, storage, snapshots, log }: HubContext, key: WatchKey): Parts {
   const upstream = upstreamFor(env, key.cluster);
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
+  const clock = realClock;
   const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: hubName(key), key: describeKey(key), cluster: key.cluster }, log);
   let fanout: Fanout | undefined;
   const feed = new Feed(
@@ -72,8 +77,14 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
       reset: (start) => fanout?.expireAll(start),
     },
     log,
+    clock,
   );
-  const out = new Fanout({ window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end) }, { budget: settings.subscriberBudget }, log);
+  const out = new Fanout(
+    { window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end) },
+    { budget: settings.subscriberBudget },
+    log,
+    clock,
+  );
   fanout = out;
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
@@ -96,6 +107,7 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
     settings.authRecheckMs,
     (subscriber, status) => out.fail(subscriber, status, closeFor(status)),
     log,
+    clock,
   );
   const lifecycle = new Lifecycle(
     {
@@ -115,6 +127,7 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
     },
     settings,
     log,
+    clock,
   );
   out.onDetach = (subscriber) => {
     guard.remove(subscriber);
@@ -132,7 +145,7 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
     waitFor: (rv, ms) => feed.waitFor(rv, ms),
     snapshots,
   };
-  return { feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(state, out), reader, metrics };
+  return { clock, feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(state, out), reader, metrics };
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

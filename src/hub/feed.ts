@@ -11,6 +11,7 @@ import { objectVersion } from "../k8s/rv.ts";
 import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
+import { realClock, type Cancel, type Clock } from "./clock.ts";
 import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
 import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
 import type { Checkpoint, HubIdentity, HubStorage, StoredObject, Tombstone } from "./storage.ts";
@@ -85,7 +86,8 @@ export class Feed implements ReflectorHandler {
   #waiters: Array<{ need: Freshness; after: number; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
   /** Upstream events read but not yet committed: they go to storage and subscribers together. */
   #pending: WatchEvent[] = [];
-  #commitTimer: ReturnType<typeof setTimeout> | undefined;
+  #commitTimer: Cancel | undefined;
+  readonly #clock: Clock;
   readonly #coalesceMs: () => number;
   readonly #wantDeltas: () => boolean;
   readonly #versionWaiters = new VersionWaiters();
@@ -95,8 +97,10 @@ export class Feed implements ReflectorHandler {
   #lastNet: { from: number; events: InitialEvents } | undefined;
   upstreamState: ReflectorState = "stopped";
 
-  constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log) {
+  /** `clock`: times the gathering of events, stamps what is stored, and is the reflector's. */
+  constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log, clock: Clock = realClock) {
     this.#key = key;
+    this.#clock = clock;
     this.#storage = storage;
     this.#listener = listener;
     this.#log = log;
@@ -129,6 +133,7 @@ export class Feed implements ReflectorHandler {
       watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 240),
       random: Math.random,
       observer: settings.observer,
+      clock,
     });
   }
 
@@ -292,11 +297,11 @@ export class Feed implements ReflectorHandler {
   events(batch: WatchEvent[]): void {
     for (const event of batch) this.#pending.push(event);
     if (this.#commitTimer !== undefined) return;
-    this.#commitTimer = setTimeout(() => this.#commitPending(), this.#coalesceMs());
+    this.#commitTimer = this.#clock.after(this.#coalesceMs(), () => this.#commitPending());
   }
 
   #commitPending(): void {
-    if (this.#commitTimer !== undefined) clearTimeout(this.#commitTimer);
+    this.#commitTimer?.();
     this.#commitTimer = undefined;
     const batch = this.#pending;
     if (batch.length === 0) return;
@@ -370,7 +375,7 @@ export class Feed implements ReflectorHandler {
     // A restore replays the window after the checkpoint, so the window must not lose what it needs.
     const due = this.#dirty.size >= CHECKPOINT_OBJECTS || (evictedTo !== undefined && evictedTo > this.#checkpoint);
     const batch = { events: appended, head: this.window.head, start: this.window.start, evictedTo, checkpoint: due ? this.#takeCheckpoint() : undefined, tombstones };
-    this.#horizon = this.#storage.saveBatch(batch, Date.now(), this.#horizon);
+    this.#horizon = this.#storage.saveBatch(batch, this.#clock.now(), this.#horizon);
     this.#listener.published(appended);
   }
 

@@ -1,30 +1,44 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Claim, Quota } from "../quota/quota.ts";
+import { Changes } from "../../test/kit/wait.ts";
 import { HubQuotas, type QuotaLimits } from "./quotas.ts";
 
 /**
- * Quota objects as the hub sees them through their stubs: each answers asynchronously (an RPC),
- * and checks and sets a holder's count atomically, as the Durable Object does.
+ * Quota objects as the hub sees them through their stubs: each answers asynchronously (an RPC:
+ * the caller goes on, and other claims may be answered, before this one is), and checks and sets
+ * a holder's count atomically, as the Durable Object does.
  */
 class Quotas {
   readonly counters = new Map<string, Map<string, number>>();
+  /** Claims of 0 (a share given back) answered: what the hub sends without waiting for it. */
+  #releases = 0;
+  readonly #changes = new Changes(2_000);
   getByName(name: string) {
     const claims = this.counters.get(name) ?? new Map<string, number>();
     this.counters.set(name, claims);
     return {
       claim: async (holder: string, count: number, max: number): Promise<Claim> => {
-        await new Promise((r) => setTimeout(r, 1));
+        await null;
         const held = claims.get(holder) ?? 0;
         const others = [...claims].filter(([h]) => h !== holder).reduce((n, [, c]) => n + c, 0);
         if (count > held && others + count > max) return { granted: false, total: others + held, retryAfterSeconds: 90 };
-        if (count === 0) claims.delete(holder);
-        else claims.set(holder, count);
+        if (count === 0) {
+          claims.delete(holder);
+          this.#releases++;
+          this.#changes.changed();
+        } else {
+          claims.set(holder, count);
+        }
         return { granted: true, total: others + count, retryAfterSeconds: 0 };
       },
     };
   }
   total(name: string): number {
     return [...(this.counters.get(name)?.values() ?? [])].reduce((a, b) => a + b, 0);
+  }
+  /** Once `n` shares in all have been given back. */
+  released(n: number): Promise<void> {
+    return this.#changes.until(`${n} shares given back`, () => this.#releases >= n);
   }
 }
 
@@ -40,8 +54,7 @@ const quotasFor = (quotas: Quotas, hub: string) =>
     () => undefined,
     (quota) => void refusals.push(quota),
   );
-/** Let the fire-and-forget releases reach their counters. */
-const settle = () => new Promise((r) => setTimeout(r, 20));
+const ofSubject = (subject: string) => `hubs:${JSON.stringify(["c1", subject])}`;
 
 describe("HubQuotas", () => {
   beforeEach(() => {
@@ -75,9 +88,9 @@ describe("HubQuotas", () => {
     expect((await b.admitHub("alice"))?.message).toContain("MAX_HUBS_PER_SUBJECT");
     expect(await c.admitHub("bob")).toBeUndefined();
     a.releaseHub();
-    await settle();
+    await quotas.released(2); // the hub, and alice's share of hubs
     expect(await b.admitHub("alice")).toBeUndefined();
-    expect(quotas.total(`hubs:${JSON.stringify(["c1", "alice"])}`)).toBe(1);
+    expect(quotas.total(ofSubject("alice"))).toBe(1);
     expect(quotas.total("hubs:c1")).toBe(2);
     expect(refusals).toEqual(["max_hubs_per_subject"]);
   });
@@ -86,13 +99,13 @@ describe("HubQuotas", () => {
     const quotas = new Quotas();
     const hub = quotasFor(quotas, "k");
     await Promise.all([hub.admitHub("alice"), hub.admitHub("bob")]);
-    await settle();
-    const charged = ["alice", "bob"].map((s) => quotas.total(`hubs:${JSON.stringify(["c1", s])}`));
-    expect(charged.sort()).toEqual([0, 1]);
+    const charged = () => ["alice", "bob"].map((s) => quotas.total(ofSubject(s)));
+    await quotas.released(1);
+    expect(charged().sort()).toEqual([0, 1]);
     hub.releaseHub();
-    await settle();
+    await quotas.released(3); // and the hub, and its opener's share
     expect(quotas.total("hubs:c1")).toBe(0);
-    expect(["alice", "bob"].map((s) => quotas.total(`hubs:${JSON.stringify(["c1", s])}`))).toEqual([0, 0]);
+    expect(charged()).toEqual([0, 0]);
   });
 
   it("the cluster's limit holds whoever asks", async () => {
@@ -102,8 +115,8 @@ describe("HubQuotas", () => {
     expect(answers.filter((a) => a === undefined)).toHaveLength(3);
     expect(answers.find((a) => a !== undefined)?.message).toContain("MAX_HUBS");
     expect(refusals).toEqual(["max_hubs"]);
-    await settle();
     // The refused one's share of its subject's hubs went back too.
-    expect([0, 1, 2, 3].reduce((n, i) => n + quotas.total(`hubs:${JSON.stringify(["c1", `user-${i}`])}`), 0)).toBe(3);
+    await quotas.released(1);
+    expect([0, 1, 2, 3].reduce((n, i) => n + quotas.total(ofSubject(`user-${i}`)), 0)).toBe(3);
   });
 });

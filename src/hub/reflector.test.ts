@@ -2,10 +2,16 @@ import { describe, expect, it } from "vitest";
 import { watchKey } from "../k8s/key.ts";
 import type { WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
+import { Changes } from "../../test/kit/wait.ts";
+import { FakeClock, settled } from "./clock.fake.ts";
 import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamObserver } from "./reflector.ts";
 
 const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
 const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", uid: `u-${name}`, resourceVersion: String(rv) } });
+/** The test's backoff cap: moving the clock this far ends any backoff that no Retry-After lengthened. */
+const MAX_BACKOFF_MS = 100;
+/** How long a wait for the reflector may take before it fails (under the test's timeout). */
+const WAIT_MS = 2_000;
 
 /** An open watch stream the test writes lines to. */
 class Stream {
@@ -38,7 +44,7 @@ class ScriptedUpstream implements Upstream {
   readonly requests: string[] = [];
   readonly failures: Response[] = [];
   readonly streams: Stream[] = [];
-  #waiters: Array<() => void> = [];
+  readonly #opened = new Changes(WAIT_MS);
 
   async fetch(pathAndQuery: string, init?: RequestInit): Promise<Response> {
     this.requests.push(pathAndQuery);
@@ -53,13 +59,13 @@ class ScriptedUpstream implements Upstream {
     const signal = init?.signal;
     signal?.addEventListener("abort", () => stream.abort(signal.reason));
     this.streams.push(stream);
-    for (const wake of this.#waiters.splice(0)) wake();
+    this.#opened.changed();
     return new Response(stream.body);
   }
 
   /** The `n`th watch (1-based), once it is open. */
   async watch(n: number): Promise<Stream> {
-    while (this.streams.length < n) await new Promise<void>((r) => this.#waiters.push(r));
+    await this.#opened.until(`watch ${n}`, () => this.streams.length >= n);
     return this.streams[n - 1] as Stream;
   }
 }
@@ -72,43 +78,37 @@ class Recorder implements ReflectorHandler {
   readonly states: Array<[ReflectorState, string | undefined, UpstreamError | undefined]> = [];
   checks = 0;
   current = 0;
-  #waiters: Array<() => void> = [];
+  readonly #changes = new Changes(WAIT_MS);
   resumeVersion(): number | undefined {
     return this.head;
   }
   listed(list: ListedCollection): void {
     this.lists.push(list);
     this.head = list.resourceVersion;
-    this.#wake();
+    this.#changes.changed();
   }
   events(batch: WatchEvent[]): void {
     this.batches.push(batch);
     for (const e of batch) this.head = Math.max(this.head ?? 0, Number(e.object.metadata?.resourceVersion));
-    this.#wake();
+    this.#changes.changed();
   }
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
     this.states.push([state, detail, error]);
-    this.#wake();
+    this.#changes.changed();
   }
   checking(): void {
     this.checks++;
   }
   upToDate(): void {
     this.current++;
-    this.#wake();
+    this.#changes.changed();
   }
-  async until(what: string, done: () => boolean): Promise<void> {
-    const deadline = Date.now() + 5000;
-    while (!done()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise<void>((r) => {
-        this.#waiters.push(r);
-        setTimeout(r, 50);
-      });
-    }
+  until(what: string, done: () => boolean): Promise<void> {
+    return this.#changes.until(what, done);
   }
-  #wake(): void {
-    for (const wake of this.#waiters.splice(0)) wake();
+  /** Once the reflector has backed off `n` times. */
+  backoffs(n: number): Promise<void> {
+    return this.until(`backoff ${n}`, () => this.states.filter(([state]) => state === "backoff").length >= n);
   }
 }
 
@@ -127,6 +127,7 @@ function observer() {
 }
 
 function start(options: { stallMs?: number } = {}) {
+  const clock = new FakeClock();
   const upstream = new ScriptedUpstream();
   const handler = new Recorder();
   const { o, seen } = observer();
@@ -134,11 +135,12 @@ function start(options: { stallMs?: number } = {}) {
     stallMs: options.stallMs ?? 60_000,
     watchTimeoutSeconds: () => 300,
     random: () => 0.5,
-    backoff: { initialMs: 20, maxMs: 100 },
+    backoff: { initialMs: 20, maxMs: MAX_BACKOFF_MS },
     observer: o,
+    clock,
   });
   reflector.start();
-  return { upstream, handler, reflector, seen };
+  return { upstream, handler, reflector, seen, clock };
 }
 
 describe("Reflector", () => {
@@ -179,22 +181,51 @@ describe("Reflector", () => {
   });
 
   it("backs off after a failure, at least as long as Retry-After says", async () => {
-    const { upstream, handler, reflector } = start();
+    const { upstream, handler, reflector, clock } = start();
     const first = await upstream.watch(1);
     upstream.failures.push(new Response("busy", { status: 429, headers: { "retry-after": "1" } }));
-    const cut = Date.now();
+    clock.advance(1000); // a stream that ran a while: its end is healthy, and re-watched at once
     first.end();
-    await upstream.watch(2);
-    expect(Date.now() - cut).toBeGreaterThanOrEqual(1000);
+    await handler.backoffs(1);
     expect(handler.states.some(([state, , error]) => state === "backoff" && error?.status === 429)).toBe(true);
+    clock.advance(999);
+    await settled();
+    expect(upstream.streams).toHaveLength(1);
+    clock.advance(1);
+    await upstream.watch(2);
+    reflector.stop();
+  });
+
+  it("takes a stream that closes at once with nothing in it for a failure, and backs off; one that ran a second is re-watched at once", async () => {
+    const { upstream, handler, reflector, clock } = start();
+    (await upstream.watch(1)).end();
+    await handler.backoffs(1);
+    expect(handler.states.at(-1)?.[1]).toContain("the watch closed immediately");
+    clock.advance(MAX_BACKOFF_MS);
+    const second = await upstream.watch(2);
+    clock.advance(1000);
+    second.end();
+    await upstream.watch(3);
+    expect(handler.states.filter(([state]) => state === "backoff")).toHaveLength(1);
     reflector.stop();
   });
 
   it("takes a silent stream for dead and watches again from where it was, counting a stall apart from an error status", async () => {
-    const { upstream, handler, reflector, seen } = start({ stallMs: 100 });
+    const { upstream, handler, reflector, seen, clock } = start({ stallMs: 100 });
     const first = await upstream.watch(1);
+    clock.advance(60);
     first.send({ type: "MODIFIED", object: pod("a", 11) });
     upstream.failures.push(new Response("boom", { status: 500 }));
+    await handler.until("the event", () => handler.head === 11);
+    // Silent for 99 ms since the event (the check 100 ms into the stream found 40): alive.
+    clock.advance(99);
+    await settled();
+    expect(seen).toEqual(["watch"]);
+    clock.advance(1);
+    await handler.backoffs(1);
+    clock.advance(MAX_BACKOFF_MS);
+    await handler.backoffs(2);
+    clock.advance(MAX_BACKOFF_MS);
     expect((await upstream.watch(2)).from).toBe(11);
     expect(handler.states.some(([state, detail]) => state === "backoff" && detail?.includes("no data from the upstream watch"))).toBe(true);
     expect(seen).toEqual(["watch", "stalled", "rewatch", "failed 500", "rewatch"]);
@@ -202,12 +233,16 @@ describe("Reflector", () => {
   });
 
   it("renews a stream older than the bound: re-watches at once from the last resourceVersion, no backoff, no relist", async () => {
-    const { upstream, handler, reflector, seen } = start();
+    const { upstream, handler, reflector, seen, clock } = start();
     const first = await upstream.watch(1);
     first.send({ type: "MODIFIED", object: pod("a", 11) });
     await handler.until("the event", () => handler.head === 11);
-    reflector.renew(60_000); // a fresh stream: left alone
-    reflector.renew(0);
+    reflector.renew(30_000); // a fresh stream: left alone
+    clock.advance(29_999);
+    reflector.renew(30_000); // younger than the bound: left alone
+    expect(seen).toEqual(["watch"]);
+    clock.advance(1);
+    reflector.renew(30_000);
     expect((await upstream.watch(2)).from).toBe(11);
     expect(handler.states.map(([state]) => state)).not.toContain("backoff");
     expect(handler.lists).toHaveLength(1);

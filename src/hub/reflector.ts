@@ -11,6 +11,7 @@ import { parseEventLine } from "../k8s/event.ts";
 import { LineSplitter } from "../k8s/ndjson.ts";
 import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
+import { realClock, type Cancel, type Clock } from "./clock.ts";
 
 export interface ListedCollection {
   /** `PodList`, `WidgetList`, ... */
@@ -55,6 +56,8 @@ export interface ReflectorOptions {
   observer: UpstreamObserver;
   /** Retry delays after failures (client-go's reflector's by default). */
   backoff?: { initialMs: number; maxMs: number };
+  /** Stalls, backoff sleeps and stream ages are timed on it (the runtime's by default). */
+  clock?: Clock;
 }
 
 /** An upstream failure: an HTTP status (0 for a connection error) and what the server said. */
@@ -81,6 +84,7 @@ export class Reflector {
   readonly #handler: ReflectorHandler;
   readonly #options: ReflectorOptions;
   readonly #backoff: Backoff;
+  readonly #clock: Clock;
   #running: Promise<void> | undefined;
   #stopped = true;
   #abort: AbortController | undefined;
@@ -100,6 +104,7 @@ export class Reflector {
     this.#handler = handler;
     this.#options = options;
     this.#backoff = new Backoff({ ...(options.backoff ?? REFLECTOR_BACKOFF), random: options.random });
+    this.#clock = options.clock ?? realClock;
   }
 
   /** Started and not stopped (a stopped loop may take a moment to wind down). */
@@ -140,7 +145,7 @@ export class Reflector {
    * invocation's reads outlive its CPU limit. Subscribers notice nothing.
    */
   renew(maxAgeMs: number): void {
-    if (this.#streamSince === 0 || Date.now() - this.#streamSince < maxAgeMs || this.#renewing) return;
+    if (this.#streamSince === 0 || this.#clock.now() - this.#streamSince < maxAgeMs || this.#renewing) return;
     this.#renewing = true;
     this.#options.observer.renewed();
     this.#abort?.abort();
@@ -185,7 +190,7 @@ export class Reflector {
           }
         }
         if (this.#refresh) continue; // asked again while checking
-        const started = Date.now();
+        const started = this.#clock.now();
         observer.watch(watched);
         watched = true;
         const { outcome, received } = await this.#watch(this.#handler.resumeVersion() ?? 0);
@@ -196,7 +201,7 @@ export class Reflector {
         }
         // A stream that closed at once with nothing in it is a failure, not a healthy end:
         // without backoff it would become a hot loop against the API server.
-        if (!received && Date.now() - started < 1000) throw new UpstreamError(0, "the watch closed immediately");
+        if (!received && this.#clock.now() - started < 1000) throw new UpstreamError(0, "the watch closed immediately");
       } catch (e) {
         if (this.#stopped) break;
         if (this.#refresh) continue; // the watch was ended for a refresh, not by a fault
@@ -257,7 +262,7 @@ export class Reflector {
 
   async #request(url: string, signal?: AbortSignal): Promise<Response> {
     const response = await this.#upstream.fetch(url, signal ? { signal } : undefined);
-    this.#lastActivity = Date.now();
+    this.#lastActivity = this.#clock.now();
     if (response.ok) return response;
     const text = await response.text().catch(() => "");
     let message = text.slice(0, 300);
@@ -266,13 +271,13 @@ export class Reflector {
     } catch {
       // not a Status: keep the raw text
     }
-    throw new UpstreamError(response.status, `upstream ${response.status} for ${url}: ${message}`, retryAfterMs(response.headers.get("retry-after")));
+    throw new UpstreamError(response.status, `upstream ${response.status} for ${url}: ${message}`, retryAfterMs(response.headers.get("retry-after"), this.#clock.now()));
   }
 
   async #watch(from: number): Promise<{ outcome: WatchOutcome; received: boolean }> {
     const abort = new AbortController();
     this.#abort = abort;
-    this.#streamSince = Date.now();
+    this.#streamSince = this.#clock.now();
     this.#renewing = false;
     const url = upstreamCollectionUrl(this.#key, {
       watch: "1",
@@ -282,14 +287,13 @@ export class Reflector {
     });
     // One timer for the whole stream, re-armed only when it fires: moving it on every chunk
     // costs more than the rest of reading the chunk.
-    this.#lastActivity = Date.now();
-    let stall: ReturnType<typeof setTimeout> | undefined;
+    this.#lastActivity = this.#clock.now();
     const check = () => {
-      const quiet = Date.now() - this.#lastActivity;
+      const quiet = this.#clock.now() - this.#lastActivity;
       if (quiet >= this.#options.stallMs) abort.abort(new StallError(0, `no data from the upstream watch for ${this.#options.stallMs} ms`));
-      else stall = setTimeout(check, this.#options.stallMs - quiet);
+      else stall = this.#clock.after(this.#options.stallMs - quiet, check);
     };
-    stall = setTimeout(check, this.#options.stallMs);
+    let stall: Cancel = this.#clock.after(this.#options.stallMs, check);
     let received = false;
     try {
       let response: Response;
@@ -308,7 +312,7 @@ export class Reflector {
           throw abort.signal.reason instanceof UpstreamError ? abort.signal.reason : e;
         });
         if (done) return { outcome: "ended", received };
-        this.#lastActivity = Date.now();
+        this.#lastActivity = this.#clock.now();
         if (!received) {
           // The stream works: a later failure is a new fault, retried quickly, not the next
           // step of an escalating backoff.
@@ -333,7 +337,7 @@ export class Reflector {
         this.#deliver(batch);
       }
     } finally {
-      if (stall !== undefined) clearTimeout(stall);
+      stall();
       abort.abort();
       this.#abort = undefined;
       this.#streamSince = 0;
@@ -346,9 +350,9 @@ export class Reflector {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
+      const cancel = this.#clock.after(ms, done);
       function done() {
-        clearTimeout(timer);
+        cancel();
         resolve();
       }
       this.#wake = done;

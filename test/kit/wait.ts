@@ -29,3 +29,29 @@ export async function within<T>(promise: Promise<T>, what: string, ms = SAFETY_T
     if (timer !== undefined) clearTimeout(timer);
   }
 }
+
+/**
+ * Conditions on a test double's state, awaited: the double calls `changed()` whenever its state
+ * changes, and `until` looks again then, never on a timer.
+ */
+export class Changes {
+  readonly #ms: number;
+  #waiters: Array<() => void> = [];
+
+  /** `ms`: how long `until` waits before it fails (under a unit test's own timeout, for its message). */
+  constructor(ms = SAFETY_TIMEOUT_MS) {
+    this.#ms = ms;
+  }
+
+  changed(): void {
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  /** Resolves once `done()` holds, checked now and at each change; fails naming `what` after the deadline. */
+  until(what: string, done: () => boolean): Promise<void> {
+    const held = async () => {
+      while (!done()) await new Promise<void>((wake) => this.#waiters.push(wake));
+    };
+    return within(held(), what, this.#ms);
+  }
+}
