@@ -110,7 +110,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     }
     switch (hubRequest.verb) {
       case "list":
-        return serveList(parts.reader, hubRequest.key, hubRequest.options, Date.now());
+        return serveList(parts.reader, hubRequest.key, hubRequest.options, parts.clock.now());
       case "get":
         return serveGet(parts.reader, hubRequest.key, hubRequest.name);
       case "watch":
