@@ -244,26 +244,13 @@ export function stormTable(rows: StormRow[]): string {
   );
 }
 
+/** The live-delivery columns the keys and sockets tables share; `per` names who the offered rate is multiplied by (S subscribers, W watches). */
+const deliveryHeaders = (per: string) => ["delivered/s", `% of ${per}×upstream`, "events/msg", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %"];
+const deliveryCells = (r: KeysRow | SocketsRow): Cell[] => [r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct];
+
 export function keysTable(rows: KeysRow[]): string {
   return table(
-    [
-      "system",
-      "transport",
-      "keys",
-      "subscribers",
-      "upstream watches",
-      "RSS/key KB",
-      "heap/key KB",
-      "delivered/s",
-      "% of S×upstream",
-      "events/msg",
-      "p50 ms",
-      "p99 ms",
-      "CPU µs/event",
-      "server CPU %",
-      "API server CPU %",
-      "others' CPU %",
-    ],
+    ["system", "transport", "keys", "subscribers", "upstream watches", "RSS/key KB", "heap/key KB", ...deliveryHeaders("S"), "API server CPU %", "others' CPU %"],
     rows.map((r) => [
       r.system,
       r.transport,
@@ -272,13 +259,7 @@ export function keysTable(rows: KeysRow[]): string {
       r.upstreamWatches,
       memoryGrowth(r.memPerKeyKB),
       memoryGrowth(r.heapPerKeyKB),
-      r.deliveredPerSec,
-      r.deliveredPct,
-      r.eventsPerMessage,
-      r.p50Ms,
-      r.p99Ms,
-      r.cpuUsPerEvent,
-      r.serverCpuPct,
+      ...deliveryCells(r),
       r.upstreamCpuPct,
       r.otherLoadPct,
     ]),
@@ -287,39 +268,16 @@ export function keysTable(rows: KeysRow[]): string {
 
 export function socketsTable(rows: SocketsRow[]): string {
   return table(
-    [
-      "system",
-      "clients",
-      "watches/client",
-      "WebSockets",
-      "upstream watches",
-      "RSS/client KB",
-      "heap/client KB",
-      "delivered/s",
-      "% of W×upstream",
-      "events/msg",
-      "p50 ms",
-      "p99 ms",
-      "CPU µs/event",
-      "server CPU %",
-      "cut off",
-      "others' CPU %",
-    ],
+    ["system", "clients", "watches/client", "WebSockets", "upstream watches", "RSS/client KB", "heap/client KB", ...deliveryHeaders("W"), "cut off", "others' CPU %"],
     rows.map((r) => [
       r.system,
       r.clients,
       r.watchesPerClient,
       r.sockets,
       r.upstreamWatches,
-      r.memPerClientKB,
-      r.heapPerClientKB,
-      r.deliveredPerSec,
-      r.deliveredPct,
-      r.eventsPerMessage,
-      r.p50Ms,
-      r.p99Ms,
-      r.cpuUsPerEvent,
-      r.serverCpuPct,
+      memoryGrowth(r.memPerClientKB),
+      memoryGrowth(r.heapPerClientKB),
+      ...deliveryCells(r),
       r.cutOffs,
       r.otherLoadPct,
     ]),
