@@ -83,14 +83,12 @@ export class Session {
       response = await this.#open(link.op);
     } catch (e) {
       this.#log("watch failed to open", { id: link.id, error: String(e) });
-      // Unwatched, or the client left, while it was opening: its CLOSED has gone out already.
-      if (!link.ended) this.#fail(link, internalError("the relay failed to open the watch"), CLOSE.normal);
+      this.#fail(link, internalError("the relay failed to open the watch"), CLOSE.normal);
       return;
     }
     const socket = response.webSocket;
     if (response.status !== 101 || !socket) {
-      const status = await statusOf(response);
-      if (!link.ended) this.#fail(link, status, CLOSE.normal);
+      this.#fail(link, await statusOf(response), CLOSE.normal);
       return;
     }
     socket.accept();
@@ -121,8 +119,12 @@ export class Session {
     this.#finish(link, code, reason);
   }
 
-  /** A watch that could not start, or was refused: its ERROR and CLOSED. */
+  /**
+   * A watch that could not start, or was refused: its ERROR and CLOSED. Not for one already
+   * ended (unwatched, or the client left, while it was opening): its CLOSED has gone out.
+   */
   #fail(link: Link, status: Status, code: number): void {
+    if (link.ended) return;
     link.end(code, status.message ?? "failed");
     this.#sendOwn(failureLine(status, link.id));
     this.#finish(link, code, status.message ?? "failed");
