@@ -146,11 +146,14 @@ export class Fanout {
 
   /** Send a BOOKMARK at the head to every caught-up subscriber that asked for them and is behind it. */
   bookmarks(): void {
-    const window = this.#source.window;
     let line: string | undefined;
-    for (const subscriber of this.#subscribers) {
-      if (!subscriber.options.bookmarks || subscriber.initial || subscriber.position >= window.head || window.hasEventsAfter(subscriber.position)) continue;
-      if (subscriber.sink.closed) continue;
+    for (const subscriber of [...this.#subscribers]) {
+      if (!this.#behindOnlyByBookmark(subscriber)) continue;
+      // The slow tick is where a quiet hub finds a socket that died without its close arriving.
+      if (!subscriber.sink.alive()) {
+        this.detach(subscriber);
+        continue;
+      }
       line = this.#toHead(subscriber, line);
     }
   }
@@ -305,8 +308,13 @@ export class Fanout {
 
   /** `timeoutSeconds` reached: a last bookmark if it has everything (so the client resumes cheaply), then a clean end. */
   #expire(subscriber: Subscriber): void {
-    const window = this.#source.window;
-    if (subscriber.options.bookmarks && !subscriber.initial && !window.hasEventsAfter(subscriber.position) && subscriber.position < window.head) this.#toHead(subscriber);
+    if (this.#behindOnlyByBookmark(subscriber)) this.#toHead(subscriber);
     this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });
+  }
+
+  /** It asked for bookmarks, has every event, and the head has moved past it by bookmarks alone. */
+  #behindOnlyByBookmark(subscriber: Subscriber): boolean {
+    const window = this.#source.window;
+    return subscriber.options.bookmarks && !subscriber.initial && subscriber.position < window.head && !window.hasEventsAfter(subscriber.position);
   }
 }
