@@ -20,8 +20,6 @@ export interface CachedObject {
 export interface ObjectEvent {
   readonly type: "ADDED" | "MODIFIED" | "DELETED";
   readonly object: CachedObject;
-  /** The object `json` serialises, when at hand: a delta is computed from it without parsing `json` again. */
-  readonly parsed?: KubeObject;
 }
 
 export class ObjectCache {

@@ -27,14 +27,17 @@ export interface FeedListener {
   reset(start: number): void;
 }
 
+/** A change to commit; from the upstream's watch it comes with the object as parsed (relist differences do not). */
+type Change = ObjectEvent & { readonly parsed?: KubeObject };
+
 export interface FeedSettings {
   windowEvents: number;
   windowBytes: number;
   upstreamStallMs: number;
   stripManagedFields: boolean;
   /**
-   * How long events that arrive while others are being taken in wait to be committed with them
-   * (ms); the hub makes it grow with what one commit costs it to fan out.
+   * How long the first uncommitted event waits for others to join its commit (ms); the hub makes
+   * it grow with what one commit costs it to fan out.
    */
   coalesceMs: () => number;
   /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
@@ -255,8 +258,8 @@ export class Feed implements ReflectorHandler {
     const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
     const objects: CachedObject[] = [];
     for (const item of list.items) {
-      const object = this.#toCached(this.#relayed(item, identity));
-      if (object) objects.push(object);
+      const taken = this.#take(item, identity);
+      if (taken) objects.push(taken.object);
     }
     this.#live = true;
     this.#current = true;
@@ -308,7 +311,7 @@ export class Feed implements ReflectorHandler {
     this.#pending = [];
     const identity = this.#identity;
     if (!identity) return;
-    const changes: ObjectEvent[] = [];
+    const changes: Change[] = [];
     let head = this.window.head;
     for (const event of batch) {
       const rv = objectVersion(event.object);
@@ -319,9 +322,8 @@ export class Feed implements ReflectorHandler {
       } else if (rv <= head) {
         this.#log("skipped an upstream event the hub already has", { type: event.type, rv, head });
       } else {
-        const parsed = this.#relayed(event.object, identity);
-        const object = this.#toCached(parsed);
-        if (object) changes.push({ type: event.type as ObjectEvent["type"], object, parsed });
+        const taken = this.#take(event.object, identity);
+        if (taken) changes.push({ type: event.type as ObjectEvent["type"], ...taken });
         head = rv;
       }
     }
@@ -348,7 +350,7 @@ export class Feed implements ReflectorHandler {
   }
 
   /** Apply changes (in RV order) to cache, window and storage, then publish them. */
-  #commit(changes: readonly ObjectEvent[], head: number): void {
+  #commit(changes: readonly Change[], head: number): void {
     const appended: WindowEvent[] = [];
     const tombstones: Tombstone[] = [];
     let evictedTo: number | undefined;
@@ -397,22 +399,21 @@ export class Feed implements ReflectorHandler {
     return { rv: this.window.head, changed, removed };
   }
 
-  /** An upstream object as the relay serves it. */
-  #relayed(item: KubeObject, identity: HubIdentity): KubeObject {
+  /**
+   * An upstream object as the relay serves it (kind and apiVersion set, managedFields dropped),
+   * cached, and as parsed; `undefined`, logged, without a uid, name or resourceVersion.
+   */
+  #take(item: KubeObject, identity: HubIdentity): { object: CachedObject; parsed: KubeObject } | undefined {
     // Built-in list items come without kind/apiVersion; every watch event object needs them.
-    const object = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
+    const parsed = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
     // Who wrote which field is the API server's business, and a large share of every object.
-    if (this.#stripManagedFields && object.metadata?.managedFields) {
-      // Removed, not set to undefined: deltas are computed from this object as well as its JSON.
-      const { managedFields: _, ...metadata } = object.metadata;
-      object.metadata = metadata;
+    if (this.#stripManagedFields && parsed.metadata?.managedFields) {
+      // Removed, not set to undefined: a delta is computed from this object, not from its JSON.
+      const { managedFields: _, ...metadata } = parsed.metadata;
+      parsed.metadata = metadata;
     }
-    return object;
-  }
-
-  #toCached(object: KubeObject): CachedObject | undefined {
-    const cached = toCachedObject(object);
-    if (!cached) this.#log("skipped an upstream object without uid, name or resourceVersion");
-    return cached;
+    const object = toCachedObject(parsed);
+    if (!object) this.#log("skipped an upstream object without uid, name or resourceVersion");
+    return object && { object, parsed };
   }
 }
