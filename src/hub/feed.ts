@@ -93,7 +93,7 @@ export class Feed implements ReflectorHandler {
   readonly #clock: Clock;
   readonly #coalesceMs: () => number;
   readonly #wantDeltas: () => boolean;
-  readonly #versionWaiters = new VersionWaiters();
+  readonly #versionWaiters: VersionWaiters;
   /** Net changes can be told from after this resourceVersion on (see `storage.ts`). */
   #horizon = 0;
   #lastInitial: InitialEvents | undefined;
@@ -104,6 +104,7 @@ export class Feed implements ReflectorHandler {
   constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log, clock: Clock = realClock) {
     this.#key = key;
     this.#clock = clock;
+    this.#versionWaiters = new VersionWaiters((ms, run) => clock.after(ms, run));
     this.#storage = storage;
     this.#listener = listener;
     this.#log = log;

@@ -14,6 +14,7 @@ import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logger, type Log } from "../log.ts";
 import { admitWatch } from "./admission.ts";
+import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
@@ -104,7 +105,7 @@ export class WatchHub extends DurableObject<HubEnv> {
       if (refused) return statusResponse(refused);
     }
     try {
-      await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS);
+      await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS, parts.clock);
     } catch (e) {
       return statusResponse(unavailable(e));
     }
@@ -142,12 +143,12 @@ export class WatchHub extends DurableObject<HubEnv> {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock): Promise<T> {
+  let cancel = () => {};
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new UpstreamError(0, `the upstream API server has not answered within ${ms / 1000} s`)), ms);
+    cancel = clock.after(ms, () => reject(new UpstreamError(0, `the upstream API server has not answered within ${ms / 1000} s`)));
   });
-  return Promise.race([promise, timeout]).finally(() => timer !== undefined && clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(cancel);
 }
 
 /** The Status a subscriber gets when the hub cannot serve it because of the upstream. */

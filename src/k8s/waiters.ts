@@ -5,8 +5,21 @@
  * the version calls `reached`, and every waiter at or below it is released.
  */
 
+/** Runs `run` after `ms`; returns what cancels it (the hub passes its clock's, tests their own). */
+export type After = (ms: number, run: () => void) => () => void;
+
+const runtimeAfter: After = (ms, run) => {
+  const timer = setTimeout(run, ms);
+  return () => clearTimeout(timer);
+};
+
 export class VersionWaiters {
   #waiters: Array<{ rv: number; resolve: (reached: boolean) => void }> = [];
+  readonly #after: After;
+
+  constructor(after: After = runtimeAfter) {
+    this.#after = after;
+  }
 
   /** Resolves `true` once `reached(n)` is called with `n >= rv` (at once if `current` already is), `false` after `ms`. */
   wait(current: number, rv: number, ms: number): Promise<boolean> {
@@ -15,14 +28,14 @@ export class VersionWaiters {
       const waiter = {
         rv,
         resolve: (reached: boolean) => {
-          clearTimeout(timer);
+          cancel();
           resolve(reached);
         },
       };
-      const timer = setTimeout(() => {
+      const cancel = this.#after(ms, () => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
         resolve(false);
-      }, ms);
+      });
       this.#waiters.push(waiter);
     });
   }
