@@ -6,14 +6,24 @@
  * and the panel says so.
  */
 import { humanDuration } from "../../k8s/table.ts";
-import type { HubIndexEntry } from "../../metrics/report.ts";
 import { authorization } from "../transport.ts";
 import { plural } from "./format.ts";
 
 const POLL_MS = 3000;
 
-/** What the page shows of a `/_relay/hubs` entry. */
-type HubEntry = Pick<HubIndexEntry, "key" | "upstream" | "subscribers" | "window" | "objects" | "lastEventAgeSeconds" | "lastError">;
+/**
+ * What the page reads of a `/_relay/hubs` entry (the relay's `HubIndexEntry`, of which the page
+ * reads only these fields: the client shares only `k8s` with the relay's code).
+ */
+interface HubEntry {
+  key: string;
+  upstream: string;
+  subscribers: { websocket: number; http: number };
+  window: { events: number; head: number };
+  objects: number;
+  lastEventAgeSeconds?: number | undefined;
+  lastError?: { status: number; message: string } | undefined;
+}
 
 function cell(row: HTMLTableRowElement, className: string, text: string, title?: string): void {
   const td = row.insertCell();
