@@ -22,6 +22,7 @@ import { parseArgs, promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { unstable_readConfig } from "wrangler";
+import { DEFAULT_WATCH_RENEW_SECONDS, HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { buildClient } from "./build-client.ts";
 
 const MiB = 1024 * 1024;
@@ -43,9 +44,6 @@ export const PLANS: Record<"free" | "paid", DeployLimits> = {
 /** Default CPU limit per invocation, and the most `limits.cpu_ms` may ask. */
 const DEFAULT_CPU_MS = 30_000;
 const MAX_CPU_MS = 300_000;
-/** The hub's heartbeat (src/hub/lifecycle.ts) and WATCH_RENEW_SECONDS's default (src/config.ts). */
-const HEARTBEAT_MS = 30_000;
-const DEFAULT_RENEW_SECONDS = 240;
 const MIN_COMPATIBILITY_DATE = "2026-10-01";
 
 export interface DeployReport {
@@ -167,7 +165,7 @@ export async function checkDeploy(configPath: string, limits: DeployLimits): Pro
     summary.push(`Durable Objects: ${bindings.map((b) => `${b.name} → ${b.class_name}`).join(", ")}; migrations ${migrations.map((m) => m.tag).join(", ")}`);
 
     const cpuMs = config.limits?.cpu_ms ?? DEFAULT_CPU_MS;
-    const renewSeconds = Number((config.vars as Record<string, unknown>).WATCH_RENEW_SECONDS ?? DEFAULT_RENEW_SECONDS);
+    const renewSeconds = Number((config.vars as Record<string, unknown>).WATCH_RENEW_SECONDS ?? DEFAULT_WATCH_RENEW_SECONDS);
     const readMs = renewSeconds * 1000 + HEARTBEAT_MS;
     summary.push(`CPU: ${cpuMs} ms per invocation; an upstream stream is read for at most ${readMs} ms before the heartbeat renews it`);
     if (cpuMs > MAX_CPU_MS) problems.push(`limits.cpu_ms is ${cpuMs}; Workers allow at most ${MAX_CPU_MS}`);

@@ -3,6 +3,7 @@
  * Typed settings from the Worker's variables. Numbers fall back to their defaults when unset;
  * a malformed value is a configuration error that names the variable.
  */
+import { DEFAULT_WATCH_RENEW_SECONDS } from "./heartbeat.ts";
 import type { Vars } from "./vars.ts";
 
 export class ConfigError extends Error {}
@@ -51,7 +52,7 @@ export function hubSettings(env: Vars): HubSettings {
     bookmarkIntervalMs: int(env, "BOOKMARK_INTERVAL_SECONDS", 60, 1) * 1000,
     upstreamStallMs: int(env, "UPSTREAM_STALL_SECONDS", 120, 1) * 1000,
     idleGraceMs: int(env, "IDLE_GRACE_SECONDS", 60, 0) * 1000,
-    watchRenewMs: int(env, "WATCH_RENEW_SECONDS", 240, 0) * 1000,
+    watchRenewMs: int(env, "WATCH_RENEW_SECONDS", DEFAULT_WATCH_RENEW_SECONDS, 0) * 1000,
     maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
     stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",

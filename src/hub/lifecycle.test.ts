@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "./clock.fake.ts";
-import { HEARTBEAT_MS, Lifecycle, type LifecycleParts } from "./lifecycle.ts";
+import { HEARTBEAT_MS } from "../heartbeat.ts";
+import { Lifecycle, type LifecycleParts } from "./lifecycle.ts";
 
 function hub() {
   const state = { watching: false, subscribers: 0, alarm: null as number | null, bookmarks: 0, renewals: 0, released: 0, stops: 0, starts: 0, streamRenewals: 0 };

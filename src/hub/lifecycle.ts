@@ -9,10 +9,8 @@
  * leave a watch running without the clock that stops it.
  */
 import type { Log } from "../log.ts";
+import { HEARTBEAT_MS } from "../heartbeat.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
-
-/** Workers evict an object that does nothing for 70-140 s: an active hub beats more often. */
-export const HEARTBEAT_MS = 30_000;
 
 export interface LifecycleParts {
   /** Whether the upstream watch runs, and its controls; `renew` ends an old upstream stream so that it is read on in the alarm's invocation. */

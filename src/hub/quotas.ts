@@ -11,6 +11,7 @@
  * claims of one subject from one hub are made one after another, so two subscriptions that
  * arrive together can never both be counted as the same one.
  */
+import { HEARTBEAT_MS } from "../heartbeat.ts";
 import type { QuotaName } from "../metrics/catalog.ts";
 import type { Quota } from "../quota/quota.ts";
 import { tooManyRequests } from "../k8s/status.ts";
@@ -18,7 +19,7 @@ import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 
 /** A claim outlives three missed heartbeats before a crashed hub's share is given back. */
-export const LEASE_MS = 90_000;
+export const LEASE_MS = 3 * HEARTBEAT_MS;
 
 export interface QuotaLimits {
   maxHubs: number;

@@ -15,7 +15,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Vars } from "../vars.ts";
-import { HEARTBEAT_MS } from "../hub/lifecycle.ts";
+import { HEARTBEAT_MS } from "../heartbeat.ts";
 import { FAMILIES, type FamilyId } from "./catalog.ts";
 import { exposition } from "./exposition.ts";
 import { MetricSet, parseSeries, type MetricValues } from "./metric-set.ts";
@@ -28,7 +28,7 @@ export const REGISTRY = "relay";
  * A hub not heard from for three heartbeats is gone (evicted or crashed without a last report):
  * it leaves the gauges and the index. Its counts up to its last report stay in the totals.
  */
-export const HUB_REPORT_STALE_MS = 3 * HEARTBEAT_MS;
+const HUB_REPORT_STALE_MS = 3 * HEARTBEAT_MS;
 
 export class MetricsRegistry extends DurableObject<Vars> {
   readonly #totals = new MetricSet();
