@@ -50,8 +50,9 @@ export function operator({ gate, auth, metrics }: OperatorDeps): Hono<{ Bindings
 
   app.get("/metrics", async (c) => {
     const env = c.env;
-    // The front door as the gate has it; a refusal here is counted once, by the gate below.
-    const scraper = frontDoor(env, c.req.raw, () => undefined).ok && (await isMetricsToken(env, c.req.raw));
+    // Only a request bearing the metrics token is checked here (the front door as the gate has
+    // it, uncounted); any other goes through the gate below, which counts its refusal.
+    const scraper = (await isMetricsToken(env, c.req.raw)) && frontDoor(env, c.req.raw, () => undefined).ok;
     if (!scraper) {
       const refused = await refusal(env, c.req.raw, READ_METRICS);
       if (refused) return refused;

@@ -40,8 +40,9 @@ export class HubReporter {
   #announced = false;
   /** Whether the last report counted any subscriber. */
   #hadSubscribers = false;
-  /** Deliveries, counted here on the fan-out's hot path and folded into the counts at each report. */
+  /** Events committed since the last report. */
   #committed = 0;
+  /** Deliveries, counted here on the fan-out's hot path and folded into the counts at each report. */
   readonly #sent: Record<Transport, { events: number; messages: number }> = { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } };
   view: HubView | undefined;
 
