@@ -97,7 +97,7 @@ class Subscriber {
    * something (its initial state, or its failure), so `open` waits for that.
    */
   unheard: Set<number> | undefined;
-  onHeard: (() => void) | undefined;
+  onHeard: ((error?: Error) => void) | undefined;
   caughtUpAt: number | undefined;
   /** Bytes received since the last `resume` began, until caught up. */
   catchUpBytes = 0;
@@ -335,9 +335,11 @@ class LoadGenerator {
         if (sub.spec.watches && !resume) {
           const unheard = (sub.unheard = new Set(sub.spec.watches.keys()));
           const timer = setTimeout(() => reject(new Error(`${unheard.size} of its watches said nothing within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
-          sub.onHeard = () => {
+          sub.onHeard = (error) => {
             clearTimeout(timer);
-            resolve();
+            sub.onHeard = undefined;
+            if (error) reject(error);
+            else resolve();
           };
         }
         sub.spec.watches?.forEach((_, id) => this.#watch(sub, id, resume));
@@ -361,7 +363,7 @@ class LoadGenerator {
       });
       socket.on("close", (code) => {
         if (!opened) return reject(new Error(`closed before opening (${code})`));
-        if (sub.unheard) reject(new Error(`closed (${code}) before ${sub.unheard.size} of its watches said anything`));
+        if (sub.unheard) sub.onHeard?.(new Error(`closed (${code}) before ${sub.unheard.size} of its watches said anything`));
         sub.unheard = undefined;
         sub.socket = undefined;
         this.#closed(sub, code === 4008);

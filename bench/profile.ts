@@ -88,11 +88,16 @@ export async function profileRelay(context: Context, relay: System, inspector: I
   const cpu = cpuMeter(relay.pids);
   const syncWait = syncWaitMeter(relay.pids[0] as number);
   const started = performance.now();
-  await loadgens.measure();
-  await sleep(ms);
-  const { profile } = await inspector.call<{ profile: CpuProfile }>("Profiler.stop");
+  let syncWaitPct: number | undefined;
+  let profile: CpuProfile;
+  try {
+    await loadgens.measure();
+    await sleep(ms);
+    ({ profile } = await inspector.call<{ profile: CpuProfile }>("Profiler.stop"));
+  } finally {
+    syncWaitPct = syncWait();
+  }
   const processCpuMs = (cpu() * (performance.now() - started)) / 100;
-  const syncWaitPct = syncWait();
   const delivered = await loadgens.report();
   await sim.churn(0);
   await loadgens.close();
