@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, portClosed, waitForOutput } from "./harness.ts";
+import { freePorts, portClosed, waitForOutput } from "./harness.ts";
 
 interface Dev {
   child: ChildProcess;
@@ -45,7 +45,7 @@ afterAll(async () => {
 
 describe("npm run dev", () => {
   it("two started at the same moment on different ports both serve", async () => {
-    const ports = [await freePort(), await freePort()];
+    const ports = await freePorts(2);
     devs.push(...ports.map(dev));
     await Promise.all(devs.map((d) => waitForOutput(d.child, d.output, /Ready on http:\/\/\S+/, 90_000)));
     for (const { port, output } of devs) {

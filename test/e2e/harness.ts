@@ -11,13 +11,16 @@ import { procStat } from "../../scripts/proc.ts";
 import { LineReader } from "../kit/lines.ts";
 
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  await once(server, "close");
-  return port;
+  return (await freePorts(1))[0] as number;
+}
+
+/** `n` distinct free ports: each held until all are chosen, so two can never be the same. */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => createServer().listen(0, "127.0.0.1"));
+  await Promise.all(servers.map((server) => once(server, "listening")));
+  const ports = servers.map((server) => (server.address() as { port: number }).port);
+  await Promise.all(servers.map((server) => new Promise((closed) => server.close(closed))));
+  return ports;
 }
 
 /** Wait until `output()` contains `text`, failing with the output so far after `ms`. */
