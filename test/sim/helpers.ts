@@ -27,8 +27,6 @@ export async function request<T = any>(url: string, init: RequestInit = {}): Pro
 export const sendJson = (url: string, method: string, body: unknown, contentType = "application/json") =>
   request(url, { method, headers: { "Content-Type": contentType }, body: JSON.stringify(body) });
 
-export const podNames = (objects: KubeObject[]): string[] => objects.map((o) => o.metadata?.name ?? "");
-
 /** A minimal pod manifest for writes. */
 export function podManifest(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject {
   return {

@@ -33,11 +33,11 @@ describe("paging", () => {
     // live serves a consistent read at once, its lag the stream's transit (DESIGN.md, invariant 8).
     // A watch from the first page's resourceVersion sees them when the hub has committed them.
     const watch = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${first.metadata.resourceVersion}`);
-    for (;;) {
-      const event = await watch.events.next();
-      if (event.type === "ADDED" && event.object.metadata?.name === "p9") break;
+    try {
+      await watch.events.until((event) => event.type === "ADDED" && event.object.metadata?.name === "p9", "p9 at the hub");
+    } finally {
+      watch.close();
     }
-    watch.close();
     const fresh = (await (await relay(podsPath(ns))).json()) as List;
     expect(fresh.items.map((o) => o.metadata!.name)).toEqual(["p0", "p1", "p2", "p3", "p5", "p6", "p9"]);
   });
