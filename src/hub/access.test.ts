@@ -9,7 +9,7 @@ import { Subscriber, type Sink } from "./subscriber.ts";
 
 const access: Access = { cluster: "c", verb: "watch", group: "", resource: "pods", namespace: "team-a" };
 const sink = {} as Sink;
-const subscriber = () => new Subscriber(sink, 0, { bookmarks: false, deadline: undefined });
+const subscriber = () => new Subscriber(sink, 0, { bookmarks: false, timeoutMs: undefined });
 const INTERVAL_MS = 1000;
 
 function guard(answer: () => Review<boolean>) {

@@ -11,7 +11,6 @@ import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "
 import type { Status } from "../k8s/types.ts";
 import { BATCH_PROTOCOL, CLOSE, DELTA_PROTOCOL } from "../k8s/websocket.ts";
 import type { AccessGuard } from "./access.ts";
-import type { Clock } from "./clock.ts";
 import type { ResumeOutcome } from "../metrics/catalog.ts";
 import type { Fanout } from "./fanout.ts";
 import type { Feed } from "./feed.ts";
@@ -22,8 +21,6 @@ import type { HubSockets } from "./sockets.ts";
 import { HttpSink, LineBatch, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
 
 export interface AdmissionParts {
-  /** The fan-out's: a stream's deadline is a time on it. */
-  clock: Clock;
   feed: Feed;
   fanout: Fanout;
   quotas: HubQuotas;
@@ -93,7 +90,7 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
         ? feed.netChangesAfter(requested.rv)
         : undefined;
   const deltasAfter = websocket && request.protocol === DELTA_PROTOCOL ? feed.window.head : undefined;
-  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, deadline: deadlineOf(options, parts.clock.now()), grant }, first);
+  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant }, first);
   if (grant) guard.add(subscriber, grant);
   if (opened.sink instanceof WebSocketSink) sockets.register(opened.sink, subscriber);
   feed.start();
@@ -115,8 +112,7 @@ function httpStream(onGone: () => void, onDrained: () => void): { sink: HttpSink
   return { sink, response };
 }
 
-/** `timeoutSeconds`, or the API server's default: a random time in [30, 60) minutes, after `now`. */
-function deadlineOf(options: WatchOptions, now: number): number {
-  const seconds = options.timeoutSeconds ?? 1800 + Math.floor(Math.random() * 1800);
-  return now + seconds * 1000;
+/** `timeoutSeconds`, or the API server's default: a random time in [30, 60) minutes. */
+function timeoutOf(options: WatchOptions): number {
+  return (options.timeoutSeconds ?? 1800 + Math.floor(Math.random() * 1800)) * 1000;
 }

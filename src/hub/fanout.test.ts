@@ -31,7 +31,7 @@ class RecordingSink implements Sink {
   }
 }
 
-const options: SubscriberOptions = { bookmarks: false, deadline: undefined };
+const options: SubscriberOptions = { bookmarks: false, timeoutMs: undefined };
 const line = (rv: number, size = 100) => `{"rv":${rv},"pad":"${"x".repeat(size)}"}\n`;
 
 function setup(events: number, size = 100, budget = 4 * 1024 * 1024) {
@@ -150,9 +150,9 @@ describe("Fanout", () => {
     expect(resumed.subscriber.position).toBe(9);
   });
 
-  it("ends a stream at its deadline (timeoutSeconds) on the clock it was given, not before", () => {
+  it("ends a stream at its timeout (timeoutSeconds) on the clock it was given, not before", () => {
     const { clock, subscribe } = setup(1);
-    const timed = subscribe(0, { deadline: clock.now() + 5000 });
+    const timed = subscribe(0, { timeoutMs: 5000 });
     clock.turn();
     clock.advance(4999);
     expect(timed.sink.closed).toBe(false);

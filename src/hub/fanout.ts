@@ -112,13 +112,8 @@ export class Fanout {
   attach(subscriber: Subscriber): void {
     this.#subscribers.add(subscriber);
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
-    const deadline = subscriber.options.deadline;
-    if (deadline !== undefined) {
-      this.#deadlines.set(
-        subscriber,
-        this.#clock.after(Math.max(0, deadline - this.#clock.now()), () => this.#expire(subscriber)),
-      );
-    }
+    const timeoutMs = subscriber.options.timeoutMs;
+    if (timeoutMs !== undefined) this.#deadlines.set(subscriber, this.#clock.after(timeoutMs, () => this.#expire(subscriber)));
     this.#schedule(0);
   }
 

@@ -1,7 +1,7 @@
 /**
  * @module
  * One subscriber: where it is (the resourceVersion it has been sent up to), what it asked for
- * (bookmarks, the initial state, a deadline), and the sink its events go to. Two sinks share one
+ * (bookmarks, the initial state, a timeout), and the sink its events go to. Two sinks share one
  * interface: a hibernatable WebSocket (one text frame per event) and an HTTP chunked stream
  * (one write per batch). Each tracks its backlog — what was sent but not yet taken by the
  * client — which is what the send budget bounds (invariant 5).
@@ -284,8 +284,8 @@ export interface SubscriberOptions {
    * resourceVersion: where it was brought by its first events. A replay before it goes whole.
    */
   deltasAfter?: number | undefined;
-  /** When the stream ends (`timeoutSeconds`), epoch ms. */
-  deadline: number | undefined;
+  /** How long the stream runs from when it is attached (`timeoutSeconds`), ms. */
+  timeoutMs: number | undefined;
   /** Who subscribed and on what grant (absent when the relay runs without auth). */
   grant?: Grant | undefined;
 }
