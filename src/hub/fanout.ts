@@ -113,7 +113,11 @@ export class Fanout {
     this.#subscribers.add(subscriber);
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
     const timeoutMs = subscriber.options.timeoutMs;
-    if (timeoutMs !== undefined) this.#deadlines.set(subscriber, this.#clock.after(timeoutMs, () => this.#expire(subscriber)));
+    if (timeoutMs !== undefined)
+      this.#deadlines.set(
+        subscriber,
+        this.#clock.after(timeoutMs, () => this.#expire(subscriber)),
+      );
     this.#schedule(0);
   }
 

@@ -5,43 +5,13 @@
  * keeps which socket is which subscriber, turns messages into acknowledgements, answers closes,
  * and closes sockets an earlier instance of the hub left behind.
  */
+import { answerClose, upgradeResponse } from "../handshake.ts";
 import { CLOSE, parseAck } from "../k8s/websocket.ts";
 import type { Fanout } from "./fanout.ts";
 import { type Subscriber, WebSocketSink } from "./subscriber.ts";
 
-/**
- * The extensions the relay agrees to on a watch WebSocket: none. Left unset, workerd accepts the
- * permessage-deflate every browser (and Node's `ws`) offers, and then deflates every message for
- * every subscriber separately, which costs more than the send itself and undoes serialising
- * once; the API server does not compress watch WebSockets either. workerd takes an agreement
- * that names no extension it knows as "no compression" and sends no header.
- */
-const NO_EXTENSIONS = "identity";
-
-/** The largest message a subscriber may send: ACKs are a few dozen bytes. */
+/** The largest message a subscriber may send (characters): ACKs are a few dozen. */
 const MAX_CLIENT_MESSAGE = 4096;
-
-/** Close codes a peer may report but no endpoint may send (RFC 6455 §7.4.1). */
-const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
-
-/** The 101 that hands `client` to the peer: `protocol` echoed, no extension agreed. */
-export function upgradeResponse(client: WebSocket, protocol: string | undefined): Response {
-  const headers: Record<string, string> = { "sec-websocket-extensions": NO_EXTENSIONS };
-  if (protocol) headers["sec-websocket-protocol"] = protocol;
-  return new Response(null, { status: 101, webSocket: client, headers });
-}
-
-/**
- * Answer a peer's close frame with ours (echoing its code, or `1000` for one no endpoint may
- * send): sockets the runtime does not answer for leave the peer waiting, then reporting 1006.
- */
-export function answerClose(ws: WebSocket, code: number, reason: string): void {
-  try {
-    ws.close(RESERVED_CLOSE_CODES.has(code) ? CLOSE.normal : code, reason);
-  } catch {
-    // already closed
-  }
-}
 
 export class HubSockets {
   readonly #state: DurableObjectState;
@@ -72,7 +42,7 @@ export class HubSockets {
     // worth is not a watch client, and is not given the chance to do it twice.
     const size = typeof message === "string" ? message.length : message.byteLength;
     if (size > MAX_CLIENT_MESSAGE) {
-      this.#fanout.detach(subscriber, { code: CLOSE.tooBig, reason: `a watch client sends only acknowledgements (at most ${MAX_CLIENT_MESSAGE} bytes a message)` });
+      this.#fanout.detach(subscriber, { code: CLOSE.tooBig, reason: `a watch client sends only acknowledgements (at most ${MAX_CLIENT_MESSAGE} characters a message)` });
       return;
     }
     // Anything else a client sends is ignored, as the API server ignores it.

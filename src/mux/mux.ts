@@ -14,7 +14,7 @@ import { hubSettings } from "../config.ts";
 import type { Env } from "../env.ts";
 import { createApp } from "../http/app.ts";
 import { badRequest, statusResponse } from "../k8s/status.ts";
-import { answerClose, upgradeResponse } from "../hub/sockets.ts";
+import { answerClose, upgradeResponse } from "../handshake.ts";
 import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
 import { logger } from "../log.ts";
 import { credentialsOf, socketRequests, watchRequest } from "./request.ts";
