@@ -14,30 +14,7 @@ import { startSimulator, type Simulator } from "../src/sim/index.ts";
 import { localCertificate } from "./local-tls.ts";
 import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
 import { upstreamProblem } from "./upstream-check.ts";
-
-const VARIABLES = [
-  "UPSTREAM_URL",
-  "CLUSTERS",
-  "AUTH_MODE",
-  "ALLOWED_ORIGINS",
-  "ALLOWED_HOSTS",
-  "DENY_RESOURCES",
-  "WINDOW_EVENTS",
-  "WINDOW_BYTES",
-  "SUBSCRIBER_BUDGET_BYTES",
-  "BOOKMARK_INTERVAL_SECONDS",
-  "UPSTREAM_STALL_SECONDS",
-  "IDLE_GRACE_SECONDS",
-  "MAX_HUBS",
-  "MAX_HUBS_PER_SUBJECT",
-  "MAX_SUBSCRIPTIONS_PER_SUBJECT",
-  "AUTH_RECHECK_SECONDS",
-  "STRIP_MANAGED_FIELDS",
-  "WATCH_RENEW_SECONDS",
-  "TOMBSTONES_MAX",
-  "TOMBSTONE_TTL_SECONDS",
-];
-const SECRETS = ["UPSTREAM_TOKEN", "AUTH_JWT_SECRET", "METRICS_TOKEN"];
+import { SECRET_NAMES, VARIABLE_NAMES } from "../src/var-names.ts";
 
 /** The secrets `CLUSTERS` names (`tokenSecret`), passed as the others are; a malformed `CLUSTERS` is the relay's to report. */
 function clusterSecrets(clusters: string | undefined): string[] {
@@ -60,9 +37,9 @@ let relay: RelayRuntime | undefined;
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8787);
-  const pick = (names: string[]) => Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n] as string]));
-  const vars = pick(VARIABLES);
-  const secrets = pick([...SECRETS, ...clusterSecrets(process.env.CLUSTERS)]);
+  const pick = (names: readonly string[]) => Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n] as string]));
+  const vars = pick(VARIABLE_NAMES);
+  const secrets = pick([...SECRET_NAMES, ...clusterSecrets(process.env.CLUSTERS)]);
 
   if (!vars.UPSTREAM_URL) {
     sim = await startSimulator({ port: Number(process.env.SIM_PORT ?? 0), churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2) } });
