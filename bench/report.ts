@@ -88,6 +88,10 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       `(${results.mode} mode, ${Math.round(results.durationMs / 1000)} s, ${date}). \`npm run bench -- --full\` adds 5,000 subscribers (2,000 in the burst) and longer windows; ` +
       `\`--smoke\` is the seconds-long run the tests use. The machine is shared and noisy, so compare systems by their ratios within this run, ` +
       `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.` +
+      ((results.rounds ?? 1) > 1
+        ? ` Every scenario was measured ${results.rounds} times, every system in each round, on fresh collections: each row is a system's median round (by delivered events/s; a storm by its catch-up time, a snapshot by its time), ` +
+          `a throughput target gives its ratio in each round too, and a latency target is judged on the median of its rounds' p99.`
+        : "") +
       (results.amendments ?? [])
         .map((a) => ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}).`)
         .join("") +

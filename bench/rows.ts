@@ -9,7 +9,12 @@ import type { Machine } from "./machine.ts";
 import type { Mode, ProfileWorkload, Sizes } from "./modes.ts";
 import type { SystemName, Transport } from "./systems/system.ts";
 
-interface Common {
+/** With `--rounds`: every round's measurement, in order (this row is the median one). */
+interface Rounds {
+  rounds?: Row[];
+}
+
+interface Common extends Rounds {
   system: SystemName;
   /** How its subscribers watched: WebSocket, or HTTP (chunked event lines, as Kubernetes clients watch). */
   transport: Transport;
@@ -147,7 +152,7 @@ export interface SocketsRow extends Common, Delivery {
   heapPerClientKB: number;
 }
 
-export interface SnapshotRow {
+export interface SnapshotRow extends Rounds {
   scenario: "snapshot";
   system: SystemName;
   /** Lists are plain HTTP requests. */
@@ -181,6 +186,8 @@ export interface Results {
   command: string;
   startedAt: string;
   durationMs: number;
+  /** How many times each scenario was measured (`--rounds`); 1 when absent. */
+  rounds?: number;
   /** The processes measured, so a test can check none outlived the run. */
   processes: Array<{ role: string; pid: number }>;
   rows: Row[];

@@ -18,6 +18,7 @@ import { sizesFor, type Mode } from "./modes.ts";
 import { descendants, waitIdle } from "./proc.ts";
 import { profileNamespace, profileRelay } from "./profile.ts";
 import { markdown, printTables } from "./report.ts";
+import { inRound, medianRounds } from "./rounds.ts";
 import type { ProfileSummary, Results, Row, Skipped } from "./rows.ts";
 import { burst } from "./scenarios/burst.ts";
 import { fanout } from "./scenarios/fanout.ts";
@@ -60,6 +61,8 @@ const USAGE = `usage: npm run bench -- [options]
   --systems a,b      only these of ${SYSTEM_NAMES.join(", ")}
   --merge            with --scenarios: replace only those scenarios' rows in the latest.json
                      already there, keeping the rest (the report says which run measured what)
+  --rounds N         measure every scenario N times, all systems in each round, and report
+                     each system's median round, with every round's figures beside it
   --no-profile       skip the CPU profiles of the relay
   --report-only      measure nothing: rewrite the charts and BENCHMARKS.md from the
                      latest.json already there (after a change to the report's generator)`;
@@ -72,6 +75,7 @@ async function main(): Promise<void> {
       out: { type: "string" },
       scenarios: { type: "string" },
       systems: { type: "string" },
+      rounds: { type: "string", default: "1" },
       "no-profile": { type: "boolean", default: false },
       merge: { type: "boolean", default: false },
       "report-only": { type: "boolean", default: false },
@@ -92,6 +96,8 @@ async function main(): Promise<void> {
     ).includes(s.name),
   );
   const sizes = sizesFor(mode, availableParallelism());
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a whole number ≥ 1, got ${values.rounds}`);
   // A merged run measures its scenarios only: the profiles stay those of the run it amends.
   const profiling = !values["no-profile"] && !values.merge && names.includes("relay");
   const amended = values.merge ? (JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results) : undefined;
@@ -103,10 +109,12 @@ async function main(): Promise<void> {
   progress(`${mode} mode; child processes' logs and state in ${logDir}`);
 
   const namespacesOf = (s: Scenario) =>
-    s.namespaces(
-      sizes,
-      names.filter((n) => s.systems.includes(n)),
-    );
+    s
+      .namespaces(
+        sizes,
+        names.filter((n) => s.systems.includes(n)),
+      )
+      .flatMap((namespace) => Array.from({ length: rounds }, (_, round) => inRound(namespace, round)));
   const namespaces = [...new Set([...scenarios.flatMap(namespacesOf), ...(profiling ? sizes.profiles.map(profileNamespace) : [])])];
   const sim = await Sim.start({ namespaces, slimPodNamespaces: scenarios.filter((s) => s.slimPods).flatMap(namespacesOf) }, logDir);
   // Side by side: starting them is mostly waiting (wrangler's bundling, workerd's start).
@@ -124,10 +132,13 @@ async function main(): Promise<void> {
     sim,
     loadgens,
     sizes,
+    round: 0,
     benchPids: [process.pid, ...descendants(process.pid)],
     quiesce: async () => void (await waitIdle([...new Set([sim.pid, ...[...systems.values()].flatMap((s) => s.pids)])])),
     progress,
     skip(entry) {
+      // Every round skips the same measurements: each is recorded and said once.
+      if (skipped.some((s) => JSON.stringify(s) === JSON.stringify(entry))) return;
       skipped.push(entry);
       progress(`${entry.scenario} ${entry.system}: not run at ${entry.subscribers} subscribers, ${entry.eventsPerSec} events/s: ${entry.reason}`);
     },
@@ -141,8 +152,14 @@ async function main(): Promise<void> {
       profiles.push(await profileRelay(context, relay.relay, relay.inspector, workload, join(outDir, `relay-${profileNamespace(workload)}.cpuprofile`)));
     }
   }
-  const rows: Row[] = [];
-  for (const scenario of scenarios) rows.push(...(await scenario.run(context, systemsOf(scenario))));
+  const measuredRounds: Row[][] = [];
+  for (let round = 0; round < rounds; round++) {
+    if (rounds > 1) progress(`round ${round + 1} of ${rounds}`);
+    const rows: Row[] = [];
+    for (const scenario of scenarios) rows.push(...(await scenario.run({ ...context, round }, systemsOf(scenario))));
+    measuredRounds.push(rows);
+  }
+  const rows = medianRounds(measuredRounds);
 
   const measured: Results = {
     machine: describeMachine(relay?.info.pid),
@@ -151,6 +168,7 @@ async function main(): Promise<void> {
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
+    ...(rounds > 1 ? { rounds } : {}),
     processes,
     rows,
     skipped,

@@ -5,6 +5,7 @@
  */
 import { memoryGrowthText } from "./tables.ts";
 import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SocketsRow, type StormRow } from "./rows.ts";
+import { headline } from "./rounds.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
 export interface TargetResult {
@@ -30,6 +31,14 @@ export const BURST_P99_MS = 1000;
 interface Delivery {
   deliveredPerSec: number;
   deliveredPct: number;
+  rounds?: readonly Row[];
+}
+
+/** With `--rounds`: the same ratio in each round, as each round measured both systems. */
+function byRound(relay: Delivery, baseline: Delivery, shown: (ratio: number) => string): string {
+  const [mine, theirs] = [relay.rounds ?? [], baseline.rounds ?? []];
+  if (mine.length < 2 || mine.length !== theirs.length) return "";
+  return `; by round: ${mine.map((row, i) => shown(headline(row) / headline(theirs[i] as Row))).join(", ")}`;
 }
 
 /**
@@ -44,7 +53,8 @@ function throughput(target: string, relay: Delivery | undefined, baseline: Deliv
   const lost = !options.steady && relay.deliveredPct < 100;
   const floor = options.floor && options.floor.deliveredPerSec > 0 ? relay.deliveredPerSec / options.floor.deliveredPerSec : undefined;
   const atFloor = floor !== undefined && floor >= AT_FLOOR;
-  const shown = share === 1 ? `${ratio.toFixed(2)}×` : `${(ratio * 100).toFixed(0)}%`;
+  const show = (r: number) => (share === 1 ? `${r.toFixed(2)}×` : `${(r * 100).toFixed(0)}%`);
+  const shown = show(ratio);
   const short = share === 1 ? `short by ${((1 - ratio) * 100).toFixed(0)}%` : `short by ${((share - ratio) * 100).toFixed(0)} points`;
   const verdict = keptUp ? " (kept up: delivered what was offered)" : ratio < share ? ` (${short})` : "";
   const notes = [
@@ -53,22 +63,37 @@ function throughput(target: string, relay: Delivery | undefined, baseline: Deliv
   ];
   return {
     target,
-    measured: `${fmt(relay.deliveredPerSec)}/s vs ${fmt(baseline.deliveredPerSec)}/s: ${shown}${verdict}${notes.map((n) => `; ${n}`).join("")}`,
+    measured: `${fmt(relay.deliveredPerSec)}/s vs ${fmt(baseline.deliveredPerSec)}/s: ${shown}${verdict}${notes.map((n) => `; ${n}`).join("")}${byRound(relay, baseline, show)}`,
     met: !lost && (keptUp || ratio >= share || atFloor),
   };
+}
+
+interface Latency {
+  p99Ms: number | null;
+  rounds?: readonly Row[];
+}
+
+/** A row's p99, or with `--rounds` the median of its rounds' (a round that delivered nothing counts as the longest). */
+function medianP99(row: Latency): number | null {
+  if (!row.rounds || row.rounds.length < 2) return row.p99Ms;
+  const values = row.rounds.map((r) => ("p99Ms" in r && r.p99Ms !== null ? r.p99Ms : Number.POSITIVE_INFINITY)).sort((a, b) => a - b);
+  const median = values[Math.floor((values.length - 1) / 2)] as number;
+  return Number.isFinite(median) ? median : null;
 }
 
 /**
  * A latency target. `beside`: the same measurement of a baseline in the same run, shown with it,
  * so a target that the baseline misses too on this machine reads as such (it is judged alone).
  */
-function p99Target(target: string, row: { p99Ms: number | null } | undefined, limitMs: number, beside?: { name: string; row: { p99Ms: number | null } | undefined }): TargetResult {
-  const p99 = row?.p99Ms ?? null;
-  const baseline = beside?.row?.p99Ms;
-  const compared = beside && baseline !== null && baseline !== undefined ? `; ${beside.name} p99 ${fmt(baseline)} ms` : "";
+function p99Target(target: string, row: Latency | undefined, limitMs: number, beside?: { name: string; row: Latency | undefined }): TargetResult {
+  const p99 = row ? medianP99(row) : null;
+  const baseline = beside?.row ? medianP99(beside.row) : null;
+  const compared = beside && baseline !== null ? `; ${beside.name} p99 ${fmt(baseline)} ms` : "";
+  const rounds = row?.rounds && row.rounds.length > 1 ? ` (the median of its rounds: ${row.rounds.map((r) => ("p99Ms" in r && r.p99Ms !== null ? fmt(r.p99Ms) : "none")).join(", ")} ms)` : "";
   return {
     target,
-    measured: row === undefined ? "not measured" : p99 === null ? "no events delivered" : `p99 ${fmt(p99)} ms${p99 > limitMs ? ` (${(p99 / limitMs).toFixed(1)}× the target)` : ""}${compared}`,
+    measured:
+      row === undefined ? "not measured" : p99 === null ? "no events delivered" : `p99 ${fmt(p99)} ms${rounds}${p99 > limitMs ? ` (${(p99 / limitMs).toFixed(1)}× the target)` : ""}${compared}`,
     met: row === undefined ? undefined : p99 !== null && p99 <= limitMs,
   };
 }

@@ -12,6 +12,7 @@ import type { BurstRow } from "../rows.ts";
 import { GENERAL_SYSTEMS, labelOf } from "../systems/catalog.ts";
 import { subscriber, transportsOf, type System, type Transport } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
+import { inRound } from "../rounds.ts";
 
 const namespaceOf = (system: string, transport: Transport, subscribers: number) => `burst-${system}-${transport}-${subscribers}`;
 
@@ -34,7 +35,7 @@ export const burst: Scenario = {
 async function runOne(context: Context, system: System, transport: Transport, subscribers: number): Promise<BurstRow> {
   const { sim, loadgens, sizes } = context;
   const { changes, timeoutMs } = sizes.burst;
-  const namespace = namespaceOf(system.name, transport, subscribers);
+  const namespace = inRound(namespaceOf(system.name, transport, subscribers), context.round);
   const label = labelOf(system.name, transport);
   context.progress(`burst ${label}: ${subscribers} subscribers, ${changes} changes at once`);
   await context.quiesce();

@@ -27,6 +27,7 @@ import type { Sizes } from "../modes.ts";
 import { factsOf, GENERAL_SYSTEMS, labelOf } from "../systems/catalog.ts";
 import { primaryTransport, subscriber, transportsOf, type System, type SystemName, type Transport } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
+import { inRound } from "../rounds.ts";
 
 const namespaceOf = (system: string, transport: Transport, subscribers: number, rate: number | "idle") => `fanout-${system}-${transport}-${subscribers}-${rate}`;
 
@@ -125,7 +126,7 @@ async function idleMemory(context: Context, system: System, transport: Transport
 
 async function runOne(context: Context, system: System, transport: Transport, subscribers: number, rate: number): Promise<Omit<FanoutRow, keyof Memory>> {
   const { sim, loadgens, sizes } = context;
-  const namespace = namespaceOf(system.name, transport, subscribers, rate);
+  const namespace = inRound(namespaceOf(system.name, transport, subscribers, rate), context.round);
   const spec = subscriber(system, transport, sim, podsOf(namespace));
   context.progress(`fanout ${labelOf(system.name, transport)}: ${subscribers} subscribers, ${rate} events/s`);
   await context.quiesce();

@@ -13,6 +13,7 @@ import { waitIdle } from "../proc.ts";
 import type { KeysRow } from "../rows.ts";
 import { primaryTransport, subscriber } from "../systems/system.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
+import { inRound } from "../rounds.ts";
 
 const namespaceOf = (system: string, keys: number) => `keys-${system}-${keys}`;
 
@@ -30,7 +31,7 @@ export const keys: Scenario = {
     for (const count of sizes.keys.keys) {
       for (const system of systems) {
         context.progress(`keys ${system.name}: ${count} selectors × ${subscribersPerKey} subscribers`);
-        const namespace = namespaceOf(system.name, count);
+        const namespace = inRound(namespaceOf(system.name, count), context.round);
         const busy = [...system.pids, sim.pid];
         await context.quiesce();
         const before = await measureMemory(system);

@@ -14,6 +14,8 @@ export interface Context {
   sim: Sim;
   loadgens: Loadgens;
   sizes: Sizes;
+  /** Which round of the run this is (0-based; see `rounds.ts`): its namespaces are `inRound` of the scenario's. */
+  round: number;
   /** Every process of the bench (this one and all it started), to tell its load from the machine's. */
   benchPids: readonly number[];
   /**
@@ -30,6 +32,7 @@ export interface Scenario {
   name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot";
   /** The systems this scenario compares (others have nothing to measure here). */
   systems: readonly SystemName[];
+  /** The first round's; a later round's are `inRound` of these. */
   namespaces(sizes: Sizes, systems: readonly SystemName[]): string[];
   /** Its namespaces' pods are slim (about 2.5 KB of JSON) rather than the usual 4.3 KB. */
   slimPods?: boolean;

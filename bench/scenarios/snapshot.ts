@@ -10,6 +10,7 @@ import { round } from "../measure.ts";
 import type { SnapshotRow } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
+import { inRound } from "../rounds.ts";
 
 const NAMESPACE = "snapshot";
 
@@ -19,20 +20,21 @@ export const snapshot: Scenario = {
   namespaces: () => [NAMESPACE],
   async run(context, systems) {
     const { sim, sizes } = context;
+    const namespace = inRound(NAMESPACE, context.round);
     context.progress(`snapshot: growing the collection to ${sizes.snapshot.objects} pods`);
-    const objects = await sim.populate(NAMESPACE, sizes.snapshot.objects);
+    const objects = await sim.populate(namespace, sizes.snapshot.objects);
     const rows: SnapshotRow[] = [];
     for (const system of systems) {
       if (!system.listBase) continue;
       context.progress(`snapshot ${system.name}: list of ${objects} pods`);
-      const url = `${system.listBase}${podsOf(NAMESPACE)}`;
+      const url = `${system.listBase}${podsOf(namespace)}`;
       await context.quiesce();
       const cold = await timedList(url);
       if (cold.items !== objects) throw new Error(`snapshot ${system.name}: listed ${cold.items} pods, expected ${objects}`);
       const seq = await sim.requestSeq();
       const warm: Array<{ ms: number; bytes: number }> = [];
       for (let i = 0; i < sizes.snapshot.repeats; i++) warm.push(await timedList(url));
-      const upstreamRequests = (await sim.requestsSince(seq, NAMESPACE)).length;
+      const upstreamRequests = (await sim.requestsSince(seq, namespace)).length;
       const ms =
         percentileOf(
           warm.map((w) => w.ms),

@@ -14,6 +14,7 @@ import { waitIdle } from "../proc.ts";
 import type { SocketsRow } from "../rows.ts";
 import { clientOf } from "../systems/system.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
+import { inRound } from "../rounds.ts";
 
 const namespaceOf = (system: string) => `sockets-${system}`;
 
@@ -27,7 +28,7 @@ export const sockets: Scenario = {
     const rows: SocketsRow[] = [];
     for (const system of systems) {
       context.progress(`sockets ${system.name}: ${clients} clients × ${watchesPerClient} watches`);
-      const namespace = namespaceOf(system.name);
+      const namespace = inRound(namespaceOf(system.name), context.round);
       const watches = Array.from({ length: watchesPerClient }, (_, i) => ({ path: podsOf(namespace), labelSelector: `!bench-s${i}` }));
       await context.quiesce();
       const before = await measureMemory(system);

@@ -14,6 +14,7 @@ import type { StormRow } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
 import { primaryTransport, subscriber, type System } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
+import { inRound } from "../rounds.ts";
 
 const namespaceOf = (system: string, subscribers: number) => `storm-${system}-${subscribers}`;
 /** Changes before the drop, so every subscriber holds a live resourceVersion to resume from. */
@@ -42,7 +43,7 @@ export const storm: Scenario = {
 
 async function runOne(context: Context, system: System, subscribers: number): Promise<StormRow> {
   const { sim, loadgens, sizes } = context;
-  const namespace = namespaceOf(system.name, subscribers);
+  const namespace = inRound(namespaceOf(system.name, subscribers), context.round);
   const path = podsOf(namespace);
   await context.quiesce();
   const transport = primaryTransport(system);

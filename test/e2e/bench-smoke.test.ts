@@ -1,6 +1,6 @@
 /**
  * The benchmark at its smallest (`--smoke`: every system, transport and scenario, a few
- * subscribers, under a minute), so it cannot rot: it must run, measure real deliveries over
+ * subscribers, about a minute a round; two rounds, so the median of rounds is made too), so it cannot rot: it must run, measure real deliveries over
  * WebSockets and HTTP watches, under churn and in a burst, hold the relay's invariants it
  * reports on, write its outputs where it is told, and leave nothing running.
  */
@@ -42,16 +42,30 @@ describe("npm run bench -- --smoke", () => {
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), "kwr-bench-smoke-"));
-    const bench = spawn(process.execPath, ["bench/run.ts", "--smoke", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const bench = spawn(process.execPath, ["bench/run.ts", "--smoke", "--rounds", "2", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     bench.stdout.on("data", (d: Buffer) => (output += d.toString()));
     bench.stderr.on("data", (d: Buffer) => (output += d.toString()));
     const [code] = (await once(bench, "exit")) as [number | null];
     if (code !== 0) throw new Error(`the bench exited with ${code}:\n${output}`);
     results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as Results;
-  }, 150_000);
+  }, 300_000);
 
   afterAll(() => {
     if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  it("measures everything in each of its two rounds, and reports each measurement's median round with both rounds beside it", () => {
+    expect(results.rounds).toBe(2);
+    for (const row of results.rows) {
+      const label = `${row.scenario} ${row.system} ${row.transport}`;
+      expect(row.rounds, label).toHaveLength(2);
+      for (const round of row.rounds ?? []) expect([round.scenario, round.system, round.transport], label).toEqual([row.scenario, row.system, row.transport]);
+      const { rounds, ...median } = row;
+      expect(
+        rounds?.map((r) => JSON.stringify(r)),
+        label,
+      ).toContain(JSON.stringify(median));
+    }
   });
 
   it("measures every system in every scenario it applies to, over every transport it serves, each row saying which", () => {

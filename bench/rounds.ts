@@ -1,0 +1,51 @@
+/**
+ * @module
+ * Rounds: with `--rounds N` every scenario is measured N times, each time every system back to
+ * back (so the machine's noise falls on all of them alike, round after round), on fresh
+ * namespaces. A system's row is then its median round, by the scenario's headline figure, with
+ * every round kept beside it: a ratio between systems can be read round by round, and how much
+ * it moves is a number rather than a guess.
+ */
+import type { Row } from "./rows.ts";
+
+/** Round `round`'s namespace (0-based): the first round keeps the scenario's own names. */
+export const inRound = (namespace: string, round: number): string => (round === 0 ? namespace : `${namespace}-r${round + 1}`);
+
+/** The fields that say what was measured (a row has those of its scenario): the rest are what was found. */
+const DIMENSIONS = ["scenario", "system", "transport", "subscribers", "eventsPerSec", "changes", "missedEvents", "keys", "clients", "objects"] as const;
+
+/** What identifies a measurement across rounds. */
+function identity(row: Row): string {
+  const fields = row as unknown as Record<string, unknown>;
+  return DIMENSIONS.map((name) => String(fields[name] ?? "")).join(" ");
+}
+
+/**
+ * The figure a round is ranked by: events delivered a second, or for a storm how long every
+ * subscriber took to catch up (never: last), for a snapshot how long the list took.
+ */
+export function headline(row: Row): number {
+  if (row.scenario === "storm") return row.catchUpMs ?? Number.POSITIVE_INFINITY;
+  if (row.scenario === "snapshot") return row.ms;
+  return row.deliveredPerSec;
+}
+
+/**
+ * One row per measurement: its median round (the lower middle of an even count), with every
+ * round's row, in order, as `rounds`. A measurement made once is passed on unchanged.
+ */
+export function medianRounds(rounds: ReadonlyArray<readonly Row[]>): Row[] {
+  const groups = new Map<string, Row[]>();
+  for (const rows of rounds) {
+    for (const row of rows) {
+      const key = identity(row);
+      groups.set(key, [...(groups.get(key) ?? []), row]);
+    }
+  }
+  return [...groups.values()].map((group) => {
+    if (group.length === 1) return group[0] as Row;
+    const ranked = [...group].sort((a, b) => headline(a) - headline(b));
+    const median = ranked[Math.floor((ranked.length - 1) / 2)] as Row;
+    return { ...median, rounds: group };
+  });
+}

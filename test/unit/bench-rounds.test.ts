@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { inRound, medianRounds } from "../../bench/rounds.ts";
+import type { Row } from "../../bench/rows.ts";
+import { checkTargets } from "../../bench/targets.ts";
+
+const fanout = (system: string, deliveredPerSec: number, extra: Partial<Record<string, unknown>> = {}) =>
+  ({
+    scenario: "fanout",
+    system,
+    transport: "ws",
+    subscribers: 1000,
+    eventsPerSec: 100,
+    deliveredPerSec,
+    deliveredPct: 50,
+    p99Ms: deliveredPerSec / 100,
+    memPerSubscriberKB: null,
+    heapPerSubscriberKB: null,
+    ...extra,
+  }) as unknown as Row;
+const storm = (catchUpMs: number | null) => ({ scenario: "storm", system: "relay", transport: "ws", subscribers: 1000, missedEvents: 1000, catchUpMs }) as unknown as Row;
+
+describe("the benchmark's rounds", () => {
+  it("keeps a measurement made once as it is", () => {
+    const row = fanout("relay", 100);
+    expect(medianRounds([[row]])).toEqual([row]);
+    expect(inRound("fanout-relay-ws-1000-100", 0)).toBe("fanout-relay-ws-1000-100");
+    expect(inRound("fanout-relay-ws-1000-100", 2)).toBe("fanout-relay-ws-1000-100-r3");
+  });
+
+  it("reports each measurement's median round, with every round in order, apart by system, transport and size", () => {
+    const rounds = [
+      [fanout("relay", 300), fanout("raw-ws", 10), fanout("relay", 1, { transport: "http" })],
+      [fanout("relay", 100), fanout("raw-ws", 30), fanout("relay", 2, { transport: "http" })],
+      [fanout("relay", 200), fanout("raw-ws", 20), fanout("relay", 3, { transport: "http" })],
+    ];
+    const rows = medianRounds(rounds);
+    expect(rows.map((r) => [r.system, r.transport, (r as { deliveredPerSec: number }).deliveredPerSec])).toEqual([
+      ["relay", "ws", 200],
+      ["raw-ws", "ws", 20],
+      ["relay", "http", 2],
+    ]);
+    expect(rows[0]?.rounds?.map((r) => (r as { deliveredPerSec: number }).deliveredPerSec)).toEqual([300, 100, 200]);
+    // Of an even count, the lower middle.
+    expect((medianRounds([[fanout("relay", 5)], [fanout("relay", 1)]])[0] as { deliveredPerSec: number }).deliveredPerSec).toBe(1);
+  });
+
+  it("ranks a storm by its catch-up time, one that never caught up last", () => {
+    const [row] = medianRounds([[storm(null)], [storm(900)], [storm(null)]]);
+    expect((row as { catchUpMs: number | null }).catchUpMs).toBeNull();
+    const [caught] = medianRounds([[storm(null)], [storm(900)], [storm(1500)]]);
+    expect((caught as { catchUpMs: number | null }).catchUpMs).toBe(1500);
+  });
+
+  it("targets give each round's ratio and judge latency on the median of the rounds' p99", () => {
+    const rows = medianRounds([
+      [fanout("relay", 300), fanout("node-relay", 100), fanout("raw-ws", 1000)],
+      [fanout("relay", 100), fanout("node-relay", 200), fanout("raw-ws", 1000)],
+      [fanout("relay", 5000), fanout("node-relay", 250), fanout("raw-ws", 1000)],
+    ]);
+    const targets = checkTargets(rows);
+    const versus = targets.find((t) => t.target === "fanout S=1000, 100 ev/s, WebSocket: relay delivered events/s ≥ node-relay's");
+    expect(versus?.measured).toBe("300/s vs 200/s: 1.50×; by round: 3.00×, 0.50×, 20.00×");
+    expect(versus?.met).toBe(true);
+    const latency = targets.find((t) => t.target === "fanout S=1000, 100 ev/s, WebSocket: relay p99 ≤ 100 ms");
+    expect(latency?.measured).toContain("p99 3 ms (the median of its rounds: 3, 1, 50 ms)");
+    expect(latency?.met).toBe(true);
+  });
+});
