@@ -12,16 +12,6 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-function hasOpenssl(): boolean {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-export const opensslPresent = hasOpenssl();
-
 export interface CertificateOptions {
   /** Names the server certificate is for: IP addresses and DNS names. */
   hosts: string[];

@@ -68,6 +68,11 @@ export interface Simulator {
   configure(config: Partial<SimConfig>): void;
   /** Same as `POST /_sim/faults`; resolves after a requested restart is listening again. */
   faults(request: FaultRequest): Promise<void>;
+  /**
+   * Resolves once the server listens: at once, or, while it restarts (as `POST /_sim/faults`
+   * asked), when it listens on its port again; rejects if it cannot.
+   */
+  listening(): Promise<void>;
   /** Same as `POST /_sim/reset` (users stay). */
   reset(): void;
   /** Same as `GET /_sim/users`. */
@@ -118,6 +123,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       state.applyFaults(parseFaults(request));
       if (request.restart) await server.restart(request.restart.downtimeMs);
     },
+    listening: () => server.listening(),
     reset: () => state.reset(),
     users: () => state.users.list(),
     setUsers: (users) => state.users.set(users),

@@ -85,6 +85,11 @@ export class SimServer {
     return this.#restarting;
   }
 
+  /** Settles once the server listens: at once, or when a restart under way listens again (or fails to). */
+  listening(): Promise<void> {
+    return this.#restarting ?? Promise.resolve();
+  }
+
   async close(): Promise<void> {
     await this.#restarting?.catch(() => undefined);
     await this.#shutdown();

@@ -4,16 +4,17 @@
  * simulator's API, switches resource and namespace in place, and resumes without a reload when
  * the relay ends its WebSocket (`timeoutSeconds`). Screenshots are kept in test-results/; with
  * UPDATE_SCREENSHOT=1 the dark one also becomes the README's docs/screenshot.png. Without Chromium
- * this file says so loudly and skips itself.
+ * this file says so loudly and skips itself (on CI it fails).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildClient } from "../../scripts/build-client.ts";
-import { haveChromium, launchChromium } from "./chromium.ts";
+import { have } from "../kit/tools.ts";
+import { launchChromium } from "./chromium.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
 
-const chromiumHere = haveChromium("the browser test");
+const chromiumHere = have("chromium", "the browser test");
 
 const ARTIFACTS = new URL("../../test-results/browser/", import.meta.url);
 const SCREENSHOT = new URL("../../docs/screenshot.png", import.meta.url);

@@ -10,12 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { LineReader } from "../kit/lines.ts";
-import { hasKubectl } from "../kit/tools.ts";
 import type { RunningRelay } from "./harness.ts";
-
-export { hasKubectl };
-
-if (!hasKubectl) console.warn("\n*** kubectl is not on PATH: SKIPPING the end-to-end kubectl tests ***\n");
 
 /** The simulated cluster `npm start` started (it prints where). */
 export function simulatorUrl(relay: RunningRelay): string {

@@ -10,7 +10,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
-import { hasKubectl, Kubectl, rows, setChurn, simGet, simulatorUrl } from "./kube.ts";
+import { have } from "../kit/tools.ts";
+import { Kubectl, rows, setChurn, simGet, simulatorUrl } from "./kube.ts";
+
+const hasKubectl = have("kubectl", "the end-to-end kubectl tests");
 
 let relay: RunningRelay;
 let sim: string;

@@ -9,44 +9,21 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WatchEvent } from "../../src/k8s/types.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { Inbox } from "../kit/inbox.ts";
 import { freePort, startRelay, type RunningRelay } from "./harness.ts";
 
-/** A WebSocket watch from Node; events are awaited one by one. */
+/** How long a wait for the relay's events may take: it starts (or resumes) a hub first. */
+const WAIT_MS = 30_000;
+
+/** A WebSocket watch from Node; its events, and then its close code, arrive in an inbox. */
 function subscribe(url: string) {
   const socket = new WebSocket(url);
-  const events: WatchEvent[] = [];
-  let closed: { code: number } | undefined;
-  let wake: () => void = () => undefined;
-  socket.addEventListener("message", (m) => {
-    events.push(JSON.parse(m.data as string) as WatchEvent);
-    wake();
-  });
-  socket.addEventListener("close", (e) => {
-    closed = { code: e.code };
-    wake();
-  });
-  const until = async (done: () => boolean, what: string) => {
-    const deadline = Date.now() + 30_000;
-    while (!done()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 1000);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  };
+  const events = new Inbox<WatchEvent>();
+  socket.addEventListener("message", (m) => events.push(JSON.parse(m.data as string) as WatchEvent));
+  socket.addEventListener("close", (e) => events.end({ code: e.code }));
   return {
-    take: async (n: number) => {
-      await until(() => events.length >= n, `${n} events`);
-      return events.splice(0, n);
-    },
-    closed: async () => {
-      await until(() => closed !== undefined, "the socket to close");
-      return closed!;
-    },
+    take: (n: number) => events.take(n, `${n} events`, WAIT_MS),
+    closed: () => events.closed("the socket to close", WAIT_MS),
     close: () => socket.close(),
   };
 }

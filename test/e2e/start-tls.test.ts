@@ -3,7 +3,7 @@
  * through the relay over https with the CA the launcher made and printed; the CA can sign for
  * the local names only and its key is gone; a browser's WebSocket from the https origin is
  * the relay's own origin; the certificate is kept across restarts. Skipped, loudly, without
- * openssl or kubectl.
+ * openssl or kubectl (on CI, a failure).
  */
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -11,14 +11,14 @@ import { get, request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { opensslPresent } from "./certificates.ts";
+import { have } from "../kit/tools.ts";
 import { startRelay, waitForOutput, type RunningRelay } from "./harness.ts";
-import { hasKubectl, Kubectl } from "./kube.ts";
+import { Kubectl } from "./kube.ts";
 
-if (!opensslPresent) console.warn("\n*** openssl is not on PATH: SKIPPING the TLS=1 npm start test ***\n");
+const opensslPresent = have("openssl", "the TLS=1 npm start tests");
 
 const SECRET = "start-tls-secret-long-enough-for-hs256";
-const usable = opensslPresent && hasKubectl;
+const usable = opensslPresent && have("kubectl", "the TLS=1 npm start test in jwt mode");
 
 let relay: RunningRelay;
 let stateDir: string;

@@ -7,10 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
-import { makeCertificates, opensslPresent } from "./certificates.ts";
+import { have } from "../kit/tools.ts";
+import { makeCertificates } from "./certificates.ts";
 import { freePort, launch } from "./harness.ts";
 
-if (!opensslPresent) console.warn("\n*** openssl is not on PATH: SKIPPING the untrusted-certificate case (it makes its own CA) ***\n");
+const opensslPresent = have("openssl", "the untrusted-certificate case (it makes its own CA)");
 
 const TOKEN = "start-upstream-token-77aa";
 

@@ -1,7 +1,7 @@
 /**
  * @module
  * A direct HTTPS API server, as a real cluster's is: the simulated server over TLS with a
- * certificate from a private CA made here with openssl (skipped, loudly, without it), and a
+ * certificate from a private CA made here with openssl (skipped, loudly, without it; on CI a failure), and a
  * required bearer token. `npm start` relays it with `UPSTREAM_URL=https://...`,
  * `UPSTREAM_TOKEN` and `NODE_EXTRA_CA_CERTS` (which the local runtime trusts; deployed Workers
  * cannot trust a private CA and reach such a server through a VPC binding or a Tunnel instead).
@@ -13,10 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { openWatch } from "../kit/lines.ts";
-import { makeCertificates, opensslPresent } from "./certificates.ts";
+import { have } from "../kit/tools.ts";
+import { makeCertificates } from "./certificates.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
 
-if (!opensslPresent) console.warn("\n*** openssl is not on PATH: SKIPPING the TLS upstream test (it makes its own CA) ***\n");
+const opensslPresent = have("openssl", "the TLS upstream tests (they make their own CA)");
 
 const TOKEN = "relay-test-token-8c1f";
 let dir: string;

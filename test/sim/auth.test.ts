@@ -13,14 +13,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator, type User } from "../../src/sim/index.ts";
 import { openWatch } from "../kit/lines.ts";
 import { podManifest, request, sendJson } from "./helpers.ts";
-import { opensslPresent } from "../../scripts/certificates.ts";
+import { have } from "../kit/tools.ts";
 
 const sims: Simulator[] = [];
 afterAll(async () => {
   for (const s of sims) await s.close();
 });
 
-if (!opensslPresent) console.warn("\n*** openssl is not on PATH: SKIPPING the simulator TLS test ***\n");
+const opensslPresent = have("openssl", "the simulator TLS test");
 
 describe("authentication", () => {
   it("requires the bearer token on Kubernetes paths when one is configured, never on /_sim/", async () => {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { openWatch, type WatchReader } from "../kit/lines.ts";
+import { within } from "../kit/wait.ts";
 import { podManifest, request, sendJson } from "./helpers.ts";
 
 let sim: Simulator;
@@ -132,15 +133,9 @@ describe("faults", () => {
     expect(res.body).toEqual({ applied: ["restart"] });
     const end = await w.ended;
     expect(end.pending).toBe(0);
-    // Wait for the listener to come back (connection refused until then).
-    let stats: any;
-    for (let i = 0; i < 200 && !stats; i++) {
-      stats = await request(`${sim.url}/_sim/stats`).then(
-        (r) => r.body,
-        () => undefined,
-      );
-      if (!stats) await new Promise((r) => setTimeout(r, 25));
-    }
+    // The stream ended, so the restart is under way: wait for its listener.
+    await within(sim.listening(), "the simulator to listen again after its restart", 3_000);
+    const stats = (await request(`${sim.url}/_sim/stats`)).body;
     expect(sim.port).toBe(port);
     expect(stats.resourceVersion).toBe(rv);
     expect((await request(`${sim.url}/api/v1/namespaces/default/pods/survives-restart`)).status).toBe(200);

@@ -1,6 +1,7 @@
 /**
  * @module
- * A real kubectl against the simulator (skipped, loudly, when kubectl is not on PATH).
+ * A real kubectl against the simulator (skipped, loudly, when kubectl is not on PATH; on CI, a
+ * failure).
  */
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -9,10 +10,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
-import { hasKubectl } from "../kit/tools.ts";
+import { have } from "../kit/tools.ts";
 import { eventually, within } from "../kit/wait.ts";
 
-if (!hasKubectl) console.warn("\n*** kubectl is not on PATH: SKIPPING the simulator's kubectl tests ***\n");
+const hasKubectl = have("kubectl", "the simulator's kubectl tests");
 
 let sim: Simulator;
 let home: string;
