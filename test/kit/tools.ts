@@ -25,6 +25,9 @@ const TOOLS = {
   chromium: { found: () => existsSync(CHROMIUM), missing: `no Chromium at ${CHROMIUM}`, install: "apt-get install -y chromium, or point CHROMIUM_PATH at one" },
 };
 
+/** CI sets `CI` (to `true`, or `1`); `CI=false` or `CI=0` is a developer saying it is not. */
+const onCi = (): boolean => !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
+
 /**
  * Whether `tool` is here for `what` (the tests that need it, as a message names them). Without it,
  * this throws on CI, failing the test file that asked; elsewhere it says so and returns false, for
@@ -33,7 +36,7 @@ const TOOLS = {
 export function have(tool: keyof typeof TOOLS, what: string): boolean {
   const { found, missing, install } = TOOLS[tool];
   if (found()) return true;
-  if (process.env.CI) throw new Error(`${missing}: ${what} cannot run without it, and CI runs every test. Install it: ${install}.`);
+  if (onCi()) throw new Error(`${missing}: ${what} cannot run without it, and CI runs every test. Install it: ${install}.`);
   const bar = "!".repeat(88);
   process.stderr.write(`\n${bar}\n!! SKIPPING ${what}: ${missing}.\n!! Install it: ${install}.\n${bar}\n\n`);
   return false;
