@@ -52,19 +52,6 @@ export const TURN_BYTES = 8 * 1024 * 1024;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 const BLOCKED_RETRY_MS = 20;
 
-/**
- * How long the hub gathers upstream events before it commits and sends them. Upstream chunks
- * arrive one per turn of the runtime's event loop, and every storage commit holds the hub's
- * input until it is durable, so each commit should carry what arrived together; and every
- * commit costs each subscriber a message (an HTTP chunk, a batch), which workerd charges some
- * 30-50 µs for, partly outside the hub's own turns. Growing the wait with the subscribers, 1 ms
- * per 20 of them, keeps the messages a hub sends a second roughly constant, whatever its size;
- * at most 50 ms, a small share of a watch's latency.
- */
-export function gatherMs(subscribers: number): number {
-  return Math.min(50, Math.max(1, subscribers / 20));
-}
-
 export class Fanout {
   readonly #source: FanoutSource;
   readonly #settings: FanoutSettings;

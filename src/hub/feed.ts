@@ -15,6 +15,7 @@ import { realClock, type Cancel, type Clock } from "./clock.ts";
 import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
 import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
 import type { Checkpoint, HubIdentity, HubStorage, StoredObject, Tombstone } from "./storage.ts";
+import { Gather } from "./gather.ts";
 import { netChanges } from "./compaction.ts";
 import type { InitialEvents } from "./subscriber.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
@@ -36,8 +37,9 @@ export interface FeedSettings {
   upstreamStallMs: number;
   stripManagedFields: boolean;
   /**
-   * How long the first uncommitted event waits for others to join its commit (ms); the hub makes
-   * it grow with what one commit costs it to fan out.
+   * How long the first uncommitted event waits for others to join its commit (ms), at the least;
+   * the hub makes it grow with what one commit costs it to fan out, and the feed adds to it while
+   * the runtime is behind (`gather.ts`).
    */
   coalesceMs: () => number;
   /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
@@ -91,7 +93,7 @@ export class Feed implements ReflectorHandler {
   #pending: WatchEvent[] = [];
   #commitTimer: Cancel | undefined;
   readonly #clock: Clock;
-  readonly #coalesceMs: () => number;
+  readonly #gather: Gather;
   readonly #wantDeltas: () => boolean;
   readonly #versionWaiters: VersionWaiters;
   /** Net changes can be told from after this resourceVersion on (see `storage.ts`). */
@@ -109,7 +111,7 @@ export class Feed implements ReflectorHandler {
     this.#listener = listener;
     this.#log = log;
     this.#stripManagedFields = settings.stripManagedFields;
-    this.#coalesceMs = settings.coalesceMs;
+    this.#gather = new Gather(settings.coalesceMs);
     this.#wantDeltas = settings.wantDeltas;
     this.window = new EventWindow({ maxEvents: settings.windowEvents, maxBytes: settings.windowBytes });
     const stored = storage.load();
@@ -294,14 +296,19 @@ export class Feed implements ReflectorHandler {
   /**
    * A batch read from the upstream watch. Upstream chunks arrive one per turn of the runtime's
    * event loop, so committing each alone costs a storage commit (and a fan-out pass) per event
-   * in a burst. Events are held back for the gather time (`coalesceMs`: 1 ms, more for hubs
-   * with many subscribers) from the first of them, and committed together: one transaction,
-   * one write per subscriber.
+   * in a burst. Events are held back for the gather time (`gather.ts`: 1 ms, more for hubs
+   * with many subscribers and while the runtime is behind) from the first of them, and
+   * committed together: one transaction, one write per subscriber.
    */
   events(batch: WatchEvent[]): void {
     for (const event of batch) this.#pending.push(event);
     if (this.#commitTimer !== undefined) return;
-    this.#commitTimer = this.#clock.after(this.#coalesceMs(), () => this.#commitPending());
+    const ms = this.#gather.ms;
+    const due = this.#clock.now() + ms;
+    this.#commitTimer = this.#clock.after(ms, () => {
+      this.#gather.fired(this.#clock.now() - due);
+      this.#commitPending();
+    });
   }
 
   #commitPending(): void {
