@@ -15,7 +15,7 @@
  *   1.5-1.9 s.
  */
 
-/** A timer this late (ms) means the runtime is behind. */
+/** A timer later than this (ms) means the runtime is behind. */
 export const LATE_MS = 20;
 /** The most the extra gather may add (ms): a bound on what it costs an event's latency. */
 export const MAX_EXTRA_MS = 100;
