@@ -6,7 +6,7 @@
  * commit should carry what arrived together. Two parts:
  *
  * - A base that grows with the subscribers (`gatherMs`).
- * - An extra that grows while the runtime is late: when the gather's own timer fires well after
+ * - An extra, the gather's least while the runtime is late: when the gather's own timer fires well after
  *   it was due, the thread is saturated (many hubs, or one busy one), events queue anyway, and
  *   fewer, larger commits are what gets it out. It eases off once timers are on time again.
  *   Measured with 100 hubs at 20 events/s each (the benchmark's many keys), where without it
@@ -17,7 +17,7 @@
 
 /** A timer later than this (ms) means the runtime is behind. */
 export const LATE_MS = 20;
-/** The most the extra gather may add (ms): a bound on what it costs an event's latency. */
+/** The longest gather the lateness may bring (ms): a bound on what it costs an event's latency. */
 export const MAX_EXTRA_MS = 100;
 /** How much the extra eases off per commit whose timer was on time (ms). */
 export const EASE_MS = 5;
