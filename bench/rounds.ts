@@ -30,6 +30,11 @@ export function headline(row: Row): number {
   return row.deliveredPerSec;
 }
 
+/** The middle of `items` ranked by `by` (the lower middle of an even count). */
+export function middle<T>(items: readonly T[], by: (item: T) => number): T | undefined {
+  return [...items].sort((a, b) => by(a) - by(b))[Math.floor((items.length - 1) / 2)];
+}
+
 /**
  * One row per measurement: its median round (the lower middle of an even count), with every
  * round's row, in order, as `rounds`. A measurement made once is passed on unchanged.
@@ -44,8 +49,6 @@ export function medianRounds(rounds: ReadonlyArray<readonly Row[]>): Row[] {
   }
   return [...groups.values()].map((group) => {
     if (group.length === 1) return group[0] as Row;
-    const ranked = [...group].sort((a, b) => headline(a) - headline(b));
-    const median = ranked[Math.floor((ranked.length - 1) / 2)] as Row;
-    return { ...median, rounds: group };
+    return { ...(middle(group, headline) as Row), rounds: group };
   });
 }

@@ -102,6 +102,9 @@ async function main(): Promise<void> {
   const profiling = !values["no-profile"] && !values.merge && names.includes("relay");
   const amended = values.merge ? (JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results) : undefined;
   if (amended && amended.mode !== mode) throw new Error(`--merge: latest.json is a ${amended.mode} run, this one would be ${mode}`);
+  // The report says how many rounds every row is the median of: a merged run must make as many.
+  if (amended && (amended.rounds ?? 1) !== rounds)
+    throw new Error(`--merge: latest.json's rows are of ${amended.rounds ?? 1} round(s) each, this run would make ${rounds} (give --rounds ${amended.rounds ?? 1})`);
   mkdirSync(outDir, { recursive: true });
   const logDir = (workDir = mkdtempSync(join(tmpdir(), "kwr-bench-")));
   const started = Date.now();

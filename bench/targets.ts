@@ -5,7 +5,7 @@
  */
 import { memoryGrowthText } from "./tables.ts";
 import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SocketsRow, type StormRow } from "./rows.ts";
-import { headline } from "./rounds.ts";
+import { headline, middle } from "./rounds.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
 export interface TargetResult {
@@ -54,7 +54,6 @@ function throughput(target: string, relay: Delivery | undefined, baseline: Deliv
   const floor = options.floor && options.floor.deliveredPerSec > 0 ? relay.deliveredPerSec / options.floor.deliveredPerSec : undefined;
   const atFloor = floor !== undefined && floor >= AT_FLOOR;
   const show = (r: number) => (share === 1 ? `${r.toFixed(2)}×` : `${(r * 100).toFixed(0)}%`);
-  const shown = show(ratio);
   const short = share === 1 ? `short by ${((1 - ratio) * 100).toFixed(0)}%` : `short by ${((share - ratio) * 100).toFixed(0)} points`;
   const verdict = keptUp ? " (kept up: delivered what was offered)" : ratio < share ? ` (${short})` : "";
   const notes = [
@@ -63,7 +62,7 @@ function throughput(target: string, relay: Delivery | undefined, baseline: Deliv
   ];
   return {
     target,
-    measured: `${fmt(relay.deliveredPerSec)}/s vs ${fmt(baseline.deliveredPerSec)}/s: ${shown}${verdict}${notes.map((n) => `; ${n}`).join("")}${byRound(relay, baseline, show)}`,
+    measured: `${fmt(relay.deliveredPerSec)}/s vs ${fmt(baseline.deliveredPerSec)}/s: ${show(ratio)}${verdict}${notes.map((n) => `; ${n}`).join("")}${byRound(relay, baseline, show)}`,
     met: !lost && (keptUp || ratio >= share || atFloor),
   };
 }
@@ -76,8 +75,10 @@ interface Latency {
 /** A row's p99, or with `--rounds` the median of its rounds' (a round that delivered nothing counts as the longest). */
 function medianP99(row: Latency): number | null {
   if (!row.rounds || row.rounds.length < 2) return row.p99Ms;
-  const values = row.rounds.map((r) => ("p99Ms" in r && r.p99Ms !== null ? r.p99Ms : Number.POSITIVE_INFINITY)).sort((a, b) => a - b);
-  const median = values[Math.floor((values.length - 1) / 2)] as number;
+  const median = middle(
+    row.rounds.map((r) => ("p99Ms" in r && r.p99Ms !== null ? r.p99Ms : Number.POSITIVE_INFINITY)),
+    (p99) => p99,
+  ) as number;
   return Number.isFinite(median) ? median : null;
 }
 
