@@ -5,23 +5,36 @@
  * measuring instrument, the other the ceiling), so they split `Buffer`s and read the two
  * numbers they need straight out of the bytes.
  */
+import { DELTA_HEAD } from "../src/k8s/delta.ts";
 import { WRITTEN_AT as WRITTEN_AT_ANNOTATION } from "../src/sim/store.ts";
 
 /**
  * Split a byte stream into lines; a line split across chunks is joined. Each line is given
  * without its `\n` and, as a view of the same bytes, with it (what an HTTP watch forwards).
+ * Only a line's own pieces are copied when it spans chunks: the rest of a chunk is read in place.
  */
 export class ByteLines {
-  #partial: Buffer | undefined;
+  #pieces: Buffer[] = [];
 
   push(chunk: Buffer, onLine: (line: Buffer, terminated: Buffer) => void): void {
-    const buf = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
     let start = 0;
-    for (let end = buf.indexOf(10); end >= 0; end = buf.indexOf(10, start)) {
-      if (end > start) onLine(buf.subarray(start, end), buf.subarray(start, end + 1));
+    if (this.#pieces.length > 0) {
+      const end = chunk.indexOf(10);
+      if (end < 0) {
+        this.#pieces.push(chunk);
+        return;
+      }
+      this.#pieces.push(chunk.subarray(0, end + 1));
+      const joined = Buffer.concat(this.#pieces);
+      this.#pieces = [];
+      if (joined.length > 1) onLine(joined.subarray(0, joined.length - 1), joined);
       start = end + 1;
     }
-    this.#partial = start < buf.length ? buf.subarray(start) : undefined;
+    for (let end = chunk.indexOf(10, start); end >= 0; end = chunk.indexOf(10, start)) {
+      if (end > start) onLine(chunk.subarray(start, end), chunk.subarray(start, end + 1));
+      start = end + 1;
+    }
+    if (start < chunk.length) this.#pieces.push(chunk.subarray(start));
   }
 }
 
@@ -42,19 +55,27 @@ function numberAfter(buf: Buffer, marker: Buffer): number {
 }
 
 const PATCH = Buffer.from('"patch":');
+const DELTA = Buffer.from(DELTA_HEAD);
+
+const startsWith = (line: Buffer, head: Buffer): boolean => line.length >= head.length && line.compare(head, 0, head.length, 0, head.length) === 0;
 
 /**
  * The event object's `metadata.resourceVersion`. Pods carry no other `resourceVersion` field
- * and metadata precedes spec, so the first occurrence is the right one; a delta line names the
- * version it patches first, and the new one in its patch.
+ * and metadata precedes spec, so the first occurrence is the right one; a delta line (told by
+ * its fixed start, so an ordinary line is not searched for a patch) names the version it
+ * patches first, and the new one in its patch.
  */
 export function eventVersion(line: Buffer): number {
+  if (!startsWith(line, DELTA)) return numberAfter(line, RESOURCE_VERSION);
   const patch = line.indexOf(PATCH);
   return numberAfter(patch < 0 ? line : line.subarray(patch), RESOURCE_VERSION);
 }
 
 /** The simulator's write time (ms epoch) carried by the event's object, 0 if none. */
 export const writtenAt = (line: Buffer): number => numberAfter(line, WRITTEN_AT);
+
+/** Where an event line's type is: its first field, or its second after a relay socket's id. */
+const HEAD = 48;
 
 const ERROR_EVENT = Buffer.from('"type":"ERROR"');
 const CLOSED = Buffer.from('"type":"CLOSED"');
@@ -71,14 +92,14 @@ export function socketLine(line: Buffer): { id: number; closed: boolean; slow: b
     if (c < 48 || c > 57) break;
     id = id * 10 + (c - 48);
   }
-  const closed = line.subarray(0, 48).includes(CLOSED);
+  const closed = line.subarray(0, HEAD).includes(CLOSED);
   return { id, closed, slow: closed && line.includes(SLOW) };
 }
 
 const MODIFIED_EVENT = Buffer.from('"type":"MODIFIED"');
 
-/** A MODIFIED event, whole or as a delta: the type is the first field of every event line. */
-export const isModified = (line: Buffer): boolean => line.subarray(0, 24).includes(MODIFIED_EVENT);
+/** A MODIFIED event, whole or as a delta. */
+export const isModified = (line: Buffer): boolean => line.subarray(0, HEAD).includes(MODIFIED_EVENT);
 
-/** An ERROR event (410 Expired and the like): the type is the first field of every event line. */
-export const isErrorEvent = (line: Buffer): boolean => line.subarray(0, 24).includes(ERROR_EVENT);
+/** An ERROR event (410 Expired and the like). */
+export const isErrorEvent = (line: Buffer): boolean => line.subarray(0, HEAD).includes(ERROR_EVENT);

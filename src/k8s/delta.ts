@@ -14,6 +14,9 @@
 import { apply, generate } from "json-merge-patch";
 import type { KubeObject } from "./types.ts";
 
+/** How every delta line starts: its type, then its target (a reader may tell a delta by this alone). */
+export const DELTA_HEAD = '{"type":"MODIFIED","target":';
+
 export interface DeltaTarget {
   namespace?: string | undefined;
   name: string;
@@ -32,7 +35,7 @@ export function deltaLine(before: KubeObject, after: KubeObject, full: string): 
   const { namespace, name, resourceVersion } = before.metadata ?? {};
   if (!name || !resourceVersion) return undefined;
   const target: DeltaTarget = namespace ? { namespace, name, resourceVersion } : { name, resourceVersion };
-  const line = `{"type":"MODIFIED","target":${JSON.stringify(target)},"patch":${JSON.stringify(generate(before, after) ?? {})}}\n`;
+  const line = `${DELTA_HEAD}${JSON.stringify(target)},"patch":${JSON.stringify(generate(before, after) ?? {})}}\n`;
   return line.length < full.length ? line : undefined;
 }
 
