@@ -63,7 +63,10 @@ describe("relay process killed and restarted", () => {
 
     relay = await startRelay(env);
     const resumed = subscribe(`${ws}&resourceVersion=${before.at(-1)}`);
-    expect((await resumed.take(3)).map(rv)).toEqual(missed);
-    resumed.close();
+    try {
+      expect((await resumed.take(3)).map(rv)).toEqual(missed);
+    } finally {
+      resumed.close();
+    }
   });
 });

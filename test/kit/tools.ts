@@ -21,6 +21,7 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 const TOOLS = {
   kubectl: { found: () => runs("kubectl", "version", "--client"), missing: "kubectl is not on PATH", install: "put a kubectl binary on PATH (https://kubernetes.io/docs/tasks/tools/)" },
+  curl: { found: () => runs("curl", "--version"), missing: "curl is not on PATH", install: "apt-get install -y curl" },
   openssl: { found: () => runs("openssl", "version"), missing: "openssl is not on PATH", install: "apt-get install -y openssl" },
   chromium: { found: () => existsSync(CHROMIUM), missing: `no Chromium at ${CHROMIUM}`, install: "apt-get install -y chromium, or point CHROMIUM_PATH at one" },
 };
