@@ -416,7 +416,9 @@ export function profileReading(profile: ProfileSummary): string {
   const perEvent = (ms: number) => num((ms * 1000) / events);
   const sum = (...names: Stage[]) => names.reduce((n, s) => n + (stage(profile, s)?.pctOfBusy ?? 0), 0);
   return (
-    `${w.keys === 1 ? "One key" : `${num(w.keys)} keys`} × ${num(w.subscribersPerKey)} ${w.transport === "http" ? "HTTP watch" : "WebSocket"} subscribers at ${num(w.rate)} events/s, ${num(profile.deliveredPerSec)} events/s delivered. ` +
+    (w.transport === "socket"
+      ? `${num(w.subscribersPerKey)} clients × ${num(w.keys)} watches (a key each), each client's watches on one relay socket, at ${num(w.rate)} events/s, ${num(profile.deliveredPerSec)} events/s delivered. `
+      : `${w.keys === 1 ? "One key" : `${num(w.keys)} keys`} × ${num(w.subscribersPerKey)} ${w.transport === "http" ? "HTTP watch" : "WebSocket"} subscribers at ${num(w.rate)} events/s, ${num(profile.deliveredPerSec)} events/s delivered. `) +
     `The relay's workerd used ${num(profile.processCpuMs)} ms of CPU in ${num(profile.durationMs)} ms, ${perEvent(profile.processCpuMs)} µs per delivered event. ` +
     `Samples in the isolate account for ${num(profile.isolateBusyMs)} ms of it (${perEvent(profile.isolateBusyMs)} µs per event); ` +
     `the other ${num(profile.outsideIsolateMs)} ms (${perEvent(profile.outsideIsolateMs)} µs per event) is workerd's own work outside the isolate and the kernel's: socket reads and writes, storage I/O. ` +
@@ -424,6 +426,7 @@ export function profileReading(profile: ProfileSummary): string {
     `Within the isolate, sending to subscribers (the fan-out loop and workerd's natives it calls: a WebSocket's \`send\`, an HTTP body's stream) took ${num(sum("fan-out loop (JS)", "sending (native: WebSocket send, HTTP stream)"))}%, ` +
     `workerd's natives under the isolate lock (event dispatch, promise machinery) ${num(sum("workerd natives under the lock", "workerd natives with no JS caller"))}%, ` +
     `SQLite writes ${num(sum("SQLite writes"))}%, upstream intake (read, parse, serialise, window) ${num(sum("upstream intake (read, parse, cache, window)"))}%, ` +
-    `acknowledgements ${num(sum("acknowledgements"))}%, garbage collection ${num(sum("garbage collection"))}%.`
+    `acknowledgements ${num(sum("acknowledgements"))}%, garbage collection ${num(sum("garbage collection"))}%` +
+    (w.transport === "socket" ? `, and the relay socket's hop (its mux object: retagging, forwarding, acknowledging) ${num(sum("relay socket's hop (mux object)"))}%.` : ".")
   );
 }

@@ -36,16 +36,19 @@ export interface Sizes {
   /** `clients` each watching `watchesPerClient` collections (distinct selectors, each matching every pod) at `rate` events/s. */
   sockets: { clients: number; watchesPerClient: number; rate: number; warmupMs: number; measureMs: number };
   snapshot: { objects: number; repeats: number };
-  /** CPU profiles of the relay: one key with many subscribers (fan-out, over each transport), many keys with a few each (intake). */
+  /** CPU profiles of the relay: one key with many subscribers (fan-out, over each transport), many keys with a few each (intake), browser-like clients on relay sockets (the socket's hop). */
   profiles: ProfileWorkload[];
   /** Load-generator processes: one per core by default, so the generator can use the whole machine. */
   loadgens: number;
 }
 
 export interface ProfileWorkload {
-  name: "fan-out" | "fan-out over HTTP" | "many keys";
-  /** How the subscribers watch: WebSocket (one event a message) or HTTP (kubectl's, informers'). */
-  transport: "ws" | "http";
+  name: "fan-out" | "fan-out over HTTP" | "many keys" | "relay socket";
+  /**
+   * How the subscribers watch: WebSocket (one event a message), HTTP (kubectl's, informers'), or
+   * a relay socket: each of `subscribersPerKey` clients holds all `keys` watches on one socket.
+   */
+  transport: "ws" | "http" | "socket";
   keys: number;
   subscribersPerKey: number;
   /** Upstream changes a second (every key sees all of them). */
@@ -68,6 +71,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
           { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 5, rate: 20, ms: 500 },
           { name: "many keys", transport: "ws", keys: 3, subscribersPerKey: 2, rate: 20, ms: 500 },
+          { name: "relay socket", transport: "socket", keys: 5, subscribersPerKey: 4, rate: 20, ms: 500 },
         ],
         loadgens: 2,
       };
@@ -91,6 +95,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
           { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
           { name: "many keys", transport: "ws", keys: 100, subscribersPerKey: 3, rate: 20, ms: 2000 },
+          { name: "relay socket", transport: "socket", keys: 5, subscribersPerKey: 200, rate: 40, ms: 2000 },
         ],
         loadgens,
       };
@@ -114,6 +119,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
           { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
           { name: "many keys", transport: "ws", keys: 100, subscribersPerKey: 3, rate: 20, ms: 10_000 },
+          { name: "relay socket", transport: "socket", keys: 5, subscribersPerKey: 200, rate: 100, ms: 10_000 },
         ],
         loadgens,
       };

@@ -19,7 +19,8 @@ import type { ProfileWorkload } from "./modes.ts";
 import type { ProfileSummary, Stage } from "./rows.ts";
 import { keySelector } from "./scenarios/keys.ts";
 import { podsOf, type Context } from "./scenarios/scenario.ts";
-import { subscriber, type System } from "./systems/system.ts";
+import { clientOf, subscriber, type System } from "./systems/system.ts";
+import type { Relay } from "./systems/workerd.ts";
 
 /** The simulator namespace a profile workload churns. */
 export const profileNamespace = (workload: ProfileWorkload): string => `profile-${workload.name.toLowerCase().replace(/\W+/g, "-")}`;
@@ -27,6 +28,7 @@ export const profileNamespace = (workload: ProfileWorkload): string => `profile-
 const ACK_FUNCTIONS = new Set(["webSocketMessage", "parseAck", "acknowledge", "wake"]);
 const FANOUT_MODULES = new Set(["src/hub/fanout.ts", "src/hub/subscriber.ts"]);
 const INTAKE_MODULES = new Set(["src/hub/reflector.ts", "src/hub/feed.ts", "src/hub/cache.ts", "src/hub/window.ts"]);
+const SOCKET_MODULES = new Set(["src/k8s/mux.ts", "src/k8s/ack-ledger.ts"]);
 
 /**
  * What a sample was doing: by the native called, the relay function it was called from, or the
@@ -40,6 +42,7 @@ function stageOf(frame: CallFrame, foreign: boolean, module: string, caller: str
   if (ACK_FUNCTIONS.has(caller ?? "")) return "acknowledgements";
   if (foreign && FANOUT_MODULES.has(module)) return "sending (native: WebSocket send, HTTP stream)";
   if (FANOUT_MODULES.has(module)) return "fan-out loop (JS)";
+  if (module.startsWith("src/mux/") || SOCKET_MODULES.has(module)) return "relay socket's hop (mux object)";
   if (INTAKE_MODULES.has(module) || module.startsWith("src/k8s/")) return "upstream intake (read, parse, cache, window)";
   return "other";
 }
@@ -70,15 +73,24 @@ const INTERVAL_US = 500;
 /** A sample counts for at most this long; longer gaps are time the profiler did not see. */
 const MAX_SAMPLE_US = 2 * INTERVAL_US;
 
-/** Run `workload` against the relay and profile the relay's isolate meanwhile. */
-export async function profileRelay(context: Context, relay: System, inspector: Inspector, workload: ProfileWorkload, cpuprofileFile: string): Promise<ProfileSummary> {
+/** Run `workload` against the relay (`host`'s systems) and profile the relay's isolate meanwhile. */
+export async function profileRelay(context: Context, host: Relay, workload: ProfileWorkload, cpuprofileFile: string): Promise<ProfileSummary> {
+  const { relay, inspector } = host;
   const { sim, loadgens, sizes } = context;
   const { keys, subscribersPerKey, rate, ms } = workload;
   const namespace = profileNamespace(workload);
   context.progress(`profile relay (${workload.name}): ${keys} key(s) × ${subscribersPerKey} subscribers, ${rate} events/s, ${ms} ms`);
   await context.quiesce();
-  const selector = (i: number) => (keys > 1 ? keySelector(i % keys) : undefined);
-  await loadgens.open(Array.from({ length: keys * subscribersPerKey }, (_, i) => subscriber(relay, workload.transport, sim, podsOf(namespace), selector(i))));
+  const selector = (i: number) => (keys > 1 ? keySelector(i) : undefined);
+  const socket = host.systems.find((s) => s.name === "relay-socket");
+  if (workload.transport === "socket" && !socket) throw new Error("the relay host serves no relay-socket system to profile");
+  // Each client watches every key: on one relay socket, or on a connection per key.
+  const clients = Array.from({ length: subscribersPerKey }, () => Array.from({ length: keys }, (_, k) => ({ path: podsOf(namespace), labelSelector: selector(k) })));
+  await loadgens.open(
+    clients.flatMap((watches) =>
+      workload.transport === "socket" ? clientOf(socket as System, sim, watches) : watches.map((w) => subscriber(relay, workload.transport === "http" ? "http" : "ws", sim, w.path, w.labelSelector)),
+    ),
+  );
   await waitIdle([...relay.pids, sim.pid]);
   await sim.churn(rate, namespace);
   await sleep(sizes.fanout.warmupMs);

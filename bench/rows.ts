@@ -235,6 +235,7 @@ export interface ProfileSummary {
 
 export type Stage =
   | "fan-out loop (JS)"
+  | "relay socket's hop (mux object)"
   | "sending (native: WebSocket send, HTTP stream)"
   | "acknowledgements"
   | "upstream intake (read, parse, cache, window)"

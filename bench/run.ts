@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   const profiles: ProfileSummary[] = [];
   if (profiling && relay) {
     for (const workload of sizes.profiles) {
-      profiles.push(await profileRelay(context, relay.relay, relay.inspector, workload, join(outDir, `relay-${profileNamespace(workload)}.cpuprofile`)));
+      profiles.push(await profileRelay(context, relay, workload, join(outDir, `relay-${profileNamespace(workload)}.cpuprofile`)));
     }
   }
   const measuredRounds: Row[][] = [];

@@ -219,8 +219,8 @@ describe("npm run bench -- --smoke", () => {
     expect(relay.bytes).toBeGreaterThan(0);
   });
 
-  it("profiles the relay's isolate under fan-out (over WebSocket and over HTTP) and many-keys load, tracing its time to source modules", () => {
-    expect(results.profiles.map((p) => p.workload.name)).toEqual(["fan-out", "fan-out over HTTP", "many keys"]);
+  it("profiles the relay's isolate under fan-out (over WebSocket and over HTTP), many-keys load and relay sockets, tracing its time to source modules", () => {
+    expect(results.profiles.map((p) => p.workload.name)).toEqual(["fan-out", "fan-out over HTTP", "many keys", "relay socket"]);
     for (const profile of results.profiles) {
       expect(profile.isolateBusyMs, profile.workload.name).toBeGreaterThan(0);
       expect(profile.processCpuMs, profile.workload.name).toBeGreaterThan(0);
@@ -233,6 +233,10 @@ describe("npm run bench -- --smoke", () => {
         profile.workload.name,
       ).toBe(true);
     }
+    // The relay socket's own hop is seen and named: its mux object's modules.
+    const socket = results.profiles.find((p) => p.workload.name === "relay socket");
+    expect(socket?.modules.some((m) => m.module.startsWith("src/mux/"))).toBe(true);
+    expect(socket?.stages.some((s) => s.stage === "relay socket's hop (mux object)")).toBe(true);
     expect(existsSync(join(out, "relay-profile-fan-out.cpuprofile"))).toBe(true);
   });
 
