@@ -304,9 +304,10 @@ export class Feed implements ReflectorHandler {
     for (const event of batch) this.#pending.push(event);
     if (this.#commitTimer !== undefined) return;
     const ms = this.#gather.ms;
-    const due = this.#clock.now() + ms;
+    const started = this.#clock.now();
     this.#commitTimer = this.#clock.after(ms, () => {
-      this.#gather.fired(this.#clock.now() - due);
+      const elapsed = this.#clock.now() - started;
+      this.#gather.fired(elapsed - ms, this.#pending.length, elapsed);
       this.#commitPending();
     });
   }

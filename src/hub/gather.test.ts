@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EASE_MS, Gather, gatherMs, LATE_MS, MAX_EXTRA_MS } from "./gather.ts";
+import { EASE_MS, FEW_EVENTS, Gather, gatherMs, LATE_MS, MAX_EXTRA_MS, MAX_SLOW_EXTRA_MS } from "./gather.ts";
 
 describe("how long a hub gathers events before a commit", () => {
   it("grows its base with the subscribers: 1 ms per 20, between 1 and 50 ms", () => {
@@ -8,27 +8,47 @@ describe("how long a hub gathers events before a commit", () => {
 
   it("keeps to the base while its timers fire on time", () => {
     const gather = new Gather(() => 5);
-    for (let i = 0; i < 10; i++) gather.fired(LATE_MS);
+    for (let i = 0; i < 10; i++) gather.fired(LATE_MS, 1, 5 + LATE_MS);
     expect(gather.ms).toBe(5);
   });
 
   it("gathers longer while the runtime is late, never more than the bound", () => {
     const gather = new Gather(() => 1);
-    gather.fired(LATE_MS + 10);
+    // A fast hub: many events a gather.
+    gather.fired(LATE_MS + 10, 100, LATE_MS + 11);
     expect(gather.ms).toBe(LATE_MS + 10);
-    gather.fired(LATE_MS + 1);
+    gather.fired(LATE_MS + 1, 100, 2 * LATE_MS + 11);
     expect(gather.ms).toBe(2 * LATE_MS + 11);
-    gather.fired(10_000);
+    gather.fired(10_000, 100_000, 10_000);
     expect(gather.ms).toBe(MAX_EXTRA_MS);
+  });
+
+  it("lets a slow hub's late gathers grow until they carry a few events, within the longer bound", () => {
+    // 20 events a second: a few of them take 250 ms.
+    const slow = new Gather(() => 1);
+    for (let i = 0; i < 20; i++) slow.fired(100, 2, 100);
+    expect(slow.ms).toBe(MAX_SLOW_EXTRA_MS);
+    // 40 a second: a few take 125 ms, and the gather grows no further.
+    const slower = new Gather(() => 1);
+    for (let i = 0; i < 20; i++) slower.fired(100, 4, 100);
+    expect(slower.ms).toBe((FEW_EVENTS * 100) / 4);
+    // The rate is what the gathers find: a hub with one event a gather, each gather as long as it asked plus the lateness.
+    const quiet = new Gather(() => 1);
+    for (let i = 0; i < 20; i++) quiet.fired(LATE_MS + 1, 1, quiet.ms + LATE_MS + 1);
+    expect(quiet.ms).toBe(MAX_SLOW_EXTRA_MS);
+    // A fast hub late just as long stays within the fast bound.
+    const fast = new Gather(() => 1);
+    for (let i = 0; i < 20; i++) fast.fired(100, 50, 100);
+    expect(fast.ms).toBe(MAX_EXTRA_MS);
   });
 
   it("eases back to the base once timers are on time again, a step per commit", () => {
     let base = 1;
     const gather = new Gather(() => base);
-    gather.fired(10_000);
-    gather.fired(0);
+    gather.fired(10_000, 100_000, 10_000);
+    gather.fired(0, 1, 1);
     expect(gather.ms).toBe(MAX_EXTRA_MS - EASE_MS);
-    for (let i = 0; i < MAX_EXTRA_MS / EASE_MS; i++) gather.fired(0);
+    for (let i = 0; i < MAX_EXTRA_MS / EASE_MS; i++) gather.fired(0, 1, 1);
     expect(gather.ms).toBe(1);
     // The base still follows the hub: more subscribers, a longer base.
     base = 25;

@@ -8,17 +8,28 @@
  * - A base that grows with the subscribers (`gatherMs`).
  * - An extra, the gather's least while the runtime is late: when the gather's own timer fires well after
  *   it was due, the thread is saturated (many hubs, or one busy one), events queue anyway, and
- *   fewer, larger commits are what gets it out. It eases off once timers are on time again.
+ *   fewer, larger commits are what gets it out. It grows by the lateness, to at most 100 ms, or
+ *   for a hub whose events come too slowly for a few of them in that, to what gathers a few (at
+ *   most 250 ms); it eases off once timers are on time again.
  *   Measured with 100 hubs at 20 events/s each (the benchmark's many keys), where without it
- *   every hub commits each event alone: the relay delivered 89-98% of the events instead of
- *   33-50%, at 141-144 µs of CPU each instead of 234-350, with a p99 of 0.5-0.7 s instead of
- *   1.5-1.9 s.
+ *   every hub commits each event alone: with a 100 ms bound the relay delivered 89-98% of the
+ *   events instead of 33-50%, at 141-144 µs of CPU each instead of 234-350, with a p99 of
+ *   0.5-0.7 s instead of 1.5-1.9 s; the slow hubs' longer bound then added 10-25 points of the
+ *   events delivered, and took 5-15% off their CPU each, in three back-to-back pairs.
  */
 
 /** A timer later than this (ms) means the runtime is behind. */
 export const LATE_MS = 20;
-/** The longest gather the lateness may bring (ms): a bound on what it costs an event's latency. */
+/** The longest gather the lateness may bring (ms) to a hub whose events come fast: a bound on what it costs an event's latency. */
 export const MAX_EXTRA_MS = 100;
+/**
+ * A slow hub's longer bound (ms). A commit's cost is mostly fixed (locally the fsync), so a late
+ * hub should gather `FEW_EVENTS` a commit: one whose events come slower than that in
+ * `MAX_EXTRA_MS` may gather up to this long. A fast hub's bound, and its latency, are unchanged.
+ */
+export const MAX_SLOW_EXTRA_MS = 250;
+/** What a late hub's commit should carry, where its gather's bound allows. */
+export const FEW_EVENTS = 5;
 /** How much the extra eases off per commit whose timer was on time (ms). */
 export const EASE_MS = 5;
 
@@ -44,8 +55,14 @@ export class Gather {
     return Math.max(this.#base(), this.#extra);
   }
 
-  /** The gather's timer fired `lateMs` after it was due. */
-  fired(lateMs: number): void {
-    this.#extra = lateMs > LATE_MS ? Math.min(MAX_EXTRA_MS, this.#extra + lateMs) : Math.max(0, this.#extra - EASE_MS);
+  /** The gather's timer fired `lateMs` after it was due, having gathered `events` in `elapsedMs`. */
+  fired(lateMs: number, events: number, elapsedMs: number): void {
+    if (lateMs <= LATE_MS) {
+      this.#extra = Math.max(0, this.#extra - EASE_MS);
+      return;
+    }
+    // Long enough, at the rate the events came, for a commit to carry a few.
+    const bound = Math.min(MAX_SLOW_EXTRA_MS, Math.max(MAX_EXTRA_MS, (FEW_EVENTS * elapsedMs) / Math.max(1, events)));
+    this.#extra = Math.max(this.#extra, Math.min(bound, this.#extra + lateMs));
   }
 }
