@@ -29,9 +29,9 @@ describe("how long a hub gathers events before a commit", () => {
     for (let i = 0; i < 20; i++) slow.fired(100, 2, 100);
     expect(slow.ms).toBe(MAX_SLOW_EXTRA_MS);
     // 40 a second: a few take 125 ms, and the gather grows no further.
-    const slower = new Gather(() => 1);
-    for (let i = 0; i < 20; i++) slower.fired(100, 4, 100);
-    expect(slower.ms).toBe((FEW_EVENTS * 100) / 4);
+    const moderate = new Gather(() => 1);
+    for (let i = 0; i < 20; i++) moderate.fired(100, 4, 100);
+    expect(moderate.ms).toBe((FEW_EVENTS * 100) / 4);
     // The rate is what the gathers find: a hub with one event a gather, each gather as long as it asked plus the lateness.
     const quiet = new Gather(() => 1);
     for (let i = 0; i < 20; i++) quiet.fired(LATE_MS + 1, 1, quiet.ms + LATE_MS + 1);
