@@ -69,7 +69,7 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
     key,
     storage,
     upstream,
-    { ...settings, coalesceMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, observer: metrics.upstream },
+    { ...settings, gatherBaseMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, observer: metrics.upstream },
     {
       published: (events) => {
         metrics.committed(events.length, feed.window.head);

@@ -37,11 +37,11 @@ export interface FeedSettings {
   upstreamStallMs: number;
   stripManagedFields: boolean;
   /**
-   * How long the first uncommitted event waits for others to join its commit (ms), at the least;
-   * the hub makes it grow with what one commit costs it to fan out, and the feed adds to it while
-   * the runtime is behind (`gather.ts`).
+   * How long the first uncommitted event waits for others to join its commit (ms), at the least:
+   * the base of the feed's gather (`gather.ts`), which the hub grows with what one commit costs
+   * it to fan out.
    */
-  coalesceMs: () => number;
+  gatherBaseMs: () => number;
   /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
   wantDeltas: () => boolean;
   /** Who counts what the reflector sees of the upstream. */
@@ -111,7 +111,7 @@ export class Feed implements ReflectorHandler {
     this.#listener = listener;
     this.#log = log;
     this.#stripManagedFields = settings.stripManagedFields;
-    this.#gather = new Gather(settings.coalesceMs);
+    this.#gather = new Gather(settings.gatherBaseMs);
     this.#wantDeltas = settings.wantDeltas;
     this.window = new EventWindow({ maxEvents: settings.windowEvents, maxBytes: settings.windowBytes });
     const stored = storage.load();

@@ -6,16 +6,13 @@
  * commit should carry what arrived together. Two parts:
  *
  * - A base that grows with the subscribers (`gatherMs`).
- * - An extra, the gather's least while the runtime is late: when the gather's own timer fires well after
- *   it was due, the thread is saturated (many hubs, or one busy one), events queue anyway, and
- *   fewer, larger commits are what gets it out. It grows by the lateness, to at most 100 ms, or
- *   for a hub whose events come too slowly for a few of them in that, to what gathers a few (at
- *   most 250 ms); it eases off once timers are on time again.
- *   Measured with 100 hubs at 20 events/s each (the benchmark's many keys), where without it
- *   every hub commits each event alone: with a 100 ms bound the relay delivered 89-98% of the
- *   events instead of 33-50%, at 141-144 µs of CPU each instead of 234-350, with a p99 of
- *   0.5-0.7 s instead of 1.5-1.9 s; the slow hubs' longer bound then added 10-25 points of the
- *   events delivered, and took 5-15% off their CPU each, in three back-to-back pairs.
+ * - An extra, which every gather lasts at least while the runtime is late: when the gather's own
+ *   timer fires well after it was due, the thread is saturated (many hubs, or one busy one),
+ *   events queue anyway, and fewer, larger commits are what gets it out. It grows by the
+ *   lateness, to at most 100 ms, or for a hub whose events come too slowly for a few of them in
+ *   that, to what gathers a few (at most 250 ms); it eases off once timers are on time again.
+ *
+ * What it bought in the benchmark's many keys, and what it costs, is in DESIGN.md.
  */
 
 /** A timer later than this (ms) means the runtime is behind. */
