@@ -73,24 +73,27 @@ const INTERVAL_US = 500;
 /** A sample counts for at most this long; longer gaps are time the profiler did not see. */
 const MAX_SAMPLE_US = 2 * INTERVAL_US;
 
+/** The relay's relay-socket system (the same process, its clients on `/_relay/socket`). */
+function relaySocketOf(host: Relay): System {
+  const socket = host.systems.find((s) => s.name === "relay-socket");
+  if (!socket) throw new Error("the relay host serves no relay-socket system to profile");
+  return socket;
+}
+
 /** Run `workload` against the relay (`host`'s systems) and profile the relay's isolate meanwhile. */
 export async function profileRelay(context: Context, host: Relay, workload: ProfileWorkload, cpuprofileFile: string): Promise<ProfileSummary> {
   const { relay, inspector } = host;
   const { sim, loadgens, sizes } = context;
-  const { keys, subscribersPerKey, rate, ms } = workload;
+  const { keys, subscribersPerKey, rate, ms, transport } = workload;
   const namespace = profileNamespace(workload);
-  context.progress(`profile relay (${workload.name}): ${keys} key(s) × ${subscribersPerKey} subscribers, ${rate} events/s, ${ms} ms`);
+  const who = transport === "socket" ? `${subscribersPerKey} clients × ${keys} watches on a relay socket each` : `${keys} key(s) × ${subscribersPerKey} subscribers`;
+  context.progress(`profile relay (${workload.name}): ${who}, ${rate} events/s, ${ms} ms`);
   await context.quiesce();
   const selector = (i: number) => (keys > 1 ? keySelector(i) : undefined);
-  const socket = host.systems.find((s) => s.name === "relay-socket");
-  if (workload.transport === "socket" && !socket) throw new Error("the relay host serves no relay-socket system to profile");
-  // Each client watches every key: on one relay socket, or on a connection per key.
+  // Each client watches every key: over HTTP, or over WebSockets, a connection per key, or on one relay socket.
   const clients = Array.from({ length: subscribersPerKey }, () => Array.from({ length: keys }, (_, k) => ({ path: podsOf(namespace), labelSelector: selector(k) })));
-  await loadgens.open(
-    clients.flatMap((watches) =>
-      workload.transport === "socket" ? clientOf(socket as System, sim, watches) : watches.map((w) => subscriber(relay, workload.transport === "http" ? "http" : "ws", sim, w.path, w.labelSelector)),
-    ),
-  );
+  const system = transport === "socket" ? relaySocketOf(host) : relay;
+  await loadgens.open(clients.flatMap((watches) => (transport === "http" ? watches.map((w) => subscriber(relay, "http", sim, w.path, w.labelSelector)) : clientOf(system, sim, watches))));
   await waitIdle([...relay.pids, sim.pid]);
   await sim.churn(rate, namespace);
   await sleep(sizes.fanout.warmupMs);
