@@ -1,0 +1,88 @@
+/**
+ * @module
+ * Two revisions of the code measured in alternating pairs (`compare.ts`): each measurement of
+ * the current tree set against the base's of the same pair, as a ratio. The machine is shared
+ * and noisy, so only figures taken back to back say whether a change helped, and by how much.
+ */
+import { DIMENSIONS, headline, middle } from "./rounds.ts";
+import type { Row } from "./rows.ts";
+
+/** A figure compared: its name, and how a row tells it (when it has it). */
+export interface Figure {
+  name: string;
+  of: (row: Row) => number | null | undefined;
+}
+
+export const FIGURES: readonly Figure[] = [
+  { name: "headline", of: headline },
+  { name: "CPU µs/event", of: (row) => ("cpuUsPerEvent" in row ? row.cpuUsPerEvent : undefined) },
+  { name: "p99 ms", of: (row) => ("p99Ms" in row ? row.p99Ms : undefined) },
+];
+
+/** One measurement's figures in every pair: the base's, the current tree's, and current ÷ base. */
+export interface Compared {
+  measurement: string;
+  figure: string;
+  pairs: { base: number; current: number; ratio: number }[];
+  /** The median pair's ratio (the lower middle of an even count). */
+  median: number;
+}
+
+/** What a row measured, in words: its dimensions but the scenario's name. */
+function describe(row: Row): string {
+  const fields = row as unknown as Record<string, unknown>;
+  return DIMENSIONS.filter((name) => fields[name] !== undefined)
+    .map((name) => (name === "scenario" || name === "system" || name === "transport" ? String(fields[name]) : `${name} ${String(fields[name])}`))
+    .join(", ");
+}
+
+/**
+ * Whether two rows measured the same thing: every dimension both have is equal. An older
+ * revision's rows may lack a dimension added since (rows had no `transport` before HTTP
+ * watches were measured), so a dimension only one of them has does not tell them apart.
+ */
+export function sameMeasurement(a: Row, b: Row): boolean {
+  const x = a as unknown as Record<string, unknown>;
+  const y = b as unknown as Record<string, unknown>;
+  return DIMENSIONS.every((name) => x[name] === undefined || y[name] === undefined || x[name] === y[name]);
+}
+
+/** Every measurement of the current tree that the base made too, in each pair (`base[i]` and `current[i]` are pair i's rows). */
+export function compareRuns(base: ReadonlyArray<readonly Row[]>, current: ReadonlyArray<readonly Row[]>): Compared[] {
+  const pairs = Math.min(base.length, current.length);
+  const result: Compared[] = [];
+  for (const row of current[0] ?? []) {
+    for (const figure of FIGURES) {
+      const found: Compared["pairs"] = [];
+      for (let i = 0; i < pairs; i++) {
+        const now = current[i]?.find((r) => sameMeasurement(r, row));
+        const then = now && base[i]?.find((r) => sameMeasurement(r, now));
+        const a = then && figure.of(then);
+        const b = now && figure.of(now);
+        if (typeof a === "number" && typeof b === "number" && Number.isFinite(a) && Number.isFinite(b) && a > 0) found.push({ base: a, current: b, ratio: b / a });
+      }
+      if (found.length === 0) continue;
+      const name = figure.name === "headline" ? headlineName(row) : figure.name;
+      result.push({ measurement: describe(row), figure: name, pairs: found, median: middle(found, (p) => p.ratio)?.ratio ?? Number.NaN });
+    }
+  }
+  return result;
+}
+
+function headlineName(row: Row): string {
+  if (row.scenario === "storm") return "catch-up ms";
+  if (row.scenario === "snapshot") return "list ms";
+  return "delivered/s";
+}
+
+const num = (n: number): string => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : String(Number(n.toPrecision(3))));
+
+/** A Markdown table: each measurement's figure, pair by pair (base → current), and the median ratio. */
+export function comparisonTable(compared: readonly Compared[], baseName: string): string {
+  const lines = [`| measurement | figure | pairs (${baseName} → current) | current ÷ ${baseName}, median |`, "|---|---|---|---:|"];
+  for (const c of compared) {
+    const pairs = c.pairs.map((p) => `${num(p.base)} → ${num(p.current)} (${p.ratio.toFixed(2)}×)`).join("; ");
+    lines.push(`| ${c.measurement} | ${c.figure} | ${pairs} | ${c.median.toFixed(2)}× |`);
+  }
+  return `${lines.join("\n")}\n`;
+}
