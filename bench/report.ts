@@ -130,7 +130,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       `storm: ${sizes.storm.subscribers.map(num).join(" and ")} subscribers receive a few live changes (so each holds a current resourceVersion), all drop at once, ${num(sizes.storm.missed)} changes are made, the system is given the time to hold them, ` +
         `and all reconnect at the same moment with their last resourceVersion; timed until the last has seen the newest change (at most ${sizes.storm.timeoutMs / 1000} s). Upstream requests are counted from the simulator's request log. ` +
         "Then every subscriber leaves, and `idle again after` is how long the system kept working (a system still sending to subscribers that have gone delays everything after it; every measurement waits for all systems to be idle first).",
-      `keys: ${sizes.keys.keys.join(" and ")} distinct label selectors (\`!bench-k<i>\`, each matching every pod) × ${sizes.keys.subscribersPerKey} subscribers, ${sizes.keys.rate} events/s.`,
+      `keys: ${sizes.keys.keys.join(" and ")} distinct label selectors (\`!bench-k<i>\`, each matching every pod) × ${sizes.keys.subscribersPerKey} subscribers, ${sizes.keys.rate} events/s; ${sizes.keys.warmupMs / 1000} s of churn before a ${sizes.keys.measureMs / 1000} s window (the relay's hubs lengthen their gathers only once the runtime is behind, which takes the first seconds of the churn).`,
       ...(rowsOf(results, "sockets").length === 0
         ? []
         : [
