@@ -64,9 +64,8 @@ async function main(): Promise<void> {
   const pairs = Number(values.pairs);
   if (!Number.isInteger(pairs) || pairs < 1) throw new Error(`--pairs must be a whole number ≥ 1, got ${String(values.pairs)}`);
   const ours = new Set(["base", "pairs", "out", "help"]);
-  const passed = tokens.flatMap((t) =>
-    t.kind === "option" && !ours.has(t.name) ? [t.rawName, ...(t.value !== undefined && !t.inlineValue ? [t.value] : [])] : t.kind === "positional" ? [t.value] : [],
-  );
+  // Not strict, so an option of the benchmark's is a flag here and its value a positional, in order: passed on as given.
+  const passed = tokens.flatMap((t) => (t.kind === "positional" ? [t.value] : t.kind === "option" && !ours.has(t.name) ? [t.inlineValue ? `${t.rawName}=${t.value}` : t.rawName] : []));
   const commit = execFileSync("git", ["rev-parse", "--verify", `${values.base}^{commit}`], { cwd: ROOT, encoding: "utf8" }).trim();
 
   const out = typeof values.out === "string" ? values.out : mkdtempSync(join(tmpdir(), "kwr-compare-"));

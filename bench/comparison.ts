@@ -4,19 +4,19 @@
  * the current tree set against the base's of the same pair, as a ratio. The machine is shared
  * and noisy, so only figures taken back to back say whether a change helped, and by how much.
  */
-import { DIMENSIONS, headline, middle } from "./rounds.ts";
+import { DIMENSIONS, headline, headlineName, middle } from "./rounds.ts";
 import type { Row } from "./rows.ts";
 
-/** A figure compared: its name, and how a row tells it (when it has it). */
-export interface Figure {
-  name: string;
+/** A figure compared: its name for a row, and how a row tells it (when it has it). */
+interface Figure {
+  name: (row: Row) => string;
   of: (row: Row) => number | null | undefined;
 }
 
-export const FIGURES: readonly Figure[] = [
-  { name: "headline", of: headline },
-  { name: "CPU µs/event", of: (row) => ("cpuUsPerEvent" in row ? row.cpuUsPerEvent : undefined) },
-  { name: "p99 ms", of: (row) => ("p99Ms" in row ? row.p99Ms : undefined) },
+const FIGURES: readonly Figure[] = [
+  { name: headlineName, of: headline },
+  { name: () => "CPU µs/event", of: (row) => ("cpuUsPerEvent" in row ? row.cpuUsPerEvent : undefined) },
+  { name: () => "p99 ms", of: (row) => ("p99Ms" in row ? row.p99Ms : undefined) },
 ];
 
 /** One measurement's figures in every pair: the base's, the current tree's, and current ÷ base. */
@@ -62,17 +62,10 @@ export function compareRuns(base: ReadonlyArray<readonly Row[]>, current: Readon
         if (typeof a === "number" && typeof b === "number" && Number.isFinite(a) && Number.isFinite(b) && a > 0) found.push({ base: a, current: b, ratio: b / a });
       }
       if (found.length === 0) continue;
-      const name = figure.name === "headline" ? headlineName(row) : figure.name;
-      result.push({ measurement: describe(row), figure: name, pairs: found, median: middle(found, (p) => p.ratio)?.ratio ?? Number.NaN });
+      result.push({ measurement: describe(row), figure: figure.name(row), pairs: found, median: middle(found, (p) => p.ratio)?.ratio ?? Number.NaN });
     }
   }
   return result;
-}
-
-function headlineName(row: Row): string {
-  if (row.scenario === "storm") return "catch-up ms";
-  if (row.scenario === "snapshot") return "list ms";
-  return "delivered/s";
 }
 
 const num = (n: number): string => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : String(Number(n.toPrecision(3))));

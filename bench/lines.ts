@@ -75,7 +75,7 @@ export function eventVersion(line: Buffer): number {
 export const writtenAt = (line: Buffer): number => numberAfter(line, WRITTEN_AT);
 
 /** Where an event line's type is: its first field, or its second after a relay socket's id. */
-const HEAD = 48;
+const TYPE_SPAN = 48;
 
 const ERROR_EVENT = Buffer.from('"type":"ERROR"');
 const CLOSED = Buffer.from('"type":"CLOSED"');
@@ -92,14 +92,14 @@ export function socketLine(line: Buffer): { id: number; closed: boolean; slow: b
     if (c < 48 || c > 57) break;
     id = id * 10 + (c - 48);
   }
-  const closed = line.subarray(0, HEAD).includes(CLOSED);
+  const closed = line.subarray(0, TYPE_SPAN).includes(CLOSED);
   return { id, closed, slow: closed && line.includes(SLOW) };
 }
 
 const MODIFIED_EVENT = Buffer.from('"type":"MODIFIED"');
 
 /** A MODIFIED event, whole or as a delta. */
-export const isModified = (line: Buffer): boolean => line.subarray(0, HEAD).includes(MODIFIED_EVENT);
+export const isModified = (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(MODIFIED_EVENT);
 
 /** An ERROR event (410 Expired and the like). */
-export const isErrorEvent = (line: Buffer): boolean => line.subarray(0, HEAD).includes(ERROR_EVENT);
+export const isErrorEvent = (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(ERROR_EVENT);

@@ -114,7 +114,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         },
         burst: { subscribers: [500, 2000], changes: 400, timeoutMs: 120_000 },
         storm: { subscribers: [1000, 5000], missed: 1000, timeoutMs: 120_000, settleMs: 120_000 },
-        keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 2000, measureMs: 10_000 },
+        keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 10_000 },
         sockets: { clients: 200, watchesPerClient: 5, rate: 100, warmupMs: 2000, measureMs: 10_000 },
         snapshot: { objects: 10_000, repeats: 10 },
         profiles: [

@@ -19,7 +19,7 @@ import type { ProfileWorkload } from "./modes.ts";
 import type { ProfileSummary, Stage } from "./rows.ts";
 import { keySelector } from "./scenarios/keys.ts";
 import { podsOf, type Context } from "./scenarios/scenario.ts";
-import { clientOf, subscriber, type System } from "./systems/system.ts";
+import { clientOf, subscriber } from "./systems/system.ts";
 import type { Relay } from "./systems/workerd.ts";
 
 /** The simulator namespace a profile workload churns. */
@@ -73,13 +73,6 @@ const INTERVAL_US = 500;
 /** A sample counts for at most this long; longer gaps are time the profiler did not see. */
 const MAX_SAMPLE_US = 2 * INTERVAL_US;
 
-/** The relay's relay-socket system (the same process, its clients on `/_relay/socket`). */
-function relaySocketOf(host: Relay): System {
-  const socket = host.systems.find((s) => s.name === "relay-socket");
-  if (!socket) throw new Error("the relay host serves no relay-socket system to profile");
-  return socket;
-}
-
 /** Run `workload` against the relay (`host`'s systems) and profile the relay's isolate meanwhile. */
 export async function profileRelay(context: Context, host: Relay, workload: ProfileWorkload, cpuprofileFile: string): Promise<ProfileSummary> {
   const { relay, inspector } = host;
@@ -92,7 +85,7 @@ export async function profileRelay(context: Context, host: Relay, workload: Prof
   const selector = (i: number) => (keys > 1 ? keySelector(i) : undefined);
   // Each client watches every key: over HTTP, or over WebSockets, a connection per key, or on one relay socket.
   const clients = Array.from({ length: subscribersPerKey }, () => Array.from({ length: keys }, (_, k) => ({ path: podsOf(namespace), labelSelector: selector(k) })));
-  const system = transport === "socket" ? relaySocketOf(host) : relay;
+  const system = transport === "socket" ? host.socket : relay;
   await loadgens.open(clients.flatMap((watches) => (transport === "http" ? watches.map((w) => subscriber(relay, "http", sim, w.path, w.labelSelector)) : clientOf(system, sim, watches))));
   await waitIdle([...relay.pids, sim.pid]);
   await sim.churn(rate, namespace);

@@ -30,6 +30,13 @@ export function headline(row: Row): number {
   return row.deliveredPerSec;
 }
 
+/** What `headline` reads from a row of this scenario, in words. */
+export function headlineName(row: Row): string {
+  if (row.scenario === "storm") return "catch-up ms";
+  if (row.scenario === "snapshot") return "list ms";
+  return "delivered/s";
+}
+
 /** The middle of `items` ranked by `by` (the lower middle of an even count). */
 export function middle<T>(items: readonly T[], by: (item: T) => number): T | undefined {
   return [...items].sort((a, b) => by(a) - by(b))[Math.floor((items.length - 1) / 2)];

@@ -21,8 +21,9 @@ import type { Sim } from "../sim.ts";
 import type { Launched, Processes, System, SystemName } from "./system.ts";
 
 export interface Relay extends Launched {
-  /** The relay as `npm start` serves it, which the CPU profiles sample. */
+  /** The relay as `npm start` serves it, which the CPU profiles sample; and its clients on relay sockets. */
   relay: System;
+  socket: System;
   info: RelayRuntimeInfo;
   /** One DevTools session for the run. */
   inspector: Inspector;
@@ -96,7 +97,7 @@ export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
     { role: "relay (workerd)", pid: info.pid },
     { role: "relay: npm start's runtime host (node)", pid: child.pid },
   ];
-  return { relay, systems: [relay, batched, delta, socket], info, inspector, processes };
+  return { relay, socket, systems: [relay, batched, delta, socket], info, inspector, processes };
 }
 
 /** The relay as `npm run dev` serves it: through `wrangler dev`'s proxy worker. */
