@@ -5,7 +5,6 @@
  * measuring instrument, the other the ceiling), so they split `Buffer`s and read the two
  * numbers they need straight out of the bytes.
  */
-import { DELTA_HEAD } from "../src/k8s/delta.ts";
 import { WRITTEN_AT as WRITTEN_AT_ANNOTATION } from "../src/sim/store.ts";
 
 /**
@@ -54,22 +53,12 @@ function numberAfter(buf: Buffer, marker: Buffer): number {
   return n;
 }
 
-const PATCH = Buffer.from('"patch":');
-const DELTA = Buffer.from(DELTA_HEAD);
-
-const startsWith = (line: Buffer, head: Buffer): boolean => line.length >= head.length && line.compare(head, 0, head.length, 0, head.length) === 0;
-
 /**
  * The event object's `metadata.resourceVersion`. Pods carry no other `resourceVersion` field
- * and metadata precedes spec, so the first occurrence is the right one; a delta line (told by
- * its fixed start, so an ordinary line is not searched for a patch) names the version it
- * patches first, and the new one in its patch.
+ * and metadata precedes spec, so the first occurrence is the right one; a delta line's first is
+ * its patch's, the new version (the version it patches is its `base`).
  */
-export function eventVersion(line: Buffer): number {
-  if (!startsWith(line, DELTA)) return numberAfter(line, RESOURCE_VERSION);
-  const patch = line.indexOf(PATCH);
-  return numberAfter(patch < 0 ? line : line.subarray(patch), RESOURCE_VERSION);
-}
+export const eventVersion = (line: Buffer): number => numberAfter(line, RESOURCE_VERSION);
 
 /** The simulator's write time (ms epoch) carried by the event's object, 0 if none. */
 export const writtenAt = (line: Buffer): number => numberAfter(line, WRITTEN_AT);

@@ -186,15 +186,24 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
     };
   });
 
-  // Deltas: the target is bytes per MODIFIED, on the simulator's churn, at the smallest rate measured.
-  const deltaRate = rates[0];
-  const whole = deltaRate === undefined ? undefined : at("relay", "ws", deltaRate);
-  const deltas = deltaRate === undefined ? undefined : at("relay-delta", "ws", deltaRate);
-  if (whole || deltas) {
-    const ratio = whole?.modifiedBytes && deltas?.modifiedBytes ? whole.modifiedBytes / deltas.modifiedBytes : undefined;
+  // Deltas: bytes per MODIFIED on the simulator's churn. One measurement sees a few hundred
+  // MODIFIEDs whose mix (a label change's patch is 300 B, a status change's 1.4 KB) moves its mean
+  // by ±8% from run to run, so the target takes the mean over every WebSocket fan-out measurement.
+  const pairs = fanout
+    .filter((r) => r.system === "relay-delta" && r.transport === "ws" && r.modifiedBytes)
+    .flatMap((d) => {
+      const whole = rowOf(fanout, "relay", "ws", (r) => r.subscribers === d.subscribers && r.eventsPerSec === d.eventsPerSec);
+      return whole?.modifiedBytes ? [{ deltas: d.modifiedBytes!, whole: whole.modifiedBytes }] : [];
+    });
+  if (fanout.some((r) => r.system === "relay-delta")) {
+    const mean = (of: (pair: (typeof pairs)[number]) => number) => pairs.reduce((sum, pair) => sum + of(pair), 0) / pairs.length;
+    const ratio = pairs.length === 0 ? undefined : mean((p) => p.whole) / mean((p) => p.deltas);
     results.push({
-      target: `fanout S=${size}, ${deltaRate} ev/s: relay-delta bytes per MODIFIED ≥ 5× fewer than relay's (merge patches)`,
-      measured: ratio === undefined ? "not measured" : `${fmt(deltas!.modifiedBytes!)} B vs ${fmt(whole!.modifiedBytes!)} B: ${fmt(ratio)}× fewer`,
+      target: "fanout, every S and ev/s: relay-delta bytes per MODIFIED ≥ 5× fewer than relay's (merge patches)",
+      measured:
+        ratio === undefined
+          ? "not measured"
+          : `${fmt(Math.round(mean((p) => p.deltas)))} B vs ${fmt(Math.round(mean((p) => p.whole)))} B: ${fmt(ratio)}× fewer; by measurement: ${pairs.map((p) => `${fmt(p.whole / p.deltas)}×`).join(", ")}`,
       met: ratio === undefined ? undefined : ratio >= 5,
     });
   }

@@ -14,11 +14,10 @@
 import { Backoff, REFLECTOR_BACKOFF } from "../k8s/backoff.ts";
 import { applyDelta, parseDelta } from "../k8s/delta.ts";
 import { parseEventLine } from "../k8s/event.ts";
-import { metaNamespaceKey } from "../k8s/key.ts";
 import { CLOSE, watchProtocols } from "../k8s/websocket.ts";
 import type { KubeList, KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { Acknowledger } from "./ack.ts";
-import { objectKey } from "./keys.ts";
+import { HeldObjects } from "./held.ts";
 import { protocolError, socketFailed, statusError, WatchError } from "./errors.ts";
 import { listCollection } from "./list.ts";
 import { SocketReader } from "./socket.ts";
@@ -59,8 +58,8 @@ class Watcher<T extends KubeResource> {
   #rv: string | undefined;
   /** A resume under way: where it started, what it has delivered so far, and when the previous connection ended. */
   #catchUp: { from: string; replayed: number; bytes: number; started: number } | undefined;
-  /** The objects as this watch has delivered them, by key: what deltas apply to (kept only when offering them). */
-  readonly #objects: Map<string, T> | undefined;
+  /** The objects as this watch has delivered them: what deltas apply to (kept only when offering them). */
+  readonly #objects: HeldObjects<T> | undefined;
   /** Set when the next list is a relist: the 410's message. */
   #expired: string | undefined;
 
@@ -71,7 +70,7 @@ class Watcher<T extends KubeResource> {
     this.#backoff = new Backoff({ ...REFLECTOR_BACKOFF, random: Math.random, ...options.backoff });
     const deltas = options.deltas !== false;
     this.#protocols = watchProtocols(options.token, deltas);
-    this.#objects = deltas ? new Map() : undefined;
+    this.#objects = deltas ? new HeldObjects() : undefined;
     this.#rv = options.resourceVersion;
     if (this.#rv !== undefined) this.#catchUp = catchUp(this.#rv);
   }
@@ -84,10 +83,7 @@ class Watcher<T extends KubeResource> {
         if (!list) return;
         const resourceVersion = (this.#rv = list.metadata.resourceVersion);
         this.#catchUp = undefined;
-        if (this.#objects) {
-          this.#objects.clear();
-          for (const item of list.items) this.#objects.set(objectKey(item), item);
-        }
+        this.#objects?.replace(list.items);
         if (this.#expired === undefined) yield { type: "listed", items: list.items, resourceVersion };
         else yield { type: "relisted", items: list.items, resourceVersion, expired: this.#expired };
         this.#expired = undefined;
@@ -192,11 +188,8 @@ class Watcher<T extends KubeResource> {
   #parse(line: string): WatchEvent<T> {
     const delta = parseDelta(line);
     if (delta) {
-      const { namespace, name, resourceVersion } = delta.target;
-      const current = this.#objects?.get(metaNamespaceKey(namespace, name));
-      if (current?.metadata?.resourceVersion !== resourceVersion) {
-        throw protocolError(`the watch sent a change to ${metaNamespaceKey(namespace, name)} at resourceVersion ${resourceVersion}, which this watch does not have`);
-      }
+      const current = this.#objects?.at(delta.base);
+      if (!current) throw protocolError(`the watch sent a change to the object at resourceVersion ${delta.base}, which this watch does not have`);
       return { type: "MODIFIED", object: applyDelta(current, delta) };
     }
     const event = parseEventLine<T>(line);
@@ -213,8 +206,8 @@ class Watcher<T extends KubeResource> {
       case "DELETED":
         if (rv) this.#rv = rv;
         if (this.#catchUp) this.#catchUp.replayed++;
-        if (event.type === "DELETED") this.#objects?.delete(objectKey(event.object));
-        else this.#objects?.set(objectKey(event.object), event.object);
+        if (event.type === "DELETED") this.#objects?.remove(event.object);
+        else this.#objects?.put(event.object);
         yield { type: event.type, object: event.object };
         return;
       case "BOOKMARK": {

@@ -21,7 +21,7 @@ describe("delta lines", () => {
         const after = pod(2, b);
         const line = deltaLine(before, after, eventLine("MODIFIED", JSON.stringify(after)) + "x".repeat(10_000));
         const delta = parseDelta(line!);
-        expect(delta?.target).toEqual({ namespace: "ns", name: "p", resourceVersion: "1" });
+        expect(delta?.base).toBe("1");
         expect(applyDelta(before, delta!)).toEqual(after);
         expect(before).toEqual(pod(1, a)); // the version it was applied to is left as it was
       }),
@@ -35,6 +35,7 @@ describe("delta lines", () => {
     const full = eventLine("MODIFIED", JSON.stringify(after));
     expect(deltaLine(before, after, full)).toBeDefined();
     expect(deltaLine(before, after, full.slice(0, 60))).toBeUndefined();
-    expect(parseDelta(eventLine("MODIFIED", JSON.stringify({ ...after, target: "a field named target" })))).toBeUndefined();
+    expect(parseDelta(eventLine("MODIFIED", JSON.stringify({ ...after, base: "a field named base", patch: {} })))).toBeUndefined();
+    expect(parseDelta('{"type":"MODIFIED","base":"1","object":{}}')).toBeUndefined();
   });
 });

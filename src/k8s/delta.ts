@@ -4,47 +4,42 @@
  * MODIFIED of an object the subscriber already has, as an RFC 7386 JSON merge patch against
  * the version it has.
  *
- *   {"type":"MODIFIED","target":{"namespace":"ns","name":"web-1","resourceVersion":"41"},"patch":{…}}\n
+ *   {"type":"MODIFIED","base":"41","patch":{…}}\n
  *
- * `target` names the object and the version the patch applies to (a resourceVersion names one
- * version of one object, so no uid is needed); applied to that version, the patch gives the new
- * one (its `metadata.resourceVersion` included). A line with `target`
- * and `patch` and no `object` is a delta; every other line is an ordinary watch event.
+ * `base` is the resourceVersion of the version the patch applies to. A resourceVersion names
+ * one version of one object in a collection (the relay's window rests on that already), so it
+ * also names the object: a frame needs neither its name nor its namespace, which on a pod's
+ * status update are a tenth of the line. Applied to that version, the patch gives the new one
+ * (its `metadata.resourceVersion` included). A line that starts `{"type":"MODIFIED","base":`
+ * is a delta; every other line is an ordinary watch event.
  */
 import { apply, generate } from "json-merge-patch";
 import type { KubeObject } from "./types.ts";
 
-/** How every delta line starts: its type, then its target (a reader may tell a delta by this alone). */
-export const DELTA_HEAD = '{"type":"MODIFIED","target":';
-
-export interface DeltaTarget {
-  namespace?: string | undefined;
-  name: string;
-  /** The version the patch applies to. */
-  resourceVersion: string;
-}
+/** How every delta line starts: its type, then its base (a reader tells a delta by this alone). */
+export const DELTA_HEAD = '{"type":"MODIFIED","base":';
 
 export interface Delta {
   type: "MODIFIED";
-  target: DeltaTarget;
+  /** The resourceVersion of the version the patch applies to. */
+  base: string;
   patch: unknown;
 }
 
 /** The delta line turning `before` into `after` (one object's consecutive versions), or `undefined` when it would not be shorter than `full`. */
 export function deltaLine(before: KubeObject, after: KubeObject, full: string): string | undefined {
-  const { namespace, name, resourceVersion } = before.metadata ?? {};
-  if (!name || !resourceVersion) return undefined;
-  const target: DeltaTarget = namespace ? { namespace, name, resourceVersion } : { name, resourceVersion };
-  const line = `${DELTA_HEAD}${JSON.stringify(target)},"patch":${JSON.stringify(generate(before, after) ?? {})}}\n`;
+  const base = before.metadata?.resourceVersion;
+  if (!base) return undefined;
+  const line = `${DELTA_HEAD}${JSON.stringify(base)},"patch":${JSON.stringify(generate(before, after) ?? {})}}\n`;
   return line.length < full.length ? line : undefined;
 }
 
 /** A delta line read back, or `undefined` if `line` is an ordinary event. */
 export function parseDelta(line: string): Delta | undefined {
-  if (!line.includes('"target"')) return undefined;
+  if (!line.startsWith(DELTA_HEAD)) return undefined;
   try {
     const parsed = JSON.parse(line) as Partial<Delta> & { object?: unknown };
-    if (parsed.type !== "MODIFIED" || parsed.object !== undefined || typeof parsed.target?.name !== "string" || typeof parsed.target.resourceVersion !== "string") return undefined;
+    if (parsed.type !== "MODIFIED" || parsed.object !== undefined || typeof parsed.base !== "string" || !("patch" in parsed)) return undefined;
     return parsed as Delta;
   } catch {
     return undefined;

@@ -65,4 +65,21 @@ describe("the benchmark's rounds", () => {
     expect(latency?.measured).toContain("p99 3 ms (the median of its rounds: 3, 1, 50 ms)");
     expect(latency?.met).toBe(true);
   });
+
+  it("judge deltas on bytes per MODIFIED over every fan-out measurement, each paired with the same size and rate", () => {
+    const bytes = (system: string, subscribers: number, eventsPerSec: number, modifiedBytes: number) => fanout(system, 1, { subscribers, eventsPerSec, modifiedBytes });
+    const rows = [
+      bytes("relay", 100, 100, 3600),
+      bytes("relay-delta", 100, 100, 600),
+      bytes("relay", 1000, 100, 3600),
+      bytes("relay-delta", 1000, 100, 800),
+      // HTTP rows carry no deltas, and are not paired.
+      fanout("relay", 1, { subscribers: 1000, eventsPerSec: 100, modifiedBytes: 9000, transport: "http" }),
+    ];
+    const [met] = checkTargets(rows).filter((t) => t.target.includes("bytes per MODIFIED"));
+    expect(met?.measured).toBe("700 B vs 3,600 B: 5.1× fewer; by measurement: 6×, 4.5×");
+    expect(met?.met).toBe(true);
+    const [missed] = checkTargets([...rows.slice(0, 3), bytes("relay-delta", 1000, 100, 900)]).filter((t) => t.target.includes("bytes per MODIFIED"));
+    expect(missed?.met).toBe(false);
+  });
 });

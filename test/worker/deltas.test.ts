@@ -11,16 +11,16 @@ import { Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
-/** A delta subscriber's view: its objects by name, from every line it was sent. */
+/** A delta subscriber's view: its objects by name, from every line it was sent (a delta's object is the one at its base version). */
 function applyLines(state: Map<string, KubeObject>, lines: string[]): { deltas: number; full: number } {
   let deltas = 0;
   let full = 0;
   for (const line of lines) {
     const delta = parseDelta(line);
     if (delta) {
-      const current = state.get(delta.target.name);
-      expect(current?.metadata?.resourceVersion).toBe(delta.target.resourceVersion);
-      state.set(delta.target.name, applyDelta(current!, delta));
+      const current = [...state.values()].find((object) => object.metadata?.resourceVersion === delta.base);
+      expect(current).toBeDefined();
+      state.set(current!.metadata!.name!, applyDelta(current!, delta));
       deltas++;
       continue;
     }
@@ -67,7 +67,7 @@ describe("deltas for subscribers that ask for them", () => {
     await sim.patchPod(ns, "a", { metadata: { labels: { live: "yes" } } });
     await sub.events.next();
     const last = sub.raw.at(-1)!.trim();
-    expect(parseDelta(last)?.target).toMatchObject({ name: "a", resourceVersion: replay[2]!.object.metadata!.resourceVersion });
+    expect(parseDelta(last)?.base).toBe(replay[2]!.object.metadata!.resourceVersion);
     sub.close();
   });
 });
