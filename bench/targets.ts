@@ -196,14 +196,15 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       return whole?.modifiedBytes ? [{ deltas: d.modifiedBytes!, whole: whole.modifiedBytes }] : [];
     });
   if (fanout.some((r) => r.system === "relay-delta")) {
-    const mean = (of: (pair: (typeof pairs)[number]) => number) => pairs.reduce((sum, pair) => sum + of(pair), 0) / pairs.length;
-    const ratio = pairs.length === 0 ? undefined : mean((p) => p.whole) / mean((p) => p.deltas);
+    const deltaBytes = pairs.reduce((sum, p) => sum + p.deltas, 0) / pairs.length;
+    const wholeBytes = pairs.reduce((sum, p) => sum + p.whole, 0) / pairs.length;
+    const ratio = pairs.length === 0 ? undefined : wholeBytes / deltaBytes;
     results.push({
       target: "fanout, every S and ev/s: relay-delta bytes per MODIFIED ≥ 5× fewer than relay's (merge patches)",
       measured:
         ratio === undefined
           ? "not measured"
-          : `${fmt(Math.round(mean((p) => p.deltas)))} B vs ${fmt(Math.round(mean((p) => p.whole)))} B: ${fmt(ratio)}× fewer; by measurement: ${pairs.map((p) => `${fmt(p.whole / p.deltas)}×`).join(", ")}`,
+          : `${fmt(Math.round(deltaBytes))} B vs ${fmt(Math.round(wholeBytes))} B: ${fmt(ratio)}× fewer; by measurement: ${pairs.map((p) => `${fmt(p.whole / p.deltas)}×`).join(", ")}`,
       met: ratio === undefined ? undefined : ratio >= 5,
     });
   }

@@ -28,7 +28,12 @@ import { collectionUrl, watchUrl } from "./url.ts";
 /** A socket that closes sooner, having delivered nothing, did not work (client-go's "very short watch"). */
 const MIN_WATCH_MS = 1000;
 
-type SessionEnd = { kind: "closed"; code: number; reason: string; healthy: boolean } | { kind: "failed"; status: Status } | { kind: "stopped" };
+type SessionEnd =
+  | { kind: "closed"; code: number; reason: string; healthy: boolean }
+  | { kind: "failed"; status: Status }
+  /** A delta patched a version this watch does not hold: its state is not the relay's. */
+  | { kind: "diverged"; reason: string }
+  | { kind: "stopped" };
 
 /**
  * Watch a relay collection: `for await (const update of watch<Pod>("https://relay/api/v1/pods"))`.
@@ -105,16 +110,17 @@ class Watcher<T extends KubeResource> {
       const end = yield* this.#session(socket, this.#rv);
       if (end.kind === "stopped") return;
       let retryInMs: number;
+      if (end.kind === "diverged" || (end.kind === "failed" && end.status.code === 410)) {
+        // The resume point has left the window, or what this watch holds is not what the relay
+        // patched: list again, after a backoff, so that a relay answering so to every watch is
+        // not met with a tight relist loop.
+        this.#expired = end.kind === "diverged" ? end.reason : (end.status.message ?? "410 Expired");
+        this.#rv = undefined;
+        this.#catchUp = undefined;
+        if (!(await sleep(this.#backoff.next(), signal))) return;
+        continue;
+      }
       if (end.kind === "failed") {
-        if (end.status.code === 410) {
-          // The resume point has left the window: list again, after a backoff, so that a
-          // relay answering 410 to every watch is not met with a tight relist loop.
-          this.#expired = end.status.message ?? "410 Expired";
-          this.#rv = undefined;
-          this.#catchUp = undefined;
-          if (!(await sleep(this.#backoff.next(), signal))) return;
-          continue;
-        }
         const error = statusError("the watch failed", end.status);
         if (!error.retryable) throw error;
         retryInMs = this.#backoff.next(error.retryAfterMs);
@@ -172,6 +178,7 @@ class Watcher<T extends KubeResource> {
         for (const line of item.text.split("\n")) {
           if (line.length === 0) continue;
           const event = this.#parse(line);
+          if ("kind" in event) return event;
           if (event.type === "ERROR") return { kind: "failed", status: event.object as Status };
           yield* this.#apply(event);
         }
@@ -184,12 +191,12 @@ class Watcher<T extends KubeResource> {
     }
   }
 
-  /** One line: an event, or a delta turned into the MODIFIED it stands for. */
-  #parse(line: string): WatchEvent<T> {
+  /** One line: an event, or a delta turned into the MODIFIED it stands for (or, patching a version not held, the end of the session). */
+  #parse(line: string): WatchEvent<T> | Extract<SessionEnd, { kind: "diverged" }> {
     const delta = parseDelta(line);
     if (delta) {
       const current = this.#objects?.at(delta.base);
-      if (!current) throw protocolError(`the watch sent a change to the object at resourceVersion ${delta.base}, which this watch does not have`);
+      if (!current) return { kind: "diverged", reason: `the relay sent a change to the object at resourceVersion ${delta.base}, which this watch does not hold` };
       return { type: "MODIFIED", object: applyDelta(current, delta) };
     }
     const event = parseEventLine<T>(line);

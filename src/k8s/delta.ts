@@ -17,7 +17,7 @@ import { apply, generate } from "json-merge-patch";
 import type { KubeObject } from "./types.ts";
 
 /** How every delta line starts: its type, then its base (a reader tells a delta by this alone). */
-export const DELTA_HEAD = '{"type":"MODIFIED","base":';
+const DELTA_HEAD = '{"type":"MODIFIED","base":';
 
 export interface Delta {
   type: "MODIFIED";

@@ -26,6 +26,10 @@ class ScriptedSocket implements WatchSocket {
   event(type: string, object: unknown): void {
     this.#emit("message", { data: `${JSON.stringify({ type, object })}\n` });
   }
+  /** One line as the relay writes it (a delta, say). */
+  line(text: string): void {
+    this.#emit("message", { data: `${text}\n` });
+  }
   modified(rv: number): void {
     this.event("MODIFIED", { kind: "Pod", metadata: { name: "p", namespace: "n", resourceVersion: String(rv) } });
   }
@@ -65,11 +69,11 @@ class ScriptedRelay implements Transport {
 }
 
 const list =
-  (rv: number, status = 200, headers: Record<string, string> = {}) =>
+  (rv: number, status = 200, headers: Record<string, string> = {}, items: unknown[] = []) =>
   () =>
     new Response(
       status === 200
-        ? JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(rv) }, items: [] })
+        ? JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(rv) }, items })
         : JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: "nope", reason: status === 503 ? "ServiceUnavailable" : "Forbidden", code: status }),
       { status, headers },
     );
@@ -181,5 +185,21 @@ describe("watch reconnect policy", () => {
     expect(await w.next()).toMatchObject({ type: "connected", resourceVersion: "10" });
     relay.sockets.at(-1)!.event("ERROR", { kind: "Status", apiVersion: "v1", status: "Failure", message: "no", reason: "Forbidden", code: 403 });
     await expect(w.iterator.next()).rejects.toThrow(/the watch failed: 403 Forbidden: no/);
+  });
+
+  it("applies a delta to the version it names, and relists when it names a version the watch does not hold", async () => {
+    const relay = new ScriptedRelay();
+    const pod = { kind: "Pod", metadata: { name: "p", namespace: "n", resourceVersion: "10" }, status: { phase: "Pending" } };
+    relay.lists.push(list(10, 200, {}, [pod]), list(20));
+    const w = start(relay);
+    await w.next();
+    await w.next();
+    const socket = relay.sockets.at(-1)!;
+    socket.line('{"type":"MODIFIED","base":"10","patch":{"metadata":{"resourceVersion":"11"},"status":{"phase":"Running"}}}');
+    expect(await w.next()).toEqual({ type: "MODIFIED", object: { ...pod, metadata: { ...pod.metadata, resourceVersion: "11" }, status: { phase: "Running" } } });
+    // Version 10 is gone: it was replaced by 11.
+    socket.line('{"type":"MODIFIED","base":"10","patch":{"metadata":{"resourceVersion":"12"}}}');
+    expect(await w.next()).toMatchObject({ type: "relisted", resourceVersion: "20", expired: expect.stringContaining("resourceVersion 10, which this watch does not hold") });
+    w.stop();
   });
 });
