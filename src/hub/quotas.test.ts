@@ -12,12 +12,22 @@ class Quotas {
   readonly counters = new Map<string, Map<string, number>>();
   /** Claims of 0 (a share given back) answered: what the hub sends without waiting for it. */
   #releases = 0;
+  /** While set, claims wait for it before they are answered. */
+  #held: Promise<void> | undefined;
+  #resume = () => {};
+  #waiting = 0;
   readonly #changes = new Changes(2_000);
   getByName(name: string) {
     const claims = this.counters.get(name) ?? new Map<string, number>();
     this.counters.set(name, claims);
     return {
       claim: async (holder: string, count: number, max: number): Promise<Claim> => {
+        if (this.#held) {
+          this.#waiting++;
+          this.#changes.changed();
+          await this.#held;
+          this.#waiting--;
+        }
         await null;
         const held = claims.get(holder) ?? 0;
         const others = [...claims].filter(([h]) => h !== holder).reduce((n, [, c]) => n + c, 0);
@@ -35,6 +45,20 @@ class Quotas {
   }
   total(name: string): number {
     return [...(this.counters.get(name)?.values() ?? [])].reduce((a, b) => a + b, 0);
+  }
+  /** Hold every claim's answer until `resume`. */
+  hold(): void {
+    this.#held = new Promise((resolve) => {
+      this.#resume = resolve;
+    });
+  }
+  resume(): void {
+    this.#held = undefined;
+    this.#resume();
+  }
+  /** Once a claim is waiting for its answer. */
+  claimWaiting(): Promise<void> {
+    return this.#changes.until("a claim to be sent", () => this.#waiting > 0);
   }
   /** Once `n` shares in all have been given back. */
   released(n: number): Promise<void> {
@@ -79,6 +103,27 @@ describe("HubQuotas", () => {
     hub.releaseSubscriber("bob");
     expect(await hub.admitSubscriber("bob")).toBeUndefined();
     expect(quotas.total("subject:bob")).toBe(5);
+  });
+
+  it("a release that lands while a claim is on its way is not lost (watch/unwatch cycles leak nothing)", async () => {
+    const quotas = new Quotas();
+    const hub = quotasFor(quotas, "h1");
+    expect(await hub.admitSubscriber("carol")).toBeUndefined();
+    // A subscription comes and goes 300 times; each time, the one before leaves while the next
+    // one's claim is with the Quota object.
+    for (let i = 0; i < 300; i++) {
+      quotas.hold();
+      const admitted = hub.admitSubscriber("carol");
+      await quotas.claimWaiting();
+      if (i > 0) hub.releaseSubscriber("carol");
+      quotas.resume();
+      expect(await admitted).toBeUndefined();
+    }
+    hub.releaseSubscriber("carol");
+    // One held all along: the subject may open the other four of its five, and no more.
+    for (let i = 0; i < 4; i++) expect(await hub.admitSubscriber("carol")).toBeUndefined();
+    expect((await hub.admitSubscriber("carol"))?.code).toBe(429);
+    expect(quotas.total("subject:carol")).toBe(5);
   });
 
   it("a subject's share of hubs: its second key is refused, another subject's is not; stopping frees it", async () => {

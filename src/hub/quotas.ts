@@ -134,9 +134,10 @@ export class HubQuotas {
   /** Before a subscriber of `subject` is accepted: `undefined`, or the 429. */
   async admitSubscriber(subject: string): Promise<Status | undefined> {
     const claim = await this.#serially(`subscriptions ${subject}`, async () => {
-      const count = (this.#subjects.get(subject) ?? 0) + 1;
-      const answer = await this.#subscriptionsOf(subject).claim(this.#hub, count, this.#limits.maxPerSubject, LEASE_MS);
-      if (answer.granted) this.#subjects.set(subject, count);
+      const answer = await this.#subscriptionsOf(subject).claim(this.#hub, (this.#subjects.get(subject) ?? 0) + 1, this.#limits.maxPerSubject, LEASE_MS);
+      // Added to the count as it is now, not set to the one claimed: a release may have landed
+      // meanwhile, and its renewal (queued behind this claim) sends the count that results.
+      if (answer.granted) this.#subjects.set(subject, (this.#subjects.get(subject) ?? 0) + 1);
       return answer;
     });
     if (claim.granted) return undefined;
