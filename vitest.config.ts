@@ -7,7 +7,8 @@ const tuning = {
   WINDOW_EVENTS: "500",
   TOMBSTONES_MAX: "20",
   BOOKMARK_INTERVAL_SECONDS: "1",
-  UPSTREAM_STALL_SECONDS: "3",
+  // Longer than an API server's wait (3 s) before it answers a watch from a resourceVersion ahead of it.
+  UPSTREAM_STALL_SECONDS: "4",
   IDLE_GRACE_SECONDS: "3",
   SUBSCRIBER_BUDGET_BYTES: "262144",
   AUTH_RECHECK_SECONDS: "1",

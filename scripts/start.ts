@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
 import { resolve } from "node:path";
-import { startSimulator, type Simulator } from "../src/sim/index.ts";
+import { clockResourceVersion, startSimulator, type Simulator } from "../src/sim/index.ts";
 import { localCertificate } from "./local-tls.ts";
 import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
 import { upstreamProblem } from "./upstream-check.ts";
@@ -42,7 +42,8 @@ async function main(): Promise<void> {
   const secrets = pick([...SECRET_NAMES, ...clusterSecrets(process.env.CLUSTERS)]);
 
   if (!vars.UPSTREAM_URL) {
-    sim = await startSimulator({ port: Number(process.env.SIM_PORT ?? 0), churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2) } });
+    // From the clock: clients that outlive a restart hold resourceVersions of the last run.
+    sim = await startSimulator({ port: Number(process.env.SIM_PORT ?? 0), churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2) }, initialResourceVersion: clockResourceVersion() });
     vars.UPSTREAM_URL = sim.url;
     say(`simulated cluster at ${sim.url} (churn ${process.env.SIM_CHURN ?? 2} changes/s; SIM_CHURN to change)`);
   } else {

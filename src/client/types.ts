@@ -34,15 +34,16 @@ export interface Listed<T> {
 }
 
 /**
- * The resume point had expired (`410`), or a delta patched a version the watch did not hold:
- * the collection was listed again. `items` is the whole state now; anything you hold that is
+ * The resume point had expired (`410`), was ahead of the relay's history (`Too large resource
+ * version`: it went back in time), or a delta patched a version the watch did not hold: the
+ * collection was listed again. `items` is the whole state now; anything you hold that is
  * not in it was deleted while you were away.
  */
 export interface Relisted<T> {
   type: "relisted";
   items: T[];
   resourceVersion: string;
-  /** Why: the server's 410 message, e.g. `too old resource version: 12 (340)`, or the version a delta patched that the watch did not hold. */
+  /** Why: the server's message, e.g. `too old resource version: 12 (340)`, or the version a delta patched that the watch did not hold. */
   expired: string;
 }
 

@@ -14,6 +14,7 @@
 import { Backoff, REFLECTOR_BACKOFF } from "../k8s/backoff.ts";
 import { applyDelta, parseDelta } from "../k8s/delta.ts";
 import { parseEventLine } from "../k8s/event.ts";
+import { isTooLargeResourceVersion } from "../k8s/status.ts";
 import { CLOSE, watchProtocols } from "../k8s/websocket.ts";
 import type { KubeList, KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { Acknowledger } from "./ack.ts";
@@ -110,10 +111,11 @@ class Watcher<T extends KubeResource> {
       const end = yield* this.#session(socket, this.#rv);
       if (end.kind === "stopped") return;
       let retryInMs: number;
-      if (end.kind === "diverged" || (end.kind === "failed" && end.status.code === 410)) {
-        // The resume point has left the window, or what this watch holds is not what the relay
-        // patched: list again, after a backoff, so that a relay answering so to every watch is
-        // not met with a tight relist loop.
+      if (end.kind === "diverged" || (end.kind === "failed" && (end.status.code === 410 || isTooLargeResourceVersion(end.status)))) {
+        // The resume point has left the window, is ahead of a history that went back in time (a
+        // restored etcd, a relay in front of one that restarted), or what this watch holds is
+        // not what the relay patched: list again, after a backoff, so that a relay answering so
+        // to every watch is not met with a tight relist loop.
         this.#expired = end.kind === "diverged" ? end.reason : (end.status.message ?? "410 Expired");
         this.#rv = undefined;
         this.#catchUp = undefined;

@@ -13,7 +13,7 @@
  * the window, is cut off with a reason and resumes from its last resourceVersion.
  */
 import { errorLine, eventLine } from "../k8s/event.ts";
-import { tooOldResourceVersion } from "../k8s/status.ts";
+import { tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { CLOSE } from "../k8s/websocket.ts";
@@ -144,10 +144,16 @@ export class Fanout {
     }
   }
 
-  /** History was reset: every subscriber's position is gone. Tell each, as the API server would. */
+  /**
+   * History was reset at `oldest`: every subscriber's position is gone. Tell each, as the API
+   * server would: 410 for a position before the new history, "too large" for one after it (the
+   * upstream went back in time), on which client-go's reflector relists too.
+   */
   expireAll(oldest: number): void {
     for (const subscriber of [...this.#subscribers]) {
-      this.fail(subscriber, tooOldResourceVersion(subscriber.position, oldest), { code: CLOSE.normal, reason: "resourceVersion expired" });
+      const ahead = subscriber.position > oldest;
+      const status = ahead ? tooLargeResourceVersion(subscriber.position, oldest) : tooOldResourceVersion(subscriber.position, oldest);
+      this.fail(subscriber, status, { code: CLOSE.normal, reason: ahead ? "resourceVersion ahead of the upstream's history" : "resourceVersion expired" });
     }
   }
 

@@ -277,4 +277,44 @@ describe("Reflector", () => {
     expect(handler.lists.map((l) => l.resourceVersion)).toEqual([10, 4]);
     reflector.stop();
   });
+
+  const tooLarge = (rv: number, current: number) => ({
+    kind: "Status",
+    code: 504,
+    reason: "Timeout",
+    message: `Timeout: Too large resource version: ${rv}, current: ${current}`,
+    details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }], retryAfterSeconds: 1 },
+  });
+
+  it("relists when a re-watch is too large for an upstream gone back in time while it watched, as an ERROR or as the answer", async () => {
+    const { upstream, handler, reflector, clock } = start();
+    const first = await upstream.watch(1);
+    upstream.rv = 4;
+    first.send({ type: "ERROR", object: tooLarge(10, 4) });
+    const second = await upstream.watch(2);
+    expect(second.from).toBe(4);
+    // A stream that ran a while ends; its re-watch is answered 504 by an upstream now at 2.
+    second.send({ type: "MODIFIED", object: pod("a", 5) });
+    await handler.until("the event", () => handler.head === 5);
+    clock.advance(1000);
+    upstream.rv = 2;
+    upstream.failures.push(Response.json(tooLarge(5, 2), { status: 504 }));
+    second.end();
+    expect((await upstream.watch(3)).from).toBe(2);
+    expect(handler.lists.map((l) => l.resourceVersion)).toEqual([10, 4, 2]);
+    expect(handler.states.map(([state]) => state)).not.toContain("backoff");
+    reflector.stop();
+  });
+
+  it("backs off, keeping its history, when a watch is too large for an upstream that lists where the hub is (a lagging cache)", async () => {
+    const { upstream, handler, reflector, clock } = start();
+    const first = await upstream.watch(1);
+    first.send({ type: "ERROR", object: tooLarge(10, 9) });
+    await handler.backoffs(1);
+    expect(handler.states.at(-1)?.[1]).toContain("though it lists at 10");
+    clock.advance(MAX_BACKOFF_MS);
+    expect((await upstream.watch(2)).from).toBe(10);
+    expect(handler.lists).toHaveLength(1);
+    reflector.stop();
+  });
 });

@@ -10,6 +10,7 @@ import { upstreamCollectionUrl, type WatchKey } from "../k8s/key.ts";
 import { parseEventLine } from "../k8s/event.ts";
 import { LineSplitter } from "../k8s/ndjson.ts";
 import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
+import { isTooLargeResourceVersion } from "../k8s/status.ts";
 import type { Upstream } from "../upstream.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
 
@@ -64,10 +65,13 @@ export interface ReflectorOptions {
 export class UpstreamError extends Error {
   readonly status: number;
   readonly retryAfterMs: number;
-  constructor(status: number, message: string, retryAfter = 0) {
+  /** The upstream said the resourceVersion asked for is ahead of it ("Too large resource version"). */
+  readonly tooLarge: boolean;
+  constructor(status: number, message: string, retryAfter = 0, tooLarge = false) {
     super(message);
     this.status = status;
     this.retryAfterMs = retryAfter;
+    this.tooLarge = tooLarge;
   }
 }
 
@@ -76,7 +80,8 @@ class StallError extends UpstreamError {}
 
 const PAGE_SIZE = 500;
 
-type WatchOutcome = "ended" | "expired";
+/** How a watch ended: its stream ended, its resume point is too old (410), or ahead of the upstream. */
+type WatchOutcome = "ended" | "expired" | "ahead";
 
 export class Reflector {
   readonly #key: WatchKey;
@@ -159,6 +164,8 @@ export class Reflector {
     // has not gone back in time since (restored etcd, a rebuilt cluster behind the same URL): a
     // watch from a future resourceVersion would just wait, and the hub would serve stale data.
     let mustProbe = !mustList;
+    /** The last watch was refused as ahead of the upstream: a probe tells a rewound upstream from a lagging one. */
+    let refusedAhead = false;
     while (!this.#stopped) {
       try {
         if (mustList) {
@@ -175,11 +182,16 @@ export class Reflector {
           const current = await this.#currentVersion();
           const resume = this.#handler.resumeVersion() ?? 0;
           mustProbe = false;
+          const ahead = refusedAhead;
+          refusedAhead = false;
           if (current < resume) {
             this.#handler.state("listing", `the upstream is at resourceVersion ${current}, behind the hub's ${resume}: relisting`);
             mustList = true;
             continue;
           }
+          // Its storage is where the hub is but its watch cache is not (an API server replica
+          // behind the others): the watch is retried after a backoff, the history stands.
+          if (ahead) throw new UpstreamError(504, `the upstream refused a watch from resourceVersion ${resume} as too large, though it lists at ${current}; retrying`);
           if (current === resume) {
             this.#handler.upToDate();
           } else if (refresh) {
@@ -197,6 +209,12 @@ export class Reflector {
         if (outcome === "expired") {
           observer.expired();
           mustList = true;
+          continue;
+        }
+        if (outcome === "ahead") {
+          // What an etcd restore looks like, or a relay upstream that restarted: client-go's
+          // reflector relists on it. The probe says whether the upstream went back in time.
+          refusedAhead = mustProbe = true;
           continue;
         }
         // A stream that closed at once with nothing in it is a failure, not a healthy end:
@@ -265,13 +283,19 @@ export class Reflector {
     this.#lastActivity = this.#clock.now();
     if (response.ok) return response;
     const text = await response.text().catch(() => "");
-    let message = text.slice(0, 300);
+    let status: Status | undefined;
     try {
-      message = (JSON.parse(text) as Status).message ?? message;
+      status = JSON.parse(text) as Status;
     } catch {
-      // not a Status: keep the raw text
+      // not a Status: its raw text is the message
     }
-    throw new UpstreamError(response.status, `upstream ${response.status} for ${url}: ${message}`, retryAfterMs(response.headers.get("retry-after"), this.#clock.now()));
+    const message = status?.message ?? text.slice(0, 300);
+    throw new UpstreamError(
+      response.status,
+      `upstream ${response.status} for ${url}: ${message}`,
+      retryAfterMs(response.headers.get("retry-after"), this.#clock.now()),
+      isTooLargeResourceVersion(status),
+    );
   }
 
   async #watch(from: number): Promise<{ outcome: WatchOutcome; received: boolean }> {
@@ -301,6 +325,7 @@ export class Reflector {
         response = await this.#request(url, abort.signal);
       } catch (e) {
         if (e instanceof UpstreamError && e.status === 410) return { outcome: "expired", received };
+        if (e instanceof UpstreamError && e.tooLarge) return { outcome: "ahead", received };
         throw e;
       }
       this.#handler.state("watching", `from resourceVersion ${from}`);
@@ -330,6 +355,7 @@ export class Reflector {
             this.#deliver(batch);
             const status = event.object as Status;
             if (status.code === 410) return { outcome: "expired", received };
+            if (isTooLargeResourceVersion(status)) return { outcome: "ahead", received };
             throw new UpstreamError(status.code ?? 500, `upstream watch error: ${status.message ?? "unknown"}`, (status.details?.retryAfterSeconds ?? 0) * 1000);
           }
           batch.push(event);

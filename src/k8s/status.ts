@@ -87,6 +87,17 @@ export const tooLargeResourceVersion = (requested: number, current: number, retr
     retryAfterSeconds,
   });
 
+/**
+ * Whether a Status says the requested resourceVersion is ahead of the server: after an etcd
+ * restore, or behind another relay that restarted, the history a client holds is gone, and
+ * client-go's reflector relists (`isTooLargeResourceVersionError`: the cause, or the message
+ * older servers sent).
+ */
+export function isTooLargeResourceVersion(status: Pick<Status, "message" | "details"> | undefined): boolean {
+  if (!status) return false;
+  return status.details?.causes?.some((c) => c.reason === "ResourceVersionTooLarge") === true || (status.message ?? "").includes("Too large resource version");
+}
+
 /** The `Retry-After` header a Status asks for, as the API server's `ErrorNegotiated` copies it. */
 export function retryAfterHeader(status: Status): string | undefined {
   const seconds = status.details?.retryAfterSeconds;

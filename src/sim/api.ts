@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseFieldSelector } from "../k8s/fields.ts";
 import { isWatch, parseWatchOptions } from "../k8s/options.ts";
 import { isValidObjectName, parseApiPath, collectionPath, type ApiPath, type ResourcePath } from "../k8s/path.ts";
-import { internalError, methodNotAllowed, notFound, unauthorized } from "../k8s/status.ts";
+import { internalError, methodNotAllowed, notFound, tooLargeResourceVersion, unauthorized } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { AGGREGATED_DISCOVERY, negotiate, notAcceptable, type Representation } from "../k8s/negotiate.ts";
 import { tableOptions, toTable } from "../k8s/table.ts";
@@ -16,7 +16,7 @@ import { discoveryDocument } from "./discovery.ts";
 import { ApiError, pathNotFound, unsupportedMediaType } from "./errors.ts";
 import { requestFilter } from "./filter.ts";
 import { readJson, sendJson, sendStatus, wantsPretty } from "./http.ts";
-import { listBody, listObjects } from "./list.ts";
+import { FRESHNESS_WAIT_MS, listBody, listObjects } from "./list.ts";
 import { authorize, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
 import type { Verb } from "./requestlog.ts";
 import { findResource, type ResourceDef } from "./resources.ts";
@@ -202,6 +202,12 @@ async function serveWatch(state: SimState, req: IncomingMessage, res: ServerResp
   if (options.sendInitialEvents === undefined && options.resourceVersionMatch === undefined && options.resourceVersion.kind !== "exact") {
     options.sendInitialEvents = true;
     options.resourceVersionMatch = "NotOlderThan";
+  }
+  // Ahead of the store: the cacher waits for it (`waitUntilFreshAndBlock`), then answers 504
+  // before the stream starts. A client holding a version from before an etcd restore relists on it.
+  const rv = options.resourceVersion;
+  if (rv.kind === "exact" && options.sendInitialEvents !== true && !(await state.store.waitFor(rv.rv, FRESHNESS_WAIT_MS))) {
+    throw new ApiError(tooLargeResourceVersion(rv.rv, state.store.resourceVersion));
   }
   const timeoutMs = options.timeoutSeconds !== undefined ? options.timeoutSeconds * 1000 : (1800 + state.timeouts.next() * 1800) * 1000;
   const stream: WatchStream = new WatchStream(

@@ -9,7 +9,7 @@ import { badRequest, failure, internalError, methodNotAllowed } from "../k8s/sta
 import type { ChurnOptions } from "./churn.ts";
 import { ApiError } from "./errors.ts";
 import { parseFaults } from "./faults.ts";
-import { readJson, sendJson, sendStatus } from "./http.ts";
+import { readBody, readJson, sendJson, sendStatus } from "./http.ts";
 import { isJsonObject } from "./meta.ts";
 import type { SimConfig, SimState } from "./state.ts";
 
@@ -62,7 +62,7 @@ export async function handleControl(state: SimState, restart: (downtimeMs: numbe
         return sendJson(res, 200, { applied: Object.keys(request) });
       }
       case "POST /_sim/reset":
-        state.reset();
+        state.reset(parseReset(await readBody(req)));
         return sendJson(res, 200, state.stats());
       case "GET /_sim/users":
         return sendJson(res, 200, state.users.list());
@@ -78,4 +78,21 @@ export async function handleControl(state: SimState, restart: (downtimeMs: numbe
     console.error(`simulator: ${route} failed:`, e);
     sendStatus(res, internalError(String(e)));
   }
+}
+
+/**
+ * A reset's body: empty, or `{"resourceVersion": "N"}` for revisions that start after `N`
+ * instead of after the current one; an older `N` is an etcd restored from an older backup.
+ */
+function parseReset(body: string): number | undefined {
+  if (body.trim() === "") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (e) {
+    throw new ApiError(badRequest(`the request body is not valid JSON: ${(e as Error).message}`));
+  }
+  const rv = isJsonObject(parsed) ? parsed.resourceVersion : undefined;
+  if (typeof rv !== "string" || !/^[0-9]+$/.test(rv)) throw new ApiError(badRequest('invalid reset request: the body is empty or {"resourceVersion": "<digits>"}'));
+  return Number(rv);
 }

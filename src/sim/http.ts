@@ -38,7 +38,7 @@ export function wantsPretty(req: IncomingMessage, query: URLSearchParams): boole
 /** The API server's request body limit (3 MiB). */
 const MAX_BODY = 3 * 1024 * 1024;
 
-async function readBody(req: IncomingMessage): Promise<string> {
+export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

@@ -49,6 +49,20 @@ export interface SimulatorOptions {
   initial?: InitialOptions;
   /** Start churn immediately. */
   churn?: ChurnOptions;
+  /**
+   * Where its revisions start (default 0, so a test's are small and repeatable). A simulator that
+   * stands in for one cluster across restarts starts from `clockResourceVersion()`, so a restart
+   * does not take its history back in time, which to a client is an etcd restore.
+   */
+  initialResourceVersion?: number;
+}
+
+/**
+ * Microseconds since 2026 (about 3·10^13 now, far below 2^53): further on than a simulator that
+ * restarts can have written, short of a thousand writes a millisecond.
+ */
+export function clockResourceVersion(now = Date.now()): number {
+  return (now - Date.UTC(2026, 0, 1)) * 1000;
 }
 
 export interface Simulator {
@@ -73,8 +87,8 @@ export interface Simulator {
    * asked), when it listens on its port again; rejects if it cannot.
    */
   listening(): Promise<void>;
-  /** Same as `POST /_sim/reset` (users stay). */
-  reset(): void;
+  /** Same as `POST /_sim/reset` (users stay); revisions after `resourceVersion` if given. */
+  reset(resourceVersion?: number): void;
   /** Same as `GET /_sim/users`. */
   users(): User[];
   /** Same as `PUT /_sim/users`: replaces every user; the next request sees the new rules. */
@@ -97,6 +111,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     token: options.token,
     users: options.users ?? [],
     config: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, historyLimit: options.historyLimit ?? 10_000, selfSubjectReviews: true },
+    initialResourceVersion: options.initialResourceVersion,
   });
   const server = new SimServer(state, { host: options.host ?? "127.0.0.1", port: options.port ?? 0, tls: options.tls });
   await server.listen();
@@ -124,7 +139,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (request.restart) await server.restart(request.restart.downtimeMs);
     },
     listening: () => server.listening(),
-    reset: () => state.reset(),
+    reset: (resourceVersion) => state.reset(resourceVersion),
     users: () => state.users.list(),
     setUsers: (users) => state.users.set(users),
     list(resource, namespace) {

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { startSimulator, RESOURCES } from "./index.ts";
+import { clockResourceVersion, startSimulator, RESOURCES } from "./index.ts";
 
 const USAGE = `usage: npm run sim -- [options]
   --port N                  listen port (default 8001; 0 picks a free one)
@@ -84,6 +84,8 @@ const sim = await startSimulator({
     deployments: number("deployments", values.deployments),
   },
   churn: churnRate > 0 ? { ratePerSec: churnRate, ...(churnNamespaces ? { namespaces: churnNamespaces } : {}) } : undefined,
+  // A cluster that restarts keeps going forward in resourceVersions, as etcd does.
+  initialResourceVersion: clockResourceVersion(),
 });
 
 const stats = sim.stats();

@@ -50,13 +50,13 @@ export class SimState {
   readonly timeouts: Random;
   #world: World;
 
-  constructor(options: { seed: number; initial: InitialOptions; token: string | undefined; users: unknown; config: SimConfig }) {
+  constructor(options: { seed: number; initial: InitialOptions; token: string | undefined; users: unknown; config: SimConfig; initialResourceVersion?: number | undefined }) {
     this.seed = options.seed;
     this.initial = options.initial;
     this.users = new Users(options.token, options.users);
     this.config = { ...options.config };
     this.timeouts = new Random(options.seed + 3);
-    this.#world = this.#build(0);
+    this.#world = this.#build(options.initialResourceVersion ?? 0);
   }
 
   /**
@@ -129,12 +129,14 @@ export class SimState {
     this.faults.apply(request, this.watchers, this.store);
   }
 
-  /** Back to the seeded state: watches ended, churn stopped, faults and log cleared. */
-  reset(): void {
+  /**
+   * Back to the seeded state: watches ended, churn stopped, faults and log cleared. Its
+   * revisions go on after the current one, or after `from` (older: an etcd restored from backup).
+   */
+  reset(from = this.store.resourceVersion): void {
     this.watchers.reset();
     this.faults.clear();
     this.log.reset();
-    const from = this.store.resourceVersion;
     this.#world.churn.close();
     this.#world.store.close();
     this.#world = this.#build(from);

@@ -174,6 +174,27 @@ describe("watch reconnect policy", () => {
     w.stop();
   });
 
+  it("relists when its resourceVersion is ahead of the relay's history (a restored etcd, a restarted upstream relay), as client-go does", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(703), list(120));
+    const w = start(relay);
+    expect(await w.next()).toMatchObject({ type: "listed", resourceVersion: "703" });
+    expect(await w.next()).toMatchObject({ type: "connected", resourceVersion: "703" });
+    const tooLarge = {
+      kind: "Status",
+      apiVersion: "v1",
+      status: "Failure",
+      message: "Timeout: Too large resource version: 703, current: 120",
+      reason: "Timeout",
+      details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }], retryAfterSeconds: 1 },
+      code: 504,
+    };
+    relay.sockets.at(-1)!.event("ERROR", tooLarge);
+    expect(await w.next()).toMatchObject({ type: "relisted", resourceVersion: "120", expired: tooLarge.message });
+    expect(await w.next()).toMatchObject({ type: "connected", resourceVersion: "120", resuming: false });
+    w.stop();
+  });
+
   it("treats an ERROR event as the Status it carries: 500s are retried from the same resourceVersion, a 403 ends the watch", async () => {
     const relay = new ScriptedRelay();
     relay.lists.push(list(10));

@@ -3,7 +3,7 @@
  * Fault injection and the rest of the /_sim/ control API: each fault does what it says; restart keeps state and port; reset.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { clockResourceVersion, startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { openWatch, type WatchReader } from "../kit/lines.ts";
 import { within } from "../kit/wait.ts";
 import { podManifest, request, sendJson } from "./helpers.ts";
@@ -201,5 +201,31 @@ describe("control API", () => {
     expect(sim.stats().churn.ratePerSec).toBe(0);
     expect(sim.stats().counts).toEqual({ list: 0, watch: 0, get: 0, write: 0, discovery: 0 });
     expect((await request(`${sim.url}/api/v1/pods`)).status).toBe(200);
+  });
+
+  it("reset to an older resourceVersion is an etcd restored from backup: revisions start again after it", async () => {
+    const backup = Number(sim.resourceVersion);
+    sim.churnStep(300);
+    const before = Number(sim.resourceVersion);
+    const w = await watchPods("default");
+    const reset = await sendJson(`${sim.url}/_sim/reset`, "POST", { resourceVersion: String(backup) });
+    expect(reset.status).toBe(200);
+    await w.ended;
+    // The seeded objects again, written after `backup`: the history a client at `before` held is gone.
+    expect(Number(sim.resourceVersion)).toBeGreaterThan(backup);
+    expect(Number(sim.resourceVersion)).toBeLessThan(before);
+    expect((await sendJson(`${sim.url}/_sim/reset`, "POST", { resourceVersion: "soon" })).status).toBe(400);
+  });
+});
+
+describe("a simulator that restarts from the clock", () => {
+  it("goes on past every revision the one before it wrote", async () => {
+    const first = await startSimulator({ initial: { namespaces: ["a"], podsPerNamespace: 20, nodes: 1, deployments: 0 }, initialResourceVersion: clockResourceVersion() });
+    for (let i = 0; i < 200; i++) first.patch("pods", "a", first.list("pods", "a")[0]!.metadata!.name!, { metadata: { labels: { i: String(i) } } });
+    const reached = Number(first.resourceVersion);
+    await first.close();
+    const second = await startSimulator({ initial: { namespaces: ["a"], podsPerNamespace: 20, nodes: 1, deployments: 0 }, initialResourceVersion: clockResourceVersion() });
+    expect(Number(second.resourceVersion)).toBeGreaterThan(reached);
+    await second.close();
   });
 });

@@ -164,6 +164,15 @@ describe("watch", () => {
     await w.ended;
   });
 
+  it("a watch from a resourceVersion ahead of the store (a client from before an etcd restore) is answered 504 Too large after waiting", async () => {
+    const ahead = Number(sim.resourceVersion) + 100;
+    const started = Date.now();
+    const response = await request(`${sim.url}/api/v1/pods?watch=1&resourceVersion=${ahead}`);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+    expect(response.status).toBe(504);
+    expect(response.body).toMatchObject({ code: 504, reason: "Timeout", details: { causes: [{ reason: "ResourceVersionTooLarge" }], retryAfterSeconds: 1 } });
+  });
+
   it("encodes Table watch events with column definitions on the first event only", async () => {
     const accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
     const w = await watch(`/api/v1/namespaces/team-b/pods?watch=1&resourceVersion=${sim.resourceVersion}`, { Accept: accept });

@@ -111,6 +111,11 @@ export class Sim {
     );
   }
 
+  /** Back to the seeded state, its revisions after `resourceVersion` when given (an older one: an etcd restore). */
+  reset(resourceVersion?: number): Promise<unknown> {
+    return this.#call("POST", "/_sim/reset", resourceVersion === undefined ? undefined : { resourceVersion: String(resourceVersion) });
+  }
+
   /** Replace the simulated cluster's users (tokens and RBAC rules). */
   setUsers(users: Array<{ name: string; tokens: string[]; rules: Array<{ verbs: string[]; apiGroups: string[]; resources: string[]; namespaces?: string[] }> }>): Promise<unknown> {
     return this.#call("PUT", "/_sim/users", users);
