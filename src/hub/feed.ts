@@ -58,6 +58,16 @@ export interface FeedSettings {
 export type Freshness = "stored" | "live" | "current";
 
 /**
+ * How long the upstream must have failed before a request that needs it is answered at once
+ * rather than after waiting for the next attempt: long enough that a blip (a dropped stream, a
+ * restart of the API server) still costs a request only a short wait.
+ */
+const KNOWN_DOWN_MS = 5000;
+
+/** Failures no retry mends without someone changing something: answered at once. */
+const DEFINITIVE = new Set([400, 401, 403, 404, 405, 422]);
+
+/**
  * Objects changed since the last checkpoint when the next is written: bounds the size of one
  * checkpoint. (What a restore replays is bounded by the window: it checkpoints before evicting.)
  */
@@ -98,6 +108,8 @@ export class Feed implements ReflectorHandler {
   readonly #versionWaiters: VersionWaiters;
   /** Net changes can be told from after this resourceVersion on (see `storage.ts`). */
   #horizon = 0;
+  /** The upstream has failed since `since` (ms), last with `error`: it is backing off. */
+  #failing: { since: number; error: UpstreamError } | undefined;
   #lastInitial: InitialEvents | undefined;
   #lastNet: { from: number; events: InitialEvents } | undefined;
   upstreamState: ReflectorState = "stopped";
@@ -216,9 +228,17 @@ export class Feed implements ReflectorHandler {
    */
   synced(need: Freshness): Promise<void> {
     if (this.#ready(need)) return Promise.resolve();
+    // Known to fail (refused, or down a while): the answer now, not after the next attempt.
+    const failing = this.#failing;
+    if (failing && (DEFINITIVE.has(failing.error.status) || this.#clock.now() - failing.since >= KNOWN_DOWN_MS)) return Promise.reject(failing.error);
     this.start();
     if (need === "current") this.#reflector.refresh();
     return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
+  }
+
+  /** What the hub can serve while the upstream fails: its state as of `rv`, in step with the upstream until `since` (ms). */
+  get held(): { rv: number; since: number } | undefined {
+    return this.#live && this.#failing ? { rv: this.window.head, since: this.#failing.since } : undefined;
   }
 
   /**
@@ -255,6 +275,7 @@ export class Feed implements ReflectorHandler {
   }
 
   listed(list: ListedCollection): void {
+    this.#failing = undefined;
     // What the previous watch delivered comes first: the relist is diffed against it.
     this.#commitPending();
     const apiVersion = list.apiVersion || keyApiVersion(this.#key);
@@ -341,6 +362,8 @@ export class Feed implements ReflectorHandler {
 
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
     this.upstreamState = state;
+    if (state === "backoff" && error) this.#failing = { since: this.#failing?.since ?? this.#clock.now(), error };
+    else if (state === "watching" || state === "stopped") this.#failing = undefined;
     if (state !== "watching" || detail) this.#log(`upstream ${state}`, detail ? { detail } : undefined);
     if (state === "watching") this.#live = true;
     // A gap in the watch: what happened meanwhile is unknown until a check or a list.
@@ -353,6 +376,7 @@ export class Feed implements ReflectorHandler {
   }
 
   upToDate(): void {
+    this.#failing = undefined;
     this.#current = true;
     this.#currentAsOf = this.#checks;
     this.#settle();

@@ -107,7 +107,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     try {
       await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS, parts.clock);
     } catch (e) {
-      return statusResponse(unavailable(e));
+      return statusResponse(unavailable(e, feed.held, parts.clock.now()));
     }
     switch (hubRequest.verb) {
       case "list":
@@ -151,11 +151,24 @@ function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock): Promise<
   return Promise.race([promise, timeout]).finally(cancel);
 }
 
-/** The Status a subscriber gets when the hub cannot serve it because of the upstream. */
-function unavailable(error: unknown): Status {
+/**
+ * The Status a subscriber gets when the hub cannot serve it because of the upstream: what the
+ * upstream said where it is about the request, or that the relay's own credentials are refused,
+ * or that the upstream is unreachable (and, when the hub holds the collection, how to read that).
+ */
+function unavailable(error: unknown, held: { rv: number; since: number } | undefined, now: number): Status {
   if (error instanceof UpstreamError && [400, 404, 422].includes(error.status)) {
     return failure(error.status, error.status === 404 ? "NotFound" : error.status === 422 ? "Invalid" : "BadRequest", error.message);
   }
+  if (error instanceof UpstreamError && error.status === 403) {
+    return failure(403, "Forbidden", `the upstream API server refuses the relay's own identity for this collection (give it list and watch there; deploy/ has the RBAC): ${error.message}`);
+  }
+  if (error instanceof UpstreamError && error.status === 401) {
+    return serviceUnavailable(`the upstream API server does not accept the relay's own credentials (UPSTREAM_TOKEN, or the cluster's tokenSecret): ${error.message}`, 30);
+  }
   const message = error instanceof Error ? error.message : String(error);
-  return serviceUnavailable(`the relay cannot reach the upstream API server: ${message}`, 5);
+  const cached = held
+    ? `; the relay holds this collection as of resourceVersion ${held.rv}, in step with the upstream until ${Math.round((now - held.since) / 1000)} s ago: add resourceVersion=0 to read it`
+    : "";
+  return serviceUnavailable(`the relay cannot reach the upstream API server: ${message}${cached}`, 5);
 }

@@ -4,8 +4,8 @@
  * in order, and never have to relist because the upstream did.
  */
 import { describe, expect, it } from "vitest";
-import type { WatchEvent } from "../../src/k8s/types.ts";
-import { nameOf, rvOf, Sim, uniqueNamespace, wsWatch, type Subscription } from "./helpers.ts";
+import type { Status, WatchEvent } from "../../src/k8s/types.ts";
+import { eventually, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch, type Subscription } from "./helpers.ts";
 import { podsPath } from "../kit/paths.ts";
 
 const cluster = "faults";
@@ -120,6 +120,45 @@ describe("upstream faults", () => {
     await sim.faults({ expireWatches: true });
     const expected = await modify(ns, "a", 3, "x");
     expect(rvsOf(await sub.events.take(3))).toEqual(expected);
+    sub.close();
+  });
+
+  it("the relay's own identity refused upstream (403): every request is answered at once with what the upstream said", async () => {
+    const ns = uniqueNamespace("f");
+    await sim.faults({ failRequests: { count: 1000, status: 403, verbs: ["list"], path: podsPath(ns) } });
+    try {
+      for (const query of ["", "watch=1", "resourceVersion=0"]) {
+        const started = Date.now();
+        const response = await relay(relayPath(ns, query));
+        // Well under the 10 s a request waits for a hub to sync: no retry mends a 403.
+        expect(Date.now() - started).toBeLessThan(5000);
+        expect(response.status).toBe(403);
+        const status = (await response.json()) as Status;
+        expect(status).toMatchObject({ reason: "Forbidden" });
+        expect(status.message).toContain("refuses the relay's own identity");
+        expect(status.message).toContain("injected fault: HTTP 403");
+      }
+    } finally {
+      await sim.faults({ failRequests: { count: 0, status: 403 } });
+    }
+  });
+
+  it("an upstream that is down: a consistent list says so and how to read what the hub holds, which resourceVersion=0 serves", async () => {
+    const { ns, sub } = await setup(["a", "b"]);
+    const head = rvOf(await sim.patchPod(ns, "a", { metadata: { labels: { before: "outage" } } }));
+    await sub.events.next();
+    const back = sim.faults({ restart: { downtimeMs: 8000 } });
+    await eventually(async () => ((await (await relay(`/_relay/stats${relayPath(ns, "")}`)).json()) as { upstream: string }).upstream === "backoff", "the hub to notice");
+    const down = await relay(relayPath(ns, ""));
+    expect(down.status).toBe(503);
+    const status = (await down.json()) as Status;
+    expect(status.message).toContain("the relay cannot reach the upstream API server");
+    expect(status.message).toContain(`the relay holds this collection as of resourceVersion ${head}`);
+    expect(status.message).toContain("add resourceVersion=0 to read it");
+    const cached = await relay(relayPath(ns, "resourceVersion=0"));
+    expect(cached.status).toBe(200);
+    expect(((await cached.json()) as { items: unknown[] }).items).toHaveLength(2);
+    await back;
     sub.close();
   });
 
