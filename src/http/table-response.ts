@@ -59,6 +59,8 @@ export function tableEvents(resource: TableResource, table: TableOptions): Trans
         withHeaders = false;
       }
       if (out) controller.enqueue(encoder.encode(out));
+      // Only blank lines (the hub's keep-alive): passed on, so this stream's client is written to as well.
+      else if (lines.pending === 0) controller.enqueue(chunk);
     },
   });
 }

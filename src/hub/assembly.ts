@@ -122,6 +122,7 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
       },
       subscribers: () => out.size,
       bookmarks: () => out.bookmarks(),
+      keepAlive: () => out.keepAlive(),
       quotas,
       metrics,
       alarm: { get: () => state.storage.getAlarm(), set: (at) => state.storage.setAlarm(at) },

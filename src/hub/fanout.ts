@@ -144,6 +144,11 @@ export class Fanout {
     }
   }
 
+  /** Let every HTTP stream that was sent nothing lately be written to, so the runtime notices the clients that left. */
+  keepAlive(): void {
+    for (const subscriber of this.#subscribers) subscriber.sink.keepAlive?.();
+  }
+
   /**
    * History was reset at `oldest`: every subscriber's position is gone. Tell each, as the API
    * server would: 410 for a position before the new history, "too large" for one after it (the

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "./clock.fake.ts";
 import { HEARTBEAT_MS } from "../heartbeat.ts";
-import { Lifecycle, type LifecycleParts } from "./lifecycle.ts";
+import { KEEPALIVE_MS, Lifecycle, type LifecycleParts } from "./lifecycle.ts";
 
 function hub() {
-  const state = { watching: false, subscribers: 0, alarm: null as number | null, bookmarks: 0, renewals: 0, released: 0, stops: 0, starts: 0, streamRenewals: 0 };
+  const state = { watching: false, subscribers: 0, alarm: null as number | null, bookmarks: 0, keepAlives: 0, renewals: 0, released: 0, stops: 0, starts: 0, streamRenewals: 0 };
   /** What the hub reported to the metrics registry, in order. */
   const reports: string[] = [];
   const parts: LifecycleParts = {
@@ -24,6 +24,7 @@ function hub() {
     },
     subscribers: () => state.subscribers,
     bookmarks: () => state.bookmarks++,
+    keepAlive: () => state.keepAlives++,
     quotas: { renew: () => state.renewals++, releaseHub: () => state.released++ },
     metrics: { watching: (n) => void reports.push(`watching ${n}`), beat: () => void reports.push("beat"), stopped: () => void reports.push("stopped") },
     alarm: {
@@ -48,19 +49,27 @@ function hub() {
 }
 
 describe("Lifecycle", () => {
-  it("with subscribers: bookmarks tick, and the heartbeat renews the quotas and an old upstream stream and reports", async () => {
+  it("with subscribers: bookmarks and keep-alives tick, and the heartbeat renews the quotas and an old upstream stream and reports", async () => {
     const { state, reports, clock, lifecycle, flush, fire } = hub();
     state.watching = true;
     state.subscribers = 2;
     lifecycle.settle();
     await flush();
     expect(state.alarm).toBe(clock.now() + HEARTBEAT_MS);
-    expect(clock.pending).toEqual([{ ms: 5_000, repeating: true }]);
+    expect(clock.pending).toEqual([
+      { ms: 5_000, repeating: true },
+      { ms: KEEPALIVE_MS, repeating: true },
+    ]);
     await fire();
     expect(state.bookmarks).toBe(HEARTBEAT_MS / 5_000);
+    expect(state.keepAlives).toBe(HEARTBEAT_MS / KEEPALIVE_MS);
     expect([state.renewals, state.streamRenewals]).toEqual([1, 1]);
     expect(state.alarm).toBe(clock.now() + HEARTBEAT_MS);
-    expect(reports).toEqual(["watching 2", "beat"]);
+    // The last subscriber leaves: neither ticks any more.
+    state.subscribers = 0;
+    lifecycle.settle();
+    expect(clock.pending).toEqual([]);
+    expect(reports).toEqual(["watching 2", "beat", "watching 0"]);
   });
 
   it("with nobody subscribed: stops the watch after the grace, releases its share, stops beating", async () => {

@@ -12,11 +12,19 @@ import type { Log } from "../log.ts";
 import { HEARTBEAT_MS } from "../heartbeat.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
 
+/**
+ * How often quiet HTTP streams are written to: a client that left one is noticed within two of
+ * these (the API server notices at once; Workers tell a stream's end only on a write).
+ */
+export const KEEPALIVE_MS = 10_000;
+
 export interface LifecycleParts {
   /** Whether the upstream watch runs, and its controls; `renew` ends an old upstream stream so that it is read on in the alarm's invocation. */
   upstream: { readonly watching: boolean; start(): void; stop(): void; renew(): void };
   subscribers(): number;
   bookmarks(): void;
+  /** A write to quiet HTTP streams, by which the runtime finds clients that left. */
+  keepAlive(): void;
   quotas: { renew(): void; releaseHub(): void };
   /** The hub's report to the metrics registry: when it watches, on each beat, when it stops. */
   metrics: { watching(subscribers: number): void; beat(): void; stopped(): void };
@@ -37,6 +45,7 @@ export class Lifecycle {
   /** Since when the watch has run with nobody subscribed. */
   #idleSince: number | undefined;
   #stopBookmarks: Cancel | undefined;
+  #stopKeepAlive: Cancel | undefined;
 
   constructor(parts: LifecycleParts, settings: LifecycleSettings, log: Log, clock: Clock = realClock) {
     this.#parts = parts;
@@ -51,9 +60,12 @@ export class Lifecycle {
     if (this.#parts.subscribers() > 0) {
       this.#idleSince = undefined;
       this.#stopBookmarks ??= this.#clock.every(this.#settings.bookmarkIntervalMs, () => this.#parts.bookmarks());
+      this.#stopKeepAlive ??= this.#clock.every(KEEPALIVE_MS, () => this.#parts.keepAlive());
     } else {
       this.#stopBookmarks?.();
       this.#stopBookmarks = undefined;
+      this.#stopKeepAlive?.();
+      this.#stopKeepAlive = undefined;
       this.#idleSince = upstream.watching ? (this.#idleSince ?? this.#clock.now()) : undefined;
     }
     if (upstream.watching) {

@@ -16,6 +16,7 @@ export interface CloseReason {
 }
 
 const encoder = new TextEncoder();
+const NEWLINE = encoder.encode("\n");
 
 /**
  * Event lines to send together. A per-event WebSocket sends the lines one by one; a batched
@@ -67,6 +68,8 @@ export interface Sink {
   backlog(): number;
   close(reason: CloseReason): void;
   readonly closed: boolean;
+  /** A write that carries nothing, when nothing else was written since the last call (HTTP streams only). */
+  keepAlive?(): void;
 }
 
 /**
@@ -162,6 +165,8 @@ export class HttpSink implements Sink {
   #wanted = false;
   /** Closed by us: what is queued still goes out, then the stream ends. */
   #ending = false;
+  /** Something was sent since the last keep-alive. */
+  #sent = false;
   #closed = false;
   readonly #onGone: () => void;
   readonly #onDrained: () => void;
@@ -196,11 +201,27 @@ export class HttpSink implements Sink {
 
   send(batch: LineBatch): number {
     if (this.#closed) return 0;
-    const bytes = batch.bytes;
+    this.#sent = true;
+    this.#queue(batch.bytes);
+    return 1;
+  }
+
+  /**
+   * The runtime learns that an HTTP client has gone only when it writes to it, so a quiet stream
+   * whose client left would hold its subscription (and its quota, and its hub) for as long as
+   * nothing happens. A newline between events is whitespace to every JSON stream reader
+   * (client-go's decoder; line readers skip blank lines), so a stream sent nothing since the
+   * last call gets one.
+   */
+  keepAlive(): void {
+    if (!this.#sent && !this.#closed && this.#queued.length === 0) this.#queue(NEWLINE);
+    this.#sent = false;
+  }
+
+  #queue(bytes: Uint8Array): void {
     this.#queued.push(bytes);
     this.#backlog += bytes.length;
     if (this.#wanted) this.#deliver();
-    return 1;
   }
 
   backlog(): number {

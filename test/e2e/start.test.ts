@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { have } from "../kit/tools.ts";
 import { simulatorUrl } from "./kube.ts";
+import { eventually } from "../kit/wait.ts";
 import { lines, portClosed, running, startRelay, type RunningRelay } from "./harness.ts";
 
 const curlHere = have("curl", "the curl watch test of npm start");
@@ -136,6 +137,25 @@ describe("npm start", () => {
     // The second it asked for, and then the frame, not a client's closing timeout later.
     expect(close.afterMs).toBeGreaterThanOrEqual(900);
     expect(close.afterMs).toBeLessThan(3000);
+  });
+
+  it("notices HTTP watches of a quiet collection whose clients left (Ctrl-C of curl, kubectl), and lets their subscriptions go", async () => {
+    const stats = async () => ((await (await fetch(`${relay.url}/_relay/stats/api/v1/nodes`)).json()) as { subscribers: number }).subscribers;
+    const table = "application/json;as=Table;v=v1;g=meta.k8s.io, application/json";
+    const watches = ["?watch=1", "?watch=1&allowWatchBookmarks=true", "?watch=1"].map((query, i) => {
+      const socket = connect(relay.port, "127.0.0.1");
+      const accept = i === 2 ? `Accept: ${table}\r\n` : "";
+      socket.write(`GET /api/v1/nodes${query} HTTP/1.1\r\nHost: 127.0.0.1:${relay.port}\r\n${accept}\r\n`);
+      return { socket, headers: once(socket, "data") };
+    });
+    try {
+      for (const w of watches) expect(String((await w.headers)[0])).toMatch(/^HTTP\/1\.1 200/);
+      await eventually(async () => (await stats()) === watches.length, "the watches to be subscribed");
+    } finally {
+      // The clients go, without a word: nodes do not change, so the hub writes them nothing.
+      for (const w of watches) w.socket.destroy();
+    }
+    await eventually(async () => (await stats()) === 0, "the relay to notice the clients have gone", 30_000);
   });
 
   it("Ctrl-C stops everything it started", async () => {
