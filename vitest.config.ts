@@ -10,6 +10,7 @@ const tuning = {
   // Longer than an API server's wait (3 s) before it answers a watch from a resourceVersion ahead of it.
   UPSTREAM_STALL_SECONDS: "4",
   IDLE_GRACE_SECONDS: "3",
+  HUB_RETENTION_SECONDS: "8",
   SUBSCRIBER_BUDGET_BYTES: "262144",
   AUTH_RECHECK_SECONDS: "1",
   SOAK_SEED: process.env.SOAK_SEED ?? "",

@@ -21,6 +21,12 @@ export interface HubSettings {
   /** How long a hub keeps its upstream watch after its last subscriber left. */
   idleGraceMs: number;
   /**
+   * How long a hub keeps its stored state after its watch stopped (`HUB_RETENTION_SECONDS`):
+   * within it a subscriber resumes from storage; after it the storage is deleted, and a
+   * subscriber relists (storage is billed by the month, and every distinct selector is a hub).
+   */
+  retentionMs: number;
+  /**
    * An upstream watch stream older than this is ended by the heartbeat and read on from the
    * heartbeat's invocation (`WATCH_RENEW_SECONDS`): no invocation reads a stream for longer
    * than this plus a heartbeat, whatever its CPU limit counts (DESIGN.md, "CPU limits").
@@ -52,6 +58,7 @@ export function hubSettings(env: Vars): HubSettings {
     bookmarkIntervalMs: int(env, "BOOKMARK_INTERVAL_SECONDS", 60, 1) * 1000,
     upstreamStallMs: int(env, "UPSTREAM_STALL_SECONDS", 120, 1) * 1000,
     idleGraceMs: int(env, "IDLE_GRACE_SECONDS", 60, 0) * 1000,
+    retentionMs: int(env, "HUB_RETENTION_SECONDS", 600, 0) * 1000,
     watchRenewMs: int(env, "WATCH_RENEW_SECONDS", DEFAULT_WATCH_RENEW_SECONDS, 0) * 1000,
     maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,

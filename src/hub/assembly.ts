@@ -57,9 +57,11 @@ export interface HubContext {
   storage: HubStorage;
   snapshots: SnapshotStore;
   log: Log;
+  /** Delete the hub's stored state and these parts with it: the next request starts afresh. */
+  reclaim: () => Promise<void>;
 }
 
-export function assemble({ state, env, settings, storage, snapshots, log }: HubContext, key: WatchKey): Parts {
+export function assemble({ state, env, settings, storage, snapshots, log, reclaim }: HubContext, key: WatchKey): Parts {
   const upstream = upstreamFor(env, key.cluster);
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const clock = realClock;
@@ -125,6 +127,12 @@ export function assemble({ state, env, settings, storage, snapshots, log }: HubC
       keepAlive: () => out.keepAlive(),
       quotas,
       metrics,
+      storage: {
+        get holdsState() {
+          return storage.holdsState;
+        },
+        reclaim,
+      },
       alarm: { get: () => state.storage.getAlarm(), set: (at) => state.storage.setAlarm(at) },
     },
     settings,

@@ -137,7 +137,12 @@ export class WatchHub extends DurableObject<HubEnv> {
     key ??= this.#storage.identity()?.key;
     if (!key) return undefined;
     this.#log = logger({ hub: describeKey(key) });
-    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, snapshots: this.#snapshots, log: this.#log }, key);
+    const reclaim = async () => {
+      await this.#storage.clear();
+      this.#snapshots.clear();
+      this.#parts = undefined;
+    };
+    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, snapshots: this.#snapshots, log: this.#log, reclaim }, key);
     this.#parts.sockets.closeOrphans();
     return this.#parts;
   }

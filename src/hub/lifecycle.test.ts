@@ -3,8 +3,24 @@ import { FakeClock } from "./clock.fake.ts";
 import { HEARTBEAT_MS } from "../heartbeat.ts";
 import { KEEPALIVE_MS, Lifecycle, type LifecycleParts } from "./lifecycle.ts";
 
+const RETENTION_MS = 600_000;
+
 function hub() {
-  const state = { watching: false, subscribers: 0, alarm: null as number | null, bookmarks: 0, keepAlives: 0, renewals: 0, released: 0, stops: 0, starts: 0, streamRenewals: 0 };
+  const state = {
+    watching: false,
+    subscribers: 0,
+    alarm: null as number | null,
+    bookmarks: 0,
+    keepAlives: 0,
+    renewals: 0,
+    released: 0,
+    stops: 0,
+    starts: 0,
+    streamRenewals: 0,
+    stored: false,
+    reclaims: 0,
+    reclaimed: 0,
+  };
   /** What the hub reported to the metrics registry, in order. */
   const reports: string[] = [];
   const parts: LifecycleParts = {
@@ -25,7 +41,17 @@ function hub() {
     subscribers: () => state.subscribers,
     bookmarks: () => state.bookmarks++,
     keepAlive: () => state.keepAlives++,
-    quotas: { renew: () => state.renewals++, releaseHub: () => state.released++ },
+    quotas: { renew: () => state.renewals++, releaseHub: () => state.released++, reclaimed: () => state.reclaimed++ },
+    storage: {
+      get holdsState() {
+        return state.stored;
+      },
+      reclaim: async () => {
+        state.reclaims++;
+        state.stored = false;
+        state.alarm = null; // deleted with the storage
+      },
+    },
     metrics: { watching: (n) => void reports.push(`watching ${n}`), beat: () => void reports.push("beat"), stopped: () => void reports.push("stopped") },
     alarm: {
       get: async () => state.alarm,
@@ -35,7 +61,7 @@ function hub() {
     },
   };
   const clock = new FakeClock();
-  const lifecycle = new Lifecycle(parts, { idleGraceMs: 60_000, bookmarkIntervalMs: 5_000 }, () => undefined, clock);
+  const lifecycle = new Lifecycle(parts, { idleGraceMs: 60_000, bookmarkIntervalMs: 5_000, retentionMs: RETENTION_MS }, () => undefined, clock);
   /** Let the alarm's storage calls settle. */
   const flush = () => new Promise((r) => setTimeout(r, 0));
   /** The alarm fires: time moves to it, the handler runs (the runtime clears a fired alarm). */
@@ -120,5 +146,47 @@ describe("Lifecycle", () => {
     state.subscribers = 0;
     await fire();
     expect(state.alarm).toBeNull();
+  });
+
+  it("a stopped hub that holds state deletes its storage once the retention is over, and gives its opener's share back", async () => {
+    const { state, clock, lifecycle, flush, fire } = hub();
+    state.stored = true;
+    state.watching = true;
+    lifecycle.settle();
+    await flush();
+    while (state.watching) await fire();
+    const stoppedAt = clock.now();
+    expect(state.alarm).toBe(stoppedAt + RETENTION_MS);
+    await fire();
+    expect([state.reclaims, state.reclaimed, state.alarm, clock.now()]).toEqual([1, 1, null, stoppedAt + RETENTION_MS]);
+  });
+
+  it("a hub watching again within its retention keeps its storage, and its retention starts again at its next stop", async () => {
+    const { state, clock, lifecycle, flush, fire } = hub();
+    state.stored = true;
+    state.watching = true;
+    lifecycle.settle();
+    await flush();
+    while (state.watching) await fire();
+    clock.advance(RETENTION_MS - 1);
+    state.watching = true; // a request came back for it
+    lifecycle.settle();
+    await flush();
+    while (state.watching) await fire();
+    const stoppedAt = clock.now();
+    expect(state.reclaims).toBe(0);
+    expect(state.alarm).toBe(stoppedAt + RETENTION_MS);
+    await fire();
+    expect(state.reclaims).toBe(1);
+  });
+
+  it("a hub restored by its alarm and found stopped (its instance was evicted) counts its retention from then", async () => {
+    const { state, clock, fire } = hub();
+    state.stored = true;
+    state.alarm = clock.now() + HEARTBEAT_MS;
+    await fire();
+    expect(state.alarm).toBe(clock.now() + RETENTION_MS);
+    await fire();
+    expect(state.reclaims).toBe(1);
   });
 });

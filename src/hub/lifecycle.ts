@@ -4,7 +4,9 @@
  * hub's quota claims, restarts a reflector loop that died, moves a long-read upstream stream to
  * its own invocation and reports the hub's numbers); while it also has subscribers,
  * bookmarks tick; once it has had no subscriber for the idle grace period, the watch stops and
- * the hub's share of the cluster's watches is given back. `settle` is called after everything
+ * the hub's share of the cluster's watches is given back; once it has been stopped for the
+ * retention period, its storage is deleted (and the share its opener still held for it given
+ * back). `settle` is called after everything
  * that can change the picture (a request served or refused, a subscriber gone), so no path can
  * leave a watch running without the clock that stops it.
  */
@@ -25,7 +27,9 @@ export interface LifecycleParts {
   bookmarks(): void;
   /** A write to quiet HTTP streams, by which the runtime finds clients that left. */
   keepAlive(): void;
-  quotas: { renew(): void; releaseHub(): void };
+  quotas: { renew(): void; releaseHub(retentionMs: number): void; reclaimed(): void };
+  /** The hub's stored state: whether there is any, and its deletion (after which the hub starts afresh). */
+  storage: { readonly holdsState: boolean; reclaim(): Promise<void> };
   /** The hub's report to the metrics registry: when it watches, on each beat, when it stops. */
   metrics: { watching(subscribers: number): void; beat(): void; stopped(): void };
   /** The object's alarm (one per Durable Object). */
@@ -35,6 +39,8 @@ export interface LifecycleParts {
 export interface LifecycleSettings {
   idleGraceMs: number;
   bookmarkIntervalMs: number;
+  /** How long stored state outlives the watch's stop. */
+  retentionMs: number;
 }
 
 export class Lifecycle {
@@ -44,6 +50,8 @@ export class Lifecycle {
   readonly #log: Log;
   /** Since when the watch has run with nobody subscribed. */
   #idleSince: number | undefined;
+  /** When the watch stopped (or, for a hub restored by its alarm, when it was first found stopped). */
+  #stoppedAt: number | undefined;
   #stopBookmarks: Cancel | undefined;
   #stopKeepAlive: Cancel | undefined;
 
@@ -69,24 +77,30 @@ export class Lifecycle {
       this.#idleSince = upstream.watching ? (this.#idleSince ?? this.#clock.now()) : undefined;
     }
     if (upstream.watching) {
+      this.#stoppedAt = undefined;
       this.#parts.metrics.watching(this.#parts.subscribers());
       void this.#arm();
     }
   }
 
-  /** The alarm: stop an idle hub whose grace is over, else beat and arm the next. */
+  /** The alarm: stop an idle hub whose grace is over, delete a stopped one's storage once its retention is over, else beat and arm the next. */
   async alarm(): Promise<void> {
     const { upstream, quotas } = this.#parts;
-    if (!upstream.watching) return;
+    if (!upstream.watching) {
+      if (this.#parts.subscribers() === 0) await this.#retain();
+      return;
+    }
     if (this.#parts.subscribers() === 0) {
       this.#idleSince ??= this.#clock.now();
       const idleMs = this.#clock.now() - this.#idleSince;
       if (idleMs >= this.#settings.idleGraceMs) {
         this.#log("idle: stopping the upstream watch", { idleMs });
         upstream.stop();
-        quotas.releaseHub();
+        quotas.releaseHub(this.#settings.retentionMs);
         this.#parts.metrics.stopped();
         this.#idleSince = undefined;
+        this.#stoppedAt = this.#clock.now();
+        await this.#retain();
         return;
       }
     } else {
@@ -96,6 +110,23 @@ export class Lifecycle {
     quotas.renew();
     this.#parts.metrics.beat();
     await this.#arm();
+  }
+
+  /** A stopped hub: its storage goes once the retention is over; until then the alarm waits for that. */
+  async #retain(): Promise<void> {
+    const { storage, quotas } = this.#parts;
+    if (!storage.holdsState) return;
+    const now = this.#clock.now();
+    this.#stoppedAt ??= now;
+    const due = this.#stoppedAt + this.#settings.retentionMs;
+    if (now < due) {
+      await this.#parts.alarm.set(due);
+      return;
+    }
+    this.#log("stopped for the retention period: deleting the hub's storage", { stoppedMs: now - this.#stoppedAt });
+    this.#stoppedAt = undefined;
+    await storage.reclaim();
+    quotas.reclaimed();
   }
 
   async #arm(): Promise<void> {

@@ -67,6 +67,7 @@ class Quotas {
 }
 
 const limits: QuotaLimits = { maxHubs: 3, maxHubsPerSubject: 1, maxPerSubject: 5 };
+const RETENTION_MS = 600_000;
 /** The quotas each refusal names, as the hub reports them to the metrics. */
 let refusals: string[] = [];
 const quotasFor = (quotas: Quotas, hub: string) =>
@@ -126,18 +127,33 @@ describe("HubQuotas", () => {
     expect(quotas.total("subject:carol")).toBe(5);
   });
 
-  it("a subject's share of hubs: its second key is refused, another subject's is not; stopping frees it", async () => {
+  it("a subject's share of hubs: its second key is refused, another subject's is not; it holds until the stopped hub's storage is deleted", async () => {
     const quotas = new Quotas();
     const [a, b, c] = [quotasFor(quotas, "ka"), quotasFor(quotas, "kb"), quotasFor(quotas, "kc")];
     expect(await a.admitHub("alice")).toBeUndefined();
     expect((await b.admitHub("alice"))?.message).toContain("MAX_HUBS_PER_SUBJECT");
     expect(await c.admitHub("bob")).toBeUndefined();
-    a.releaseHub();
-    await quotas.released(2); // the hub, and alice's share of hubs
+    a.releaseHub(RETENTION_MS);
+    await quotas.released(1); // the cluster's share: its watch stopped
+    expect(quotas.total("hubs:c1")).toBe(1);
+    // What alice made the relay store still counts against her share.
+    expect((await b.admitHub("alice"))?.message).toContain("MAX_HUBS_PER_SUBJECT");
+    a.reclaimed();
+    await quotas.released(2);
     expect(await b.admitHub("alice")).toBeUndefined();
     expect(quotas.total(ofSubject("alice"))).toBe(1);
     expect(quotas.total("hubs:c1")).toBe(2);
-    expect(refusals).toEqual(["max_hubs_per_subject"]);
+    expect(refusals).toEqual(["max_hubs_per_subject", "max_hubs_per_subject"]);
+  });
+
+  it("a stopped hub started again by another subject: its stored state is the new opener's to answer for", async () => {
+    const quotas = new Quotas();
+    const hub = quotasFor(quotas, "k");
+    expect(await hub.admitHub("alice")).toBeUndefined();
+    hub.releaseHub(RETENTION_MS);
+    expect(await hub.admitHub("bob")).toBeUndefined();
+    await quotas.released(2); // the cluster's share at the stop, and alice's once bob took over
+    expect([quotas.total(ofSubject("alice")), quotas.total(ofSubject("bob"))]).toEqual([0, 1]);
   });
 
   it("two subjects starting one hub at once: one is charged, the other's claim goes back", async () => {
@@ -147,7 +163,8 @@ describe("HubQuotas", () => {
     const charged = () => ["alice", "bob"].map((s) => quotas.total(ofSubject(s)));
     await quotas.released(1);
     expect(charged().sort()).toEqual([0, 1]);
-    hub.releaseHub();
+    hub.releaseHub(RETENTION_MS);
+    hub.reclaimed();
     await quotas.released(3); // and the hub, and its opener's share
     expect(quotas.total("hubs:c1")).toBe(0);
     expect(charged()).toEqual([0, 0]);

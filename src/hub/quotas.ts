@@ -41,6 +41,8 @@ export class HubQuotas {
   #watching = false;
   /** Whose request started the upstream watch: the share it is charged to. */
   #opener: string | undefined;
+  /** Whose share a stopped hub's stored state still counts against, until it is deleted. */
+  #keeper: string | undefined;
 
   /** `refused`: told of each refusal, by quota (metrics). */
   constructor(quotas: DurableObjectNamespace<Quota>, cluster: string, hub: string, limits: QuotaLimits, log: Log, refused: (quota: QuotaName) => void) {
@@ -76,8 +78,8 @@ export class HubQuotas {
     return next;
   }
 
-  #claimHubOf(subject: string, count: number) {
-    return this.#serially(`hubs ${subject}`, () => this.#hubsOf(subject).claim(this.#hub, count, this.#limits.maxHubsPerSubject, LEASE_MS));
+  #claimHubOf(subject: string, count: number, leaseMs = LEASE_MS) {
+    return this.#serially(`hubs ${subject}`, () => this.#hubsOf(subject).claim(this.#hub, count, this.#limits.maxHubsPerSubject, leaseMs));
   }
 
   /** Claim the subject's current count from this hub (lowering or renewing is always granted). */
@@ -96,7 +98,7 @@ export class HubQuotas {
         this.#log("hub refused: the subject's share of the cluster's hubs is full", { subject, maxHubsPerSubject: this.#limits.maxHubsPerSubject });
         this.#refused("max_hubs_per_subject");
         return tooManyRequests(
-          `"${subject}" already keeps ${own.total} distinct keys watched on cluster "${this.#cluster}" (MAX_HUBS_PER_SUBJECT is ${this.#limits.maxHubsPerSubject}); try again later or share an existing watch`,
+          `"${subject}" already keeps ${own.total} distinct keys watched on cluster "${this.#cluster}", or stored there since it last watched them (MAX_HUBS_PER_SUBJECT is ${this.#limits.maxHubsPerSubject}; a key's state is kept for HUB_RETENTION_SECONDS after its watch stops); try again later or share an existing watch`,
           own.retryAfterSeconds,
         );
       }
@@ -116,19 +118,34 @@ export class HubQuotas {
     if (!lost) {
       this.#watching = true;
       this.#opener = subject;
+      // The stored state this watch goes on from is now the new opener's to answer for.
+      if (this.#keeper !== undefined && this.#keeper !== subject) void this.#claimHubOf(this.#keeper, 0).catch(() => undefined);
+      this.#keeper = undefined;
     }
     return undefined;
   }
 
-  /** The hub stopped watching upstream. */
-  releaseHub(): void {
+  /**
+   * The hub stopped watching upstream: the cluster's share goes back; its opener's share stays
+   * for as long as the hub keeps its stored state (`retentionMs`), so what one subject makes the
+   * relay store is bounded by its share of hubs, as what it makes the relay watch is.
+   */
+  releaseHub(retentionMs: number): void {
     this.#watching = false;
     void this.#hubs()
       .claim(this.#hub, 0, this.#limits.maxHubs, LEASE_MS)
       .catch(() => undefined);
     const opener = this.#opener;
     this.#opener = undefined;
-    if (opener !== undefined) void this.#claimHubOf(opener, 0).catch(() => undefined);
+    this.#keeper = opener;
+    if (opener !== undefined) void this.#claimHubOf(opener, 1, retentionMs + LEASE_MS).catch(() => undefined);
+  }
+
+  /** The hub's stored state was deleted: whoever it still counted against has the share back. */
+  reclaimed(): void {
+    const keeper = this.#keeper;
+    this.#keeper = undefined;
+    if (keeper !== undefined) void this.#claimHubOf(keeper, 0).catch(() => undefined);
   }
 
   /** Before a subscriber of `subject` is accepted: `undefined`, or the 429. */

@@ -92,6 +92,11 @@ export class SnapshotStore {
     while (this.#kept.size > this.#max) this.#kept.delete(this.#kept.keys().next().value as number);
   }
 
+  /** Forget every snapshot: the state they were taken of is gone. */
+  clear(): void {
+    this.#kept.clear();
+  }
+
   get(rv: number, now: number): Snapshot | undefined {
     const kept = this.#kept.get(rv);
     if (!kept) return undefined;

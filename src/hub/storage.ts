@@ -95,12 +95,26 @@ export interface Batch {
 export class HubStorage {
   readonly #storage: DurableObjectStorage;
   readonly #tombstones: TombstoneLimits;
+  /**
+   * The schema exists: made by the first write, not before, so a hub that is only asked about
+   * (`/_relay/stats`) or refuses a request before it syncs stores nothing.
+   */
+  #made = false;
   /** Rows in the tombstones table, counted once and then kept, so trimming by count reads only the excess. */
-  #tombstoneCount: number;
+  #tombstoneCount = 0;
 
   constructor(storage: DurableObjectStorage, tombstones: TombstoneLimits) {
     this.#storage = storage;
     this.#tombstones = tombstones;
+    if (this.#sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0) this.#make();
+  }
+
+  get #sql(): SqlStorage {
+    return this.#storage.sql;
+  }
+
+  #make(): void {
+    if (this.#made) return;
     this.#sql.exec(SCHEMA);
     const columns = this.#sql
       .exec<{ name: string }>("PRAGMA table_info(objects)")
@@ -108,19 +122,31 @@ export class HubStorage {
       .map((c) => c.name);
     if (!columns.includes("since")) this.#sql.exec(OBJECTS_SINCE);
     this.#tombstoneCount = this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tombstones").one().n;
+    this.#made = true;
   }
 
-  get #sql(): SqlStorage {
-    return this.#storage.sql;
+  /** Whether anything is stored. */
+  get holdsState(): boolean {
+    return this.#made;
+  }
+
+  /** Delete everything the hub stored (and its alarm): a hub idle past its retention. */
+  async clear(): Promise<void> {
+    await this.#storage.deleteAlarm();
+    await this.#storage.deleteAll();
+    this.#made = false;
+    this.#tombstoneCount = 0;
   }
 
   /** The key and kinds this hub serves, if it has ever synced. */
   identity(): HubIdentity | undefined {
+    if (!this.#made) return undefined;
     const row = this.#sql.exec<{ value: string }>("SELECT value FROM meta WHERE name = 'identity'").toArray()[0];
     return row ? (JSON.parse(row.value) as HubIdentity) : undefined;
   }
 
   load(): StoredState | undefined {
+    if (!this.#made) return undefined;
     const meta = new Map<string, string>();
     for (const row of this.#sql.exec<{ name: string; value: string }>("SELECT name, value FROM meta")) meta.set(row.name, row.value);
     const identity = meta.get("identity");
@@ -141,6 +167,7 @@ export class HubStorage {
 
   /** The tombstones of deletions after `rv`, of objects that had been in the collection at `rv`, in resourceVersion order. */
   tombstonesAfter(rv: number): Tombstone[] {
+    if (!this.#made) return [];
     return this.#sql
       .exec<{ uid: string; key: string; rv: number; json: string; since: number }>("SELECT uid, key, rv, json, since FROM tombstones WHERE rv > ? AND since <= ? ORDER BY rv", rv, rv)
       .toArray()
@@ -149,6 +176,7 @@ export class HubStorage {
 
   /** Replace everything with a fresh list: the objects at `rv` (all there since `rv`), an empty window and no tombstones: a new history. */
   saveSnapshot(identity: HubIdentity, objects: readonly CachedObject[], rv: number): void {
+    this.#make();
     this.#storage.transactionSync(() => {
       this.#sql.exec("DELETE FROM objects");
       this.#sql.exec("DELETE FROM events");
@@ -165,6 +193,7 @@ export class HubStorage {
 
   /** Write a batch, all or nothing; returns the horizon after it (tombstones beyond their limits are dropped). */
   saveBatch(batch: Batch, now: number, horizon: number): number {
+    this.#make();
     // Counted apart until the transaction has committed: a batch that fails leaves it as it was.
     let tombstones = this.#tombstoneCount;
     const after = this.#storage.transactionSync(() => {
@@ -224,6 +253,7 @@ export class HubStorage {
 
   /** A bookmark moved the head: nothing else changed. */
   saveHead(head: number): void {
+    this.#make();
     this.#setMeta("head", String(head));
   }
 

@@ -188,6 +188,31 @@ describe("quotas against amplification", () => {
     await eventually(async () => (await quotaSim.watchesOn(`/api/v1/namespaces/${ns}/pods`)).length === 0, "the listed keys' hubs to stop");
   });
 
+  it("what a subject made the relay store counts against its share until the stopped hub deletes it", async () => {
+    const ns = uniqueNamespace("kept");
+    await quotaSim.createPod(ns, "p", { a: "1", b: "1" });
+    const path = (label: string) => `/clusters/quota/api/v1/namespaces/${ns}/pods?labelSelector=${label}%3D1`;
+    const keeper = await token("keeper", all);
+    expect((await relay(path("a"), { headers: bearer(keeper) })).status).toBe(200);
+    await eventually(async () => (await quotaSim.watchesOn(`/api/v1/namespaces/${ns}/pods`)).length === 0, "the listed key's hub to stop");
+    // Its watch stopped, its state is stored: the subject's one share is still taken.
+    const refused = await relay(path("b"), { headers: bearer(keeper) });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ message: expect.stringContaining("HUB_RETENTION_SECONDS") });
+    // HUB_RETENTION_SECONDS is 8 in tests: the stored state goes, and the share with it.
+    await eventually(
+      async () => {
+        const retry = await relay(path("b"), { headers: bearer(keeper) });
+        await retry.body?.cancel();
+        return retry.status === 200;
+      },
+      "the stored key's share to come back",
+      30_000,
+    );
+    // Idle hubs stop and give the cluster's shares back, for the tests after this one.
+    await eventually(async () => (await quotaSim.watchesOn(`/api/v1/namespaces/${ns}/pods`)).length === 0, "the listed key's hub to stop");
+  });
+
   it("MAX_HUBS + 1 distinct keys: the last gets 429 with Retry-After and the upstream sees no extra watch", async () => {
     const ns = uniqueNamespace("q");
     await quotaSim.createPod(ns, "p", { a: "1", b: "1", c: "1", d: "1" });

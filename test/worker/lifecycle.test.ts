@@ -3,7 +3,7 @@
  * subscribers, and idle shutdown that keeps state for returning subscribers.
  */
 import { env } from "cloudflare:workers";
-import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
@@ -251,5 +251,49 @@ describe("idle shutdown", () => {
     sub.close();
     await eventually(async () => (await sim.watchesOn(podsPath(ns))).length === 0, "the upstream watch to stop");
     expect(await (await relay(`/_relay/stats${podsPath(ns)}`)).json()).toMatchObject({ subscribers: 0, watching: false });
+  });
+});
+
+describe("what a hub stores, and for how long", () => {
+  const sim = new Sim();
+  /** The hub's own tables in its SQLite database (not the runtime's `_cf_` ones): none while it stores nothing. */
+  const tablesOf = (cluster: string, ns: string) =>
+    runInDurableObject(
+      hubOf(cluster, ns),
+      (_: unknown, state: DurableObjectState) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 4) != '_cf_'").one().n,
+    );
+
+  it("asked about, or refused before it ever synced, a hub stores nothing", async () => {
+    const asked = uniqueNamespace("s");
+    expect(await (await relay(`/_relay/stats${podsPath(asked)}`)).json()).toMatchObject({ subscribers: 0, watching: false });
+    expect(await tablesOf("default", asked)).toBe(0);
+
+    const refused = uniqueNamespace("s");
+    await sim.faults({ failRequests: { count: 1000, status: 403, verbs: ["list"], path: podsPath(refused) } });
+    try {
+      expect((await relay(podsPath(refused))).status).toBe(403);
+    } finally {
+      await sim.faults({ failRequests: { count: 0, status: 403 } });
+    }
+    expect(await tablesOf("default", refused)).toBe(0);
+  });
+
+  it("stopped for HUB_RETENTION_SECONDS, a hub deletes its storage; the next subscriber lists afresh", async () => {
+    const ns = uniqueNamespace("s");
+    await sim.createPod(ns, "a");
+    const sub = await wsWatch(`${podsPath(ns)}?watch=1`);
+    await sub.events.next();
+    expect(await tablesOf("default", ns)).toBeGreaterThan(0);
+    const before = await sim.requests(podsPath(ns));
+    sub.close();
+    // IDLE_GRACE_SECONDS is 3 and HUB_RETENTION_SECONDS 8 in tests: the watch stops, then the storage goes.
+    await eventually(async () => (await tablesOf("default", ns)) === 0, "the stopped hub to delete its storage", 30_000);
+    expect(await (await relay(`/_relay/stats${podsPath(ns)}`)).json()).toMatchObject({ subscribers: 0, watching: false, upstream: "stopped" });
+
+    const back = await wsWatch(`${podsPath(ns)}?watch=1`);
+    expect((await back.events.next()).object.metadata?.name).toBe("a");
+    back.close();
+    const verbs = (await sim.requests(podsPath(ns), before.next)).requests.map((r) => r.verb);
+    expect(verbs).toContain("list");
   });
 });
