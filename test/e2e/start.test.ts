@@ -5,6 +5,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { have } from "../kit/tools.ts";
+import { within } from "../kit/wait.ts";
 import { simulatorUrl } from "./kube.ts";
 import { lines, portClosed, running, startRelay, type RunningRelay } from "./harness.ts";
 
@@ -136,6 +137,33 @@ describe("npm start", () => {
     // The second it asked for, and then the frame, not a client's closing timeout later.
     expect(close.afterMs).toBeGreaterThanOrEqual(900);
     expect(close.afterMs).toBeLessThan(3000);
+  });
+
+  it("a close the relay starts reaches Node's WebSocket and ws at once: the connection ends with the closing handshake", async () => {
+    const url = `${relay.url.replace(/^http/, "ws")}/api/v1/pods?watch=1&timeoutSeconds=1`;
+    const builtin = new globalThis.WebSocket(url);
+    const library = new WebSocket(url);
+    const opened = performance.now();
+    const closed = (what: string, close: Promise<number>) =>
+      within(
+        close.then((code) => ({ code, afterMs: performance.now() - opened })),
+        `${what} to report the close`,
+        10_000,
+      );
+    try {
+      const [fromBuiltin, fromLibrary] = await Promise.all([
+        closed("Node's WebSocket", new Promise((resolve) => builtin.addEventListener("close", (event) => resolve(event.code)))),
+        closed("ws", new Promise((resolve) => library.on("close", resolve))),
+      ]);
+      // The second the watch asked for, not the client's own closing timeout (ws 30 s, Node's 70 s).
+      for (const close of [fromBuiltin, fromLibrary]) {
+        expect(close.code).toBe(1000);
+        expect(close.afterMs).toBeLessThan(3000);
+      }
+    } finally {
+      builtin.close();
+      library.terminate();
+    }
   });
 
   it("Ctrl-C stops everything it started", async () => {
