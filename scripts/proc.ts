@@ -17,3 +17,9 @@ export function procStat(pid: number | string): string[] | undefined {
     return undefined;
   }
 }
+
+/** The parent of a process; `undefined` when there is no such process (or no /proc). */
+export function parentOf(pid: number): number | undefined {
+  const ppid = procStat(pid)?.[1];
+  return ppid === undefined ? undefined : Number(ppid);
+}

@@ -40,7 +40,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
-import { procStat } from "./proc.ts";
+import { parentOf } from "./proc.ts";
 import { lockStateDirectory } from "./state-lock.ts";
 import type { BuiltWorker } from "./build-worker.ts";
 
@@ -148,7 +148,7 @@ function childWith(marker: string): number | undefined {
   for (const entry of existsSync("/proc") ? readdirSync("/proc") : []) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (Number(procStat(entry)?.[1]) === process.pid && readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(marker)) return Number(entry);
+      if (parentOf(Number(entry)) === process.pid && readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(marker)) return Number(entry);
     } catch {
       // gone meanwhile
     }

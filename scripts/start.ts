@@ -12,6 +12,7 @@ import { get as httpsGet } from "node:https";
 import { resolve } from "node:path";
 import { clockResourceVersion, startSimulator, type Simulator } from "../src/sim/index.ts";
 import { localCertificate } from "./local-tls.ts";
+import { parentOf } from "./proc.ts";
 import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
 import { upstreamProblem } from "./upstream-check.ts";
 import { SECRET_NAMES, VARIABLE_NAMES } from "../src/var-names.ts";
@@ -141,10 +142,14 @@ function shutdown(code: number): Promise<void> {
   return stopping;
 }
 
-// Whoever started us may die without signalling us (npm does not forward SIGTERM): orphaned,
-// we would keep the simulator and its port. Stop when the parent is gone.
+// Whoever started us may die without signalling us (npm does not forward SIGTERM, and nothing
+// is told of a kill -9): orphaned, we would keep the relay, the simulator and their ports. Stop
+// when the parent is gone. npm runs us through `sh -c`, and that shell outlives a kill -9 of
+// npm (it is only handed to init): so under npm, stop too when the parent's parent changes.
 const parent = process.ppid;
-setInterval(() => process.ppid !== parent && void shutdown(0), 1000).unref();
+const npm = process.env.npm_lifecycle_event === undefined ? undefined : parentOf(parent);
+const orphaned = () => process.ppid !== parent || (npm !== undefined && parentOf(parent) !== npm);
+setInterval(() => orphaned() && void shutdown(0), 1000).unref();
 
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));

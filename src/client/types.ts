@@ -78,7 +78,7 @@ export interface Resumed {
 /** The socket closed; the watch resumes from its last resourceVersion after `retryInMs`. */
 export interface Closed {
   type: "closed";
-  /** WebSocket close code: 1000 timeout or normal end, 1012 hub restarted, 4008 too slow, 1006 connection lost. */
+  /** WebSocket close code: 1000 timeout or normal end, 4008 too slow, 1006 connection lost (a hub restart too). */
   code: number;
   reason: string;
   retryInMs: number;

@@ -155,7 +155,7 @@ export function assemble({ state, env, settings, storage, snapshots, log, reclai
     waitFor: (rv, ms) => feed.waitFor(rv, ms),
     snapshots,
   };
-  return { clock, feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(state, out), reader, metrics };
+  return { clock, feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics };
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

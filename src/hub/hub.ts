@@ -56,24 +56,11 @@ export class WatchHub extends DurableObject<HubEnv> {
     }
   }
 
-  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    this.#delegate("webSocketMessage", (parts) => parts.sockets.message(ws, message));
-  }
-
-  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
-    this.#delegate("webSocketClose", (parts) => parts.sockets.closed(ws, code, reason));
-  }
-
-  override async webSocketError(ws: WebSocket): Promise<void> {
-    this.#delegate("webSocketError", (parts) => parts.sockets.gone(ws));
-  }
-
   /** Heartbeat while the upstream watch runs; stops it once the hub has been idle for the grace period. */
   override async alarm(): Promise<void> {
     const parts = this.#open();
     if (!parts) return;
     try {
-      parts.sockets.closeOrphans();
       await parts.lifecycle.alarm();
     } catch (e) {
       this.#log("alarm failed", { error: String(e), stack: (e as Error).stack });
@@ -119,16 +106,6 @@ export class WatchHub extends DurableObject<HubEnv> {
     }
   }
 
-  /** A socket event: to the hub's parts (an evicted hub has none, and closes the socket). */
-  #delegate(what: string, handle: (parts: Parts) => void): void {
-    const parts = this.#open();
-    try {
-      if (parts) handle(parts);
-    } catch (e) {
-      this.#log(`${what} failed`, { error: String(e), stack: (e as Error).stack });
-    }
-  }
-
   /** The hub's parts, built on first use from the request's key or, after a restart, the stored one. */
   #open(key?: WatchKey): Parts;
   #open(): Parts | undefined;
@@ -143,7 +120,6 @@ export class WatchHub extends DurableObject<HubEnv> {
       this.#parts = undefined;
     };
     this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, snapshots: this.#snapshots, log: this.#log, reclaim }, key);
-    this.#parts.sockets.closeOrphans();
     return this.#parts;
   }
 }

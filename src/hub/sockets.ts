@@ -1,12 +1,18 @@
 /**
  * @module
- * The hub's WebSocket subscribers as the runtime hands them back: hibernatable sockets, whose
- * messages and closes arrive at the Durable Object's handlers rather than on the socket. This
- * keeps which socket is which subscriber, turns messages into acknowledgements, answers closes,
- * and closes sockets an earlier instance of the hub left behind.
+ * The hub's WebSocket subscribers: sockets the hub accepts and listens to itself. This keeps
+ * which socket is which subscriber, turns messages into acknowledgements and answers closes.
+ *
+ * `accept()`, not the hibernation API (`acceptWebSocket`): a hub with subscribers holds an
+ * upstream watch, so it never hibernates, and workerd keeps a hibernatable socket's connection
+ * open after a close the hub starts (timeoutSeconds, an expired token, a cut-off) until the
+ * client gives up on it (DESIGN.md, "Closing handshake"), where an accepted socket's closes at
+ * once. An accepted socket lives and dies with the hub's instance: none outlives an eviction
+ * or a crash to be found, position unknown, by the next.
  */
 import { answerClose, upgradeResponse } from "../handshake.ts";
 import { CLOSE, parseAck } from "../k8s/websocket.ts";
+import type { Log } from "../log.ts";
 import type { Fanout } from "./fanout.ts";
 import { type Subscriber, WebSocketSink } from "./subscriber.ts";
 
@@ -14,19 +20,22 @@ import { type Subscriber, WebSocketSink } from "./subscriber.ts";
 const MAX_CLIENT_MESSAGE = 4096;
 
 export class HubSockets {
-  readonly #state: DurableObjectState;
   readonly #fanout: Fanout;
+  readonly #log: Log;
   readonly #subscribers = new Map<WebSocket, Subscriber>();
 
-  constructor(state: DurableObjectState, fanout: Fanout) {
-    this.#state = state;
+  constructor(fanout: Fanout, log: Log) {
     this.#fanout = fanout;
+    this.#log = log;
   }
 
   /** A new watch socket: its sink (batched if the client asked), and the 101 that hands the other end to the client. */
   open(batched: boolean, protocol: string | undefined): { sink: WebSocketSink; response: Response } {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    this.#state.acceptWebSocket(server);
+    server.accept();
+    server.addEventListener("message", (event) => this.#handle("message", () => this.#message(server, event.data as string | ArrayBuffer)));
+    server.addEventListener("close", (event) => this.#handle("close", () => this.#closed(server, event.code, event.reason)));
+    server.addEventListener("error", () => this.#handle("error", () => this.#gone(server)));
     return { sink: new WebSocketSink(server, batched), response: upgradeResponse(client, protocol) };
   }
 
@@ -35,9 +44,10 @@ export class HubSockets {
     this.#subscribers.set(sink.socket, subscriber);
   }
 
-  message(ws: WebSocket, message: string | ArrayBuffer): void {
+  #message(ws: WebSocket, message: string | ArrayBuffer): void {
+    // None: the watch was refused or has ended, and the socket is closing.
     const subscriber = this.#subscribers.get(ws);
-    if (!subscriber) return closeOrphan(ws);
+    if (!subscriber) return;
     // The runtime has already taken the message in whole; a peer that sends more than an ACK's
     // worth is not a watch client, and is not given the chance to do it twice.
     const size = typeof message === "string" ? message.length : message.byteLength;
@@ -53,12 +63,12 @@ export class HubSockets {
   }
 
   /** The peer closed: the subscriber leaves, and the close is answered. */
-  closed(ws: WebSocket, code: number, reason: string): void {
-    this.gone(ws);
+  #closed(ws: WebSocket, code: number, reason: string): void {
+    this.#gone(ws);
     answerClose(ws, code, reason);
   }
 
-  gone(ws: WebSocket): void {
+  #gone(ws: WebSocket): void {
     const subscriber = this.#subscribers.get(ws);
     this.#subscribers.delete(ws);
     if (!subscriber) return;
@@ -66,16 +76,12 @@ export class HubSockets {
     this.#fanout.detach(subscriber);
   }
 
-  /** Sockets that outlived an earlier instance (eviction): their positions are unknown, so they must resume. */
-  closeOrphans(): void {
-    for (const ws of this.#state.getWebSockets()) if (!this.#subscribers.has(ws)) closeOrphan(ws);
-  }
-}
-
-function closeOrphan(ws: WebSocket): void {
-  try {
-    ws.close(CLOSE.restarted, "the hub restarted; resume from your last resourceVersion");
-  } catch {
-    // already closing
+  /** A socket event, its failure logged (an event listener's exception would reach no one). */
+  #handle(what: string, handle: () => void): void {
+    try {
+      handle();
+    } catch (e) {
+      this.#log(`socket ${what} failed`, { error: String(e), stack: (e as Error).stack });
+    }
   }
 }

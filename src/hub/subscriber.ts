@@ -2,7 +2,7 @@
  * @module
  * One subscriber: where it is (the resourceVersion it has been sent up to), what it asked for
  * (bookmarks, the initial state, a timeout), and the sink its events go to. Two sinks share one
- * interface: a hibernatable WebSocket (one text frame per event) and an HTTP chunked stream
+ * interface: a WebSocket (one text frame per event, or per batch) and an HTTP chunked stream
  * (one write per batch). Each tracks its backlog — what was sent but not yet taken by the
  * client — which is what the send budget bounds (invariant 5).
  */
@@ -73,7 +73,7 @@ export interface Sink {
 }
 
 /**
- * A hibernatable WebSocket. Workers do not report a socket's buffered amount (workerd#988),
+ * A WebSocket subscriber. Workers do not report a socket's buffered amount (workerd#988),
  * so the backlog comes from `bufferedAmount` where the runtime has it, otherwise from the
  * client's acknowledgements (`{"type":"ACK","received":n}`), which this project's client
  * sends. A client that never acknowledges is not budget-limited on this transport.

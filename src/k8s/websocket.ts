@@ -86,8 +86,6 @@ export const CLOSE = {
   abnormal: 1006,
   /** The client sent a message larger than a watch client needs to. */
   tooBig: 1009,
-  /** The hub restarted and lost this connection's position. */
-  restarted: 1012,
   /** Fell behind its send budget or out of the window. */
   slow: 4008,
   /** The credentials expired or stopped being accepted: reconnect with fresh ones. */

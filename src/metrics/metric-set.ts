@@ -45,6 +45,27 @@ export function parseSeries(key: SeriesKey): { id: FamilyId; labels: Record<stri
   return { id, labels };
 }
 
+/**
+ * The series of `values` that the catalog still has, with the labels and buckets it gives them
+ * now: what counts saved by an earlier version of the relay may keep.
+ */
+export function inCatalog(values: MetricValues): MetricValues {
+  const known = (key: SeriesKey, buckets?: number): boolean => {
+    try {
+      const [id, ...labels] = JSON.parse(key) as [string, ...string[]];
+      const family = Object.hasOwn(FAMILIES, id) ? FAMILIES[id as FamilyId] : undefined;
+      if (family === undefined || labels.length !== family.labels.length) return false;
+      return buckets === undefined ? family.type !== "histogram" : family.type === "histogram" && buckets === (family.buckets?.length ?? 0) + 1;
+    } catch {
+      return false;
+    }
+  };
+  return {
+    values: Object.fromEntries(Object.entries(values.values).filter(([key]) => known(key))),
+    histograms: Object.fromEntries(Object.entries(values.histograms).filter(([key, counts]) => known(key, counts.buckets.length))),
+  };
+}
+
 export class MetricSet {
   #values = new Map<SeriesKey, number>();
   #histograms = new Map<SeriesKey, HistogramCounts>();

@@ -7,18 +7,21 @@
  * the counts into relay-wide totals, keeps each live hub's latest snapshot for the gauges and
  * the hub index, and renders `/metrics`.
  *
- * It keeps everything in memory and writes nothing to storage, which would cost a row per
- * report: when it restarts (a deploy), its counters start again from zero, as a process's do
- * when it restarts, and `kube_watch_relay_metrics_start_time_seconds` says when; the hub gauges
- * and the index fill again within a heartbeat. With an `ANALYTICS` binding, each report and
- * batch is also written to Workers Analytics Engine, for history beyond a scrape.
+ * Its totals outlive it: the runtime evicts an object that has had no request for a minute or
+ * two, and a deploy restarts it, and a counter that went back to zero would break every
+ * `rate()` over it. They are saved in one storage row, at most every few seconds while they
+ * change (a row per report would cost more than the relay's own events), with the time they
+ * started from zero (`kube_watch_relay_metrics_start_time_seconds`), and restored when the
+ * registry starts again. The hubs' snapshots stay in memory: after a restart the gauges and the
+ * index fill again within a heartbeat. With an `ANALYTICS` binding, each report and batch is
+ * also written to Workers Analytics Engine, for history beyond a scrape.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Vars } from "../vars.ts";
 import { HEARTBEAT_MS } from "../heartbeat.ts";
 import { FAMILIES, type FamilyId } from "./catalog.ts";
 import { exposition } from "./exposition.ts";
-import { MetricSet, parseSeries, type MetricValues } from "./metric-set.ts";
+import { inCatalog, MetricSet, parseSeries, type MetricValues } from "./metric-set.ts";
 import type { HubIndexEntry, HubReport, HubSnapshot } from "./report.ts";
 
 /** The one registry's name. */
@@ -30,15 +33,37 @@ export const REGISTRY = "relay";
  */
 const HUB_REPORT_STALE_MS = 3 * HEARTBEAT_MS;
 
+/**
+ * How long changed totals wait to be saved: a storage row at most this often, and what a crash
+ * may lose (DESIGN.md, "What it costs").
+ */
+const SAVE_DELAY_MS = 5_000;
+
+/** The storage key of the saved totals. */
+export const SAVED_TOTALS = "totals";
+
+/** The totals as saved: the counts, and when they started from zero (ms since the epoch). */
+export interface SavedTotals extends MetricValues {
+  started: number;
+}
+
 export class MetricsRegistry extends DurableObject<Vars> {
   readonly #totals = new MetricSet();
   readonly #hubs = new Map<string, { snapshot: HubSnapshot; at: number }>();
-  readonly #started = Date.now();
+  readonly #started: number;
+  #saving: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(ctx: DurableObjectState, env: Vars) {
+    super(ctx, env);
+    const saved = ctx.storage.kv.get<SavedTotals>(SAVED_TOTALS);
+    this.#started = saved?.started ?? Date.now();
+    if (saved) this.#totals.merge(inCatalog(saved));
+  }
 
   /** A hub's report: its counts join the totals; its snapshot replaces the last. */
   report(report: HubReport): void {
     const { delta, stopped, ...snapshot } = report;
-    this.#totals.merge(delta);
+    this.#add(delta);
     if (stopped) this.#hubs.delete(snapshot.hub);
     else this.#hubs.set(snapshot.hub, { snapshot, at: Date.now() });
     this.#analytics(snapshot.cluster, stopped ? "hub-stopped" : "hub", delta, snapshot);
@@ -46,7 +71,7 @@ export class MetricsRegistry extends DurableObject<Vars> {
 
   /** A Worker isolate's batch of counts. */
   count(delta: MetricValues): void {
-    this.#totals.merge(delta);
+    this.#add(delta);
     this.#analytics("", "worker", delta);
   }
 
@@ -84,6 +109,16 @@ export class MetricsRegistry extends DurableObject<Vars> {
         reportAgeSeconds: (now - at) / 1000,
       }))
       .sort((a, b) => total(b) - total(a) || a.key.localeCompare(b.key));
+  }
+
+  /** Counts join the totals, which are saved within SAVE_DELAY_MS (once for all that arrive meanwhile). */
+  #add(delta: MetricValues): void {
+    if (Object.keys(delta.values).length === 0 && Object.keys(delta.histograms).length === 0) return;
+    this.#totals.merge(delta);
+    this.#saving ??= setTimeout(() => {
+      this.#saving = undefined;
+      this.ctx.storage.kv.put<SavedTotals>(SAVED_TOTALS, { started: this.#started, ...this.#totals.toJSON() });
+    }, SAVE_DELAY_MS);
   }
 
   #live(now: number): Array<{ snapshot: HubSnapshot; at: number }> {

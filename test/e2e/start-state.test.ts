@@ -1,14 +1,16 @@
 /**
  * The relay never outlives its launcher, and one state directory has one relay: `kill -9` of
  * the launcher takes workerd with it (port free, state directory free, no secret left on
- * disk), and a second relay on a directory a live one holds refuses to start, saying so.
+ * disk), and so does `kill -9` of `npm start`; a second relay on a directory a live one holds
+ * refuses to start, saying so.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parentOf } from "../../scripts/proc.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
-import { freePort, launch, portClosed, processExit, startRelay, type RunningRelay } from "./harness.ts";
+import { freePort, launch, portClosed, processExit, running, startRelay, type RunningRelay } from "./harness.ts";
 
 const TOKEN = "start-state-upstream-token-5e0b";
 
@@ -72,5 +74,20 @@ describe("the relay's processes and its state directory", () => {
     const pods = await fetch(`${next.url}/api/v1/namespaces/app/pods`);
     expect(pods.status).toBe(200);
     expect(((await pods.json()) as { items: unknown[] }).items).toHaveLength(2);
+  });
+
+  it("kill -9 of npm start itself (the pid a shell's $! or a supervisor holds): the launcher, workerd and the port go too", async () => {
+    const started = await startRelay({ UPSTREAM_URL: sim.url, UPSTREAM_TOKEN: TOKEN, PERSIST_DIR: join(dir, "npm-killed") });
+    relays.push(started);
+    // npm runs the launcher through `sh -c`, which a kill -9 of npm leaves running.
+    const shell = parentOf(started.pids.launcher)!;
+    process.kill(started.process.pid!, "SIGKILL");
+    try {
+      await Promise.all([processExit(started.pids.launcher, 10_000), processExit(started.pids.workerd, 10_000), processExit(shell, 10_000)]);
+      expect(await portClosed(started.port)).toBe(true);
+    } finally {
+      // If they outlived npm, Ctrl-C to what is left of its process group.
+      if (running(started.pids.launcher)) process.kill(-started.process.pid!, "SIGINT");
+    }
   });
 });

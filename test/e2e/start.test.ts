@@ -5,8 +5,8 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { have } from "../kit/tools.ts";
+import { eventually, within } from "../kit/wait.ts";
 import { simulatorUrl } from "./kube.ts";
-import { eventually } from "../kit/wait.ts";
 import { lines, portClosed, running, startRelay, type RunningRelay } from "./harness.ts";
 
 const curlHere = have("curl", "the curl watch test of npm start");
@@ -156,6 +156,33 @@ describe("npm start", () => {
       for (const w of watches) w.socket.destroy();
     }
     await eventually(async () => (await stats()) === 0, "the relay to notice the clients have gone", 30_000);
+  });
+
+  it("a close the relay starts reaches Node's WebSocket and ws at once: the connection ends with the closing handshake", async () => {
+    const url = `${relay.url.replace(/^http/, "ws")}/api/v1/pods?watch=1&timeoutSeconds=1`;
+    const builtin = new globalThis.WebSocket(url);
+    const library = new WebSocket(url);
+    const opened = performance.now();
+    const closed = (what: string, close: Promise<number>) =>
+      within(
+        close.then((code) => ({ code, afterMs: performance.now() - opened })),
+        `${what} to report the close`,
+        10_000,
+      );
+    try {
+      const [fromBuiltin, fromLibrary] = await Promise.all([
+        closed("Node's WebSocket", new Promise((resolve) => builtin.addEventListener("close", (event) => resolve(event.code)))),
+        closed("ws", new Promise((resolve) => library.on("close", resolve))),
+      ]);
+      // The second the watch asked for, not the client's own closing timeout (ws 30 s, Node's 70 s).
+      for (const close of [fromBuiltin, fromLibrary]) {
+        expect(close.code).toBe(1000);
+        expect(close.afterMs).toBeLessThan(3000);
+      }
+    } finally {
+      builtin.close();
+      library.terminate();
+    }
   });
 
   it("Ctrl-C stops everything it started", async () => {

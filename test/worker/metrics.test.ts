@@ -6,10 +6,12 @@
  * which the tests run at once).
  */
 import { env, exports } from "cloudflare:workers";
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { FAMILIES } from "../../src/metrics/catalog.ts";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
+import { seriesKey } from "../../src/metrics/metric-set.ts";
+import { REGISTRY, SAVED_TOTALS, type SavedTotals } from "../../src/metrics/registry.ts";
 import type { HubIndexEntry } from "../../src/metrics/report.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { histogramOf, sampleOf, scrape, metricValue, type Scrape } from "./metrics-helpers.ts";
@@ -121,6 +123,24 @@ describe("/metrics", () => {
     await refused.body?.cancel();
     expect(refused.status).toBe(403);
     expect(metricValue(await scrape(), "kube_watch_relay_auth_refusals_total", { reason: "host" })).toBe(before + 1);
+  });
+});
+
+describe("the metrics registry", () => {
+  it("keeps its counters and their start time when the runtime evicts it", async () => {
+    const registry = env.METRICS.getByName(REGISTRY);
+    const refusals = (s: Scrape) => metricValue(s, "kube_watch_relay_auth_refusals_total", { reason: "host" });
+    const refused = await exports.default.fetch(new Request("http://elsewhere.example/api/v1/pods"));
+    await refused.body?.cancel();
+    const counted = await scrape();
+    expect(refusals(counted)).toBeGreaterThanOrEqual(1);
+    // Saved within seconds of the count.
+    const series = seriesKey("authRefusals", { reason: "host" });
+    await eventually(() => runInDurableObject(registry, (_, state) => state.storage.kv.get<SavedTotals>(SAVED_TOTALS)?.values[series] === refusals(counted)), "the registry to save its totals");
+    await evictDurableObject(registry);
+    const after = await scrape();
+    expect(refusals(after)).toBe(refusals(counted));
+    expect(metricValue(after, "kube_watch_relay_metrics_start_time_seconds")).toBe(metricValue(counted, "kube_watch_relay_metrics_start_time_seconds"));
   });
 });
 
