@@ -125,7 +125,10 @@ export function createApp(): Hono<App> {
   });
 
   // Before any route's auth gate: they answer without a token in every AUTH_MODE.
-  app.route("/", health());
+  app.route(
+    "/",
+    health((upstream) => auth.kubeUpstreamProblem(upstream)),
+  );
   // `/metrics` and `/_relay/hubs`: the relay's own rights, checked in the same gate.
   app.route("/", operator({ gate: gated, auth, metrics }));
 

@@ -14,7 +14,7 @@
 import { accessKey, describeDenial, type Access } from "../auth/access.ts";
 import { verifyJwt } from "../auth/jwt.ts";
 import { authMode, type AuthMode } from "../auth/mode.ts";
-import { mayAccess, whoAmI, type Review } from "../auth/kube.ts";
+import { answersAnyToken, answersAnyTokenProblem, mayAccess, whoAmI, type Review } from "../auth/kube.ts";
 import { clientOf, REVIEW_LIMITS, ReviewLimiter } from "../auth/review-limiter.ts";
 import { allows, type Rule } from "../auth/rules.ts";
 import { bearerToken, tokenId } from "../auth/token.ts";
@@ -53,6 +53,13 @@ const DECISIONS_MAX = 10_000;
  */
 export const REFUSAL_TTL_MS = 10_000;
 const REFUSALS_MAX = 10_000;
+
+/**
+ * How long an isolate trusts what it found of a cluster's upstream (whether it answers a made-up
+ * token), and how long a failure to find out stands before it asks again.
+ */
+const UPSTREAM_CHECK_TTL_MS = 5 * 60_000;
+const UPSTREAM_CHECK_RETRY_MS = 5_000;
 
 /** A review the limits did not let start. */
 type Limited = { ok: false; retryAfterSeconds: number; limit: "client" | "isolate" };
@@ -97,6 +104,8 @@ export class Authenticator {
   /** Reviews being asked, shared by the requests that need the same answer meanwhile. */
   readonly #asking = new Map<string, Promise<Review<string | boolean>>>();
   readonly #limiter = new ReviewLimiter(REVIEW_LIMITS, () => Date.now());
+  /** Per cluster: why kube mode cannot use its upstream (`undefined`: it can), and until when that stands. */
+  readonly #upstreamChecks = new Map<string, { problem: Promise<string | undefined>; until: number }>();
   readonly #log: Log;
   readonly #refused: (reason: RefusalReason) => void;
 
@@ -122,6 +131,11 @@ export class Authenticator {
       return { ok: true, value: { mode, subject: verified.subject, expiresAt: verified.expiresAt, rules: verified.rules } };
     }
     if (!upstream) return this.#refuse(NOT_ACCEPTED);
+    const problem = await this.kubeUpstreamProblem(upstream);
+    if (problem !== undefined) {
+      this.#refused("unverifiable");
+      return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token with cluster "${upstream.cluster}": ${problem}`, 5) };
+    }
     const id = await tokenId(token);
     const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id), clientOf(request));
     if (!subject.ok) {
@@ -186,6 +200,34 @@ export class Authenticator {
     this.#refused("unauthenticated");
     this.#log("authentication refused", { reason });
     return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };
+  }
+
+  /**
+   * Why kube mode cannot verify tokens through this cluster's upstream, or `undefined`: an
+   * upstream that answers a made-up token's review as some user (a client-certificate
+   * `kubectl proxy`) would answer every subscriber's review for that user. Asked once per
+   * isolate and period (`/readyz` asks too), so it costs the cluster one review now and then.
+   */
+  kubeUpstreamProblem(upstream: Upstream): Promise<string | undefined> {
+    const now = Date.now();
+    const last = this.#upstreamChecks.get(upstream.cluster);
+    if (last && last.until > now) return last.problem;
+    const entry = { problem: this.#checkUpstream(upstream), until: now + UPSTREAM_CHECK_TTL_MS };
+    this.#upstreamChecks.set(upstream.cluster, entry);
+    return entry.problem;
+  }
+
+  async #checkUpstream(upstream: Upstream): Promise<string | undefined> {
+    const answer = await answersAnyToken(upstream);
+    const entry = this.#upstreamChecks.get(upstream.cluster);
+    if (!answer.ok) {
+      if (entry) entry.until = Math.min(entry.until, Date.now() + UPSTREAM_CHECK_RETRY_MS);
+      return `it could not check the upstream: ${answer.reason}`;
+    }
+    if (answer.value === undefined) return undefined;
+    const problem = answersAnyTokenProblem("the upstream", answer.value);
+    this.#log("kube mode refused: the upstream answers any token", { cluster: upstream.cluster, user: answer.value });
+    return problem;
   }
 
   /** The 429 for a token review the limits did not let start. */
