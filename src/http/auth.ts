@@ -15,7 +15,7 @@ import { accessKey, describeDenial, type Access } from "../auth/access.ts";
 import { verifyJwt } from "../auth/jwt.ts";
 import { authMode, type AuthMode } from "../auth/mode.ts";
 import { answersAnyToken, answersAnyTokenProblem, mayAccess, whoAmI, type Review } from "../auth/kube.ts";
-import { clientOf, REVIEW_LIMITS, ReviewLimiter } from "../auth/review-limiter.ts";
+import { clientOf, REVIEW_LIMITS, ReviewLimiter, type ReviewLimit } from "../auth/review-limiter.ts";
 import { allows, type Rule } from "../auth/rules.ts";
 import { bearerToken, tokenId } from "../auth/token.ts";
 import { list } from "../config.ts";
@@ -62,7 +62,7 @@ const UPSTREAM_CHECK_TTL_MS = 5 * 60_000;
 const UPSTREAM_CHECK_RETRY_MS = 5_000;
 
 /** A review the limits did not let start. */
-type Limited = { ok: false; retryAfterSeconds: number; limit: "client" | "isolate" };
+type Limited = { ok: false; retryAfterSeconds: number; limit: ReviewLimit };
 
 /** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`. */
 export function deniedResource(env: Vars, group: string, resource: string): boolean {
@@ -233,11 +233,12 @@ export class Authenticator {
   /** The 429 for a token review the limits did not let start. */
   #limited(limited: Limited): { ok: false; status: Status } {
     this.#refused("rate_limited");
-    const { perClientBurst, perClientPerSecond, inFlight } = REVIEW_LIMITS;
-    const why =
-      limited.limit === "client"
-        ? `the relay asks the cluster about at most ${perClientBurst} new tokens at once and ${perClientPerSecond} a second for one client`
-        : `the relay asks the cluster about at most ${inFlight} new tokens at a time`;
+    const { perClientBurst, perClientPerSecond, isolateBurst, isolatePerSecond, inFlight } = REVIEW_LIMITS;
+    const why = {
+      client: `the relay asks the cluster about at most ${perClientBurst} new tokens at once and ${perClientPerSecond} a second for one client`,
+      isolate: `the relay asks the cluster about at most ${isolateBurst} new tokens at once and ${isolatePerSecond} a second for all its clients`,
+      inFlight: `the relay asks the cluster about at most ${inFlight} new tokens at a time`,
+    }[limited.limit];
     this.#log("token review limited", { limit: limited.limit });
     return { ok: false, status: tooManyRequests(`too many tokens to review: ${why}; try again in ${limited.retryAfterSeconds} s`, limited.retryAfterSeconds) };
   }

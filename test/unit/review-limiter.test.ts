@@ -1,13 +1,13 @@
 /**
  * @module
  * The limits on `kube` mode's reviews of new tokens, under a hand-moved clock: a burst per
- * client, then its rate; reviews in flight per isolate; a bounded memory of clients; and who a
- * client is.
+ * client, then its rate; the same for the isolate, across clients; reviews in flight per
+ * isolate; a bounded memory of clients; and who a client is.
  */
 import { describe, expect, it } from "vitest";
 import { clientOf, ReviewLimiter, type ReviewLimits } from "../../src/auth/review-limiter.ts";
 
-const limits: ReviewLimits = { perClientBurst: 3, perClientPerSecond: 2, inFlight: 5, maxClients: 4 };
+const limits: ReviewLimits = { perClientBurst: 3, perClientPerSecond: 2, isolateBurst: 8, isolatePerSecond: 4, inFlight: 5, maxClients: 4 };
 
 function limiter() {
   const clock = { now: 1_000_000 };
@@ -40,13 +40,22 @@ describe("ReviewLimiter", () => {
   it("holds reviews in flight in the isolate to its bound, across clients, until they are released", () => {
     const { limiter: l } = limiter();
     const slots = ["a", "b", "c", "d", "e"].map((c) => l.take(c));
-    expect(l.take("f")).toEqual({ retryAfterSeconds: 1, limit: "isolate" });
+    expect(l.take("f")).toEqual({ retryAfterSeconds: 1, limit: "inFlight" });
     const first = slots[0]!;
     if (!("release" in first)) throw new Error("limited");
     first.release();
     first.release(); // twice is once
     expect(l.take("f")).toHaveProperty("release");
-    expect(l.take("g")).toEqual({ retryAfterSeconds: 1, limit: "isolate" });
+    expect(l.take("g")).toEqual({ retryAfterSeconds: 1, limit: "inFlight" });
+  });
+
+  it("holds the isolate to its own burst and rate across clients", () => {
+    const { limiter: l, clock } = limiter();
+    for (let i = 0; i < 8; i++) released(l.take(`c${i}`));
+    expect(l.take("a")).toEqual({ retryAfterSeconds: 1, limit: "isolate" });
+    clock.now += 250;
+    released(l.take("a"));
+    expect(l.take("b")).toMatchObject({ limit: "isolate" });
   });
 
   it("remembers a bounded number of clients, forgetting the least recently seen", () => {

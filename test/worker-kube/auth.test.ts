@@ -115,7 +115,7 @@ describe("what tokens the cluster does not accept cost it", () => {
     expect((await relay(pods, { headers: { ...bearer("lee-token"), ...from } })).status).toBe(200);
   });
 
-  it("reviews in flight in one isolate are bounded across clients: beyond, 429 at once", async () => {
+  it("reviews in one isolate are bounded across clients, in flight and a second: beyond, 429 at once", async () => {
     const mark = await requestMark(reviewing);
     const answers = await Promise.all(Array.from({ length: REVIEW_LIMITS.inFlight + 10 }, (_, i) => relay(pods, { headers: { ...bearer(`spread-${Date.now()}-${i}`), ...client() } })));
     expect(answers.filter((r) => r.status === 429)).toHaveLength(10);
