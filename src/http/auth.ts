@@ -51,7 +51,7 @@ const DECISIONS_MAX = 10_000;
  * a client repeating one bad token costs the cluster one review per period, short enough that
  * a token the cluster starts accepting (just issued, a clock a little behind) works soon.
  */
-export const REFUSAL_TTL_MS = 10_000;
+const REFUSAL_TTL_MS = 10_000;
 const REFUSALS_MAX = 10_000;
 
 /**
