@@ -14,7 +14,7 @@ import { clockResourceVersion, startSimulator, type Simulator } from "../src/sim
 import { localCertificate } from "./local-tls.ts";
 import { parentOf } from "./proc.ts";
 import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
-import { upstreamProblem } from "./upstream-check.ts";
+import { kubeModeProblem, upstreamProblem } from "./upstream-check.ts";
 import { SECRET_NAMES, VARIABLE_NAMES } from "../src/var-names.ts";
 
 /** The secrets `CLUSTERS` names (`tokenSecret`), passed as the others are; a malformed `CLUSTERS` is the relay's to report. */
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   vars.AUTH_MODE ??= "none";
   if (vars.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it listens on loopback only");
 
-  const problem = await upstreamProblem(vars.UPSTREAM_URL, secrets.UPSTREAM_TOKEN);
+  const problem = (await upstreamProblem(vars.UPSTREAM_URL, secrets.UPSTREAM_TOKEN)) ?? (vars.AUTH_MODE === "kube" ? await kubeModeProblem(vars.UPSTREAM_URL) : undefined);
   if (problem) return fail(problem);
 
   // A simulated cluster starts from scratch each time, so the relay's state must too; a real

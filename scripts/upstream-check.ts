@@ -1,9 +1,11 @@
 /**
  * @module
  * Before a relay starts: does its upstream answer discovery `/version` with the relay's
- * credentials? If not, one line that says what is wrong and what to try, instead of a relay
- * that starts and fails every request.
+ * credentials, and, for `AUTH_MODE=kube`, does it verify the tokens it is given (a made-up one
+ * must be refused)? If not, one line that says what is wrong and what to try, instead of a relay
+ * that starts and fails (or, worse, grants) every request.
  */
+import { answersAnyToken, answersAnyTokenProblem } from "../src/auth/kube.ts";
 
 const TIMEOUT_MS = 10_000;
 
@@ -51,4 +53,15 @@ export async function upstreamProblem(url: string, token: string | undefined): P
     return `the upstream at ${url} answered /version with ${response.status}: it ${credentials} (a token that may read discovery, list and watch)`;
   }
   return `the upstream at ${url} answered /version with ${response.status}; is UPSTREAM_URL the API server's address?`;
+}
+
+/**
+ * Why `AUTH_MODE=kube` cannot use the upstream, as one line; `undefined` when it refuses a
+ * made-up token (asked with that token alone, never the relay's).
+ */
+export async function kubeModeProblem(url: string): Promise<string | undefined> {
+  const root = url.replace(/\/+$/, "");
+  const answer = await answersAnyToken({ fetch: (path, init) => fetch(root + path, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) }) });
+  if (!answer.ok) return `AUTH_MODE=kube: the upstream at ${url} did not answer a SelfSubjectReview, which kube mode asks for every token: ${answer.reason}`;
+  return answer.value === undefined ? undefined : `AUTH_MODE=kube: ${answersAnyTokenProblem(`the upstream at ${url}`, answer.value)}`;
 }

@@ -30,7 +30,7 @@ import { operator } from "./operator.ts";
 import { openSocket } from "./socket.ts";
 import type { Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
-import { DiscoveryCache, type DiscoveryFetch } from "./discovery-cache.ts";
+import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { resolveKey, resolveRequest } from "./resolve.ts";
 import { notFoundPath, resolveResource, type ResourceInfo } from "./resource-resolver.ts";
@@ -47,6 +47,8 @@ const DISCOVERY_TTL_MS = 60_000;
 const DISCOVERY_STALE_MS = 10 * 60_000;
 /** A large cluster's discovery documents, in every representation, for a few clusters. */
 const DISCOVERY_MAX_BYTES = 8 * 1024 * 1024;
+/** OpenAPI: a large cluster's v2 document (several MB in protobuf) and the v3 documents kubectl asks for. */
+const OPENAPI_MAX_BYTES = 24 * 1024 * 1024;
 
 /**
  * workerd tells JavaScript only "internal error; reference = ..." when a connection fails below
@@ -65,8 +67,8 @@ async function fetchUpstream(upstream: Upstream, path: string, headers: Record<s
   }
 }
 
-const discoveryFetch =
-  (upstream: Upstream): DiscoveryFetch =>
+const documentFetch =
+  (upstream: Upstream): DocumentFetch =>
   (path, accept) =>
     fetchUpstream(upstream, path, { accept });
 
@@ -82,7 +84,8 @@ type Api = {
 export function createApp(): Hono<App> {
   const app = new Hono<App>();
   // One per isolate (the app is built once per isolate): every request it serves shares the answers.
-  const discoveryCache = new DiscoveryCache({ ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
+  const discoveryCache = new DocumentCache({ what: "discovery", ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
+  const openapiCache = new DocumentCache({ what: "OpenAPI", ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: OPENAPI_MAX_BYTES, now: () => Date.now() });
   const metrics = new WorkerMetrics();
   const auth = new Authenticator(logger({ component: "auth" }), (reason) => metrics.refused(reason));
   const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, (reason) => metrics.refused(reason));
@@ -99,7 +102,7 @@ export function createApp(): Hono<App> {
   /** What discovery says the path names: `resource` (404 for what the cluster does not serve). */
   const resolved = createMiddleware<Api>(async (c, next) => {
     const upstream = c.var.upstream;
-    const resource = await resolveResource(discoveryCache, upstream.cluster, discoveryFetch(upstream), c.var.path);
+    const resource = await resolveResource(discoveryCache, upstream.cluster, documentFetch(upstream), c.var.path);
     if (!resource.ok) return statusResponse(resource.status);
     c.set("resource", resource.value);
     await next();
@@ -122,7 +125,10 @@ export function createApp(): Hono<App> {
   });
 
   // Before any route's auth gate: they answer without a token in every AUTH_MODE.
-  app.route("/", health());
+  app.route(
+    "/",
+    health((upstream) => auth.kubeUpstreamProblem(upstream)),
+  );
   // `/metrics` and `/_relay/hubs`: the relay's own rights, checked in the same gate.
   app.route("/", operator({ gate: gated, auth, metrics }));
 
@@ -166,8 +172,8 @@ export function createApp(): Hono<App> {
       const passed = await gated(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER);
       if (!passed.ok) return statusResponse(passed.status);
       const upstream = passed.value.upstream;
-      if (path.kind === "openapi") return openapi((p, headers) => fetchUpstream(upstream, p, headers), path.path, url.search, c.req.raw);
-      return discovery(discoveryCache, upstream.cluster, discoveryFetch(upstream), path.path, c.req.header("accept"));
+      if (path.kind === "openapi") return openapi(openapiCache, upstream.cluster, documentFetch(upstream), { cluster: path.cluster, path: path.path, query: url.searchParams, request: c.req.raw });
+      return discovery(discoveryCache, upstream.cluster, documentFetch(upstream), path.path, c.req.header("accept"));
     }),
   );
 

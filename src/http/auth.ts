@@ -4,7 +4,8 @@
  * - `jwt`: the relay's own HS256 tokens, whose `rules` claim lists what they may read;
  * - `kube`: the subscriber's Kubernetes token, checked by the cluster (SelfSubjectReview,
  *   SelfSubjectAccessReview; on clusters before 1.28 the latter alone), decisions cached
- *   briefly per token hash and access;
+ *   briefly per token hash and access, a token the cluster refused too (for less long), and
+ *   the reviews of tokens not known yet limited per client and per isolate (`review-limiter.ts`);
  * - `none`: everyone may read everything (local use only);
  * - unset: nothing is served until it is configured.
  * `DENY_RESOURCES` are refused whatever the token says. Logs name the subject and the
@@ -13,12 +14,13 @@
 import { accessKey, describeDenial, type Access } from "../auth/access.ts";
 import { verifyJwt } from "../auth/jwt.ts";
 import { authMode, type AuthMode } from "../auth/mode.ts";
-import { mayAccess, whoAmI } from "../auth/kube.ts";
+import { answersAnyToken, answersAnyTokenProblem, mayAccess, whoAmI, type Review } from "../auth/kube.ts";
+import { clientOf, REVIEW_LIMITS, ReviewLimiter, type ReviewLimit } from "../auth/review-limiter.ts";
 import { allows, type Rule } from "../auth/rules.ts";
 import { bearerToken, tokenId } from "../auth/token.ts";
 import { list } from "../config.ts";
 import type { Vars } from "../vars.ts";
-import { failure, forbidden, serviceUnavailable, unauthorized, type Result } from "../k8s/status.ts";
+import { failure, forbidden, serviceUnavailable, tooManyRequests, unauthorized, type Result } from "../k8s/status.ts";
 import { hostRefusal } from "./hosts.ts";
 import { BEARER_PROTOCOL_PREFIX, isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Status } from "../k8s/types.ts";
@@ -44,6 +46,23 @@ const NOT_ACCEPTED = "the cluster does not accept this bearer token";
 /** How long a kube-mode decision stands before the cluster is asked again. */
 const DECISION_TTL_MS = 30_000;
 const DECISIONS_MAX = 10_000;
+/**
+ * How long a token the cluster refused (401) is refused without asking again: long enough that
+ * a client repeating one bad token costs the cluster one review per period, short enough that
+ * a token the cluster starts accepting (just issued, a clock a little behind) works soon.
+ */
+const REFUSAL_TTL_MS = 10_000;
+const REFUSALS_MAX = 10_000;
+
+/**
+ * How long an isolate trusts what it found of a cluster's upstream (whether it answers a made-up
+ * token), and how long a failure to find out stands before it asks again.
+ */
+const UPSTREAM_CHECK_TTL_MS = 5 * 60_000;
+const UPSTREAM_CHECK_RETRY_MS = 5_000;
+
+/** A review the limits did not let start. */
+type Limited = { ok: false; retryAfterSeconds: number; limit: ReviewLimit };
 
 /** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`. */
 export function deniedResource(env: Vars, group: string, resource: string): boolean {
@@ -80,6 +99,13 @@ const forbiddenFor = (access: Access, message: string): Status => forbidden(acce
 /** One per isolate: it holds the cache of the cluster's recent decisions. */
 export class Authenticator {
   readonly #decisions = new Map<string, { value: string | boolean; until: number }>();
+  /** Token reviews the cluster answered 401, until when they stand; apart, so refusals cannot push decisions out. */
+  readonly #refusals = new Map<string, number>();
+  /** Reviews being asked, shared by the requests that need the same answer meanwhile. */
+  readonly #asking = new Map<string, Promise<Review<string | boolean>>>();
+  readonly #limiter = new ReviewLimiter(REVIEW_LIMITS, () => Date.now());
+  /** Per cluster: why kube mode cannot use its upstream (`undefined`: it can), and until when that stands. */
+  readonly #upstreamChecks = new Map<string, { problem: Promise<string | undefined>; until: number }>();
   readonly #log: Log;
   readonly #refused: (reason: RefusalReason) => void;
 
@@ -105,9 +131,15 @@ export class Authenticator {
       return { ok: true, value: { mode, subject: verified.subject, expiresAt: verified.expiresAt, rules: verified.rules } };
     }
     if (!upstream) return this.#refuse(NOT_ACCEPTED);
+    const problem = await this.kubeUpstreamProblem(upstream);
+    if (problem !== undefined) {
+      this.#refused("unverifiable");
+      return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token with cluster "${upstream.cluster}": ${problem}`, 5) };
+    }
     const id = await tokenId(token);
-    const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id));
+    const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id), clientOf(request));
     if (!subject.ok) {
+      if ("retryAfterSeconds" in subject) return this.#limited(subject);
       if (subject.unauthenticated) return this.#refuse(NOT_ACCEPTED);
       this.#refused("unverifiable");
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };
@@ -170,16 +202,83 @@ export class Authenticator {
     return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };
   }
 
-  /** A cluster review, reused for a short while; failures are never cached. */
-  async #cached<T extends string | boolean>(key: string, review: () => Promise<{ ok: true; value: T } | { ok: false; unauthenticated: boolean; reason: string }>) {
+  /**
+   * Why kube mode cannot verify tokens through this cluster's upstream, or `undefined`: an
+   * upstream that answers a made-up token's review as some user (a client-certificate
+   * `kubectl proxy`) would answer every subscriber's review for that user. Asked once per
+   * isolate and period (`/readyz` asks too), so it costs the cluster one review now and then.
+   */
+  kubeUpstreamProblem(upstream: Upstream): Promise<string | undefined> {
+    const now = Date.now();
+    const last = this.#upstreamChecks.get(upstream.cluster);
+    if (last && last.until > now) return last.problem;
+    const entry = { problem: this.#checkUpstream(upstream), until: now + UPSTREAM_CHECK_TTL_MS };
+    this.#upstreamChecks.set(upstream.cluster, entry);
+    return entry.problem;
+  }
+
+  async #checkUpstream(upstream: Upstream): Promise<string | undefined> {
+    const answer = await answersAnyToken(upstream);
+    const entry = this.#upstreamChecks.get(upstream.cluster);
+    if (!answer.ok) {
+      if (entry) entry.until = Math.min(entry.until, Date.now() + UPSTREAM_CHECK_RETRY_MS);
+      return `it could not check the upstream: ${answer.reason}`;
+    }
+    if (answer.value === undefined) return undefined;
+    const problem = answersAnyTokenProblem("the upstream", answer.value);
+    this.#log("kube mode refused: the upstream answers any token", { cluster: upstream.cluster, user: answer.value });
+    return problem;
+  }
+
+  /** The 429 for a token review the limits did not let start. */
+  #limited(limited: Limited): { ok: false; status: Status } {
+    this.#refused("rate_limited");
+    const { perClientBurst, perClientPerSecond, isolateBurst, isolatePerSecond, inFlight } = REVIEW_LIMITS;
+    const why = {
+      client: `the relay asks the cluster about at most ${perClientBurst} new tokens at once and ${perClientPerSecond} a second for one client`,
+      isolate: `the relay asks the cluster about at most ${isolateBurst} new tokens at once and ${isolatePerSecond} a second for all its clients`,
+      inFlight: `the relay asks the cluster about at most ${inFlight} new tokens at a time`,
+    }[limited.limit];
+    this.#log("token review limited", { limit: limited.limit });
+    return { ok: false, status: tooManyRequests(`too many tokens to review: ${why}; try again in ${limited.retryAfterSeconds} s`, limited.retryAfterSeconds) };
+  }
+
+  /**
+   * A cluster review, reused for a short while (a 401 too, for less long); failures to ask are
+   * never cached. Requests that need a review being asked wait for its answer. With `client`,
+   * a review is a token's, and starts only within the limits.
+   */
+  #cached<T extends string | boolean>(key: string, review: () => Promise<Review<T>>): Promise<Review<T>>;
+  #cached<T extends string | boolean>(key: string, review: () => Promise<Review<T>>, client: string): Promise<Review<T> | Limited>;
+  async #cached<T extends string | boolean>(key: string, review: () => Promise<Review<T>>, client?: string): Promise<Review<T> | Limited> {
     const now = Date.now();
     const hit = this.#decisions.get(key);
-    if (hit && hit.until > now) return { ok: true as const, value: hit.value as T };
-    const result = await review();
-    if (result.ok) {
-      if (this.#decisions.size >= DECISIONS_MAX) this.#decisions.delete(this.#decisions.keys().next().value as string);
-      this.#decisions.set(key, { value: result.value, until: now + DECISION_TTL_MS });
+    if (hit && hit.until > now) return { ok: true, value: hit.value as T };
+    const refusedUntil = this.#refusals.get(key);
+    if (refusedUntil !== undefined && refusedUntil > now) return { ok: false, unauthenticated: true, reason: "the cluster refused this token a moment ago" };
+    const asking = this.#asking.get(key) as Promise<Review<T>> | undefined;
+    if (asking) return asking;
+    const slot = client === undefined ? undefined : this.#limiter.take(client);
+    if (slot && "retryAfterSeconds" in slot) return { ok: false, ...slot };
+    const answer = review().then((result) => {
+      const at = Date.now();
+      if (result.ok) remember(this.#decisions, key, { value: result.value, until: at + DECISION_TTL_MS }, DECISIONS_MAX);
+      else if (result.unauthenticated) remember(this.#refusals, key, at + REFUSAL_TTL_MS, REFUSALS_MAX);
+      return result;
+    });
+    this.#asking.set(key, answer);
+    try {
+      return await answer;
+    } finally {
+      this.#asking.delete(key);
+      slot?.release();
     }
-    return result;
   }
+}
+
+/** Set `key` in a Map bounded to `max` entries, the oldest going first. */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  if (map.size >= max) map.delete(map.keys().next().value as string);
+  map.set(key, value);
 }

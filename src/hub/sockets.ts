@@ -32,7 +32,8 @@ export class HubSockets {
   /** A new watch socket: its sink (batched if the client asked), and the 101 that hands the other end to the client. */
   open(batched: boolean, protocol: string | undefined): { sink: WebSocketSink; response: Response } {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    server.accept();
+    // Half-open: the client's close is answered by `answerClose`, not by the runtime, which would echo any code.
+    server.accept({ allowHalfOpen: true });
     server.addEventListener("message", (event) => this.#handle("message", () => this.#message(server, event.data as string | ArrayBuffer)));
     server.addEventListener("close", (event) => this.#handle("close", () => this.#closed(server, event.code, event.reason)));
     server.addEventListener("error", () => this.#handle("error", () => this.#gone(server)));

@@ -80,7 +80,7 @@ export const FAMILIES = {
     "auth_refusals_total",
     "counter",
     ["reason"],
-    "Requests refused before any hub: unauthenticated (401), forbidden (403), denied_resource (DENY_RESOURCES), unverifiable (the cluster could not be asked), host (ALLOWED_HOSTS) or origin (ALLOWED_ORIGINS).",
+    "Requests refused before any hub: unauthenticated (401), forbidden (403), denied_resource (DENY_RESOURCES), unverifiable (the cluster could not be asked), rate_limited (too many new tokens to review, kube mode), host (ALLOWED_HOSTS) or origin (ALLOWED_ORIGINS).",
   ),
 } as const satisfies Record<string, Family>;
 
@@ -89,11 +89,11 @@ export type FamilyId = keyof typeof FAMILIES;
 /** Label values known in advance: exposed at 0 before they first happen, so a rate has a start. */
 export const KNOWN_VALUES: Partial<Record<FamilyId, Record<string, readonly string[]>>> = {
   resumes: { outcome: ["window", "compacted", "expired", "too_large"] },
-  authRefusals: { reason: ["unauthenticated", "forbidden", "denied_resource", "unverifiable", "host", "origin"] },
+  authRefusals: { reason: ["unauthenticated", "forbidden", "denied_resource", "unverifiable", "rate_limited", "host", "origin"] },
 };
 
 export type Transport = "websocket" | "http";
 export type CutoffReason = "slow" | "window";
 export type ResumeOutcome = "window" | "compacted" | "expired" | "too_large";
 export type QuotaName = "max_hubs" | "max_hubs_per_subject" | "max_subscriptions_per_subject";
-export type RefusalReason = "unauthenticated" | "forbidden" | "denied_resource" | "unverifiable" | "host" | "origin";
+export type RefusalReason = "unauthenticated" | "forbidden" | "denied_resource" | "unverifiable" | "rate_limited" | "host" | "origin";

@@ -32,7 +32,8 @@ export class WatchMux extends DurableObject<Env> {
     const credentials = credentialsOf(request);
     const routes = (relay ??= createApp());
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    server.accept();
+    // Half-open: the client's close is answered by `answerClose`, not by the runtime, which would echo any code.
+    server.accept({ allowHalfOpen: true });
     const session = new Session(
       server,
       { batched: admission.protocol === BATCH_PROTOCOL, maxWatches: hubSettings(this.env).maxSubscriptionsPerSubject, expiresAt: admission.expiresAt },

@@ -24,16 +24,26 @@ export interface SocketAdmission {
 /** The socket's request forwarded to its mux object, with what the Worker decided. */
 export const socketRequests = carrier<SocketAdmission>("x-relay-socket");
 
-/** What each of a socket's watches is asked with: its token (already checked by the Worker) and origin. */
+/**
+ * What each of a socket's watches is asked with: its token (already checked by the Worker),
+ * origin, and the client's address as Cloudflare's edge gave it, so the watches count against
+ * that client's limits (`kube` mode's token reviews) as its own requests would.
+ */
 export interface Credentials {
   base: string;
   token: string | undefined;
   origin: string | null;
+  client: string | null;
 }
 
 export function credentialsOf(socket: Request): Credentials {
   const credential = bearerToken(socket);
-  return { base: new URL(socket.url).origin, token: credential.ok ? credential.token : undefined, origin: socket.headers.get("origin") };
+  return {
+    base: new URL(socket.url).origin,
+    token: credential.ok ? credential.token : undefined,
+    origin: socket.headers.get("origin"),
+    client: socket.headers.get("cf-connecting-ip"),
+  };
 }
 
 /**
@@ -43,5 +53,6 @@ export function credentialsOf(socket: Request): Credentials {
 export function watchRequest(op: WatchOp, credentials: Credentials): Request {
   const headers: Record<string, string> = { upgrade: "websocket", "sec-websocket-protocol": watchProtocols(credentials.token, false).join(", ") };
   if (credentials.origin !== null) headers.origin = credentials.origin;
+  if (credentials.client !== null) headers["cf-connecting-ip"] = credentials.client;
   return new Request(`${credentials.base}${op.path}?${watchQuery(op)}`, { headers });
 }

@@ -17,7 +17,8 @@ import { ApiError, pathNotFound, unsupportedMediaType } from "./errors.ts";
 import { requestFilter } from "./filter.ts";
 import { readJson, sendJson, sendStatus, wantsPretty } from "./http.ts";
 import { FRESHNESS_WAIT_MS, listBody, listObjects } from "./list.ts";
-import { authorize, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
+import { OPENAPI_PREFIX, serveOpenApi } from "./openapi.ts";
+import { authorize, certificateIdentity, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
 import type { Verb } from "./requestlog.ts";
 import { findResource, type ResourceDef } from "./resources.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
@@ -71,13 +72,19 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
   state.log.record(method, verb, url.pathname, url.search.slice(1), res);
   const pretty = wantsPretty(req, query);
   try {
-    const identity = state.users.authenticate(req.headers.authorization);
+    // A client certificate is authenticated before any bearer token (the union authenticator's order).
+    const certificate = state.config.clientCertificateUser;
+    const identity = certificate !== null ? certificateIdentity(certificate) : state.users.authenticate(req.headers.authorization);
     const injected = state.faults.takeFailure(verb, url.pathname);
     if (injected) throw new ApiError(injected);
     if (identity) {
       const attributes = requestAttributes(method, path, url.pathname, verb, query);
       const decision = authorize(identity, attributes);
       if (!decision.allowed) throw new ApiError(forbiddenStatus(identity, attributes, decision.reason));
+    }
+    if (state.config.openapi && url.pathname.startsWith(OPENAPI_PREFIX)) {
+      if (method !== "GET" && method !== "HEAD") throw new ApiError(methodNotAllowed());
+      return serveOpenApi(req, res, url);
     }
     if (path.kind === "invalid" || path.cluster !== undefined) throw new ApiError(pathNotFound());
     if (path.kind === "discovery") return serveDiscovery(req, res, path.path, serverAddress, pretty);

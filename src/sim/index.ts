@@ -110,7 +110,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     initial: options.initial ?? {},
     token: options.token,
     users: options.users ?? [],
-    config: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, historyLimit: options.historyLimit ?? 10_000, selfSubjectReviews: true },
+    config: {
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+      historyLimit: options.historyLimit ?? 10_000,
+      selfSubjectReviews: true,
+      openapi: false,
+      clientCertificateUser: null,
+    },
     initialResourceVersion: options.initialResourceVersion,
   });
   const server = new SimServer(state, { host: options.host ?? "127.0.0.1", port: options.port ?? 0, tls: options.tls });

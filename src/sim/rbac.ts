@@ -100,6 +100,22 @@ const RELAY: Identity = (() => {
   };
 })();
 
+/**
+ * The user a client certificate names, as kubeadm's `admin.conf` (and kind's, k3s's) makes it:
+ * in `system:masters`, which the API server lets do anything before RBAC is asked.
+ */
+export function certificateIdentity(username: string): Identity {
+  const source = clusterBinding("cluster-admin", "cluster-admin", `Group ${goQuote("system:masters")}`);
+  return {
+    username,
+    groups: ["system:masters", AUTHENTICATED],
+    grants: [
+      { rule: { verbs: ["*"], apiGroups: ["*"], resources: ["*"] }, source },
+      { rule: { verbs: ["*"], nonResourceURLs: ["*"] }, source },
+    ],
+  };
+}
+
 /** A user's rules as RBAC objects: ClusterRole `sim:<name>`, bound cluster-wide or per namespace. */
 function identityOf(user: User): Identity {
   const role = `sim:${user.name}`;

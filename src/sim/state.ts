@@ -21,6 +21,14 @@ export interface SimConfig {
   historyLimit: number;
   /** `false`: a cluster before Kubernetes 1.28, which has no SelfSubjectReview (404). */
   selfSubjectReviews: boolean;
+  /** Publish OpenAPI v3 (`/openapi/v3` and its documents; see `openapi.ts`); otherwise every `/openapi/` path is a 404. */
+  openapi: boolean;
+  /**
+   * The cluster as seen through a `kubectl proxy` whose kubeconfig authenticates with a client
+   * certificate: the API server authenticates the certificate before any bearer token, so every
+   * request is this user's (cluster-admin), whatever token it carries. `null`: off.
+   */
+  clientCertificateUser: string | null;
 }
 
 export interface SimStats {
@@ -103,16 +111,22 @@ export class SimState {
 
   configure(config: Partial<SimConfig>): void {
     for (const [key, value] of Object.entries(config)) {
-      if (key === "selfSubjectReviews") {
+      if (key === "selfSubjectReviews" || key === "openapi") {
         if (typeof value !== "boolean") throw new ApiError(badRequest(`${key} must be a boolean`));
         continue;
       }
+      if (key === "clientCertificateUser") {
+        if (value !== null && (typeof value !== "string" || value === "")) throw new ApiError(badRequest(`${key} must be a user name, or null`));
+        continue;
+      }
       if (key !== "bookmarkIntervalMs" && key !== "historyLimit") {
-        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews)`));
+        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, clientCertificateUser)`));
       }
       if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ApiError(badRequest(`${key} must be a positive integer`));
     }
     if (config.selfSubjectReviews !== undefined) this.config.selfSubjectReviews = config.selfSubjectReviews;
+    if (config.openapi !== undefined) this.config.openapi = config.openapi;
+    if (config.clientCertificateUser !== undefined) this.config.clientCertificateUser = config.clientCertificateUser;
     if (config.historyLimit !== undefined) {
       this.config.historyLimit = config.historyLimit;
       this.store.setHistoryLimit(config.historyLimit);

@@ -3,13 +3,15 @@
  * The front door of `npm start`'s relay (AUTH_MODE=none, real workerd): a DNS-rebound host name
  * is refused, and WebSocket subprotocols are negotiated so that Node 22's own WebSocket and the
  * `ws` package either open with one of the protocols they offered or are refused with an HTTP
- * status, never left with "server did not respond with sent protocols".
+ * status, never left with "server did not respond with sent protocols". A client's close frame,
+ * sent on a raw socket (no library sends an invalid code), gets RFC 6455's answer.
  */
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { bearerProtocol } from "../../src/k8s/websocket.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
+import { closePayload, firstCloseFrame } from "./raw-websocket.ts";
 
 const OPEN_MS = 15_000;
 const TOKEN = bearerProtocol("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl");
@@ -106,5 +108,29 @@ describe("WebSocket subprotocols with real clients", () => {
 
   it("no protocol at all opens with none", async () => {
     expect(await wsHandshake([])).toEqual({ opened: "" });
+  });
+});
+
+describe("a client's close frame is answered as RFC 6455 says, on a watch and on a relay socket", () => {
+  const paths = [watchPath, "/_relay/socket"];
+
+  it("a code an endpoint may send is echoed", async () => {
+    for (const path of paths) {
+      for (const code of [1000, 1001, 3000, 4999]) expect([path, await firstCloseFrame(port, path, { close: closePayload(code, "bye") })]).toMatchObject([path, { code, reason: "bye" }]);
+    }
+  });
+
+  it("a close without a code is answered with 1000", async () => {
+    for (const path of paths) expect([path, await firstCloseFrame(port, path, { close: closePayload() })]).toMatchObject([path, { code: 1000 }]);
+  });
+
+  it("a code no endpoint may send is a protocol error (1002), never echoed", async () => {
+    for (const path of paths) {
+      // (1005 is left out: the runtime reports a frame that carries it as one that carries no code.)
+      for (const code of [999, 1004, 1006, 1015, 2000, 5000]) {
+        const answer = await firstCloseFrame(port, path, { close: closePayload(code) });
+        expect([path, code, answer.code, answer.reason]).toEqual([path, code, 1002, `close code ${code} is not one an endpoint may send (RFC 6455 section 7.4)`]);
+      }
+    }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * `npm start` with an upstream it cannot use: one line that says what is wrong and what to
- * try, a non-zero exit, and no relay started (no minute of request-log lines).
+ * try, a non-zero exit, and no relay started (no minute of request-log lines). That includes an
+ * upstream that `AUTH_MODE=kube` cannot use because it answers any token.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -66,6 +67,18 @@ describe.concurrent("npm start with an upstream it cannot use", () => {
   it("401: the token is missing, or the upstream does not accept it", async () => {
     expectRefused(await refusal({ UPSTREAM_URL: sim.url }), sim.url, "answered /version with 401: it needs a token: set UPSTREAM_TOKEN");
     expectRefused(await refusal({ UPSTREAM_URL: sim.url, UPSTREAM_TOKEN: "not-the-token" }), sim.url, "answered /version with 401: it does not accept UPSTREAM_TOKEN");
+  });
+
+  it("AUTH_MODE=kube with an upstream that answers any token (kubectl proxy with a client certificate): kube mode needs one that verifies tokens", async () => {
+    const proxied = await startSimulator({ initial: { namespaces: [], podsPerNamespace: 0, nodes: 1, deployments: 0 } });
+    try {
+      proxied.configure({ clientCertificateUser: "kubernetes-admin" });
+      const result = await refusal({ UPSTREAM_URL: proxied.url, AUTH_MODE: "kube" });
+      expectRefused(result, proxied.url, 'answers a review for a made-up token as user "kubernetes-admin"');
+      expect(result.lines.at(-1)).toMatch(/client certificate.*Point kube mode at the API server itself, or at a kubectl proxy whose kubeconfig authenticates with a bearer token/);
+    } finally {
+      await proxied.close();
+    }
   });
 
   it.skipIf(!opensslPresent)("a certificate from a CA this machine does not trust: NODE_EXTRA_CA_CERTS", async () => {

@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { have } from "../kit/tools.ts";
 import { eventually, within } from "../kit/wait.ts";
 import { simulatorUrl } from "./kube.ts";
 import { lines, portClosed, running, startRelay, type RunningRelay } from "./harness.ts";
+import { firstCloseFrame } from "./raw-websocket.ts";
 
 const curlHere = have("curl", "the curl watch test of npm start");
 
@@ -30,57 +30,6 @@ function listensOn(pid: number, port: number): boolean {
     } catch {
       return false;
     }
-  });
-}
-
-/**
- * The first close frame the relay sends on a raw WebSocket to `path` (no client library in
- * between, so nothing of its own timing): its code, reason and when it came, in ms from the upgrade.
- */
-function firstCloseFrame(port: number, path: string): Promise<{ code: number; reason: string; afterMs: number }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1");
-    const deadline = setTimeout(() => fail(new Error(`no close frame on ${path} within 10 s`)), 10_000);
-    const fail = (e: Error) => {
-      clearTimeout(deadline);
-      socket.destroy();
-      reject(e);
-    };
-    let buffer = Buffer.alloc(0);
-    let upgradedAt: number | undefined;
-    socket.on("error", fail);
-    socket.on("connect", () => {
-      const key = randomBytes(16).toString("base64");
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
-    });
-    socket.on("data", (data: Buffer) => {
-      buffer = Buffer.concat([buffer, data]);
-      if (upgradedAt === undefined) {
-        const end = buffer.indexOf("\r\n\r\n");
-        if (end < 0) return;
-        const status = buffer.subarray(0, buffer.indexOf("\r\n")).toString();
-        if (!status.includes(" 101 ")) return fail(new Error(`no upgrade: ${status}`));
-        upgradedAt = performance.now();
-        buffer = buffer.subarray(end + 4);
-      }
-      // Server frames are unmasked: opcode, then a 7-bit, 16-bit or 64-bit length.
-      while (buffer.length >= 2) {
-        const opcode = (buffer[0] as number) & 0x0f;
-        let length = (buffer[1] as number) & 0x7f;
-        let offset = 2;
-        if (length === 126) [length, offset] = [buffer.readUInt16BE(2), 4];
-        else if (length === 127) [length, offset] = [Number(buffer.readBigUInt64BE(2)), 10];
-        if (buffer.length < offset + length) return;
-        const payload = buffer.subarray(offset, offset + length);
-        buffer = buffer.subarray(offset + length);
-        if (opcode === 8) {
-          clearTimeout(deadline);
-          socket.destroy();
-          resolve({ code: payload.readUInt16BE(0), reason: payload.subarray(2).toString(), afterMs: performance.now() - upgradedAt });
-          return;
-        }
-      }
-    });
   });
 }
 

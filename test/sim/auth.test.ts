@@ -267,6 +267,19 @@ describe("users and RBAC", () => {
     expect((await sendJson(`${sim.url}/_sim/config`, "POST", { selfSubjectReviews: "no" })).status).toBe(400);
   });
 
+  it("plays a cluster behind a client-certificate kubectl proxy on request: every token, a made-up one too, is the certificate's user", async () => {
+    const sim = await started({ users: [ALICE] });
+    expect((await sendJson(`${sim.url}/_sim/config`, "POST", { clientCertificateUser: "kubernetes-admin" })).body).toMatchObject({ clientCertificateUser: "kubernetes-admin" });
+    for (const token of ["alice-token", "made-up-token", undefined]) {
+      const review = await whoami(sim, token);
+      expect([review.status, review.body.status?.userInfo]).toEqual([201, { username: "kubernetes-admin", groups: ["system:masters", "system:authenticated"] }]);
+    }
+    expect(await verdict(sim, "made-up-token", { verb: "list", resource: "secrets" })).toEqual([true, expect.stringContaining('Group "system:masters"')]);
+    sim.configure({ clientCertificateUser: null });
+    expect((await whoami(sim, "made-up-token")).status).toBe(401);
+    expect((await sendJson(`${sim.url}/_sim/config`, "POST", { clientCertificateUser: "" })).status).toBe(400);
+  });
+
   it("lists both reviews in discovery, create-only and cluster-scoped", async () => {
     const sim = await started({});
     expect((await request(`${sim.url}/apis/authentication.k8s.io/v1`)).text).toBe(

@@ -70,3 +70,34 @@ describe("discovery", () => {
     expect(api.body.items[0].versions[0].resources.map((r: any) => r.resource)).toContain("pods");
   });
 });
+
+describe("OpenAPI v3, when published", () => {
+  it("is a 404 until the simulator is told to publish it", async () => {
+    expect((await request(`${sim.url}/openapi/v3`)).status).toBe(404);
+  });
+
+  it("serves an index naming each group/version's document by hash, as kube-openapi does", async () => {
+    sim.configure({ openapi: true });
+    try {
+      const index = await request(`${sim.url}/openapi/v3`);
+      expect(index.status).toBe(200);
+      const apps = index.body.paths["apis/apps/v1"].serverRelativeURL as string;
+      const hash = /hash=([0-9A-F]{128})$/.exec(apps)?.[1];
+      expect(hash).toBeDefined();
+      expect(Object.keys(index.body.paths)).toEqual(expect.arrayContaining(["api/v1", "apis/apps/v1", "apis/example.com/v1"]));
+      const document = await request(`${sim.url}${apps}`, { headers: { Accept: "application/json" } });
+      expect([document.status, document.headers.get("etag"), document.headers.get("cache-control")]).toEqual([200, `"${hash}"`, "public, immutable"]);
+      expect(Object.keys(document.body.paths)).toEqual(expect.arrayContaining(["/apis/apps/v1/deployments", "/apis/apps/v1/namespaces/{namespace}/deployments"]));
+      const unhashed = await request(`${sim.url}/openapi/v3/apis/apps/v1`);
+      expect([unhashed.status, unhashed.headers.get("cache-control")]).toEqual([200, "no-cache, private"]);
+      const stale = await fetch(`${sim.url}/openapi/v3/apis/apps/v1?hash=old`, { redirect: "manual" });
+      expect([stale.status, stale.headers.get("location")]).toEqual([301, `/openapi/v3/apis/apps/v1?hash=${hash}`]);
+      const held = await fetch(`${sim.url}${apps}`, { headers: { "If-None-Match": `"${hash}"` } });
+      expect(held.status).toBe(304);
+      expect((await request(`${sim.url}/openapi/v3/apis/nope.io/v1`)).status).toBe(404);
+      expect((await request(`${sim.url}/openapi/v2`)).status).toBe(404);
+    } finally {
+      sim.configure({ openapi: false });
+    }
+  });
+});

@@ -4,8 +4,8 @@
  * (worded as the API server words them) and resolution against a fake upstream.
  */
 import { describe, expect, it } from "vitest";
-import { DiscoveryCache, type DiscoveryFetch } from "../../src/http/discovery-cache.ts";
-import { groupVersionPath, indexResourceList, resolveResource, unsupportedVerb, type ResourceInfo } from "../../src/http/resource-resolver.ts";
+import { DocumentCache, type DocumentFetch } from "../../src/http/document-cache.ts";
+import { groupVersionPath, indexResourceList, indexServed, resolveResource, unsupportedVerb, type ResourceInfo } from "../../src/http/resource-resolver.ts";
 
 // Entries in the API server's own shape (`/api/v1`, `/apis/apps/v1`), trimmed to what matters.
 const CORE_V1 = {
@@ -90,17 +90,32 @@ describe("unsupportedVerb", () => {
   });
 });
 
+describe("indexServed", () => {
+  it("names the versions of /api, and the groups and group/versions of /apis", () => {
+    expect([...indexServed({ kind: "APIVersions", versions: ["v1"] })]).toEqual(["v1"]);
+    expect([...indexServed(APIS)]).toEqual(["apps", "apps/v1", "broken.io", "broken.io/v1", "down.io", "down.io/v1"]);
+    expect(indexServed({ kind: "Status" }).size).toBe(0);
+  });
+});
+
+/** `/apis` as the API server lists the groups (APIGroupList), trimmed. */
+const APIS = {
+  kind: "APIGroupList",
+  apiVersion: "v1",
+  groups: ["apps", "broken.io", "down.io"].map((name) => ({ name, versions: [{ groupVersion: `${name}/v1`, version: "v1" }], preferredVersion: { groupVersion: `${name}/v1`, version: "v1" } })),
+};
+
 describe("resolveResource", () => {
-  const documents: Record<string, unknown> = { "/api/v1": CORE_V1, "/apis/apps/v1": APPS_V1, "/apis/broken.io/v1": "{not json" };
+  const documents: Record<string, unknown> = { "/api": { kind: "APIVersions", versions: ["v1"] }, "/apis": APIS, "/api/v1": CORE_V1, "/apis/apps/v1": APPS_V1, "/apis/broken.io/v1": "{not json" };
   const requested: string[] = [];
-  const fetch: DiscoveryFetch = async (path) => {
+  const fetch: DocumentFetch = async (path) => {
     requested.push(path);
     if (path.startsWith("/apis/down.io/")) throw new Error("connect ECONNREFUSED 10.0.0.1:6443");
     const document = documents[path];
     if (document === undefined) return new Response('{"kind":"Status","code":404}', { status: 404 });
     return new Response(typeof document === "string" ? document : JSON.stringify(document), { headers: { "content-type": "application/json" } });
   };
-  const cache = new DiscoveryCache({ ttlMs: 60_000, staleMs: 600_000, maxBytes: 1 << 20, now: () => 0 });
+  const cache = new DocumentCache({ what: "discovery", ttlMs: 60_000, staleMs: 600_000, maxBytes: 1 << 20, now: () => 0 });
   const resolve = (group: string, version: string, resource: string) => resolveResource(cache, "default", fetch, { group, version, resource });
 
   it("finds core, grouped and cluster-scoped resources in their group/version's list", async () => {
@@ -145,7 +160,7 @@ describe("resolveResource", () => {
   });
 
   it("asks the upstream once per group/version while the answer is fresh", async () => {
-    const fresh = new DiscoveryCache({ ttlMs: 60_000, staleMs: 600_000, maxBytes: 1 << 20, now: () => 0 });
+    const fresh = new DocumentCache({ what: "discovery", ttlMs: 60_000, staleMs: 600_000, maxBytes: 1 << 20, now: () => 0 });
     requested.length = 0;
     for (const [group, resource] of [
       ["apps", "deployments"],
@@ -155,6 +170,25 @@ describe("resolveResource", () => {
     ] as const) {
       await resolveResource(fresh, "default", fetch, { group, version: "v1", resource });
     }
-    expect(requested).toEqual(["/apis/apps/v1", "/api/v1"]);
+    expect(requested).toEqual(["/apis", "/apis/apps/v1", "/api", "/api/v1"]);
+  });
+
+  it("answers a group or version missing from the cluster's lists without asking for it", async () => {
+    const fresh = new DocumentCache({ what: "discovery", ttlMs: 60_000, staleMs: 600_000, maxBytes: 1 << 20, now: () => 0 });
+    requested.length = 0;
+    for (let i = 0; i < 20; i++) {
+      expect(await resolveResource(fresh, "default", fetch, { group: `made-up-${i}.example.com`, version: "v1", resource: "things" })).toMatchObject({
+        ok: false,
+        status: { code: 404, message: `the server could not find the requested resource (the upstream API server does not serve made-up-${i}.example.com/v1)` },
+      });
+      expect(await resolveResource(fresh, "default", fetch, { group: "", version: `v${i + 2}`, resource: "pods" })).toMatchObject({ ok: false, status: { code: 404 } });
+    }
+    expect(requested).toEqual(["/apis", "/api"]);
+  });
+
+  it("asks for the group/version itself when the lists cannot be had", async () => {
+    const listless: DocumentFetch = async (path) => (path === "/apis" ? new Response("upstream connect error", { status: 502 }) : fetch(path, "application/json"));
+    const fresh = new DocumentCache({ what: "discovery", ttlMs: 60_000, staleMs: 600_000, maxBytes: 1 << 20, now: () => 0 });
+    expect(await resolveResource(fresh, "default", listless, { group: "apps", version: "v1", resource: "deployments" })).toMatchObject({ ok: true });
   });
 });

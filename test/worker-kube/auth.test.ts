@@ -3,10 +3,12 @@
  * simulated API server enforces RBAC rules a test can change), and live streams are checked
  * again, so access revoked mid-watch ends the watch.
  */
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { RELAY_GROUP } from "../../src/auth/operator.ts";
+import { REVIEW_LIMITS } from "../../src/auth/review-limiter.ts";
 import { bearerProtocol } from "../../src/k8s/websocket.ts";
 import { relay, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
+import { requestMark } from "../worker/kube-helpers.ts";
 
 const sim = new Sim();
 const read = ["get", "list", "watch"];
@@ -63,6 +65,62 @@ describe("the cluster decides", () => {
     const response = await relay("/clusters/down/api/v1/pods", { headers: bearer("alice-token") });
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ reason: "ServiceUnavailable", message: expect.stringContaining("cannot verify the bearer token") });
+  });
+});
+
+describe("what tokens the cluster does not accept cost it", () => {
+  // A cluster no other test file uses, so the reviews in its request log are this file's own.
+  const reviewing = new Sim("reviews");
+  const pods = "/clusters/reviews/api/v1/pods";
+  const reviewsSince = async (mark: number) => (await reviewing.requests("/apis/authentication.k8s.io/v1/selfsubjectreviews", mark)).requests;
+  /** Each test its own client, so one test's limits are not another's. */
+  let address = 0;
+  const client = () => ({ "cf-connecting-ip": `198.51.100.${++address}` });
+  // The isolate's first request to the cluster checks its upstream with a made-up token's review: before the counts start.
+  beforeAll(async () => (await relay(pods, { headers: { ...bearer("warm-up"), ...client() } })).body?.cancel());
+
+  it("a refused token is remembered: many requests with it, at once or one after another, cost one review", async () => {
+    const from = client();
+    const mark = await requestMark(reviewing);
+    const headers = { ...bearer(`garbage-${Date.now()}`), ...from };
+    const together = await Promise.all(Array.from({ length: 50 }, () => relay(pods, { headers })));
+    for (let i = 0; i < 50; i++) together.push(await relay(`${pods}?watch=1`, { headers }));
+    for (const response of together) {
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ kind: "Status", code: 401, message: expect.stringContaining("does not accept this bearer token") });
+    }
+    expect(await reviewsSince(mark)).toHaveLength(1);
+  });
+
+  it("new tokens from one client: a burst is reviewed, the rest get 429 with Retry-After and cost nothing; a known token is not held back", async () => {
+    const from = client();
+    const mark = await requestMark(reviewing);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => relay(pods, { headers: { ...bearer(`made-up-${Date.now()}-${i}`), ...from } })));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(REVIEW_LIMITS.perClientBurst);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40 - REVIEW_LIMITS.perClientBurst);
+    const limited = answers.find((r) => r.status === 429)!;
+    expect(limited.headers.get("retry-after")).toBe("1");
+    expect(await limited.json()).toMatchObject({
+      kind: "Status",
+      reason: "TooManyRequests",
+      code: 429,
+      details: { retryAfterSeconds: 1 },
+      message: expect.stringContaining("too many tokens to review"),
+    });
+    expect(await reviewsSince(mark)).toHaveLength(REVIEW_LIMITS.perClientBurst);
+    // Another client's new token is reviewed; and a token the relay knows needs no review, whoever sends it.
+    await reviewing.setUsers([{ name: "lee", tokens: ["lee-token"], rules: [{ verbs: read, apiGroups: [""], resources: ["pods"] }] }]);
+    expect((await relay(pods, { headers: { ...bearer("lee-token"), ...client() } })).status).toBe(200);
+    expect((await relay(pods, { headers: { ...bearer("lee-token"), ...from } })).status).toBe(200);
+  });
+
+  it("reviews in one isolate are bounded across clients, in flight and a second: beyond, 429 at once", async () => {
+    const mark = await requestMark(reviewing);
+    const answers = await Promise.all(Array.from({ length: REVIEW_LIMITS.inFlight + 10 }, (_, i) => relay(pods, { headers: { ...bearer(`spread-${Date.now()}-${i}`), ...client() } })));
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(10);
+    expect(await answers.find((r) => r.status === 429)!.json()).toMatchObject({ message: expect.stringContaining(`at most ${REVIEW_LIMITS.inFlight} new tokens at a time`) });
+    expect(await reviewsSince(mark)).toHaveLength(REVIEW_LIMITS.inFlight);
   });
 });
 

@@ -88,6 +88,23 @@ describe("resource paths resolved through discovery", () => {
     expect((await listDurableObjectIds(env.WATCH_HUB)).length).toBe(before);
   });
 
+  it("a group or version the cluster's lists do not name is a 404 without asking the upstream, however many different ones are asked", async () => {
+    await (await relay("/apis/apps/v1")).body?.cancel();
+    const mark = await requestMark(sim);
+    // What each miss would cost the upstream if it were asked.
+    const unlisted = new Set<string>();
+    for (let i = 0; i < 60; i++) {
+      for (const p of [`/apis/made-up-${i}.example.com/v1`, `/apis/made-up-${i}.example.com`, `/apis/apps/v${i + 2}`, `/api/v${i + 2}`]) unlisted.add(p);
+      const paths = [`/apis/made-up-${i}.example.com/v1/things`, `/apis/made-up-${i}.example.com/v1`, `/apis/made-up-${i}.example.com`, `/apis/apps/v${i + 2}`, `/api/v${i + 2}/pods`];
+      for (const path of paths) {
+        const response = await relay(path, { headers: { accept: KUBECTL_DISCOVERY } });
+        expect([path, response.status]).toEqual([path, 404]);
+        expect(await response.json()).toMatchObject({ kind: "Status", reason: "NotFound", message: expect.stringContaining("the upstream API server does not serve") });
+      }
+    }
+    expect((await sim.requests("/ap", mark)).requests.filter((r) => unlisted.has(r.path))).toEqual([]);
+  });
+
   it("lists and watches a custom resource, as discovery describes it", async () => {
     const list = (await (await relay("/apis/example.com/v1/widgets")).json()) as { kind: string; items: KubeObject[] };
     expect(list.kind).toBe("WidgetList");

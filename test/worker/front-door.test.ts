@@ -2,7 +2,7 @@
  * AUTH_MODE=none at the front door: only the host names it is told (loopback by default), so a
  * page that re-points its own name at the relay (DNS rebinding) reads nothing; cluster names that
  * are prototype properties are unknown clusters, not a 5xx; WebSocket subprotocols negotiated as
- * the API server does.
+ * the API server does, and refused when they are not RFC 6455 tokens.
  */
 import { env, exports } from "cloudflare:workers";
 import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
@@ -72,6 +72,14 @@ describe("WebSocket subprotocols", () => {
     expect(response.headers.get("sec-websocket-protocol")).toBe("base64.binary.k8s.io");
     response.webSocket!.accept();
     response.webSocket!.close();
+  });
+
+  it.each(['x"y', "a b", "batch.watch.kube-watch-relay.dev/1", "é"])("refuse a protocol that is not a token (%s) with 400, rather than echo it", async (protocol) => {
+    for (const path of ["/api/v1/namespaces/default/pods?watch=1", "/_relay/socket"]) {
+      const response = await relay(path, { headers: { upgrade: "websocket", "sec-websocket-protocol": protocol } });
+      expect([path, response.status, response.webSocket]).toEqual([path, 400, null]);
+      expect(await response.json()).toMatchObject({ kind: "Status", code: 400, message: expect.stringContaining("must be a token (RFC 6455 section 4.1)") });
+    }
   });
 
   it("refuse a token protocol offered alone (401, as the API server), rather than answer with no protocol", async () => {

@@ -1,15 +1,15 @@
 /**
  * @module
- * The discovery cache's rules, under a fake clock and a scripted upstream: TTL, one request
+ * The document cache's rules, under a fake clock and a scripted upstream: TTL, one request
  * for concurrent misses, the last good answer standing in for a failing upstream, the byte bound.
  */
 import { describe, expect, it } from "vitest";
-import { DiscoveryCache, DiscoveryUnavailable, type DiscoveryFetch } from "../../src/http/discovery-cache.ts";
+import { DocumentCache, DocumentUnavailable, type DocumentFetch, type UpstreamDocument } from "../../src/http/document-cache.ts";
 
 /** A scripted upstream: each call takes the next answer (a Response, or an Error to reject with). */
 function upstream(...answers: Array<Response | Error>) {
   const calls: Array<[string, string]> = [];
-  const fetch: DiscoveryFetch = async (path, accept) => {
+  const fetch: DocumentFetch = async (path, accept) => {
     calls.push([path, accept]);
     const answer = answers.shift();
     if (!answer) throw new Error("the test's upstream has no more answers");
@@ -23,20 +23,22 @@ const json = (body: unknown, status = 200, type = "application/json") => new Res
 
 function cache(overrides: { maxBytes?: number } = {}) {
   const clock = { now: 1_000_000 };
-  const c = new DiscoveryCache({ ttlMs: 60_000, staleMs: 600_000, maxBytes: overrides.maxBytes ?? 1 << 20, now: () => clock.now });
+  const c = new DocumentCache({ what: "discovery", ttlMs: 60_000, staleMs: 600_000, maxBytes: overrides.maxBytes ?? 1 << 20, now: () => clock.now });
   return { cache: c, clock };
 }
 
-describe("DiscoveryCache", () => {
+const text = (document: UpstreamDocument): string => new TextDecoder().decode(document.body);
+
+describe("DocumentCache", () => {
   it("serves an answer for the TTL without asking again, then refreshes it", async () => {
     const { cache: c, clock } = cache();
     const up = upstream(json({ kind: "APIResourceList", n: 1 }), json({ kind: "APIResourceList", n: 2 }));
-    expect(JSON.parse((await c.get("default", "/api/v1", "application/json", up.fetch)).body).n).toBe(1);
+    expect(JSON.parse(text(await c.get("default", "/api/v1", "application/json", up.fetch))).n).toBe(1);
     clock.now += 59_999;
-    expect(JSON.parse((await c.get("default", "/api/v1", "application/json", up.fetch)).body).n).toBe(1);
+    expect(JSON.parse(text(await c.get("default", "/api/v1", "application/json", up.fetch))).n).toBe(1);
     expect(up.calls).toHaveLength(1);
     clock.now += 1;
-    expect(JSON.parse((await c.get("default", "/api/v1", "application/json", up.fetch)).body).n).toBe(2);
+    expect(JSON.parse(text(await c.get("default", "/api/v1", "application/json", up.fetch))).n).toBe(2);
     expect(up.calls).toEqual([
       ["/api/v1", "application/json"],
       ["/api/v1", "application/json"],
@@ -50,7 +52,7 @@ describe("DiscoveryCache", () => {
     const plain = await c.get("default", "/apis", "application/json", up.fetch);
     const agg = await c.get("default", "/apis", `${aggregated},application/json`, up.fetch);
     const other = await c.get("prod", "/apis", "application/json", up.fetch);
-    expect([plain.body, agg.body, other.body]).toEqual(['{"a":1}', '{"a":2}', '{"a":3}']);
+    expect([plain, agg, other].map(text)).toEqual(['{"a":1}', '{"a":2}', '{"a":3}']);
     expect(agg.contentType).toBe(aggregated);
     expect(up.calls).toHaveLength(3);
   });
@@ -59,7 +61,7 @@ describe("DiscoveryCache", () => {
     const { cache: c } = cache();
     const up = upstream(json({ once: true }));
     const answers = await Promise.all(Array.from({ length: 10 }, () => c.get("default", "/apis/apps/v1", "application/json", up.fetch)));
-    expect(new Set(answers.map((a) => a.body))).toEqual(new Set(['{"once":true}']));
+    expect(new Set(answers.map(text))).toEqual(new Set(['{"once":true}']));
     expect(up.calls).toHaveLength(1);
   });
 
@@ -76,13 +78,13 @@ describe("DiscoveryCache", () => {
     const up = upstream(json({ good: 1 }), new Error("connect ECONNREFUSED"), json({ kind: "Status", message: "etcd is unavailable" }, 503), new Error("connect ECONNREFUSED"));
     await c.get("default", "/api/v1", "application/json", up.fetch);
     clock.now += 120_000;
-    expect((await c.get("default", "/api/v1", "application/json", up.fetch)).body).toBe('{"good":1}');
-    expect((await c.get("default", "/api/v1", "application/json", up.fetch)).body).toBe('{"good":1}');
+    expect(text(await c.get("default", "/api/v1", "application/json", up.fetch))).toBe('{"good":1}');
+    expect(text(await c.get("default", "/api/v1", "application/json", up.fetch))).toBe('{"good":1}');
     // A stale answer is not refreshed by serving it: every request past the TTL asks the upstream again.
     expect(up.calls).toHaveLength(3);
     clock.now += 600_000;
     await expect(c.get("default", "/api/v1", "application/json", up.fetch)).rejects.toThrow(
-      new DiscoveryUnavailable("the upstream API server did not answer discovery for /api/v1: connect ECONNREFUSED"),
+      new DocumentUnavailable("the upstream API server did not answer discovery for /api/v1: connect ECONNREFUSED"),
     );
   });
 
@@ -109,5 +111,25 @@ describe("DiscoveryCache", () => {
     expect(up.calls.map(([path]) => path)).toEqual(["/a", "/b", "/c"]);
     await c.get("default", "/a", "application/json", up.fetch);
     expect(up.calls.map(([path]) => path)).toEqual(["/a", "/b", "/c", "/a"]);
+  });
+
+  it("keeps the upstream's validators and caching headers, and the body as bytes (OpenAPI's protobuf is not text)", async () => {
+    const { cache: c } = cache();
+    const bytes = new Uint8Array([0, 255, 10, 128]);
+    const up = upstream(new Response(bytes, { headers: { "content-type": "application/x-protobuf", etag: '"ABC"', "cache-control": "public, immutable", "x-other": "dropped" } }));
+    const document = await c.get("default", "/openapi/v2", "application/x-protobuf", up.fetch);
+    expect([...document.body]).toEqual([...bytes]);
+    expect(document.headers).toEqual({ etag: '"ABC"', "cache-control": "public, immutable" });
+  });
+
+  it("does not read a document past its byte bound: the upstream is reported as unable to answer", async () => {
+    const { cache: c } = cache({ maxBytes: 10 });
+    const streamed = new Response(new ReadableStream({ pull: (controller) => controller.enqueue(new Uint8Array(4)) }));
+    const up = upstream(new Response("x".repeat(11)), streamed);
+    await expect(c.get("default", "/openapi/v2", "application/json", up.fetch)).rejects.toThrow(
+      "the upstream API server did not answer discovery for /openapi/v2: the document is larger than the 10 bytes the relay keeps",
+    );
+    // An endless body is cut off at the bound too.
+    await expect(c.get("default", "/openapi/v2", "application/json", up.fetch)).rejects.toThrow("larger than the 10 bytes");
   });
 });
