@@ -3,11 +3,20 @@
  * message, each delivering exactly what its standalone watch would, failing alone.
  */
 import { describe, expect, it } from "vitest";
+import { MAX_SELECTOR_BYTES } from "../../src/http/limits.ts";
+import { MAX_CLIENT_MESSAGE } from "../../src/mux/session.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace } from "./helpers.ts";
 import { names, relaySocket, untilClosed } from "./socket-helpers.ts";
 
 const sim = new Sim();
 const other = new Sim("other");
+
+/** A label selector of exactly `length` characters that a pod labelled `app=x0` matches: `app in (x0,v1,v2,…)`. */
+function selectorOf(length: number): string {
+  let selector = "app in (x0";
+  for (let i = 1; selector.length + 60 < length; i++) selector += `,v${i}`;
+  return `${selector},${"z".repeat(length - selector.length - 2)})`;
+}
 
 describe("the relay socket", () => {
   it("opens watches by message, across clusters, each seeing only its own collection", async () => {
@@ -162,6 +171,20 @@ describe("the relay socket", () => {
     const quietNames = await names(socket.lines("quiet"), 1);
     expect(quietNames).toEqual(["ADDED still-here"]);
     socket.close();
+  });
+
+  it("takes ops as long as a watch URL allows; a longer message closes the socket (1009) unread", async () => {
+    const ns = uniqueNamespace("mux-long");
+    await sim.createPod(ns, "p0", { app: "x0" });
+    const socket = await relaySocket();
+    // A label selector at its 4 KiB limit: its watch opens as a standalone one would.
+    socket.send({ op: "watch", id: "longest", path: `/api/v1/namespaces/${ns}/pods`, labelSelector: selectorOf(MAX_SELECTOR_BYTES) });
+    expect(await names(socket.lines("longest"), 1)).toEqual(["ADDED p0"]);
+    // Longer than any op can be: closed before it is read, so its id is never answered.
+    socket.send({ op: "watch", id: "too-long", path: `/api/v1/namespaces/${ns}/pods`, labelSelector: selectorOf(MAX_CLIENT_MESSAGE) });
+    expect(await socket.closed.closed()).toMatchObject({ code: 1009, reason: expect.stringContaining(`at most ${MAX_CLIENT_MESSAGE} characters`) });
+    expect(socket.lines("too-long").size).toBe(0);
+    expect((await untilClosed(socket.lines("longest"))).at(-1)).toMatchObject({ type: "CLOSED", code: 1009 });
   });
 
   it("is a WebSocket endpoint only", async () => {
