@@ -3,11 +3,15 @@
  * One relay socket (`/_relay/socket`): the client's ops open and end watches, each a standalone
  * watch of its own hub; their events go to the client tagged with the watch's id. A watch that
  * fails (refused, forbidden, expired, cut off) ends alone with an ERROR and its CLOSED; the
- * socket and the other watches go on, unless the socket's token is what was refused. The client's acknowledgements reach each hub as that
- * hub's own (`AckLedger`), so a hub measures the reader, not this hop. The socket ends when the
- * client closes it, its token expires or is refused, or it sends a message longer than any op.
+ * socket and the other watches go on, unless the socket's token is what was refused. The
+ * client's acknowledgements reach each hub as that hub's own (`AckLedger`), so a hub measures
+ * the reader, not this hop; each hub counts from the start, as if the client had acknowledged
+ * nothing yet. The socket ends when the client closes it, its token expires or is refused, it
+ * sends a message longer than any op, or it leaves more unacknowledged than its hubs hold for it
+ * and a subscriber's budget beside.
  */
 import { MAX_URL_BYTES } from "../http/limits.ts";
+import { inFlightAllowance } from "../hub/fanout.ts";
 import { AckLedger } from "../k8s/ack-ledger.ts";
 import { DEFAULT_CLUSTER } from "../k8s/key.ts";
 import { closedLine, failureLine, pages, parseClientMessage, tooManyWatches, type WatchOp } from "../k8s/mux.ts";
@@ -26,6 +30,8 @@ export interface SessionSettings {
   maxWatches: number;
   /** jwt: when the socket's token expires (epoch ms). */
   expiresAt: number | undefined;
+  /** A subscriber's budget (`SUBSCRIBER_BUDGET_BYTES`): what the client may leave unacknowledged beyond what its hubs hold. */
+  budget: number;
 }
 
 /**
@@ -49,6 +55,8 @@ export class Session {
   readonly #outbox: Outbox;
   #expiry: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  /** Ending the socket: its last lines go out unmeasured. */
+  #ending = false;
 
   constructor(client: WebSocket, settings: SessionSettings, open: OpenWatch, log: Log) {
     this.#client = client;
@@ -125,6 +133,9 @@ export class Session {
     });
     socket.addEventListener("close", (event) => this.#hubClosed(link, event.code, event.reason));
     socket.addEventListener("error", () => this.#hubClosed(link, CLOSE.abnormal, "the connection to the watch's hub failed"));
+    // The hub counts what it sends from now on as not yet taken, as for a client that has
+    // acknowledged nothing: it holds this watch, then cuts it off, while the client is behind.
+    this.#ackHub(link, 0);
   }
 
   /** A hub message's lines to the client: in pages of the watch's `limit` on a batch socket, else one per message. */
@@ -133,6 +144,8 @@ export class Session {
     // The hub's message counts as taken once its last page is.
     const paged = link.op.limit !== undefined;
     messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined, paged));
+    // Measured once the whole message is out: a CLOSED names the last event it delivered.
+    this.#measure();
   }
 
   #hubClosed(link: Link, code: number, reason: string): void {
@@ -159,13 +172,15 @@ export class Session {
 
   /** The client took `received`: tell each hub what of its own that covers. */
   #acknowledge(received: number): void {
-    for (const [link, taken] of this.#ledger.acknowledge(received)) {
-      if (link.ended || !link.socket) continue;
-      try {
-        link.socket.send(ackMessage(taken));
-      } catch {
-        // closing; its close event ends the watch
-      }
+    for (const [link, taken] of this.#ledger.acknowledge(received)) this.#ackHub(link, taken);
+  }
+
+  #ackHub(link: Link, taken: number): void {
+    if (link.ended || !link.socket) return;
+    try {
+      link.socket.send(ackMessage(taken));
+    } catch {
+      // closing; its close event ends the watch
     }
   }
 
@@ -176,11 +191,28 @@ export class Session {
   }
 
   /**
+   * What the client has not acknowledged, against what it may leave: what its hubs hold for its
+   * watches (each stops sending past its in-flight bound, and cuts the watch off at its budget)
+   * and one subscriber's budget for the rest (the relay's own lines, and the last of watches that
+   * ended). Past that, nothing else bounds it, so the socket is cut off: it resumes each watch.
+   */
+  #measure(): void {
+    if (this.#ending) return;
+    const { budget } = this.#settings;
+    const allowed = budget + this.#watches.size * inFlightAllowance(budget);
+    const unacknowledged = this.#ledger.unacknowledged;
+    if (unacknowledged <= allowed) return;
+    this.#log("socket cut off: slow client", { unacknowledged, allowed, watches: this.#watches.size });
+    this.#end(CLOSE.slow, `slow subscriber: more than ${allowed} bytes unacknowledged; resume each watch from its last resourceVersion`);
+  }
+
+  /**
    * End the socket: every watch ends with `code` (after an ERROR with `status`, if given), each
    * CLOSED naming its resume point, its hub's socket closed; then the client's socket closes.
    */
   #end(code: number, reason: string, status?: Status): void {
     if (this.#closed) return;
+    this.#ending = true;
     for (const link of [...this.#watches.values()]) {
       if (status) {
         this.#fail(link, status, code);
@@ -210,6 +242,7 @@ export class Session {
     if (this.#closed) return;
     this.#ledger.sentOwn(text.length);
     this.#outbox.push(text);
+    this.#measure();
   }
 
   #write(text: string): void {
