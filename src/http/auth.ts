@@ -147,17 +147,6 @@ export class Authenticator {
     return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };
   }
 
-  /**
-   * Who opens a relay socket (`/_relay/socket`), whose watches may name any cluster: a JWT is
-   * verified now (its expiry ends the socket), a Kubernetes token only once a watch names the
-   * cluster that must vouch for it; every watch is then authenticated as a request of its own.
-   */
-  async authenticateSocket(mode: AuthMode, env: Vars, request: Request): Promise<Result<Identity | undefined>> {
-    if (mode !== "kube") return this.authenticate(mode, env, request, undefined);
-    const credential = this.#token(request);
-    return credential.ok ? { ok: true, value: undefined } : credential;
-  }
-
   /** The request's bearer token, or the 401 for its absence or form. */
   #token(request: Request): Result<string> {
     const credential = bearerToken(request);

@@ -41,6 +41,10 @@ export const SLICE = 256 * 1024;
  * never held; low enough that the runtime holds little per socket.
  */
 const IN_FLIGHT = 2 * SLICE;
+const inFlightLimit = (budget: number): number => Math.min(IN_FLIGHT, budget / 2);
+/** Most a subscriber that acknowledges has unacknowledged while the hub still sends: its in-flight bound and the slice that crossed it. */
+export const inFlightAllowance = (budget: number): number => inFlightLimit(budget) + SLICE;
+
 /**
  * What one turn sends before the hub yields to its event loop: at most this many runtime
  * messages (WebSocket messages, HTTP chunks; about 30 ms of sends in workerd) and this many
@@ -80,7 +84,7 @@ export class Fanout {
     this.#settings = settings;
     this.#log = log;
     this.#clock = clock;
-    this.#inFlight = Math.min(IN_FLIGHT, settings.budget / 2);
+    this.#inFlight = inFlightLimit(settings.budget);
   }
 
   get size(): number {

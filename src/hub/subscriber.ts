@@ -73,10 +73,13 @@ export interface Sink {
 }
 
 /**
- * A WebSocket subscriber. Workers do not report a socket's buffered amount (workerd#988),
- * so the backlog comes from `bufferedAmount` where the runtime has it, otherwise from the
- * client's acknowledgements (`{"type":"ACK","received":n}`), which this project's client
- * sends. A client that never acknowledges is not budget-limited on this transport.
+ * A WebSocket subscriber. Workers do not always report a socket's buffered amount
+ * (workerd#988), so the backlog is `bufferedAmount` where the runtime has it and what the
+ * client's acknowledgements (`{"type":"ACK","received":n}`, which this project's client sends)
+ * leave untaken once it has sent one, the larger of the two: a reader that relays what it
+ * takes (the relay socket's mux object) has nothing buffered while its own reader is behind,
+ * and only its acknowledgements say so. A client that never acknowledges is limited only by
+ * what the runtime reports buffered, where it does.
  *
  * A batched socket (the client offered the batch subprotocol) gets each batch as one message
  * of newline-separated events; every other socket gets one event per message, as the API
@@ -130,8 +133,9 @@ export class WebSocketSink implements Sink {
   }
 
   backlog(): number {
-    if (this.#reportsBuffer) return (this.socket as unknown as { bufferedAmount: number }).bufferedAmount;
-    return this.#acked === undefined ? 0 : this.#sent - this.#acked;
+    const unacknowledged = this.#acked === undefined ? 0 : this.#sent - this.#acked;
+    if (!this.#reportsBuffer) return unacknowledged;
+    return Math.max((this.socket as unknown as { bufferedAmount: number }).bufferedAmount, unacknowledged);
   }
 
   close({ code, reason }: CloseReason): void {

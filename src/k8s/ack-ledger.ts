@@ -8,8 +8,9 @@
  * sees how far behind the client is, not the hop, and holds or cuts off a watch whose reader
  * falls behind, as it would a socket of its own.
  *
- * A client that never acknowledges is not budget-limited, as on a single watch: what it has not
- * acknowledged is remembered up to a bound, then forgotten.
+ * It also counts what the client has not acknowledged (everything, for a client that never
+ * does), which the session bounds. The messages it remembers are bounded apart from that: past
+ * a bound the oldest are forgotten, and each hub learns of them from a later message's count.
  */
 
 interface Entry<W> {
@@ -25,6 +26,7 @@ const MAX_UNACKNOWLEDGED = 16_384;
 
 export class AckLedger<W> {
   #sent = 0;
+  #acknowledged = 0;
   #entries: Entry<W>[] = [];
   #head = 0;
 
@@ -46,6 +48,9 @@ export class AckLedger<W> {
   /** The client took `received`: each watch's hub count now taken, for the watches that moved. */
   acknowledge(received: number): Map<W, number> {
     const taken = new Map<W, number>();
+    // More than was sent is no reader's count: ignored, as a hub ignores one.
+    if (received > this.#sent) return taken;
+    this.#acknowledged = Math.max(this.#acknowledged, received);
     while (this.#head < this.#entries.length) {
       const entry = this.#entries[this.#head] as Entry<W>;
       if (entry.at > received) break;
@@ -62,5 +67,10 @@ export class AckLedger<W> {
   /** Units sent to the client so far. */
   get total(): number {
     return this.#sent;
+  }
+
+  /** Units sent to the client and not yet acknowledged (all of them, for a client that never acknowledges). */
+  get unacknowledged(): number {
+    return this.#sent - this.#acknowledged;
   }
 }

@@ -31,12 +31,13 @@ export class WatchMux extends DurableObject<Env> {
     if (!admission) return statusResponse(badRequest("a relay socket is opened at /_relay/socket"));
     const credentials = credentialsOf(request);
     const routes = (relay ??= createApp());
+    const settings = hubSettings(this.env);
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     // Half-open: the client's close is answered by `answerClose`, not by the runtime, which would echo any code.
     server.accept({ allowHalfOpen: true });
     const session = new Session(
       server,
-      { batched: admission.protocol === BATCH_PROTOCOL, maxWatches: hubSettings(this.env).maxSubscriptionsPerSubject, expiresAt: admission.expiresAt },
+      { batched: admission.protocol === BATCH_PROTOCOL, maxWatches: settings.maxSubscriptionsPerSubject, expiresAt: admission.expiresAt, budget: settings.subscriberBudget },
       // With this object's waitUntil, so what the routes count (refusals) is reported as from the Worker.
       async (op) => routes.fetch(watchRequest(op, credentials), this.env, { waitUntil: (promise) => this.ctx.waitUntil(promise), passThroughOnException: () => undefined, props: {} }),
       logger({ component: "mux", subject: admission.subject }),

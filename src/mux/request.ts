@@ -17,7 +17,7 @@ export interface SocketAdmission {
   protocol?: string | undefined;
   /** jwt: when the socket's token expires (epoch ms), which ends the socket. */
   expiresAt?: number | undefined;
-  /** Who, for the logs (absent without auth, and in kube mode until a cluster says). */
+  /** Who, for the logs (absent without auth). */
   subject?: string | undefined;
 }
 

@@ -3,12 +3,19 @@
  * One relay socket (`/_relay/socket`): the client's ops open and end watches, each a standalone
  * watch of its own hub; their events go to the client tagged with the watch's id. A watch that
  * fails (refused, forbidden, expired, cut off) ends alone with an ERROR and its CLOSED; the
- * socket and the other watches go on. The client's acknowledgements reach each hub as that
- * hub's own (`AckLedger`), so a hub measures the reader, not this hop. The socket ends when the
- * client closes it or its token expires.
+ * socket and the other watches go on, unless the socket's token is what was refused. The
+ * client's acknowledgements reach each hub as that hub's own (`AckLedger`), so a hub measures
+ * the reader, not this hop; each hub counts from the start, as if the client had acknowledged
+ * nothing yet. The socket ends when the client closes it, its token expires or is refused, it
+ * sends a message longer than any op, or it leaves more unacknowledged than its hubs hold for it
+ * and a subscriber's budget beside.
  */
+import { MAX_URL_BYTES } from "../http/limits.ts";
+import { inFlightAllowance } from "../hub/fanout.ts";
 import { AckLedger } from "../k8s/ack-ledger.ts";
+import { DEFAULT_CLUSTER } from "../k8s/key.ts";
 import { closedLine, failureLine, pages, parseClientMessage, tooManyWatches, type WatchOp } from "../k8s/mux.ts";
+import { parseApiPath } from "../k8s/path.ts";
 import { failure, internalError, unauthorized } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { ackMessage, CLOSE } from "../k8s/websocket.ts";
@@ -23,7 +30,17 @@ export interface SessionSettings {
   maxWatches: number;
   /** jwt: when the socket's token expires (epoch ms). */
   expiresAt: number | undefined;
+  /** A subscriber's budget (`SUBSCRIBER_BUDGET_BYTES`): what the client may leave unacknowledged beyond what its hubs hold. */
+  budget: number;
 }
+
+/**
+ * The longest message a client may send (UTF-16 units). An op is the watch URL it becomes (at
+ * most `MAX_URL_BYTES`, or that watch is refused with 431) spelled as JSON, in which no value is
+ * longer than percent-encoded; twice the URL leaves room for the field names, the id, escapes
+ * and whitespace, so an op over the URL's limit still gets its watch's 431. ACKs are a few dozen.
+ */
+export const MAX_CLIENT_MESSAGE = 2 * MAX_URL_BYTES;
 
 /** The relay's answer to a watch op's standalone watch request: a 101 with the hub's socket, or a Status. */
 export type OpenWatch = (op: WatchOp) => Promise<Response>;
@@ -38,6 +55,8 @@ export class Session {
   readonly #outbox: Outbox;
   #expiry: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  /** Ending the socket: its last lines go out unmeasured. */
+  #ending = false;
 
   constructor(client: WebSocket, settings: SessionSettings, open: OpenWatch, log: Log) {
     this.#client = client;
@@ -51,6 +70,9 @@ export class Session {
   /** A message from the client: an op, an acknowledgement, or something refused with a Status. */
   message(data: string | ArrayBuffer): void {
     if (this.#closed) return;
+    // The runtime has taken the message in whole already; one longer than any op is not parsed.
+    const size = typeof data === "string" ? data.length : data.byteLength;
+    if (size > MAX_CLIENT_MESSAGE) return this.#end(CLOSE.tooBig, `relay socket messages are ops and ACKs, at most ${MAX_CLIENT_MESSAGE} characters`);
     const message = parseClientMessage(data);
     if ("ack" in message) return this.#acknowledge(message.ack);
     if ("refused" in message) return this.#sendOwn(failureLine(message.refused));
@@ -88,7 +110,15 @@ export class Session {
     }
     const socket = response.webSocket;
     if (response.status !== 101 || !socket) {
-      this.#fail(link, await statusOf(response), CLOSE.normal);
+      const status = await statusOf(response);
+      // The cluster that admitted the socket no longer takes its token: every later op would be
+      // refused too, each after a review of its own.
+      if (status.code === 401 && clusterOf(link.op) === DEFAULT_CLUSTER) {
+        this.#log("socket closed: token refused", { id: link.id, watches: this.#watches.size });
+        this.#end(CLOSE.unauthorized, "the bearer token is not accepted; reconnect with a valid one", status);
+        return;
+      }
+      this.#fail(link, status, CLOSE.normal);
       return;
     }
     socket.accept();
@@ -103,6 +133,9 @@ export class Session {
     });
     socket.addEventListener("close", (event) => this.#hubClosed(link, event.code, event.reason));
     socket.addEventListener("error", () => this.#hubClosed(link, CLOSE.abnormal, "the connection to the watch's hub failed"));
+    // The hub counts what it sends from now on as not yet taken, as for a client that has
+    // acknowledged nothing: it holds this watch, then cuts it off, while the client is behind.
+    this.#ackHub(link, 0);
   }
 
   /** A hub message's lines to the client: in pages of the watch's `limit` on a batch socket, else one per message. */
@@ -111,6 +144,8 @@ export class Session {
     // The hub's message counts as taken once its last page is.
     const paged = link.op.limit !== undefined;
     messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined, paged));
+    // Measured once the whole message is out: a CLOSED names the last event it delivered.
+    this.#measure();
   }
 
   #hubClosed(link: Link, code: number, reason: string): void {
@@ -137,25 +172,59 @@ export class Session {
 
   /** The client took `received`: tell each hub what of its own that covers. */
   #acknowledge(received: number): void {
-    for (const [link, taken] of this.#ledger.acknowledge(received)) {
-      if (link.ended || !link.socket) continue;
-      try {
-        link.socket.send(ackMessage(taken));
-      } catch {
-        // closing; its close event ends the watch
-      }
+    for (const [link, taken] of this.#ledger.acknowledge(received)) this.#ackHub(link, taken);
+  }
+
+  #ackHub(link: Link, taken: number): void {
+    if (link.ended || !link.socket) return;
+    try {
+      link.socket.send(ackMessage(taken));
+    } catch {
+      // closing; its close event ends the watch
     }
   }
 
   /** The socket's token expired: every watch fails with a 401, then the socket closes (4401). */
   #expire(): void {
     this.#log("socket closed: token expired", { watches: this.#watches.size });
-    const status = unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one");
-    for (const link of [...this.#watches.values()]) this.#fail(link, status, CLOSE.unauthorized);
+    this.#end(CLOSE.unauthorized, "the bearer token has expired", unauthorized("Unauthorized: the bearer token has expired; reconnect with a fresh one"));
+  }
+
+  /**
+   * What the client has not acknowledged, against what it may leave: what its hubs hold for its
+   * watches (each stops sending past its in-flight bound, and cuts the watch off at its budget)
+   * and one subscriber's budget for the rest (the relay's own lines, and the last of watches that
+   * ended). Past that, nothing else bounds it, so the socket is cut off: it resumes each watch.
+   */
+  #measure(): void {
+    if (this.#ending) return;
+    const { budget } = this.#settings;
+    const allowed = budget + this.#watches.size * inFlightAllowance(budget);
+    const unacknowledged = this.#ledger.unacknowledged;
+    if (unacknowledged <= allowed) return;
+    this.#log("socket cut off: slow client", { unacknowledged, allowed, watches: this.#watches.size });
+    this.#end(CLOSE.slow, `slow subscriber: more than ${allowed} bytes unacknowledged; resume each watch from its last resourceVersion`);
+  }
+
+  /**
+   * End the socket: every watch ends with `code` (after an ERROR with `status`, if given), each
+   * CLOSED naming its resume point, its hub's socket closed; then the client's socket closes.
+   */
+  #end(code: number, reason: string, status?: Status): void {
+    if (this.#closed) return;
+    this.#ending = true;
+    for (const link of [...this.#watches.values()]) {
+      if (status) {
+        this.#fail(link, status, code);
+        continue;
+      }
+      link.end(code, reason);
+      this.#finish(link, code, reason);
+    }
     this.#outbox.flush();
     this.clientClosed();
     try {
-      this.#client.close(CLOSE.unauthorized, "the bearer token has expired");
+      this.#client.close(code, reason.slice(0, 120));
     } catch {
       // already closed
     }
@@ -173,6 +242,7 @@ export class Session {
     if (this.#closed) return;
     this.#ledger.sentOwn(text.length);
     this.#outbox.push(text);
+    this.#measure();
   }
 
   #write(text: string): void {
@@ -184,6 +254,12 @@ export class Session {
       this.clientClosed();
     }
   }
+}
+
+/** The cluster a watch op names (bare paths name the default one). */
+function clusterOf(op: WatchOp): string {
+  const path = parseApiPath(op.path);
+  return (path.kind === "resource" ? path.cluster : undefined) ?? DEFAULT_CLUSTER;
 }
 
 /** The Status a refused watch request answered with (or one that says what it was). */

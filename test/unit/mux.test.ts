@@ -155,9 +155,14 @@ describe("acknowledgements through the hop", () => {
         ["b", 9],
       ]),
     );
-    expect(ledger.acknowledge(100)).toEqual(new Map([["a", 24]]));
+    expect(ledger.unacknowledged).toBe(10);
+    // More than was sent is no reader's count: nothing moves.
     expect(ledger.acknowledge(100)).toEqual(new Map());
+    expect(ledger.unacknowledged).toBe(10);
+    expect(ledger.acknowledge(45)).toEqual(new Map([["a", 24]]));
+    expect(ledger.acknowledge(45)).toEqual(new Map());
     expect(ledger.total).toBe(45);
+    expect(ledger.unacknowledged).toBe(0);
   });
 
   it("forget what a client that never acknowledges was sent, past a bound", () => {
@@ -167,5 +172,6 @@ describe("acknowledgements through the hop", () => {
     const taken = ledger.acknowledge(40_000);
     expect(taken.get("a")).toBe(40_000);
     expect(ledger.acknowledge(20_000)).toEqual(new Map());
+    expect(ledger.unacknowledged).toBe(0);
   });
 });

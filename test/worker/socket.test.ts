@@ -3,11 +3,29 @@
  * message, each delivering exactly what its standalone watch would, failing alone.
  */
 import { describe, expect, it } from "vitest";
+import { MAX_SELECTOR_BYTES } from "../../src/http/limits.ts";
+import { inFlightAllowance } from "../../src/hub/fanout.ts";
+import { MAX_CLIENT_MESSAGE } from "../../src/mux/session.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace } from "./helpers.ts";
-import { names, relaySocket, untilClosed } from "./socket-helpers.ts";
+import { names, relaySocket, untilClosed, type RelaySocket } from "./socket-helpers.ts";
 
 const sim = new Sim();
 const other = new Sim("other");
+/** SUBSCRIBER_BUDGET_BYTES in the tests' configuration. */
+const BUDGET = 256 * 1024;
+
+/** Subscribers of the hub of a namespace's pods. */
+const subscribers = async (ns: string): Promise<number> => ((await (await relay(`/_relay/stats/api/v1/namespaces/${ns}/pods`)).json()) as { subscribers: number }).subscribers;
+
+/** What a relay socket has been sent so far, as its client counts it for an ACK. */
+const received = (socket: RelaySocket): number => socket.messages.reduce((n, m) => n + m.length, 0);
+
+/** A label selector of exactly `length` characters that a pod labelled `app=x0` matches: `app in (x0,v1,v2,…)`. */
+function selectorOf(length: number): string {
+  let selector = "app in (x0";
+  for (let i = 1; selector.length + 60 < length; i++) selector += `,v${i}`;
+  return `${selector},${"z".repeat(length - selector.length - 2)})`;
+}
 
 describe("the relay socket", () => {
   it("opens watches by message, across clusters, each seeing only its own collection", async () => {
@@ -37,12 +55,11 @@ describe("the relay socket", () => {
     const socket = await relaySocket();
     socket.send({ op: "watch", id: "w1", path: `/api/v1/namespaces/${ns}/pods` });
     expect(await names(socket.lines("w1"), 1)).toEqual(["ADDED p0"]);
-    const stats = async () => (await (await relay(`/_relay/stats/api/v1/namespaces/${ns}/pods`)).json()) as { subscribers: number };
-    expect((await stats()).subscribers).toBe(1);
+    expect(await subscribers(ns)).toBe(1);
     socket.send({ op: "unwatch", id: "w1" });
     const [closed] = await untilClosed(socket.lines("w1"));
     expect(closed).toEqual({ id: "w1", type: "CLOSED", code: 1000, reason: "unwatched", resourceVersion: created.metadata!.resourceVersion });
-    await eventually(async () => (await stats()).subscribers === 0, "the hub to lose its subscriber");
+    await eventually(async () => (await subscribers(ns)) === 0, "the hub to lose its subscriber");
     socket.close();
   });
 
@@ -149,8 +166,7 @@ describe("the relay socket", () => {
     socket.send({ op: "watch", id: "quiet", path: `/api/v1/namespaces/${quiet}/pods`, allowWatchBookmarks: true });
     await names(socket.lines("busy"), 1);
     // Acknowledge what has arrived so far, then nothing more: the hub now counts this reader's backlog.
-    const taken = socket.messages.reduce((n, m) => n + m.length, 0);
-    socket.send({ type: "ACK", received: taken });
+    socket.send({ type: "ACK", received: received(socket) });
     // More than SUBSCRIBER_BUDGET_BYTES (256 KiB in these tests) of changes, unacknowledged.
     for (let i = 0; i < 60; i++)
       await sim.createPod(busy, `p${i}`, { filler: "x".repeat(60) }).then((p) => sim.patchPod(busy, p.metadata!.name!, { metadata: { annotations: { pad: "y".repeat(4000) } } }));
@@ -162,6 +178,61 @@ describe("the relay socket", () => {
     const quietNames = await names(socket.lines("quiet"), 1);
     expect(quietNames).toEqual(["ADDED still-here"]);
     socket.close();
+  });
+
+  it("holds a client that never acknowledges, and cuts its watch off within the budget (4008); one that acknowledges gets every event", async () => {
+    const ns = uniqueNamespace("mux-silent");
+    await sim.createPod(ns, "big");
+    const silent = await relaySocket();
+    const reader = await relaySocket();
+    reader.socket.addEventListener("message", () => reader.send({ type: "ACK", received: received(reader) }));
+    for (const socket of [silent, reader]) socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
+    for (const socket of [silent, reader]) await names(socket.lines("w"), 1);
+
+    // 40 changes of ~10 KB: 400 KB, past the budget, which one client never acknowledges.
+    const padding = "x".repeat(10_000);
+    const written: number[] = [];
+    for (let i = 0; i < 40; i++) written.push(rvOf(await sim.patchPod(ns, "big", { metadata: { annotations: { padding: `${i}${padding}` } } })));
+    expect((await reader.lines("w").take(40, "every change")).map((line) => rvOf(line.object!))).toEqual(written);
+
+    const lines = await untilClosed(silent.lines("w"));
+    expect(lines.at(-1)).toMatchObject({ type: "CLOSED", code: 4008, reason: expect.stringContaining("slow subscriber") });
+    const got = lines.slice(0, -1).map((line) => rvOf(line.object!));
+    expect(got).toEqual(written.slice(0, got.length));
+    expect(lines.at(-1)!.resourceVersion).toBe(String(got.at(-1)));
+    // Its hub stopped sending half-way through the budget, as for a standalone reader that fell behind.
+    expect(received(silent)).toBeLessThan(BUDGET);
+    await eventually(async () => (await subscribers(ns)) === 1, "the hub to let the silent client's watch go");
+    for (const socket of [silent, reader]) socket.close();
+  });
+
+  it("cuts off a client that never acknowledges once what the relay sent it passes the budget beside what its hubs hold: every watch ends (4008), then the socket", async () => {
+    const ns = uniqueNamespace("mux-flood");
+    await sim.createPod(ns, "p0");
+    const socket = await relaySocket();
+    socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
+    await names(socket.lines("w"), 1);
+    // Each op it cannot act on is answered with a Status as long as the op it names, and never acknowledged.
+    for (let i = 0; i < 100; i++) socket.send({ op: "x".repeat(10_000), id: `bad${i}` });
+    expect(await socket.closed.closed()).toMatchObject({ code: 4008, reason: expect.stringContaining("resume each watch from its last resourceVersion") });
+    // Cut off at the first answer past it: what its watch's hub may hold, and the budget beside.
+    expect(received(socket)).toBeLessThan(BUDGET + inFlightAllowance(BUDGET) + 11_000);
+    expect((await untilClosed(socket.lines("w"))).at(-1)).toMatchObject({ type: "CLOSED", code: 4008 });
+    await eventually(async () => (await subscribers(ns)) === 0, "the hub to lose the socket's watch");
+  });
+
+  it("takes ops as long as a watch URL allows; a longer message closes the socket (1009) unread", async () => {
+    const ns = uniqueNamespace("mux-long");
+    await sim.createPod(ns, "p0", { app: "x0" });
+    const socket = await relaySocket();
+    // A label selector at its 4 KiB limit: its watch opens as a standalone one would.
+    socket.send({ op: "watch", id: "longest", path: `/api/v1/namespaces/${ns}/pods`, labelSelector: selectorOf(MAX_SELECTOR_BYTES) });
+    expect(await names(socket.lines("longest"), 1)).toEqual(["ADDED p0"]);
+    // Longer than any op can be: closed before it is read, so its id is never answered.
+    socket.send({ op: "watch", id: "too-long", path: `/api/v1/namespaces/${ns}/pods`, labelSelector: selectorOf(MAX_CLIENT_MESSAGE) });
+    expect(await socket.closed.closed()).toMatchObject({ code: 1009, reason: expect.stringContaining(`at most ${MAX_CLIENT_MESSAGE} characters`) });
+    expect(socket.lines("too-long").size).toBe(0);
+    expect((await untilClosed(socket.lines("longest"))).at(-1)).toMatchObject({ type: "CLOSED", code: 1009 });
   });
 
   it("is a WebSocket endpoint only", async () => {
