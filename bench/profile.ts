@@ -27,7 +27,7 @@ export const profileNamespace = (workload: ProfileWorkload): string => `profile-
 
 const ACK_FUNCTIONS = new Set(["webSocketMessage", "parseAck", "acknowledge", "wake"]);
 const FANOUT_MODULES = new Set(["src/hub/fanout.ts", "src/hub/subscriber.ts"]);
-const INTAKE_MODULES = new Set(["src/hub/reflector.ts", "src/hub/feed.ts", "src/hub/cache.ts", "src/hub/window.ts"]);
+const INTAKE_MODULES = new Set(["src/hub/reflector.ts", "src/hub/feed.ts", "src/hub/collection.ts", "src/hub/relist.ts", "src/hub/tombstones.ts", "src/hub/window.ts"]);
 const SOCKET_MODULES = new Set(["src/k8s/mux.ts", "src/k8s/ack-ledger.ts"]);
 
 /**

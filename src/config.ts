@@ -40,6 +40,12 @@ export interface HubSettings {
   stripManagedFields: boolean;
   /** Deletions kept for net-change resumes (`TOMBSTONES_MAX`, `TOMBSTONE_TTL_SECONDS`). */
   tombstones: { max: number; maxAgeMs: number };
+  /**
+   * What the hubs of one isolate keep in memory, all together (DESIGN.md, "Memory"): the
+   * window's newest lines (`LINE_MEMORY_BYTES`), and slices of initial states being sent
+   * (`SLICE_MEMORY_BYTES`). The rest is read from each hub's storage.
+   */
+  memory: { lines: number; slices: number };
 }
 
 function int(env: Vars, name: string, fallback: number, min: number): number {
@@ -64,6 +70,7 @@ export function hubSettings(env: Vars): HubSettings {
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
     stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",
     tombstones: { max: int(env, "TOMBSTONES_MAX", 100_000, 0), maxAgeMs: int(env, "TOMBSTONE_TTL_SECONDS", 86_400, 0) * 1000 },
+    memory: { lines: int(env, "LINE_MEMORY_BYTES", 16 * 1024 * 1024, 0), slices: int(env, "SLICE_MEMORY_BYTES", 8 * 1024 * 1024, 0) },
   };
 }
 

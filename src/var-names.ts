@@ -26,6 +26,8 @@ export const VARIABLE_NAMES = [
   "STRIP_MANAGED_FIELDS",
   "TOMBSTONES_MAX",
   "TOMBSTONE_TTL_SECONDS",
+  "LINE_MEMORY_BYTES",
+  "SLICE_MEMORY_BYTES",
 ] as const;
 
 /** Secrets: `UPSTREAM_TOKEN` for the default cluster, the jwt mode's key, and a token that may read `/metrics` whatever AUTH_MODE says. */

@@ -20,13 +20,13 @@ import type { Quota } from "../quota/quota.ts";
 import type { Vars } from "../vars.ts";
 import { AccessGuard } from "./access.ts";
 import { realClock, type Clock } from "./clock.ts";
-import { Fanout } from "./fanout.ts";
+import { Fanout, type InitialSliceBatch } from "./fanout.ts";
 import { gatherMs } from "./gather.ts";
 import { Feed } from "./feed.ts";
 import { Lifecycle } from "./lifecycle.ts";
+import { isolateMemory } from "./memory.ts";
 import { HubQuotas } from "./quotas.ts";
 import type { Reader } from "./reads.ts";
-import type { SnapshotStore } from "./snapshots.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
 import type { CloseReason, Subscriber } from "./subscriber.ts";
@@ -55,16 +55,16 @@ export interface HubContext {
   env: HubEnv;
   settings: HubSettings;
   storage: HubStorage;
-  snapshots: SnapshotStore;
   log: Log;
   /** Delete the hub's stored state and these parts with it: the next request starts afresh. */
   reclaim: () => Promise<void>;
 }
 
-export function assemble({ state, env, settings, storage, snapshots, log, reclaim }: HubContext, key: WatchKey): Parts {
+export function assemble({ state, env, settings, storage, log, reclaim }: HubContext, key: WatchKey): Parts {
   const upstream = upstreamFor(env, key.cluster);
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const clock = realClock;
+  const memory = isolateMemory<InitialSliceBatch>(settings.memory);
   const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: hubName(key), key: describeKey(key), cluster: key.cluster }, log);
   let fanout: Fanout | undefined;
   const feed = new Feed(
@@ -81,10 +81,11 @@ export function assemble({ state, env, settings, storage, snapshots, log, reclai
     },
     log,
     clock,
+    memory.lines.tail(),
   );
   const out = new Fanout(
     { window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end) },
-    { budget: settings.subscriberBudget },
+    { budget: settings.subscriberBudget, slices: memory.slices },
     log,
     clock,
   );
@@ -97,7 +98,7 @@ export function assemble({ state, env, settings, storage, snapshots, log, reclai
       upstream: feed.upstreamState,
       watching: feed.watching,
       window: { start: feed.window.start, head: feed.window.head, events: feed.window.size, bytes: feed.window.bytes },
-      objects: feed.cache.size,
+      objects: feed.collection.size,
     }),
     *subscribers() {
       for (const s of out.subscribers) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
@@ -151,9 +152,10 @@ export function assemble({ state, env, settings, storage, snapshots, log, reclai
     get apiVersion() {
       return feed.identity?.apiVersion ?? "";
     },
-    current: () => ({ rv: feed.window.head, objects: feed.cache.snapshot() }),
+    head: () => feed.window.head,
     waitFor: (rv, ms) => feed.waitFor(rv, ms),
-    snapshots,
+    collection: feed.collection,
+    snapshots: feed.snapshots,
   };
   return { clock, feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics };
 }

@@ -1,37 +1,42 @@
 /**
  * @module
  * Net changes for a resume (`compact=true`): instead of every event after resourceVersion `N`,
- * each object that changed after `N` once, at its current state — `ADDED` if it entered the
- * collection after `N` (created, or moved into the selector), else `MODIFIED` — and a `DELETED`,
- * with its last state, for each object that was in the collection at `N` and has left it
- * (deleted, or moved out of the selector). Applied to the collection as it was at `N`, they give
- * the collection as it is now. In resourceVersion order, so a stream cut off halfway can resume
- * for net changes from the last resourceVersion it delivered; a delete always comes before the
- * creation of another object with the same name.
+ * each object that changed after `N` once, at its state at the head `H` — `ADDED` if it entered
+ * the collection after `N` (created, or moved into the selector), else `MODIFIED` — and a
+ * `DELETED`, with its last state, for each object that was in the collection at `N` and had
+ * left it by `H` (deleted, or moved out of the selector). Applied to the collection as it was at
+ * `N`, they give the collection as it was at `H`. In resourceVersion order, so a stream cut off
+ * halfway can resume for net changes from the last resourceVersion it delivered; a delete always
+ * comes before the creation of another object with the same name. Read from the hub's storage a
+ * page at a time: the changed objects by their resourceVersion, the tombstones by theirs.
  */
-import type { CachedObject, ObjectCache } from "./cache.ts";
-import type { Tombstone } from "./storage.ts";
+import type { Collection, StoredObject } from "./collection.ts";
+import type { Tombstones } from "./tombstones.ts";
 
 export interface NetChange {
   readonly type: "ADDED" | "MODIFIED" | "DELETED";
-  readonly object: CachedObject;
+  readonly object: StoredObject;
 }
 
 /**
- * `tombstones`: the deletions after `rv` of objects that were in the collection at `rv` (the
- * caller has checked that none before `rv` are missing: the hub's horizon).
+ * Up to `limit` net changes from `from` to `at` with a resourceVersion after `after`, in
+ * resourceVersion order (the caller has checked that no tombstone after `from` is missing: the
+ * hub's horizon).
  */
-export function netChanges(current: Pick<ObjectCache, "values" | "sinceOf">, tombstones: Iterable<Tombstone>, rv: number): NetChange[] {
+export function netChangesPage(collection: Pick<Collection, "changed" | "presentAt">, tombstones: Pick<Tombstones, "page">, from: number, at: number, after: number, limit: number): NetChange[] {
   const changes: NetChange[] = [];
-  const present = new Set<string>();
-  for (const object of current.values()) {
-    present.add(object.uid);
-    if (object.rv <= rv) continue;
-    changes.push({ type: (current.sinceOf(object.uid) ?? object.rv) > rv ? "ADDED" : "MODIFIED", object });
+  for (const object of collection.changed(from, at, after, limit)) changes.push({ type: object.since > from ? "ADDED" : "MODIFIED", object });
+  // A page of the merged order needs no more than `limit` of each.
+  for (let cursor = after, deleted = 0; deleted < limit; ) {
+    const gone = tombstones.page(from, cursor, at, limit);
+    for (const object of gone) {
+      cursor = object.rv;
+      // Left and came back: its state at `at` says it all.
+      if (collection.presentAt(object.key, object.uid, at)) continue;
+      changes.push({ type: "DELETED", object });
+      deleted++;
+    }
+    if (gone.length < limit) break;
   }
-  for (const { object, since } of tombstones) {
-    // Left and came back: its current state says it all.
-    if (object.rv > rv && since <= rv && !present.has(object.uid)) changes.push({ type: "DELETED", object });
-  }
-  return changes.sort((a, b) => a.object.rv - b.object.rv);
+  return changes.sort((a, b) => a.object.rv - b.object.rv).slice(0, limit);
 }

@@ -1,8 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "./clock.fake.ts";
-import { Fanout, SLICE, TURN_BYTES, TURN_MESSAGES } from "./fanout.ts";
+import { database, durableStorage } from "../../test/kit/sqlite.ts";
+import { Collection } from "./collection.ts";
+import { Fanout, SLICE, TURN_BYTES, TURN_MESSAGES, type InitialSliceBatch } from "./fanout.ts";
+import { StateEvents, type InitialEvents } from "./initial.ts";
+import { LineMemory, SliceCache } from "./memory.ts";
+import { SnapshotRegistry } from "./snapshots.ts";
+import { HubStorage } from "./storage.ts";
 import { type LineBatch, Subscriber, type CloseReason, type Sink, type SubscriberOptions } from "./subscriber.ts";
-import { EventWindow } from "./window.ts";
+import { EventWindow, type WindowEvent } from "./window.ts";
 
 /** A sink that records what it is sent, one message per line (a per-event WebSocket). */
 class RecordingSink implements Sink {
@@ -34,19 +40,29 @@ class RecordingSink implements Sink {
 const options: SubscriberOptions = { bookmarks: false, timeoutMs: undefined };
 const line = (rv: number, size = 100) => `{"rv":${rv},"pad":"${"x".repeat(size)}"}\n`;
 
+/** A window over its own storage, with an `append` that commits one event as the feed does. */
+function storedWindow() {
+  const storage = new HubStorage(durableStorage(database()));
+  storage.make();
+  const window = new EventWindow(() => storage.sql, { maxEvents: 100_000, maxBytes: 1 << 30 }, new LineMemory(1 << 30).tail());
+  const append = (event: WindowEvent) => window.committed(storage.transaction(() => window.write([event])));
+  return { storage, window: Object.assign(window, { append }) };
+}
+
 function setup(events: number, size = 100, budget = 4 * 1024 * 1024) {
-  const window = new EventWindow({ maxEvents: 100_000, maxBytes: 1 << 30 });
+  const { storage, window } = storedWindow();
   window.reset(0);
   for (let rv = 1; rv <= events; rv++) window.append({ rv, line: line(rv, size) });
   const clock = new FakeClock();
-  const fanout = new Fanout({ window, bookmark: (rv) => `{"type":"BOOKMARK","rv":${rv}}\n` }, { budget }, () => undefined, clock);
-  const subscribe = (position: number, opts: Partial<SubscriberOptions> = {}) => {
+  const slices = new SliceCache<InitialSliceBatch>(1 << 30);
+  const fanout = new Fanout({ window, bookmark: (rv) => `{"type":"BOOKMARK","rv":${rv}}\n` }, { budget, slices }, () => undefined, clock);
+  const subscribe = (position: number, opts: Partial<SubscriberOptions> = {}, initial?: InitialEvents) => {
     const sink = new RecordingSink();
-    const subscriber = new Subscriber(sink, position, { ...options, ...opts });
+    const subscriber = new Subscriber(sink, position, { ...options, ...opts }, initial);
     fanout.attach(subscriber);
     return { sink, subscriber };
   };
-  return { window, clock, fanout, subscribe };
+  return { storage, window, clock, fanout, subscribe };
 }
 
 describe("Fanout", () => {
@@ -167,5 +183,48 @@ describe("Fanout", () => {
     clock.turn();
     fanout.wake();
     expect(clock.pending.length).toBe(0);
+  });
+
+  it("sends subscribers that start together the state at the head from storage, each slice read once for all; then the window's events", () => {
+    const { storage, window, clock, fanout, subscribe } = setup(0);
+    const collection = new Collection(() => storage.sql);
+    storage.transaction(() => {
+      for (let i = 0; i < 40; i++) collection.write("ADDED", { key: `ns/p${String(i).padStart(2, "0")}`, uid: `u${i}`, rv: 1, json: `{"pad":"${"x".repeat(SLICE / 20)}"}` }, 1, undefined, false);
+    });
+    window.advance(1);
+    let now = 0;
+    const snapshots = new SnapshotRegistry({ kept: 1, ttlMs: 1000 }, () => now);
+    const state = new StateEvents(collection, snapshots, 1, "initial-events-end");
+    let reads = 0;
+    const counted: InitialEvents = {
+      id: state.id,
+      rv: state.rv,
+      end: state.end,
+      acquire: () => state.acquire(),
+      release: () => state.release(),
+      read: (cursor, max) => {
+        reads++;
+        return state.read(cursor, max);
+      },
+    };
+    const a = subscribe(1, {}, counted);
+    const b = subscribe(1, {}, counted);
+    while (clock.turn() > 0);
+    expect(a.sink.lines).toHaveLength(41);
+    expect(a.sink.lines.at(-1)).toBe(`{"type":"BOOKMARK","rv":1}\n`);
+    expect(b.sink.batches).toEqual(a.sink.batches);
+    // Two slices of about SLICE each: read once for both subscribers.
+    expect(reads).toBe(2);
+    window.append({ rv: 2, line: line(2) });
+    fanout.publish();
+    expect(a.sink.lines.at(-1)).toBe(line(2));
+    // Done with the state: its snapshot is no longer held.
+    expect(snapshots.oldest()).toBeUndefined();
+
+    // One whose snapshot outlived its time is cut off, to resume.
+    const late = subscribe(2, {}, new StateEvents(collection, snapshots, 2, undefined));
+    now += 2000;
+    clock.turn();
+    expect(late.sink.closedWith?.code).toBe(4008);
   });
 });

@@ -12,19 +12,28 @@
  * taken waits (its acknowledgements wake it); one further behind than its budget, or out of
  * the window, is cut off with a reason and resumes from its last resourceVersion.
  */
-import { errorLine, eventLine } from "../k8s/event.ts";
+import { errorLine } from "../k8s/event.ts";
 import { tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { CLOSE } from "../k8s/websocket.ts";
-import type { CachedObject } from "./cache.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
-import { LineBatch, type CloseReason, type InitialEvents, type Subscriber } from "./subscriber.ts";
+import type { InitialEvents } from "./initial.ts";
+import type { SliceCache } from "./memory.ts";
+import { LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
 import type { EventWindow } from "./window.ts";
 
 export interface FanoutSettings {
   /** Backlog beyond which a subscriber is cut off as slow. */
   budget: number;
+  /** Where slices of initial states are kept, for the subscribers that start together (the isolate's). */
+  slices: SliceCache<InitialSliceBatch>;
+}
+
+/** A slice of what subscribers get first, serialised for sending; `next` is where the following one starts. */
+export interface InitialSliceBatch {
+  readonly batch: LineBatch;
+  readonly next: string | undefined;
 }
 
 export interface FanoutSource {
@@ -65,8 +74,6 @@ export class Fanout {
   readonly #subscribers = new Set<Subscriber>();
   readonly #deadlines = new Map<Subscriber, Cancel>();
   readonly #inFlight: number;
-  /** Slices of what subscribers get first, by the value they share (dropped with it). */
-  readonly #initialSlices = new WeakMap<InitialEvents, Map<number, { batch: LineBatch; next: number }>>();
   #deltaSubscribers = 0;
   #turnTimer: Cancel | undefined;
   #turnDelay = 0;
@@ -102,6 +109,7 @@ export class Fanout {
 
   attach(subscriber: Subscriber): void {
     this.#subscribers.add(subscriber);
+    subscriber.initial?.acquire();
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
     const timeoutMs = subscriber.options.timeoutMs;
     if (timeoutMs !== undefined)
@@ -115,6 +123,8 @@ export class Fanout {
   /** Remove a subscriber, closing its sink with `reason` when given. Idempotent. */
   detach(subscriber: Subscriber, reason?: CloseReason): void {
     if (!this.#subscribers.delete(subscriber)) return;
+    subscriber.initial?.release();
+    subscriber.initial = undefined;
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers--;
     this.#deadlines.get(subscriber)?.();
     this.#deadlines.delete(subscriber);
@@ -209,6 +219,10 @@ export class Fanout {
       this.#subscribers.add(subscriber);
       if (subscriber.initial) {
         const sent = this.#sendInitial(subscriber);
+        if (!sent) {
+          this.#cutOff(subscriber, "its initial state's snapshot was not kept for as long as sending it took", "window");
+          continue;
+        }
         messages += sent.messages;
         bytes += sent.bytes;
         more = true;
@@ -255,33 +269,32 @@ export class Fanout {
     return line;
   }
 
-  /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); what that cost. */
-  #sendInitial(subscriber: Subscriber): { messages: number; bytes: number } {
+  /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); what that cost, or `undefined` when its snapshot is gone. */
+  #sendInitial(subscriber: Subscriber): { messages: number; bytes: number } | undefined {
     const initial = subscriber.initial as InitialEvents;
-    const slice = this.#initialSlice(initial, subscriber.initialSent);
-    subscriber.initialSent = slice.next;
-    if (slice.next >= initial.objects.length) subscriber.initial = undefined;
+    const slice = this.#initialSlice(initial, subscriber.initialCursor);
+    if (!slice) return undefined;
+    if (slice.next === undefined) {
+      initial.release();
+      subscriber.initial = undefined;
+    } else {
+      subscriber.initialCursor = slice.next;
+    }
     if (slice.batch.lines.length === 0) return { messages: 0, bytes: 0 };
     return { messages: this.#send(subscriber, slice.batch), bytes: slice.batch.size };
   }
 
-  /** The slice of `initial` from `offset`, built once for everyone who gets it. */
-  #initialSlice(initial: InitialEvents, offset: number): { batch: LineBatch; next: number } {
-    let slices = this.#initialSlices.get(initial);
-    if (!slices) this.#initialSlices.set(initial, (slices = new Map()));
-    const built = slices.get(offset);
+  /** The slice of `initial` from `cursor`, built once for everyone who gets it while the isolate's cache keeps it. */
+  #initialSlice(initial: InitialEvents, cursor: string): InitialSliceBatch | undefined {
+    const key = `${initial.id}:${cursor}`;
+    const built = this.#settings.slices.get(key);
     if (built) return built;
-    const { objects, types } = initial;
-    const lines: string[] = [];
-    let next = offset;
-    for (let size = 0; next < objects.length && size < SLICE; next++) {
-      const line = eventLine(types?.[next] ?? "ADDED", (objects[next] as CachedObject).json);
-      lines.push(line);
-      size += line.length;
-    }
-    if (next >= objects.length && initial.end) lines.push(this.#source.bookmark(initial.rv, initial.end === "initial-events-end"));
-    const slice = { batch: new LineBatch(lines), next };
-    slices.set(offset, slice);
+    const read = initial.read(cursor, SLICE);
+    if (!read) return undefined;
+    const lines = [...read.lines];
+    if (read.next === undefined && initial.end) lines.push(this.#source.bookmark(initial.rv, initial.end === "initial-events-end"));
+    const slice = { batch: new LineBatch(lines), next: read.next };
+    this.#settings.slices.set(key, slice, slice.batch.size);
     return slice;
   }
 

@@ -11,13 +11,16 @@ import { objectVersion } from "../k8s/rv.ts";
 import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
-import { realClock, type Cancel, type Clock } from "./clock.ts";
-import { ObjectCache, objectEventOf, relistDiff, toCachedObject, type CachedObject, type ObjectEvent } from "./cache.ts";
+import type { Cancel, Clock } from "./clock.ts";
+import { Collection, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
 import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
-import type { Checkpoint, HubIdentity, HubStorage, StoredObject, Tombstone } from "./storage.ts";
+import type { HubIdentity, HubStorage } from "./storage.ts";
 import { Gather } from "./gather.ts";
-import { netChanges } from "./compaction.ts";
-import type { InitialEvents } from "./subscriber.ts";
+import { NetChangeEvents, StateEvents, type InitialEvents } from "./initial.ts";
+import type { LineTail } from "./memory.ts";
+import { StagedList } from "./relist.ts";
+import { SnapshotRegistry } from "./snapshots.ts";
+import { Tombstones, type Tombstone, type TombstoneLimits } from "./tombstones.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
 import type { Log } from "../log.ts";
 
@@ -34,6 +37,7 @@ type Change = ObjectEvent & { readonly parsed?: KubeObject };
 export interface FeedSettings {
   windowEvents: number;
   windowBytes: number;
+  tombstones: TombstoneLimits;
   upstreamStallMs: number;
   stripManagedFields: boolean;
   /**
@@ -67,24 +71,27 @@ const KNOWN_DOWN_MS = 5000;
 /** Failures no retry mends without someone changing something: answered at once. */
 const DEFINITIVE = new Set([400, 401, 403, 404, 405, 422]);
 
-/**
- * Objects changed since the last checkpoint when the next is written: bounds the size of one
- * checkpoint. (What a restore replays is bounded by the window: it checkpoints before evicting.)
- */
-const CHECKPOINT_OBJECTS = 1000;
+/** Snapshots kept for paged lists (continue tokens older than this, or than the last few, get 410), and the longest a reader holds one. */
+const SNAPSHOTS_KEPT = 4;
+const SNAPSHOT_TTL_MS = 5 * 60_000;
+
+/** Events of a relist's difference committed (and fanned out) at a time. */
+const DIFF_PAGE = 500;
 
 export class Feed implements ReflectorHandler {
-  readonly cache = new ObjectCache();
+  /** The current objects, in storage. */
+  readonly collection: Collection;
   readonly window: EventWindow;
+  readonly tombstones: Tombstones;
+  /** The snapshots open on the collection (lists being read, initial states being sent, continue tokens). */
+  readonly snapshots: SnapshotRegistry;
   readonly #key: WatchKey;
   readonly #storage: HubStorage;
+  readonly #staged: StagedList;
   readonly #listener: FeedListener;
   readonly #log: Log;
   readonly #reflector: Reflector;
   readonly #stripManagedFields: boolean;
-  /** What changed since the objects table's checkpoint: uid → object, or `null` when gone. */
-  readonly #dirty = new Map<string, CachedObject | null>();
-  #checkpoint = 0;
   #identity: HubIdentity | undefined;
   /** The upstream watch (or a list) has been established since the last start. */
   #live = false;
@@ -106,16 +113,19 @@ export class Feed implements ReflectorHandler {
   readonly #gather: Gather;
   readonly #wantDeltas: () => boolean;
   readonly #versionWaiters: VersionWaiters;
-  /** Net changes can be told from after this resourceVersion on (see `storage.ts`). */
+  /** Net changes can be told from after this resourceVersion on (see `tombstones.ts`). */
   #horizon = 0;
   /** The upstream has failed since `since` (ms), last with `error`: it is backing off. */
   #failing: { since: number; error: UpstreamError } | undefined;
-  #lastInitial: InitialEvents | undefined;
-  #lastNet: { from: number; events: InitialEvents } | undefined;
+  #lastInitial: StateEvents | undefined;
+  #lastNet: NetChangeEvents | undefined;
   upstreamState: ReflectorState = "stopped";
 
-  /** `clock`: times the gathering of events, stamps what is stored, and is the reflector's. */
-  constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log, clock: Clock = realClock) {
+  /**
+   * `clock`: times the gathering of events, stamps what is stored, and is the reflector's;
+   * `tail`: where the window keeps its newest lines in memory.
+   */
+  constructor(key: WatchKey, storage: HubStorage, upstream: Upstream, settings: FeedSettings, listener: FeedListener, log: Log, clock: Clock, tail: LineTail) {
     this.#key = key;
     this.#clock = clock;
     this.#versionWaiters = new VersionWaiters((ms, run) => clock.after(ms, run));
@@ -125,25 +135,23 @@ export class Feed implements ReflectorHandler {
     this.#stripManagedFields = settings.stripManagedFields;
     this.#gather = new Gather(settings.gatherBaseMs);
     this.#wantDeltas = settings.wantDeltas;
-    this.window = new EventWindow({ maxEvents: settings.windowEvents, maxBytes: settings.windowBytes });
-    const stored = storage.load();
-    if (stored) {
-      this.#identity = { key: stored.key, kind: stored.kind, listKind: stored.listKind, apiVersion: stored.apiVersion };
-      const since = new Map(stored.objects.map((o) => [o.object.uid, o.since]));
-      this.cache.replace(
-        stored.objects.map((o) => o.object),
-        (o) => since.get(o.uid) ?? 0,
-      );
-      // The objects table is as of the checkpoint; the window's later events bring it up to date.
-      for (const event of stored.events) {
-        if (event.rv <= stored.checkpoint) continue;
-        const change = objectEventOf(event.line);
-        if (change) this.#changed(change);
-      }
-      this.#checkpoint = stored.checkpoint;
-      this.#horizon = stored.horizon;
-      this.window.restore(stored.events, stored.start, stored.head);
-      log("hub state restored", { objects: this.cache.size, events: stored.events.length, head: stored.head, start: stored.start, checkpoint: stored.checkpoint });
+    const sql = () => storage.sql;
+    this.collection = new Collection(sql);
+    this.window = new EventWindow(sql, { maxEvents: settings.windowEvents, maxBytes: settings.windowBytes }, tail);
+    this.tombstones = new Tombstones(sql, settings.tombstones);
+    this.#staged = new StagedList(sql, (write) => storage.transaction(write));
+    this.snapshots = new SnapshotRegistry({ kept: SNAPSHOTS_KEPT, ttlMs: SNAPSHOT_TTL_MS }, () => clock.now());
+    this.snapshots.onChange = (oldest) => this.collection.prune(oldest);
+    const history = storage.history();
+    if (history) {
+      this.#identity = { key: history.key, kind: history.kind, listKind: history.listKind, apiVersion: history.apiVersion };
+      // A list the last instance was staging is of no use: the reflector lists again if it must.
+      this.#staged.end();
+      this.collection.restore();
+      this.tombstones.restore();
+      this.window.restore(history.start, history.head);
+      this.#horizon = history.horizon;
+      log("hub state restored", { objects: this.collection.size, events: this.window.size, head: this.window.head, start: this.window.start });
     }
     this.#reflector = new Reflector(key, upstream, this, {
       stallMs: settings.upstreamStallMs,
@@ -173,31 +181,27 @@ export class Feed implements ReflectorHandler {
    * subscribers that start together share its serialised slices.
    */
   initialState(end: InitialEvents["end"]): InitialEvents {
-    const objects = this.cache.snapshot();
     const head = this.window.head;
     const last = this.#lastInitial;
-    if (last?.objects === objects && last.rv === head && last.end === end) return last;
-    return (this.#lastInitial = { rv: head, objects, end });
+    if (last?.rv === head && last.end === end) return last;
+    return (this.#lastInitial = new StateEvents(this.collection, this.snapshots, head, end));
   }
 
   /**
-   * What changed after `rv`, once each, at its latest state (see `compaction.ts`), closed by a
-   * bookmark at the head; `rv` must not be before the horizon. Shared, as `initialState` is, by
-   * a storm of resumes from the same point.
+   * What changed after `rv`, once each, at its state at the head (see `compaction.ts`), closed
+   * by a bookmark at the head; `rv` must not be before the horizon. Shared, as `initialState`
+   * is, by a storm of resumes from the same point.
    */
   netChangesAfter(rv: number): InitialEvents {
     const head = this.window.head;
     const last = this.#lastNet;
-    if (last?.from === rv && last.events.rv === head) return last.events;
-    const changes = netChanges(this.cache, this.#storage.tombstonesAfter(rv), rv);
-    const events: InitialEvents = { rv: head, objects: changes.map((c) => c.object), types: changes.map((c) => c.type), end: "bookmark" };
-    this.#lastNet = { from: rv, events };
-    return events;
+    if (last?.from === rv && last.rv === head) return last;
+    return (this.#lastNet = new NetChangeEvents(this.collection, this.tombstones, this.snapshots, rv, head));
   }
 
   /**
    * Waiters for the new head go on; the shared initial state and net changes are of an older
-   * head and can never be handed out again, so they (and the slices built of them) are let go.
+   * head and are handed out no more (the subscribers that have them hold their snapshot).
    */
   #headMoved(): void {
     this.#lastInitial = undefined;
@@ -274,44 +278,79 @@ export class Feed implements ReflectorHandler {
     return this.#identity ? this.window.head : undefined;
   }
 
-  listed(list: ListedCollection): void {
+  /**
+   * A list from the upstream, a page at a time: staged in storage as it arrives, then either
+   * the difference from what the hub holds, committed as ordinary events a page at a time (so
+   * connected and resuming subscribers get every change, and the hub serves its state as of
+   * the last page meanwhile), or, for a first list or a history that went another way, a new
+   * history.
+   */
+  async listed(list: ListedCollection): Promise<void> {
     this.#failing = undefined;
     // What the previous watch delivered comes first: the relist is diffed against it.
     this.#commitPending();
     const apiVersion = list.apiVersion || keyApiVersion(this.#key);
     const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
-    const objects: CachedObject[] = [];
-    for (const item of list.items) {
-      const taken = this.#take(item, identity);
-      if (taken) objects.push(taken.object);
+    const to = list.resourceVersion;
+    this.#staged.begin();
+    let listed = 0;
+    for await (const items of list.pages) {
+      const records: ObjectRecord[] = [];
+      for (const item of items) {
+        const taken = this.#take(item, identity);
+        if (taken) records.push(taken.object);
+      }
+      this.#staged.add(records, to);
+      listed += records.length;
+    }
+    const previous = this.#identity;
+    const from = this.window.head;
+    const changes = previous ? this.#staged.diff(from, to) : undefined;
+    if (previous && changes !== undefined) {
+      this.#log("relisted upstream; emitting the difference as events", { changes, from, to });
+      for (let after = from; ; ) {
+        const page = this.#staged.events(after, DIFF_PAGE);
+        const last = page.at(-1);
+        if (!last) break;
+        this.#commit(page, last.object.rv);
+        after = last.object.rv;
+        // The fan-out sends each page before the next is read.
+        await new Promise<void>((resolve) => this.#clock.after(0, resolve));
+      }
+      this.#commit([], to);
+      this.#staged.end();
+    } else {
+      this.#newHistory(identity, to);
+      if (previous) {
+        this.#log("upstream history is inconsistent with the hub's; window reset", { head: from, listed: to });
+        this.#listener.reset(to);
+      } else {
+        this.#log("synced from upstream list", { objects: listed, resourceVersion: to });
+      }
     }
     this.#live = true;
     this.#current = true;
     this.#currentAsOf = this.#checks;
-    const previous = this.#identity;
-    const head = this.window.head;
-    const diff = previous ? relistDiff(this.cache.values(), objects, head, list.resourceVersion) : undefined;
-    if (previous && diff) {
-      this.#log("relisted upstream; emitting the difference as events", { changes: diff.length, from: head, to: list.resourceVersion });
-      this.#commit(diff, list.resourceVersion);
-      this.#settle();
-      return;
-    }
-    this.#identity = identity;
-    this.cache.replace(objects, list.resourceVersion);
-    this.#dirty.clear();
-    this.#checkpoint = list.resourceVersion;
-    this.#horizon = list.resourceVersion;
-    this.window.reset(list.resourceVersion);
-    this.#storage.saveSnapshot(identity, objects, list.resourceVersion);
-    this.#headMoved();
-    if (previous) {
-      this.#log("upstream history is inconsistent with the hub's; window reset", { head, listed: list.resourceVersion });
-      this.#listener.reset(list.resourceVersion);
-    } else {
-      this.#log("synced from upstream list", { objects: objects.length, resourceVersion: list.resourceVersion });
-    }
     this.#settle();
+  }
+
+  /** The staged list is the collection, at `rv`: an empty window and no tombstones. Every snapshot of the old one is gone. */
+  #newHistory(identity: HubIdentity, rv: number): void {
+    this.#storage.transaction(() => {
+      this.collection.replaceWithListed();
+      this.window.clear();
+      this.tombstones.clear();
+      this.#storage.setMeta("identity", JSON.stringify(identity));
+      for (const name of ["head", "start", "horizon"]) this.#storage.setMeta(name, rv);
+    });
+    this.#staged.end();
+    this.#identity = identity;
+    this.collection.recount();
+    this.tombstones.committed(0);
+    this.window.reset(rv);
+    this.#horizon = rv;
+    this.snapshots.reset();
+    this.#headMoved();
   }
 
   /**
@@ -382,61 +421,51 @@ export class Feed implements ReflectorHandler {
     this.#settle();
   }
 
-  /** Apply changes (in RV order) to cache, window and storage, then publish them. */
+  /**
+   * Apply changes (in RV order) to the collection, the window and the tombstones in one
+   * transaction, then to what memory holds of them, then publish them.
+   */
   #commit(changes: readonly Change[], head: number): void {
-    const appended: WindowEvent[] = [];
-    const tombstones: Tombstone[] = [];
-    let evictedTo: number | undefined;
     const deltas = this.#wantDeltas();
-    for (const change of changes) {
-      if (change.type === "DELETED") tombstones.push({ object: change.object, since: this.cache.sinceOf(change.object.uid) ?? 0 });
-      const before = change.type === "MODIFIED" && deltas ? this.cache.get(change.object.uid) : undefined;
-      this.#changed(change);
-      const line = eventLine(change.type, change.object.json);
-      const event: WindowEvent = {
-        rv: change.object.rv,
-        line,
-        delta: before && deltaLine(JSON.parse(before.json) as KubeObject, change.parsed ?? (JSON.parse(change.object.json) as KubeObject), line),
-      };
-      evictedTo = this.window.append(event) ?? evictedTo;
-      appended.push(event);
-    }
+    const events: WindowEvent[] = [];
+    const gone: Tombstone[] = [];
+    let added = 0;
+    const written = this.#storage.transaction(() => {
+      for (const change of changes) {
+        const { type, object } = change;
+        // A delta is made from the version it patches, and only while someone takes deltas.
+        const patched = type === "MODIFIED" && deltas;
+        const full = patched ? this.collection.get(object.key) : undefined;
+        const replaced = patched ? full : this.collection.peek(object.key);
+        const since = type === "ADDED" || replaced === undefined ? object.rv : replaced.since;
+        if (type === "DELETED") gone.push({ ...object, since: replaced?.since ?? 0 });
+        added += this.collection.write(type, object, since, replaced, replaced !== undefined && this.snapshots.sees(replaced.rv));
+        const line = eventLine(type, object.json);
+        const delta = full && deltaLine(JSON.parse(full.json) as KubeObject, change.parsed ?? (JSON.parse(object.json) as KubeObject), line);
+        events.push({ rv: object.rv, line, delta });
+      }
+      const window = this.window.write(events);
+      const tombstones = this.tombstones.write(gone, this.#clock.now(), this.#horizon);
+      if (window.evicted) this.#storage.setMeta("start", window.evicted.to);
+      if (tombstones.horizon !== this.#horizon) this.#storage.setMeta("horizon", tombstones.horizon);
+      // The head is the last event's, unless a bookmark took it further.
+      if (head > (events.at(-1)?.rv ?? 0) && head > this.window.head) this.#storage.setMeta("head", head);
+      return { window, tombstones };
+    });
+    this.collection.committed(added);
+    this.window.committed(written.window);
+    this.tombstones.committed(written.tombstones.count);
+    this.#horizon = written.tombstones.horizon;
     this.window.advance(head);
     this.#headMoved();
-    if (appended.length === 0) {
-      this.#storage.saveHead(this.window.head);
-      return;
-    }
-    // A restore replays the window after the checkpoint, so the window must not lose what it needs.
-    const due = this.#dirty.size >= CHECKPOINT_OBJECTS || (evictedTo !== undefined && evictedTo > this.#checkpoint);
-    const batch = { events: appended, head: this.window.head, start: this.window.start, evictedTo, checkpoint: due ? this.#takeCheckpoint() : undefined, tombstones };
-    this.#horizon = this.#storage.saveBatch(batch, this.#clock.now(), this.#horizon);
-    this.#listener.published(appended);
-  }
-
-  #changed(change: ObjectEvent): void {
-    this.cache.apply(change);
-    this.#dirty.set(change.object.uid, change.type === "DELETED" ? null : change.object);
-  }
-
-  /** The objects table's catch-up to the current head. */
-  #takeCheckpoint(): Checkpoint {
-    const changed: StoredObject[] = [];
-    const removed: string[] = [];
-    for (const [uid, object] of this.#dirty) {
-      if (object) changed.push({ object, since: this.cache.sinceOf(uid) ?? object.rv });
-      else removed.push(uid);
-    }
-    this.#dirty.clear();
-    this.#checkpoint = this.window.head;
-    return { rv: this.window.head, changed, removed };
+    if (events.length > 0) this.#listener.published(events);
   }
 
   /**
    * An upstream object as the relay serves it (kind and apiVersion set, managedFields dropped),
    * cached, and as parsed; `undefined`, logged, without a uid, name or resourceVersion.
    */
-  #take(item: KubeObject, identity: HubIdentity): { object: CachedObject; parsed: KubeObject } | undefined {
+  #take(item: KubeObject, identity: HubIdentity): { object: ObjectRecord; parsed: KubeObject } | undefined {
     // Built-in list items come without kind/apiVersion; every watch event object needs them.
     const parsed = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
     // Who wrote which field is the API server's business, and a large share of every object.
@@ -445,7 +474,7 @@ export class Feed implements ReflectorHandler {
       const { managedFields: _, ...metadata } = parsed.metadata;
       parsed.metadata = metadata;
     }
-    const object = toCachedObject(parsed);
+    const object = toRecord(parsed);
     if (!object) this.#log("skipped an upstream object without uid, name or resourceVersion");
     return object && { object, parsed };
   }

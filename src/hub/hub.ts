@@ -19,26 +19,21 @@ import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
 import { freshnessFor, hubRequests, type HubRequest } from "./request.ts";
-import { SnapshotStore } from "./snapshots.ts";
 import { HubStorage } from "./storage.ts";
 
-/** Snapshots kept for paged lists: continue tokens older than this, or than the last few, get 410. */
-const SNAPSHOTS_KEPT = 4;
-const SNAPSHOT_TTL_MS = 5 * 60_000;
 /** How long a request waits for a hub's first upstream list before answering 503. */
 const SYNC_TIMEOUT_MS = 10_000;
 
 export class WatchHub extends DurableObject<HubEnv> {
   readonly #settings: HubSettings;
   readonly #storage: HubStorage;
-  readonly #snapshots = new SnapshotStore(SNAPSHOTS_KEPT, SNAPSHOT_TTL_MS);
   #parts: Parts | undefined;
   #log: Log = logger({ hub: "(unopened)" });
 
   constructor(ctx: DurableObjectState, env: HubEnv) {
     super(ctx, env);
     this.#settings = hubSettings(env);
-    this.#storage = new HubStorage(ctx.storage, this.#settings.tombstones);
+    this.#storage = new HubStorage(ctx.storage);
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -80,7 +75,7 @@ export class WatchHub extends DurableObject<HubEnv> {
       resourceVersion: feed.window.head,
       windowStart: feed.window.start,
       windowEvents: feed.window.size,
-      objects: feed.cache.size,
+      objects: feed.collection.size,
     };
   }
 
@@ -98,7 +93,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     }
     switch (hubRequest.verb) {
       case "list":
-        return serveList(parts.reader, hubRequest.key, hubRequest.options, parts.clock.now());
+        return serveList(parts.reader, hubRequest.key, hubRequest.options);
       case "get":
         return serveGet(parts.reader, hubRequest.key, hubRequest.name);
       case "watch":
@@ -116,10 +111,9 @@ export class WatchHub extends DurableObject<HubEnv> {
     this.#log = logger({ hub: describeKey(key) });
     const reclaim = async () => {
       await this.#storage.clear();
-      this.#snapshots.clear();
       this.#parts = undefined;
     };
-    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, snapshots: this.#snapshots, log: this.#log, reclaim }, key);
+    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, log: this.#log, reclaim }, key);
     return this.#parts;
   }
 }

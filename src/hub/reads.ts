@@ -1,6 +1,6 @@
 /**
  * @module
- * Reads from the hub's cache: lists and gets. Which snapshot a list gets follows the watch
+ * Reads from the hub's collection: lists and gets. Which snapshot a list gets follows the watch
  * cache's rules (apiserver `pkg/storage/cacher/delegator/interface.go`, `watch_cache.go`; see
  * `options.ts` for the validation that came first):
  * - `resourceVersion` unset or `0`: the hub's current state (unset is a consistent read: the
@@ -8,107 +8,107 @@
  * - `N`, or `N` with `resourceVersionMatch=NotOlderThan`: current, once the hub has reached `N`
  *   (waiting up to 3 s, then 504 Too large resource version);
  * - `N` with `limit` and no match, or `resourceVersionMatch=Exact`: the state at exactly `N`, if
- *   it is current or retained, else 410;
+ *   it is current or kept for continue tokens, else 410;
  * - `continue`: the next page of the token's snapshot, or 410 once it is gone.
- * Responses are the API server's shapes, streamed from the pre-serialised objects so a large
- * list is never built as one string.
+ * Responses are the API server's shapes, streamed from storage a few rows at a time in the
+ * snapshot's key order, so a list of any size is never held in memory, and its first bytes go
+ * out as soon as the first rows are read.
  */
 import { metaNamespaceKey, type WatchKey } from "../k8s/key.ts";
 import type { ListOptions } from "../k8s/options.ts";
 import { badRequest, expired, notFound, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
-import type { CachedObject } from "./cache.ts";
-import { decodeContinue, page, type Page, type Snapshot, type SnapshotStore } from "./snapshots.ts";
+import type { Collection, StoredObject } from "./collection.ts";
+import { decodeContinue, encodeContinue, type Lease, type SnapshotRegistry } from "./snapshots.ts";
 
 /** How long a request for a resourceVersion ahead of the hub waits for it (`blockTimeout`). */
 export const AHEAD_WAIT_MS = 3000;
 
 export interface ListSource {
-  /** The hub's current state. */
-  current(): Snapshot;
+  /** The current state's resourceVersion. */
+  head(): number;
   /** Resolves `true` once the hub has reached `rv`, `false` after `ms`. */
   waitFor(rv: number, ms: number): Promise<boolean>;
-  readonly snapshots: SnapshotStore;
+  readonly collection: Pick<Collection, "page" | "keyAfter" | "sizeAt">;
+  readonly snapshots: SnapshotRegistry;
+}
+
+/** A page to send: the snapshot it is read from (held), where in it the page starts, and how many it holds. */
+export interface PagePlan {
+  lease: Lease;
+  /** The key the page starts after (`""`: the first). */
+  after: string;
+  limit: number | undefined;
+  /** Items sent in the pages before. */
+  sent: number;
 }
 
 const CONTINUE_EXPIRED = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
 
-export async function listPage(source: ListSource, options: ListOptions, now: number): Promise<Result<Page>> {
-  let snapshot: Snapshot | undefined;
-  let after: string | undefined;
+/** Which snapshot, and where in it, a list reads; the snapshot is held from the moment it is chosen. */
+export async function listPlan(source: ListSource, options: ListOptions): Promise<Result<PagePlan>> {
   if (options.continue) {
     const cursor = decodeContinue(options.continue);
     if (!cursor) return { ok: false, status: badRequest("continue key is not valid: it was not issued by this relay") };
-    snapshot = exactly(source, cursor.rv, now);
-    if (!snapshot) return { ok: false, status: expired(CONTINUE_EXPIRED) };
-    after = cursor.start;
-  } else if (options.resourceVersion.kind === "exact") {
-    const rv = options.resourceVersion.rv;
-    const exact = options.resourceVersionMatch === "Exact" || (options.resourceVersionMatch === undefined && options.limit !== undefined);
-    if (!(await source.waitFor(rv, AHEAD_WAIT_MS))) return { ok: false, status: tooLargeResourceVersion(rv, source.current().rv) };
-    snapshot = exact ? exactly(source, rv, now) : source.current();
-    if (!snapshot) return { ok: false, status: expired("The resourceVersion for the provided list is too old.") };
-  } else {
-    snapshot = source.current();
+    if (!exactly(source, cursor.rv)) return { ok: false, status: expired(CONTINUE_EXPIRED) };
+    return { ok: true, value: { lease: source.snapshots.hold(cursor.rv), after: cursor.start, limit: options.limit, sent: cursor.sent } };
   }
-  const result = page(snapshot, options.limit, after);
-  if (result.continue) source.snapshots.keep(snapshot, now);
-  return { ok: true, value: result };
+  let rv = source.head();
+  if (options.resourceVersion.kind === "exact") {
+    const requested = options.resourceVersion.rv;
+    const exact = options.resourceVersionMatch === "Exact" || (options.resourceVersionMatch === undefined && options.limit !== undefined);
+    if (!(await source.waitFor(requested, AHEAD_WAIT_MS))) return { ok: false, status: tooLargeResourceVersion(requested, source.head()) };
+    if (exact && !exactly(source, requested)) return { ok: false, status: expired("The resourceVersion for the provided list is too old.") };
+    rv = exact ? requested : source.head();
+  }
+  // Held at once, in the turn it was chosen in: a change committed before would not keep what it sees.
+  return { ok: true, value: { lease: source.snapshots.hold(rv), after: "", limit: options.limit, sent: 0 } };
 }
 
-function exactly(source: ListSource, rv: number, now: number): Snapshot | undefined {
-  const current = source.current();
-  return current.rv === rv ? current : source.snapshots.get(rv, now);
+function exactly(source: ListSource, rv: number): boolean {
+  return source.head() === rv || source.snapshots.kept(rv);
 }
 
-/** What the hub reads from: its identity's kinds, its current state, and how to wait for a resourceVersion. */
+/** What the hub reads from: its identity's kinds, its state, and how to wait for a resourceVersion. */
 export interface Reader extends ListSource {
   readonly listKind: string;
   readonly apiVersion: string;
+  readonly collection: Pick<Collection, "page" | "keyAfter" | "sizeAt" | "get">;
 }
 
 const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-cache, private" };
 
 /** A list request's response: a page of the snapshot its options select, or their Status. */
-export async function serveList(reader: Reader, key: WatchKey, options: ListOptions, now: number): Promise<Response> {
-  const listed = await listPage(reader, options, now);
-  if (!listed.ok) return statusResponse(listed.status);
-  const result = listed.value;
-  const body = listBody(
-    {
-      listKind: reader.listKind,
-      apiVersion: reader.apiVersion,
-      resourceVersion: result.rv,
-      continue: result.continue,
+export async function serveList(reader: Reader, key: WatchKey, options: ListOptions): Promise<Response> {
+  const planned = await listPlan(reader, options);
+  if (!planned.ok) return statusResponse(planned.status);
+  const { lease, after, limit, sent } = planned.value;
+  const { collection, snapshots } = reader;
+  let next: string | undefined;
+  let remaining: number | undefined;
+  if (limit !== undefined) {
+    const last = collection.keyAfter(lease.rv, after, limit);
+    if (last !== undefined && collection.keyAfter(lease.rv, last, 1) !== undefined) {
+      next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit });
+      snapshots.keep(lease.rv);
       // As the API server: an estimate of what is left, only when nothing is filtered out.
-      remainingItemCount: key.labelSelector || key.fieldSelector ? undefined : result.remaining,
-    },
-    result.objects,
-  );
-  return new Response(body, { headers: JSON_HEADERS });
+      if (!key.labelSelector && !key.fieldSelector) remaining = collection.sizeAt(lease.rv) - (sent + limit);
+    }
+  }
+  const head: ListHead = { listKind: reader.listKind, apiVersion: reader.apiVersion, resourceVersion: lease.rv, continue: next, remainingItemCount: remaining };
+  return new Response(listBody(head, collection, lease, after, limit), { headers: JSON_HEADERS });
 }
 
 /** A get: the named object of the current state, or 404. */
 export function serveGet(reader: Reader, key: WatchKey, name: string): Response {
-  const found = findByKey(reader.current().objects, metaNamespaceKey(key.namespace, name));
+  const found = reader.collection.get(metaNamespaceKey(key.namespace, name));
   if (!found) return statusResponse(notFound(key.resource, name, key.group));
   return new Response(`${found.json}\n`, { headers: JSON_HEADERS });
 }
 
-/** Binary search of a key-ordered snapshot. */
-function findByKey(objects: readonly CachedObject[], key: string): CachedObject | undefined {
-  let lo = 0;
-  let hi = objects.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const k = (objects[mid] as CachedObject).key;
-    if (k === key) return objects[mid];
-    if (k < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return undefined;
-}
-
+/** What a pull of the body writes at most (it always writes at least one row's worth). */
 const CHUNK = 64 * 1024;
+/** Rows read from storage at a time. */
+const ROWS = 32;
 
 interface ListHead {
   listKind: string;
@@ -120,24 +120,49 @@ interface ListHead {
   remainingItemCount?: number | undefined;
 }
 
-/** A list body as a stream; `objects` must not change while it is read (snapshots never do). */
-function listBody(head: ListHead, objects: readonly CachedObject[]): ReadableStream<Uint8Array> {
+/**
+ * A list body as a stream, read from the held snapshot as the runtime pulls it; the hold ends
+ * with the body (read to the end, or cancelled by the client). A snapshot lost meanwhile (a
+ * reader slower than snapshots are kept, or a new history) ends the body with an error, as a
+ * broken connection: a list cannot say so once its items have begun.
+ */
+function listBody(head: ListHead, collection: Pick<Collection, "page">, lease: Lease, start: string, limit: number | undefined): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  let next = 0;
+  let after = start;
+  let left = limit ?? Number.POSITIVE_INFINITY;
+  let opened = false;
+  let written = 0;
   return new ReadableStream<Uint8Array>({
     pull(controller) {
-      let text = next === 0 ? `{"kind":"${head.listKind}","apiVersion":"${head.apiVersion}","metadata":${JSON.stringify(listMeta(head))},"items":[` : "";
-      while (next < objects.length && text.length < CHUNK) {
-        text += (next > 0 ? "," : "") + (objects[next] as CachedObject).json;
-        next++;
+      let text = opened ? "" : `{"kind":"${head.listKind}","apiVersion":"${head.apiVersion}","metadata":${JSON.stringify(listMeta(head))},"items":[`;
+      opened = true;
+      let done = false;
+      while (text.length < CHUNK) {
+        if (!lease.alive) {
+          controller.error(new Error("the list's snapshot is gone (a reader slower than snapshots are kept, or a new history of the collection)"));
+          return;
+        }
+        const rows: StoredObject[] = left > 0 ? collection.page(lease.rv, after, Math.min(ROWS, left)) : [];
+        for (const row of rows) {
+          text += (written++ > 0 ? "," : "") + row.json;
+          after = row.key;
+        }
+        left -= rows.length;
+        if (rows.length < ROWS || left <= 0) {
+          done = true;
+          break;
+        }
       }
-      if (next >= objects.length) {
-        text += "]}\n";
+      if (!done) {
         controller.enqueue(encoder.encode(text));
-        controller.close();
         return;
       }
-      controller.enqueue(encoder.encode(text));
+      lease.release();
+      controller.enqueue(encoder.encode(`${text}]}\n`));
+      controller.close();
+    },
+    cancel() {
+      lease.release();
     },
   });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { watchKey } from "../k8s/key.ts";
-import type { WatchEvent } from "../k8s/types.ts";
+import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { Changes } from "../../test/kit/wait.ts";
 import { FakeClock, settled } from "./clock.fake.ts";
@@ -43,6 +43,8 @@ class ScriptedUpstream implements Upstream {
   items = [pod("a", 5)];
   readonly requests: string[] = [];
   readonly failures: Response[] = [];
+  /** Items per list page; the rest follow a continue token (the item's index). */
+  pageSize = Number.POSITIVE_INFINITY;
   readonly streams: Stream[] = [];
   readonly #opened = new Changes(WAIT_MS);
 
@@ -52,8 +54,11 @@ class ScriptedUpstream implements Upstream {
     const failure = this.failures.shift();
     if (failure) return failure;
     if (query.get("watch") !== "1") {
-      const items = query.get("limit") === "1" ? this.items.slice(0, 1) : this.items;
-      return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(this.rv) }, items });
+      if (query.get("limit") === "1") return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(this.rv) }, items: this.items.slice(0, 1) });
+      const from = Number(query.get("continue") ?? 0);
+      const to = Math.min(this.items.length, from + this.pageSize);
+      const metadata = { resourceVersion: String(this.rv), ...(to < this.items.length ? { continue: String(to) } : {}) };
+      return Response.json({ kind: "PodList", apiVersion: "v1", metadata, items: this.items.slice(from, to) });
     }
     const stream = new Stream(Number(query.get("resourceVersion")));
     const signal = init?.signal;
@@ -73,7 +78,7 @@ class ScriptedUpstream implements Upstream {
 /** The handler's side: what the reflector reported, with waits for it. */
 class Recorder implements ReflectorHandler {
   head: number | undefined;
-  readonly lists: ListedCollection[] = [];
+  readonly lists: Array<{ resourceVersion: number; items: KubeObject[] }> = [];
   readonly batches: WatchEvent[][] = [];
   readonly states: Array<[ReflectorState, string | undefined, UpstreamError | undefined]> = [];
   checks = 0;
@@ -82,8 +87,15 @@ class Recorder implements ReflectorHandler {
   resumeVersion(): number | undefined {
     return this.head;
   }
-  listed(list: ListedCollection): void {
-    this.lists.push(list);
+  /** What happened, in order: each page taken, and (by the upstream) each request. */
+  log: string[] | undefined;
+  async listed(list: ListedCollection): Promise<void> {
+    const items: KubeObject[] = [];
+    for await (const page of list.pages) {
+      this.log?.push(`took ${page.length}`);
+      items.push(...page);
+    }
+    this.lists.push({ resourceVersion: list.resourceVersion, items });
     this.head = list.resourceVersion;
     this.#changes.changed();
   }
@@ -154,6 +166,27 @@ describe("Reflector", () => {
     first.end();
     expect((await upstream.watch(2)).from).toBe(12);
     expect(handler.lists).toHaveLength(1);
+    reflector.stop();
+  });
+
+  it("lists a page at a time: each page asked for once the one before is taken, never the whole list in hand", async () => {
+    const clock = new FakeClock();
+    const upstream = new ScriptedUpstream();
+    upstream.items = [pod("a", 5), pod("b", 6), pod("c", 7)];
+    upstream.pageSize = 1;
+    const handler = new Recorder();
+    const log: string[] = [];
+    handler.log = log;
+    const fetch = upstream.fetch.bind(upstream);
+    upstream.fetch = (path, init) => {
+      if (!path.includes("watch=1")) log.push(`asked ${new URL(path, "http://x").searchParams.get("continue") ?? "first"}`);
+      return fetch(path, init);
+    };
+    const reflector = new Reflector(key, upstream, handler, { stallMs: 60_000, watchTimeoutSeconds: () => 300, random: () => 0.5, observer: observer().o, clock });
+    reflector.start();
+    await upstream.watch(1);
+    expect(log).toEqual(["asked first", "took 1", "asked 1", "took 1", "asked 2", "took 1"]);
+    expect(handler.lists[0]?.items.map((i) => i.metadata?.name)).toEqual(["a", "b", "c"]);
     reflector.stop();
   });
 

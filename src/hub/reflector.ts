@@ -19,7 +19,8 @@ export interface ListedCollection {
   kind: string;
   apiVersion: string;
   resourceVersion: number;
-  items: KubeObject[];
+  /** The items a page at a time, as the upstream sends them: the first read, the rest asked for as they are taken. */
+  pages: AsyncIterable<KubeObject[]>;
 }
 
 export type ReflectorState = "listing" | "watching" | "backoff" | "stopped";
@@ -28,7 +29,8 @@ export type ReflectorState = "listing" | "watching" | "backoff" | "stopped";
 export interface ReflectorHandler {
   /** The RV to watch from, or `undefined` when the hub has nothing and must list first. */
   resumeVersion(): number | undefined;
-  listed(list: ListedCollection): void;
+  /** Resolves once every page is taken (a failure to read one rejects). */
+  listed(list: ListedCollection): Promise<void>;
   /** A batch of events from one read of the stream, in order (ERROR events excluded). */
   events(batch: WatchEvent[]): void;
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void;
@@ -173,7 +175,7 @@ export class Reflector {
           if (this.#handler.resumeVersion() !== undefined) observer.relisted();
           this.#handler.checking();
           this.#handler.state("listing");
-          this.#handler.listed(await this.#list());
+          await this.#handler.listed(await this.#list());
           mustList = mustProbe = false;
         } else if (mustProbe || this.#refresh) {
           const refresh = this.#refresh;
@@ -238,27 +240,39 @@ export class Reflector {
     this.#handler.state("stopped");
   }
 
+  /**
+   * The collection from the upstream, in pages of `PAGE_SIZE` (each asked for once the one
+   * before is taken, so no more than a page is ever in memory), consistent at the first page's
+   * resourceVersion (a continue token keeps the upstream's snapshot; one that expires fails
+   * the list, and it is made again).
+   */
   async #list(): Promise<ListedCollection> {
-    let cont: string | undefined;
-    let result: ListedCollection | undefined;
-    do {
-      const params: Record<string, string> = { limit: String(PAGE_SIZE) };
-      if (cont) params.continue = cont;
-      const page = (await this.#json(upstreamCollectionUrl(this.#key, params))) as {
-        kind?: string;
-        apiVersion?: string;
-        metadata?: { resourceVersion?: string; continue?: string };
-        items?: KubeObject[];
-      };
-      const rv = Number(page.metadata?.resourceVersion);
-      if (!page.kind || !Array.isArray(page.items) || !Number.isSafeInteger(rv)) {
-        throw new UpstreamError(502, "the upstream list is not a Kubernetes list (no kind, items or metadata.resourceVersion)");
+    const first = await this.#page(undefined);
+    const pages = async function* (this: Reflector): AsyncGenerator<KubeObject[]> {
+      let page = first;
+      for (;;) {
+        yield page.items;
+        if (!page.continue) return;
+        page = await this.#page(page.continue);
       }
-      result ??= { kind: page.kind, apiVersion: page.apiVersion ?? "", resourceVersion: rv, items: [] };
-      result.items.push(...page.items);
-      cont = page.metadata?.continue || undefined;
-    } while (cont);
-    return result;
+    };
+    return { kind: first.kind, apiVersion: first.apiVersion, resourceVersion: first.resourceVersion, pages: pages.call(this) };
+  }
+
+  async #page(cont: string | undefined): Promise<{ kind: string; apiVersion: string; resourceVersion: number; items: KubeObject[]; continue: string | undefined }> {
+    const params: Record<string, string> = { limit: String(PAGE_SIZE) };
+    if (cont) params.continue = cont;
+    const page = (await this.#json(upstreamCollectionUrl(this.#key, params))) as {
+      kind?: string;
+      apiVersion?: string;
+      metadata?: { resourceVersion?: string; continue?: string };
+      items?: KubeObject[];
+    };
+    const rv = Number(page.metadata?.resourceVersion);
+    if (!page.kind || !Array.isArray(page.items) || !Number.isSafeInteger(rv)) {
+      throw new UpstreamError(502, "the upstream list is not a Kubernetes list (no kind, items or metadata.resourceVersion)");
+    }
+    return { kind: page.kind, apiVersion: page.apiVersion ?? "", resourceVersion: rv, items: page.items, continue: page.metadata?.continue || undefined };
   }
 
   /** The upstream's current resourceVersion, from the cheapest list there is. */

@@ -1,109 +1,154 @@
 /**
  * @module
- * Paged lists (`limit` / `continue`) over the hub's snapshots. A snapshot is the cache's
- * key-ordered array at one resourceVersion, immutable once taken, so a page sequence is
- * consistent for as long as its snapshot is retained. Continue tokens have the API server's
- * shape (apiserver `pkg/storage/continue.go`): base64url of `{"v":"meta.k8s.io/v1","rv":R,"start":"<key>\u0000"}`.
- * When a snapshot is no longer retained the token has expired, and the answer is 410, as
- * after an etcd compaction.
+ * The snapshots open on a hub's collection: each is the collection as it was at one
+ * resourceVersion, read while it goes on changing (`collection.ts` keeps the versions an open
+ * snapshot may see). Two kinds of holder: a reader that streams one (a list's body, a
+ * subscriber's initial state or net changes) holds it until done, and paged lists keep the
+ * newest few for their continue tokens, each for a while (410 once gone, as after an etcd
+ * compaction). Both are bounded in time, so no reader, however slow, makes the hub keep versions
+ * for ever: a snapshot past its time is gone, and a reader of it ends.
+ *
+ * Continue tokens have the API server's shape (apiserver `pkg/storage/continue.go`): base64url
+ * of `{"v":"meta.k8s.io/v1","rv":R,"start":"<key>\u0000"}`, and the relay's count of items
+ * already sent (`n`), for `remainingItemCount`.
  */
 import { decodeBase64Url, encodeBase64Url } from "../k8s/base64url.ts";
-import type { CachedObject } from "./cache.ts";
-
-export interface Snapshot {
-  readonly rv: number;
-  readonly objects: readonly CachedObject[];
-}
-
-export interface Page {
-  rv: number;
-  objects: readonly CachedObject[];
-  /** Token for the next page; absent on the last page. */
-  continue: string | undefined;
-  /** Items after this page (only when there is a next page). */
-  remaining: number | undefined;
-}
 
 export interface Cursor {
   rv: number;
-  /** The key the next page starts at or after. */
+  /** The key the next page starts after. */
   start: string;
+  /** Items sent in the pages before. */
+  sent: number;
 }
 
 const VERSION = "meta.k8s.io/v1";
 
 export function encodeContinue(cursor: Cursor): string {
-  return encodeBase64Url(JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000` }));
+  return encodeBase64Url(JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000`, n: cursor.sent }));
 }
 
 /** The cursor in a continue token, or `undefined` if it is not one of ours. */
 export function decodeContinue(token: string): Cursor | undefined {
   try {
-    const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown };
+    const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown; n?: unknown };
     if (parsed.v !== VERSION || typeof parsed.rv !== "number" || typeof parsed.start !== "string") return undefined;
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the NUL a continue token's start ends with, on purpose
-    return { rv: parsed.rv, start: parsed.start.replace(/\u0000$/, "") };
+    return { rv: parsed.rv, start: parsed.start.replace(/\u0000$/, ""), sent: typeof parsed.n === "number" && parsed.n >= 0 ? parsed.n : 0 };
   } catch {
     return undefined;
   }
 }
 
-/** One page of `snapshot`: up to `limit` objects whose key is after `after` (or all of them). */
-export function page(snapshot: Snapshot, limit: number | undefined, after?: string): Page {
-  const objects = snapshot.objects;
-  let from = 0;
-  if (after !== undefined) {
-    let hi = objects.length;
-    while (from < hi) {
-      const mid = (from + hi) >>> 1;
-      if ((objects[mid] as CachedObject).key <= after) from = mid + 1;
-      else hi = mid;
-    }
-  }
-  const to = limit === undefined ? objects.length : Math.min(objects.length, from + limit);
-  const items = objects.slice(from, to);
-  const more = to < objects.length;
-  return {
-    rv: snapshot.rv,
-    objects: items,
-    continue: more ? encodeContinue({ rv: snapshot.rv, start: (items.at(-1) as CachedObject).key }) : undefined,
-    remaining: more ? objects.length - to : undefined,
-  };
+/** A reader's hold on a snapshot. */
+export interface Lease {
+  readonly rv: number;
+  /** The snapshot can still be read (not expired, nor ended by a new history). */
+  readonly alive: boolean;
+  release(): void;
 }
 
-/**
- * Snapshots kept for continue tokens: the newest few, each for a limited time. Retaining one
- * costs an array of references, but it also keeps superseded object versions alive, hence
- * the bounds.
- */
-export class SnapshotStore {
-  readonly #max: number;
-  readonly #ttlMs: number;
-  readonly #kept = new Map<number, { snapshot: Snapshot; at: number }>();
+export interface SnapshotLimits {
+  /** Snapshots kept for continue tokens. */
+  kept: number;
+  /** How long a snapshot is kept for continue tokens, and the longest a reader may hold one. */
+  ttlMs: number;
+}
 
-  constructor(max: number, ttlMs: number) {
-    this.#max = max;
-    this.#ttlMs = ttlMs;
+interface Held {
+  readonly rv: number;
+  readonly until: number;
+  alive: boolean;
+}
+
+export class SnapshotRegistry {
+  readonly #limits: SnapshotLimits;
+  readonly #now: () => number;
+  /** Snapshots kept for continue tokens, oldest first, by resourceVersion. */
+  readonly #kept = new Map<number, number>();
+  /** Readers' holds. */
+  readonly #held = new Set<Held>();
+  /** Told when the oldest snapshot open may have moved on (the collection drops what none can see). */
+  onChange: (oldest: number | undefined) => void = () => undefined;
+
+  constructor(limits: SnapshotLimits, now: () => number) {
+    this.#limits = limits;
+    this.#now = now;
   }
 
-  keep(snapshot: Snapshot, now: number): void {
-    this.#kept.delete(snapshot.rv);
-    this.#kept.set(snapshot.rv, { snapshot, at: now });
-    while (this.#kept.size > this.#max) this.#kept.delete(this.#kept.keys().next().value as number);
+  /** A reader takes the snapshot at `rv`, which must be the current state or one kept. */
+  hold(rv: number): Lease {
+    const held: Held = { rv, until: this.#now() + this.#limits.ttlMs, alive: true };
+    this.#held.add(held);
+    const expire = () => this.#expire();
+    const changed = () => this.onChange(this.oldest());
+    const holds = this.#held;
+    return {
+      rv,
+      get alive() {
+        expire();
+        return held.alive;
+      },
+      release() {
+        if (!holds.delete(held)) return;
+        held.alive = false;
+        changed();
+      },
+    };
   }
 
-  /** Forget every snapshot: the state they were taken of is gone. */
-  clear(): void {
+  /** Keep the snapshot at `rv` for continue tokens. */
+  keep(rv: number): void {
+    this.#kept.delete(rv);
+    this.#kept.set(rv, this.#now() + this.#limits.ttlMs);
+    while (this.#kept.size > this.#limits.kept) this.#kept.delete(this.#kept.keys().next().value as number);
+    this.onChange(this.oldest());
+  }
+
+  /** Whether the snapshot at `rv` is kept for continue tokens. */
+  kept(rv: number): boolean {
+    this.#expire();
+    return this.#kept.has(rv);
+  }
+
+  /** Whether a version made at `rv` and replaced now may be seen by an open snapshot (one at or after `rv`). */
+  sees(rv: number): boolean {
+    this.#expire();
+    for (const kept of this.#kept.keys()) if (kept >= rv) return true;
+    for (const held of this.#held) if (held.rv >= rv) return true;
+    return false;
+  }
+
+  /** The oldest snapshot open, if any. */
+  oldest(): number | undefined {
+    let oldest: number | undefined;
+    for (const rv of this.#kept.keys()) oldest = Math.min(oldest ?? rv, rv);
+    for (const held of this.#held) oldest = Math.min(oldest ?? held.rv, held.rv);
+    return oldest;
+  }
+
+  /** A new history: every snapshot of the old one is gone, and its readers end. */
+  reset(): void {
+    for (const held of this.#held) held.alive = false;
+    this.#held.clear();
     this.#kept.clear();
+    this.onChange(undefined);
   }
 
-  get(rv: number, now: number): Snapshot | undefined {
-    const kept = this.#kept.get(rv);
-    if (!kept) return undefined;
-    if (now - kept.at > this.#ttlMs) {
+  #expire(): void {
+    const now = this.#now();
+    let changed = false;
+    for (const [rv, until] of this.#kept) {
+      if (until > now) continue;
       this.#kept.delete(rv);
-      return undefined;
+      changed = true;
     }
-    return kept.snapshot;
+    for (const held of this.#held) {
+      if (held.until > now) continue;
+      held.alive = false;
+      this.#held.delete(held);
+      changed = true;
+    }
+    if (changed) this.onChange(this.oldest());
   }
 }

@@ -1,55 +1,33 @@
 /**
  * @module
- * The hub's durable state in its SQLite storage: the key it serves, the objects as of a
- * checkpoint, the replay window and the resume point. Each upstream batch is written in one
- * transaction before it is fanned out; the output gate holds every send until the write is
- * durable, so a subscriber never holds a resourceVersion the hub could forget (invariant 4).
+ * The hub's SQLite database: its schema, its meta (the key it serves, the head, the window's
+ * start, the net-change horizon), the transaction every batch is written in, and its deletion.
+ * The collection (`collection.ts`), the window's events (`window.ts`) and the tombstones
+ * (`tombstones.ts`) are tables of it; what they hold lives here and not in the isolate's memory,
+ * whose 128 MB a hub shares with its neighbours (DESIGN.md, "Memory").
  *
- * An event costs one row: its window line, which carries the whole object. The objects table is
- * brought up to date only at checkpoints (every so many events, and before the window drops an
- * event newer than the last checkpoint); a restore replays the window's events after the
- * checkpoint onto it. The head is derived from the last event, and written only when a bookmark
- * has moved it further.
- *
- * Deletions are also kept as tombstones (the object's last state, and since when it had been in
- * the collection), longer than the window — up to a count and an age — so a resume that asks
- * for net changes (`compact=true`) can be answered from further back than the window reaches.
- * The horizon is the resourceVersion before which that is no longer possible: the start of the
- * hub's history, or the newest tombstone dropped.
+ * Each upstream batch is written in one transaction before it is fanned out; the output gate
+ * holds every send until the write is durable, so a subscriber never holds a resourceVersion
+ * the hub could forget (invariant 4).
  */
 import type { WatchKey } from "../k8s/key.ts";
-import type { CachedObject } from "./cache.ts";
-import type { WindowEvent } from "./window.ts";
+
+/** Bumped when the tables change shape: a hub with another version's tables starts afresh. */
+const SCHEMA_VERSION = "2";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS objects (uid TEXT PRIMARY KEY, key TEXT NOT NULL, rv INTEGER NOT NULL, json TEXT NOT NULL, since INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS events (rv INTEGER PRIMARY KEY, line TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS objects (key TEXT PRIMARY KEY, uid TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, json TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS objects_by_rv ON objects (rv);
+CREATE TABLE IF NOT EXISTS versions (key TEXT NOT NULL, until INTEGER NOT NULL, uid TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (key, until)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (rv INTEGER PRIMARY KEY, offset INTEGER NOT NULL, size INTEGER NOT NULL, line TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tombstones (uid TEXT PRIMARY KEY, key TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, at INTEGER NOT NULL, json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tombstones_by_rv ON tombstones (rv);
 CREATE INDEX IF NOT EXISTS tombstones_by_age ON tombstones (at);
 `;
 
-/** A hub's objects table from before objects carried `since` gets the column (0: "always there"). */
-const OBJECTS_SINCE = "ALTER TABLE objects ADD COLUMN since INTEGER NOT NULL DEFAULT 0";
-
-/** An object as the cache holds it, with the resourceVersion it entered the collection at. */
-export interface StoredObject {
-  object: CachedObject;
-  since: number;
-}
-
-/** A deletion: the object's last state (`rv` is the deletion's), and since when it had been in the collection. */
-export interface Tombstone {
-  readonly object: CachedObject;
-  readonly since: number;
-}
-
-/** How many tombstones are kept, and for how long. */
-export interface TombstoneLimits {
-  max: number;
-  maxAgeMs: number;
-}
+/** Tables of an earlier schema, dropped before this one is made. */
+const TABLES = ["meta", "objects", "versions", "events", "tombstones", "listed", "diff"];
 
 /** What identifies the collection: the key, and the kinds learned from the first list. */
 export interface HubIdentity {
@@ -59,69 +37,55 @@ export interface HubIdentity {
   apiVersion: string;
 }
 
-export interface StoredState extends HubIdentity {
+/** Where the hub's history stands, as stored. */
+export interface StoredHistory extends HubIdentity {
   /** Newest resourceVersion reached (event or bookmark): where the upstream watch resumes. */
   head: number;
   /** Oldest resourceVersion a subscriber can resume from exactly. */
   start: number;
-  /** The objects as of `checkpoint`; the window's later events bring them up to date. */
-  objects: StoredObject[];
-  checkpoint: number;
-  events: WindowEvent[];
   /** Resumes for net changes reach back to here (exclusive). */
   horizon: number;
 }
 
-/** Bring the objects table to the state at `rv`: what changed since the last checkpoint. */
-export interface Checkpoint {
-  rv: number;
-  changed: readonly StoredObject[];
-  removed: readonly string[];
-}
-
-/** One batch of changes, written atomically. */
-export interface Batch {
-  events: readonly WindowEvent[];
-  /** The head after the batch; stored only if a bookmark took it past the last event. */
-  head: number;
-  start: number;
-  /** Events up to this RV left the window. */
-  evictedTo?: number | undefined;
-  checkpoint?: Checkpoint | undefined;
-  /** Deletions in the batch. */
-  tombstones: readonly Tombstone[];
-}
-
 export class HubStorage {
   readonly #storage: DurableObjectStorage;
-  readonly #tombstones: TombstoneLimits;
   /**
    * The schema exists: made by the first write, not before, so a hub that is only asked about
    * (`/_relay/stats`) or refuses a request before it syncs stores nothing.
    */
   #made = false;
-  /** Rows in the tombstones table, counted once and then kept, so trimming by count reads only the excess. */
-  #tombstoneCount = 0;
 
-  constructor(storage: DurableObjectStorage, tombstones: TombstoneLimits) {
+  constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
-    this.#tombstones = tombstones;
-    if (this.#sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0) this.#make();
+    if (this.#exists("meta")) {
+      const version = this.#sql.exec<{ value: string }>("SELECT value FROM meta WHERE name = 'schema'").toArray()[0]?.value;
+      // Another version's tables (or a relist that never finished making them): start afresh.
+      if (version !== SCHEMA_VERSION) this.#drop();
+      else this.#made = true;
+    }
+  }
+
+  get sql(): SqlStorage {
+    return this.#storage.sql;
   }
 
   get #sql(): SqlStorage {
     return this.#storage.sql;
   }
 
-  #make(): void {
+  #exists(table: string): boolean {
+    return this.#sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", table).toArray().length > 0;
+  }
+
+  #drop(): void {
+    for (const table of TABLES) this.#sql.exec(`DROP TABLE IF EXISTS ${table}`);
+  }
+
+  /** Make the schema if it is not there: before the hub's first write. */
+  make(): void {
     if (this.#made) return;
     this.#sql.exec(SCHEMA);
-    const columns = this.#sql
-      .exec<{ name: string }>("PRAGMA table_info(objects)")
-      .toArray()
-      .map((c) => c.name);
-    if (!columns.includes("since")) this.#sql.exec(OBJECTS_SINCE);
-    this.#tombstoneCount = this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tombstones").one().n;
+    this.#setMeta("schema", SCHEMA_VERSION);
     this.#made = true;
   }
 
@@ -130,131 +94,48 @@ export class HubStorage {
     return this.#made;
   }
 
+  /** The database's size in bytes, as the platform bills it. */
+  get bytes(): number {
+    return this.#sql.databaseSize;
+  }
+
+  /** Run `write` in one transaction: all of it is stored, or none. */
+  transaction<T>(write: () => T): T {
+    this.make();
+    return this.#storage.transactionSync(write);
+  }
+
   /** Delete everything the hub stored (and its alarm): a hub idle past its retention. */
   async clear(): Promise<void> {
     await this.#storage.deleteAlarm();
     await this.#storage.deleteAll();
     this.#made = false;
-    this.#tombstoneCount = 0;
   }
 
   /** The key and kinds this hub serves, if it has ever synced. */
   identity(): HubIdentity | undefined {
+    const identity = this.meta("identity");
+    return identity === undefined ? undefined : (JSON.parse(identity) as HubIdentity);
+  }
+
+  /** Where the stored history stands, if there is one. */
+  history(): StoredHistory | undefined {
+    const identity = this.identity();
+    if (!identity) return undefined;
+    const number = (name: string) => Number(this.meta(name) ?? 0);
+    const head = number("head");
+    return { ...identity, head, start: number("start"), horizon: Number(this.meta("horizon") ?? head) };
+  }
+
+  meta(name: string): string | undefined {
     if (!this.#made) return undefined;
-    const row = this.#sql.exec<{ value: string }>("SELECT value FROM meta WHERE name = 'identity'").toArray()[0];
-    return row ? (JSON.parse(row.value) as HubIdentity) : undefined;
+    return this.#sql.exec<{ value: string }>("SELECT value FROM meta WHERE name = ?", name).toArray()[0]?.value;
   }
 
-  load(): StoredState | undefined {
-    if (!this.#made) return undefined;
-    const meta = new Map<string, string>();
-    for (const row of this.#sql.exec<{ name: string; value: string }>("SELECT name, value FROM meta")) meta.set(row.name, row.value);
-    const identity = meta.get("identity");
-    if (identity === undefined) return undefined;
-    const objects = this.#sql
-      .exec<{ uid: string; key: string; rv: number; json: string; since: number }>("SELECT uid, key, rv, json, since FROM objects")
-      .toArray()
-      .map((r) => ({ object: { uid: r.uid, key: r.key, rv: r.rv, json: r.json }, since: r.since }));
-    const events = this.#sql
-      .exec<{ rv: number; line: string }>("SELECT rv, line FROM events ORDER BY rv")
-      .toArray()
-      .map((r) => ({ rv: r.rv, line: r.line }));
-    const head = Math.max(Number(meta.get("head")), events.at(-1)?.rv ?? 0);
-    // A hub from before tombstones were kept knows of no deletion before now.
-    const horizon = Number(meta.get("horizon") ?? head);
-    return { ...(JSON.parse(identity) as HubIdentity), head, start: Number(meta.get("start")), checkpoint: Number(meta.get("checkpoint")), objects, events, horizon };
-  }
-
-  /** The tombstones of deletions after `rv`, of objects that had been in the collection at `rv`, in resourceVersion order. */
-  tombstonesAfter(rv: number): Tombstone[] {
-    if (!this.#made) return [];
-    return this.#sql
-      .exec<{ uid: string; key: string; rv: number; json: string; since: number }>("SELECT uid, key, rv, json, since FROM tombstones WHERE rv > ? AND since <= ? ORDER BY rv", rv, rv)
-      .toArray()
-      .map((r) => ({ object: { uid: r.uid, key: r.key, rv: r.rv, json: r.json }, since: r.since }));
-  }
-
-  /** Replace everything with a fresh list: the objects at `rv` (all there since `rv`), an empty window and no tombstones: a new history. */
-  saveSnapshot(identity: HubIdentity, objects: readonly CachedObject[], rv: number): void {
-    this.#make();
-    this.#storage.transactionSync(() => {
-      this.#sql.exec("DELETE FROM objects");
-      this.#sql.exec("DELETE FROM events");
-      this.#sql.exec("DELETE FROM tombstones");
-      for (const o of objects) this.#saveObject({ object: o, since: rv });
-      this.#setMeta("identity", JSON.stringify(identity));
-      this.#setMeta("head", String(rv));
-      this.#setMeta("start", String(rv));
-      this.#setMeta("checkpoint", String(rv));
-      this.#setMeta("horizon", String(rv));
-    });
-    this.#tombstoneCount = 0;
-  }
-
-  /** Write a batch, all or nothing; returns the horizon after it (tombstones beyond their limits are dropped). */
-  saveBatch(batch: Batch, now: number, horizon: number): number {
-    this.#make();
-    // Counted apart until the transaction has committed: a batch that fails leaves it as it was.
-    let tombstones = this.#tombstoneCount;
-    const after = this.#storage.transactionSync(() => {
-      for (const e of batch.events) this.#sql.exec("INSERT INTO events (rv, line) VALUES (?, ?)", e.rv, e.line);
-      const checkpoint = batch.checkpoint;
-      if (checkpoint) {
-        for (const uid of checkpoint.removed) this.#sql.exec("DELETE FROM objects WHERE uid = ?", uid);
-        for (const o of checkpoint.changed) this.#saveObject(o);
-        this.#setMeta("checkpoint", String(checkpoint.rv));
-      }
-      if (batch.tombstones.length > 0) {
-        for (const { object: o, since } of batch.tombstones) {
-          // An object that left, came back and left again keeps its first `since`: a resume from
-          // its first stay must still hear it is gone (one from its absence hears it twice, harmlessly).
-          if (this.#sql.exec("SELECT 1 FROM tombstones WHERE uid = ?", o.uid).toArray().length === 0) tombstones++;
-          this.#sql.exec(
-            "INSERT INTO tombstones (uid, key, rv, since, at, json) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO UPDATE SET key = excluded.key, rv = excluded.rv, at = excluded.at, json = excluded.json, since = MIN(since, excluded.since)",
-            o.uid,
-            o.key,
-            o.rv,
-            since,
-            now,
-            o.json,
-          );
-        }
-        ({ horizon, count: tombstones } = this.#trimTombstones(now, horizon, tombstones));
-      }
-      // The window's start moves only when events leave it.
-      if (batch.evictedTo !== undefined) {
-        this.#sql.exec("DELETE FROM events WHERE rv <= ?", batch.evictedTo);
-        this.#setMeta("start", String(batch.start));
-      }
-      if (batch.head > (batch.events.at(-1)?.rv ?? 0)) this.#setMeta("head", String(batch.head));
-      return horizon;
-    });
-    this.#tombstoneCount = tombstones;
-    return after;
-  }
-
-  /** Drop the oldest tombstones past the count and those past the age; the horizon moves to the newest dropped. */
-  #trimTombstones(now: number, horizon: number, count: number): { horizon: number; count: number } {
-    const { max, maxAgeMs } = this.#tombstones;
-    // Both read only what is to go: the oldest `count - max` by resourceVersion, and the old by age.
-    const beyondCount = count > max ? (this.#sql.exec<{ rv: number }>("SELECT rv FROM tombstones ORDER BY rv LIMIT 1 OFFSET ?", count - max - 1).toArray()[0]?.rv ?? 0) : 0;
-    const beyondAge = this.#sql.exec<{ rv: number | null }>("SELECT MAX(rv) AS rv FROM tombstones WHERE at < ?", now - maxAgeMs).one().rv ?? 0;
-    const dropTo = Math.max(beyondCount, beyondAge);
-    if (dropTo <= horizon) return { horizon, count };
-    const dropped = this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tombstones WHERE rv <= ?", dropTo).one().n;
-    this.#sql.exec("DELETE FROM tombstones WHERE rv <= ?", dropTo);
-    this.#setMeta("horizon", String(dropTo));
-    return { horizon: dropTo, count: count - dropped };
-  }
-
-  #saveObject({ object: o, since }: StoredObject): void {
-    this.#sql.exec("INSERT OR REPLACE INTO objects (uid, key, rv, json, since) VALUES (?, ?, ?, ?, ?)", o.uid, o.key, o.rv, o.json, since);
-  }
-
-  /** A bookmark moved the head: nothing else changed. */
-  saveHead(head: number): void {
-    this.#make();
-    this.#setMeta("head", String(head));
+  /** Set a meta value (inside the caller's transaction, or as a write of its own). */
+  setMeta(name: string, value: string | number): void {
+    this.make();
+    this.#setMeta(name, String(value));
   }
 
   #setMeta(name: string, value: string): void {

@@ -7,8 +7,7 @@
  * client — which is what the send budget bounds (invariant 5).
  */
 import type { Grant } from "../auth/access.ts";
-import type { WatchEventType } from "../k8s/types.ts";
-import type { CachedObject } from "./cache.ts";
+import type { InitialEvents } from "./initial.ts";
 
 export interface CloseReason {
   code: number;
@@ -282,25 +281,6 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-/**
- * What a subscriber is sent before the window's events: the current state (as ADDED), or a
- * resume's net changes. One value is shared by every subscriber that starts alike, so its
- * slices are serialised once.
- */
-export interface InitialEvents {
-  /** The resourceVersion they bring the subscriber to (the closing bookmark's). */
-  readonly rv: number;
-  /** In order; never modified. */
-  readonly objects: readonly CachedObject[];
-  /** Each object's event type; all `ADDED` when absent (the current state). */
-  readonly types?: readonly WatchEventType[] | undefined;
-  /**
-   * What closes them: the BOOKMARK annotated `k8s.io/initial-events-end` (`sendInitialEvents`
-   * with bookmarks), a plain BOOKMARK (net changes: the point to resume from), or nothing.
-   */
-  readonly end: "initial-events-end" | "bookmark" | undefined;
-}
-
 export interface SubscriberOptions {
   /** `allowWatchBookmarks=true`. */
   bookmarks: boolean;
@@ -325,7 +305,8 @@ export class Subscriber {
   position: number;
   /** What is still to be sent before the window's events, and how far it has got. */
   initial: InitialEvents | undefined;
-  initialSent = 0;
+  /** Where the next slice of `initial` starts (`""`: its start). */
+  initialCursor = "";
   /** Started from a resourceVersion it was given (a resume), and not yet caught up: owed a BOOKMARK when it is. */
   resumeBookmarkDue: boolean;
 

@@ -5,44 +5,59 @@
  * `watch_cache_history.go`): a resume from RV `n` is exact when `n >= start`, where `start` is
  * the RV the window's history begins after (the snapshot RV, or the RV of the last evicted
  * event). Older resume points are answered with 410 Expired.
+ *
+ * The events live in the hub's storage (`events`: resourceVersion, the bytes appended before
+ * it, its size, its line); memory holds the window's bounds and counts, and its newest lines
+ * as far as the isolate's budget allows (`memory.ts`), which is what subscribers that keep up
+ * are sent. A subscriber further back is sent lines read from storage.
  */
+import type { LineTail, TailEntry } from "./memory.ts";
 
 export interface WindowEvent {
   /** The event's resourceVersion (its object's `metadata.resourceVersion`). */
   readonly rv: number;
   /** The serialised watch event, `{"type":...,"object":...}\n`, sent as-is to every subscriber. */
   readonly line: string;
-  /** For a MODIFIED, the same change as a delta line (see `k8s/delta.ts`), when it is shorter. */
+  /** For a MODIFIED, the same change as a delta line (see `k8s/delta.ts`), when it is shorter; held in memory only. */
   readonly delta?: string | undefined;
 }
 
 export interface WindowLimits {
   maxEvents: number;
-  /**
-   * Bound on the summed length of the lines held (UTF-16 units, close to bytes for JSON). A
-   * MODIFIED's delta is held beside its line and kept only when shorter, so the window holds at
-   * most twice this.
-   */
+  /** Bound on the summed length of the lines held (UTF-16 units, close to bytes for JSON). */
   maxBytes: number;
 }
 
 /** What a subscriber that has seen everything up to some RV gets next. */
 export type Replay = { kind: "events"; events: WindowEvent[] } | { kind: "expired"; oldest: number };
 
+/** What an append or a reset writes: to be done in the batch's transaction, then `committed`. */
+export interface WindowWrite {
+  readonly events: readonly TailEntry[];
+  /** Events up to this RV leave the window (`start` moves there): how many, and their bytes. */
+  readonly evicted: { readonly to: number; readonly events: number; readonly bytes: number } | undefined;
+}
+
+/** Rows read from storage at a time when a subscriber is sent lines no longer in memory. */
+const STORED_PAGE = 64;
+
 export class EventWindow {
+  readonly #sql: () => SqlStorage;
   readonly #limits: WindowLimits;
-  // Ring as array + offset: evictions advance `#first`; the array is compacted when half is dead.
-  #events: WindowEvent[] = [];
-  /** For each event, the bytes appended before it since the last reset: how far behind a position is, in bytes. */
-  #offsets: number[] = [];
-  #appended = 0;
-  #first = 0;
-  #bytes = 0;
+  readonly #tail: LineTail;
   #start = 0;
   #head = 0;
+  /** The newest event's resourceVersion (the head, or less when bookmarks moved it on). */
+  #last = 0;
+  #size = 0;
+  #bytes = 0;
+  /** Bytes appended since the history began: an event's offset plus its size. */
+  #appended = 0;
 
-  constructor(limits: WindowLimits) {
+  constructor(sql: () => SqlStorage, limits: WindowLimits, tail: LineTail) {
+    this.#sql = sql;
     this.#limits = limits;
+    this.#tail = tail;
   }
 
   /** Oldest resourceVersion a subscriber can resume from exactly. */
@@ -56,51 +71,100 @@ export class EventWindow {
   }
 
   get size(): number {
-    return this.#events.length - this.#first;
+    return this.#size;
   }
 
   get bytes(): number {
     return this.#bytes;
   }
 
-  /** Forget every event: history now begins at `rv` (a fresh list). */
-  reset(rv: number): void {
-    this.#events = [];
-    this.#offsets = [];
-    this.#appended = 0;
-    this.#first = 0;
-    this.#bytes = 0;
-    this.#start = rv;
-    this.#head = rv;
+  /** Back from storage: the bounds it was saved with, and the counts of its events. */
+  restore(start: number, head: number): void {
+    const row = this.#sql()
+      .exec<{ n: number; bytes: number | null; last: number | null; appended: number | null }>("SELECT COUNT(*) AS n, SUM(size) AS bytes, MAX(rv) AS last, MAX(offset + size) AS appended FROM events")
+      .one();
+    this.#start = start;
+    this.#last = row.last ?? start;
+    this.#head = Math.max(head, this.#last);
+    this.#size = row.n;
+    this.#bytes = row.bytes ?? 0;
+    this.#appended = row.appended ?? 0;
+    // Nothing held yet: lines come from storage until new events arrive.
+    this.#tail.reset(this.#last);
   }
 
-  /** Restore from storage: events in RV order and the bounds they were saved with. */
-  restore(events: WindowEvent[], start: number, head: number): void {
-    this.#events = events;
-    this.#offsets = [];
-    this.#appended = 0;
-    for (const event of events) {
-      this.#offsets.push(this.#appended);
-      this.#appended += event.line.length;
-    }
-    this.#first = 0;
-    this.#bytes = this.#appended;
-    this.#start = start;
-    this.#head = Math.max(head, events.at(-1)?.rv ?? head);
+  /** Forget every event: history now begins at `rv` (a fresh list). Storage is the caller's (`clear`, in its transaction). */
+  reset(rv: number): void {
+    this.#start = this.#head = this.#last = rv;
+    this.#size = this.#bytes = this.#appended = 0;
+    this.#tail.reset(rv);
+  }
+
+  /** Delete every stored event, in the caller's transaction. */
+  clear(): void {
+    this.#sql().exec("DELETE FROM events");
   }
 
   /**
-   * Append an event newer than `head`. Returns the RV up to which events were evicted (so
-   * storage can drop them), or `undefined` if nothing was evicted.
+   * Store events newer than the head, in the caller's transaction, and what leaves the window
+   * for them; nothing in memory changes until `committed`.
    */
-  append(event: WindowEvent): number | undefined {
-    if (event.rv <= this.#head) throw new RangeError(`event ${event.rv} is not after the window head ${this.#head}`);
-    this.#events.push(event);
-    this.#offsets.push(this.#appended);
-    this.#appended += event.line.length;
-    this.#bytes += event.line.length;
-    this.#head = event.rv;
-    return this.#evict();
+  write(events: readonly WindowEvent[]): WindowWrite {
+    const sql = this.#sql();
+    const entries: TailEntry[] = [];
+    let offset = this.#appended;
+    let after = this.#last;
+    for (const event of events) {
+      if (event.rv <= after) throw new RangeError(`event ${event.rv} is not after the window's last event ${after}`);
+      sql.exec("INSERT INTO events (rv, offset, size, line) VALUES (?, ?, ?, ?)", event.rv, offset, event.line.length, event.line);
+      entries.push({ rv: event.rv, offset, line: event.line, delta: event.delta });
+      offset += event.line.length;
+      after = event.rv;
+    }
+    const evicted = this.#evictable(entries);
+    if (evicted) sql.exec("DELETE FROM events WHERE rv <= ?", evicted.to);
+    return { events: entries, evicted };
+  }
+
+  /** The batch's transaction committed: the window has its events, and has let go of the evicted. */
+  committed(write: WindowWrite): void {
+    for (const entry of write.events) {
+      this.#tail.push(entry);
+      this.#size++;
+      this.#bytes += entry.line.length;
+      this.#appended = entry.offset + entry.line.length;
+      this.#last = this.#head = entry.rv;
+    }
+    const evicted = write.evicted;
+    if (evicted) {
+      this.#size -= evicted.events;
+      this.#bytes -= evicted.bytes;
+      this.#start = evicted.to;
+      this.#tail.evict(evicted.to);
+    }
+  }
+
+  /** What leaves the window once `adding` (already stored) is in: the oldest events past the bounds, keeping one. */
+  #evictable(adding: readonly TailEntry[]): WindowWrite["evicted"] {
+    let size = this.#size + adding.length;
+    let bytes = this.#bytes;
+    for (const entry of adding) bytes += entry.line.length;
+    const over = () => size > 1 && (size > this.#limits.maxEvents || bytes > this.#limits.maxBytes);
+    if (!over()) return undefined;
+    const evicted = { to: 0, events: 0, bytes: 0 };
+    for (let after = this.#start; over(); ) {
+      const rows = this.#sql().exec<{ rv: number; size: number }>("SELECT rv, size FROM events WHERE rv > ? ORDER BY rv LIMIT ?", after, STORED_PAGE).toArray();
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        if (!over()) break;
+        size--;
+        bytes -= row.size;
+        evicted.events++;
+        evicted.bytes += row.size;
+        evicted.to = after = row.rv;
+      }
+    }
+    return evicted.events > 0 ? evicted : undefined;
   }
 
   /** A bookmark: nothing changed for this key up to `rv`. */
@@ -112,57 +176,35 @@ export class EventWindow {
    * The events after `rv`, at most `maxBytes` worth (at least one when there is one), or
    * `expired` when `rv` is older than the window can replay exactly.
    */
-  after(rv: number, maxBytes = Infinity): Replay {
+  after(rv: number, maxBytes = Number.POSITIVE_INFINITY): Replay {
     if (rv < this.#start) return { kind: "expired", oldest: this.#start };
+    if (rv >= this.#last) return { kind: "events", events: [] };
+    if (rv >= this.#tail.from) return { kind: "events", events: this.#tail.after(rv, maxBytes) };
     const events: WindowEvent[] = [];
     let bytes = 0;
-    for (let i = this.#indexAfter(rv); i < this.#events.length && (events.length === 0 || bytes < maxBytes); i++) {
-      const event = this.#events[i] as WindowEvent;
-      events.push(event);
-      bytes += event.line.length;
+    for (let after = rv; events.length === 0 || bytes < maxBytes; ) {
+      const rows = this.#sql().exec<{ rv: number; line: string }>("SELECT rv, line FROM events WHERE rv > ? ORDER BY rv LIMIT ?", after, STORED_PAGE).toArray();
+      for (const row of rows) {
+        if (events.length > 0 && bytes >= maxBytes) break;
+        events.push({ rv: row.rv, line: row.line });
+        bytes += row.line.length;
+        after = row.rv;
+      }
+      if (rows.length < STORED_PAGE) break;
     }
     return { kind: "events", events };
   }
 
   /** The summed length of the window's events newer than `rv`: what a subscriber there has yet to be sent. */
   bytesAfter(rv: number): number {
-    const i = this.#indexAfter(rv);
-    return i < this.#events.length ? this.#appended - (this.#offsets[i] as number) : 0;
+    if (rv >= this.#last) return 0;
+    const held = rv >= this.#tail.from ? this.#tail.firstAfter(rv) : undefined;
+    const offset = held?.offset ?? this.#sql().exec<{ offset: number }>("SELECT offset FROM events WHERE rv > ? ORDER BY rv LIMIT 1", rv).toArray()[0]?.offset;
+    return offset === undefined ? 0 : this.#appended - offset;
   }
 
   /** Whether any event in the window is newer than `rv`. */
   hasEventsAfter(rv: number): boolean {
-    return this.#indexAfter(rv) < this.#events.length;
-  }
-
-  #indexAfter(rv: number): number {
-    let lo = this.#first;
-    let hi = this.#events.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.#events[mid] as WindowEvent).rv <= rv) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  #evict(): number | undefined {
-    let evictedTo: number | undefined;
-    while (this.size > 0 && (this.size > this.#limits.maxEvents || (this.#bytes > this.#limits.maxBytes && this.size > 1))) {
-      const event = this.#events[this.#first] as WindowEvent;
-      this.#bytes -= event.line.length;
-      this.#first++;
-      evictedTo = event.rv;
-    }
-    if (evictedTo !== undefined) {
-      this.#start = evictedTo;
-      // Drop the dead prefix once it is both large and most of the array.
-      if (this.#first > 1024 && this.#first * 2 > this.#events.length) {
-        this.#events = this.#events.slice(this.#first);
-        this.#offsets = this.#offsets.slice(this.#first);
-        this.#first = 0;
-      }
-    }
-    return evictedTo;
+    return rv < this.#last && this.#size > 0;
   }
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { applyDelta, parseDelta } from "../../src/k8s/delta.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
-import { Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { podsPath } from "../kit/paths.ts";
 
 const sim = new Sim();
@@ -58,7 +58,10 @@ describe("deltas for subscribers that ask for them", () => {
     const first = await wsWatch(`${podsPath(ns)}?watch=1`);
     const from = (await first.events.next()).object.metadata!.resourceVersion!;
     first.close();
-    for (let i = 0; i < 3; i++) await sim.patchPod(ns, "a", { metadata: { labels: { away: String(i) } } });
+    let away = 0;
+    for (let i = 0; i < 3; i++) away = rvOf(await sim.patchPod(ns, "a", { metadata: { labels: { away: String(i) } } }));
+    // All three in the hub before the resume: else the last would come live, as a delta.
+    await eventually(async () => ((await (await relay(`/_relay/stats${podsPath(ns)}`)).json()) as { resourceVersion: number }).resourceVersion >= away, "the hub to have the changes");
     const sub = await wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${from}&allowWatchBookmarks=true`, { "sec-websocket-protocol": DELTA_PROTOCOL });
     // The replay and the bookmark that says it is done.
     const replay = await sub.events.take(4);

@@ -1,0 +1,137 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { database, durableStorage } from "../../test/kit/sqlite.ts";
+import { Collection, type ObjectEvent, type ObjectRecord, type StoredObject } from "./collection.ts";
+import { SnapshotRegistry, type Lease } from "./snapshots.ts";
+import { HubStorage } from "./storage.ts";
+
+const record = (name: string, uid: string, rv: number): ObjectRecord => ({ key: `ns/${name}`, uid, rv, json: JSON.stringify({ name, uid, rv }) });
+
+/** A collection over its own database, with the snapshot registry that decides what it keeps, written as the feed writes it. */
+function open(db = database()) {
+  const storage = new HubStorage(durableStorage(db));
+  storage.make();
+  const collection = new Collection(() => storage.sql);
+  let now = 0;
+  const snapshots = new SnapshotRegistry({ kept: 2, ttlMs: 1000 }, () => now);
+  snapshots.onChange = (oldest) => collection.prune(oldest);
+  const apply = (...events: ObjectEvent[]) => {
+    let added = 0;
+    storage.transaction(() => {
+      for (const { type, object } of events) {
+        const replaced = collection.peek(object.key);
+        const since = type === "ADDED" || !replaced ? object.rv : replaced.since;
+        added += collection.write(type, object, since, replaced, replaced !== undefined && snapshots.sees(replaced.rv));
+      }
+    });
+    collection.committed(added);
+  };
+  /** Every object at `at`, read a page of `limit` at a time. */
+  const all = (at: number, limit: number) => {
+    const seen: StoredObject[] = [];
+    for (let after = ""; ; ) {
+      const page = collection.page(at, after, limit);
+      seen.push(...page);
+      if (page.length < limit) return seen;
+      after = (page.at(-1) as StoredObject).key;
+    }
+  };
+  return { storage, collection, snapshots, apply, all, advance: (ms: number) => (now += ms) };
+}
+
+describe("Collection", () => {
+  it("writes changes, counts them, and knows since when each object is in the collection", () => {
+    const { collection, apply } = open();
+    apply({ type: "ADDED", object: record("a", "u1", 5) }, { type: "ADDED", object: record("b", "u2", 6) });
+    apply({ type: "MODIFIED", object: record("a", "u1", 7) }, { type: "DELETED", object: record("b", "u2", 8) });
+    expect(collection.size).toBe(1);
+    expect(collection.get("ns/a")).toMatchObject({ uid: "u1", rv: 7, since: 5 });
+    expect(collection.peek("ns/b")).toBeUndefined();
+  });
+
+  it("a snapshot reads the collection as it was, while it changes; its kept versions go when it closes", () => {
+    const { collection, snapshots, apply, all, storage } = open();
+    apply({ type: "ADDED", object: record("a", "u1", 1) }, { type: "ADDED", object: record("b", "u2", 2) }, { type: "ADDED", object: record("c", "u3", 3) });
+    const lease = snapshots.hold(3);
+    apply({ type: "MODIFIED", object: record("a", "u1", 4) }, { type: "DELETED", object: record("b", "u2", 5) }, { type: "ADDED", object: record("d", "u4", 6) });
+    expect(all(3, 1).map((o) => [o.key, o.rv])).toEqual([
+      ["ns/a", 1],
+      ["ns/b", 2],
+      ["ns/c", 3],
+    ]);
+    expect(all(6, 2).map((o) => [o.key, o.rv])).toEqual([
+      ["ns/a", 4],
+      ["ns/c", 3],
+      ["ns/d", 6],
+    ]);
+    expect([collection.sizeAt(3), collection.sizeAt(6), collection.keyAfter(3, "ns/a", 2), collection.keyAfter(3, "ns/b", 5)]).toEqual([3, 3, "ns/c", undefined]);
+    expect(collection.changed(1, 3, 0, 10).map((o) => o.rv)).toEqual([2, 3]);
+    expect([collection.presentAt("ns/b", "u2", 3), collection.presentAt("ns/b", "u2", 6)]).toEqual([true, false]);
+    const versions = () => storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM versions").one().n;
+    expect(versions()).toBe(2);
+    lease.release();
+    expect(versions()).toBe(0);
+  });
+
+  it("keeps no versions while no snapshot is open", () => {
+    const { apply, storage } = open();
+    apply({ type: "ADDED", object: record("a", "u1", 1) });
+    apply({ type: "MODIFIED", object: record("a", "u1", 2) });
+    expect(storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM versions").one().n).toBe(0);
+  });
+
+  it("property: every open snapshot, read a page at a time, is the collection as it was at its resourceVersion", () => {
+    const op = fc.oneof(
+      fc.record({ op: fc.constantFrom("create" as const, "update" as const, "delete" as const), name: fc.integer({ min: 0, max: 8 }) }),
+      fc.record({ op: fc.constant("open" as const) }),
+      fc.record({ op: fc.constant("close" as const), pick: fc.nat() }),
+      fc.record({ op: fc.constant("read" as const), pick: fc.nat(), limit: fc.integer({ min: 1, max: 4 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+        const { collection, snapshots, apply, all } = open();
+        const live = new Map<string, ObjectRecord>();
+        const past = new Map<number, ObjectRecord[]>();
+        const leases: Lease[] = [];
+        let rv = 0;
+        let uids = 0;
+        const state = () => [...live.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
+        past.set(0, []);
+        for (const step of ops) {
+          if (step.op === "open") {
+            leases.push(snapshots.hold(rv));
+            past.set(rv, state());
+            continue;
+          }
+          if (step.op === "close") {
+            leases.splice(step.pick % Math.max(1, leases.length), 1)[0]?.release();
+            continue;
+          }
+          if (step.op === "read") {
+            const lease = leases[step.pick % Math.max(1, leases.length)];
+            if (lease) expect(all(lease.rv, step.limit).map((o) => [o.key, o.rv])).toEqual((past.get(lease.rv) ?? []).map((o) => [o.key, o.rv]));
+            continue;
+          }
+          const key = `ns/n${step.name}`;
+          const current = live.get(key);
+          rv++;
+          if (step.op === "create" && !current) {
+            const o = record(`n${step.name}`, `u${uids++}`, rv);
+            live.set(key, o);
+            apply({ type: "ADDED", object: o });
+          } else if (step.op === "update" && current) {
+            const o = { ...current, rv, json: JSON.stringify({ rv }) };
+            live.set(key, o);
+            apply({ type: "MODIFIED", object: o });
+          } else if (step.op === "delete" && current) {
+            live.delete(key);
+            apply({ type: "DELETED", object: { ...current, rv } });
+          }
+        }
+        for (const lease of leases) expect(all(lease.rv, 3).map((o) => o.key)).toEqual((past.get(lease.rv) ?? []).map((o) => o.key));
+        expect(collection.size).toBe(live.size);
+      }),
+      { seed: 2026, numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,211 @@
+/**
+ * @module
+ * The hub's current objects, in its storage (`objects`: by `namespace/name`, with uid,
+ * resourceVersion, since when each is in the collection, and the JSON sent to subscribers), and
+ * what a snapshot needs of their past. Memory holds none of them: a hub's collection may be
+ * hundreds of MB of JSON, and its isolate has 128 MB for every object it hosts.
+ *
+ * Snapshots (a paged list's, a subscriber's initial state, a list being streamed) read the
+ * collection as it was at their resourceVersion while it changes: a version an open snapshot
+ * may see is kept when a change replaces it (`versions`: the version, and the resourceVersion it
+ * was replaced at), so a snapshot at `S` is the current objects no newer than `S`, and the kept
+ * versions made by `S` and replaced after it. Versions no open snapshot can see are dropped.
+ */
+import { metaNamespaceKey } from "../k8s/key.ts";
+import { objectVersion } from "../k8s/rv.ts";
+import type { KubeObject } from "../k8s/types.ts";
+
+/** An object as the hub serves it: its key (`namespace/name`, the order lists go in), uid, resourceVersion and JSON. */
+export type ObjectRecord = {
+  readonly key: string;
+  readonly uid: string;
+  readonly rv: number;
+  /** The object's JSON, with kind and apiVersion, exactly as sent to subscribers. */
+  readonly json: string;
+};
+
+/** An object as stored, with the resourceVersion it (last) entered the collection at: created, or moved into the selector. */
+export type StoredObject = ObjectRecord & {
+  readonly since: number;
+};
+
+export interface ObjectEvent {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED";
+  readonly object: ObjectRecord;
+}
+
+/** An object as the hub keeps it, or `undefined` when it lacks a uid, a name or a resourceVersion. */
+export function toRecord(object: KubeObject): ObjectRecord | undefined {
+  const metadata = object.metadata;
+  const rv = objectVersion(object);
+  if (!metadata?.uid || !metadata.name || rv === undefined) return undefined;
+  return { uid: metadata.uid, key: metaNamespaceKey(metadata.namespace, metadata.name), rv, json: JSON.stringify(object) };
+}
+
+/** Copy of an object with a new resourceVersion (a DELETED carries the deletion's RV). */
+export function withVersion<T extends ObjectRecord>(object: T, rv: number): T {
+  const parsed = JSON.parse(object.json) as KubeObject;
+  parsed.metadata = { ...parsed.metadata, resourceVersion: String(rv) };
+  return { ...object, rv, json: JSON.stringify(parsed) };
+}
+
+const COLUMNS = "key, uid, rv, since, json";
+
+export class Collection {
+  readonly #sql: () => SqlStorage;
+  #size = 0;
+  /** Whether the versions table may hold rows (so reads and prunes of it can be skipped). */
+  #versions = false;
+
+  constructor(sql: () => SqlStorage) {
+    this.#sql = sql;
+  }
+
+  /** Objects in the collection now. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Count what storage holds (after a restart); versions kept for snapshots of the last instance are of no use. */
+  restore(): void {
+    const sql = this.#sql();
+    this.#size = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n;
+    sql.exec("DELETE FROM versions");
+    this.#versions = false;
+  }
+
+  /** The object at `key` now. */
+  get(key: string): StoredObject | undefined {
+    return this.#sql().exec<StoredObject>(`SELECT ${COLUMNS} FROM objects WHERE key = ?`, key).toArray()[0];
+  }
+
+  /** What is at `key` now, without its JSON: what a change needs to know of what it replaces. */
+  peek(key: string): Omit<StoredObject, "json"> | undefined {
+    return this.#sql().exec<Omit<StoredObject, "json">>("SELECT key, uid, rv, since FROM objects WHERE key = ?", key).toArray()[0];
+  }
+
+  /**
+   * Write one change in the caller's transaction, replacing `replaced` (what `peek` or `get`
+   * found at its key); `keep` it (with its JSON) when an open snapshot may see it. `committed`
+   * then makes the count follow.
+   */
+  write(type: ObjectEvent["type"], object: ObjectRecord, since: number, replaced: StoredObject | Omit<StoredObject, "json"> | undefined, keep: boolean): number {
+    const sql = this.#sql();
+    if (keep && replaced) {
+      const json = "json" in replaced ? replaced.json : (this.get(replaced.key)?.json ?? "");
+      sql.exec("INSERT OR REPLACE INTO versions (key, until, uid, rv, since, json) VALUES (?, ?, ?, ?, ?, ?)", replaced.key, object.rv, replaced.uid, replaced.rv, replaced.since, json);
+      this.#versions = true;
+    }
+    if (type === "DELETED") {
+      sql.exec("DELETE FROM objects WHERE key = ?", object.key);
+      return replaced ? -1 : 0;
+    }
+    sql.exec(`INSERT OR REPLACE INTO objects (${COLUMNS}) VALUES (?, ?, ?, ?, ?)`, object.key, object.uid, object.rv, since, object.json);
+    return replaced ? 0 : 1;
+  }
+
+  /** The batch's transaction committed: `delta` objects more (or fewer). */
+  committed(delta: number): void {
+    this.#size += delta;
+  }
+
+  /**
+   * Up to `limit` objects of the collection as it was at `at`, after `afterKey`, in key order:
+   * what a list or an initial state sends, a page at a time.
+   */
+  page(at: number, afterKey: string, limit: number): StoredObject[] {
+    const sql = this.#sql();
+    const current = sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM objects WHERE key > ? AND rv <= ? ORDER BY key LIMIT ?`, afterKey, at, limit).toArray();
+    if (!this.#versions) return current;
+    const kept = sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM versions WHERE key > ? AND rv <= ? AND until > ? ORDER BY key LIMIT ?`, afterKey, at, at, limit).toArray();
+    return merge(current, kept, (o) => o.key, limit);
+  }
+
+  /** The key of the `n`th object after `afterKey` at `at` (the last of a page of `n`), or `undefined` when fewer are left. */
+  keyAfter(at: number, afterKey: string, n: number): string | undefined {
+    const sql = this.#sql();
+    const current = sql.exec<{ key: string }>("SELECT key FROM objects WHERE key > ? AND rv <= ? ORDER BY key LIMIT ?", afterKey, at, n).toArray();
+    const kept = this.#versions ? sql.exec<{ key: string }>("SELECT key FROM versions WHERE key > ? AND rv <= ? AND until > ? ORDER BY key LIMIT ?", afterKey, at, at, n).toArray() : [];
+    return merge(current, kept, (o) => o.key, n)[n - 1]?.key;
+  }
+
+  /** How many objects the collection had at `at`. */
+  sizeAt(at: number): number {
+    const sql = this.#sql();
+    const newer = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects WHERE rv > ?", at).one().n;
+    const kept = this.#versions ? sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM versions WHERE rv <= ? AND until > ?", at, at).one().n : 0;
+    return this.#size - newer + kept;
+  }
+
+  /**
+   * Up to `limit` objects of the collection as it was at `at` that changed after `from` (and
+   * after the cursor `afterRv`), in resourceVersion order: a resume's net changes.
+   */
+  changed(from: number, at: number, afterRv: number, limit: number): StoredObject[] {
+    const sql = this.#sql();
+    const after = Math.max(from, afterRv);
+    const current = sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM objects WHERE rv > ? AND rv <= ? ORDER BY rv LIMIT ?`, after, at, limit).toArray();
+    if (!this.#versions) return current;
+    const kept = sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM versions WHERE rv > ? AND rv <= ? AND until > ? ORDER BY rv LIMIT ?`, after, at, at, limit).toArray();
+    return merge(current, kept, (o) => o.rv, limit);
+  }
+
+  /** Whether the object `uid` at `key` was in the collection at `at`. */
+  presentAt(key: string, uid: string, at: number): boolean {
+    const sql = this.#sql();
+    if (sql.exec("SELECT 1 FROM objects WHERE key = ? AND uid = ? AND rv <= ?", key, uid, at).toArray().length > 0) return true;
+    return this.#versions && sql.exec("SELECT 1 FROM versions WHERE key = ? AND uid = ? AND rv <= ? AND until > ?", key, uid, at, at).toArray().length > 0;
+  }
+
+  /** Kept versions no snapshot open at or after `oldest` can see go; all of them when none is open. */
+  prune(oldest: number | undefined): void {
+    if (!this.#versions) return;
+    if (oldest === undefined) {
+      this.#sql().exec("DELETE FROM versions");
+      this.#versions = false;
+    } else {
+      this.#sql().exec("DELETE FROM versions WHERE until <= ?", oldest);
+    }
+  }
+
+  /** Forget the kept versions: a new history, whose snapshots begin now. In the caller's transaction. */
+  clearVersions(): void {
+    this.#sql().exec("DELETE FROM versions");
+    this.#versions = false;
+  }
+
+  /** A new history's objects: what `listed` holds now replaces the collection, in the caller's transaction. */
+  replaceWithListed(): void {
+    const sql = this.#sql();
+    sql.exec("DROP TABLE objects");
+    sql.exec("DROP INDEX IF EXISTS listed_by_rv");
+    sql.exec("ALTER TABLE listed RENAME TO objects");
+    sql.exec("CREATE INDEX IF NOT EXISTS objects_by_rv ON objects (rv)");
+    this.clearVersions();
+  }
+
+  /** After `replaceWithListed` committed: the count is the list's. */
+  recount(): void {
+    this.#size = this.#sql().exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n;
+  }
+}
+
+/** The first `limit` of two lists each ordered by `by`, in that order. */
+function merge<T>(a: readonly T[], b: readonly T[], by: (item: T) => string | number, limit: number): T[] {
+  if (b.length === 0) return a.slice(0, limit);
+  const out: T[] = [];
+  let i = 0;
+  let j = 0;
+  while (out.length < limit && (i < a.length || j < b.length)) {
+    const x = a[i];
+    const y = b[j];
+    if (y === undefined || (x !== undefined && by(x) < by(y))) {
+      out.push(x as T);
+      i++;
+    } else {
+      out.push(y);
+      j++;
+    }
+  }
+  return out;
+}
