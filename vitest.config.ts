@@ -1,6 +1,11 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { holdToPlatformHeap } from "./scripts/heap-limit.ts";
 import { TEST_JWT_SECRET } from "./test/kit/tokens.ts";
+
+// The relay's isolate gets the heap a Durable Object has deployed, as under npm start: a test
+// that outgrows it fails here as production would.
+holdToPlatformHeap();
 
 /** Test tuning shared by every Workers project: small windows and budgets, quick timers. */
 const tuning = {

@@ -30,6 +30,8 @@
  *   reads the binary's path only from there).
  * - Prints nothing: what the Worker logs (its JSON lines) and what Miniflare or workerd say go
  *   to `log`, one line at a time.
+ * - The relay's isolate has the heap a Durable Object has deployed (scripts/heap-limit.ts);
+ *   running out of it is fatal to workerd, as it is to an object deployed.
  * - `stop()` ends workerd, waits for it, and releases the state directory; it may be called
  *   more than once.
  */
@@ -40,6 +42,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
+import { holdToPlatformHeap } from "./heap-limit.ts";
 import { parentOf } from "./proc.ts";
 import { lockStateDirectory } from "./state-lock.ts";
 import type { BuiltWorker } from "./build-worker.ts";
@@ -168,6 +171,7 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
   const marker = `RELAY_RUNTIME=${randomBytes(8).toString("hex")}`;
   const [markerName, markerValue] = marker.split("=") as [string, string];
   let mf: Miniflare | undefined;
+  holdToPlatformHeap();
   try {
     mf = new Miniflare(
       convertV4MiniflareOptions({

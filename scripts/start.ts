@@ -13,6 +13,7 @@ import { resolve } from "node:path";
 import { clockResourceVersion, startSimulator, type Simulator } from "../src/sim/index.ts";
 import { localCertificate } from "./local-tls.ts";
 import { parentOf } from "./proc.ts";
+import { HEAP_LIMIT_MB, outOfMemory } from "./heap-limit.ts";
 import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
 import { kubeModeProblem, upstreamProblem } from "./upstream-check.ts";
 import { SECRET_NAMES, VARIABLE_NAMES } from "../src/var-names.ts";
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
     say(`TLS: ${tls.made ? "made" : "reusing"} a certificate for 127.0.0.1 and localhost, signed by the CA in ${tls.caFile}`);
   }
   try {
-    relay = await startRelayRuntime({ host, port, vars, secrets, persistDir, tls, log: (line, level) => (level === "error" || level === "warn" ? console.error(line) : console.log(line)) });
+    relay = await startRelayRuntime({ host, port, vars, secrets, persistDir, tls, log: runtimeLog });
   } catch (e) {
     if (e instanceof StateDirectoryInUse) return fail(`${e.message}: stop it, or give this relay another PERSIST_DIR`);
     if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") return fail(`${host}:${port} is in use: stop what listens there, or set PORT`);
@@ -106,6 +107,16 @@ async function main(): Promise<void> {
     say(`    kubectl config set-credentials relay${tokens ? ' --token "$TOKEN"' : ""}`);
     say("    kubectl config set-context relay --cluster relay --user relay && kubectl config use-context relay");
   }
+}
+
+/** The runtime's lines, as they come; one saying it ran out of heap ends the relay, saying why in one line. */
+function runtimeLog(line: string, level: string): void {
+  if (level === "error" || level === "warn") console.error(line);
+  else console.log(line);
+  if (!outOfMemory(line)) return;
+  void fail(
+    `the relay ran out of memory: its isolate reached the ${HEAP_LIMIT_MB} MB heap a Durable Object has deployed, where the object would be reset too (MINIFLARE_WORKERD_V8_FLAGS=--max-old-space-size=<MB> to try another limit locally)`,
+  );
 }
 
 /** Whether `url` answers 2xx within `ms` (over https, trusting `ca`), asking every 250 ms. */

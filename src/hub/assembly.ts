@@ -99,6 +99,8 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       watching: feed.watching,
       window: { start: feed.window.start, head: feed.window.head, events: feed.window.size, bytes: feed.window.bytes },
       objects: feed.collection.size,
+      storageBytes: storage.bytes,
+      memoryBytes: feed.window.heldBytes,
     }),
     *subscribers() {
       for (const s of out.subscribers) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };

@@ -11,6 +11,7 @@
  * was replaced at), so a snapshot at `S` is the current objects no newer than `S`, and the kept
  * versions made by `S` and replaced after it. Versions no open snapshot can see are dropped.
  */
+import type { Sql } from "./storage.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";
 import type { KubeObject } from "../k8s/types.ts";
@@ -52,12 +53,12 @@ export function withVersion<T extends ObjectRecord>(object: T, rv: number): T {
 const COLUMNS = "key, uid, rv, since, json";
 
 export class Collection {
-  readonly #sql: () => SqlStorage;
+  readonly #sql: () => Sql;
   #size = 0;
   /** Whether the versions table may hold rows (so reads and prunes of it can be skipped). */
   #versions = false;
 
-  constructor(sql: () => SqlStorage) {
+  constructor(sql: () => Sql) {
     this.#sql = sql;
   }
 

@@ -64,7 +64,20 @@ export class WatchHub extends DurableObject<HubEnv> {
   }
 
   /** Numbers for the demo page and tests: who is here, and what the upstream is doing. */
-  stats(): { subscribers: number; upstream: string; watching: boolean; resourceVersion: number; windowStart: number; windowEvents: number; objects: number } | undefined {
+  stats():
+    | {
+        subscribers: number;
+        upstream: string;
+        watching: boolean;
+        resourceVersion: number;
+        windowStart: number;
+        windowEvents: number;
+        objects: number;
+        storageBytes: number;
+        memoryBytes: number;
+        rowsWritten: number;
+      }
+    | undefined {
     const parts = this.#open();
     if (!parts) return undefined;
     const { feed, fanout } = parts;
@@ -76,6 +89,10 @@ export class WatchHub extends DurableObject<HubEnv> {
       windowStart: feed.window.start,
       windowEvents: feed.window.size,
       objects: feed.collection.size,
+      storageBytes: this.#storage.bytes,
+      memoryBytes: feed.window.heldBytes,
+      // Since this instance of the hub started.
+      rowsWritten: this.#storage.rowsWritten,
     };
   }
 

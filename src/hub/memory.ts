@@ -92,6 +92,7 @@ export class LineTail {
   #first = 0;
   /** Every window event after this resourceVersion is here. */
   #from = 0;
+  #bytes = 0;
 
   constructor(memory: LineMemory) {
     this.#memory = memory;
@@ -106,6 +107,11 @@ export class LineTail {
     return this.#entries.length - this.#first;
   }
 
+  /** Bytes of the lines and deltas held. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** Start over: nothing held, the window's history begins after `rv`. */
   reset(rv: number): void {
     this.#drop(this.#entries.length);
@@ -114,8 +120,10 @@ export class LineTail {
 
   /** The window's newest event: held, as the next of the suffix. */
   push(entry: TailEntry): void {
+    const size = entry.line.length + (entry.delta?.length ?? 0);
     this.#entries.push({ entry, seq: this.#memory.place(this) });
-    this.#memory.added(entry.line.length + (entry.delta?.length ?? 0));
+    this.#bytes += size;
+    this.#memory.added(size);
   }
 
   /** Events up to `rv` left the window. */
@@ -163,6 +171,7 @@ export class LineTail {
       this.#from = Math.max(this.#from, entry.rv);
     }
     this.#first += n;
+    this.#bytes -= size;
     if (this.#first === this.#entries.length) {
       this.#entries = [];
       this.#first = 0;

@@ -15,16 +15,17 @@
  * ones unless the upstream's history is inconsistent with the hub's (a restore from backup, a
  * different cluster): then there is no difference to tell, and the list starts a new history.
  */
+import type { Sql } from "./storage.ts";
 import { type ObjectEvent, type ObjectRecord, withVersion } from "./collection.ts";
 
 /** Keys read at a time while deletions are given their resourceVersions. */
 const KEYS_PAGE = 500;
 
 export class StagedList {
-  readonly #sql: () => SqlStorage;
+  readonly #sql: () => Sql;
   readonly #transaction: <T>(write: () => T) => T;
 
-  constructor(sql: () => SqlStorage, transaction: <T>(write: () => T) => T) {
+  constructor(sql: () => Sql, transaction: <T>(write: () => T) => T) {
     this.#sql = sql;
     this.#transaction = transaction;
   }

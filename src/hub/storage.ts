@@ -29,6 +29,9 @@ CREATE INDEX IF NOT EXISTS tombstones_by_age ON tombstones (at);
 /** Tables of an earlier schema, dropped before this one is made. */
 const TABLES = ["meta", "objects", "versions", "events", "tombstones", "listed", "diff"];
 
+/** The database as the hub's tables use it: statements. */
+export type Sql = Pick<SqlStorage, "exec">;
+
 /** What identifies the collection: the key, and the kinds learned from the first list. */
 export interface HubIdentity {
   key: WatchKey;
@@ -49,6 +52,9 @@ export interface StoredHistory extends HubIdentity {
 
 export class HubStorage {
   readonly #storage: DurableObjectStorage;
+  /** The database as the hub's parts use it: each statement's rows written are counted. */
+  readonly #counted: Sql;
+  #rowsWritten = 0;
   /**
    * The schema exists: made by the first write, not before, so a hub that is only asked about
    * (`/_relay/stats`) or refuses a request before it syncs stores nothing.
@@ -57,6 +63,15 @@ export class HubStorage {
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
+    const sql = storage.sql;
+    // A statement that returns no rows has run once `exec` returns, and its cursor says what it wrote.
+    this.#counted = {
+      exec: <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: SqlStorageValue[]) => {
+        const cursor = sql.exec<T>(query, ...bindings);
+        this.#rowsWritten += cursor.rowsWritten ?? 0;
+        return cursor;
+      },
+    };
     if (this.#exists("meta")) {
       const version = this.#sql.exec<{ value: string }>("SELECT value FROM meta WHERE name = 'schema'").toArray()[0]?.value;
       // Another version's tables (or a relist that never finished making them): start afresh.
@@ -65,8 +80,13 @@ export class HubStorage {
     }
   }
 
-  get sql(): SqlStorage {
-    return this.#storage.sql;
+  get sql(): Sql {
+    return this.#counted;
+  }
+
+  /** Rows this instance has written (what the platform bills writes by), for the hub's numbers. */
+  get rowsWritten(): number {
+    return this.#rowsWritten;
   }
 
   get #sql(): SqlStorage {

@@ -6,6 +6,7 @@
  * resourceVersion before which that is no longer possible: the start of the hub's history, or
  * the newest tombstone dropped. A table of the hub's storage.
  */
+import type { Sql } from "./storage.ts";
 import type { StoredObject } from "./collection.ts";
 
 /** How many tombstones are kept, and for how long. */
@@ -18,12 +19,12 @@ export interface TombstoneLimits {
 export type Tombstone = StoredObject;
 
 export class Tombstones {
-  readonly #sql: () => SqlStorage;
+  readonly #sql: () => Sql;
   readonly #limits: TombstoneLimits;
   /** Rows in the table, counted once and then kept, so trimming by count reads only the excess. */
   #count = 0;
 
-  constructor(sql: () => SqlStorage, limits: TombstoneLimits) {
+  constructor(sql: () => Sql, limits: TombstoneLimits) {
     this.#sql = sql;
     this.#limits = limits;
   }

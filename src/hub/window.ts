@@ -11,6 +11,7 @@
  * as far as the isolate's budget allows (`memory.ts`), which is what subscribers that keep up
  * are sent. A subscriber further back is sent lines read from storage.
  */
+import type { Sql } from "./storage.ts";
 import type { LineTail, TailEntry } from "./memory.ts";
 
 export interface WindowEvent {
@@ -42,7 +43,7 @@ export interface WindowWrite {
 const STORED_PAGE = 64;
 
 export class EventWindow {
-  readonly #sql: () => SqlStorage;
+  readonly #sql: () => Sql;
   readonly #limits: WindowLimits;
   readonly #tail: LineTail;
   #start = 0;
@@ -54,7 +55,7 @@ export class EventWindow {
   /** Bytes appended since the history began: an event's offset plus its size. */
   #appended = 0;
 
-  constructor(sql: () => SqlStorage, limits: WindowLimits, tail: LineTail) {
+  constructor(sql: () => Sql, limits: WindowLimits, tail: LineTail) {
     this.#sql = sql;
     this.#limits = limits;
     this.#tail = tail;
@@ -76,6 +77,11 @@ export class EventWindow {
 
   get bytes(): number {
     return this.#bytes;
+  }
+
+  /** Bytes of its lines (and deltas) held in memory. */
+  get heldBytes(): number {
+    return this.#tail.bytes;
   }
 
   /** Back from storage: the bounds it was saved with, and the counts of its events. */

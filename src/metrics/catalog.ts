@@ -32,7 +32,9 @@ export const FAMILIES = {
   upstreamWatches: family("upstream_watches", "gauge", ["cluster"], "Upstream watch streams open: one per hub whose upstream watch is established."),
   windowEvents: family("window_events", "gauge", ["cluster"], "Events held in the replay windows of live hubs."),
   windowBytes: family("window_bytes", "gauge", ["cluster"], "Bytes of serialised events held in the replay windows of live hubs."),
-  cacheObjects: family("cache_objects", "gauge", ["cluster"], "Objects held in the caches of live hubs."),
+  cacheObjects: family("cache_objects", "gauge", ["cluster"], "Objects in the collections of live hubs."),
+  storageBytes: family("storage_bytes", "gauge", ["cluster"], "Bytes of SQLite storage of live hubs: their collections, windows and tombstones."),
+  memoryBytes: family("hub_memory_bytes", "gauge", ["cluster"], "Bytes of window lines live hubs hold in memory (the rest is read from their storage; LINE_MEMORY_BYTES bounds it per isolate)."),
   reportAge: family("hub_report_age_seconds", "gauge", [], "Age of the oldest live hub's latest report: how stale the hub gauges may be."),
   startTime: family("metrics_start_time_seconds", "gauge", [], "When the relay's counters last started from zero (Unix time), as process_start_time_seconds for a process."),
 

@@ -94,6 +94,8 @@ export class MetricsRegistry extends DurableObject<Vars> {
       gauges.add("windowEvents", cluster, s.window.events);
       gauges.add("windowBytes", cluster, s.window.bytes);
       gauges.add("cacheObjects", cluster, s.objects);
+      gauges.add("storageBytes", cluster, s.storageBytes ?? 0);
+      gauges.add("memoryBytes", cluster, s.memoryBytes ?? 0);
     }
     const totals = this.#totals.toJSON();
     return exposition({ values: { ...totals.values, ...gauges.toJSON().values }, histograms: totals.histograms });

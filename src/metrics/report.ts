@@ -19,6 +19,10 @@ export interface HubSnapshot {
   subscribers: Record<Transport, number>;
   window: { start: number; head: number; events: number; bytes: number };
   objects: number;
+  /** Its SQLite database's size: its collection, window and tombstones (what the platform bills as storage). */
+  storageBytes: number;
+  /** The window's lines it holds in memory (its share of the isolate's `LINE_MEMORY_BYTES`). */
+  memoryBytes: number;
   /** When the hub last committed an event (epoch ms). */
   lastEventAt?: number | undefined;
   /** The last upstream failure, if any since the hub opened. */
