@@ -117,6 +117,8 @@ export class Feed implements ReflectorHandler {
   #horizon = 0;
   /** The upstream has failed since `since` (ms), last with `error`: it is backing off. */
   #failing: { since: number; error: UpstreamError } | undefined;
+  /** A list from the upstream under way: objects taken so far, since when (ms). */
+  #listing: { objects: number; since: number } | undefined;
   #lastInitial: StateEvents | undefined;
   #lastNet: NetChangeEvents | undefined;
   upstreamState: ReflectorState = "stopped";
@@ -240,6 +242,11 @@ export class Feed implements ReflectorHandler {
     return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
   }
 
+  /** A list from the upstream under way (a big collection takes a while): how far it has got. */
+  get listing(): { objects: number; since: number } | undefined {
+    return this.#listing;
+  }
+
   /** What the hub can serve while the upstream fails: its state as of `rv`, in step with the upstream until `since` (ms). */
   get held(): { rv: number; since: number } | undefined {
     return this.#live && this.#failing ? { rv: this.window.head, since: this.#failing.since } : undefined;
@@ -293,16 +300,21 @@ export class Feed implements ReflectorHandler {
     const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
     const to = list.resourceVersion;
     this.#staged.begin();
-    let listed = 0;
-    for await (const items of list.pages) {
-      const records: ObjectRecord[] = [];
-      for (const item of items) {
-        const taken = this.#take(item, identity);
-        if (taken) records.push(taken.object);
+    const listing = (this.#listing ??= { objects: 0, since: this.#clock.now() });
+    try {
+      for await (const items of list.pages) {
+        const records: ObjectRecord[] = [];
+        for (const item of items) {
+          const taken = this.#take(item, identity);
+          if (taken) records.push(taken.object);
+        }
+        this.#staged.add(records, to);
+        listing.objects += records.length;
       }
-      this.#staged.add(records, to);
-      listed += records.length;
+    } finally {
+      this.#listing = undefined;
     }
+    const listed = listing.objects;
     const previous = this.#identity;
     const from = this.window.head;
     const changes = previous ? this.#staged.diff(from, to) : undefined;
@@ -401,6 +413,8 @@ export class Feed implements ReflectorHandler {
 
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
     this.upstreamState = state;
+    if (state === "listing") this.#listing ??= { objects: 0, since: this.#clock.now() };
+    else this.#listing = undefined;
     if (state === "backoff" && error) this.#failing = { since: this.#failing?.since ?? this.#clock.now(), error };
     else if (state === "watching" || state === "stopped") this.#failing = undefined;
     if (state !== "watching" || detail) this.#log(`upstream ${state}`, detail ? { detail } : undefined);

@@ -106,7 +106,10 @@ export class WatchHub extends DurableObject<HubEnv> {
     try {
       await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS, parts.clock);
     } catch (e) {
-      return statusResponse(unavailable(e, feed.held, parts.clock.now()));
+      const now = parts.clock.now();
+      const listing = feed.listing;
+      if (e instanceof SyncTimeout && listing) return statusResponse(stillListing(listing, now));
+      return statusResponse(unavailable(e, feed.held, now));
     }
     switch (hubRequest.verb) {
       case "list":
@@ -135,12 +138,24 @@ export class WatchHub extends DurableObject<HubEnv> {
   }
 }
 
+/** A request's wait for the hub to sync ran out. */
+class SyncTimeout extends UpstreamError {}
+
 function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock): Promise<T> {
   let cancel = () => {};
   const timeout = new Promise<never>((_, reject) => {
-    cancel = clock.after(ms, () => reject(new UpstreamError(0, `the upstream API server has not answered within ${ms / 1000} s`)));
+    cancel = clock.after(ms, () => reject(new SyncTimeout(0, `the upstream API server has not answered within ${ms / 1000} s`)));
   });
   return Promise.race([promise, timeout]).finally(cancel);
+}
+
+/** A big collection's first list (or a relist) takes a while: the hub is getting there, and says how far. */
+function stillListing(listing: { objects: number; since: number }, now: number): Status {
+  const seconds = Math.round((now - listing.since) / 1000);
+  return serviceUnavailable(
+    `the relay is still listing this collection from the upstream (${listing.objects.toLocaleString("en")} objects in ${seconds} s so far) and serves it once the list is complete; try again shortly`,
+    5,
+  );
 }
 
 /**

@@ -144,6 +144,7 @@ async function serveResource(state: SimState, req: IncomingMessage, res: ServerR
   }
   if (method === "GET" && name === undefined) {
     const representation = readRepresentation(req);
+    if (state.config.listDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.config.listDelayMs));
     const result = await listObjects(state.store, def, requestFilter(def, namespace, query), query);
     if (representation.kind === "table") {
       const table = toTable(def, result.items, result.metadata, tableOptions(representation.version, query));

@@ -29,6 +29,8 @@ export interface SimConfig {
    * request is this user's (cluster-admin), whatever token it carries. `null`: off.
    */
   clientCertificateUser: string | null;
+  /** Each list's answer waits this long (ms): an API server that takes a while to list a big collection. */
+  listDelayMs: number;
 }
 
 export interface SimStats {
@@ -119,14 +121,19 @@ export class SimState {
         if (value !== null && (typeof value !== "string" || value === "")) throw new ApiError(badRequest(`${key} must be a user name, or null`));
         continue;
       }
+      if (key === "listDelayMs") {
+        if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw new ApiError(badRequest(`${key} must be a non-negative integer`));
+        continue;
+      }
       if (key !== "bookmarkIntervalMs" && key !== "historyLimit") {
-        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, clientCertificateUser)`));
+        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, clientCertificateUser, listDelayMs)`));
       }
       if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ApiError(badRequest(`${key} must be a positive integer`));
     }
     if (config.selfSubjectReviews !== undefined) this.config.selfSubjectReviews = config.selfSubjectReviews;
     if (config.openapi !== undefined) this.config.openapi = config.openapi;
     if (config.clientCertificateUser !== undefined) this.config.clientCertificateUser = config.clientCertificateUser;
+    if (config.listDelayMs !== undefined) this.config.listDelayMs = config.listDelayMs;
     if (config.historyLimit !== undefined) {
       this.config.historyLimit = config.historyLimit;
       this.store.setHistoryLimit(config.historyLimit);
