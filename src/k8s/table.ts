@@ -258,15 +258,18 @@ const definitions = (columns: Column[]) => columns.map((c) => ({ name: c.name, t
  * watch event after the first (apiserver `watchEmbeddedEncoder`).
  */
 export function toTable(resource: TableResource, objects: readonly KubeObject[], metadata: object, options: TableOptions, withHeaders = true) {
-  const columns = columnsOf(resource);
   const now = Date.now();
-  return {
-    kind: "Table",
-    apiVersion: `meta.k8s.io/${options.version}`,
-    metadata,
-    columnDefinitions: withHeaders ? definitions(columns) : null,
-    rows: objects.map((o) => row(columns, o, options, now)),
-  };
+  return { ...tableHead(resource, metadata, options, withHeaders), rows: objects.map((o) => tableRow(resource, o, options, now)) };
+}
+
+/** A Table's fields but its rows: what a Table streamed a row at a time begins with. */
+export function tableHead(resource: TableResource, metadata: object, options: TableOptions, withHeaders = true) {
+  return { kind: "Table", apiVersion: `meta.k8s.io/${options.version}`, metadata, columnDefinitions: withHeaders ? definitions(columnsOf(resource)) : null };
+}
+
+/** One object's row, its cells as of `now`. */
+export function tableRow(resource: TableResource, object: KubeObject, options: TableOptions, now: number) {
+  return row(columnsOf(resource), object, options, now);
 }
 
 export function tableOptions(version: TableOptions["version"], query: URLSearchParams): TableOptions {
