@@ -26,9 +26,13 @@ function workers(name: string, include: string[], bindings: Record<string, strin
     plugins: [
       cloudflareTest(({ inject }) => {
         const sims = inject("simulators");
-        const clusters: Record<string, { url: string; maxHubs?: number }> = { down: { url: "http://127.0.0.1:9" } };
+        const clusters: Record<string, { url: string; maxHubs?: number; subscribersPerHub?: number }> = { down: { url: "http://127.0.0.1:9" } };
         for (const [cluster, url] of Object.entries(sims)) if (cluster !== "default") clusters[cluster] = { url };
         clusters.quota!.maxHubs = 3;
+        // Hot keys there: past two subscribers, new ones go to replica hubs (the soak's cross-checks
+        // their histories against the roots').
+        clusters.hot!.subscribersPerHub = 2;
+        clusters.soak!.subscribersPerHub = 2;
         return {
           // workerd's informational log, which the pool turns on by default: an exception and
           // its stack for every hub a test crashes on purpose (abortAllDurableObjects()) and

@@ -80,6 +80,7 @@ export interface ClusterEntry {
   binding?: string;
   tokenSecret?: string;
   maxHubs?: number;
+  subscribersPerHub?: number;
 }
 
 /** A Map, so a name from a request (`constructor`) can never find a prototype property. */
@@ -102,6 +103,19 @@ export function maxHubs(env: Vars, cluster: string): number {
     return own;
   }
   return int(env, "MAX_HUBS", 100, 1);
+}
+
+/**
+ * How many subscribers a key's hub serves before new ones go to replica hubs (DESIGN.md, "Hot
+ * keys"): its `subscribersPerHub` in CLUSTERS, else `SUBSCRIBERS_PER_HUB`.
+ */
+export function subscribersPerHub(env: Vars, cluster: string): number {
+  const own = clusters(env).get(cluster)?.subscribersPerHub;
+  if (own !== undefined) {
+    if (!Number.isInteger(own) || own < 1) throw new ConfigError(`CLUSTERS.${cluster}.subscribersPerHub must be an integer >= 1`);
+    return own;
+  }
+  return int(env, "SUBSCRIBERS_PER_HUB", 500, 1);
 }
 
 /**

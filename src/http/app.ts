@@ -28,6 +28,8 @@ import { health } from "./health.ts";
 import { oversized } from "./limits.ts";
 import { operator } from "./operator.ts";
 import { openSocket } from "./socket.ts";
+import { Placements } from "./placement.ts";
+import { regionOf } from "./region.ts";
 import type { Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
@@ -87,6 +89,7 @@ export function createApp(): Hono<App> {
   const discoveryCache = new DocumentCache({ what: "discovery", ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
   const openapiCache = new DocumentCache({ what: "OpenAPI", ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: OPENAPI_MAX_BYTES, now: () => Date.now() });
   const metrics = new WorkerMetrics();
+  const placements = new Placements();
   const auth = new Authenticator(logger({ component: "auth" }), (reason) => metrics.refused(reason));
   const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, (reason) => metrics.refused(reason));
 
@@ -191,8 +194,13 @@ export function createApp(): Hono<App> {
     const websocket = isWebSocketUpgrade(raw);
     const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
     if (!representation) return statusResponse(notAcceptable());
-    const forwarded = request.value.verb === "watch" ? { ...request.value, subject: identity.subject, grant: grantOf(identity, access) } : { ...request.value, subject: identity.subject };
-    const response = await c.env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequests.attach(raw, forwarded));
+    const value = request.value;
+    const forwarded = value.verb === "watch" ? { ...value, subject: identity.subject, grant: grantOf(identity, access) } : { ...value, subject: identity.subject };
+    // A hot key's lists and watches go to its replicas; a get is its root's.
+    const response =
+      value.verb === "get"
+        ? await c.env.WATCH_HUB.getByName(hubName(value.key)).fetch(hubRequests.attach(raw, forwarded))
+        : await placements.send(c.env.WATCH_HUB, value.key, regionOf(raw.cf), (replicaOf, region, here) => hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }));
     if (representation.kind !== "table") return response;
     return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
   });

@@ -90,7 +90,7 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
         ? feed.netChangesAfter(requested.rv)
         : undefined;
   const deltasAfter = websocket && request.protocol === DELTA_PROTOCOL ? feed.window.head : undefined;
-  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant }, first);
+  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant, replica: request.fromReplica }, first);
   if (grant) guard.add(subscriber, grant);
   if (opened.sink instanceof WebSocketSink) sockets.register(opened.sink, subscriber);
   feed.start();

@@ -7,7 +7,7 @@
  * after a restart.
  */
 import { mayAccess } from "../auth/kube.ts";
-import { maxHubs, maxHubsPerSubject, type HubSettings } from "../config.ts";
+import { maxHubs, maxHubsPerSubject, subscribersPerHub, type HubSettings } from "../config.ts";
 import { bookmarkLine } from "../k8s/event.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import type { Status } from "../k8s/types.ts";
@@ -26,15 +26,20 @@ import { Feed } from "./feed.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { isolateMemory } from "./memory.ts";
 import { HubQuotas } from "./quotas.ts";
+import type { WatchHub } from "./hub.ts";
+import { Replicas, RootReports } from "./replicas.ts";
+import type { ReplicaRole } from "./request.ts";
+import { rootUpstream } from "./root-upstream.ts";
 import type { Reader } from "./reads.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
 import type { CloseReason, Subscriber } from "./subscriber.ts";
 
-/** The bindings a hub uses: the variables, and the quota and metrics objects it talks to. */
+/** The bindings a hub uses: the variables, the quota and metrics objects it talks to, and the hubs (a replica's root). */
 export interface HubEnv extends Vars {
   QUOTA: DurableObjectNamespace<Quota>;
   METRICS: DurableObjectNamespace<MetricsRegistry>;
+  WATCH_HUB: DurableObjectNamespace<WatchHub>;
 }
 
 export interface Parts {
@@ -48,6 +53,8 @@ export interface Parts {
   sockets: HubSockets;
   reader: Reader;
   metrics: HubReporter;
+  /** A root's replicas (absent on a replica: a tree is one level deep). */
+  replicas: Replicas | undefined;
 }
 
 export interface HubContext {
@@ -60,18 +67,20 @@ export interface HubContext {
   reclaim: () => Promise<void>;
 }
 
-export function assemble({ state, env, settings, storage, log, reclaim }: HubContext, key: WatchKey): Parts {
-  const upstream = upstreamFor(env, key.cluster);
+/** `replica`: this hub is one of the key's replicas, which watches the key's root instead of the upstream. */
+export function assemble({ state, env, settings, storage, log, reclaim }: HubContext, key: WatchKey, replica: ReplicaRole | undefined): Parts {
+  const root = hubName(key);
+  const upstream = replica ? rootUpstream(key, root, replica.name, (name) => env.WATCH_HUB.getByName(name)) : upstreamFor(env, key.cluster);
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const clock = realClock;
   const memory = isolateMemory<InitialSliceBatch>(settings.memory);
-  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: hubName(key), key: describeKey(key), cluster: key.cluster }, log);
+  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log);
   let fanout: Fanout | undefined;
   const feed = new Feed(
     key,
     storage,
     upstream,
-    { ...settings, gatherBaseMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, observer: metrics.upstream },
+    { ...settings, replica, gatherBaseMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, observer: metrics.upstream },
     {
       published: (events) => {
         metrics.committed(events.length, feed.window.head);
@@ -101,11 +110,20 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       objects: feed.collection.size,
       storageBytes: storage.bytes,
       memoryBytes: feed.window.heldBytes,
+      replicas: replicas?.live().map((r) => ({ hub: r.name, region: r.region, subscribers: r.subscribers, lagSeconds: metrics.lagSeconds(r.head) })),
     }),
     *subscribers() {
       for (const s of out.subscribers) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
     },
   };
+  const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
+  const reports = replica
+    ? new RootReports(
+        (report) => env.WATCH_HUB.getByName(root).replicaReport(report),
+        () => ({ name: replica.name, region: replica.region, subscribers: out.clients, head: feed.window.head }),
+        (ms, run) => clock.after(ms, run),
+      )
+    : undefined;
   const limits = { maxHubs: maxHubs(env, key.cluster), maxHubsPerSubject: maxHubsPerSubject(env, key.cluster), maxPerSubject: settings.maxSubscriptionsPerSubject };
   const quotas = new HubQuotas(env.QUOTA, key.cluster, hubName(key), limits, log, (quota) => metrics.quotaRefused(quota));
   const guard = new AccessGuard(
@@ -130,6 +148,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       keepAlive: () => out.keepAlive(),
       quotas,
       metrics,
+      tree: reports,
       storage: {
         get holdsState() {
           return storage.holdsState;
@@ -159,7 +178,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     collection: feed.collection,
     snapshots: feed.snapshots,
   };
-  return { clock, feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics };
+  return { clock, feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

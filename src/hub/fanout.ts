@@ -75,6 +75,7 @@ export class Fanout {
   readonly #deadlines = new Map<Subscriber, Cancel>();
   readonly #inFlight: number;
   #deltaSubscribers = 0;
+  #replicas = 0;
   #turnTimer: Cancel | undefined;
   #turnDelay = 0;
   /** The last turn left subscribers waiting for their backlog to drain. */
@@ -98,6 +99,11 @@ export class Fanout {
     return this.#subscribers.size;
   }
 
+  /** Subscribers that are not replicas of this hub: the clients it serves itself. */
+  get clients(): number {
+    return this.#subscribers.size - this.#replicas;
+  }
+
   /** Whether any subscriber takes deltas (so the feed encodes them). */
   get wantsDeltas(): boolean {
     return this.#deltaSubscribers > 0;
@@ -111,6 +117,7 @@ export class Fanout {
     this.#subscribers.add(subscriber);
     subscriber.initial?.acquire();
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
+    if (subscriber.options.replica !== undefined) this.#replicas++;
     const timeoutMs = subscriber.options.timeoutMs;
     if (timeoutMs !== undefined)
       this.#deadlines.set(
@@ -126,6 +133,7 @@ export class Fanout {
     subscriber.initial?.release();
     subscriber.initial = undefined;
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers--;
+    if (subscriber.options.replica !== undefined) this.#replicas--;
     this.#deadlines.get(subscriber)?.();
     this.#deadlines.delete(subscriber);
     if (reason) subscriber.sink.close(reason);

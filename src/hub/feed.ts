@@ -14,6 +14,7 @@ import type { Upstream } from "../upstream.ts";
 import type { Cancel, Clock } from "./clock.ts";
 import { Collection, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
 import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
+import type { ReplicaRole } from "./request.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
 import { Gather } from "./gather.ts";
 import { NetChangeEvents, StateEvents, type InitialEvents } from "./initial.ts";
@@ -35,6 +36,8 @@ export interface FeedListener {
 type Change = ObjectEvent & { readonly parsed?: KubeObject };
 
 export interface FeedSettings {
+  /** This hub is a replica: its upstream is the key's root hub. */
+  replica?: ReplicaRole | undefined;
   windowEvents: number;
   windowBytes: number;
   tombstones: TombstoneLimits;
@@ -92,6 +95,7 @@ export class Feed implements ReflectorHandler {
   readonly #log: Log;
   readonly #reflector: Reflector;
   readonly #stripManagedFields: boolean;
+  readonly #replica: ReplicaRole | undefined;
   #identity: HubIdentity | undefined;
   /** The upstream watch (or a list) has been established since the last start. */
   #live = false;
@@ -135,6 +139,7 @@ export class Feed implements ReflectorHandler {
     this.#listener = listener;
     this.#log = log;
     this.#stripManagedFields = settings.stripManagedFields;
+    this.#replica = settings.replica;
     this.#gather = new Gather(settings.gatherBaseMs);
     this.#wantDeltas = settings.wantDeltas;
     const sql = () => storage.sql;
@@ -146,7 +151,7 @@ export class Feed implements ReflectorHandler {
     this.snapshots.onChange = (oldest) => this.collection.prune(oldest);
     const history = storage.history();
     if (history) {
-      this.#identity = { key: history.key, kind: history.kind, listKind: history.listKind, apiVersion: history.apiVersion };
+      this.#identity = { key: history.key, kind: history.kind, listKind: history.listKind, apiVersion: history.apiVersion, replica: history.replica };
       // A list the last instance was staging is of no use: the reflector lists again if it must.
       this.#staged.end();
       this.collection.restore();
@@ -162,6 +167,7 @@ export class Feed implements ReflectorHandler {
       random: Math.random,
       observer: settings.observer,
       clock,
+      followsHub: settings.replica !== undefined,
     });
   }
 
@@ -209,6 +215,10 @@ export class Feed implements ReflectorHandler {
     this.#lastInitial = undefined;
     this.#lastNet = undefined;
     this.#versionWaiters.reached(this.window.head);
+    if (this.#catchUpTo !== undefined && this.window.head >= this.#catchUpTo) {
+      this.#catchUpTo = undefined;
+      this.upToDate();
+    }
   }
 
   start(): void {
@@ -241,6 +251,9 @@ export class Feed implements ReflectorHandler {
     if (need === "current") this.#reflector.refresh();
     return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
   }
+
+  /** The state is current once the head reaches this (a replica catching up with its root). */
+  #catchUpTo: number | undefined;
 
   /** A list from the upstream under way (a big collection takes a while): how far it has got. */
   get listing(): { objects: number; since: number } | undefined {
@@ -297,7 +310,7 @@ export class Feed implements ReflectorHandler {
     // What the previous watch delivered comes first: the relist is diffed against it.
     this.#commitPending();
     const apiVersion = list.apiVersion || keyApiVersion(this.#key);
-    const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
+    const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion, replica: this.#replica };
     const to = list.resourceVersion;
     this.#staged.begin();
     const listing = (this.#listing ??= { objects: 0, since: this.#clock.now() });
@@ -428,7 +441,13 @@ export class Feed implements ReflectorHandler {
     this.#checks++;
   }
 
+  catchUp(rv: number): void {
+    this.#catchUpTo = rv;
+    this.#headMoved();
+  }
+
   upToDate(): void {
+    this.#catchUpTo = undefined;
     this.#failing = undefined;
     this.#current = true;
     this.#currentAsOf = this.#checks;

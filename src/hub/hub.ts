@@ -8,7 +8,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { hubSettings, type HubSettings } from "../config.ts";
-import { describeKey, type WatchKey } from "../k8s/key.ts";
+import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import { badRequest, failure, internalError, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
@@ -16,9 +16,10 @@ import { logger, type Log } from "../log.ts";
 import { admitWatch } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
-import { serveGet, serveList } from "./reads.ts";
+import { AHEAD_WAIT_MS, serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
-import { freshnessFor, hubRequests, type HubRequest } from "./request.ts";
+import { REPLICAS_HEADER, type ReplicaReport } from "./replicas.ts";
+import { freshnessFor, hubRequests, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
 
 /** How long a request waits for a hub's first upstream list before answering 503. */
@@ -39,7 +40,7 @@ export class WatchHub extends DurableObject<HubEnv> {
   override async fetch(request: Request): Promise<Response> {
     const hubRequest = hubRequests.read(request);
     if (!hubRequest) return statusResponse(badRequest("a hub is reached through the relay's Kubernetes API paths"));
-    const parts = this.#open(hubRequest.key);
+    const parts = this.#open(hubRequest.key, hubRequest.replicaOf);
     try {
       return await this.#serve(request, hubRequest, parts);
     } catch (e) {
@@ -76,6 +77,7 @@ export class WatchHub extends DurableObject<HubEnv> {
         storageBytes: number;
         memoryBytes: number;
         rowsWritten: number;
+        replicas: ReplicaReport[];
       }
     | undefined {
     const parts = this.#open();
@@ -93,13 +95,31 @@ export class WatchHub extends DurableObject<HubEnv> {
       memoryBytes: feed.window.heldBytes,
       // Since this instance of the hub started.
       rowsWritten: this.#storage.rowsWritten,
+      replicas: parts.replicas?.live() ?? [],
     };
+  }
+
+  /** A replica's report to its root. */
+  replicaReport(report: ReplicaReport): void {
+    this.#open()?.replicas?.report(report);
   }
 
   async #serve(request: Request, hubRequest: HubRequest, parts: Parts): Promise<Response> {
     const { feed, quotas } = parts;
-    // Each hub that watches costs the cluster a watch: it needs a share of the cluster's quota first.
-    if (!feed.watching) {
+    // A hot key's root sends a client's list or watch on to its replicas (DESIGN.md, "Hot keys").
+    const placed = hubRequest.verb !== "get" && !hubRequest.fromReplica && !hubRequest.here;
+    const replicas = placed ? parts.replicas?.placement(hubRequest.region ?? LOCAL, parts.fanout.clients) : undefined;
+    if (replicas && replicas.length > 0) return placedElsewhere(replicas);
+    // A replica behind a resourceVersion its tree has given out (restarting, or slow) sends the
+    // request to its root, which has it, rather than answer "too large" (DESIGN.md, "Hot keys").
+    const ahead = hubRequest.verb === "get" || hubRequest.options.resourceVersion.kind !== "exact" ? undefined : hubRequest.options.resourceVersion.rv;
+    if (hubRequest.replicaOf && ahead !== undefined && ahead > feed.window.head) {
+      feed.start();
+      if (!(await feed.waitFor(ahead, AHEAD_WAIT_MS))) return placedElsewhere([hubName(hubRequest.key)]);
+    }
+    // Each hub that watches costs the cluster a watch: it needs a share of the cluster's quota
+    // first. A replica watches its root, not the cluster.
+    if (!feed.watching && !hubRequest.replicaOf) {
       const refused = await quotas.admitHub(hubRequest.subject);
       if (refused) return statusResponse(refused);
     }
@@ -121,21 +141,31 @@ export class WatchHub extends DurableObject<HubEnv> {
     }
   }
 
-  /** The hub's parts, built on first use from the request's key or, after a restart, the stored one. */
-  #open(key?: WatchKey): Parts;
+  /** The hub's parts, built on first use from the request's key (and role) or, after a restart, the stored ones. */
+  #open(key: WatchKey, replica: ReplicaRole | undefined): Parts;
   #open(): Parts | undefined;
-  #open(key?: WatchKey): Parts | undefined {
+  #open(key?: WatchKey, replica?: ReplicaRole): Parts | undefined {
     if (this.#parts) return this.#parts;
-    key ??= this.#storage.identity()?.key;
+    const stored = this.#storage.identity();
+    key ??= stored?.key;
+    replica ??= stored?.replica;
     if (!key) return undefined;
-    this.#log = logger({ hub: describeKey(key) });
+    this.#log = logger({ hub: describeKey(key), ...(replica ? { replica: replica.name } : {}) });
     const reclaim = async () => {
       await this.#storage.clear();
       this.#parts = undefined;
     };
-    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, log: this.#log, reclaim }, key);
+    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, log: this.#log, reclaim }, key, replica);
     return this.#parts;
   }
+}
+
+/** The region of a request the Worker placed nowhere (locally, without Cloudflare's `cf`). */
+const LOCAL = "local";
+
+/** A root's answer that a request goes to one of `replicas` instead: the Worker sends it there. */
+function placedElsewhere(replicas: string[]): Response {
+  return new Response(null, { status: 307, headers: { [REPLICAS_HEADER]: JSON.stringify(replicas) } });
 }
 
 /** A request's wait for the hub to sync ran out. */

@@ -11,6 +11,7 @@
  * the hub could forget (invariant 4).
  */
 import type { WatchKey } from "../k8s/key.ts";
+import type { ReplicaRole } from "./request.ts";
 
 /** Bumped when the tables change shape: a hub with another version's tables starts afresh. */
 const SCHEMA_VERSION = "2";
@@ -32,12 +33,13 @@ const TABLES = ["meta", "objects", "versions", "events", "tombstones", "listed",
 /** The database as the hub's tables use it: statements. */
 export type Sql = Pick<SqlStorage, "exec">;
 
-/** What identifies the collection: the key, and the kinds learned from the first list. */
+/** What identifies the collection: the key, and the kinds learned from the first list; for a replica hub, which one it is. */
 export interface HubIdentity {
   key: WatchKey;
   kind: string;
   listKind: string;
   apiVersion: string;
+  replica?: ReplicaRole | undefined;
 }
 
 /** Where the hub's history stands, as stored. */

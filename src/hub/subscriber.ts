@@ -293,6 +293,8 @@ export interface SubscriberOptions {
   timeoutMs: number | undefined;
   /** Who subscribed and on what grant (absent when the relay runs without auth). */
   grant?: Grant | undefined;
+  /** The subscriber is a replica hub of this one, by name (DESIGN.md, "Hot keys"). */
+  replica?: string | undefined;
 }
 
 let nextId = 1;

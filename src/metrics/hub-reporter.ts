@@ -29,7 +29,7 @@ const MESSAGE_MAX = 300;
 
 export class HubReporter {
   readonly #sink: ReportSink;
-  readonly #identity: { hub: string; key: string; cluster: string };
+  readonly #identity: { hub: string; key: string; cluster: string; root?: string | undefined };
   readonly #log: Log;
   readonly #counts = new MetricSet();
   readonly #cluster: { cluster: string };
@@ -46,7 +46,7 @@ export class HubReporter {
   readonly #sent: Record<Transport, { events: number; messages: number }> = { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } };
   view: HubView | undefined;
 
-  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string }, log: Log) {
+  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string; root?: string | undefined }, log: Log) {
     this.#sink = sink;
     this.#identity = identity;
     this.#cluster = { cluster: identity.cluster };
@@ -161,6 +161,11 @@ export class HubReporter {
     const labels = { ...this.#cluster, transport };
     this.#counts.observe("lagBytes", labels, bytes);
     this.#counts.observe("lagSeconds", labels, this.#behindSince(position, now));
+  }
+
+  /** How far behind the hub a reader at `position` is, in seconds (0 when it has everything committed). */
+  lagSeconds(position: number): number {
+    return this.#behindSince(position, Date.now());
   }
 
   /** Seconds since the first commit past `position` (0 when it has everything committed). */

@@ -23,6 +23,10 @@ export interface HubSnapshot {
   storageBytes: number;
   /** The window's lines it holds in memory (its share of the isolate's `LINE_MEMORY_BYTES`). */
   memoryBytes: number;
+  /** A replica hub's root (DESIGN.md, "Hot keys"). */
+  root?: string | undefined;
+  /** A root's replicas, as they last reported: their subscribers, and how far behind the root each is. */
+  replicas?: Array<{ hub: string; region: string; subscribers: number; lagSeconds: number }> | undefined;
   /** When the hub last committed an event (epoch ms). */
   lastEventAt?: number | undefined;
   /** The last upstream failure, if any since the hub opened. */
