@@ -125,7 +125,8 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       )
     : undefined;
   const limits = { maxHubs: maxHubs(env, key.cluster), maxHubsPerSubject: maxHubsPerSubject(env, key.cluster), maxPerSubject: settings.maxSubscriptionsPerSubject };
-  const quotas = new HubQuotas(env.QUOTA, key.cluster, hubName(key), limits, log, (quota) => metrics.quotaRefused(quota));
+  // Each hub of a tree holds its own share of a subject's subscriptions.
+  const quotas = new HubQuotas(env.QUOTA, key.cluster, replica?.name ?? root, limits, log, (quota) => metrics.quotaRefused(quota));
   const guard = new AccessGuard(
     (token, access) => mayAccess(upstream, token, access),
     settings.authRecheckMs,

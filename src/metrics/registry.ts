@@ -89,7 +89,9 @@ export class MetricsRegistry extends DurableObject<Vars> {
     for (const { snapshot: s } of live) {
       const cluster = { cluster: s.cluster };
       gauges.add("hubs", { ...cluster, upstream_state: s.upstream });
-      gauges.add("upstreamWatches", cluster, s.upstream === "watching" ? 1 : 0);
+      if (s.root !== undefined) gauges.add("replicaHubs", cluster);
+      else gauges.add("upstreamWatches", cluster, s.upstream === "watching" ? 1 : 0);
+      for (const r of s.replicas ?? []) gauges.max("replicaLag", cluster, r.lagSeconds);
       for (const [transport, n] of Object.entries(s.subscribers)) gauges.add("subscribers", { ...cluster, transport }, n);
       gauges.add("windowEvents", cluster, s.window.events);
       gauges.add("windowBytes", cluster, s.window.bytes);

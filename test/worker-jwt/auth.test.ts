@@ -147,6 +147,31 @@ describe("streams end when their token does", () => {
   });
 });
 
+describe("through a hot key's replica hubs", () => {
+  const hot = new Sim("hot");
+  const all = [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }];
+  it("a subject's quota holds across the root and its replicas, and an expiring token ends its streams on each", async () => {
+    const ns = uniqueNamespace("hot");
+    await hot.createPod(ns, "p");
+    const path = `/clusters/hot/api/v1/namespaces/${ns}/pods?watch=1`;
+    // MAX_SUBSCRIPTIONS_PER_SUBJECT is 5 in this project; the hot cluster spreads past 2 subscribers.
+    const brief = await token("hot-reader", all, 3);
+    const subs = [];
+    for (let i = 0; i < 5; i++) {
+      const sub = await wsWatch(path, bearerProtocol(brief));
+      expect((await sub.events.next()).type).toBe("ADDED");
+      subs.push(sub);
+    }
+    const sixth = await relay(path, { headers: bearer(brief) });
+    expect(sixth.status).toBe(429);
+    await sixth.body?.cancel();
+    for (const sub of subs) {
+      expect(await sub.events.closed()).toMatchObject({ code: 4401 });
+      expect(sub.events.drain().at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
+    }
+  });
+});
+
 describe("origins", async () => {
   const t = await token("alice", [{ apiGroups: [""], resources: ["pods"], namespaces: ["team-a"] }]);
   const open = (origin?: string) => relay("/api/v1/namespaces/team-a/pods?watch=1", { headers: { upgrade: "websocket", ...bearerProtocol(t), ...(origin ? { origin } : {}) } });

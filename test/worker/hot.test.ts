@@ -10,11 +10,14 @@ import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { WatchEvent } from "../../src/k8s/types.ts";
 import { podsPath } from "../kit/paths.ts";
+import { metricValue, scrape } from "./metrics-helpers.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch, type Subscription } from "./helpers.ts";
 
 const cluster = "hot";
 const sim = new Sim(cluster);
 const path = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(ns)}?${query}`;
+
+const keyOf = (ns: string) => watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace: ns, namespaced: true, labelSelector: null, fieldSelector: null });
 
 interface RootStats {
   subscribers: number;
@@ -54,6 +57,11 @@ describe("a hot key: a tree of hubs", () => {
     const expected = await touch(ns, 5, "x");
     for (const sub of subs) expect((await sub.events.take(5)).map(rvOf)).toEqual(expected);
     expect(await sim.watchesOn(podsPath(ns))).toHaveLength(1);
+    // The tree as operators see it: the replica in the hub index with its root, and in /metrics.
+    const hubs = (await (await relay("/_relay/hubs")).json()) as { hubs: Array<{ hub: string; root?: string; subscribers: Record<string, number> }> };
+    const replica = hubs.hubs.find((h) => h.hub === stats.replicas[0]!.name);
+    expect(replica?.root).toBe(hubName(keyOf(ns)));
+    expect(metricValue(await scrape(), "kube_watch_relay_replica_hubs", { cluster })).toBeGreaterThanOrEqual(1);
     for (const sub of subs) sub.close();
   });
 
@@ -109,8 +117,7 @@ describe("a hot key: a tree of hubs", () => {
     const ns = uniqueNamespace("h");
     await sim.createPod(ns, "a");
     const subs = await subscribe(ns, 4);
-    const key = watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace: ns, namespaced: true, labelSelector: null, fieldSelector: null });
-    const root = env.WATCH_HUB.getByName(hubName(key));
+    const root = env.WATCH_HUB.getByName(hubName(keyOf(ns)));
     const stats = await eventually(async () => {
       const s = await root.stats();
       return s && s.replicas.length > 0 ? s : undefined;
