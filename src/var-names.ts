@@ -26,6 +26,7 @@ export const VARIABLE_NAMES = [
   "STRIP_MANAGED_FIELDS",
   "TOMBSTONES_MAX",
   "TOMBSTONE_TTL_SECONDS",
+  "LOG_LEVEL",
 ] as const;
 
 /** Secrets: `UPSTREAM_TOKEN` for the default cluster, the jwt mode's key, and a token that may read `/metrics` whatever AUTH_MODE says. */

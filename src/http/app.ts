@@ -9,7 +9,7 @@
  */
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { ConfigError } from "../config.ts";
+import { ConfigError, logLevel } from "../config.ts";
 import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
@@ -20,7 +20,7 @@ import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
 import { hubRequests } from "../hub/request.ts";
-import { logger } from "../log.ts";
+import { logger, setLogLevel } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { Authenticator, type Identity } from "./auth.ts";
 import { gate, type GateCheck } from "./gate.ts";
@@ -88,6 +88,7 @@ export function createApp(): Hono<App> {
   const openapiCache = new DocumentCache({ what: "OpenAPI", ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: OPENAPI_MAX_BYTES, now: () => Date.now() });
   const metrics = new WorkerMetrics();
   const auth = new Authenticator(logger({ component: "auth" }), (reason) => metrics.refused(reason));
+  const log = logger({ component: "relay" });
   const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, (reason) => metrics.refused(reason));
 
   // The steps of a resource route, each a middleware that answers a Status or sets what it learnt.
@@ -112,7 +113,7 @@ export function createApp(): Hono<App> {
 
   app.onError((error) => {
     if (error instanceof ConfigError) return statusResponse(serviceUnavailable(`the relay is misconfigured: ${error.message}`));
-    console.error(JSON.stringify({ msg: "unhandled error", error: String(error), stack: (error as Error).stack }));
+    log("unhandled error", { error: String(error), stack: (error as Error).stack }, "error");
     return statusResponse(internalError("the relay failed to handle the request"));
   });
 
@@ -129,6 +130,12 @@ export function createApp(): Hono<App> {
     "/",
     health((upstream) => auth.kubeUpstreamProblem(upstream)),
   );
+  // Every route past the health endpoints logs at LOG_LEVEL (a malformed one is a configuration
+  // error, which they answer without).
+  app.use("*", async (c, next) => {
+    setLogLevel(logLevel(c.env));
+    await next();
+  });
   // `/metrics` and `/_relay/hubs`: the relay's own rights, checked in the same gate.
   app.route("/", operator({ gate: gated, auth, metrics }));
 
