@@ -44,7 +44,7 @@ async function main(): Promise<void> {
 
   if (!vars.UPSTREAM_URL) {
     // From the clock: clients that outlive a restart hold resourceVersions of the last run.
-    sim = await startSimulator({ port: Number(process.env.SIM_PORT ?? 0), churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2) }, initialResourceVersion: clockResourceVersion() });
+    sim = await startSimulator({ port: Number(process.env.SIM_PORT ?? 0), churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2), events: true }, initialResourceVersion: clockResourceVersion() });
     vars.UPSTREAM_URL = sim.url;
     say(`simulated cluster at ${sim.url} (churn ${process.env.SIM_CHURN ?? 2} changes/s; SIM_CHURN to change)`);
   } else {
