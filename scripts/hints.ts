@@ -7,7 +7,7 @@
  * (`TLS=1`) kubectl gets the CA, and the kubeconfig lines add the relay beside the reader's
  * clusters without switching the current context.
  */
-import type { DemoUser } from "./demo-users.ts";
+import type { DemoUser } from "./demo-cluster.ts";
 
 export interface HintContext {
   /** Where the relay serves: `http://127.0.0.1:8787`, or `https://` with `caFile`. */

@@ -11,23 +11,13 @@ import { readFileSync } from "node:fs";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
 import { resolve } from "node:path";
-import { clockResourceVersion, startSimulator, type Simulator } from "../src/sim/index.ts";
-import { demoUsers } from "./demo-users.ts";
+import type { Simulator } from "../src/sim/index.ts";
+import { relayEnvironment, startDemoCluster, type DemoUser } from "./demo-cluster.ts";
 import { hints, type HintContext } from "./hints.ts";
 import { localCertificate } from "./local-tls.ts";
-import { parentOf } from "./proc.ts";
+import { onOrphaned } from "./proc.ts";
 import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
 import { kubeModeProblem, upstreamProblem } from "./upstream-check.ts";
-import { SECRET_NAMES, VARIABLE_NAMES } from "../src/var-names.ts";
-
-/** The secrets `CLUSTERS` names (`tokenSecret`), passed as the others are; a malformed `CLUSTERS` is the relay's to report. */
-function clusterSecrets(clusters: string | undefined): string[] {
-  try {
-    return Object.values(JSON.parse(clusters ?? "{}") as Record<string, { tokenSecret?: unknown } | null>).flatMap((c) => (typeof c?.tokenSecret === "string" ? [c.tokenSecret] : []));
-  } catch {
-    return [];
-  }
-}
 
 /** How long workerd may take to answer /healthz, and then the relay to reach its upstream (/readyz). */
 const HEALTHY_WITHIN_MS = 30_000;
@@ -41,23 +31,15 @@ let relay: RelayRuntime | undefined;
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8787);
-  const pick = (names: readonly string[]) => Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n] as string]));
-  const vars = pick(VARIABLE_NAMES);
-  const secrets = pick([...SECRET_NAMES, ...clusterSecrets(process.env.CLUSTERS)]);
-
+  const { vars, secrets } = relayEnvironment();
   vars.AUTH_MODE ??= "none";
-  // In kube mode the simulated cluster has users to try it with; an API server of one's own has its own.
-  const users = !vars.UPSTREAM_URL && vars.AUTH_MODE === "kube" ? demoUsers() : undefined;
+  let users: DemoUser[] | undefined;
   if (!vars.UPSTREAM_URL) {
-    sim = await startSimulator({
-      port: Number(process.env.SIM_PORT ?? 0),
-      churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2), events: true },
-      // From the clock: clients that outlive a restart hold resourceVersions of the last run.
-      initialResourceVersion: clockResourceVersion(),
-      ...(users ? { users } : {}),
-    });
+    const demo = await startDemoCluster(vars.AUTH_MODE);
+    sim = demo.sim;
+    users = demo.users;
     vars.UPSTREAM_URL = sim.url;
-    say(`simulated cluster at ${sim.url} (churn ${process.env.SIM_CHURN ?? 2} changes/s; SIM_CHURN to change)${users ? `, with demo users ${users.map((u) => u.name).join(" and ")}` : ""}`);
+    say(demo.summary);
   } else {
     say(`relaying the cluster at ${vars.UPSTREAM_URL}`);
   }
@@ -135,14 +117,8 @@ function shutdown(code: number): Promise<void> {
   return stopping;
 }
 
-// Whoever started us may die without signalling us (npm does not forward SIGTERM, and nothing
-// is told of a kill -9): orphaned, we would keep the relay, the simulator and their ports. Stop
-// when the parent is gone. npm runs us through `sh -c`, and that shell outlives a kill -9 of
-// npm (it is only handed to init): so under npm, stop too when the parent's parent changes.
-const parent = process.ppid;
-const npm = process.env.npm_lifecycle_event === undefined ? undefined : parentOf(parent);
-const orphaned = () => process.ppid !== parent || (npm !== undefined && parentOf(parent) !== npm);
-setInterval(() => orphaned() && void shutdown(0), 1000).unref();
+// Orphaned, we would keep the relay, the simulator and their ports.
+onOrphaned(() => void shutdown(0));
 
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
