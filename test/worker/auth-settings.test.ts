@@ -69,3 +69,16 @@ describe("the relay's log lines", () => {
     expect(() => logLevel(env({ LOG_LEVEL: "verbose" }))).toThrow('LOG_LEVEL must be one of debug, info, warn, error, got "verbose"');
   });
 });
+
+describe("/_relay/access without auth", () => {
+  it("everything, cluster-wide, for anyone", async () => {
+    const response = await relay("/_relay/access");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      kind: "AccessSummary",
+      apiVersion: "relay.kube-watch-relay.dev/v1",
+      metadata: {},
+      status: { cluster: "default", clusterRules: [{ verbs: ["get", "list", "watch"], apiGroups: ["*"], resources: ["*"] }], namespaces: [], incomplete: false },
+    });
+  });
+});
