@@ -156,7 +156,9 @@ export function createApp(): Hono<App> {
     const denied = await refusal(c, accessOf(upstream.cluster, path, "list"));
     if (denied) return statusResponse(denied);
     const stats = await c.env.WATCH_HUB.getByName(hubName(key.value)).stats();
-    return c.json({ key: describeKey(key.value), ...(stats ?? { subscribers: 0, watching: false, upstream: "stopped" }) }, 200, { "cache-control": "no-store" });
+    // A key without a hub (none yet, or its storage reclaimed) holds nothing: the same fields, at zero.
+    const none = { subscribers: 0, upstream: "stopped", watching: false, resourceVersion: 0, windowStart: 0, windowEvents: 0, objects: 0 };
+    return c.json({ key: describeKey(key.value), ...(stats ?? none) }, 200, { "cache-control": "no-store" });
   });
 
   // Many watches on one WebSocket, each opened through the route below.
