@@ -75,6 +75,8 @@ export default defineConfig({
         ALLOWED_ORIGINS: "https://dashboard.example",
         MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
         METRICS_TOKEN: "scraper-token-for-the-tests",
+        // Every access allowed is logged too, which a test reads.
+        LOG_LEVEL: "debug",
       }),
       workers("workers-kube", ["test/worker-kube/**/*.test.ts"], { AUTH_MODE: "kube" }),
     ],

@@ -4,6 +4,7 @@
  * a malformed value is a configuration error that names the variable.
  */
 import { DEFAULT_WATCH_RENEW_SECONDS } from "./heartbeat.ts";
+import { LOG_LEVELS, type LogLevel } from "./log.ts";
 import type { Vars } from "./vars.ts";
 
 export class ConfigError extends Error {}
@@ -125,6 +126,15 @@ export function subscribersPerHub(env: Vars, cluster: string): number {
  */
 export function maxHubsPerSubject(env: Vars, cluster: string): number {
   return int(env, "MAX_HUBS_PER_SUBJECT", Math.max(1, Math.floor(maxHubs(env, cluster) / 4)), 1);
+}
+
+/** `LOG_LEVEL`: the least a log line must be to be written (default `info`; `debug` adds every access allowed). */
+export function logLevel(env: Vars): LogLevel {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === "") return "info";
+  const level = LOG_LEVELS.find((l) => l === raw);
+  if (!level) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(raw)}`);
+  return level;
 }
 
 /** A comma-separated list variable, trimmed, empties dropped. */

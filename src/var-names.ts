@@ -29,6 +29,7 @@ export const VARIABLE_NAMES = [
   "TOMBSTONE_TTL_SECONDS",
   "LINE_MEMORY_BYTES",
   "SLICE_MEMORY_BYTES",
+  "LOG_LEVEL",
 ] as const;
 
 /** Secrets: `UPSTREAM_TOKEN` for the default cluster, the jwt mode's key, and a token that may read `/metrics` whatever AUTH_MODE says. */

@@ -1,7 +1,7 @@
 /**
  * @module
  * The relay's HTTP surface: health (`/healthz`, `/readyz`), the operator's (`/metrics`,
- * `/_relay/hubs`), a key's stats (`/_relay/stats/...`), the relay socket (`/_relay/socket`), and
+ * `/_relay/hubs`), what a token may read (`/_relay/access`), a key's stats (`/_relay/stats/...`), the relay socket (`/_relay/socket`), and
  * the Kubernetes API's own paths. Every API request is parsed and validated here — path, verb, what the resource is (from discovery), selectors, list and watch
  * parameters, media type — and answered with a Kubernetes `Status` when it is wrong, before any
  * hub is created or anything is sent upstream (invariant 6). Valid requests go to the hub of
@@ -9,7 +9,7 @@
  */
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { ConfigError } from "../config.ts";
+import { ConfigError, logLevel } from "../config.ts";
 import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
@@ -20,8 +20,9 @@ import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
 import { hubRequests } from "../hub/request.ts";
-import { logger } from "../log.ts";
+import { logger, setLogLevel } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
+import { access } from "./access.ts";
 import { Authenticator, type Identity } from "./auth.ts";
 import { gate, type GateCheck } from "./gate.ts";
 import { health } from "./health.ts";
@@ -91,6 +92,7 @@ export function createApp(): Hono<App> {
   const metrics = new WorkerMetrics();
   const placements = new Placements();
   const auth = new Authenticator(logger({ component: "auth" }), (reason) => metrics.refused(reason));
+  const log = logger({ component: "relay" });
   const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, (reason) => metrics.refused(reason));
 
   // The steps of a resource route, each a middleware that answers a Status or sets what it learnt.
@@ -115,7 +117,7 @@ export function createApp(): Hono<App> {
 
   app.onError((error) => {
     if (error instanceof ConfigError) return statusResponse(serviceUnavailable(`the relay is misconfigured: ${error.message}`));
-    console.error(JSON.stringify({ msg: "unhandled error", error: String(error), stack: (error as Error).stack }));
+    log("unhandled error", { error: String(error), stack: (error as Error).stack }, "error");
     return statusResponse(internalError("the relay failed to handle the request"));
   });
 
@@ -132,8 +134,16 @@ export function createApp(): Hono<App> {
     "/",
     health((upstream) => auth.kubeUpstreamProblem(upstream)),
   );
+  // Every route past the health endpoints logs at LOG_LEVEL (a malformed one is a configuration
+  // error, which they answer without).
+  app.use("*", async (c, next) => {
+    setLogLevel(logLevel(c.env));
+    await next();
+  });
   // `/metrics` and `/_relay/hubs`: the relay's own rights, checked in the same gate.
   app.route("/", operator({ gate: gated, auth, metrics }));
+  // What the token may read, for clients that open where it may look.
+  app.route("/", access({ gate: gated, auth }));
 
   // What one key's hub is doing: `/_relay/stats/api/v1/pods?labelSelector=...` (for whoever may list it).
   const statsPath = createMiddleware<Api>(async (c, next) => {
@@ -149,7 +159,21 @@ export function createApp(): Hono<App> {
     const denied = await refusal(c, accessOf(upstream.cluster, path, "list"));
     if (denied) return statusResponse(denied);
     const stats = await c.env.WATCH_HUB.getByName(hubName(key.value)).stats();
-    return c.json({ key: describeKey(key.value), ...(stats ?? { subscribers: 0, watching: false, upstream: "stopped" }) }, 200, { "cache-control": "no-store" });
+    // A key without a hub (none yet, or its storage reclaimed) holds nothing: the same fields, at zero.
+    const none = {
+      subscribers: 0,
+      upstream: "stopped",
+      watching: false,
+      resourceVersion: 0,
+      windowStart: 0,
+      windowEvents: 0,
+      objects: 0,
+      storageBytes: 0,
+      memoryBytes: 0,
+      rowsWritten: 0,
+      replicas: [],
+    };
+    return c.json({ key: describeKey(key.value), ...(stats ?? none) }, 200, { "cache-control": "no-store" });
   });
 
   // Many watches on one WebSocket, each opened through the route below.

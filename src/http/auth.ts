@@ -175,8 +175,20 @@ export class Authenticator {
       allowed = review.value === true;
     }
     if (!allowed) return this.#deny(subject, access, forbiddenFor(access, describeDenial(subject, access)), "forbidden");
-    this.#log("access allowed", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace });
+    this.#log("access allowed", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace }, "debug");
     return undefined;
+  }
+
+  /**
+   * Whether the identity may do `access`, for a summary of its rights rather than a request: the
+   * same decision as `authorize` (and, in `kube` mode, the same cached review), without its
+   * refusals counted or logged; `undefined` when the cluster cannot be asked.
+   */
+  async may(identity: Identity, access: Access, upstream: Upstream): Promise<boolean | undefined> {
+    if (identity.mode === "none") return true;
+    if (identity.mode === "jwt") return allows(identity.rules ?? [], access);
+    const review = await this.#cached(`may|${identity.tokenId}|${accessKey(access)}`, () => mayAccess(upstream, identity.token as string, access));
+    return review.ok ? review.value === true : undefined;
   }
 
   #deny(subject: string, access: Access, status: Status, reason: RefusalReason): Status {

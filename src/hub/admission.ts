@@ -55,10 +55,19 @@ export function startOf(options: WatchOptions, window: { head: number; start: nu
   return { position, first: undefined };
 }
 
+/**
+ * How long a resume waits for a hub that was stopped to catch up with the upstream (a restored
+ * hub's first watch opens within a probe and a watch request): what it missed is then replayed
+ * before the catch-up bookmark. Past it, or with the upstream failing, the resume is served from
+ * what the hub stored, and what it missed follows as it is read.
+ */
+export const CATCH_UP_WAIT_MS = 3000;
+
 export async function admitWatch(parts: AdmissionParts, request: WatchRequest, websocket: boolean): Promise<Response> {
   const { feed, fanout, quotas, guard, sockets } = parts;
   const options = request.options;
   const requested = options.resourceVersion;
+  if (requested.kind === "exact" && options.sendInitialEvents !== true) await feed.caughtUp(CATCH_UP_WAIT_MS);
   // Ahead of the hub: wait a little for it, as the watch cache does, then say so.
   const reached = requested.kind !== "exact" || (await feed.waitFor(requested.rv, AHEAD_WAIT_MS));
   const start = startOf(options, feed.window, feed.horizon, reached);

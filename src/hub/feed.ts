@@ -71,6 +71,14 @@ export type Freshness = "stored" | "live" | "current";
  */
 const KNOWN_DOWN_MS = 5000;
 
+/**
+ * How long after its upstream watch opens a hub that was stopped (restored from storage, or
+ * stopped idle) counts as caught up with the upstream: the API server sends a resumed watch
+ * everything after its resourceVersion at once, so what it missed has arrived by then, unless a
+ * list or a check of the upstream's resourceVersion said so sooner.
+ */
+const CATCH_UP_SETTLE_MS = 250;
+
 /** Failures no retry mends without someone changing something: answered at once. */
 const DEFINITIVE = new Set([400, 401, 403, 404, 405, 422]);
 
@@ -119,6 +127,14 @@ export class Feed implements ReflectorHandler {
   readonly #versionWaiters: VersionWaiters;
   /** Net changes can be told from after this resourceVersion on (see `tombstones.ts`). */
   #horizon = 0;
+  /**
+   * Since its last start the hub has read what the upstream had for it: a list, a check that
+   * found the upstream where the hub is, or its watch open `CATCH_UP_SETTLE_MS`. Before that its
+   * state is what it stored, however old; resumes wait for it (`caughtUp`).
+   */
+  #caughtUp = false;
+  #settling: Cancel | undefined;
+  #catchUpWaiters = new Set<() => void>();
   /** The upstream has failed since `since` (ms), last with `error`: it is backing off. */
   #failing: { since: number; error: UpstreamError } | undefined;
   /** A list from the upstream under way: objects taken so far, since when (ms). */
@@ -215,8 +231,8 @@ export class Feed implements ReflectorHandler {
     this.#lastInitial = undefined;
     this.#lastNet = undefined;
     this.#versionWaiters.reached(this.window.head);
-    if (this.#catchUpTo !== undefined && this.window.head >= this.#catchUpTo) {
-      this.#catchUpTo = undefined;
+    if (this.#currentAt !== undefined && this.window.head >= this.#currentAt) {
+      this.#currentAt = undefined;
       this.upToDate();
     }
   }
@@ -233,8 +249,38 @@ export class Feed implements ReflectorHandler {
   stop(): void {
     this.#live = false;
     this.#current = false;
+    this.#caughtUp = false;
+    this.#settling?.();
+    this.#settling = undefined;
     this.#reflector.stop();
     this.#commitPending();
+  }
+
+  /**
+   * Resolves once the hub has caught up with the upstream since it started (see `#caughtUp`),
+   * when the upstream is failing (the stored state is what there is), or after `ms`: a resume
+   * then gets what the hub missed while it was stopped before its catch-up bookmark, as changes
+   * it is replayed, rather than a bookmark at once and those changes after, as if live.
+   */
+  caughtUp(ms: number): Promise<void> {
+    this.start();
+    if (this.#caughtUp || this.#failing) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        cancel();
+        this.#catchUpWaiters.delete(done);
+        resolve();
+      };
+      const cancel = this.#clock.after(ms, done);
+      this.#catchUpWaiters.add(done);
+    });
+  }
+
+  #markCaughtUp(): void {
+    this.#settling?.();
+    this.#settling = undefined;
+    this.#caughtUp = true;
+    for (const done of [...this.#catchUpWaiters]) done();
   }
 
   /**
@@ -253,7 +299,7 @@ export class Feed implements ReflectorHandler {
   }
 
   /** The state is current once the head reaches this (a replica catching up with its root). */
-  #catchUpTo: number | undefined;
+  #currentAt: number | undefined;
 
   /** A list from the upstream under way (a big collection takes a while): how far it has got. */
   get listing(): { objects: number; since: number } | undefined {
@@ -356,6 +402,7 @@ export class Feed implements ReflectorHandler {
     this.#live = true;
     this.#current = true;
     this.#currentAsOf = this.#checks;
+    this.#markCaughtUp();
     this.#settle();
   }
 
@@ -432,8 +479,17 @@ export class Feed implements ReflectorHandler {
     else if (state === "watching" || state === "stopped") this.#failing = undefined;
     if (state !== "watching" || detail) this.#log(`upstream ${state}`, detail ? { detail } : undefined);
     if (state === "watching") this.#live = true;
+    if (state === "watching" && !this.#caughtUp && !this.#settling) {
+      this.#settling = this.#clock.after(CATCH_UP_SETTLE_MS, () => {
+        this.#settling = undefined;
+        this.#commitPending();
+        this.#markCaughtUp();
+      });
+    }
     // A gap in the watch: what happened meanwhile is unknown until a check or a list.
     if (state === "backoff" || state === "listing") this.#current = false;
+    // Failing, the stored state is what there is: resumes waiting for the upstream go on with it.
+    if (error) for (const done of [...this.#catchUpWaiters]) done();
     this.#settle(error);
   }
 
@@ -441,16 +497,17 @@ export class Feed implements ReflectorHandler {
     this.#checks++;
   }
 
-  catchUp(rv: number): void {
-    this.#catchUpTo = rv;
+  currentOnceAt(rv: number): void {
+    this.#currentAt = rv;
     this.#headMoved();
   }
 
   upToDate(): void {
-    this.#catchUpTo = undefined;
+    this.#currentAt = undefined;
     this.#failing = undefined;
     this.#current = true;
     this.#currentAsOf = this.#checks;
+    this.#markCaughtUp();
     this.#settle();
   }
 

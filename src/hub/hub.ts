@@ -7,12 +7,12 @@
  * handles WebSocket messages and closes, the lifecycle keeps the heartbeat and the idle stop.
  */
 import { DurableObject } from "cloudflare:workers";
-import { hubSettings, type HubSettings } from "../config.ts";
+import { hubSettings, logLevel, type HubSettings } from "../config.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import { badRequest, failure, internalError, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
-import { logger, type Log } from "../log.ts";
+import { logger, setLogLevel, type Log } from "../log.ts";
 import { admitWatch } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
@@ -33,6 +33,7 @@ export class WatchHub extends DurableObject<HubEnv> {
 
   constructor(ctx: DurableObjectState, env: HubEnv) {
     super(ctx, env);
+    setLogLevel(logLevel(env));
     this.#settings = hubSettings(env);
     this.#storage = new HubStorage(ctx.storage);
   }
@@ -44,7 +45,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     try {
       return await this.#serve(request, hubRequest, parts);
     } catch (e) {
-      this.#log("request failed", { verb: hubRequest.verb, error: String(e), stack: (e as Error).stack });
+      this.#log("request failed", { verb: hubRequest.verb, error: String(e), stack: (e as Error).stack }, "error");
       return statusResponse(internalError("the hub failed to serve the request"));
     } finally {
       // Served or refused, this request may have started the upstream watch.
@@ -59,7 +60,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     try {
       await parts.lifecycle.alarm();
     } catch (e) {
-      this.#log("alarm failed", { error: String(e), stack: (e as Error).stack });
+      this.#log("alarm failed", { error: String(e), stack: (e as Error).stack }, "error");
       throw e; // the runtime retries a failed alarm
     }
   }

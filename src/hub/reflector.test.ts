@@ -116,7 +116,7 @@ class Recorder implements ReflectorHandler {
     this.#changes.changed();
   }
   readonly caughtUp: number[] = [];
-  catchUp(rv: number): void {
+  currentOnceAt(rv: number): void {
     this.caughtUp.push(rv);
     this.#changes.changed();
   }

@@ -39,7 +39,7 @@ export interface ReflectorHandler {
   /** The last check found the upstream where the hub is: its state is current. */
   upToDate(): void;
   /** The last check found the upstream (a root hub: `followsHub`) at `rv`, ahead of the hub: current once the watch has brought it there. */
-  catchUp(rv: number): void;
+  currentOnceAt(rv: number): void;
 }
 
 /** What the reflector reports of the upstream, for the relay's metrics. */
@@ -210,7 +210,7 @@ export class Reflector {
           } else if (refresh && this.#options.followsHub) {
             // The root's history is this key's: the watch from here replays up to it, and the
             // root's bookmark once caught up brings the hub to its head.
-            this.#handler.catchUp(current);
+            this.#handler.currentOnceAt(current);
           } else if (refresh) {
             // Nothing cheaper tells whether this key changed: the upstream's resourceVersion is
             // cluster-wide, and an idle collection's watch carries no progress.

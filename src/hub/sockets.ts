@@ -82,7 +82,7 @@ export class HubSockets {
     try {
       handle();
     } catch (e) {
-      this.#log(`socket ${what} failed`, { error: String(e), stack: (e as Error).stack });
+      this.#log(`socket ${what} failed`, { error: String(e), stack: (e as Error).stack }, "error");
     }
   }
 }

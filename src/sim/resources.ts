@@ -110,6 +110,7 @@ const review = (group: string, resource: string, kind: string): ApiResource => (
 export const REVIEWS: readonly ApiResource[] = [
   review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"),
   review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+  review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
 ];
 
 /** Everything discovery lists: built-in groups first, custom resources last, as the API server orders `/apis`. */

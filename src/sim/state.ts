@@ -37,7 +37,7 @@ export interface SimStats {
   resourceVersion: string;
   activeWatches: ActiveWatch[];
   counts: RequestCounts;
-  churn: { ratePerSec: number; namespaces: string[] };
+  churn: { ratePerSec: number; namespaces: string[]; events: boolean };
 }
 
 interface World {
@@ -78,7 +78,7 @@ export class SimState {
     const cluster = new Cluster(store, new Random(this.seed), this.initial);
     store.compact();
     const writes = new Writes(store, new Random(this.seed + 2));
-    const churn = new Churn(store, writes, cluster, new Random(this.seed + 1));
+    const churn = new Churn(store, writes, cluster, new Random(this.seed + 1), new Random(this.seed + 4));
     return { store, cluster, writes, churn };
   }
 

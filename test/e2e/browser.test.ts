@@ -2,9 +2,9 @@
  * The live cluster page in headless Chromium, against `npm start`: it opens on pods in all
  * namespaces with no setup, follows the simulated cluster as the test changes it through the
  * simulator's API, switches resource and namespace in place, and resumes without a reload when
- * the relay ends its WebSocket (`timeoutSeconds`). Screenshots are kept in test-results/; with
- * UPDATE_SCREENSHOT=1 the dark one also becomes the README's docs/screenshot.png. Without Chromium
- * this file says so loudly and skips itself (on CI it fails).
+ * the relay ends its WebSocket (`timeoutSeconds`). Screenshots are kept in test-results/ (the
+ * README's, docs/screenshot.png, is page.test.ts's). Without Chromium this file says so loudly and
+ * skips itself (on CI it fails).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
@@ -17,7 +17,6 @@ import { startRelay, type RunningRelay } from "./harness.ts";
 const chromiumHere = have("chromium", "the browser test");
 
 const ARTIFACTS = new URL("../../test-results/browser/", import.meta.url);
-const SCREENSHOT = new URL("../../docs/screenshot.png", import.meta.url);
 /** The namespace this test owns: churn only touches the seeded ones. */
 const NS = "e2e-browser";
 
@@ -162,9 +161,7 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
 
     await page.waitForSelector('#connection[data-state="resumed"]');
     mkdirSync(ARTIFACTS, { recursive: true });
-    const dark = await page.screenshot();
-    writeFileSync(new URL("page-dark.png", ARTIFACTS), dark);
-    if (process.env.UPDATE_SCREENSHOT === "1") writeFileSync(SCREENSHOT, dark);
+    writeFileSync(new URL("page-dark.png", ARTIFACTS), await page.screenshot());
     await page.emulateMedia({ colorScheme: "light" });
     writeFileSync(new URL("page-light.png", ARTIFACTS), await page.screenshot());
     await page.close();

@@ -169,7 +169,7 @@ describe("control API", () => {
 
   it("starts, retunes and stops churn, and changes config", async () => {
     const started = await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: 50, namespaces: ["team-a"] });
-    expect(started.body).toEqual({ ratePerSec: 50, namespaces: ["team-a"] });
+    expect(started.body).toEqual({ ratePerSec: 50, namespaces: ["team-a"], events: false });
     const w = await watchPods("team-a");
     await w.next();
     expect((await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: 0 })).body.ratePerSec).toBe(0);

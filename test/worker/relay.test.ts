@@ -178,8 +178,9 @@ describe("stats", () => {
   it("reports a key's subscribers and upstream watch", async () => {
     const ns = uniqueNamespace();
     await sim.createPod(ns, "p");
+    // No hub for the key yet: every field all the same, at zero.
     const idle = await (await relay(`/_relay/stats${podsPath(ns)}`)).json();
-    expect(idle).toMatchObject({ subscribers: 0, watching: false });
+    expect(idle).toEqual({ key: `default:${podsPath(ns)}`, subscribers: 0, upstream: "stopped", watching: false, resourceVersion: 0, windowStart: 0, windowEvents: 0, objects: 0 });
     const a = await wsWatch(`${podsPath(ns)}?watch=1`);
     const b = await httpWatch(`${podsPath(ns)}?watch=1`);
     await a.events.next();

@@ -25,11 +25,29 @@ interface HubEntry {
   lastError?: { status: number; message: string } | undefined;
 }
 
-function cell(row: HTMLTableRowElement, className: string, text: string, title?: string): void {
+function cell(row: HTMLTableRowElement, className: string, text: string, title?: string): HTMLTableCellElement {
   const td = row.insertCell();
   td.className = className;
   td.textContent = text;
   if (title) td.title = title;
+  return td;
+}
+
+/**
+ * A hub's key as a reader reads it: its query decoded (`app=web`, not `app%3Dweb`), and lines
+ * allowed to break after each `/`, `?`, `&`, `,` and `=`, so a long key wraps between its parts
+ * rather than in the middle of a word.
+ */
+function keyText(td: HTMLTableCellElement, key: string): void {
+  let decoded = key;
+  try {
+    decoded = decodeURIComponent(key);
+  } catch {
+    // not percent-encoded as it should be: shown as it is
+  }
+  td.replaceChildren();
+  for (const part of decoded.split(/(?<=[/?&,=])/)) td.append(part, document.createElement("wbr"));
+  td.title = decoded;
 }
 
 export class HubPanel {
@@ -78,7 +96,7 @@ export class HubPanel {
     for (const hub of hubs) {
       const row = this.#rows.insertRow();
       row.dataset.key = hub.key;
-      cell(row, "key", hub.key);
+      keyText(cell(row, "key", ""), hub.key);
       cell(row, "subscribers", String(hub.subscribers.websocket + hub.subscribers.http), `${hub.subscribers.websocket} WebSocket, ${hub.subscribers.http} HTTP`);
       cell(row, "upstream", hub.upstream);
       cell(row, "window", String(hub.window.events), `head at resourceVersion ${hub.window.head}; ${hub.objects} objects cached`);

@@ -10,12 +10,16 @@
  * and `timeoutSeconds=N` asks the relay to end the picked collection's watch after N seconds,
  * to watch the client resume. Against a relay that requires a token, open `/#token=<token>`: a fragment never
  * reaches a server or its logs, and the page moves it into session storage and out of the
- * address bar at once.
+ * address bar at once. The relay says what the token may read (`/_relay/access`): the page opens
+ * where it may look (a namespace of its own, when it may not read every namespace), offers the
+ * namespaces it has rules in, and watches the namespaces and Events only where it may; without
+ * a token the relay accepts, it says how to give one.
  */
-import { objectKey, relaySocket, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
+import { objectKey, relaySocket, statsUrl, type Informer, type KubeResource, type WatchError, type WatchStatus } from "../index.ts";
+import { readAccess, tokenNeeded, type Access } from "./access.ts";
 import { ConnectionIndicator } from "./connection.ts";
 import { EventsPanel } from "./events.ts";
-import { after, plural, resumeCost } from "./format.ts";
+import { after, failureBrief, plural, resumeCost } from "./format.ts";
 import { HubPanel } from "./hubs.ts";
 import { EventLog } from "./log.ts";
 import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
@@ -37,9 +41,10 @@ const namespacePicker = element<HTMLSelectElement>("namespace");
 const selectorInput = element<HTMLInputElement>("selector");
 const objectsTable = element<HTMLTableElement>("objects");
 const count = element<HTMLElement>("count");
+const notice = element<HTMLElement>("notice");
 const empty = element<HTMLElement>("empty");
 const relayStats = element<HTMLElement>("relay-stats");
-const indicator = new ConnectionIndicator(element("connection"));
+const indicator = new ConnectionIndicator(element("connection"), { brief: true });
 const log = new EventLog(element<HTMLOListElement>("log"));
 const watches = new WatchList(element<HTMLUListElement>("watches"));
 const events = new EventsPanel(element<HTMLOListElement>("events"));
@@ -62,14 +67,17 @@ const token = sessionToken();
 /** Every watch of the page shares this one WebSocket. */
 const relay = relaySocket(location.origin, token ? { token } : {});
 new HubPanel(element<HTMLDetailsElement>("operator"), element<HTMLTableElement>("hubs").tBodies[0] as HTMLTableSectionElement, element("hubs-note"), token);
+const answer = await readAccess(token);
 
 const query = new URLSearchParams(location.search);
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
 /** More collections to watch, of any cluster: `?watch=/clusters/prod/api/v1/nodes` (repeatable). */
 const extraWatches = query.getAll("watch");
+const initialResource = resourceById(query.get("resource"));
 const selection = {
-  resource: resourceById(query.get("resource")),
-  namespace: query.get("namespace") ?? "",
+  resource: initialResource,
+  // Where the token may look, unless the address says.
+  namespace: query.get("namespace") ?? ("unauthorized" in answer || !initialResource.namespaced ? "" : answer.openingNamespace(initialResource)),
   labelSelector: query.get("labelSelector") ?? "",
 };
 const table = new ObjectTable(objectsTable.tBodies[0] as HTMLTableSectionElement, selection.resource);
@@ -94,6 +102,12 @@ function saveSelection(): void {
 
 const describe = (o: KubeResource): string => `${selection.resource.noun} ${objectKey(o)} · ${selection.resource.status(o).text} · rv ${o.metadata?.resourceVersion ?? "?"}`;
 
+/** Say it above the table, where it is read first; `undefined` clears it. */
+function notify(text: string | undefined): void {
+  notice.hidden = text === undefined;
+  notice.textContent = text ?? "";
+}
+
 function statusText(status: WatchStatus<KubeResource>): string {
   switch (status.type) {
     case "listed":
@@ -107,7 +121,8 @@ function statusText(status: WatchStatus<KubeResource>): string {
     case "closed":
       return `socket closed (${status.code}${status.reason ? `: ${status.reason}` : ""}); resuming ${after(status.retryInMs)}`;
     case "error":
-      return `${status.error.message}; retrying ${after(status.retryInMs)}`;
+      // Its whole text is in its watch's row.
+      return `${failureBrief(status.error)}; retrying ${after(status.retryInMs)}`;
   }
 }
 
@@ -124,6 +139,10 @@ function watchSelection(): void {
   table.reset(resource);
   objectsTable.classList.toggle("cluster-scoped", !resource.namespaced);
   namespacePicker.disabled = !resource.namespaced;
+  // All namespaces at once only where the token may read them so.
+  const everywhere = "unauthorized" in answer || answer.everywhere(resource);
+  (namespacePicker.options[0] as HTMLOptionElement).disabled = !everywhere;
+  sidebar.allowAll(everywhere);
   saveSelection();
   const where = resource.namespaced ? (namespace ? `in ${namespace}` : "in all namespaces") : "(cluster-scoped)";
   const what = `${resource.label.toLowerCase()} ${where}${labelSelector ? ` matching ${labelSelector}` : ""}`;
@@ -142,6 +161,7 @@ function watchSelection(): void {
       table.upsert(object, listing ? undefined : "added");
       if (listing) return;
       showCount();
+      row.count(current);
       log.add("ADDED", describe(object));
     },
     onUpdate(object) {
@@ -151,6 +171,7 @@ function watchSelection(): void {
     onDelete(object) {
       table.remove(object);
       showCount();
+      row.count(current);
       log.add("DELETED", describe(object));
     },
     onStatus(status) {
@@ -164,11 +185,11 @@ function watchSelection(): void {
     },
   });
   watching = { informer: current, row };
-  current.done.catch((error: Error) => {
+  current.done.catch((error: WatchError) => {
     if (watching?.informer !== current) return;
-    indicator.set("failed", `stopped: ${error.message}`);
-    row.indicator.set("failed", `failed: ${error.message}`);
-    log.add("error", error.message);
+    indicator.failed(error);
+    row.indicator.failed(error);
+    log.add("error", `${what}: failed: ${failureBrief(error)}`);
   });
 }
 
@@ -194,9 +215,9 @@ function watchBeside<T extends KubeResource>(name: string, path: string, on: { a
       if (status.type !== "listed" && status.type !== "connected") log.add(status.type, `${path}: ${statusText(status)}`);
     },
   });
-  beside.done.catch((error: Error) => {
-    row.indicator.set("failed", `failed: ${error.message}`);
-    log.add("error", `${path}: ${error.message}`);
+  beside.done.catch((error: WatchError) => {
+    row.indicator.failed(error);
+    log.add("error", `${path}: failed: ${failureBrief(error)}`);
   });
 }
 
@@ -232,7 +253,10 @@ function addNamespace(name: string): void {
   namespacePicker.add(new Option(name, name), before ?? null);
 }
 
-function setUpControls(): void {
+const NAMESPACES = { group: "", id: "namespaces" };
+const EVENTS = { group: "", id: "events" };
+
+function setUpControls(answer: Access): void {
   for (const r of RESOURCES) resourcePicker.add(new Option(r.label, r.id, false, r === selection.resource));
   if (selection.namespace) addNamespace(selection.namespace);
   namespacePicker.value = selection.namespace;
@@ -251,26 +275,45 @@ function setUpControls(): void {
     watchSelection();
   });
 
-  // The namespace picker and sidebar are themselves clients of the library: namespaces come and go live.
-  watchBeside("namespaces", "/api/v1/namespaces", {
-    add: (ns) => {
-      addNamespace(ns.metadata?.name ?? "");
-      sidebar.add(ns.metadata?.name ?? "");
-    },
-    remove: (ns) => {
-      const name = ns.metadata?.name ?? "";
-      if (name !== selection.namespace)
-        Array.from(namespacePicker.options)
-          .find((o) => o.value === name)
-          ?.remove();
-      sidebar.remove(name);
-    },
-  });
-  watchBeside("events", "/api/v1/events", { add: (e) => events.show(e), update: (e) => events.show(e), remove: (e) => events.remove(e) });
+  if (answer.everywhere(NAMESPACES)) {
+    // The namespace picker and sidebar are themselves clients of the library: namespaces come and go live.
+    watchBeside("namespaces", "/api/v1/namespaces", {
+      add: (ns) => {
+        addNamespace(ns.metadata?.name ?? "");
+        sidebar.add(ns.metadata?.name ?? "");
+      },
+      remove: (ns) => {
+        const name = ns.metadata?.name ?? "";
+        if (name !== selection.namespace)
+          Array.from(namespacePicker.options)
+            .find((o) => o.value === name)
+            ?.remove();
+        sidebar.remove(name);
+      },
+    });
+  } else {
+    // The token may not list namespaces: the ones it has rules in.
+    for (const name of answer.namespaces) {
+      addNamespace(name);
+      sidebar.add(name);
+    }
+  }
+  const showEvents = { add: (e: KubeResource) => events.show(e), update: (e: KubeResource) => events.show(e), remove: (e: KubeResource) => events.remove(e) };
+  if (answer.everywhere(EVENTS)) watchBeside("events", "/api/v1/events", showEvents);
+  else for (const ns of answer.namespacesFor(EVENTS)) watchBeside(`events-${ns}`, `/api/v1/namespaces/${ns}/events`, showEvents);
+  if (!answer.everywhere(EVENTS) && answer.namespacesFor(EVENTS).length === 0) events.note("This token may not read Events.");
   extraWatches.forEach((path, i) => watchBeside(`watch-${i + 1}`, path));
 }
 
-setUpControls();
-watchSelection();
-setInterval(() => void refreshStats(), STATS_INTERVAL_MS);
-setInterval(() => table.refreshAges(), 1000);
+if ("unauthorized" in answer) {
+  // Every watch would fail alike: say once what is missing.
+  const text = tokenNeeded(location.origin, answer.unauthorized, token !== undefined);
+  notify(text);
+  indicator.set("failed", token ? "the relay refused the token" : "a token is needed");
+  log.add("error", text);
+} else {
+  setUpControls(answer);
+  watchSelection();
+  setInterval(() => void refreshStats(), STATS_INTERVAL_MS);
+  setInterval(() => table.refreshAges(), 1000);
+}
