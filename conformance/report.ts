@@ -23,7 +23,7 @@ export const resultLine = (result: Result): string => `  ${VERDICT[result.verdic
 
 export function summaryText(results: readonly Result[], ms: number): string {
   const count = (verdict: Result["verdict"]) => results.filter((r) => r.verdict === verdict).length;
-  return `${results.length} checks: ${count("pass")} pass, ${count("fail")} fail, ${count("n/a")} not applicable (${(ms / 1000).toFixed(1)} s)`;
+  return `${results.length} check${results.length === 1 ? "" : "s"}: ${count("pass")} pass, ${count("fail")} fail, ${count("n/a")} not applicable (${(ms / 1000).toFixed(1)} s)`;
 }
 
 export function reportJson(heading: Heading, results: readonly Result[], ms: number): string {
