@@ -289,6 +289,8 @@ export class Feed implements ReflectorHandler {
    * check, and relist if the upstream has moved.
    */
   synced(need: Freshness): Promise<void> {
+    // A consistent read sees what the upstream has sent so far, not only what was committed.
+    if (need === "current") this.#commitPending();
     if (this.#ready(need)) return Promise.resolve();
     // Known to fail (refused, or down a while): the answer now, not after the next attempt.
     const failing = this.#failing;
