@@ -281,6 +281,12 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** Which event lines go to a subscriber (a shard's, KEP-5866); `key` is the same for subscribers filtered alike, who share what is built for them. */
+export interface LineFilter {
+  readonly key: string;
+  admits(line: string): boolean;
+}
+
 export interface SubscriberOptions {
   /** `allowWatchBookmarks=true`. */
   bookmarks: boolean;
@@ -293,6 +299,8 @@ export interface SubscriberOptions {
   timeoutMs: number | undefined;
   /** Who subscribed and on what grant (absent when the relay runs without auth). */
   grant?: Grant | undefined;
+  /** Only the events this lets through; absent: every event. */
+  filter?: LineFilter | undefined;
 }
 
 let nextId = 1;
