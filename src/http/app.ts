@@ -13,7 +13,7 @@ import { ConfigError } from "../config.ts";
 import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
-import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
+import { negotiate, notAcceptable, YAML } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
 import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
@@ -35,6 +35,7 @@ import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { resolveKey, resolveRequest } from "./resolve.ts";
 import { notFoundPath, resolveResource, type ResourceInfo } from "./resource-resolver.ts";
 import { tableResponse } from "./table-response.ts";
+import { yamlResponse, yamlStatus } from "./yaml-response.ts";
 
 type App = { Bindings: Env };
 
@@ -107,6 +108,11 @@ export function createApp(): Hono<App> {
     c.set("resource", resource.value);
     await next();
   });
+  /** A request that negotiates YAML gets its errors in YAML too, as the API server writes a Status in the representation asked for. */
+  const yamlErrors = createMiddleware<Api>(async (c, next) => {
+    await next();
+    if (c.res.status >= 400 && !isWebSocketUpgrade(c.req.raw) && negotiate(c.req.header("accept"), RESOURCE_TYPES)?.kind === "yaml") c.res = await yamlStatus(c.res);
+  });
   /** Whether the caller may have `access`: the refusal, or `undefined`. */
   const refusal = (c: Context<Api>, access: Access) => auth.authorize(c.var.identity, access, c.var.upstream, c.env);
 
@@ -178,7 +184,7 @@ export function createApp(): Hono<App> {
   );
 
   // Get, list and watch: to the hub of the request's canonical key.
-  app.all("*", admitted, resolved, async (c) => {
+  app.all("*", yamlErrors, admitted, resolved, async (c) => {
     const { path, upstream, identity, resource } = c.var;
     const raw = c.req.raw;
     const url = new URL(c.req.url);
@@ -189,16 +195,23 @@ export function createApp(): Hono<App> {
     if (denied) return statusResponse(denied);
     // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
     const websocket = isWebSocketUpgrade(raw);
-    const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
-    if (!representation) return statusResponse(notAcceptable());
+    const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
+    const verb = request.value.verb;
+    // The API server has no YAML stream serializer: a watch negotiates among its stream types.
+    if (!representation || (representation.kind === "yaml" && verb === "watch"))
+      return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
     const forwarded = request.value.verb === "watch" ? { ...request.value, subject: identity.subject, grant: grantOf(identity, access) } : { ...request.value, subject: identity.subject };
     const response = await c.env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequests.attach(raw, forwarded));
+    if (representation.kind === "yaml" && verb !== "watch") return yamlResponse(response, verb);
     if (representation.kind !== "table") return response;
-    return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
+    return tableResponse(response, verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
   });
 
   return app;
 }
+
+/** What a resource path is served as: JSON, a Table, or YAML. */
+const RESOURCE_TYPES = { table: true, aggregated: false, yaml: true };
 
 /** The request's `waitUntil`, where there is one (an app called without an execution context has none). */
 function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): void } }): ((promise: Promise<unknown>) => void) | undefined {
