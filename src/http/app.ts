@@ -19,7 +19,8 @@ import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } f
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
-import { hubRequests } from "../hub/request.ts";
+import { hubRequests, type HubRequest } from "../hub/request.ts";
+import { cacheOutcome, listCacheRequests } from "../lists/request.ts";
 import { logger } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { Authenticator, type Identity } from "./auth.ts";
@@ -183,7 +184,7 @@ export function createApp(): Hono<App> {
     }),
   );
 
-  // Get, list and watch: to the hub of the request's canonical key.
+  // Get, list and watch: to the hub of the request's canonical key; a resource without watch to its key's list cache.
   app.all("*", yamlErrors, admitted, resolved, async (c) => {
     const { path, upstream, identity, resource } = c.var;
     const raw = c.req.raw;
@@ -200,14 +201,30 @@ export function createApp(): Hono<App> {
     // The API server has no YAML stream serializer: a watch negotiates among its stream types.
     if (!representation || (representation.kind === "yaml" && verb === "watch"))
       return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
-    const forwarded = request.value.verb === "watch" ? { ...request.value, subject: identity.subject, grant: grantOf(identity, access) } : { ...request.value, subject: identity.subject };
-    const response = await c.env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequests.attach(raw, forwarded));
+    const response = resource.verbs.includes("watch") ? await hubAnswer(c.env, raw, request.value, identity, access) : await cachedList(c.env, raw, request.value, resource);
     if (representation.kind === "yaml" && verb !== "watch") return yamlResponse(response, verb);
     if (representation.kind !== "table") return response;
     return tableResponse(response, verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
   });
 
+  /** A resource without watch: its list (or an object of it) from the key's list cache, counted by where it came from. */
+  async function cachedList(env: Env, raw: Request, request: HubRequest, resource: ResourceInfo): Promise<Response> {
+    if (!resource.verbs.includes("list"))
+      return statusResponse(methodNotAllowed(`the relay serves a resource without watch from its list, and discovery lists no "list" verb for ${resource.resource}`));
+    const asked = request.verb === "get" ? { key: request.key, name: request.name } : { key: request.key, shardSelector: request.verb === "list" ? request.options.shardSelector : undefined };
+    const response = await env.LIST_CACHE.getByName(hubName(request.key)).fetch(listCacheRequests.attach(raw, asked));
+    const outcome = cacheOutcome(response.headers.get("cache-status"));
+    if (outcome) metrics.cacheAnswered(request.key.cluster, outcome);
+    return response;
+  }
+
   return app;
+}
+
+/** Get, list or watch of a watchable resource: from the hub of its key. */
+function hubAnswer(env: Env, raw: Request, request: HubRequest, identity: Identity, access: Access): Promise<Response> {
+  const forwarded = request.verb === "watch" ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject };
+  return env.WATCH_HUB.getByName(hubName(request.key)).fetch(hubRequests.attach(raw, forwarded));
 }
 
 /** What a resource path is served as: JSON, a Table, or YAML. */
