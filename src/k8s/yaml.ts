@@ -208,7 +208,12 @@ export function compareKeys(a: string, b: string): number {
   return keyLess(a, b) ? -1 : 1;
 }
 
+/** A key of ASCII letters alone. */
+const ASCII_KEY = /^[A-Za-z]*$/;
+
 function keyLess(a: string, b: string): boolean {
+  // Keys of letters alone (most of a Kubernetes object's) compare by code point.
+  if (ASCII_KEY.test(a) && ASCII_KEY.test(b)) return a < b;
   const ar = [...a];
   const br = [...b];
   for (let i = 0; i < ar.length && i < br.length; i++) {
@@ -294,6 +299,11 @@ const utf8Length = (s: string): number => {
 const isPrintable = (c: number): boolean => c === 0x0a || (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff);
 const isBreak = (c: number | undefined): boolean => c === 0x0d || c === 0x0a || c === 0x85 || c === 0x2028 || c === 0x2029;
 const isBlankz = (c: number | undefined): boolean => c === undefined || c === 0x20 || c === 0x09 || c === 0 || isBreak(c);
+
+/** Line breaks, as YAML counts them. */
+const BREAKS = /[\r\n\u0085\u2028\u2029]/;
+/** What a double-quoted scalar escapes: anything unprintable (astral characters included), a break, `"` and `\`. */
+const ESCAPES = /[^\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]|[\ufeff"\\]/;
 
 /** The characters of a string as code points, as the emitter walks them (one column each). */
 const codePoints = (s: string): number[] => Array.from(s, (ch) => ch.codePointAt(0) as number);
@@ -444,7 +454,8 @@ class Emitter {
   #simpleKey(event: YamlEvent): boolean {
     if (event.type === "scalar") {
       const scalar = this.#scalar as ScalarData;
-      return !scalar.multiline && utf8Length(scalar.value) <= 128;
+      // Three UTF-8 bytes at most for each UTF-16 unit: a short key is counted no further.
+      return !scalar.multiline && (scalar.value.length <= 42 || utf8Length(scalar.value) <= 128);
     }
     if (event.type === "sequenceStart") return this.#events[0]?.type === "sequenceEnd";
     if (event.type === "mappingStart") return this.#events[0]?.type === "mappingEnd";
@@ -511,13 +522,36 @@ class Emitter {
 
   #writeIndicator(indicator: string, needWhitespace: boolean, isWhitespace: boolean, isIndention: boolean): void {
     if (needWhitespace && !this.#whitespace) this.#put(" ");
-    for (const c of codePoints(indicator)) this.#write(c);
+    // Indicators are ASCII: a column each.
+    this.#out += indicator;
+    this.#column += indicator.length;
     this.#whitespace = isWhitespace;
     this.#indention = this.#indention && isIndention;
   }
 
+  /**
+   * Whether a scalar of one line, written from here, can fold nowhere: it has no space, or it
+   * ends before a space could be past the column where go-yaml folds. Then it is written whole.
+   */
+  #unfolded(value: string): boolean {
+    return this.#column + value.length <= BEST_WIDTH + 1 || !value.includes(" ");
+  }
+
+  /** Printable characters of one column each (no breaks, nothing outside the BMP), as they are. */
+  #writeRun(text: string): void {
+    this.#out += text;
+    this.#column += text.length;
+  }
+
   #writePlain(value: string, allowBreaks: boolean): void {
     if (!this.#whitespace) this.#put(" ");
+    // A plain scalar has no breaks and nothing unprintable (`analyze`).
+    if (this.#unfolded(value)) {
+      this.#writeRun(value);
+      this.#whitespace = false;
+      this.#indention = false;
+      return;
+    }
     const cs = codePoints(value);
     let spaces = false;
     let breaks = false;
@@ -546,6 +580,14 @@ class Emitter {
 
   #writeSingleQuoted(value: string, allowBreaks: boolean): void {
     this.#writeIndicator("'", true, false, false);
+    // Nothing unprintable either (`analyze`); without breaks and folds, only its quotes doubled.
+    if (!BREAKS.test(value) && this.#unfolded(value)) {
+      this.#writeRun(value.replaceAll("'", "''"));
+      this.#writeIndicator("'", false, false, false);
+      this.#whitespace = false;
+      this.#indention = false;
+      return;
+    }
     const cs = codePoints(value);
     let spaces = false;
     let breaks = false;
@@ -576,6 +618,13 @@ class Emitter {
 
   #writeDoubleQuoted(value: string, allowBreaks: boolean): void {
     this.#writeIndicator('"', true, false, false);
+    if (!ESCAPES.test(value) && this.#unfolded(value)) {
+      this.#writeRun(value);
+      this.#writeIndicator('"', false, false, false);
+      this.#whitespace = false;
+      this.#indention = false;
+      return;
+    }
     const cs = codePoints(value);
     // go-yaml looks for a byte order mark at the start of the value, not at each character: one there escapes them all.
     const bom = cs[0] === 0xfeff;
@@ -657,11 +706,13 @@ const ESCAPED = new Map<number, string>([
   [0x2029, "P"],
 ]);
 
+/** Characters that are an indicator at a scalar's start, whatever follows (`#,[]{}&*!|>'"%@\``). */
+const LEADING_INDICATORS = new Set([0x23, 0x2c, 0x5b, 0x5d, 0x7b, 0x7d, 0x26, 0x2a, 0x21, 0x7c, 0x3e, 0x27, 0x22, 0x25, 0x40, 0x60]);
+
 /** What a scalar's characters allow in block context: go-yaml's `yaml_emitter_analyze_scalar`. */
 function analyze(value: string): ScalarData {
   const base = { value, style: "plain" as ScalarStyle };
   if (value.length === 0) return { ...base, multiline: false, blockPlain: true, singleQuoted: true, block: false };
-  const cs = codePoints(value);
   // An indicator where YAML would read it as one: `- `, `: `, ` #`, a leading `&`, and so on.
   let indicators = value.startsWith("---") || value.startsWith("...");
   let lineBreaks = false;
@@ -671,14 +722,17 @@ function analyze(value: string): ScalarData {
   let previousSpace = false;
   let previousBreak = false;
   let precededByWhitespace = true;
-  for (let i = 0; i < cs.length; i++) {
-    const c = cs[i] as number;
-    const next = cs[i + 1];
+  let first = 0;
+  let last = 0;
+  for (let i = 0; i < value.length; ) {
+    const c = value.codePointAt(i) as number;
+    const width = c > 0xffff ? 2 : 1;
+    const next = value.codePointAt(i + width);
     const followedByWhitespace = next === undefined || next === 0x20 || next === 0x09;
-    const ch = String.fromCodePoint(c);
-    if (
-      i === 0 ? "#,[]{}&*!|>'\"%@`".includes(ch) || ((ch === "?" || ch === ":" || ch === "-") && followedByWhitespace) : (ch === ":" && followedByWhitespace) || (ch === "#" && precededByWhitespace)
-    ) {
+    if (i === 0) {
+      first = c;
+      if (LEADING_INDICATORS.has(c) || ((c === 0x3f || c === 0x3a || c === 0x2d) && followedByWhitespace)) indicators = true;
+    } else if ((c === 0x3a && followedByWhitespace) || (c === 0x23 && precededByWhitespace)) {
       indicators = true;
     }
     if (!isPrintable(c)) special = true;
@@ -696,9 +750,9 @@ function analyze(value: string): ScalarData {
       previousBreak = false;
     }
     precededByWhitespace = isBlankz(c);
+    last = c;
+    i += width;
   }
-  const first = cs[0] as number;
-  const last = cs[cs.length - 1] as number;
   const edges = first === 0x20 || isBreak(first) || last === 0x20 || isBreak(last);
   return {
     ...base,
@@ -710,22 +764,22 @@ function analyze(value: string): ScalarData {
 }
 
 /** The events of a value, as go-yaml's encoder makes them: sorted keys, a string's requested style (`encode.go` `stringv`). */
-function* events(value: YamlValue): Generator<YamlEvent> {
-  if (value === null) yield { type: "scalar", value: "null", style: "plain" };
-  else if (typeof value === "boolean") yield { type: "scalar", value: String(value), style: "plain" };
-  else if (value instanceof JsonNumber) yield { type: "scalar", value: formatNumber(value.text), style: "plain" };
-  else if (typeof value === "string") yield { type: "scalar", value, style: value.includes("\n") ? "literal" : resolvesToNonString(value) || BASE60_FLOAT.test(value) ? "double" : "plain" };
+function emitValue(emitter: Emitter, value: YamlValue): void {
+  if (value === null) emitter.emit({ type: "scalar", value: "null", style: "plain" });
+  else if (typeof value === "boolean") emitter.emit({ type: "scalar", value: String(value), style: "plain" });
+  else if (value instanceof JsonNumber) emitter.emit({ type: "scalar", value: formatNumber(value.text), style: "plain" });
+  else if (typeof value === "string") emitter.emit({ type: "scalar", value, style: value.includes("\n") ? "literal" : resolvesToNonString(value) || BASE60_FLOAT.test(value) ? "double" : "plain" });
   else if (Array.isArray(value)) {
-    yield { type: "sequenceStart" };
-    for (const item of value) yield* events(item);
-    yield { type: "sequenceEnd" };
+    emitter.emit({ type: "sequenceStart" });
+    for (const item of value) emitValue(emitter, item);
+    emitter.emit({ type: "sequenceEnd" });
   } else {
-    yield { type: "mappingStart" };
+    emitter.emit({ type: "mappingStart" });
     for (const key of [...value.keys()].sort(compareKeys)) {
-      yield* events(key);
-      yield* events(value.get(key) as YamlValue);
+      emitValue(emitter, key);
+      emitValue(emitter, value.get(key) as YamlValue);
     }
-    yield { type: "mappingEnd" };
+    emitter.emit({ type: "mappingEnd" });
   }
 }
 
@@ -733,7 +787,7 @@ function* events(value: YamlValue): Generator<YamlEvent> {
 export function jsonToYaml(json: string): string {
   const emitter = new Emitter();
   emitter.emit({ type: "documentStart" });
-  for (const event of events(parseJson(json))) emitter.emit(event);
+  emitValue(emitter, parseJson(json));
   emitter.emit({ type: "documentEnd" });
   emitter.emit({ type: "streamEnd" });
   return emitter.take();
@@ -761,14 +815,14 @@ export class YamlList {
     this.#emitter.emit({ type: "documentStart" });
     this.#emitter.emit({ type: "mappingStart" });
     for (const key of keys.slice(0, at)) this.#field(key, head.get(key) as YamlValue);
-    for (const event of events("items")) this.#emitter.emit(event);
+    emitValue(this.#emitter, "items");
     this.#emitter.emit({ type: "sequenceStart" });
     return this.#emitter.take();
   }
 
   /** One item, from its JSON text. */
   item(json: string): string {
-    for (const event of events(parseJson(json))) this.#emitter.emit(event);
+    emitValue(this.#emitter, parseJson(json));
     return this.#emitter.take();
   }
 
@@ -783,7 +837,7 @@ export class YamlList {
   }
 
   #field(key: string, value: YamlValue): void {
-    for (const event of events(key)) this.#emitter.emit(event);
-    for (const event of events(value)) this.#emitter.emit(event);
+    emitValue(this.#emitter, key);
+    emitValue(this.#emitter, value);
   }
 }
