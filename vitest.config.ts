@@ -18,6 +18,7 @@ const tuning = {
   HUB_RETENTION_SECONDS: "8",
   SUBSCRIBER_BUDGET_BYTES: "262144",
   AUTH_RECHECK_SECONDS: "1",
+  LIST_CACHE_SECONDS: "2",
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 

@@ -75,6 +75,11 @@ export function hubSettings(env: Vars): HubSettings {
   };
 }
 
+/** How long a list of a resource without watch is shared (`LIST_CACHE_SECONDS`): one upstream list per key per this long. */
+export function listCacheSeconds(env: Vars): number {
+  return int(env, "LIST_CACHE_SECONDS", 10, 1);
+}
+
 /** One entry of `CLUSTERS`: `{"prod": {"url": "...", "tokenSecret": "PROD_TOKEN", "maxHubs": 50}}` or `{"binding": "PROD_VPC"}`. */
 export interface ClusterEntry {
   url?: string;

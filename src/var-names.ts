@@ -30,6 +30,7 @@ export const VARIABLE_NAMES = [
   "LINE_MEMORY_BYTES",
   "SLICE_MEMORY_BYTES",
   "LOG_LEVEL",
+  "LIST_CACHE_SECONDS",
 ] as const;
 
 /** Secrets: `UPSTREAM_TOKEN` for the default cluster, the jwt mode's key, and a token that may read `/metrics` whatever AUTH_MODE says. */

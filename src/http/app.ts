@@ -13,13 +13,14 @@ import { ConfigError, logLevel } from "../config.ts";
 import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
-import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
+import { negotiate, notAcceptable, YAML } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
 import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
-import { hubRequests } from "../hub/request.ts";
+import { hubRequests, type HubRequest } from "../hub/request.ts";
+import { cacheOutcome, listCacheRequests } from "../lists/request.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { access } from "./access.ts";
@@ -38,6 +39,7 @@ import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { resolveKey, resolveRequest } from "./resolve.ts";
 import { notFoundPath, resolveResource, type ResourceInfo } from "./resource-resolver.ts";
 import { tableResponse } from "./table-response.ts";
+import { yamlResponse, yamlStatus } from "./yaml-response.ts";
 
 type App = { Bindings: Env };
 
@@ -111,6 +113,11 @@ export function createApp(): Hono<App> {
     if (!resource.ok) return statusResponse(resource.status);
     c.set("resource", resource.value);
     await next();
+  });
+  /** A request that negotiates YAML gets its errors in YAML too, as the API server writes a Status in the representation asked for. */
+  const yamlErrors = createMiddleware<Api>(async (c, next) => {
+    await next();
+    if (c.res.status >= 400 && !isWebSocketUpgrade(c.req.raw) && negotiate(c.req.header("accept"), RESOURCE_TYPES)?.kind === "yaml") c.res = await yamlStatus(c.res);
   });
   /** Whether the caller may have `access`: the refusal, or `undefined`. */
   const refusal = (c: Context<Api>, access: Access) => auth.authorize(c.var.identity, access, c.var.upstream, c.env);
@@ -204,8 +211,8 @@ export function createApp(): Hono<App> {
     }),
   );
 
-  // Get, list and watch: to the hub of the request's canonical key.
-  app.all("*", admitted, resolved, async (c) => {
+  // Get, list and watch: to the hub of the request's canonical key; a resource without watch to its key's list cache.
+  app.all("*", yamlErrors, admitted, resolved, async (c) => {
     const { path, upstream, identity, resource } = c.var;
     const raw = c.req.raw;
     const url = new URL(c.req.url);
@@ -216,21 +223,41 @@ export function createApp(): Hono<App> {
     if (denied) return statusResponse(denied);
     // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
     const websocket = isWebSocketUpgrade(raw);
-    const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
-    if (!representation) return statusResponse(notAcceptable());
-    const value = request.value;
-    const forwarded = value.verb === "watch" ? { ...value, subject: identity.subject, grant: grantOf(identity, access) } : { ...value, subject: identity.subject };
-    // A hot key's lists and watches go to its replicas; a get is its root's.
-    const response =
-      value.verb === "get"
-        ? await c.env.WATCH_HUB.getByName(hubName(value.key)).fetch(hubRequests.attach(raw, forwarded))
-        : await placements.send(c.env.WATCH_HUB, value.key, regionOf(raw.cf), (replicaOf, region, here) => hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }));
+    const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
+    const verb = request.value.verb;
+    // The API server has no YAML stream serializer: a watch negotiates among its stream types.
+    if (!representation || (representation.kind === "yaml" && verb === "watch"))
+      return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
+    const response = resource.verbs.includes("watch") ? await hubAnswer(c.env, raw, request.value, identity, access, placements) : await cachedList(c.env, raw, request.value, resource);
+    if (representation.kind === "yaml" && verb !== "watch") return yamlResponse(response, verb);
     if (representation.kind !== "table") return response;
-    return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
+    return tableResponse(response, verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
   });
+
+  /** A resource without watch: its list (or an object of it) from the key's list cache, counted by where it came from. */
+  async function cachedList(env: Env, raw: Request, request: HubRequest, resource: ResourceInfo): Promise<Response> {
+    if (!resource.verbs.includes("list"))
+      return statusResponse(methodNotAllowed(`the relay serves a resource without watch from its list, and discovery lists no "list" verb for ${resource.resource}`));
+    const asked = request.verb === "get" ? { key: request.key, name: request.name } : { key: request.key, shardSelector: request.verb === "list" ? request.options.shardSelector : undefined };
+    const response = await env.LIST_CACHE.getByName(hubName(request.key)).fetch(listCacheRequests.attach(raw, asked));
+    const outcome = cacheOutcome(response.headers.get("cache-status"));
+    if (outcome) metrics.cacheAnswered(request.key.cluster, outcome);
+    return response;
+  }
 
   return app;
 }
+
+/** Get, list or watch of a watchable resource: from the hub of its key. */
+function hubAnswer(env: Env, raw: Request, request: HubRequest, identity: Identity, access: Access, placements: Placements): Promise<Response> {
+  const forwarded = request.verb === "watch" ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject };
+  // A hot key's lists and watches go to its replicas; a get is its root's.
+  if (request.verb === "get") return env.WATCH_HUB.getByName(hubName(request.key)).fetch(hubRequests.attach(raw, forwarded));
+  return placements.send(env.WATCH_HUB, request.key, regionOf(raw.cf), (replicaOf, region, here) => hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }));
+}
+
+/** What a resource path is served as: JSON, a Table, or YAML. */
+const RESOURCE_TYPES = { table: true, aggregated: false, yaml: true };
 
 /** The request's `waitUntil`, where there is one (an app called without an execution context has none). */
 function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): void } }): ((promise: Promise<unknown>) => void) | undefined {

@@ -7,6 +7,7 @@
  */
 import { errorLine } from "../k8s/event.ts";
 import type { WatchOptions } from "../k8s/options.ts";
+import { admitsEvent, shardKey } from "../k8s/shard.ts";
 import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { BATCH_PROTOCOL, CLOSE, DELTA_PROTOCOL } from "../k8s/websocket.ts";
@@ -99,7 +100,9 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
         ? feed.netChangesAfter(requested.rv)
         : undefined;
   const deltasAfter = websocket && request.protocol === DELTA_PROTOCOL ? feed.window.head : undefined;
-  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant, replica: request.fromReplica }, first);
+  const shard = options.shardSelector;
+  const filter = shard && { key: shardKey(shard), admits: (line: string) => admitsEvent(shard, line) };
+  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant, filter, replica: request.fromReplica }, first);
   if (grant) guard.add(subscriber, grant);
   if (opened.sink instanceof WebSocketSink) sockets.register(opened.sink, subscriber);
   feed.start();

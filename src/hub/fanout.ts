@@ -20,7 +20,7 @@ import { CLOSE } from "../k8s/websocket.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
 import type { InitialEvents } from "./initial.ts";
 import type { SliceCache } from "./memory.ts";
-import { LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
+import { LineBatch, type CloseReason, type LineFilter, type Subscriber } from "./subscriber.ts";
 import type { EventWindow } from "./window.ts";
 
 export interface FanoutSettings {
@@ -196,7 +196,7 @@ export class Fanout {
   #turn(): void {
     this.#turnTimer = undefined;
     const window = this.#source.window;
-    const slices = new Map<number, { batch: LineBatch; last: number } | undefined>();
+    const slices = new Map<number | string, { batch: LineBatch; last: number } | undefined>();
     let messages = 0;
     let bytes = 0;
     let more = false;
@@ -238,20 +238,26 @@ export class Fanout {
       }
       // Deltas once past what it was brought to first; a replay before that goes whole. Keyed apart (negative).
       const deltas = subscriber.options.deltasAfter !== undefined && subscriber.position >= subscriber.options.deltasAfter;
-      const at = deltas ? -1 - subscriber.position : subscriber.position;
+      const filter = subscriber.options.filter;
+      const position = deltas ? -1 - subscriber.position : subscriber.position;
+      const at = filter ? `${position}|${filter.key}` : position;
       let slice = slices.get(at);
       if (!slices.has(at)) {
         const replay = window.after(subscriber.position, SLICE);
         const last = replay.kind === "events" ? replay.events.at(-1) : undefined;
-        slice = replay.kind === "events" && last ? { batch: new LineBatch(replay.events.map((e) => (deltas ? (e.delta ?? e.line) : e.line))), last: last.rv } : undefined;
+        const events = replay.kind === "events" && filter ? replay.events.filter((e) => filter.admits(e.line)) : replay.kind === "events" ? replay.events : [];
+        slice = last ? { batch: new LineBatch(events.map((e) => (deltas ? (e.delta ?? e.line) : e.line))), last: last.rv } : undefined;
         slices.set(at, slice);
       }
       if (!slice) {
         this.#cutOff(subscriber, "fell out of the replay window while catching up", "window");
         continue;
       }
-      messages += this.#send(subscriber, slice.batch);
-      bytes += slice.batch.size;
+      // A filtered subscriber moves past the events it does not get, sent nothing for them.
+      if (slice.batch.lines.length > 0) {
+        messages += this.#send(subscriber, slice.batch);
+        bytes += slice.batch.size;
+      }
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
       else this.#caughtUp(subscriber);
@@ -280,7 +286,7 @@ export class Fanout {
   /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); what that cost, or `undefined` when its snapshot is gone. */
   #sendInitial(subscriber: Subscriber): { messages: number; bytes: number } | undefined {
     const initial = subscriber.initial as InitialEvents;
-    const slice = this.#initialSlice(initial, subscriber.initialCursor);
+    const slice = this.#initialSlice(initial, subscriber.initialCursor, subscriber.options.filter);
     if (!slice) return undefined;
     if (slice.next === undefined) {
       initial.release();
@@ -292,11 +298,18 @@ export class Fanout {
     return { messages: this.#send(subscriber, slice.batch), bytes: slice.batch.size };
   }
 
-  /** The slice of `initial` from `cursor`, built once for everyone who gets it while the isolate's cache keeps it. */
-  #initialSlice(initial: InitialEvents, cursor: string): InitialSliceBatch | undefined {
-    const key = `${initial.id}:${cursor}`;
+  /** The slice of `initial` from `cursor` (what `filter` lets through of it), built once for everyone who gets it while the isolate's cache keeps it. */
+  #initialSlice(initial: InitialEvents, cursor: string, filter?: LineFilter): InitialSliceBatch | undefined {
+    const key = filter ? `${initial.id}:${cursor}|${filter.key}` : `${initial.id}:${cursor}`;
     const built = this.#settings.slices.get(key);
     if (built) return built;
+    if (filter) {
+      const whole = this.#initialSlice(initial, cursor);
+      if (!whole) return undefined;
+      const slice = { batch: new LineBatch(whole.batch.lines.filter((line) => filter.admits(line))), next: whole.next };
+      this.#settings.slices.set(key, slice, slice.batch.size);
+      return slice;
+    }
     const read = initial.read(cursor, SLICE);
     if (!read) return undefined;
     const lines = [...read.lines];

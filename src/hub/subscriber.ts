@@ -281,6 +281,12 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** Which event lines go to a subscriber (a shard's, KEP-5866); `key` is the same for subscribers filtered alike, who share what is built for them. */
+export interface LineFilter {
+  readonly key: string;
+  admits(line: string): boolean;
+}
+
 export interface SubscriberOptions {
   /** `allowWatchBookmarks=true`. */
   bookmarks: boolean;
@@ -295,6 +301,8 @@ export interface SubscriberOptions {
   grant?: Grant | undefined;
   /** The subscriber is a replica hub of this one, by name (DESIGN.md, "Hot keys"). */
   replica?: string | undefined;
+  /** Only the events this lets through; absent: every event. */
+  filter?: LineFilter | undefined;
 }
 
 let nextId = 1;

@@ -5,7 +5,7 @@
  *
  * Client → relay, one JSON text message each:
  * - `{"op":"watch","id":"w1","path":"/api/v1/namespaces/a/pods", ...watch parameters}` opens a
- *   watch: every parameter of a standalone watch (`labelSelector`, `fieldSelector`,
+ *   watch: every parameter of a standalone watch (`labelSelector`, `fieldSelector`, `shardSelector`,
  *   `resourceVersion`, `resourceVersionMatch`, `sendInitialEvents`, `allowWatchBookmarks`,
  *   `timeoutSeconds`, `compact`), plus `limit`, the most events of this watch one message holds;
  * - `{"op":"unwatch","id":"w1"}` ends it;
@@ -35,6 +35,7 @@ const ID = /^[A-Za-z0-9._~:/-]{1,128}$/;
 export interface WatchParameters {
   labelSelector?: string;
   fieldSelector?: string;
+  shardSelector?: string;
   resourceVersion?: string;
   resourceVersionMatch?: string;
   sendInitialEvents?: boolean;
@@ -62,7 +63,7 @@ export type MuxOp = WatchOp | UnwatchOp;
 /** What a client message is: an op, an acknowledgement, or why it is neither (with its id, if it had one). */
 export type ClientMessage = { op: MuxOp } | { ack: number } | { refused: Status; id?: string };
 
-const STRINGS = ["labelSelector", "fieldSelector", "resourceVersion", "resourceVersionMatch"] as const;
+const STRINGS = ["labelSelector", "fieldSelector", "shardSelector", "resourceVersion", "resourceVersionMatch"] as const;
 const BOOLEANS = ["sendInitialEvents", "allowWatchBookmarks", "compact"] as const;
 const COUNTS = ["timeoutSeconds", "limit"] as const;
 

@@ -80,6 +80,18 @@ export const FAMILIES = {
   ),
 
   // Counters, from the Worker.
+  cachedLists: family(
+    "cached_lists_total",
+    "counter",
+    ["cluster"],
+    "Lists and gets of resources without watch (metrics.k8s.io) answered from a list another request made upstream within LIST_CACHE_SECONDS.",
+  ),
+  cacheUpstreamLists: family(
+    "cache_upstream_lists_total",
+    "counter",
+    ["cluster"],
+    "Lists of resources without watch the list cache sent upstream (at most one per key per LIST_CACHE_SECONDS, or one per request for a list too large to hold).",
+  ),
   authRefusals: family(
     "auth_refusals_total",
     "counter",

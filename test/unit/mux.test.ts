@@ -14,6 +14,7 @@ describe("client messages", () => {
       path: "/clusters/prod/api/v1/namespaces/a/pods",
       labelSelector: "app=web",
       fieldSelector: "status.phase=Running",
+      shardSelector: "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')",
       resourceVersion: "12",
       sendInitialEvents: true,
       allowWatchBookmarks: true,
