@@ -218,9 +218,11 @@ export function createApp(): Hono<App> {
     const url = new URL(c.req.url);
     const request = resolveRequest(path, resource, url.searchParams, raw);
     if (!request.ok) return statusResponse(request.status);
-    const access = accessOf(upstream.cluster, path, request.value.verb);
+    const access = accessOf(upstream.cluster, path, accessVerb(request.value));
     const denied = await refusal(c, access);
     if (denied) return statusResponse(denied);
+    // A view is the relay's own JSON, whatever the client accepts.
+    if (request.value.verb === "view") return hubAnswer(c.env, raw, request.value, identity, access, placements);
     // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
     const websocket = isWebSocketUpgrade(raw);
     const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
@@ -250,7 +252,8 @@ export function createApp(): Hono<App> {
 
 /** Get, list or watch of a watchable resource: from the hub of its key. */
 function hubAnswer(env: Env, raw: Request, request: HubRequest, identity: Identity, access: Access, placements: Placements): Promise<Response> {
-  const forwarded = request.verb === "watch" ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject };
+  const live = request.verb === "watch" || (request.verb === "view" && request.watch);
+  const forwarded = live ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject };
   // A hot key's lists and watches go to its replicas; a get is its root's.
   if (request.verb === "get") return env.WATCH_HUB.getByName(hubName(request.key)).fetch(hubRequests.attach(raw, forwarded));
   return placements.send(env.WATCH_HUB, request.key, regionOf(raw.cf), (replicaOf, region, here) => hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }));
@@ -267,6 +270,12 @@ function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): 
   } catch {
     return undefined;
   }
+}
+
+/** The verb a request is authorized as: a view as a watch of its collection, or (its window once) a list. */
+function accessVerb(request: HubRequest): Verb {
+  if (request.verb !== "view") return request.verb;
+  return request.watch ? "watch" : "list";
 }
 
 /** The access a request asks for: what authorization is decided on. */

@@ -20,7 +20,7 @@ import type { Quota } from "../quota/quota.ts";
 import type { Vars } from "../vars.ts";
 import { AccessGuard } from "./access.ts";
 import { realClock, type Clock } from "./clock.ts";
-import { Fanout, type InitialSliceBatch } from "./fanout.ts";
+import { Fanout, inFlightLimit, type InitialSliceBatch } from "./fanout.ts";
 import { gatherMs } from "./gather.ts";
 import { Feed } from "./feed.ts";
 import { Lifecycle } from "./lifecycle.ts";
@@ -34,6 +34,7 @@ import type { Reader } from "./reads.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
 import type { CloseReason, Subscriber } from "./subscriber.ts";
+import { Views } from "./views.ts";
 
 /** The bindings a hub uses: the variables, the quota and metrics objects it talks to, and the hubs (a replica's root). */
 export interface HubEnv extends Vars {
@@ -47,6 +48,8 @@ export interface Parts {
   clock: Clock;
   feed: Feed;
   fanout: Fanout;
+  /** The live views open on the hub's collection. */
+  views: Views;
   quotas: HubQuotas;
   guard: AccessGuard;
   lifecycle: Lifecycle;
@@ -76,17 +79,22 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   const memory = isolateMemory<InitialSliceBatch>(settings.memory);
   const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log);
   let fanout: Fanout | undefined;
+  let views: Views | undefined;
   const feed = new Feed(
     key,
     storage,
     upstream,
-    { ...settings, replica, gatherBaseMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, observer: metrics.upstream },
+    { ...settings, replica, gatherBaseMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, wantRows: () => views?.active ?? false, observer: metrics.upstream },
     {
-      published: (events) => {
+      published: (events, rows) => {
         metrics.committed(events.length, feed.window.head);
         fanout?.publish();
+        if (rows) views?.changed(rows);
       },
-      reset: (start) => fanout?.expireAll(start),
+      reset: (start) => {
+        fanout?.expireAll(start);
+        views?.reset();
+      },
     },
     log,
     clock,
@@ -99,6 +107,9 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     clock,
   );
   fanout = out;
+  views = new Views({ rows: feed.viewRows, json: (key) => feed.collection.get(key)?.json, head: () => feed.window.head }, key, inFlightLimit(settings.subscriberBudget));
+  views.onSent = (subscriber, messages) => metrics.sent(subscriber.sink.transport, 1, messages);
+  out.onWake = () => views?.wake();
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
   out.onCutOff = (subscriber, reason) => metrics.cutOff(subscriber.sink.transport, reason, subscriber.position, lagBytes(subscriber));
@@ -163,6 +174,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     clock,
   );
   out.onDetach = (subscriber) => {
+    views?.remove(subscriber);
     guard.remove(subscriber);
     if (subscriber.options.grant) quotas.releaseSubscriber(subscriber.options.grant.subject);
     lifecycle.settle();
@@ -179,7 +191,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     collection: feed.collection,
     snapshots: feed.snapshots,
   };
-  return { clock, feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
+  return { clock, feed, fanout: out, views, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

@@ -50,7 +50,7 @@ export const SLICE = 256 * 1024;
  * never held; low enough that the runtime holds little per socket.
  */
 const IN_FLIGHT = 2 * SLICE;
-const inFlightLimit = (budget: number): number => Math.min(IN_FLIGHT, budget / 2);
+export const inFlightLimit = (budget: number): number => Math.min(IN_FLIGHT, budget / 2);
 /** Most a subscriber that acknowledges has unacknowledged while the hub still sends: its in-flight bound and the slice that crossed it. */
 export const inFlightAllowance = (budget: number): number => inFlightLimit(budget) + SLICE;
 
@@ -84,6 +84,8 @@ export class Fanout {
   onDetach: (subscriber: Subscriber) => void = () => undefined;
   /** Called after each send with the events (lines) sent and the runtime messages they cost (metrics). */
   onSent: (subscriber: Subscriber, events: number, messages: number) => void = () => undefined;
+  /** Called when a client acknowledged or drained what it was sent (the views' own flow control). */
+  onWake: () => void = () => undefined;
   /** Called as a subscriber is cut off: too slow, or fell out of the window (metrics). */
   onCutOff: (subscriber: Subscriber, reason: "slow" | "window") => void = () => undefined;
 
@@ -178,6 +180,8 @@ export class Fanout {
    */
   expireAll(oldest: number): void {
     for (const subscriber of [...this.#subscribers]) {
+      // A view has no position: it is sent its window afresh.
+      if (subscriber.options.view) continue;
       const ahead = subscriber.position > oldest;
       const status = ahead ? tooLargeResourceVersion(subscriber.position, oldest) : tooOldResourceVersion(subscriber.position, oldest);
       this.fail(subscriber, status, { code: CLOSE.normal, reason: ahead ? "resourceVersion ahead of the upstream's history" : "resourceVersion expired" });
@@ -186,6 +190,7 @@ export class Fanout {
 
   /** A client acknowledged or drained: subscribers waiting on their backlog may go on. */
   wake(): void {
+    this.onWake();
     if (this.#waiting) this.#schedule(0);
   }
 
@@ -206,6 +211,8 @@ export class Fanout {
         more = true;
         break;
       }
+      // A view is sent its rows by the hub's views, not events.
+      if (subscriber.options.view) continue;
       const pending = subscriber.initial !== undefined || window.hasEventsAfter(subscriber.position);
       if (!pending) {
         this.#caughtUp(subscriber);

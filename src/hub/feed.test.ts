@@ -23,6 +23,7 @@ const settings: FeedSettings = {
   stripManagedFields: true,
   gatherBaseMs: () => GATHER_MS,
   wantDeltas: () => false,
+  wantRows: () => false,
   observer: { watch: () => undefined, relisted: () => undefined, expired: () => undefined, stalled: () => undefined, renewed: () => undefined, failed: () => undefined },
 };
 

@@ -23,11 +23,13 @@ import { StagedList } from "./relist.ts";
 import { SnapshotRegistry } from "./snapshots.ts";
 import { Tombstones, type Tombstone, type TombstoneLimits } from "./tombstones.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
+import { ViewRows, type RowUpdate } from "./view-rows.ts";
+import { viewRowOf } from "../k8s/view.ts";
 import type { Log } from "../log.ts";
 
 export interface FeedListener {
-  /** New events: in the window and written to storage, to be fanned out now. */
-  published(events: readonly WindowEvent[]): void;
+  /** New events: in the window and written to storage, to be fanned out now; with what they did to rows, while views are open. */
+  published(events: readonly WindowEvent[], rows: readonly RowUpdate[] | undefined): void;
   /** History was reset at `start` (upstream history inconsistent with ours): older resumes are gone. */
   reset(start: number): void;
 }
@@ -51,6 +53,8 @@ export interface FeedSettings {
   gatherBaseMs: () => number;
   /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
   wantDeltas: () => boolean;
+  /** Whether any live view is open: only then is what each change did to its row told. */
+  wantRows: () => boolean;
   /** Who counts what the reflector sees of the upstream. */
   observer: UpstreamObserver;
 }
@@ -92,6 +96,8 @@ const DIFF_PAGE = 500;
 export class Feed implements ReflectorHandler {
   /** The current objects, in storage. */
   readonly collection: Collection;
+  /** What live views order and filter the objects by, in storage. */
+  readonly viewRows: ViewRows;
   readonly window: EventWindow;
   readonly tombstones: Tombstones;
   /** The snapshots open on the collection (lists being read, initial states being sent, continue tokens). */
@@ -124,6 +130,7 @@ export class Feed implements ReflectorHandler {
   readonly #clock: Clock;
   readonly #gather: Gather;
   readonly #wantDeltas: () => boolean;
+  readonly #wantRows: () => boolean;
   readonly #versionWaiters: VersionWaiters;
   /** Net changes can be told from after this resourceVersion on (see `tombstones.ts`). */
   #horizon = 0;
@@ -158,8 +165,10 @@ export class Feed implements ReflectorHandler {
     this.#replica = settings.replica;
     this.#gather = new Gather(settings.gatherBaseMs);
     this.#wantDeltas = settings.wantDeltas;
+    this.#wantRows = settings.wantRows;
     const sql = () => storage.sql;
     this.collection = new Collection(sql);
+    this.viewRows = new ViewRows(sql);
     this.window = new EventWindow(sql, { maxEvents: settings.windowEvents, maxBytes: settings.windowBytes }, tail);
     this.tombstones = new Tombstones(sql, settings.tombstones);
     this.#staged = new StagedList(sql, (write) => storage.transaction(write));
@@ -412,6 +421,7 @@ export class Feed implements ReflectorHandler {
   #newHistory(identity: HubIdentity, rv: number): void {
     this.#storage.transaction(() => {
       this.collection.replaceWithListed();
+      this.viewRows.replaceWithListed();
       this.window.clear();
       this.tombstones.clear();
       this.#storage.setMeta("identity", JSON.stringify(identity));
@@ -519,6 +529,7 @@ export class Feed implements ReflectorHandler {
    */
   #commit(changes: readonly Change[], head: number): void {
     const deltas = this.#wantDeltas();
+    const rows: RowUpdate[] | undefined = this.#wantRows() ? [] : undefined;
     const events: WindowEvent[] = [];
     const gone: Tombstone[] = [];
     let added = 0;
@@ -532,6 +543,9 @@ export class Feed implements ReflectorHandler {
         const since = type === "ADDED" || replaced === undefined ? object.rv : replaced.since;
         if (type === "DELETED") gone.push({ ...object, since: replaced?.since ?? 0 });
         added += this.collection.write(type, object, since, replaced, replaced !== undefined && this.snapshots.sees(replaced.rv));
+        const row = type === "DELETED" ? undefined : object.row;
+        rows?.push({ before: this.viewRows.get(object.key)?.row, after: row });
+        this.viewRows.write(object.key, row, object.rv);
         const line = eventLine(type, object.json);
         const delta = full && deltaLine(JSON.parse(full.json) as KubeObject, change.parsed ?? (JSON.parse(object.json) as KubeObject), line);
         events.push({ rv: object.rv, line, delta });
@@ -550,7 +564,7 @@ export class Feed implements ReflectorHandler {
     this.#horizon = written.tombstones.horizon;
     this.window.advance(head);
     this.#headMoved();
-    if (events.length > 0) this.#listener.published(events);
+    if (events.length > 0) this.#listener.published(events, rows);
   }
 
   /**
@@ -566,8 +580,11 @@ export class Feed implements ReflectorHandler {
       const { managedFields: _, ...metadata } = parsed.metadata;
       parsed.metadata = metadata;
     }
-    const object = toRecord(parsed);
-    if (!object) this.#log("skipped an upstream object without uid, name or resourceVersion");
-    return object && { object, parsed };
+    const record = toRecord(parsed);
+    if (!record) {
+      this.#log("skipped an upstream object without uid, name or resourceVersion");
+      return undefined;
+    }
+    return { object: { ...record, row: viewRowOf(this.#key, record.key, parsed) }, parsed };
   }
 }

@@ -13,7 +13,7 @@ import { badRequest, failure, internalError, serviceUnavailable, statusResponse 
 import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logger, setLogLevel, type Log } from "../log.ts";
-import { admitWatch } from "./admission.ts";
+import { admitView, admitWatch } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { AHEAD_WAIT_MS, serveGet, serveList } from "./reads.ts";
@@ -69,6 +69,7 @@ export class WatchHub extends DurableObject<HubEnv> {
   stats():
     | {
         subscribers: number;
+        views: number;
         upstream: string;
         watching: boolean;
         resourceVersion: number;
@@ -86,6 +87,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     const { feed, fanout } = parts;
     return {
       subscribers: fanout.size,
+      views: parts.views.size,
       upstream: feed.upstreamState,
       watching: feed.watching,
       resourceVersion: feed.window.head,
@@ -113,7 +115,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     if (replicas && replicas.length > 0) return placedElsewhere(replicas);
     // A replica behind a resourceVersion its tree has given out (restarting, or slow) sends the
     // request to its root, which has it, rather than answer "too large" (DESIGN.md, "Hot keys").
-    const ahead = hubRequest.verb === "get" || hubRequest.options.resourceVersion.kind !== "exact" ? undefined : hubRequest.options.resourceVersion.rv;
+    const ahead = hubRequest.verb === "get" || hubRequest.verb === "view" || hubRequest.options.resourceVersion.kind !== "exact" ? undefined : hubRequest.options.resourceVersion.rv;
     if (hubRequest.replicaOf && ahead !== undefined && ahead > feed.window.head) {
       feed.start();
       if (!(await feed.waitFor(ahead, AHEAD_WAIT_MS))) return placedElsewhere([hubName(hubRequest.key)]);
@@ -139,6 +141,8 @@ export class WatchHub extends DurableObject<HubEnv> {
         return serveGet(parts.reader, hubRequest.key, hubRequest.name);
       case "watch":
         return admitWatch(parts, hubRequest, isWebSocketUpgrade(request));
+      case "view":
+        return admitView(parts, hubRequest, isWebSocketUpgrade(request));
     }
   }
 

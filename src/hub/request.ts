@@ -9,6 +9,7 @@ import type { WatchKey } from "../k8s/key.ts";
 import type { Grant } from "../auth/access.ts";
 import type { Freshness } from "./feed.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
+import type { ViewSpec } from "../k8s/view.ts";
 
 /** The hub a request is sent to is a replica of its key's root (whose name is the key's): its own name and region. */
 export interface ReplicaRole {
@@ -32,6 +33,16 @@ export type HubRequest = (
       /** Absent without auth. */
       grant?: Grant;
     }
+  | {
+      /** A live view (DESIGN.md, "Live views"): its window once (`watch` false), or kept live. */
+      verb: "view";
+      key: WatchKey;
+      view: ViewSpec;
+      watch: boolean;
+      timeoutSeconds?: number | undefined;
+      protocol?: string;
+      grant?: Grant;
+    }
 ) & {
   subject?: string | undefined;
   replicaOf?: ReplicaRole | undefined;
@@ -44,6 +55,7 @@ export type HubRequest = (
 };
 
 export type WatchRequest = Extract<HubRequest, { verb: "watch" }>;
+export type ViewRequest = Extract<HubRequest, { verb: "view" }>;
 
 /** The request forwarded to the hub: the client's own (so an upgrade stays an upgrade), with the parsed form. */
 export const hubRequests = carrier<HubRequest>("x-relay-request");
@@ -54,6 +66,8 @@ export const hubRequests = carrier<HubRequest>("x-relay-request");
  * from `N` needs only the window.
  */
 export function freshnessFor(request: HubRequest): Freshness {
+  // A view is of the live cache, as a watch from "any" is.
+  if (request.verb === "view") return "live";
   const rv = request.verb === "get" ? { kind: "unset" as const } : request.options.resourceVersion;
   if (request.verb === "watch") {
     if (rv.kind === "exact" && request.options.sendInitialEvents !== true) return "stored";

@@ -303,6 +303,8 @@ export interface SubscriberOptions {
   replica?: string | undefined;
   /** Only the events this lets through; absent: every event. */
   filter?: LineFilter | undefined;
+  /** A live view's subscriber: it is sent row changes by the hub's views, not events by the fan-out. */
+  view?: boolean | undefined;
 }
 
 let nextId = 1;

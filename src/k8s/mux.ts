@@ -8,12 +8,18 @@
  *   watch: every parameter of a standalone watch (`labelSelector`, `fieldSelector`, `shardSelector`,
  *   `resourceVersion`, `resourceVersionMatch`, `sendInitialEvents`, `allowWatchBookmarks`,
  *   `timeoutSeconds`, `compact`), plus `limit`, the most events of this watch one message holds;
- * - `{"op":"unwatch","id":"w1"}` ends it;
+ * - `{"op":"view","id":"v1","path":"/api/v1/pods","sort":"-Status","filter":"name~web","offset":0,"limit":50,"rows":"cells"}`
+ *   opens a live view (DESIGN.md, "Live views"): the parameters of `?view=1&watch=1` (and
+ *   `labelSelector`, `fieldSelector`, `timeoutSeconds`); its `VIEW` and `ROWS` frames come as
+ *   the view's lines. Moving the window, or another sort or filter, is another view;
+ * - `{"op":"unwatch","id":"w1"}` ends a watch or a view;
  * - `{"type":"ACK","received":n}` acknowledges the socket's messages, as on a single watch.
  *
  * Relay → client, newline-terminated lines (several in one message on a batch socket):
  * - `{"id":"w1","type":"ADDED","object":{…}}`: a watch event, exactly the standalone watch's
  *   line with the id in front (so the relay tags lines without parsing them);
+ * - `{"id":"v1","type":"VIEW",…}` and `{"id":"v1","type":"ROWS",…}`: a view's frames, exactly as
+ *   `?view=1&watch=1` streams them, tagged alike;
  * - `{"id":"w1","type":"ERROR","object":<Status>}`: the watch failed (its CLOSED follows);
  * - `{"id":"w1","type":"CLOSED","code":n,"reason":"…","resourceVersion":"…"}`: the watch ended;
  *   `code` is the close code its own WebSocket would have had, `resourceVersion` the last one
@@ -53,12 +59,30 @@ export interface WatchOp extends WatchParameters {
   limit?: number;
 }
 
+/** A live view: what `?view=1&watch=1` takes, as fields. */
+export interface ViewOp {
+  op: "view";
+  id: string;
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  sort?: string;
+  filter?: string;
+  rows?: string;
+  offset?: number;
+  limit?: number;
+  timeoutSeconds?: number;
+}
+
 export interface UnwatchOp {
   op: "unwatch";
   id: string;
 }
 
-export type MuxOp = WatchOp | UnwatchOp;
+/** An op that opens a stream of the socket's: a watch or a view. */
+export type OpenOp = WatchOp | ViewOp;
+
+export type MuxOp = OpenOp | UnwatchOp;
 
 /** What a client message is: an op, an acknowledgement, or why it is neither (with its id, if it had one). */
 export type ClientMessage = { op: MuxOp } | { ack: number } | { refused: Status; id?: string };
@@ -89,13 +113,14 @@ export function parseClientMessage(text: string | ArrayBuffer): ClientMessage {
     if (id !== undefined) status.details = { name: id };
     return id === undefined ? { refused: status } : { refused: status, id };
   };
-  if (message.op !== "watch" && message.op !== "unwatch") return refuse(`unknown op ${JSON.stringify(message.op)}: expected "watch" or "unwatch" (or an ACK)`);
+  if (message.op !== "watch" && message.op !== "view" && message.op !== "unwatch") return refuse(`unknown op ${JSON.stringify(message.op)}: expected "watch", "view" or "unwatch" (or an ACK)`);
   if (id === undefined) return refuse(`op ${message.op} needs an id: 1 to 128 of A-Z a-z 0-9 . _ ~ : / -`);
   if (message.op === "unwatch") return { op: { op: "unwatch", id } };
   // A resource path (as a standalone watch's), not any route of the relay's: /healthz, /_relay/… are not watches.
   if (typeof message.path !== "string" || !message.path.startsWith("/") || /[?#]/.test(message.path) || parseApiPath(message.path).kind !== "resource") {
-    return refuse(`watch ${id}: path must be an API path such as /api/v1/namespaces/default/pods, with its parameters as fields, not a query`);
+    return refuse(`${message.op} ${id}: path must be an API path such as /api/v1/namespaces/default/pods, with its parameters as fields, not a query`);
   }
+  if (message.op === "view") return viewOp(id, message.path, message, refuse);
   const op: WatchOp = { op: "watch", id, path: message.path };
   for (const name of STRINGS) {
     const value = message[name];
@@ -116,6 +141,34 @@ export function parseClientMessage(text: string | ArrayBuffer): ClientMessage {
     op[name] = value;
   }
   return { op };
+}
+
+const VIEW_STRINGS = ["labelSelector", "fieldSelector", "sort", "filter", "rows"] as const;
+const VIEW_COUNTS = ["offset", "limit", "timeoutSeconds"] as const;
+
+/** A view op's fields, typed (their values are checked where `?view=1` is). */
+function viewOp(id: string, path: string, message: Record<string, unknown>, refuse: (why: string) => ClientMessage): ClientMessage {
+  const op: ViewOp = { op: "view", id, path };
+  for (const name of VIEW_STRINGS) {
+    const value = message[name];
+    if (value === undefined) continue;
+    if (typeof value !== "string") return refuse(`view ${id}: ${name} must be a string`);
+    op[name] = value;
+  }
+  for (const name of VIEW_COUNTS) {
+    const value = message[name];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return refuse(`view ${id}: ${name} must be a whole number`);
+    op[name] = value;
+  }
+  return { op };
+}
+
+/** The standalone live view's query for a view op (`?view=1&watch=1&…`). */
+export function viewQuery(op: ViewOp): URLSearchParams {
+  const query = new URLSearchParams({ view: "1", watch: "1" });
+  for (const name of [...VIEW_STRINGS, ...VIEW_COUNTS]) if (op[name] !== undefined) query.set(name, String(op[name]));
+  return query;
 }
 
 /**

@@ -5,11 +5,11 @@
  * retagged with the watch's id in one pass, without parsing the events; only the message's last
  * event is read, for its resourceVersion, the point this watch would resume from.
  */
-import { lastResourceVersion, tagLines, type WatchOp } from "../k8s/mux.ts";
+import { lastResourceVersion, tagLines, type OpenOp } from "../k8s/mux.ts";
 
 export class Link {
   readonly id: string;
-  readonly op: WatchOp;
+  readonly op: OpenOp;
   /** The hub's socket, once it is open. */
   socket: WebSocket | undefined;
   /** The last resourceVersion delivered (or the one the watch started from). */
@@ -19,11 +19,16 @@ export class Link {
   /** Ended: unwatched, closed by its hub, failed, or its socket gone. Nothing more is sent for it. */
   ended = false;
 
-  constructor(op: WatchOp) {
+  constructor(op: OpenOp) {
     this.id = op.id;
     this.op = op;
-    // "0" and unset start from the current state: nothing to resume from yet.
-    this.resourceVersion = op.resourceVersion && op.resourceVersion !== "0" ? op.resourceVersion : undefined;
+    // "0" and unset start from the current state: nothing to resume from yet (nor ever, for a view).
+    this.resourceVersion = op.op === "watch" && op.resourceVersion && op.resourceVersion !== "0" ? op.resourceVersion : undefined;
+  }
+
+  /** The most lines one message to the client holds (a watch's `limit`); a view's frames go whole. */
+  get messageLimit(): number | undefined {
+    return this.op.op === "watch" ? this.op.limit : undefined;
   }
 
   /** A hub message as this watch's lines (each ending in `\n`). */

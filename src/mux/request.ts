@@ -8,7 +8,7 @@
  */
 import { bearerToken } from "../auth/token.ts";
 import { carrier } from "../forwarded.ts";
-import { watchQuery, type WatchOp } from "../k8s/mux.ts";
+import { viewQuery, watchQuery, type OpenOp } from "../k8s/mux.ts";
 import { watchProtocols } from "../k8s/websocket.ts";
 
 /** What the Worker decided about a socket. */
@@ -47,12 +47,14 @@ export function credentialsOf(socket: Request): Credentials {
 }
 
 /**
- * The standalone WebSocket watch an op stands for. It offers the batch subprotocol, so its hub
- * sends what is ready together in one message, which the mux object retags and forwards whole.
+ * The standalone WebSocket watch (or live view) an op stands for. It offers the batch
+ * subprotocol, so its hub sends what is ready together in one message, which the mux object
+ * retags and forwards whole.
  */
-export function watchRequest(op: WatchOp, credentials: Credentials): Request {
+export function watchRequest(op: OpenOp, credentials: Credentials): Request {
   const headers: Record<string, string> = { upgrade: "websocket", "sec-websocket-protocol": watchProtocols(credentials.token, false).join(", ") };
   if (credentials.origin !== null) headers.origin = credentials.origin;
   if (credentials.client !== null) headers["cf-connecting-ip"] = credentials.client;
-  return new Request(`${credentials.base}${op.path}?${watchQuery(op)}`, { headers });
+  const query = op.op === "view" ? viewQuery(op) : watchQuery(op);
+  return new Request(`${credentials.base}${op.path}?${query}`, { headers });
 }

@@ -14,7 +14,7 @@ import { MAX_URL_BYTES } from "../http/limits.ts";
 import { inFlightAllowance } from "../hub/fanout.ts";
 import { AckLedger } from "../k8s/ack-ledger.ts";
 import { DEFAULT_CLUSTER } from "../k8s/key.ts";
-import { closedLine, failureLine, pages, parseClientMessage, tooManyWatches, type WatchOp } from "../k8s/mux.ts";
+import { closedLine, failureLine, pages, parseClientMessage, tooManyWatches, type OpenOp } from "../k8s/mux.ts";
 import { parseApiPath } from "../k8s/path.ts";
 import { failure, internalError, unauthorized } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
@@ -43,7 +43,7 @@ export interface SessionSettings {
 export const MAX_CLIENT_MESSAGE = 2 * MAX_URL_BYTES;
 
 /** The relay's answer to a watch op's standalone watch request: a 101 with the hub's socket, or a Status. */
-export type OpenWatch = (op: WatchOp) => Promise<Response>;
+export type OpenWatch = (op: OpenOp) => Promise<Response>;
 
 export class Session {
   readonly #client: WebSocket;
@@ -140,9 +140,9 @@ export class Session {
 
   /** A hub message's lines to the client: in pages of the watch's `limit` on a batch socket, else one per message. */
   #forward(link: Link, lines: string): void {
-    const messages = pages(lines, this.#settings.batched ? link.op.limit : 1);
+    const messages = pages(lines, this.#settings.batched ? link.messageLimit : 1);
     // The hub's message counts as taken once its last page is.
-    const paged = link.op.limit !== undefined;
+    const paged = link.messageLimit !== undefined;
     messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined, paged));
     // Measured once the whole message is out: a CLOSED names the last event it delivered.
     this.#measure();
@@ -257,7 +257,7 @@ export class Session {
 }
 
 /** The cluster a watch op names (bare paths name the default one). */
-function clusterOf(op: WatchOp): string {
+function clusterOf(op: OpenOp): string {
   const path = parseApiPath(op.path);
   return (path.kind === "resource" ? path.cluster : undefined) ?? DEFAULT_CLUSTER;
 }
