@@ -16,7 +16,7 @@ import { tableHead, tableRow, type TableResource } from "../k8s/table.ts";
 import { compareRows, matches, VIEW_COLUMNS, windowChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8s/view.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { LineBatch, type Subscriber } from "./subscriber.ts";
-import type { RowUpdate, StoredRow, ViewRows } from "./view-rows.ts";
+import type { RowUpdate, ViewRows } from "./view-rows.ts";
 
 export interface ViewsSource {
   readonly rows: ViewRows;
@@ -36,11 +36,19 @@ interface Member {
   stale: boolean;
 }
 
+/** A row of a window as a group holds it: which object, at which version (what its changes are told by). */
+interface WindowRow {
+  readonly key: string;
+  readonly rv: number;
+}
+
 class Group {
   readonly spec: ViewSpec;
   readonly compare: (a: ViewRow, b: ViewRow) => number;
   readonly members = new Set<Member>();
-  window: StoredRow[];
+  /** Keys and versions only (a window may be 500 rows, and a hub many groups): the last row whole, which changes are compared with. */
+  window: WindowRow[] = [];
+  last: ViewRow | undefined;
   count: number;
   /** The whole window as a frame, per way of sending rows, while neither the window nor the count changes. */
   readonly frames = new Map<RowsAs, string>();
@@ -48,15 +56,29 @@ class Group {
   constructor(spec: ViewSpec, rows: ViewRows) {
     this.spec = spec;
     this.compare = compareRows(spec);
-    this.window = rows.window(spec);
+    this.read(rows);
     this.count = rows.count(spec);
+  }
+
+  /** Read the window again; the changes from the one held. */
+  read(rows: ViewRows): Array<RowChange<WindowRow>> {
+    const stored = rows.window(this.spec);
+    const next = stored.map(({ row, rv }) => ({ key: row.key, rv }));
+    const changes = windowChanges(
+      this.window,
+      next,
+      (r) => r.key,
+      (r) => r.rv,
+    );
+    this.window = next;
+    this.last = stored.at(-1)?.row;
+    return changes;
   }
 
   /** Whether `row` passes the filter and sorts into the window or before it. */
   reaches(row: ViewRow | undefined): boolean {
     if (!row || !matches(this.spec, row)) return false;
-    const last = this.window.at(-1);
-    return this.window.length < this.spec.limit || last === undefined || this.compare(row, last.row) <= 0;
+    return this.window.length < this.spec.limit || this.last === undefined || this.compare(row, this.last) <= 0;
   }
 }
 
@@ -91,7 +113,7 @@ export class Views {
   /** A view's window now, as the frame a GET answers (no view is opened). */
   page(spec: ViewSpec): string {
     const existing = this.#groups.get(groupId(spec));
-    const window = existing?.window ?? this.#source.rows.window(spec);
+    const window = existing?.window ?? this.#source.rows.window(spec).map(({ row, rv }) => ({ key: row.key, rv }));
     const count = existing?.count ?? this.#source.rows.count(spec);
     return this.#viewFrame(spec, window, count, spec.rows);
   }
@@ -128,17 +150,7 @@ export class Views {
         delta += (after && matches(group.spec, after) ? 1 : 0) - (before && matches(group.spec, before) ? 1 : 0);
         touched ||= group.reaches(before) || group.reaches(after);
       }
-      let changes: Array<RowChange<StoredRow>> = [];
-      if (touched) {
-        const next = this.#source.rows.window(group.spec);
-        changes = windowChanges(
-          group.window,
-          next,
-          (r) => r.row.key,
-          (r) => r.rv,
-        );
-        group.window = next;
-      }
+      const changes = touched ? group.read(this.#source.rows) : [];
       group.count += delta;
       if (changes.length === 0 && delta === 0) continue;
       group.frames.clear();
@@ -158,7 +170,7 @@ export class Views {
   /** The collection started a new history: every view is sent its window afresh. */
   reset(): void {
     for (const group of this.#groups.values()) {
-      group.window = this.#source.rows.window(group.spec);
+      group.read(this.#source.rows);
       group.count = this.#source.rows.count(group.spec);
       group.frames.clear();
       for (const member of group.members) {
@@ -196,7 +208,7 @@ export class Views {
   }
 
   /** `{"type":"VIEW",…}`: the window whole, with the columns its rows' cells are of. */
-  #viewFrame(spec: ViewSpec, window: readonly StoredRow[], count: number, rows: RowsAs): string {
+  #viewFrame(spec: ViewSpec, window: readonly WindowRow[], count: number, rows: RowsAs): string {
     const now = Date.now();
     const columns = tableHead(this.#resource, {}, { version: "v1", includeObject: "None" }).columnDefinitions?.slice(0, VIEW_COLUMNS) ?? [];
     const head = JSON.stringify({ type: "VIEW", resourceVersion: String(this.#source.head()), count, offset: spec.offset, limit: spec.limit, columns });
@@ -205,7 +217,7 @@ export class Views {
   }
 
   /** `{"type":"ROWS",…}`: what changed in the window, in order, and the count now. */
-  #rowsFrame(count: number, changes: ReadonlyArray<RowChange<StoredRow>>, rows: RowsAs): string {
+  #rowsFrame(count: number, changes: ReadonlyArray<RowChange<WindowRow>>, rows: RowsAs): string {
     const now = Date.now();
     const body = changes
       .map((c) => {
@@ -218,9 +230,9 @@ export class Views {
   }
 
   /** One row as sent: the object whole, or its Table cells as of `now` (with its creation time, for ages that tick on). */
-  #row({ row, rv }: StoredRow, rows: RowsAs, now: number): string {
-    const json = this.#source.json(row.key) ?? "null";
-    const head = `{"key":${JSON.stringify(row.key)},"resourceVersion":"${rv}"`;
+  #row({ key, rv }: WindowRow, rows: RowsAs, now: number): string {
+    const json = this.#source.json(key) ?? "null";
+    const head = `{"key":${JSON.stringify(key)},"resourceVersion":"${rv}"`;
     if (rows === "object") return `${head},"object":${json}}`;
     const object = JSON.parse(json) as KubeObject;
     const cells = tableRow(this.#resource, object, { version: "v1", includeObject: "None" }, now).cells;
