@@ -28,6 +28,9 @@ export const VARIABLE_NAMES = [
   "TOMBSTONE_TTL_SECONDS",
   "LINE_MEMORY_BYTES",
   "SLICE_MEMORY_BYTES",
+  "LOG_BUFFER_LINES",
+  "LOG_MEMORY_BYTES",
+  "LOG_IDLE_GRACE_SECONDS",
 ] as const;
 
 /** Secrets: `UPSTREAM_TOKEN` for the default cluster, the jwt mode's key, and a token that may read `/metrics` whatever AUTH_MODE says. */

@@ -50,7 +50,7 @@ export const SLICE = 256 * 1024;
  * never held; low enough that the runtime holds little per socket.
  */
 const IN_FLIGHT = 2 * SLICE;
-const inFlightLimit = (budget: number): number => Math.min(IN_FLIGHT, budget / 2);
+export const inFlightLimit = (budget: number): number => Math.min(IN_FLIGHT, budget / 2);
 /** Most a subscriber that acknowledges has unacknowledged while the hub still sends: its in-flight bound and the slice that crossed it. */
 export const inFlightAllowance = (budget: number): number => inFlightLimit(budget) + SLICE;
 
