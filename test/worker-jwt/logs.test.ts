@@ -22,7 +22,7 @@ describe("pod logs in jwt mode", () => {
     const status = async (resources: string[], query = "tailLines=1") => {
       const token = await jwtFor("alice", [{ apiGroups: [""], resources, namespaces: [ns] }]);
       const response = await relay(`${path}?${query}`, { headers: bearer(token) });
-      return [response.status, response.status === 200 ? "" : (await response.json()).message];
+      return [response.status, response.status === 200 ? "" : ((await response.json()) as { message: string }).message];
     };
     expect(await status(["pods/log"])).toEqual([200, ""]);
     expect(await status(["*/log"])).toEqual([200, ""]);
@@ -42,7 +42,7 @@ describe("pod logs in jwt mode", () => {
     const path = `/clusters/logs/api/v1/namespaces/${ns}/pods/web/log?follow=true&tailLines=1`;
     const followers = await Promise.all(Array.from({ length: 5 }, () => followHttp(path, bearer(token))));
     const sixth = await relay(path, { headers: bearer(token) });
-    expect([sixth.status, (await sixth.json()).message]).toEqual([429, '"quota-logs" already holds 5 watches through this relay (MAX_SUBSCRIPTIONS_PER_SUBJECT is 5)']);
+    expect([sixth.status, ((await sixth.json()) as { message: string }).message]).toEqual([429, '"quota-logs" already holds 5 watches through this relay (MAX_SUBSCRIPTIONS_PER_SUBJECT is 5)']);
     for (const follower of followers) follower.close();
   });
 
