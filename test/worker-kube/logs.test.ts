@@ -27,7 +27,10 @@ describe("pod logs in kube mode", () => {
     // The review names the subresource: a user who may get pods, and not their logs, is refused.
     await grant(ns, { lena: ["pods"], lou: ["pods/log"] });
     const refused = await relay(path, { headers: bearer("lena-token") });
-    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([403, `pods "web" is forbidden: User "lena" cannot get resource "pods/log" in API group "" in the namespace "${ns}"`]);
+    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([
+      403,
+      `pods "web" is forbidden: User "lena" cannot get resource "pods/log" in API group "" in the namespace "${ns}"`,
+    ]);
     const mark = await requestMark(sim);
     const allowed = await relay(path, { headers: bearer("lou-token") });
     expect(allowed.status).toBe(200);
