@@ -18,6 +18,7 @@ import { EventsPanel } from "./events.ts";
 import { after, plural, resumeCost } from "./format.ts";
 import { HubPanel } from "./hubs.ts";
 import { EventLog } from "./log.ts";
+import { PodLogPanel } from "./pod-logs.ts";
 import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
 import { NamespaceSidebar } from "./sidebar.ts";
 import { ObjectTable } from "./table.ts";
@@ -62,6 +63,7 @@ const token = sessionToken();
 /** Every watch of the page shares this one WebSocket. */
 const relay = relaySocket(location.origin, token ? { token } : {});
 new HubPanel(element<HTMLDetailsElement>("operator"), element<HTMLTableElement>("hubs").tBodies[0] as HTMLTableSectionElement, element("hubs-note"), token);
+const podLog = new PodLogPanel(element("pod-log"), relay);
 
 const query = new URLSearchParams(location.search);
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
@@ -123,6 +125,7 @@ function watchSelection(): void {
   sidebar.select(namespace);
   table.reset(resource);
   objectsTable.classList.toggle("cluster-scoped", !resource.namespaced);
+  objectsTable.classList.toggle("pods", resource.id === "pods");
   namespacePicker.disabled = !resource.namespaced;
   saveSelection();
   const where = resource.namespaced ? (namespace ? `in ${namespace}` : "in all namespaces") : "(cluster-scoped)";
@@ -269,6 +272,14 @@ function setUpControls(): void {
   watchBeside("events", "/api/v1/events", { add: (e) => events.show(e), update: (e) => events.show(e), remove: (e) => events.remove(e) });
   extraWatches.forEach((path, i) => watchBeside(`watch-${i + 1}`, path));
 }
+
+/** A pod's row clicked: follow its log (its first container, as kubectl does). */
+objectsTable.addEventListener("click", (event) => {
+  const key = (event.target as HTMLElement).closest("tr")?.dataset.key;
+  if (!key || selection.resource.id !== "pods") return;
+  const pod = watching?.informer.objects.get(key) as { metadata?: { namespace?: string; name?: string }; spec?: { containers?: Array<{ name: string }> } } | undefined;
+  if (pod?.metadata?.namespace && pod.metadata.name) podLog.follow(pod.metadata.namespace, pod.metadata.name, pod.spec?.containers?.[0]?.name);
+});
 
 setUpControls();
 watchSelection();
