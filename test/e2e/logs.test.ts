@@ -124,6 +124,7 @@ describe.skipIf(!hasKubectl)("kubectl logs through the relay", () => {
   it("prints what the API server answers: -p, -c, --tail, --timestamps, --since", async () => {
     expect(await ok("logs", "-n", NS, "web", "-p")).toBe(await simLog("web", "previous=true"));
     expect(await ok("logs", "-n", NS, "web", "--previous", "--tail=5", "--timestamps")).toBe(await simLog("web", "previous=true&tailLines=5&timestamps=true"));
+    expect(await ok("logs", "-n", NS, "web", "-p", "--limit-bytes=100")).toBe(await simLog("web", "previous=true&limitBytes=100"));
     expect(await ok("logs", "-n", NS, "two", "-c", "sidecar", "-p=false", "--tail=3")).toMatch(/^(level=\w+ [^\n]*\n){3}$/);
     const recent = await ok("logs", "-n", NS, "two", "-c", "app", "--since=2s", "--timestamps");
     const all = await simLog("two", "container=app&timestamps=true");
