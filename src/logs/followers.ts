@@ -153,7 +153,9 @@ export class LogFanout {
         if (!this.#followers.has(follower)) return void reader.cancel().catch(() => undefined);
       }
     } catch (e) {
-      this.#cutOff(follower, `its history could not be read from the upstream: ${String(e)}`, "buffer");
+      // As the API server's own stream would have ended.
+      this.#log("log follower's history failed", { follower: follower.id, error: String(e) });
+      this.detach(follower, { code: CLOSE.normal, reason: "the upstream ended the log's history early" });
       return;
     }
     // A last line without its newline is being written: the buffer's lines bring it whole.

@@ -167,7 +167,7 @@ function sinceOf(options: LogOptions, nowMs: number): Nanos | undefined {
  * of the upstream once its place is taken), and its sink.
  */
 async function admit(parts: Parts, request: LogRequest, websocket: boolean): Promise<Response> {
-  const { source, fanout, quotas, guard, sockets, clock } = parts;
+  const { quotas } = parts;
   const parsed = parseLogOptions(new URLSearchParams(request.query), request.key.pod);
   if (!parsed.ok) return statusResponse(parsed.status);
   const options = parsed.value;
@@ -176,8 +176,23 @@ async function admit(parts: Parts, request: LogRequest, websocket: boolean): Pro
     const refused = await quotas.admitSubscriber(subject);
     if (refused) return statusResponse(refused);
   }
-  const refuse = (response: Response) => {
+  // Its share goes back unless it follows (then it goes back when the follower leaves).
+  const release = () => {
     if (subject !== undefined) quotas.releaseSubscriber(subject);
+  };
+  try {
+    return await follow(parts, request, options, websocket, release);
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+/** An admitted follower's start in the log, and its sink; `release` gives its share back if it does not follow. */
+async function follow(parts: Parts, request: LogRequest, options: LogOptions, websocket: boolean, release: () => void): Promise<Response> {
+  const { source, fanout, guard, sockets, clock } = parts;
+  const refuse = (response: Response) => {
+    release();
     return response;
   };
   const opened = await source.open();
