@@ -19,6 +19,9 @@ const tuning = {
   SUBSCRIBER_BUDGET_BYTES: "262144",
   AUTH_RECHECK_SECONDS: "1",
   LIST_CACHE_SECONDS: "2",
+  // A log longer than this makes a follower of the whole of it read its own history first.
+  LOG_BUFFER_LINES: "20",
+  LOG_IDLE_GRACE_SECONDS: "1",
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 

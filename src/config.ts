@@ -80,6 +80,24 @@ export function listCacheSeconds(env: Vars): number {
   return int(env, "LIST_CACHE_SECONDS", 10, 1);
 }
 
+/** What a log hub keeps and how long (DESIGN.md, "Pod logs"). */
+export interface LogSettings {
+  /** Lines each log hub keeps of its log, for followers who join later (`LOG_BUFFER_LINES`). */
+  bufferLines: number;
+  /** Bytes of lines the log hubs of one isolate keep, all together (`LOG_MEMORY_BYTES`). */
+  memoryBytes: number;
+  /** How long a log hub keeps following after its last follower left (`LOG_IDLE_GRACE_SECONDS`). */
+  idleGraceMs: number;
+}
+
+export function logSettings(env: Vars): LogSettings {
+  return {
+    bufferLines: int(env, "LOG_BUFFER_LINES", 1000, 0),
+    memoryBytes: int(env, "LOG_MEMORY_BYTES", 16 * 1024 * 1024, 0),
+    idleGraceMs: int(env, "LOG_IDLE_GRACE_SECONDS", 10, 0) * 1000,
+  };
+}
+
 /** One entry of `CLUSTERS`: `{"prod": {"url": "...", "tokenSecret": "PROD_TOKEN", "maxHubs": 50}}` or `{"binding": "PROD_VPC"}`. */
 export interface ClusterEntry {
   url?: string;

@@ -7,6 +7,7 @@ import { createApp } from "./http/app.ts";
 
 export { WatchHub } from "./hub/hub.ts";
 export { ListCache } from "./lists/list-cache.ts";
+export { LogHub } from "./logs/hub.ts";
 export { WatchMux } from "./mux/mux.ts";
 export { Quota } from "./quota/quota.ts";
 export { MetricsRegistry } from "./metrics/registry.ts";

@@ -31,6 +31,9 @@ export const VARIABLE_NAMES = [
   "SLICE_MEMORY_BYTES",
   "LOG_LEVEL",
   "LIST_CACHE_SECONDS",
+  "LOG_BUFFER_LINES",
+  "LOG_MEMORY_BYTES",
+  "LOG_IDLE_GRACE_SECONDS",
 ] as const;
 
 /** Secrets: `UPSTREAM_TOKEN` for the default cluster, the jwt mode's key, and a token that may read `/metrics` whatever AUTH_MODE says. */

@@ -75,6 +75,7 @@ export async function mayAccess(upstream: ReviewUpstream, token: string, access:
   const resourceAttributes: Record<string, string> = { verb: access.verb, group: access.group, resource: access.resource };
   if (access.namespace !== undefined) resourceAttributes.namespace = access.namespace;
   if (access.name !== undefined) resourceAttributes.name = access.name;
+  if (access.subresource !== undefined) resourceAttributes.subresource = access.subresource;
   const review = await post(upstream, token, SELF_SUBJECT_ACCESS_REVIEWS, {
     apiVersion: "authorization.k8s.io/v1",
     kind: "SelfSubjectAccessReview",

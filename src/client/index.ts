@@ -20,7 +20,7 @@ export { watch } from "./watch.ts";
 export { informer, Informer, type InformerOptions } from "./informer.ts";
 export { objectKey } from "./keys.ts";
 export { WatchError } from "./errors.ts";
-export { relaySocket, RelaySocket, type RelaySocketOptions } from "./relay-socket.ts";
+export { relaySocket, RelaySocket, type LogEnd, type RelaySocketOptions } from "./relay-socket.ts";
 export { watchMany, type Failed, type NamedUpdate, type WatchManyOptions } from "./many.ts";
 export { statsUrl } from "./url.ts";
 export type {

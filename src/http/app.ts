@@ -32,6 +32,7 @@ import { operator } from "./operator.ts";
 import { openSocket } from "./socket.ts";
 import { Placements } from "./placement.ts";
 import { regionOf } from "./region.ts";
+import { isLogPath, serveLog } from "./logs.ts";
 import type { Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
@@ -215,6 +216,8 @@ export function createApp(): Hono<App> {
   app.all("*", yamlErrors, admitted, resolved, async (c) => {
     const { path, upstream, identity, resource } = c.var;
     const raw = c.req.raw;
+    // A pod's log: passed through once, or followed through its log hub (src/http/logs.ts).
+    if (isLogPath(path)) return serveLog({ env: c.env, request: raw, path, upstream, identity, refusal: (access) => refusal(c, access), grant: (access) => grantOf(identity, access), metrics });
     const url = new URL(c.req.url);
     const request = resolveRequest(path, resource, url.searchParams, raw);
     if (!request.ok) return statusResponse(request.status);

@@ -11,7 +11,7 @@
  * `DENY_RESOURCES` are refused whatever the token says. Logs name the subject and the
  * decision, never the token.
  */
-import { accessKey, describeDenial, type Access } from "../auth/access.ts";
+import { accessKey, describeDenial, ruleResource, type Access } from "../auth/access.ts";
 import { verifyJwt } from "../auth/jwt.ts";
 import { authMode, type AuthMode } from "../auth/mode.ts";
 import { answersAnyToken, answersAnyTokenProblem, mayAccess, whoAmI, type Review } from "../auth/kube.ts";
@@ -64,9 +64,9 @@ const UPSTREAM_CHECK_RETRY_MS = 5_000;
 /** A review the limits did not let start. */
 type Limited = { ok: false; retryAfterSeconds: number; limit: ReviewLimit };
 
-/** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`. */
-export function deniedResource(env: Vars, group: string, resource: string): boolean {
-  return list(env, "DENY_RESOURCES", ["secrets"]).some((d) => d === resource || d === `${resource}.${group}`);
+/** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`; a subresource too (`pods/log`), or its resource. */
+export function deniedResource(env: Vars, group: string, resource: string, subresource?: string): boolean {
+  return list(env, "DENY_RESOURCES", ["secrets"]).some((d) => d === resource || d === `${resource}.${group}` || (subresource !== undefined && d === `${resource}/${subresource}`));
 }
 
 /** A browser WebSocket may only come from the relay's own origin or an `ALLOWED_ORIGINS` one (cross-site WebSocket hijacking). */
@@ -158,8 +158,8 @@ export class Authenticator {
   /** `undefined` when allowed; otherwise the 403 (or, if the cluster cannot be asked, 503: fail closed). */
   async authorize(identity: Identity, access: Access, upstream: Upstream, env: Vars): Promise<Status | undefined> {
     const subject = identity.subject ?? "anonymous";
-    if (deniedResource(env, access.group, access.resource)) {
-      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${access.resource} (DENY_RESOURCES)`), "denied_resource");
+    if (deniedResource(env, access.group, access.resource, access.subresource)) {
+      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${ruleResource(access)} (DENY_RESOURCES)`), "denied_resource");
     }
     let allowed: boolean;
     if (identity.mode === "none") allowed = true;

@@ -195,7 +195,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */
-function closeFor(status: Status): CloseReason {
+export function closeFor(status: Status): CloseReason {
   if (status.code === 401) return { code: CLOSE.unauthorized, reason: "credentials expired or no longer accepted" };
   if (status.code === 403) return { code: CLOSE.forbidden, reason: "access revoked" };
   return { code: CLOSE.unverified, reason: "access could not be re-verified" };

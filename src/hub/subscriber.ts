@@ -104,6 +104,18 @@ export class WebSocketSink implements Sink {
     return this.#closed;
   }
 
+  /** One message as given: text, or bytes as a binary message (a pod's log). */
+  sendMessage(data: string | Uint8Array): number {
+    try {
+      this.socket.send(data);
+      this.#sent += typeof data === "string" ? data.length : data.byteLength;
+      return 1;
+    } catch {
+      this.#closed = true;
+      return 0;
+    }
+  }
+
   send(batch: LineBatch): number {
     try {
       if (this.#batched) {
@@ -203,9 +215,14 @@ export class HttpSink implements Sink {
   }
 
   send(batch: LineBatch): number {
+    return this.write(batch.bytes);
+  }
+
+  /** Bytes as they are (a pod's log): one chunk, or part of the next. */
+  write(bytes: Uint8Array): number {
     if (this.#closed) return 0;
     this.#sent = true;
-    this.#queue(batch.bytes);
+    this.#queue(bytes);
     return 1;
   }
 

@@ -79,6 +79,35 @@ export const FAMILIES = {
     [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
   ),
 
+  // Pod logs (src/logs): followers against the upstream streams they share, from the log hubs' reports.
+  logFollowers: family("log_followers", "gauge", ["cluster", "transport"], "Clients following a pod's log through the relay, by transport (websocket or http)."),
+  logUpstreamStreams: family(
+    "log_upstream_streams",
+    "gauge",
+    ["cluster"],
+    "Followed logs open upstream: one per log hub (container, current or previous run) however many follow it. log_followers over this is how many follows the relay saves the API server and its kubelets.",
+  ),
+  logBufferBytes: family(
+    "log_buffer_bytes",
+    "gauge",
+    ["cluster"],
+    "Bytes of recent log lines the log hubs keep for followers who join later (LOG_BUFFER_LINES per hub, LOG_MEMORY_BYTES per isolate).",
+  ),
+  logLines: family("log_lines_total", "counter", ["cluster"], "Log lines the log hubs read from their upstream streams (each once, however many follow it)."),
+  logDelivered: family("log_delivered_lines_total", "counter", ["cluster", "transport"], "Log lines sent to followers (lines, and history lines, sent once per follower)."),
+  logUpstreamRequests: family(
+    "log_upstream_requests_total",
+    "counter",
+    ["cluster", "kind"],
+    "Pod log requests the relay made upstream: follow (a log hub's stream), history (a log hub's first read, or a follower's own history the buffer did not hold) or once (a log not followed, passed through).",
+  ),
+  logCutoffs: family(
+    "log_follower_cutoffs_total",
+    "counter",
+    ["cluster", "reason"],
+    "Log followers cut off: slow (beyond SUBSCRIBER_BUDGET_BYTES) or buffer (the lines after its position were let go before it took them).",
+  ),
+
   // Counters, from the Worker.
   cachedLists: family(
     "cached_lists_total",
@@ -106,6 +135,7 @@ export type FamilyId = keyof typeof FAMILIES;
 export const KNOWN_VALUES: Partial<Record<FamilyId, Record<string, readonly string[]>>> = {
   resumes: { outcome: ["window", "compacted", "expired", "too_large"] },
   authRefusals: { reason: ["unauthenticated", "forbidden", "denied_resource", "unverifiable", "rate_limited", "host", "origin"] },
+  logUpstreamRequests: { kind: ["follow", "history", "once"] },
 };
 
 export type Transport = "websocket" | "http";

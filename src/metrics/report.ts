@@ -45,3 +45,23 @@ export interface HubIndexEntry extends HubSnapshot {
   lastEventAgeSeconds?: number | undefined;
   reportAgeSeconds: number;
 }
+
+/** What a log hub (`src/logs`) tells the registry: its followers against its one upstream stream. */
+export interface LogHubSnapshot {
+  /** The log hub's name. */
+  hub: string;
+  /** As people read it: `default:/api/v1/namespaces/x/pods/p/log?container=c`. */
+  key: string;
+  cluster: string;
+  followers: Record<Transport, number>;
+  /** Whether its upstream stream is open. */
+  streaming: boolean;
+  /** Bytes of lines its buffer holds. */
+  bufferBytes: number;
+}
+
+export interface LogHubReport extends LogHubSnapshot {
+  delta: MetricValues;
+  /** Its stream ended or stopped, nobody follows: it leaves the gauges. */
+  stopped: boolean;
+}

@@ -17,7 +17,7 @@ import { badRequest, statusResponse } from "../k8s/status.ts";
 import { answerClose, upgradeResponse } from "../handshake.ts";
 import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
 import { logger, setLogLevel } from "../log.ts";
-import { credentialsOf, socketRequests, watchRequest } from "./request.ts";
+import { credentialsOf, opRequest, socketRequests } from "./request.ts";
 import { Session } from "./session.ts";
 
 /** The relay's routes, built once per isolate, as the Worker builds them. */
@@ -40,7 +40,7 @@ export class WatchMux extends DurableObject<Env> {
       server,
       { batched: admission.protocol === BATCH_PROTOCOL, maxWatches: settings.maxSubscriptionsPerSubject, expiresAt: admission.expiresAt, budget: settings.subscriberBudget },
       // With this object's waitUntil, so what the routes count (refusals) is reported as from the Worker.
-      async (op) => routes.fetch(watchRequest(op, credentials), this.env, { waitUntil: (promise) => this.ctx.waitUntil(promise), passThroughOnException: () => undefined, props: {} }),
+      async (op) => routes.fetch(opRequest(op, credentials), this.env, { waitUntil: (promise) => this.ctx.waitUntil(promise), passThroughOnException: () => undefined, props: {} }),
       logger({ component: "mux", subject: admission.subject }),
     );
     server.addEventListener("message", (event) => {

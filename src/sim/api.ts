@@ -17,6 +17,7 @@ import { ApiError, pathNotFound, unsupportedMediaType } from "./errors.ts";
 import { requestFilter } from "./filter.ts";
 import { readJson, sendJson, sendStatus, wantsPretty } from "./http.ts";
 import { FRESHNESS_WAIT_MS, listBody, listObjects } from "./list.ts";
+import { serveLog } from "./logs.ts";
 import { OPENAPI_PREFIX, serveOpenApi } from "./openapi.ts";
 import { authorize, certificateIdentity, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
 import type { Verb } from "./requestlog.ts";
@@ -97,6 +98,10 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
     const metrics = findMetricsResource(path.group, path.version, path.resource);
     if (metrics) return serveMetrics(state, req, res, metrics, path, verb, query, pretty);
     const def = findResource(path.group, path.version, path.resource);
+    if (def?.resource === "pods" && path.subresource === "log" && path.namespace !== undefined && path.name !== undefined && !path.legacyWatch) {
+      if (method !== "GET") throw new ApiError(methodNotAllowed());
+      return serveLog(state.store, state.logs, req, res, path.namespace, path.name, query);
+    }
     if (!def || path.subresource !== undefined || (path.namespace !== undefined && !def.namespaced)) throw new ApiError(pathNotFound());
     if (def.namespaced && path.namespace === undefined && path.name !== undefined) throw new ApiError(pathNotFound());
     await serveResource(state, req, res, def, path, verb, query, pretty);

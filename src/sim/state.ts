@@ -8,6 +8,7 @@ import { badRequest } from "../k8s/status.ts";
 import { Churn, type ChurnOptions } from "./churn.ts";
 import { ApiError } from "./errors.ts";
 import { Faults, type FaultRequest } from "./faults.ts";
+import { LogFollows } from "./logs.ts";
 import { Random } from "./random.ts";
 import { Users } from "./rbac.ts";
 import { RequestLog, type RequestCounts } from "./requestlog.ts";
@@ -36,6 +37,8 @@ export interface SimConfig {
 export interface SimStats {
   resourceVersion: string;
   activeWatches: ActiveWatch[];
+  /** Pod logs being followed: one per `follow=true` request still open. */
+  activeLogFollows: Array<{ path: string; container: string; previous: boolean }>;
   counts: RequestCounts;
   churn: { ratePerSec: number; namespaces: string[]; events: boolean };
 }
@@ -54,6 +57,7 @@ export class SimState {
   readonly users: Users;
   readonly config: SimConfig;
   readonly watchers = new Watchers();
+  readonly logs = new LogFollows();
   readonly faults = new Faults();
   readonly log = new RequestLog();
   /** Picks watch timeouts in [1800, 3600) s when clients set none. */
@@ -98,6 +102,7 @@ export class SimState {
     return {
       resourceVersion: String(this.store.resourceVersion),
       activeWatches: this.watchers.list(),
+      activeLogFollows: this.logs.list(),
       counts: this.log.counts(),
       churn: this.churn.settings,
     };
@@ -165,6 +170,7 @@ export class SimState {
 
   close(): void {
     this.watchers.forEach((w) => w.end());
+    this.logs.endAll();
     this.#world.churn.close();
     this.#world.store.close();
   }

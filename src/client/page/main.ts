@@ -22,6 +22,7 @@ import { EventsPanel } from "./events.ts";
 import { after, failureBrief, plural, resumeCost } from "./format.ts";
 import { HubPanel } from "./hubs.ts";
 import { EventLog } from "./log.ts";
+import { PodLogPanel } from "./pod-logs.ts";
 import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
 import { NamespaceSidebar } from "./sidebar.ts";
 import { ObjectTable } from "./table.ts";
@@ -68,6 +69,7 @@ const token = sessionToken();
 const relay = relaySocket(location.origin, token ? { token } : {});
 new HubPanel(element<HTMLDetailsElement>("operator"), element<HTMLTableElement>("hubs").tBodies[0] as HTMLTableSectionElement, element("hubs-note"), token);
 const answer = await readAccess(token);
+const podLog = new PodLogPanel(element("pod-log"), relay);
 
 const query = new URLSearchParams(location.search);
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
@@ -138,6 +140,7 @@ function watchSelection(): void {
   sidebar.select(namespace);
   table.reset(resource);
   objectsTable.classList.toggle("cluster-scoped", !resource.namespaced);
+  objectsTable.classList.toggle("pods", resource.id === "pods");
   namespacePicker.disabled = !resource.namespaced;
   // All namespaces at once only where the token may read them so.
   const everywhere = "unauthorized" in answer || answer.everywhere(resource);
@@ -304,6 +307,14 @@ function setUpControls(answer: Access): void {
   if (!answer.everywhere(EVENTS) && answer.namespacesFor(EVENTS).length === 0) events.note("This token may not read Events.");
   extraWatches.forEach((path, i) => watchBeside(`watch-${i + 1}`, path));
 }
+
+/** A pod's row clicked: follow its log (its first container, as kubectl does). */
+objectsTable.addEventListener("click", (event) => {
+  const key = (event.target as HTMLElement).closest("tr")?.dataset.key;
+  if (!key || selection.resource.id !== "pods") return;
+  const pod = watching?.informer.objects.get(key) as { metadata?: { namespace?: string; name?: string }; spec?: { containers?: Array<{ name: string }> } } | undefined;
+  if (pod?.metadata?.namespace && pod.metadata.name) podLog.follow(pod.metadata.namespace, pod.metadata.name, pod.spec?.containers?.[0]?.name);
+});
 
 if ("unauthorized" in answer) {
   // Every watch would fail alike: say once what is missing.
