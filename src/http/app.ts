@@ -170,6 +170,7 @@ export function createApp(): Hono<App> {
     // A key without a hub (none yet, or its storage reclaimed) holds nothing: the same fields, at zero.
     const none = {
       subscribers: 0,
+      views: 0,
       upstream: "stopped",
       watching: false,
       resourceVersion: 0,
