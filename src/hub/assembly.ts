@@ -119,6 +119,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       watching: feed.watching,
       window: { start: feed.window.start, head: feed.window.head, events: feed.window.size, bytes: feed.window.bytes },
       objects: feed.collection.size,
+      views: views?.size ?? 0,
       storageBytes: storage.bytes,
       memoryBytes: feed.window.heldBytes,
       replicas: replicas?.live().map((r) => ({ hub: r.name, region: r.region, subscribers: r.subscribers, lagSeconds: metrics.lagSeconds(r.head) })),

@@ -30,6 +30,7 @@ export const FAMILIES = {
   hubs: family("hubs", "gauge", ["cluster", "upstream_state"], "Live hubs (one per watch key) by the state of their upstream watch: watching, listing, backoff or stopped."),
   subscribers: family("subscribers", "gauge", ["cluster", "transport"], "Subscribers connected to live hubs, by transport (websocket or http)."),
   upstreamWatches: family("upstream_watches", "gauge", ["cluster"], "Upstream watch streams open: one per hub whose upstream watch is established (a key's root; its replicas watch the root)."),
+  views: family("views", "gauge", ["cluster"], "Live views open on live hubs (each also counted among the subscribers)."),
   replicaHubs: family("replica_hubs", "gauge", ["cluster"], "Live replica hubs: hot keys' hubs that watch their key's root and serve a share of its subscribers."),
   replicaLag: family("replica_lag_seconds", "gauge", ["cluster"], "How far behind its root the furthest replica hub is, as its root last heard (seconds since the root passed where the replica is)."),
   windowEvents: family("window_events", "gauge", ["cluster"], "Events held in the replay windows of live hubs."),

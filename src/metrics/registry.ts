@@ -103,6 +103,7 @@ export class MetricsRegistry extends DurableObject<Vars> {
       else gauges.add("upstreamWatches", cluster, s.upstream === "watching" ? 1 : 0);
       for (const r of s.replicas ?? []) gauges.max("replicaLag", cluster, r.lagSeconds);
       for (const [transport, n] of Object.entries(s.subscribers)) gauges.add("subscribers", { ...cluster, transport }, n);
+      gauges.add("views", cluster, s.views ?? 0);
       gauges.add("windowEvents", cluster, s.window.events);
       gauges.add("windowBytes", cluster, s.window.bytes);
       gauges.add("cacheObjects", cluster, s.objects);

@@ -17,6 +17,8 @@ export interface HubSnapshot {
   /** Whether the hub keeps an upstream watch (or is getting one). */
   watching: boolean;
   subscribers: Record<Transport, number>;
+  /** Of its subscribers, the live views open on it (DESIGN.md, "Live views"). */
+  views?: number | undefined;
   window: { start: number; head: number; events: number; bytes: number };
   objects: number;
   /** Its SQLite database's size: its collection, window and tombstones (what the platform bills as storage). */

@@ -9,7 +9,8 @@ import { applyChanges } from "../../src/k8s/view.ts";
 import { Inbox } from "../kit/inbox.ts";
 import { pumpLines } from "../kit/lines.ts";
 import { podsPath } from "../kit/paths.ts";
-import { relay, Sim, uniqueNamespace } from "./helpers.ts";
+import { eventually, relay, Sim, uniqueNamespace } from "./helpers.ts";
+import { metricValue, scrape } from "./metrics-helpers.ts";
 import { relaySocket, untilClosed } from "./socket-helpers.ts";
 
 const sim = new Sim();
@@ -169,7 +170,7 @@ describe("a live view", () => {
     socket.close();
   });
 
-  it("on a WebSocket of its own, with the relay's stats counting it", async () => {
+  it("on a WebSocket of its own, with the relay's stats and metrics counting it", async () => {
     const ns = await namespaceWith(["a"]);
     const response = await relay(`${podsPath(ns)}?view=1&watch=1`, { headers: { upgrade: "websocket" } });
     const socket = response.webSocket as WebSocket;
@@ -179,6 +180,7 @@ describe("a live view", () => {
     await client.until([`${ns}/a`], 1);
     const stats = (await (await relay(`/_relay/stats${podsPath(ns)}`)).json()) as { views: number; subscribers: number };
     expect(stats).toMatchObject({ views: 1, subscribers: 1 });
+    await eventually(async () => metricValue(await scrape(), "kube_watch_relay_views", { cluster: "default" }) >= 1, "the views gauge");
     await sim.createPod(ns, "b");
     await client.until([`${ns}/a`, `${ns}/b`], 2);
     socket.close(1000, "done");
