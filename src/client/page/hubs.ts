@@ -117,7 +117,12 @@ export class HubPanel {
         keyText(cell(row, "key", ""), hub.key);
         const replicas = hub.replicas ?? [];
         const onReplicas = replicas.reduce((n, r) => n + r.subscribers, 0);
-        cell(row, "subscribers", String(hub.subscribers.websocket + hub.subscribers.http), replicas.length > 0 ? `${subscribers}; ${onReplicas} more on ${plural(replicas.length, "replica")}` : subscribers);
+        cell(
+          row,
+          "subscribers",
+          String(hub.subscribers.websocket + hub.subscribers.http),
+          replicas.length > 0 ? `${subscribers}; ${onReplicas} more on ${plural(replicas.length, "replica")}` : subscribers,
+        );
       } else {
         // A replica: under its root, named by its region and number, with how far behind the root it is.
         row.classList.add("replica");
