@@ -303,3 +303,42 @@ describe("quotas against amplification", () => {
     [...subs.slice(1), other].forEach((s) => s.close());
   });
 });
+
+describe("live views, as watches of their collection", () => {
+  it("are allowed where a watch is, count against the subject's watches, and end when the token does", async () => {
+    const ns = uniqueNamespace("view");
+    await sim.createPod(ns, "p");
+    const mine = await token("viewer", [{ apiGroups: [""], resources: ["pods"], namespaces: [ns] }], 3);
+    const page = await relay(`/api/v1/namespaces/${ns}/pods?view=1`, { headers: bearer(mine) });
+    expect(page.status).toBe(200);
+    expect(await page.json()).toMatchObject({ type: "VIEW", count: 1 });
+    const elsewhere = await relay("/api/v1/namespaces/team-b/pods?view=1&watch=1", { headers: bearer(mine) });
+    expect(elsewhere.status).toBe(403);
+    await elsewhere.body?.cancel();
+    const live = await relay(`/api/v1/namespaces/${ns}/pods?view=1&watch=1`, { headers: bearer(mine) });
+    expect(live.status).toBe(200);
+    // The token's expiry ends it as it ends a watch: a 401 Status, then the end of the stream.
+    const lines = (await live.text())
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { type: string; object?: { code: number } });
+    expect(lines[0]).toMatchObject({ type: "VIEW", count: 1 });
+    expect(lines.at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
+  });
+
+  it("a subject's views and watches together stop at MAX_SUBSCRIPTIONS_PER_SUBJECT", async () => {
+    const t = await token("dashboards", [{ apiGroups: [""], resources: ["pods"], namespaces: ["*"] }]);
+    const ns = uniqueNamespace("view");
+    await sim.createPod(ns, "p");
+    const open = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await relay(`/api/v1/namespaces/${ns}/pods?${i % 2 ? "watch=1" : `view=1&watch=1&limit=${i + 1}`}`, { headers: bearer(t) });
+      expect(response.status).toBe(200);
+      open.push(response);
+    }
+    const sixth = await relay(`/api/v1/namespaces/${ns}/pods?view=1&watch=1`, { headers: bearer(t) });
+    expect(sixth.status).toBe(429);
+    expect(await sixth.json()).toMatchObject({ reason: "TooManyRequests" });
+    await Promise.all(open.map((r) => r.body?.cancel()));
+  });
+});
