@@ -96,8 +96,9 @@ describe("pod logs", () => {
 
   it("tailLines, sinceSeconds, sinceTime and limitBytes, as the kubelet applies them", async () => {
     runningPod("default", "logs-options", { startedAgoMs: 6000, intervalMs: 100 });
-    const all = lines((await log("default/pods/logs-options/log?timestamps=true")).text);
+    // The tail first: lines keep being written, so the whole log read after it holds the tail's.
     const tail = lines((await log("default/pods/logs-options/log?tailLines=3&timestamps=true")).text);
+    const all = lines((await log("default/pods/logs-options/log?timestamps=true")).text);
     expect(tail).toHaveLength(3);
     expect(all).toEqual(expect.arrayContaining(tail));
     expect((await log("default/pods/logs-options/log?tailLines=0")).text).toBe("");
