@@ -155,7 +155,9 @@ function good(command: string, output: string): void {
   if (first.startsWith("{")) {
     const parsed = JSON.parse(first) as { type?: string; kind?: string; status?: string; object?: { kind?: string } };
     expect(parsed.kind === "Status" || parsed.type === "ERROR", `${command}: ${first}`).toBe(false);
-    if (watches(command)) expect(["ADDED", "MODIFIED", "DELETED", "BOOKMARK"], `${command}: ${first}`).toContain(parsed.type);
+    // A live view opens with its window whole; a watch with an event.
+    const opening = /[?&]view=1\b/.test(command) ? ["VIEW"] : ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"];
+    if (watches(command)) expect(opening, `${command}: ${first}`).toContain(parsed.type);
   } else if (command.startsWith("kubectl")) {
     expect(first, command).toMatch(/^(NAMESPACE\s+)?NAME\s+/);
   }
