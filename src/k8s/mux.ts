@@ -171,6 +171,20 @@ export function viewQuery(op: ViewOp): URLSearchParams {
   return query;
 }
 
+/** The op for a standalone live view's path and query: `viewQuery` read back (the client's side). */
+export function viewOpOfQuery(id: string, path: string, query: URLSearchParams): ViewOp {
+  const op: ViewOp = { op: "view", id, path };
+  for (const name of VIEW_STRINGS) {
+    const value = query.get(name);
+    if (value !== null) op[name] = value;
+  }
+  for (const name of VIEW_COUNTS) {
+    const value = query.get(name);
+    if (value !== null && /^\d+$/.test(value)) op[name] = Number(value);
+  }
+  return op;
+}
+
 /**
  * The standalone watch's query for an op, so the op is resolved, validated and authorised
  * exactly as that watch would be. `sendInitialEvents` needs `resourceVersionMatch=NotOlderThan`
