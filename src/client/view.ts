@@ -61,7 +61,7 @@ export type ViewStatus = Connected | Resumed | Closed | Retrying;
 export interface ViewOptions<T> extends ViewWindow, Pick<WatchOptions, "token" | "timeoutSeconds" | "signal" | "backoff" | "transport"> {
   /** Each row as its Table cells (default) or as the object. */
   rows?: "cells" | "object";
-  /** A new window replaced the rows: the first, and each one `update()` asked for. */
+  /** A new window replaced the rows: the first, and each one `update()` asked for (`count` is already its count). */
   onReset?(rows: ReadonlyArray<ViewRow<T>>): void;
   /** A row came into the window at `at` (pushing those from `at` on down). */
   onInsert?(row: ViewRow<T>, at: number): void;
@@ -329,13 +329,17 @@ export class View<T extends KubeResource = KubeObject> {
       );
       this.#apply(changes);
       replayed = changes.length;
+      this.#setCount(frame.count);
     } else {
+      // The rows and the count of the new window together, when it is told.
+      const previous = this.#count;
       this.#shown = session.spec;
       this.#rows = frame.rows;
+      this.#count = frame.count;
       this.#options.onReset?.(this.#rows);
+      if (frame.count !== previous) this.#options.onCount?.(frame.count, previous);
       replayed = frame.rows.length;
     }
-    this.#setCount(frame.count);
     const lost = this.#lost;
     this.#lost = undefined;
     if (lost) this.#status({ type: "resumed", from: lost.from, resourceVersion: frame.resourceVersion, replayed, bytes: session.bytes, ms: Date.now() - lost.at });
