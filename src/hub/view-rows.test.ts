@@ -78,7 +78,11 @@ describe("ViewRows", () => {
   it("reads a sorted window through its order's index, even where a filter's column has an index of its own", () => {
     const { storage } = open();
     const asked: Array<{ query: string; bindings: SqlStorageValue[] }> = [];
-    const rows = new ViewRows(() => ({ ...storage.sql, exec: (query: string, ...bindings: SqlStorageValue[]) => (asked.push({ query, bindings }), storage.sql.exec(query, ...bindings)) }) as Sql);
+    const exec = (query: string, ...bindings: SqlStorageValue[]) => {
+      asked.push({ query, bindings });
+      return storage.sql.exec(query, ...bindings);
+    };
+    const rows = new ViewRows(() => ({ exec }) as Sql);
     // Every pod Running: an index on Status narrows nothing, and sorting what it finds by name is every row.
     const pods: ViewRow[] = Array.from({ length: 300 }, (_, i) => ({ key: `a/p${i}`, namespace: "a", name: `p${i}`, created: i, values: [`p${i}`, "1/1", "Running"], labels: {} }));
     storage.transaction(() => pods.forEach((r, i) => rows.write(r.key, r, i + 1)));
