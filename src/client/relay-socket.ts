@@ -18,8 +18,9 @@ import { protocolError, socketFailed, statusError, unreachable, WatchError } fro
 import { informer, type Informer, type InformerOptions } from "./informer.ts";
 import { transportOf } from "./transport.ts";
 import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
+import { view, type View, type ViewOptions } from "./view.ts";
 import { watch } from "./watch.ts";
-import { lineId, lineType, MUX_PATH, opMessage, opOfQuery, type Closed, type LogParameters, type WatchOp } from "../k8s/mux.ts";
+import { lineId, lineType, MUX_PATH, opMessage, opOfQuery, viewOpOfQuery, type Closed, type LogParameters, type ViewOp, type WatchOp } from "../k8s/mux.ts";
 import { parseApiPath } from "../k8s/path.ts";
 import { parseEventLine } from "../k8s/event.ts";
 import { INITIAL_EVENTS_END, type KubeList, type Status } from "../k8s/types.ts";
@@ -71,6 +72,11 @@ export class RelaySocket implements Transport {
     return informer<T>(url, this.#over(options));
   }
 
+  /** `view()` over this socket, with its token: a live view is an op beside the watches. */
+  view<T extends KubeResource>(url: string | URL, options: ViewOptions<T> = {}): View<T> {
+    return view<T>(url, this.#over(options));
+  }
+
   /** Close the socket: every watch on it ends (their iterations see close 1000 and resume unless stopped). */
   close(): void {
     this.#closed = true;
@@ -84,11 +90,11 @@ export class RelaySocket implements Transport {
     return this.#transport.fetch(url, init);
   }
 
-  /** A watch URL (as `watch()` makes it) as one watch on the socket. */
+  /** A watch URL (as `watch()` makes it), or a live view's (as `view()` makes it), as one stream of the socket. */
   async connect(url: string): Promise<WatchSocket> {
     const socket = await this.#open();
     const channel = this.#channel();
-    socket.send(opMessage(watchOp(channel.id, new URL(url))));
+    socket.send(opMessage(openOp(channel.id, new URL(url))));
     return channel;
   }
 
@@ -198,8 +204,8 @@ export class RelaySocket implements Transport {
     }
   }
 
-  /** A watch's options over this socket: its token, and no deltas (its hubs send it whole events). */
-  #over<O extends WatchOptions>(options: O): O {
+  /** A watch's (or view's) options over this socket: its token, and no deltas (its hubs send it whole events). */
+  #over<O extends Pick<WatchOptions, "token" | "transport">>(options: O): O {
     return { ...options, ...(this.#options.token === undefined ? {} : { token: this.#options.token }), deltas: false, transport: this };
   }
 
@@ -294,6 +300,13 @@ export class RelaySocket implements Transport {
 function watchOp(id: string, url: URL): WatchOp {
   if (parseApiPath(url.pathname).kind !== "resource") throw new TypeError(`${url.href} is not a collection URL`);
   return opOfQuery(id, url.pathname, url.searchParams);
+}
+
+/** The op for a watch URL or a live view's (`view=1`). */
+function openOp(id: string, url: URL): WatchOp | ViewOp {
+  if (url.searchParams.get("view") !== "1") return watchOp(id, url);
+  if (parseApiPath(url.pathname).kind !== "resource") throw new TypeError(`${url.href} is not a collection URL`);
+  return viewOpOfQuery(id, url.pathname, url.searchParams);
 }
 
 /**

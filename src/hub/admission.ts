@@ -112,10 +112,14 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
 /**
  * A live view: its window now (`watch` false), or a stream of it that stays live. A live one is
  * a subscriber as a watch is — its subject's share of the quotas, its rights re-checked, its
- * timeout, its sink — sent its frames by the hub's views instead of events.
+ * timeout, its sink — sent its frames by the hub's views instead of events. Either is the
+ * window as it is now: a hub restored from storage first catches up with what it missed while
+ * it was stopped (as a resume waits for it), so a client reopening its view after the hub
+ * restarted gets what changed meanwhile in its first window, not in the frames after it.
  */
 export async function admitView(parts: AdmissionParts, request: ViewRequest, websocket: boolean): Promise<Response> {
   const { fanout, quotas, sockets, views } = parts;
+  await parts.feed.caughtUp(CATCH_UP_WAIT_MS);
   if (!request.watch) return new Response(views.page(request.view), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
   const grant = request.grant;
   if (grant) {

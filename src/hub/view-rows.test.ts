@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
 import { compareRows, matches, VIEW_COLUMNS, type Filter, type SortKey, type ViewRow, type ViewSpec } from "../k8s/view.ts";
-import { HubStorage } from "./storage.ts";
+import { HubStorage, type Sql } from "./storage.ts";
 import { MAX_VIEW_INDEXES, ViewRows } from "./view-rows.ts";
 
 function open() {
@@ -73,6 +73,31 @@ describe("ViewRows", () => {
     expect(rows.get("a/x")).toEqual({ rv: 7, row: { ...r, values: ["x", "1/1", 3, ...Array(VIEW_COLUMNS - 3).fill(null)] } });
     storage.transaction(() => rows.write(r.key, undefined, 8));
     expect(rows.get("a/x")).toBeUndefined();
+  });
+
+  it("reads a sorted window through its order's index, even where a filter's column has an index of its own", () => {
+    const { storage } = open();
+    const asked: Array<{ query: string; bindings: SqlStorageValue[] }> = [];
+    const exec = (query: string, ...bindings: SqlStorageValue[]) => {
+      asked.push({ query, bindings });
+      return storage.sql.exec(query, ...bindings);
+    };
+    const rows = new ViewRows(() => ({ exec }) as Sql);
+    // Every pod Running: an index on Status narrows nothing, and sorting what it finds by name is every row.
+    const pods: ViewRow[] = Array.from({ length: 300 }, (_, i) => ({ key: `a/p${i}`, namespace: "a", name: `p${i}`, created: i, values: [`p${i}`, "1/1", "Running"], labels: {} }));
+    storage.transaction(() => pods.forEach((r, i) => rows.write(r.key, r, i + 1)));
+    rows.window({ sort: [{ by: { kind: "column", index: 2 }, descending: false }], filter: [], offset: 0, limit: 5 });
+    asked.length = 0;
+    const window = rows.window({ sort: [{ by: { kind: "name" }, descending: false }], filter: [{ kind: "column", index: 2, equals: "Running" }], offset: 0, limit: 5 });
+    expect(window.map((r) => r.row.name)).toEqual(["p0", "p1", "p10", "p100", "p101"]);
+    const read = asked.find((a) => a.query.includes("ORDER BY"));
+    const plan = storage.sql
+      .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${read?.query}`, ...(read?.bindings ?? []))
+      .toArray()
+      .map((p) => p.detail)
+      .join("; ");
+    expect(plan).not.toMatch(/TEMP B-TREE/);
+    expect(plan).toMatch(/USING INDEX view_/);
   });
 
   it("makes an index for each order views ask for, and keeps the most recently asked for", () => {

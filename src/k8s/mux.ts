@@ -244,6 +244,20 @@ export function logsQuery(op: LogParameters): URLSearchParams {
 /** Log `id`'s lines, as the line the relay sends. */
 export const logLine = (id: string, text: string): string => `${JSON.stringify({ id, type: "LOG", text })}\n`;
 
+/** The op for a standalone live view's path and query: `viewQuery` read back (the client's side). */
+export function viewOpOfQuery(id: string, path: string, query: URLSearchParams): ViewOp {
+  const op: ViewOp = { op: "view", id, path };
+  for (const name of VIEW_STRINGS) {
+    const value = query.get(name);
+    if (value !== null) op[name] = value;
+  }
+  for (const name of VIEW_COUNTS) {
+    const value = query.get(name);
+    if (value !== null && /^\d+$/.test(value)) op[name] = Number(value);
+  }
+  return op;
+}
+
 /**
  * The standalone watch's query for an op, so the op is resolved, validated and authorised
  * exactly as that watch would be. `sendInitialEvents` needs `resourceVersionMatch=NotOlderThan`

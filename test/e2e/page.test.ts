@@ -123,9 +123,9 @@ describe.skipIf(!chromiumHere)("the live page on a first day", () => {
       await setChurn(sim, { ratePerSec: 0 });
     }
     const pods = (await simGet(sim, `/api/v1/namespaces/${ns}/pods`)).items.length;
-    await page.waitForFunction((n) => document.querySelectorAll("#objects tbody tr:not([data-deleted])").length === n, pods);
+    await page.waitForFunction((n) => document.querySelectorAll("#objects tbody tr[data-key]:not([data-deleted])").length === n, pods);
     const shown = await page.evaluate(() => ({
-      rows: document.querySelectorAll("#objects tbody tr:not([data-deleted])").length,
+      rows: document.querySelectorAll("#objects tbody tr[data-key]:not([data-deleted])").length,
       count: document.getElementById("count")?.textContent,
       watch: document.querySelector('#watches li[data-watch="selection"] .count')?.textContent,
     }));

@@ -3,7 +3,10 @@
  * and under the filter a client asks for, with the count, kept live by row changes; over plain
  * HTTP (a page, or a stream of lines), on a WebSocket, and as an op of the relay socket.
  */
+import { env } from "cloudflare:workers";
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { RowChange } from "../../src/k8s/view.ts";
 import { applyChanges } from "../../src/k8s/view.ts";
 import { Inbox } from "../kit/inbox.ts";
@@ -14,6 +17,7 @@ import { metricValue, scrape } from "./metrics-helpers.ts";
 import { relaySocket, untilClosed } from "./socket-helpers.ts";
 
 const sim = new Sim();
+const keyOf = (namespace: string) => watchKey({ cluster: "default", group: "", version: "v1", resource: "pods", namespace, namespaced: true, labelSelector: null, fieldSelector: null });
 
 interface Row {
   key: string;
@@ -63,6 +67,16 @@ async function httpView(path: string) {
   // Blank lines are the stream's keep-alives.
   const body = pumpLines(response.body as ReadableStream<Uint8Array>, (line) => line.trim() && client.take(JSON.parse(line) as Frame));
   return { client, response, stop: body.stop };
+}
+
+/** A live view on a WebSocket of its own: its frames. */
+async function wsView(path: string) {
+  const response = await relay(path, { headers: { upgrade: "websocket" } });
+  const socket = response.webSocket as WebSocket;
+  socket.accept();
+  const client = new ViewClient();
+  socket.addEventListener("message", (m) => client.take(JSON.parse(m.data as string) as Frame));
+  return { socket, client };
 }
 
 /** Pods `names` in a namespace of their own, each labelled `tier` by its index (even: web, odd: db). */
@@ -170,13 +184,29 @@ describe("a live view", () => {
     socket.close();
   });
 
+  it("opened on a hub restored from storage, its first window already has what the hub missed while it was stopped", async () => {
+    const ns = await namespaceWith(["a", "b"]);
+    const first = await wsView(`${podsPath(ns)}?view=1&watch=1&sort=name`);
+    await first.client.until([`${ns}/a`, `${ns}/b`], 2);
+    // Gone, so the hub can be evicted (a connected subscriber keeps it in memory); then it misses these.
+    first.socket.close(1000, "done");
+    await eventually(async () => ((await (await relay(`/_relay/stats${podsPath(ns)}`)).json()) as { views: number }).views === 0, "the view to end");
+    await evictDurableObject(env.WATCH_HUB.getByName(hubName(keyOf(ns))));
+    const changed = await sim.patchPod(ns, "a", { metadata: { labels: { tier: "changed" } } });
+    await sim.deletePod(ns, "b");
+    await sim.createPod(ns, "c");
+    // Reopened, as a client does after a reconnect: the window as it is now, not as the hub stored it.
+    const again = await httpView(`${podsPath(ns)}?view=1&watch=1&sort=name`);
+    const frame = await again.client.frames.next("the reopened view's window");
+    expect(frame).toMatchObject({ type: "VIEW", count: 2 });
+    expect(again.client.keys).toEqual([`${ns}/a`, `${ns}/c`]);
+    expect(again.client.rows[0]?.resourceVersion).toBe(changed.metadata?.resourceVersion);
+    again.stop();
+  });
+
   it("on a WebSocket of its own, with the relay's stats and metrics counting it", async () => {
     const ns = await namespaceWith(["a"]);
-    const response = await relay(`${podsPath(ns)}?view=1&watch=1`, { headers: { upgrade: "websocket" } });
-    const socket = response.webSocket as WebSocket;
-    socket.accept();
-    const client = new ViewClient();
-    socket.addEventListener("message", (m) => client.take(JSON.parse(m.data as string) as Frame));
+    const { socket, client } = await wsView(`${podsPath(ns)}?view=1&watch=1`);
     await client.until([`${ns}/a`], 1);
     const stats = (await (await relay(`/_relay/stats${podsPath(ns)}`)).json()) as { views: number; subscribers: number };
     expect(stats).toMatchObject({ views: 1, subscribers: 1 });
