@@ -167,7 +167,45 @@ export interface SnapshotRow extends Rounds {
   upstreamRequests: number;
 }
 
-export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow;
+/** One hub of a hot key's tree over a measurement (`/_relay/stats`, and `?replica=` for a replica). */
+export interface TreeHub {
+  /** `root`, or the replica's name after its root's (`local-1`). */
+  hub: string;
+  /** Its own subscribers (for the root, not its replicas' watches). */
+  subscribers: number;
+  /** Where it sends each event: its subscribers, and for the root its replicas too. */
+  destinations: number;
+  /** Messages it sent (WebSocket messages, HTTP chunks) per event it committed, over the window. */
+  messagesPerEvent: number | null;
+}
+
+/**
+ * One hot key's subscribers, without replicas (`replicas` 0) or spread over replica hubs, as the
+ * tree settles once every subscriber has reconnected at least once: the root serves only its
+ * replicas. Then, for the main size, a storm: every subscriber drops, `missedEvents` changes are
+ * made, and all come back at once.
+ */
+export interface HotRow extends Common, Delivery {
+  scenario: "hot";
+  subscribers: number;
+  /** Replica hubs asked for (the cluster's `subscribersPerHub` is subscribers ÷ replicas), and those that served subscribers. */
+  replicas: number;
+  replicasLive: number;
+  /** The root first, then each replica. */
+  hubs: TreeHub[];
+  /** Most watches held open on the API server at once (sampled three times in the window). */
+  upstreamWatches: number;
+  /** The storm, where measured: missed changes, time until the last subscriber had them all, and where the resumed subscribers went. */
+  missedEvents: number | null;
+  catchUpMs: number | null;
+  catchUpP50Ms: number | null;
+  caughtUp: number | null;
+  stormUpstreamRequests: number | null;
+  /** Subscribers on replicas once all had resumed (the rest on the root), as the root's replicas reported. */
+  stormOnReplicas: number | null;
+}
+
+export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow;
 
 /** A measurement the bench chose not to make, and why. */
 export interface Skipped {

@@ -22,6 +22,7 @@ import { inRound, medianRounds } from "./rounds.ts";
 import type { ProfileSummary, Results, Row, Skipped } from "./rows.ts";
 import { burst } from "./scenarios/burst.ts";
 import { fanout } from "./scenarios/fanout.ts";
+import { hot } from "./scenarios/hot.ts";
 import { keys } from "./scenarios/keys.ts";
 import type { Context, Scenario } from "./scenarios/scenario.ts";
 import { snapshot } from "./scenarios/snapshot.ts";
@@ -39,7 +40,7 @@ import type { Launched, System, SystemName } from "./systems/system.ts";
  * evicted); storm last (after a storm a system can stay busy for a long time, and nothing
  * should run in its wake).
  */
-const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, storm];
+const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, hot, storm];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [

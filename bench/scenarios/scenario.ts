@@ -29,7 +29,7 @@ export interface Context {
 }
 
 export interface Scenario {
-  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot";
+  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot" | "hot";
   /** The systems this scenario compares (others have nothing to measure here). */
   systems: readonly SystemName[];
   /** The first round's; a later round's are `inRound` of these. */
