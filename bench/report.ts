@@ -8,7 +8,8 @@
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
 import { hotSection, hotTable } from "./report-hot.ts";
-import type { BurstRow, FanoutRow, HotRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow } from "./rows.ts";
+import { viewsSection, viewsTable } from "./report-views.ts";
+import type { BurstRow, FanoutRow, HotRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
 import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
 import { burstTable, fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
 import { checkTargets } from "./targets.ts";
@@ -30,6 +31,7 @@ export function printTables(results: Results): void {
     ["keys", keysTable(rowsOf<KeysRow>(results, "keys")), true],
     ["sockets", socketsTable(rowsOf<SocketsRow>(results, "sockets")), true],
     ["snapshot", snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")), true],
+    ["views", viewsTable(rowsOf<ViewsRow>(results, "views")), true],
     ["hot", hotTable(rowsOf<HotRow>(results, "hot")), true],
   ];
   for (const [name, text, show] of sections) if (show && results.rows.some((r) => name.startsWith(r.scenario))) console.log(`\n${name}\n${text}`);
@@ -159,6 +161,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     `## snapshot`,
     snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")),
     `node-relay and raw-ws keep no list cache, so this compares the relay with the API server only.`,
+    ...viewsSection(results),
     ...hotSection(results),
     `## Where the relay's time goes`,
     `CPU profiles of the relay's isolate (the Worker and its hubs), taken through wrangler's inspector while the bench drives the load, on a fresh relay before the scenarios (\`bench/profile.ts\`; the raw profiles are written beside the results for Chrome DevTools). ` +

@@ -205,7 +205,62 @@ export interface HotRow extends Common, Delivery {
   stormOnReplicas: number | null;
 }
 
-export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow;
+/** A view's first frame, timed: the first view of its order (which builds the order's index), then a second window of it. */
+export interface ViewOpen {
+  sort: string;
+  filter: string | null;
+  coldMs: number;
+  warmMs: number;
+  /** The first frame's bytes (the window whole). */
+  bytes: number;
+}
+
+/**
+ * One collection of `objects` pods under churn, read by one kind of client per window: a full
+ * watch alone (`watch`: the baseline every window has), live views beside it (`views`), or
+ * notify-then-refetch clients beside it (`refetch`).
+ */
+export interface ViewsRow extends Rounds {
+  scenario: "views";
+  system: SystemName;
+  transport: "http";
+  objects: number;
+  measurement: "watch" | "views" | "refetch";
+  /** Clients of that kind: views, refetching clients, or the one watch. */
+  clients: number;
+  /** Writes a second asked for, and made. */
+  eventsPerSec: number;
+  upstreamEventsPerSec: number;
+  /** Frames (views), events (the watch) or pages (refetch) received a second, all clients together. */
+  deliveredPerSec: number;
+  /** What one client received per upstream event: all its messages, and those that carried a row change. */
+  messagesPerEvent: number | null;
+  changesPerEvent: number | null;
+  /** Bytes one client received a minute (keep-alives included), and what the full watch received a minute in the same window. */
+  bytesPerClientPerMin: number | null;
+  watchBytesPerMin: number | null;
+  /** From the write of a change to the frame (or page, or event) that carried its row. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  latencySamples: number;
+  /** The relay process's CPU, and per upstream event; SQLite rows its hub wrote per event committed. */
+  serverCpuPct: number;
+  cpuUsPerEvent: number | null;
+  rowsWrittenPerEvent: number | null;
+  upstreamCpuPct: number;
+  /** The clients' and churn's process. */
+  loadGenCpuPct: number;
+  otherLoadPct: number;
+  errors: number;
+  /** On the `views` row: the collection listed through the relay (the first list builds the hub), and views' first frames by order. */
+  listColdMs: number | null;
+  listMs: number | null;
+  listBytes: number | null;
+  opens: ViewOpen[] | null;
+}
+
+export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow | ViewsRow;
 
 /** A measurement the bench chose not to make, and why. */
 export interface Skipped {

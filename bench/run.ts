@@ -28,6 +28,7 @@ import type { Context, Scenario } from "./scenarios/scenario.ts";
 import { snapshot } from "./scenarios/snapshot.ts";
 import { sockets } from "./scenarios/sockets.ts";
 import { storm } from "./scenarios/storm.ts";
+import { views } from "./scenarios/views.ts";
 import { Sim } from "./sim.ts";
 import { SYSTEM_NAMES } from "./systems/catalog.ts";
 import { directSystem } from "./systems/direct.ts";
@@ -40,7 +41,7 @@ import type { Launched, System, SystemName } from "./systems/system.ts";
  * evicted); storm last (after a storm a system can stay busy for a long time, and nothing
  * should run in its wake).
  */
-const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, hot, storm];
+const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, storm];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
@@ -138,6 +139,7 @@ async function main(): Promise<void> {
     sizes,
     round: 0,
     benchPids: [process.pid, ...descendants(process.pid)],
+    logDir,
     quiesce: async () => void (await waitIdle([...new Set([sim.pid, ...[...systems.values()].flatMap((s) => s.pids)])])),
     progress,
     skip(entry) {

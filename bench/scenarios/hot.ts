@@ -110,7 +110,7 @@ async function runOne(context: Context, system: System, subscribers: number, rep
     await loadgens.open(Array.from({ length: subscribers }, () => spec));
   } else {
     const share = subscribers / replicas;
-    release = await holdWatches(`${base}${path}?watch=1`, share);
+    release = await holdWatches(`${base}${path}?watch=1`, share, (status) => context.progress(`hot ${system.name}: a placeholder watch got HTTP ${status}; asked again`));
     await until(async () => (await stats()).subscribers >= share, 30_000, `the root to hold its ${share} placeholders`);
     for (let wave = 1; wave <= replicas; wave++) {
       const started = Date.now();
@@ -218,21 +218,30 @@ async function stormOf(context: Context, system: System, path: string, namespace
  * (they take the root's own share; nothing churns while they are open). Opened a few at a
  * time, so the root counts each before the next arrives and keeps no more than its share.
  */
-async function holdWatches(url: string, count: number): Promise<() => void> {
+async function holdWatches(url: string, count: number, failed: (status: number) => void): Promise<() => void> {
   const requests: ClientRequest[] = [];
-  const open = () =>
-    new Promise<void>((resolve, reject) => {
+  const attempt = () =>
+    new Promise<number>((resolve, reject) => {
       let opened = false;
       const request = get(url, { agent: false }, (response) => {
-        if (response.statusCode !== 200) return reject(new Error(`hot: a placeholder watch got HTTP ${response.statusCode}`));
-        opened = true;
         response.resume();
-        resolve();
+        opened = response.statusCode === 200;
+        resolve(response.statusCode ?? 0);
       });
       // Once open, its end is ours.
       request.on("error", (e) => opened || reject(e));
       requests.push(request);
     });
+  // A server error is said (the run's log shows it) and the watch asked for again, as a client would.
+  const open = async () => {
+    for (let tries = 1; ; tries++) {
+      const status = await attempt();
+      if (status === 200) return;
+      failed(status);
+      if (status < 500 || tries === 5) throw new Error(`hot: a placeholder watch got HTTP ${status}`);
+      await sleep(500);
+    }
+  };
   for (let i = 0; i < count; i += 10) await Promise.all(Array.from({ length: Math.min(10, count - i) }, open));
   return () => {
     for (const request of requests) request.destroy();
