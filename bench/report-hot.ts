@@ -52,11 +52,13 @@ export function hotTable(rows: readonly HotRow[]): string {
       "server CPU %",
       "others' CPU %",
       "cut-offs",
+      "5xx while building",
       "storm: missed",
       "storm: all caught up ms",
       "storm: p50 ms",
       "storm: back on replicas",
       "storm: upstream requests",
+      "storm: failed reconnections",
     ],
     rows.map((r) => {
       const replicas = replicasOf(r).map((h) => h.subscribers);
@@ -78,11 +80,13 @@ export function hotTable(rows: readonly HotRow[]): string {
         r.serverCpuPct,
         r.otherLoadPct,
         r.cutOffs,
+        r.refused,
         r.missedEvents,
         r.catchUpMs,
         r.catchUpP50Ms,
         r.stormOnReplicas,
         r.stormUpstreamRequests,
+        r.stormErrors,
       ];
     }),
   );

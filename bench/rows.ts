@@ -195,12 +195,16 @@ export interface HotRow extends Common, Delivery {
   hubs: TreeHub[];
   /** Most watches held open on the API server at once (sampled three times in the window). */
   upstreamWatches: number;
+  /** Watches the relay answered with a server error while the tree was built (the bench's own were asked for again; a subscriber's waits for the storm). */
+  refused: number;
   /** The storm, where measured: missed changes, time until the last subscriber had them all, and where the resumed subscribers went. */
   missedEvents: number | null;
   catchUpMs: number | null;
   catchUpP50Ms: number | null;
   caughtUp: number | null;
   stormUpstreamRequests: number | null;
+  /** Reconnections that failed during the storm (each subscriber tries again). */
+  stormErrors: number | null;
   /** Subscribers on replicas once all had resumed (the rest on the root), as the root's replicas reported. */
   stormOnReplicas: number | null;
 }

@@ -70,6 +70,9 @@ class Tally {
   }
 }
 
+/** A server error (5xx) answering a request: it is asked again. */
+class ServerError extends Error {}
+
 /** A notify-then-refetch client: its page's URL, whether it was told of a change since it last asked, and the page's resourceVersion. */
 interface Refetcher {
   url: string;
@@ -106,18 +109,39 @@ class Viewgen {
   #created: string[] = [];
   #count = 0;
 
-  /** Open live views of `path`, each once its first frame (the window whole) has come; their open times in ms. */
-  async openViews({ base, path, queries }: { base: string; path: string; queries: ViewQuery[] }): Promise<number[]> {
-    return Promise.all(queries.map((q) => this.#view(`${base}${path}?${viewQuery(q)}&watch=1`)));
+  /**
+   * Open live views of `path`, each once its first frame (the window whole) has come. A view the
+   * relay answers with a server error is asked for again; how many were is returned.
+   */
+  async openViews({ base, path, queries }: { base: string; path: string; queries: ViewQuery[] }): Promise<number> {
+    let refused = 0;
+    await Promise.all(
+      queries.map(async (q) => {
+        for (let tries = 1; ; tries++) {
+          try {
+            return await this.#view(`${base}${path}?${viewQuery(q)}&watch=1`);
+          } catch (e) {
+            if (!(e instanceof ServerError) || tries === 5) throw e;
+            refused++;
+            await new Promise((resolve) => setTimeout(resolve, 300));
+          }
+        }
+      }),
+    );
+    return refused;
   }
 
-  #view(url: string): Promise<number> {
-    const started = performance.now();
+  #view(url: string): Promise<void> {
     /** The resourceVersion of the last frame: a row newer than it is a change the next frame carries. */
     let head = 0;
     return new Promise((resolve, reject) => {
       const req = get(url, { agent: false }, (response) => {
-        if (response.statusCode !== 200) return reject(new Error(`view ${url}: HTTP ${response.statusCode}`));
+        if (response.statusCode !== 200) {
+          response.resume();
+          const message = `view ${url}: HTTP ${response.statusCode}`;
+          return reject((response.statusCode ?? 0) >= 500 ? new ServerError(message) : new Error(message));
+        }
+        this.#viewStreams.push(req);
         const lines = new ByteLines();
         response.on("data", (chunk: Buffer) => {
           if (this.#measuring) this.#views.bytes += chunk.length;
@@ -126,9 +150,11 @@ class Viewgen {
             // A frame that only moves the count has nothing to parse.
             const countOnly = line.includes('"changes":[]');
             const frame = countOnly ? undefined : (JSON.parse(line.toString()) as Frame);
+            // The window whole: first, and again after a client fell behind or a new history.
             if (frame?.type === "VIEW") {
               head = Number(frame.resourceVersion);
-              return resolve(performance.now() - started);
+              if (this.#measuring) this.#views.messages++;
+              return resolve();
             }
             if (this.#measuring) {
               this.#views.messages++;
@@ -149,7 +175,6 @@ class Viewgen {
         });
       });
       req.on("error", (e) => (head === 0 ? reject(e) : undefined));
-      this.#viewStreams.push(req);
     });
   }
 

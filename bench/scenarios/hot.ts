@@ -27,6 +27,7 @@ import { waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
 import type { HotRow, TreeHub } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
+import type { SubscriberSpec } from "../loadgen.ts";
 import { subscriber, type System } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
@@ -91,10 +92,32 @@ async function runOne(context: Context, system: System, subscribers: number, rep
   if (!base) throw new Error(`hot: ${system.name} serves no HTTP`);
   const namespace = inRound(namespaceOf(system.name, subscribers, replicas), context.round);
   const path = pathOf(clusterOf(subscribers, replicas), namespace);
+  // Asked again after a server error: the relay answers some requests 500 while its isolate
+  // refreshes a cluster's discovery under concurrent requests (see BENCHMARKS.md, hot).
   const stats = async (replica?: string): Promise<Stats> => {
-    const response = await fetch(`${base}/_relay/stats${path}${replica ? `?replica=${encodeURIComponent(replica)}` : ""}`);
-    if (!response.ok) throw new Error(`hot: stats of ${replica ?? "the root"}: HTTP ${response.status} ${await response.text()}`);
-    return (await response.json()) as Stats;
+    for (let tries = 1; ; tries++) {
+      const response = await fetch(`${base}/_relay/stats${path}${replica ? `?replica=${encodeURIComponent(replica)}` : ""}`);
+      if (response.ok) return (await response.json()) as Stats;
+      if (response.status < 500 || tries === 10) throw new Error(`hot: stats of ${replica ?? "the root"}: HTTP ${response.status} ${await response.text()}`);
+      await sleep(300);
+    }
+  };
+  /** Hub stats of the root and `tree`, one after another. */
+  const treeStats = async (tree: readonly string[]) => {
+    const all = [await stats()];
+    for (const name of tree) all.push(await stats(name));
+    return all;
+  };
+  /** Subscribers and placeholder watches the relay answered with a server error while the tree was built. */
+  let refused = 0;
+  let missing = 0;
+  const open = async (count: number) => {
+    const failed = await openSome(
+      context,
+      Array.from({ length: count }, () => spec),
+    );
+    refused += failed;
+    missing += failed;
   };
   const onReplicas = async () => (await stats()).replicas.reduce((n, r) => n + r.subscribers, 0);
   /** The root's own subscribers (not its replicas' watches) and those its replicas reported. */
@@ -102,27 +125,30 @@ async function runOne(context: Context, system: System, subscribers: number, rep
     const root = await stats();
     return { own: root.subscribers - root.replicas.length, onReplicas: root.replicas.reduce((n, r) => n + r.subscribers, 0) };
   };
+  const spec = subscriber(system, "ws", sim, path);
   context.progress(`hot ${system.name}: ${subscribers} subscribers, ${replicas === 0 ? "no replicas" : `${replicas} replicas`}, ${sizes.hot.rate} events/s`);
   await context.quiesce();
-  const spec = subscriber(system, "ws", sim, path);
   let release: (() => void) | undefined;
   if (replicas === 0) {
-    await loadgens.open(Array.from({ length: subscribers }, () => spec));
+    await open(subscribers);
   } else {
     const share = subscribers / replicas;
-    release = await holdWatches(`${base}${path}?watch=1`, share, (status) => context.progress(`hot ${system.name}: a placeholder watch got HTTP ${status}; asked again`));
+    release = await holdWatches(`${base}${path}?watch=1`, share, (status) => {
+      refused++;
+      context.progress(`hot ${system.name}: a placeholder watch got HTTP ${status}; asked again`);
+    });
     await until(async () => (await stats()).subscribers >= share, 30_000, `the root to hold its ${share} placeholders`);
     for (let wave = 1; wave <= replicas; wave++) {
       const started = Date.now();
-      await loadgens.open(Array.from({ length: share }, () => spec));
+      await open(share);
       // Every subscriber counted where it went: a replica's report comes within a second.
       await until(
         async () => {
           const { own, onReplicas } = await placed();
-          return own + onReplicas === (wave + 1) * share;
+          return own + onReplicas === (wave + 1) * share - missing;
         },
         30_000,
-        `the tree to hold ${(wave + 1) * share} subscribers`,
+        `the tree to hold ${(wave + 1) * share - missing} subscribers`,
       );
       if (wave < replicas) await sleep(Math.max(0, started + PLACEMENT_FRESH_MS + 200 - Date.now()));
     }
@@ -137,11 +163,11 @@ async function runOne(context: Context, system: System, subscribers: number, rep
   }
   await sleep(sizes.hot.warmupMs);
   let upstreamWatches = 0;
-  const before = await Promise.all([stats(), ...tree.map((name) => stats(name))]);
+  const before = await treeStats(tree);
   const window = await measureWindow(context, system, sizes.hot.measureMs, async () => {
     upstreamWatches = Math.max(upstreamWatches, await sim.watchesIn(namespace));
   });
-  const after = await Promise.all([stats(), ...tree.map((name) => stats(name))]);
+  const after = await treeStats(tree);
   await sim.churn(0);
   const hubs = after.map((hub, i) => treeHub(i === 0 ? "root" : (tree[i - 1] as string), hub, before[i] as Stats, tree.length));
   const row: HotRow = {
@@ -152,16 +178,18 @@ async function runOne(context: Context, system: System, subscribers: number, rep
     replicas,
     replicasLive: hubs.filter((h) => h.hub !== "root" && h.subscribers > 0).length,
     hubs,
-    ...deliveryFields(window, sizes.hot.rate, subscribers),
+    ...deliveryFields(window, sizes.hot.rate, subscribers - missing),
     upstreamWatches,
+    refused,
     missedEvents: null,
     catchUpMs: null,
     catchUpP50Ms: null,
     caughtUp: null,
     stormUpstreamRequests: null,
+    stormErrors: null,
     stormOnReplicas: null,
   };
-  if (storm) Object.assign(row, await stormOf(context, system, path, namespace, subscribers, replicas, onReplicas));
+  if (storm) Object.assign(row, await stormOf(context, system, path, namespace, subscribers, replicas, missing, onReplicas));
   await loadgens.close();
   await waitIdle([...system.pids, sim.pid], { maxMs: 20_000 });
   return row;
@@ -183,13 +211,14 @@ function treeHub(name: string, after: Stats, before: Stats, replicas: number): T
 }
 
 /** Every subscriber drops, `missed` changes are made, and all come back at once from their last resourceVersion. */
-async function stormOf(context: Context, system: System, path: string, namespace: string, subscribers: number, replicas: number, onReplicas: () => Promise<number>) {
+async function stormOf(context: Context, system: System, path: string, namespace: string, subscribers: number, replicas: number, missing: number, onReplicas: () => Promise<number>) {
   const { sim, loadgens, sizes } = context;
   // The window's backlog delivered first: every subscriber leaves from the head.
   await waitIdle([...system.pids, sim.pid], { maxMs: sizes.hot.timeoutMs });
   const live = await sim.step(namespace, 10);
   const synced = await loadgens.waitFor(live, sizes.hot.timeoutMs);
-  if (synced.missing > 0) throw new Error(`hot ${system.name}: ${synced.missing} subscribers never saw resourceVersion ${live}`);
+  // Those the relay refused while the tree was built have nothing yet; they come in with the storm.
+  if (synced.missing > missing) throw new Error(`hot ${system.name}: ${synced.missing - missing} subscribers never saw resourceVersion ${live}`);
   await loadgens.drop();
   await waitIdle([...system.pids, sim.pid]);
   const seq = await sim.requestSeq();
@@ -209,6 +238,7 @@ async function stormOf(context: Context, system: System, path: string, namespace
     catchUpP50Ms: percentileOf(times, 50) ?? null,
     caughtUp: result.caughtUpAt.length,
     stormUpstreamRequests: requests.length,
+    stormErrors: result.errors,
     stormOnReplicas: replicas === 0 ? 0 : await onReplicas(),
   };
 }
@@ -246,6 +276,23 @@ async function holdWatches(url: string, count: number, failed: (status: number) 
   return () => {
     for (const request of requests) request.destroy();
   };
+}
+
+/**
+ * Open subscribers; the number the relay did not take (it answered a server error), which is
+ * said. They stay with their load generator, unconnected, until the storm brings them in.
+ */
+async function openSome(context: Context, specs: SubscriberSpec[]): Promise<number> {
+  try {
+    await context.loadgens.open(specs);
+    return 0;
+  } catch (e) {
+    const message = (e as Error).message;
+    const failed = Number(/^(\d+) of \d+ subscribers could not connect/.exec(message)?.[1]);
+    if (!Number.isInteger(failed)) throw e;
+    context.progress(`hot: ${message}`);
+    return failed;
+  }
 }
 
 /** Poll `done` until it holds, or fail after `ms` saying what did not happen. */

@@ -115,7 +115,8 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
     }
     await churn([...visible].sort());
     context.progress(`views ${system.name}: ${size.views} live views of ${size.limit} rows beside it`);
-    await call("openViews", { base, path, queries });
+    const refused = await call<number>("openViews", { base, path, queries });
+    if (refused > 0) context.progress(`views ${system.name}: the relay answered ${refused} of the views' requests with a server error; they were asked for again`);
     const live = await measure("views");
     await call("closeViews");
     context.progress(`views ${system.name}: ${size.refetchers} notify-then-refetch clients beside it`);
