@@ -97,7 +97,10 @@ export function markdown(results: Results, charts: ChartFile[]): string {
           `a throughput target gives its ratio in each round too, and a latency target is judged on the median of its rounds' p99.`
         : "") +
       (results.amendments ?? [])
-        .map((a) => ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}).`)
+        .map(
+          (a) =>
+            ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`,
+        )
         .join("") +
       disturbance(results),
     `## Summary`,

@@ -104,8 +104,10 @@ async function main(): Promise<void> {
   const profiling = !values["no-profile"] && !values.merge && names.includes("relay");
   const amended = values.merge ? (JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results) : undefined;
   if (amended && amended.mode !== mode) throw new Error(`--merge: latest.json is a ${amended.mode} run, this one would be ${mode}`);
-  // The report says how many rounds every row is the median of: a merged run must make as many.
-  if (amended && (amended.rounds ?? 1) !== rounds)
+  // The report says how many rounds every row is the median of: a merged run must make as many,
+  // unless its scenarios have no rows there yet (an amendment then says its own).
+  const replaces = amended?.rows.some((r) => scenarios.some((s) => s.name === r.scenario)) ?? false;
+  if (amended && (amended.rounds ?? 1) !== rounds && replaces)
     throw new Error(`--merge: latest.json's rows are of ${amended.rounds ?? 1} round(s) each, this run would make ${rounds} (give --rounds ${amended.rounds ?? 1})`);
   mkdirSync(outDir, { recursive: true });
   const logDir = (workDir = mkdtempSync(join(tmpdir(), "kwr-bench-")));
@@ -200,7 +202,16 @@ function merge(amended: Results, later: Results, scenarios: ReadonlyArray<Row["s
     rows: [...amended.rows.filter((r) => !scenarios.includes(r.scenario)), ...later.rows],
     skipped: [...amended.skipped.filter((s) => !scenarios.includes(s.scenario)), ...later.skipped],
     processes: [...amended.processes, ...later.processes],
-    amendments: [...(amended.amendments ?? []), { command: later.command, startedAt: later.startedAt, durationMs: later.durationMs, scenarios: [...scenarios] }],
+    amendments: [
+      ...(amended.amendments ?? []),
+      {
+        command: later.command,
+        startedAt: later.startedAt,
+        durationMs: later.durationMs,
+        scenarios: [...scenarios],
+        ...((later.rounds ?? 1) !== (amended.rounds ?? 1) ? { rounds: later.rounds ?? 1 } : {}),
+      },
+    ],
   };
 }
 
