@@ -7,7 +7,9 @@
  */
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
-import type { BurstRow, FanoutRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow } from "./rows.ts";
+import { hotSection, hotTable } from "./report-hot.ts";
+import { viewsSection, viewsTable } from "./report-views.ts";
+import type { BurstRow, FanoutRow, HotRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
 import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
 import { burstTable, fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
 import { checkTargets } from "./targets.ts";
@@ -29,6 +31,8 @@ export function printTables(results: Results): void {
     ["keys", keysTable(rowsOf<KeysRow>(results, "keys")), true],
     ["sockets", socketsTable(rowsOf<SocketsRow>(results, "sockets")), true],
     ["snapshot", snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")), true],
+    ["views", viewsTable(rowsOf<ViewsRow>(results, "views")), true],
+    ["hot", hotTable(rowsOf<HotRow>(results, "hot")), true],
   ];
   for (const [name, text, show] of sections) if (show && results.rows.some((r) => name.startsWith(r.scenario))) console.log(`\n${name}\n${text}`);
   console.log(`\ntargets\n${targetsTable(results).replaceAll("**", "")}`);
@@ -93,7 +97,10 @@ export function markdown(results: Results, charts: ChartFile[]): string {
           `a throughput target gives its ratio in each round too, and a latency target is judged on the median of its rounds' p99.`
         : "") +
       (results.amendments ?? [])
-        .map((a) => ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}).`)
+        .map(
+          (a) =>
+            ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`,
+        )
         .join("") +
       disturbance(results),
     `## Summary`,
@@ -157,6 +164,8 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     `## snapshot`,
     snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")),
     `node-relay and raw-ws keep no list cache, so this compares the relay with the API server only.`,
+    ...viewsSection(results),
+    ...hotSection(results),
     `## Where the relay's time goes`,
     `CPU profiles of the relay's isolate (the Worker and its hubs), taken through wrangler's inspector while the bench drives the load, on a fresh relay before the scenarios (\`bench/profile.ts\`; the raw profiles are written beside the results for Chrome DevTools). ` +
       `Samples are traced to source files through the bundle's module markers; a native function, or workerd's own JavaScript, is charged to the relay function that called it. ` +

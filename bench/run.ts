@@ -22,11 +22,13 @@ import { inRound, medianRounds } from "./rounds.ts";
 import type { ProfileSummary, Results, Row, Skipped } from "./rows.ts";
 import { burst } from "./scenarios/burst.ts";
 import { fanout } from "./scenarios/fanout.ts";
+import { hot } from "./scenarios/hot.ts";
 import { keys } from "./scenarios/keys.ts";
 import type { Context, Scenario } from "./scenarios/scenario.ts";
 import { snapshot } from "./scenarios/snapshot.ts";
 import { sockets } from "./scenarios/sockets.ts";
 import { storm } from "./scenarios/storm.ts";
+import { views } from "./scenarios/views.ts";
 import { Sim } from "./sim.ts";
 import { SYSTEM_NAMES } from "./systems/catalog.ts";
 import { directSystem } from "./systems/direct.ts";
@@ -39,7 +41,7 @@ import type { Launched, System, SystemName } from "./systems/system.ts";
  * evicted); storm last (after a storm a system can stay busy for a long time, and nothing
  * should run in its wake).
  */
-const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, storm];
+const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, storm];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
@@ -102,8 +104,10 @@ async function main(): Promise<void> {
   const profiling = !values["no-profile"] && !values.merge && names.includes("relay");
   const amended = values.merge ? (JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results) : undefined;
   if (amended && amended.mode !== mode) throw new Error(`--merge: latest.json is a ${amended.mode} run, this one would be ${mode}`);
-  // The report says how many rounds every row is the median of: a merged run must make as many.
-  if (amended && (amended.rounds ?? 1) !== rounds)
+  // The report says how many rounds every row is the median of: a merged run must make as many,
+  // unless its scenarios have no rows there yet (an amendment then says its own).
+  const replaces = amended?.rows.some((r) => scenarios.some((s) => s.name === r.scenario)) ?? false;
+  if (amended && (amended.rounds ?? 1) !== rounds && replaces)
     throw new Error(`--merge: latest.json's rows are of ${amended.rounds ?? 1} round(s) each, this run would make ${rounds} (give --rounds ${amended.rounds ?? 1})`);
   mkdirSync(outDir, { recursive: true });
   const logDir = (workDir = mkdtempSync(join(tmpdir(), "kwr-bench-")));
@@ -137,6 +141,7 @@ async function main(): Promise<void> {
     sizes,
     round: 0,
     benchPids: [process.pid, ...descendants(process.pid)],
+    logDir,
     quiesce: async () => void (await waitIdle([...new Set([sim.pid, ...[...systems.values()].flatMap((s) => s.pids)])])),
     progress,
     skip(entry) {
@@ -197,7 +202,16 @@ function merge(amended: Results, later: Results, scenarios: ReadonlyArray<Row["s
     rows: [...amended.rows.filter((r) => !scenarios.includes(r.scenario)), ...later.rows],
     skipped: [...amended.skipped.filter((s) => !scenarios.includes(s.scenario)), ...later.skipped],
     processes: [...amended.processes, ...later.processes],
-    amendments: [...(amended.amendments ?? []), { command: later.command, startedAt: later.startedAt, durationMs: later.durationMs, scenarios: [...scenarios] }],
+    amendments: [
+      ...(amended.amendments ?? []),
+      {
+        command: later.command,
+        startedAt: later.startedAt,
+        durationMs: later.durationMs,
+        scenarios: [...scenarios],
+        ...((later.rounds ?? 1) !== (amended.rounds ?? 1) ? { rounds: later.rounds ?? 1 } : {}),
+      },
+    ],
   };
 }
 

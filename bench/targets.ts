@@ -3,6 +3,8 @@
  * The issue's targets, checked against one run's rows. Reported, never asserted: a missed
  * target is a finding, stated with how far off it is.
  */
+import { hotTargets } from "./report-hot.ts";
+import { viewsTargets } from "./report-views.ts";
 import { memoryGrowthText } from "./tables.ts";
 import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SocketsRow, type StormRow } from "./rows.ts";
 import { headline, middle } from "./rounds.ts";
@@ -229,5 +231,6 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: memory && memory.rssKB >= 0 ? memory.rssKB <= 20 : undefined,
     };
   });
+  results.push(...viewsTargets(rows), ...hotTargets(rows));
   return results;
 }

@@ -24,12 +24,14 @@ export interface Context {
    */
   quiesce(): Promise<void>;
   progress(line: string): void;
+  /** Where child processes a scenario starts write their logs. */
+  logDir: string;
   /** Record a measurement not made, with the reason (it appears in the report). */
   skip(skipped: Skipped): void;
 }
 
 export interface Scenario {
-  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot";
+  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot" | "hot" | "views";
   /** The systems this scenario compares (others have nothing to measure here). */
   systems: readonly SystemName[];
   /** The first round's; a later round's are `inRound` of these. */

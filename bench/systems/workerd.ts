@@ -17,6 +17,7 @@ import { startChild } from "../children.ts";
 import type { RelayRuntimeArgs, RelayRuntimeInfo } from "../hosts/relay-runtime.ts";
 import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
 import { Inspector } from "../inspector.ts";
+import { hotClusters } from "../scenarios/hot.ts";
 import type { Sim } from "../sim.ts";
 import type { Launched, Processes, System, SystemName } from "./system.ts";
 
@@ -83,7 +84,8 @@ export function relayServing(name: SystemName, url: string, pids: readonly numbe
 
 /** The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta` and `relay-socket`. */
 export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
-  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS }, stateDir: join(logDir, "relay-state") };
+  // The hot scenario's clusters: the same upstream, each with its own share per hub.
+  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: hotClusters(sim.url) }, stateDir: join(logDir, "relay-state") };
   const child = await startChild<RelayRuntimeInfo>("relay", new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
   const { info } = child;
   // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.

@@ -15,10 +15,11 @@ import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
 import { negotiate, notAcceptable, YAML } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
-import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import { badRequest, internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
+import { isReplicaOf } from "../hub/replicas.ts";
 import { hubRequests, type HubRequest } from "../hub/request.ts";
 import { cacheOutcome, listCacheRequests } from "../lists/request.ts";
 import { logger, setLogLevel } from "../log.ts";
@@ -166,7 +167,12 @@ export function createApp(): Hono<App> {
     if (!key.ok) return statusResponse(key.status);
     const denied = await refusal(c, accessOf(upstream.cluster, path, "list"));
     if (denied) return statusResponse(denied);
-    const stats = await c.env.WATCH_HUB.getByName(hubName(key.value)).stats();
+    // `replica`: one of a hot key's replica hubs, by the name its root's stats give it (a hub of this key's tree only).
+    const root = hubName(key.value);
+    const replica = new URL(c.req.url).searchParams.get("replica");
+    if (replica !== null && !isReplicaOf(replica, root))
+      return statusResponse(badRequest(`replica ${JSON.stringify(replica)} is not one of this key's replica hubs: give a name from its root's stats ("replicas")`));
+    const stats = await c.env.WATCH_HUB.getByName(replica ?? root).stats();
     // A key without a hub (none yet, or its storage reclaimed) holds nothing: the same fields, at zero.
     const none = {
       subscribers: 0,
@@ -180,6 +186,8 @@ export function createApp(): Hono<App> {
       storageBytes: 0,
       memoryBytes: 0,
       rowsWritten: 0,
+      eventsCommitted: 0,
+      sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } },
       replicas: [],
     };
     return c.json({ key: describeKey(key.value), ...(stats ?? none) }, 200, { "cache-control": "no-store" });

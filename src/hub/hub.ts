@@ -79,12 +79,16 @@ export class WatchHub extends DurableObject<HubEnv> {
         storageBytes: number;
         memoryBytes: number;
         rowsWritten: number;
+        /** Events committed, and events and messages sent by transport, since this instance of the hub started. */
+        eventsCommitted: number;
+        sent: Record<"websocket" | "http", { events: number; messages: number }>;
         replicas: ReplicaReport[];
       }
     | undefined {
     const parts = this.#open();
     if (!parts) return undefined;
     const { feed, fanout } = parts;
+    const totals = parts.metrics.totals();
     return {
       subscribers: fanout.size,
       views: parts.views.size,
@@ -98,6 +102,8 @@ export class WatchHub extends DurableObject<HubEnv> {
       memoryBytes: feed.window.heldBytes,
       // Since this instance of the hub started.
       rowsWritten: this.#storage.rowsWritten,
+      eventsCommitted: totals.committed,
+      sent: totals.sent,
       replicas: parts.replicas?.live() ?? [],
     };
   }

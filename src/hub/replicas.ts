@@ -75,6 +75,11 @@ export function replicaName(root: string, region: string, n: number): string {
   return `${root}#${region}-${n}`;
 }
 
+/** Whether `name` is a replica hub's name (`replicaName`) of the key whose root is `root`. */
+export function isReplicaOf(name: string, root: string): boolean {
+  return name.startsWith(`${root}#`) && /^[^#]+-\d+$/.test(name.slice(root.length + 1));
+}
+
 /** How soon after its subscribers change a replica tells its root: at most this often. */
 const REPORT_EVERY_MS = 1000;
 

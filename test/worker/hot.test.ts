@@ -19,11 +19,19 @@ const path = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(
 
 const keyOf = (ns: string) => watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace: ns, namespaced: true, labelSelector: null, fieldSelector: null });
 
+interface Sent {
+  events: number;
+  messages: number;
+}
 interface RootStats {
   subscribers: number;
+  eventsCommitted: number;
+  sent: { websocket: Sent; http: Sent };
   replicas: Array<{ name: string; subscribers: number; head: number }>;
 }
 const rootStats = async (ns: string) => (await (await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}`)).json()) as RootStats;
+/** One replica hub's own stats, by the name its root gives it. */
+const replicaStats = async (ns: string, name: string) => (await (await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}?replica=${encodeURIComponent(name)}`)).json()) as RootStats;
 
 /** `n` watches of `ns`, each once it has the initial state. */
 async function subscribe(ns: string, n: number, query?: string): Promise<Subscription[]> {
@@ -62,6 +70,45 @@ describe("a hot key: a tree of hubs", () => {
     const replica = hubs.hubs.find((h) => h.hub === stats.replicas[0]!.name);
     expect(replica?.root).toBe(hubName(keyOf(ns)));
     expect(metricValue(await scrape(), "kube_watch_relay_replica_hubs", { cluster })).toBeGreaterThanOrEqual(1);
+    for (const sub of subs) sub.close();
+  });
+
+  it("each hub of the tree says what it sent: the root one message per event to its replica, the replica one to each of its subscribers", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    const subs = await subscribe(ns, 4);
+    const { replicas } = await eventually(async () => {
+      const s = await rootStats(ns);
+      return s.replicas.reduce((n, r) => n + r.subscribers, 0) === 2 ? s : undefined;
+    }, "the replica to report its subscribers");
+    const name = replicas[0]!.name;
+    const [root0, replica0] = [await rootStats(ns), await replicaStats(ns, name)];
+    const changes = 5;
+    await touch(ns, changes, "s");
+    for (const sub of subs) await sub.events.take(changes);
+    const [root1, replica1] = [await rootStats(ns), await replicaStats(ns, name)];
+    const delta = (after: Sent, before: Sent) => ({ events: after.events - before.events, messages: after.messages - before.messages });
+    // Both committed the five changes; the replica is the hub of its own two subscribers.
+    expect(root1.eventsCommitted - root0.eventsCommitted).toBe(changes);
+    expect(replica1.eventsCommitted - replica0.eventsCommitted).toBe(changes);
+    expect(replica1.subscribers).toBe(2);
+    // The root sent its two subscribers each change (bookmarks, every second here, may add a few),
+    // and the replica's HTTP watch each change, in as many chunks or fewer: never to the
+    // replica's subscribers, which would be twice as many WebSocket messages.
+    const rootWs = delta(root1.sent.websocket, root0.sent.websocket);
+    expect(rootWs.messages).toBeGreaterThanOrEqual(2 * changes);
+    expect(rootWs.messages).toBeLessThan(4 * changes);
+    const rootHttp = delta(root1.sent.http, root0.sent.http);
+    expect(rootHttp.events).toBeGreaterThanOrEqual(changes);
+    expect(rootHttp.messages).toBeGreaterThanOrEqual(1);
+    expect(rootHttp.messages).toBeLessThanOrEqual(rootHttp.events);
+    // The replica sent its two subscribers each change, over WebSocket only.
+    expect(delta(replica1.sent.websocket, replica0.sent.websocket).messages).toBeGreaterThanOrEqual(2 * changes);
+    expect(delta(replica1.sent.http, replica0.sent.http)).toEqual({ events: 0, messages: 0 });
+    // Only a hub of this key's tree is reachable that way.
+    const other = await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}?replica=${encodeURIComponent(`${hubName(keyOf("elsewhere"))}#local-1`)}`);
+    expect(other.status).toBe(400);
+    expect(await other.json()).toMatchObject({ kind: "Status", code: 400, message: expect.stringContaining("is not one of this key's replica hubs") });
     for (const sub of subs) sub.close();
   });
 
