@@ -102,7 +102,7 @@ export function heapSummary(results: Results): string[] {
   if (opening && hubsTop) {
     out.push(
       `**${num(opening.keys)} hubs in one isolate**, each of ${num(opening.objects)} pods (${num(opening.keys * opening.objects)} objects in all, ${num(opening.storageMB ?? 0)} MB of storage), a subscriber on each: ` +
-        `every first list and initial state ${opening.ms === null ? "not done within the bench's wait" : `done in ${seconds(opening.ms)}`}; JS heap at most ${fmt(hubsTop.mb)} MB (${hubsTop.row.step}), ${ofLimit(hubsTop.mb)}.`,
+        `every first list and initial state ${opening.ms === null ? "not done within the bench's wait" : `done in ${seconds(opening.ms)}`}; JS heap at most ${fmt(hubsTop.mb)} MB (${hubsTop.row.step}), ${ofLimit(hubsTop.mb)}: ${fmt((hubsTop.mb * 1024) / opening.keys)} KB per hub.`,
     );
   }
   return out;

@@ -330,7 +330,19 @@ export function bigTable(rows: BigRow[]): string {
 
 export function hubsTable(rows: HubsRow[]): string {
   return table(
-    ["step", "keys", "objects a key", "subscribers", "ms", "upstream watches", "delivered/s", "p99 ms", "CPU µs/event", ...costHeaders],
-    rows.map((r) => [r.step, r.keys, r.objects, r.subscribers, r.ms, r.upstreamWatches, r.deliveredPerSec, r.p99Ms, r.cpuUsPerEvent, ...costCells(r)]),
+    ["step", "keys", "objects a key", "subscribers", "ms", "upstream watches", "delivered/s", "p99 ms", "CPU µs/event", "JS heap max KB per hub", ...costHeaders],
+    rows.map((r) => [
+      r.step,
+      r.keys,
+      r.objects,
+      r.subscribers,
+      r.ms,
+      r.upstreamWatches,
+      r.deliveredPerSec,
+      r.p99Ms,
+      r.cpuUsPerEvent,
+      r.heapMaxMB === null ? null : (r.heapMaxMB * 1024) / r.keys,
+      ...costCells(r),
+    ]),
   );
 }
