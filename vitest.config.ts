@@ -18,6 +18,10 @@ const tuning = {
   HUB_RETENTION_SECONDS: "8",
   SUBSCRIBER_BUDGET_BYTES: "262144",
   AUTH_RECHECK_SECONDS: "1",
+  LIST_CACHE_SECONDS: "2",
+  // A log longer than this makes a follower of the whole of it read its own history first.
+  LOG_BUFFER_LINES: "20",
+  LOG_IDLE_GRACE_SECONDS: "1",
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 
@@ -26,9 +30,13 @@ function workers(name: string, include: string[], bindings: Record<string, strin
     plugins: [
       cloudflareTest(({ inject }) => {
         const sims = inject("simulators");
-        const clusters: Record<string, { url: string; maxHubs?: number }> = { down: { url: "http://127.0.0.1:9" } };
+        const clusters: Record<string, { url: string; maxHubs?: number; subscribersPerHub?: number }> = { down: { url: "http://127.0.0.1:9" } };
         for (const [cluster, url] of Object.entries(sims)) if (cluster !== "default") clusters[cluster] = { url };
         clusters.quota!.maxHubs = 3;
+        // Hot keys there: past two subscribers, new ones go to replica hubs (the soak's cross-checks
+        // their histories against the roots').
+        clusters.hot!.subscribersPerHub = 2;
+        clusters.soak!.subscribersPerHub = 2;
         return {
           // workerd's informational log, which the pool turns on by default: an exception and
           // its stack for every hub a test crashes on purpose (abortAllDurableObjects()) and
@@ -71,6 +79,8 @@ export default defineConfig({
         ALLOWED_ORIGINS: "https://dashboard.example",
         MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
         METRICS_TOKEN: "scraper-token-for-the-tests",
+        // Every access allowed is logged too, which a test reads.
+        LOG_LEVEL: "debug",
       }),
       workers("workers-kube", ["test/worker-kube/**/*.test.ts"], { AUTH_MODE: "kube" }),
     ],

@@ -8,7 +8,9 @@
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
 import { bigReading, HEAP_TARGET_MB } from "./heap.ts";
-import type { BigRow, BurstRow, FanoutRow, HubsRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow } from "./rows.ts";
+import { hotSection, hotTable } from "./report-hot.ts";
+import { viewsSection, viewsTable } from "./report-views.ts";
+import type { BigRow, BurstRow, FanoutRow, HotRow, HubsRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
 import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
 import { bigTable, burstTable, fanoutRatios, fanoutTable, hubsTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
 import { checkTargets } from "./targets.ts";
@@ -30,6 +32,8 @@ export function printTables(results: Results): void {
     ["keys", keysTable(rowsOf<KeysRow>(results, "keys")), true],
     ["sockets", socketsTable(rowsOf<SocketsRow>(results, "sockets")), true],
     ["snapshot", snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")), true],
+    ["views", viewsTable(rowsOf<ViewsRow>(results, "views")), true],
+    ["hot", hotTable(rowsOf<HotRow>(results, "hot")), true],
     ["big", bigTable(rowsOf<BigRow>(results, "big")), true],
     ["hubs", hubsTable(rowsOf<HubsRow>(results, "hubs")), true],
   ];
@@ -97,7 +101,10 @@ export function markdown(results: Results, charts: ChartFile[]): string {
           (results.rows.some((r) => r.scenario === "big" || r.scenario === "hubs") ? " The big and hubs scenarios, many minutes each, were measured once." : "")
         : "") +
       (results.amendments ?? [])
-        .map((a) => ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}).`)
+        .map(
+          (a) =>
+            ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`,
+        )
         .join("") +
       disturbance(results),
     `## Summary`,
@@ -146,7 +153,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
         ? []
         : [
             `big: a simulator and a relay of its own (started as \`npm start\` starts it, its heap held to the platform's 128 MB), one namespace grown to ${num(sizes.big.objects)} pods of about 3.5 KB as the relay serves them (copies of seeded pods with four common annotations), one hub, step by step: ` +
-              `the API server's own list in pages of ${num(sizes.big.pageLimit)} (the baseline: what the hub reads); the hub's first list (from the request that starts it until the hub is watching with every object); ` +
+              `the API server's own lists, whole and in pages of ${num(sizes.big.pageLimit)} (the baseline; the hub reads it in pages); the hub's first list (from the request that starts it until the hub is watching with every object); ` +
               `full lists through the relay (\`resourceVersion=0\`, and a consistent read, which first asks the API server for its resourceVersion) and a paged one; the initial state to ${num(sizes.big.subscribers)} subscribers at once over each transport (until each has every object), and to one watch-list (\`sendInitialEvents=true\`); ` +
               `${sizes.big.churnMs / 1000} s of the simulator's churn at ${num(sizes.big.churn)} changes/s with ${num(sizes.big.subscribers)} WebSocket subscribers; a resume for net changes (\`compact=true\`, as the project's client resumes) from the hub's horizon (its first list); ` +
               `${num(sizes.big.resumes)} subscribers resuming at once after ${num(sizes.big.missed)} changes; a relist after a 410 (the hub's upstream watch stalled, ${num(sizes.big.missed)} changes, then the history compacted and the watch expired); ` +
@@ -173,6 +180,8 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     `## snapshot`,
     snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")),
     `node-relay and raw-ws keep no list cache, so this compares the relay with the API server only.`,
+    ...viewsSection(results),
+    ...hotSection(results),
     ...(rowsOf(results, "big").length > 0
       ? [
           `## big`,

@@ -12,7 +12,22 @@ import type { Row } from "./rows.ts";
 export const inRound = (namespace: string, round: number): string => (round === 0 ? namespace : `${namespace}-r${round + 1}`);
 
 /** The fields that say what was measured (a row has those of its scenario): the rest are what was found. */
-export const DIMENSIONS = ["scenario", "system", "transport", "subscribers", "eventsPerSec", "changes", "missedEvents", "keys", "clients", "objects", "list", "step"] as const;
+export const DIMENSIONS = [
+  "scenario",
+  "system",
+  "transport",
+  "subscribers",
+  "eventsPerSec",
+  "changes",
+  "missedEvents",
+  "keys",
+  "clients",
+  "objects",
+  "replicas",
+  "measurement",
+  "list",
+  "step",
+] as const;
 
 /** What identifies a measurement across rounds. */
 function identity(row: Row): string {

@@ -173,6 +173,103 @@ export interface SnapshotRow extends Rounds {
   upstreamRequests: number;
 }
 
+/** One hub of a hot key's tree over a measurement (`/_relay/stats`, and `?replica=` for a replica). */
+export interface TreeHub {
+  /** `root`, or the replica's name after its root's (`local-1`). */
+  hub: string;
+  /** Its own subscribers (for the root, not its replicas' watches). */
+  subscribers: number;
+  /** Where it sends each event: its subscribers, and for the root its replicas too. */
+  destinations: number;
+  /** Messages it sent (WebSocket messages, HTTP chunks) per event it committed, over the window. */
+  messagesPerEvent: number | null;
+}
+
+/**
+ * One hot key's subscribers, without replicas (`replicas` 0) or spread over replica hubs, as the
+ * tree settles once every subscriber has reconnected at least once: the root serves only its
+ * replicas. Then, for the main size, a storm: every subscriber drops, `missedEvents` changes are
+ * made, and all come back at once.
+ */
+export interface HotRow extends Common, Delivery {
+  scenario: "hot";
+  subscribers: number;
+  /** Replica hubs asked for (the cluster's `subscribersPerHub` is subscribers ÷ replicas), and those that served subscribers. */
+  replicas: number;
+  replicasLive: number;
+  /** The root first, then each replica. */
+  hubs: TreeHub[];
+  /** Most watches held open on the API server at once (sampled three times in the window). */
+  upstreamWatches: number;
+  /** Watches the relay answered with a server error while the tree was built (the bench's own were asked for again; a subscriber's waits for the storm). */
+  refused: number;
+  /** The storm, where measured: missed changes, time until the last subscriber had them all, and where the resumed subscribers went. */
+  missedEvents: number | null;
+  catchUpMs: number | null;
+  catchUpP50Ms: number | null;
+  caughtUp: number | null;
+  stormUpstreamRequests: number | null;
+  /** Reconnections that failed during the storm (each subscriber tries again). */
+  stormErrors: number | null;
+  /** Subscribers on replicas once all had resumed (the rest on the root), as the root's replicas reported. */
+  stormOnReplicas: number | null;
+}
+
+/** A view's first frame, timed: the first view of its order (which builds the order's index), then a second window of it. */
+export interface ViewOpen {
+  sort: string;
+  filter: string | null;
+  coldMs: number;
+  warmMs: number;
+  /** The first frame's bytes (the window whole). */
+  bytes: number;
+}
+
+/**
+ * One collection of `objects` pods under churn, read by one kind of client per window: a full
+ * watch alone (`watch`: the baseline every window has), live views beside it (`views`), or
+ * notify-then-refetch clients beside it (`refetch`).
+ */
+export interface ViewsRow extends Rounds {
+  scenario: "views";
+  system: SystemName;
+  transport: "http";
+  objects: number;
+  measurement: "watch" | "views" | "refetch";
+  /** Clients of that kind: views, refetching clients, or the one watch. */
+  clients: number;
+  /** Writes a second asked for, and made. */
+  eventsPerSec: number;
+  upstreamEventsPerSec: number;
+  /** Frames (views), events (the watch) or pages (refetch) received a second, all clients together. */
+  deliveredPerSec: number;
+  /** What one client received per upstream event: all its messages, and those that carried a row change. */
+  messagesPerEvent: number | null;
+  changesPerEvent: number | null;
+  /** Bytes one client received a minute (keep-alives included), and what the full watch received a minute in the same window. */
+  bytesPerClientPerMin: number | null;
+  watchBytesPerMin: number | null;
+  /** From the write of a change to the frame (or page, or event) that carried its row. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  latencySamples: number;
+  /** The relay process's CPU, and per upstream event; SQLite rows its hub wrote per event committed. */
+  serverCpuPct: number;
+  cpuUsPerEvent: number | null;
+  rowsWrittenPerEvent: number | null;
+  upstreamCpuPct: number;
+  /** The clients' and churn's process. */
+  loadGenCpuPct: number;
+  otherLoadPct: number;
+  errors: number;
+  /** On the `views` row: the collection listed through the relay (the first list builds the hub), and views' first frames by order. */
+  listColdMs: number | null;
+  listMs: number | null;
+  listBytes: number | null;
+  opens: ViewOpen[] | null;
+}
+
 /** What a step took of the relay's memory and storage: its isolate's JS heap (after a full collection, sampled through the step and once after), workerd's resident memory, and what the hub wrote. */
 export interface StepCost {
   heapMaxMB: number | null;
@@ -231,7 +328,7 @@ export interface HubsRow extends Rounds, StepCost {
   cpuUsPerEvent?: number | null;
 }
 
-export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | BigRow | HubsRow;
+export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow | ViewsRow | BigRow | HubsRow;
 
 /** A measurement the bench chose not to make, and why. */
 export interface Skipped {
@@ -258,8 +355,8 @@ export interface Results {
   skipped: Skipped[];
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
-  /** Later runs (`--merge`) whose rows replaced those of some scenarios. */
-  amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]> }>;
+  /** Later runs (`--merge`) whose rows replaced those of some scenarios, with how many rounds theirs are of where that is not the run's. */
+  amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]>; rounds?: number }>;
 }
 
 /** The row of `system` on `transport` among `rows` that `matches`. */

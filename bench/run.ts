@@ -23,12 +23,14 @@ import type { ProfileSummary, Results, Row, Skipped } from "./rows.ts";
 import { big } from "./scenarios/big.ts";
 import { burst } from "./scenarios/burst.ts";
 import { fanout } from "./scenarios/fanout.ts";
+import { hot } from "./scenarios/hot.ts";
 import { hubs } from "./scenarios/hubs.ts";
 import { keys } from "./scenarios/keys.ts";
 import type { Context, Scenario } from "./scenarios/scenario.ts";
 import { snapshot } from "./scenarios/snapshot.ts";
 import { sockets } from "./scenarios/sockets.ts";
 import { storm } from "./scenarios/storm.ts";
+import { views } from "./scenarios/views.ts";
 import { Sim } from "./sim.ts";
 import { SYSTEM_NAMES } from "./systems/catalog.ts";
 import { directSystem } from "./systems/direct.ts";
@@ -42,7 +44,7 @@ import type { Launched, System, SystemName } from "./systems/system.ts";
  * are done with; storm last (after a storm a system can stay busy for a long time, and nothing
  * should run in its wake).
  */
-const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, big, hubs, storm];
+const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, big, hubs, storm];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
@@ -106,8 +108,10 @@ async function main(): Promise<void> {
   const profiling = !values["no-profile"] && !values.merge && names.includes("relay");
   const amended = values.merge ? (JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results) : undefined;
   if (amended && amended.mode !== mode) throw new Error(`--merge: latest.json is a ${amended.mode} run, this one would be ${mode}`);
-  // The report says how many rounds every row is the median of: a merged run must make as many.
-  if (amended && (amended.rounds ?? 1) !== rounds)
+  // The report says how many rounds every row is the median of: a merged run must make as many,
+  // unless its scenarios have no rows there yet (an amendment then says its own).
+  const replaces = amended?.rows.some((r) => scenarios.some((s) => s.name === r.scenario)) ?? false;
+  if (amended && (amended.rounds ?? 1) !== rounds && replaces)
     throw new Error(`--merge: latest.json's rows are of ${amended.rounds ?? 1} round(s) each, this run would make ${rounds} (give --rounds ${amended.rounds ?? 1})`);
   mkdirSync(outDir, { recursive: true });
   const logDir = (workDir = mkdtempSync(join(tmpdir(), "kwr-bench-")));
@@ -141,6 +145,7 @@ async function main(): Promise<void> {
     sizes,
     round: 0,
     benchPids: [process.pid, ...descendants(process.pid)],
+    logDir,
     quiesce: async () => void (await waitIdle([...new Set([sim.pid, ...[...systems.values()].flatMap((s) => s.pids)])])),
     progress,
     skip(entry) {
@@ -149,7 +154,6 @@ async function main(): Promise<void> {
       skipped.push(entry);
       progress(`${entry.scenario} ${entry.system}: not run at ${entry.subscribers} subscribers, ${entry.eventsPerSec} events/s: ${entry.reason}`);
     },
-    logDir,
     started: (more) => void processes.push(...more),
   };
   const systemsOf = (scenario: Scenario) => scenario.systems.filter((n) => names.includes(n)).map((n) => systems.get(n) as System);
@@ -203,7 +207,16 @@ function merge(amended: Results, later: Results, scenarios: ReadonlyArray<Row["s
     rows: [...amended.rows.filter((r) => !scenarios.includes(r.scenario)), ...later.rows],
     skipped: [...amended.skipped.filter((s) => !scenarios.includes(s.scenario)), ...later.skipped],
     processes: [...amended.processes, ...later.processes],
-    amendments: [...(amended.amendments ?? []), { command: later.command, startedAt: later.startedAt, durationMs: later.durationMs, scenarios: [...scenarios] }],
+    amendments: [
+      ...(amended.amendments ?? []),
+      {
+        command: later.command,
+        startedAt: later.startedAt,
+        durationMs: later.durationMs,
+        scenarios: [...scenarios],
+        ...((later.rounds ?? 1) !== (amended.rounds ?? 1) ? { rounds: later.rounds ?? 1 } : {}),
+      },
+    ],
   };
 }
 

@@ -4,6 +4,8 @@
  * target is a finding, stated with how far off it is.
  */
 import { heapTargets } from "./heap.ts";
+import { hotTargets } from "./report-hot.ts";
+import { viewsTargets } from "./report-views.ts";
 import { memoryGrowthText } from "./tables.ts";
 import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SocketsRow, type StormRow } from "./rows.ts";
 import { headline, middle } from "./rounds.ts";
@@ -231,6 +233,6 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: memory && memory.rssKB >= 0 ? memory.rssKB <= 20 : undefined,
     };
   });
-  results.push(...heapTargets(rows));
+  results.push(...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows));
   return results;
 }

@@ -23,3 +23,16 @@ export function parentOf(pid: number): number | undefined {
   const ppid = procStat(pid)?.[1];
   return ppid === undefined ? undefined : Number(ppid);
 }
+
+/**
+ * Call `stop` once whoever started this process is gone: nothing signals a process whose parent
+ * died without forwarding a signal (npm does not forward SIGTERM, and nothing is told of a kill
+ * -9). Under npm, which runs scripts through `sh -c`, the shell outlives a kill -9 of npm (it is
+ * handed to init), so a change of the parent's parent counts too. Looks once a second.
+ */
+export function onOrphaned(stop: () => void): void {
+  const parent = process.ppid;
+  const npm = process.env.npm_lifecycle_event === undefined ? undefined : parentOf(parent);
+  const orphaned = () => process.ppid !== parent || (npm !== undefined && parentOf(parent) !== npm);
+  setInterval(() => orphaned() && stop(), 1000).unref();
+}

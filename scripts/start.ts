@@ -1,7 +1,8 @@
 /**
  * `npm start`: the relay on http://127.0.0.1:8787 (PORT to change; TLS=1 for https:// with a
  * certificate made here, which kubectl needs to send a token), relaying UPSTREAM_URL or,
- * without it, a simulated cluster with churn started here. Every relay variable set in this
+ * without it, a simulated cluster with churn started here (in AUTH_MODE=kube, with demo users
+ * whose tokens it prints). Once ready, it prints commands that work as printed (hints.ts). Every relay variable set in this
  * process's environment reaches the Worker, secrets in memory only. The relay runs in one
  * workerd process (scripts/runtime.ts) that dies with this one, however it ends; Ctrl-C stops
  * everything this started.
@@ -10,22 +11,14 @@ import { readFileSync } from "node:fs";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
 import { resolve } from "node:path";
-import { clockResourceVersion, startSimulator, type Simulator } from "../src/sim/index.ts";
+import type { Simulator } from "../src/sim/index.ts";
+import { relayEnvironment, startDemoCluster, type DemoUser } from "./demo-cluster.ts";
+import { hints, type HintContext } from "./hints.ts";
 import { localCertificate } from "./local-tls.ts";
-import { parentOf } from "./proc.ts";
+import { onOrphaned } from "./proc.ts";
 import { HEAP_LIMIT_MB, outOfMemory } from "./heap-limit.ts";
 import { startRelayRuntime, StateDirectoryInUse, type RelayRuntime } from "./runtime.ts";
 import { kubeModeProblem, upstreamProblem } from "./upstream-check.ts";
-import { SECRET_NAMES, VARIABLE_NAMES } from "../src/var-names.ts";
-
-/** The secrets `CLUSTERS` names (`tokenSecret`), passed as the others are; a malformed `CLUSTERS` is the relay's to report. */
-function clusterSecrets(clusters: string | undefined): string[] {
-  try {
-    return Object.values(JSON.parse(clusters ?? "{}") as Record<string, { tokenSecret?: unknown } | null>).flatMap((c) => (typeof c?.tokenSecret === "string" ? [c.tokenSecret] : []));
-  } catch {
-    return [];
-  }
-}
 
 /** How long workerd may take to answer /healthz, and then the relay to reach its upstream (/readyz). */
 const HEALTHY_WITHIN_MS = 30_000;
@@ -39,19 +32,18 @@ let relay: RelayRuntime | undefined;
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8787);
-  const pick = (names: readonly string[]) => Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n] as string]));
-  const vars = pick(VARIABLE_NAMES);
-  const secrets = pick([...SECRET_NAMES, ...clusterSecrets(process.env.CLUSTERS)]);
-
+  const { vars, secrets } = relayEnvironment();
+  vars.AUTH_MODE ??= "none";
+  let users: DemoUser[] | undefined;
   if (!vars.UPSTREAM_URL) {
-    // From the clock: clients that outlive a restart hold resourceVersions of the last run.
-    sim = await startSimulator({ port: Number(process.env.SIM_PORT ?? 0), churn: { ratePerSec: Number(process.env.SIM_CHURN ?? 2) }, initialResourceVersion: clockResourceVersion() });
+    const demo = await startDemoCluster(vars.AUTH_MODE);
+    sim = demo.sim;
+    users = demo.users;
     vars.UPSTREAM_URL = sim.url;
-    say(`simulated cluster at ${sim.url} (churn ${process.env.SIM_CHURN ?? 2} changes/s; SIM_CHURN to change)`);
+    say(demo.summary);
   } else {
     say(`relaying the cluster at ${vars.UPSTREAM_URL}`);
   }
-  vars.AUTH_MODE ??= "none";
   if (vars.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it listens on loopback only");
 
   const problem = (await upstreamProblem(vars.UPSTREAM_URL, secrets.UPSTREAM_TOKEN)) ?? (vars.AUTH_MODE === "kube" ? await kubeModeProblem(vars.UPSTREAM_URL) : undefined);
@@ -88,25 +80,8 @@ async function main(): Promise<void> {
     return fail(`the relay cannot reach the upstream at ${vars.UPSTREAM_URL} although this launcher could (its log above says why; for https://, NODE_EXTRA_CA_CERTS must name the CA)`);
   }
   say(`relay ready at ${url}`);
-  const tokens = vars.AUTH_MODE !== "none";
-  if (vars.AUTH_MODE === "jwt") say("  a token for it: TOKEN=$(npm run -s token -- --sub you --namespace default --resource pods)");
-  if (vars.AUTH_MODE === "kube") say("  TOKEN is your own Kubernetes token: the cluster decides what it may read");
-  say(`  open ${url}/ in a browser${tls ? " (which must trust the CA above)" : ""}, or try:`);
-  const cacert = tls ? ` --cacert '${tls.caFile}'` : "";
-  say(`  curl -N${cacert}${tokens ? ' -H "Authorization: Bearer $TOKEN"' : ""} '${url}/api/v1/pods?watch=1'`);
-  if (tokens && !tls) {
-    // kubectl sends no bearer token over plain http (it drops it, and the relay answers 401).
-    say("  kubectl sends no token over http://: restart with TLS=1 for an https:// relay kubectl can use");
-    return;
-  }
-  const kubectlTls = tls ? ` --certificate-authority '${tls.caFile}'` : "";
-  say(`  kubectl --server ${url}${kubectlTls}${tokens ? ' --token "$TOKEN"' : ""} get pods -A -w`);
-  if (tls) {
-    say("  or in a kubeconfig:");
-    say(`    kubectl config set-cluster relay --server ${url} --certificate-authority '${tls.caFile}' --embed-certs`);
-    say(`    kubectl config set-credentials relay${tokens ? ' --token "$TOKEN"' : ""}`);
-    say("    kubectl config set-context relay --cluster relay --user relay && kubectl config use-context relay");
-  }
+  for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], caFile: tls?.caFile, users })) say(line);
+  say(`Ctrl-C stops the relay${sim ? " and the simulated cluster" : ""}`);
 }
 
 /** The runtime's lines, as they come; one saying it ran out of heap ends the relay, saying why in one line. */
@@ -153,14 +128,8 @@ function shutdown(code: number): Promise<void> {
   return stopping;
 }
 
-// Whoever started us may die without signalling us (npm does not forward SIGTERM, and nothing
-// is told of a kill -9): orphaned, we would keep the relay, the simulator and their ports. Stop
-// when the parent is gone. npm runs us through `sh -c`, and that shell outlives a kill -9 of
-// npm (it is only handed to init): so under npm, stop too when the parent's parent changes.
-const parent = process.ppid;
-const npm = process.env.npm_lifecycle_event === undefined ? undefined : parentOf(parent);
-const orphaned = () => process.ppid !== parent || (npm !== undefined && parentOf(parent) !== npm);
-setInterval(() => orphaned() && void shutdown(0), 1000).unref();
+// Orphaned, we would keep the relay, the simulator and their ports.
+onOrphaned(() => void shutdown(0));
 
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));

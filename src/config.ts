@@ -4,6 +4,7 @@
  * a malformed value is a configuration error that names the variable.
  */
 import { DEFAULT_WATCH_RENEW_SECONDS } from "./heartbeat.ts";
+import { LOG_LEVELS, type LogLevel } from "./log.ts";
 import type { Vars } from "./vars.ts";
 
 export class ConfigError extends Error {}
@@ -74,12 +75,36 @@ export function hubSettings(env: Vars): HubSettings {
   };
 }
 
+/** How long a list of a resource without watch is shared (`LIST_CACHE_SECONDS`): one upstream list per key per this long. */
+export function listCacheSeconds(env: Vars): number {
+  return int(env, "LIST_CACHE_SECONDS", 10, 1);
+}
+
+/** What a log hub keeps and how long (DESIGN.md, "Pod logs"). */
+export interface LogSettings {
+  /** Lines each log hub keeps of its log, for followers who join later (`LOG_BUFFER_LINES`). */
+  bufferLines: number;
+  /** Bytes of lines the log hubs of one isolate keep, all together (`LOG_MEMORY_BYTES`). */
+  memoryBytes: number;
+  /** How long a log hub keeps following after its last follower left (`LOG_IDLE_GRACE_SECONDS`). */
+  idleGraceMs: number;
+}
+
+export function logSettings(env: Vars): LogSettings {
+  return {
+    bufferLines: int(env, "LOG_BUFFER_LINES", 1000, 0),
+    memoryBytes: int(env, "LOG_MEMORY_BYTES", 16 * 1024 * 1024, 0),
+    idleGraceMs: int(env, "LOG_IDLE_GRACE_SECONDS", 10, 0) * 1000,
+  };
+}
+
 /** One entry of `CLUSTERS`: `{"prod": {"url": "...", "tokenSecret": "PROD_TOKEN", "maxHubs": 50}}` or `{"binding": "PROD_VPC"}`. */
 export interface ClusterEntry {
   url?: string;
   binding?: string;
   tokenSecret?: string;
   maxHubs?: number;
+  subscribersPerHub?: number;
 }
 
 /** A Map, so a name from a request (`constructor`) can never find a prototype property. */
@@ -105,12 +130,34 @@ export function maxHubs(env: Vars, cluster: string): number {
 }
 
 /**
+ * How many subscribers a key's hub serves before new ones go to replica hubs (DESIGN.md, "Hot
+ * keys"): its `subscribersPerHub` in CLUSTERS, else `SUBSCRIBERS_PER_HUB`.
+ */
+export function subscribersPerHub(env: Vars, cluster: string): number {
+  const own = clusters(env).get(cluster)?.subscribersPerHub;
+  if (own !== undefined) {
+    if (!Number.isInteger(own) || own < 1) throw new ConfigError(`CLUSTERS.${cluster}.subscribersPerHub must be an integer >= 1`);
+    return own;
+  }
+  return int(env, "SUBSCRIBERS_PER_HUB", 500, 1);
+}
+
+/**
  * Of a cluster's hubs, how many one subject's requests may have started and keep watching
  * (`MAX_HUBS_PER_SUBJECT`; default a quarter of the cluster's, at least 1): one token listing
  * many selectors must not take every upstream watch the cluster allows.
  */
 export function maxHubsPerSubject(env: Vars, cluster: string): number {
   return int(env, "MAX_HUBS_PER_SUBJECT", Math.max(1, Math.floor(maxHubs(env, cluster) / 4)), 1);
+}
+
+/** `LOG_LEVEL`: the least a log line must be to be written (default `info`; `debug` adds every access allowed). */
+export function logLevel(env: Vars): LogLevel {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === "") return "info";
+  const level = LOG_LEVELS.find((l) => l === raw);
+  if (!level) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(raw)}`);
+  return level;
 }
 
 /** A comma-separated list variable, trimmed, empties dropped. */

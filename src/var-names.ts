@@ -22,12 +22,18 @@ export const VARIABLE_NAMES = [
   "MAX_HUBS",
   "MAX_HUBS_PER_SUBJECT",
   "MAX_SUBSCRIPTIONS_PER_SUBJECT",
+  "SUBSCRIBERS_PER_HUB",
   "AUTH_RECHECK_SECONDS",
   "STRIP_MANAGED_FIELDS",
   "TOMBSTONES_MAX",
   "TOMBSTONE_TTL_SECONDS",
   "LINE_MEMORY_BYTES",
   "SLICE_MEMORY_BYTES",
+  "LOG_LEVEL",
+  "LIST_CACHE_SECONDS",
+  "LOG_BUFFER_LINES",
+  "LOG_MEMORY_BYTES",
+  "LOG_IDLE_GRACE_SECONDS",
 ] as const;
 
 /** Secrets: `UPSTREAM_TOKEN` for the default cluster, the jwt mode's key, and a token that may read `/metrics` whatever AUTH_MODE says. */

@@ -17,6 +17,7 @@ import { startChild } from "../children.ts";
 import type { RelayRuntimeArgs, RelayRuntimeInfo } from "../hosts/relay-runtime.ts";
 import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
 import { Inspector } from "../inspector.ts";
+import { hotClusters } from "../scenarios/hot.ts";
 import type { Sim } from "../sim.ts";
 import type { Launched, Processes, System, SystemName } from "./system.ts";
 
@@ -91,7 +92,8 @@ export function relayServing(name: SystemName, url: string, pids: readonly numbe
  * relay of its own names it apart; a relay started again on a `stateDir` restores its hubs).
  */
 export async function startRelay(sim: Sim, logDir: string, { name = "relay", stateDir = join(logDir, `${name}-state`) }: { name?: string; stateDir?: string } = {}): Promise<Relay> {
-  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS }, stateDir };
+  // The hot scenario's clusters: the same upstream, each with its own share per hub.
+  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: hotClusters(sim.url) }, stateDir };
   const child = await startChild<RelayRuntimeInfo>(name, new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
   const { info } = child;
   // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.

@@ -18,7 +18,12 @@ export interface Access {
   namespace: string | undefined;
   /** A single object (`get`, or a watch by name). */
   name?: string | undefined;
+  /** A subresource of it (`log` of a pod: `get` on `pods/log`), as RBAC names them. */
+  subresource?: string | undefined;
 }
+
+/** The resource as RBAC rules name it: `pods`, or `pods/log` for a subresource. */
+export const ruleResource = (access: Access): string => (access.subresource ? `${access.resource}/${access.subresource}` : access.resource);
 
 /** What a subscriber was granted, and how to keep checking it. */
 export interface Grant {
@@ -30,10 +35,10 @@ export interface Grant {
 }
 
 /** One string per distinct access, for caches of answers about it. */
-export const accessKey = (access: Access): string => JSON.stringify([access.cluster, access.verb, access.group, access.resource, access.namespace ?? "", access.name ?? ""]);
+export const accessKey = (access: Access): string => JSON.stringify([access.cluster, access.verb, access.group, ruleResource(access), access.namespace ?? "", access.name ?? ""]);
 
-/** RBAC's wording: `User "alice" cannot watch resource "pods" in API group "" in the namespace "dev"`. */
+/** RBAC's wording: `User "alice" cannot watch resource "pods" in API group "" in the namespace "dev"` (`"pods/log"` for a subresource). */
 export function describeDenial(subject: string, access: Access): string {
   const where = access.namespace === undefined ? "at the cluster scope" : `in the namespace "${access.namespace}"`;
-  return `User "${subject}" cannot ${access.verb} resource "${access.resource}" in API group "${access.group}" ${where}`;
+  return `User "${subject}" cannot ${access.verb} resource "${ruleResource(access)}" in API group "${access.group}" ${where}`;
 }

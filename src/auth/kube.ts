@@ -75,6 +75,7 @@ export async function mayAccess(upstream: ReviewUpstream, token: string, access:
   const resourceAttributes: Record<string, string> = { verb: access.verb, group: access.group, resource: access.resource };
   if (access.namespace !== undefined) resourceAttributes.namespace = access.namespace;
   if (access.name !== undefined) resourceAttributes.name = access.name;
+  if (access.subresource !== undefined) resourceAttributes.subresource = access.subresource;
   const review = await post(upstream, token, SELF_SUBJECT_ACCESS_REVIEWS, {
     apiVersion: "authorization.k8s.io/v1",
     kind: "SelfSubjectAccessReview",
@@ -82,6 +83,21 @@ export async function mayAccess(upstream: ReviewUpstream, token: string, access:
   });
   if (!review.ok) return review;
   return { ok: true, value: (review.value.status as { allowed?: unknown } | undefined)?.allowed === true };
+}
+
+const SELF_SUBJECT_RULES_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+
+/** The rules the token's user has in `namespace` (SelfSubjectRulesReview): cluster-wide ones and the namespace's own, flattened. */
+export async function rulesIn(
+  upstream: ReviewUpstream,
+  token: string,
+  namespace: string,
+): Promise<Review<{ rules: Array<{ verbs: string[]; apiGroups?: string[]; resources?: string[] }>; incomplete: boolean }>> {
+  const review = await post(upstream, token, SELF_SUBJECT_RULES_REVIEWS, { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", spec: { namespace } });
+  if (!review.ok) return review;
+  const status = (review.value.status ?? {}) as { resourceRules?: unknown; incomplete?: unknown };
+  const rules = Array.isArray(status.resourceRules) ? (status.resourceRules as Array<{ verbs: string[]; apiGroups?: string[]; resources?: string[] }>).filter((r) => Array.isArray(r?.verbs)) : [];
+  return { ok: true, value: { rules, incomplete: status.incomplete === true } };
 }
 
 /**

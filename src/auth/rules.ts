@@ -4,8 +4,10 @@
  * `{"clusters"?: [...], "apiGroups": [...], "resources": [...], "namespaces": [...]}`, with
  * `"*"` as a wildcard and `""` as the core group. `namespaces: ["*"]` also grants watches across
  * all namespaces and cluster-scoped resources; a rule without `clusters` covers every cluster.
+ * Subresources are named as RBAC names them: `pods/log`, or `*` then `/log` for that subresource
+ * of any resource; `pods` alone does not grant `pods/log`, as in RBAC.
  */
-import type { Access } from "./access.ts";
+import { ruleResource, type Access } from "./access.ts";
 
 export interface Rule {
   clusters?: string[];
@@ -35,12 +37,15 @@ export function parseRules(claim: unknown): Rule[] | string {
 
 const covers = (allowed: readonly string[], value: string) => allowed.includes("*") || allowed.includes(value);
 
+// RBAC's `ResourceMatches`: `*`, the resource (with its subresource), or `*/<subresource>`.
+const coversResource = (allowed: readonly string[], access: Access) => covers(allowed, ruleResource(access)) || (access.subresource !== undefined && allowed.includes(`*/${access.subresource}`));
+
 export function allows(rules: readonly Rule[], access: Access): boolean {
   return rules.some(
     (r) =>
       (r.clusters === undefined || covers(r.clusters, access.cluster)) &&
       covers(r.apiGroups, access.group) &&
-      covers(r.resources, access.resource) &&
+      coversResource(r.resources, access) &&
       // Across all namespaces (or cluster-scoped) needs the wildcard; one namespace needs it listed.
       (access.namespace === undefined ? r.namespaces.includes("*") : covers(r.namespaces, access.namespace)),
   );

@@ -41,7 +41,7 @@ function hint(code: number): string {
   if (code === 401) return "the relay wants credentials: pass a token (the `token` option)";
   if (code === 403) return "the token, or the lack of one, may not list and watch this collection";
   if (code === 404) return "this relay serves no such collection or cluster: check the URL's path (/api/v1/..., /apis/<group>/<version>/..., /clusters/<name>/...)";
-  if (code === 400 || code === 422) return "the relay rejected the request: check the selectors in the URL";
+  if (code === 400 || code === 422) return "the relay rejected the request: check the selectors in the URL (and a view's sort and filter)";
   if (isRetryableCode(code)) return "the relay or the cluster behind it is unavailable; retrying";
   return "unexpected answer from the relay";
 }

@@ -3,6 +3,7 @@
  * kube-watch-relay's client, for browsers and Node 22 (both have `fetch` and `WebSocket`):
  * `watch()` yields a collection's changes and survives disconnects by resuming from its last
  * resourceVersion (relisting after a 410); `informer()` keeps a live map of the collection;
+ * `view()` keeps a window of it (a page in an order, under a filter, with the count) live;
  * `relaySocket()` carries every watch of a client instance on one WebSocket, and `watchMany()`
  * watches several collections over one.
  *
@@ -18,9 +19,10 @@
  */
 export { watch } from "./watch.ts";
 export { informer, Informer, type InformerOptions } from "./informer.ts";
+export { view, View, type ViewCell, type ViewColumn, type ViewOptions, type ViewRow, type ViewStatus, type ViewWindow } from "./view.ts";
 export { objectKey } from "./keys.ts";
 export { WatchError } from "./errors.ts";
-export { relaySocket, RelaySocket, type RelaySocketOptions } from "./relay-socket.ts";
+export { relaySocket, RelaySocket, type LogEnd, type RelaySocketOptions } from "./relay-socket.ts";
 export { watchMany, type Failed, type NamedUpdate, type WatchManyOptions } from "./many.ts";
 export { statsUrl } from "./url.ts";
 export type {

@@ -19,7 +19,7 @@ export async function listCollection<T>(transport: Transport, url: string, token
   }
   const text = await response.text();
   const body = parse(text);
-  if (!response.ok) throw failed(`GET ${url}`, response, body);
+  if (!response.ok) throw responseError(`GET ${url}`, response, text);
   const list = body as Partial<KubeList<T>> | undefined;
   if (typeof list?.metadata?.resourceVersion !== "string" || !Array.isArray(list.items)) {
     throw protocolError(`GET ${url} answered ${response.status} with something that is not a Kubernetes list (${text.slice(0, 80)})`);
@@ -35,8 +35,9 @@ function parse(text: string): unknown {
   }
 }
 
-function failed(what: string, response: Response, body: unknown): WatchError {
+/** A refused request as the error that says why: the relay's `Status` when the body is one. */
+export function responseError(what: string, response: Response, text: string): WatchError {
   const wait = retryAfterMs(response.headers.get("retry-after"));
-  const status = body as Status | undefined;
+  const status = parse(text) as Status | undefined;
   return status?.kind === "Status" ? statusError(what, { ...status, code: status.code ?? response.status }, wait) : httpError(what, response.status, wait);
 }

@@ -18,12 +18,19 @@ import { protocolError, socketFailed, statusError, unreachable, WatchError } fro
 import { informer, type Informer, type InformerOptions } from "./informer.ts";
 import { transportOf } from "./transport.ts";
 import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
+import { view, type View, type ViewOptions } from "./view.ts";
 import { watch } from "./watch.ts";
-import { lineId, lineType, MUX_PATH, opMessage, opOfQuery, type Closed, type WatchOp } from "../k8s/mux.ts";
+import { lineId, lineType, MUX_PATH, opMessage, opOfQuery, viewOpOfQuery, type Closed, type LogParameters, type ViewOp, type WatchOp } from "../k8s/mux.ts";
 import { parseApiPath } from "../k8s/path.ts";
 import { parseEventLine } from "../k8s/event.ts";
 import { INITIAL_EVENTS_END, type KubeList, type Status } from "../k8s/types.ts";
 import { ackMessage, CLOSE, watchProtocols } from "../k8s/websocket.ts";
+
+/** How a followed log ended: its CLOSED's code (1000: the container stopped, or limitBytes was reached) and reason. */
+export interface LogEnd {
+  code: number;
+  reason: string;
+}
 
 export interface RelaySocketOptions {
   /** Bearer token for the socket (and its lists): one per socket, as on the relay. */
@@ -65,6 +72,11 @@ export class RelaySocket implements Transport {
     return informer<T>(url, this.#over(options));
   }
 
+  /** `view()` over this socket, with its token: a live view is an op beside the watches. */
+  view<T extends KubeResource>(url: string | URL, options: ViewOptions<T> = {}): View<T> {
+    return view<T>(url, this.#over(options));
+  }
+
   /** Close the socket: every watch on it ends (their iterations see close 1000 and resume unless stopped). */
   close(): void {
     this.#closed = true;
@@ -78,11 +90,11 @@ export class RelaySocket implements Transport {
     return this.#transport.fetch(url, init);
   }
 
-  /** A watch URL (as `watch()` makes it) as one watch on the socket. */
+  /** A watch URL (as `watch()` makes it), or a live view's (as `view()` makes it), as one stream of the socket. */
   async connect(url: string): Promise<WatchSocket> {
     const socket = await this.#open();
     const channel = this.#channel();
-    socket.send(opMessage(watchOp(channel.id, new URL(url))));
+    socket.send(opMessage(openOp(channel.id, new URL(url))));
     return channel;
   }
 
@@ -132,8 +144,68 @@ export class RelaySocket implements Transport {
     }
   }
 
-  /** A watch's options over this socket: its token, and no deltas (its hubs send it whole events). */
-  #over<O extends WatchOptions>(options: O): O {
+  /**
+   * A pod's log over this socket (`path`: `/api/v1/namespaces/{namespace}/pods/{name}/log`, or
+   * under `/clusters/{name}`; options as the log request's, followed unless `follow: false`): its
+   * text as it arrives, whole lines at a time, until it ends — the container stopped,
+   * `limitBytes` was reached, or it was not followed — which is what the iteration returns; a
+   * refusal or a failure is thrown as a `WatchError` with the relay's Status. It acknowledges what
+   * the loop has taken, so a loop that falls behind is held, then cut off (4008). Leaving the loop
+   * stops following.
+   */
+  async *logs(path: string, options: LogParameters = {}): AsyncGenerator<string, LogEnd, undefined> {
+    let socket: WatchSocket;
+    try {
+      socket = await this.#open();
+    } catch (e) {
+      throw unreachable(path, e);
+    }
+    const channel = this.#channel();
+    // Each chunk, with what of the socket's messages is taken once it is.
+    const chunks: Array<{ text: string; units: number }> = [];
+    let failure: WatchError | undefined;
+    let ended: LogEnd | undefined;
+    let wake: (() => void) | undefined;
+    let taken = 0;
+    channel.addEventListener("message", (event) => {
+      const message = event.data as string;
+      const before = chunks.length;
+      for (const line of message.split("\n")) {
+        if (!line) continue;
+        const parsed = JSON.parse(line) as { type: string; text?: string; object?: Status };
+        if (parsed.type === "LOG") chunks.push({ text: parsed.text ?? "", units: 0 });
+        else if (parsed.type === "ERROR") failure ??= statusError(`GET ${path} (a log over the relay socket)`, parsed.object as Status);
+      }
+      const last = chunks.at(-1);
+      if (chunks.length > before && last) last.units = message.length;
+      else channel.send(ackMessage((taken += message.length)));
+      wake?.();
+    });
+    channel.addEventListener("close", (event) => {
+      ended = { code: event.code, reason: event.reason };
+      wake?.();
+    });
+    socket.send(opMessage({ ...options, op: "logs", id: channel.id, path }));
+    try {
+      for (;;) {
+        const chunk = chunks.shift();
+        if (chunk) {
+          yield chunk.text;
+          if (chunk.units > 0) channel.send(ackMessage((taken += chunk.units)));
+          continue;
+        }
+        if (failure) throw failure;
+        if (ended) return ended;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      channel.close(CLOSE.normal, "the client stopped following the log");
+    }
+  }
+
+  /** A watch's (or view's) options over this socket: its token, and no deltas (its hubs send it whole events). */
+  #over<O extends Pick<WatchOptions, "token" | "transport">>(options: O): O {
     return { ...options, ...(this.#options.token === undefined ? {} : { token: this.#options.token }), deltas: false, transport: this };
   }
 
@@ -228,6 +300,13 @@ export class RelaySocket implements Transport {
 function watchOp(id: string, url: URL): WatchOp {
   if (parseApiPath(url.pathname).kind !== "resource") throw new TypeError(`${url.href} is not a collection URL`);
   return opOfQuery(id, url.pathname, url.searchParams);
+}
+
+/** The op for a watch URL or a live view's (`view=1`). */
+function openOp(id: string, url: URL): WatchOp | ViewOp {
+  if (url.searchParams.get("view") !== "1") return watchOp(id, url);
+  if (parseApiPath(url.pathname).kind !== "resource") throw new TypeError(`${url.href} is not a collection URL`);
+  return viewOpOfQuery(id, url.pathname, url.searchParams);
 }
 
 /**

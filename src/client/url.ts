@@ -51,6 +51,34 @@ export function watchUrl(collection: URL, resourceVersion: string, timeoutSecond
   return url.href;
 }
 
+/** What a live view asks for (DESIGN.md, "Live views"): its window of the collection, in its order, under its filter. */
+export interface ViewQuery {
+  sort?: string | undefined;
+  filter?: string | undefined;
+  offset?: number | undefined;
+  limit?: number | undefined;
+  rows?: "cells" | "object" | undefined;
+}
+
+/**
+ * A live view's URL: `live`, the WebSocket one (ws(s), `watch=1`, ending after `timeoutSeconds`
+ * if given); otherwise its window once, over http(s) (which says, as a Status, why a view is refused).
+ */
+export function viewUrl(collection: URL, view: ViewQuery, live: boolean, timeoutSeconds?: number): string {
+  const url = new URL(collection);
+  url.searchParams.set("view", "1");
+  if (live) {
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    url.searchParams.set("watch", "1");
+  }
+  for (const name of ["sort", "filter", "offset", "limit", "rows"] as const) {
+    const value = view[name];
+    if (value !== undefined && value !== "") url.searchParams.set(name, String(value));
+  }
+  if (live && timeoutSeconds !== undefined) url.searchParams.set("timeoutSeconds", String(timeoutSeconds));
+  return url.href;
+}
+
 /**
  * The relay's stats for the hub serving a collection: `{key, subscribers, watching, upstream,
  * resourceVersion, windowStart, windowEvents, objects}`. Relay-specific (not the Kubernetes API).

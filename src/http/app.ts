@@ -1,7 +1,7 @@
 /**
  * @module
  * The relay's HTTP surface: health (`/healthz`, `/readyz`), the operator's (`/metrics`,
- * `/_relay/hubs`), a key's stats (`/_relay/stats/...`), the relay socket (`/_relay/socket`), and
+ * `/_relay/hubs`), what a token may read (`/_relay/access`), a key's stats (`/_relay/stats/...`), the relay socket (`/_relay/socket`), and
  * the Kubernetes API's own paths. Every API request is parsed and validated here — path, verb, what the resource is (from discovery), selectors, list and watch
  * parameters, media type — and answered with a Kubernetes `Status` when it is wrong, before any
  * hub is created or anything is sent upstream (invariant 6). Valid requests go to the hub of
@@ -9,25 +9,31 @@
  */
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { ConfigError } from "../config.ts";
+import { ConfigError, logLevel } from "../config.ts";
 import type { Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
-import { negotiate, notAcceptable } from "../k8s/negotiate.ts";
+import { negotiate, notAcceptable, YAML } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
-import { internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import { badRequest, internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
-import { hubRequests } from "../hub/request.ts";
-import { logger } from "../log.ts";
+import { isReplicaOf } from "../hub/replicas.ts";
+import { hubRequests, type HubRequest } from "../hub/request.ts";
+import { cacheOutcome, listCacheRequests } from "../lists/request.ts";
+import { logger, setLogLevel } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
+import { access } from "./access.ts";
 import { Authenticator, type Identity } from "./auth.ts";
 import { gate, type GateCheck } from "./gate.ts";
 import { health } from "./health.ts";
 import { oversized } from "./limits.ts";
 import { operator } from "./operator.ts";
 import { openSocket } from "./socket.ts";
+import { Placements } from "./placement.ts";
+import { regionOf } from "./region.ts";
+import { isLogPath, serveLog } from "./logs.ts";
 import type { Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
@@ -35,6 +41,7 @@ import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { resolveKey, resolveRequest } from "./resolve.ts";
 import { notFoundPath, resolveResource, type ResourceInfo } from "./resource-resolver.ts";
 import { tableResponse } from "./table-response.ts";
+import { yamlResponse, yamlStatus } from "./yaml-response.ts";
 
 type App = { Bindings: Env };
 
@@ -87,7 +94,9 @@ export function createApp(): Hono<App> {
   const discoveryCache = new DocumentCache({ what: "discovery", ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: DISCOVERY_MAX_BYTES, now: () => Date.now() });
   const openapiCache = new DocumentCache({ what: "OpenAPI", ttlMs: DISCOVERY_TTL_MS, staleMs: DISCOVERY_STALE_MS, maxBytes: OPENAPI_MAX_BYTES, now: () => Date.now() });
   const metrics = new WorkerMetrics();
+  const placements = new Placements();
   const auth = new Authenticator(logger({ component: "auth" }), (reason) => metrics.refused(reason));
+  const log = logger({ component: "relay" });
   const gated: GateCheck = (env, request, cluster) => gate(env, request, cluster, auth, (reason) => metrics.refused(reason));
 
   // The steps of a resource route, each a middleware that answers a Status or sets what it learnt.
@@ -107,12 +116,17 @@ export function createApp(): Hono<App> {
     c.set("resource", resource.value);
     await next();
   });
+  /** A request that negotiates YAML gets its errors in YAML too, as the API server writes a Status in the representation asked for. */
+  const yamlErrors = createMiddleware<Api>(async (c, next) => {
+    await next();
+    if (c.res.status >= 400 && !isWebSocketUpgrade(c.req.raw) && negotiate(c.req.header("accept"), RESOURCE_TYPES)?.kind === "yaml") c.res = await yamlStatus(c.res);
+  });
   /** Whether the caller may have `access`: the refusal, or `undefined`. */
   const refusal = (c: Context<Api>, access: Access) => auth.authorize(c.var.identity, access, c.var.upstream, c.env);
 
   app.onError((error) => {
     if (error instanceof ConfigError) return statusResponse(serviceUnavailable(`the relay is misconfigured: ${error.message}`));
-    console.error(JSON.stringify({ msg: "unhandled error", error: String(error), stack: (error as Error).stack }));
+    log("unhandled error", { error: String(error), stack: (error as Error).stack }, "error");
     return statusResponse(internalError("the relay failed to handle the request"));
   });
 
@@ -129,8 +143,16 @@ export function createApp(): Hono<App> {
     "/",
     health((upstream) => auth.kubeUpstreamProblem(upstream)),
   );
+  // Every route past the health endpoints logs at LOG_LEVEL (a malformed one is a configuration
+  // error, which they answer without).
+  app.use("*", async (c, next) => {
+    setLogLevel(logLevel(c.env));
+    await next();
+  });
   // `/metrics` and `/_relay/hubs`: the relay's own rights, checked in the same gate.
   app.route("/", operator({ gate: gated, auth, metrics }));
+  // What the token may read, for clients that open where it may look.
+  app.route("/", access({ gate: gated, auth }));
 
   // What one key's hub is doing: `/_relay/stats/api/v1/pods?labelSelector=...` (for whoever may list it).
   const statsPath = createMiddleware<Api>(async (c, next) => {
@@ -145,8 +167,30 @@ export function createApp(): Hono<App> {
     if (!key.ok) return statusResponse(key.status);
     const denied = await refusal(c, accessOf(upstream.cluster, path, "list"));
     if (denied) return statusResponse(denied);
-    const stats = await c.env.WATCH_HUB.getByName(hubName(key.value)).stats();
-    return c.json({ key: describeKey(key.value), ...(stats ?? { subscribers: 0, watching: false, upstream: "stopped" }) }, 200, { "cache-control": "no-store" });
+    // `replica`: one of a hot key's replica hubs, by the name its root's stats give it (a hub of this key's tree only).
+    const root = hubName(key.value);
+    const replica = new URL(c.req.url).searchParams.get("replica");
+    if (replica !== null && !isReplicaOf(replica, root))
+      return statusResponse(badRequest(`replica ${JSON.stringify(replica)} is not one of this key's replica hubs: give a name from its root's stats ("replicas")`));
+    const stats = await c.env.WATCH_HUB.getByName(replica ?? root).stats();
+    // A key without a hub (none yet, or its storage reclaimed) holds nothing: the same fields, at zero.
+    const none = {
+      subscribers: 0,
+      views: 0,
+      upstream: "stopped",
+      watching: false,
+      resourceVersion: 0,
+      windowStart: 0,
+      windowEvents: 0,
+      objects: 0,
+      storageBytes: 0,
+      memoryBytes: 0,
+      rowsWritten: 0,
+      eventsCommitted: 0,
+      sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } },
+      replicas: [],
+    };
+    return c.json({ key: describeKey(key.value), ...(stats ?? none) }, 200, { "cache-control": "no-store" });
   });
 
   // Many watches on one WebSocket, each opened through the route below.
@@ -177,28 +221,58 @@ export function createApp(): Hono<App> {
     }),
   );
 
-  // Get, list and watch: to the hub of the request's canonical key.
-  app.all("*", admitted, resolved, async (c) => {
+  // Get, list and watch: to the hub of the request's canonical key; a resource without watch to its key's list cache.
+  app.all("*", yamlErrors, admitted, resolved, async (c) => {
     const { path, upstream, identity, resource } = c.var;
     const raw = c.req.raw;
+    // A pod's log: passed through once, or followed through its log hub (src/http/logs.ts).
+    if (isLogPath(path)) return serveLog({ env: c.env, request: raw, path, upstream, identity, refusal: (access) => refusal(c, access), grant: (access) => grantOf(identity, access), metrics });
     const url = new URL(c.req.url);
     const request = resolveRequest(path, resource, url.searchParams, raw);
     if (!request.ok) return statusResponse(request.status);
-    const access = accessOf(upstream.cluster, path, request.value.verb);
+    const access = accessOf(upstream.cluster, path, accessVerb(request.value));
     const denied = await refusal(c, access);
     if (denied) return statusResponse(denied);
+    // A view is the relay's own JSON, whatever the client accepts.
+    if (request.value.verb === "view") return hubAnswer(c.env, raw, request.value, identity, access, placements);
     // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
     const websocket = isWebSocketUpgrade(raw);
-    const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, { table: true, aggregated: false });
-    if (!representation) return statusResponse(notAcceptable());
-    const forwarded = request.value.verb === "watch" ? { ...request.value, subject: identity.subject, grant: grantOf(identity, access) } : { ...request.value, subject: identity.subject };
-    const response = await c.env.WATCH_HUB.getByName(hubName(request.value.key)).fetch(hubRequests.attach(raw, forwarded));
+    const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
+    const verb = request.value.verb;
+    // The API server has no YAML stream serializer: a watch negotiates among its stream types.
+    if (!representation || (representation.kind === "yaml" && verb === "watch"))
+      return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
+    const response = resource.verbs.includes("watch") ? await hubAnswer(c.env, raw, request.value, identity, access, placements) : await cachedList(c.env, raw, request.value, resource);
+    if (representation.kind === "yaml" && verb !== "watch") return yamlResponse(response, verb);
     if (representation.kind !== "table") return response;
-    return tableResponse(response, request.value.verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
+    return tableResponse(response, verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
   });
+
+  /** A resource without watch: its list (or an object of it) from the key's list cache, counted by where it came from. */
+  async function cachedList(env: Env, raw: Request, request: HubRequest, resource: ResourceInfo): Promise<Response> {
+    if (!resource.verbs.includes("list"))
+      return statusResponse(methodNotAllowed(`the relay serves a resource without watch from its list, and discovery lists no "list" verb for ${resource.resource}`));
+    const asked = request.verb === "get" ? { key: request.key, name: request.name } : { key: request.key, shardSelector: request.verb === "list" ? request.options.shardSelector : undefined };
+    const response = await env.LIST_CACHE.getByName(hubName(request.key)).fetch(listCacheRequests.attach(raw, asked));
+    const outcome = cacheOutcome(response.headers.get("cache-status"));
+    if (outcome) metrics.cacheAnswered(request.key.cluster, outcome);
+    return response;
+  }
 
   return app;
 }
+
+/** Get, list or watch of a watchable resource: from the hub of its key. */
+function hubAnswer(env: Env, raw: Request, request: HubRequest, identity: Identity, access: Access, placements: Placements): Promise<Response> {
+  const live = request.verb === "watch" || (request.verb === "view" && request.watch);
+  const forwarded = live ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject };
+  // A hot key's lists and watches go to its replicas; a get is its root's.
+  if (request.verb === "get") return env.WATCH_HUB.getByName(hubName(request.key)).fetch(hubRequests.attach(raw, forwarded));
+  return placements.send(env.WATCH_HUB, request.key, regionOf(raw.cf), (replicaOf, region, here) => hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }));
+}
+
+/** What a resource path is served as: JSON, a Table, or YAML. */
+const RESOURCE_TYPES = { table: true, aggregated: false, yaml: true };
 
 /** The request's `waitUntil`, where there is one (an app called without an execution context has none). */
 function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): void } }): ((promise: Promise<unknown>) => void) | undefined {
@@ -208,6 +282,12 @@ function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): 
   } catch {
     return undefined;
   }
+}
+
+/** The verb a request is authorized as: a view as a watch of its collection, or (its window once) a list. */
+function accessVerb(request: HubRequest): Verb {
+  if (request.verb !== "view") return request.verb;
+  return request.watch ? "watch" : "list";
 }
 
 /** The access a request asks for: what authorization is decided on. */

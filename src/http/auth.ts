@@ -11,7 +11,7 @@
  * `DENY_RESOURCES` are refused whatever the token says. Logs name the subject and the
  * decision, never the token.
  */
-import { accessKey, describeDenial, type Access } from "../auth/access.ts";
+import { accessKey, describeDenial, ruleResource, type Access } from "../auth/access.ts";
 import { verifyJwt } from "../auth/jwt.ts";
 import { authMode, type AuthMode } from "../auth/mode.ts";
 import { answersAnyToken, answersAnyTokenProblem, mayAccess, whoAmI, type Review } from "../auth/kube.ts";
@@ -64,9 +64,9 @@ const UPSTREAM_CHECK_RETRY_MS = 5_000;
 /** A review the limits did not let start. */
 type Limited = { ok: false; retryAfterSeconds: number; limit: ReviewLimit };
 
-/** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`. */
-export function deniedResource(env: Vars, group: string, resource: string): boolean {
-  return list(env, "DENY_RESOURCES", ["secrets"]).some((d) => d === resource || d === `${resource}.${group}`);
+/** `DENY_RESOURCES` (default `secrets`): `resource` in any group, or `resource.group`; a subresource too (`pods/log`), or its resource. */
+export function deniedResource(env: Vars, group: string, resource: string, subresource?: string): boolean {
+  return list(env, "DENY_RESOURCES", ["secrets"]).some((d) => d === resource || d === `${resource}.${group}` || (subresource !== undefined && d === `${resource}/${subresource}`));
 }
 
 /** A browser WebSocket may only come from the relay's own origin or an `ALLOWED_ORIGINS` one (cross-site WebSocket hijacking). */
@@ -158,8 +158,8 @@ export class Authenticator {
   /** `undefined` when allowed; otherwise the 403 (or, if the cluster cannot be asked, 503: fail closed). */
   async authorize(identity: Identity, access: Access, upstream: Upstream, env: Vars): Promise<Status | undefined> {
     const subject = identity.subject ?? "anonymous";
-    if (deniedResource(env, access.group, access.resource)) {
-      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${access.resource} (DENY_RESOURCES)`), "denied_resource");
+    if (deniedResource(env, access.group, access.resource, access.subresource)) {
+      return this.#deny(subject, access, forbiddenFor(access, `the relay never relays ${ruleResource(access)} (DENY_RESOURCES)`), "denied_resource");
     }
     let allowed: boolean;
     if (identity.mode === "none") allowed = true;
@@ -175,8 +175,20 @@ export class Authenticator {
       allowed = review.value === true;
     }
     if (!allowed) return this.#deny(subject, access, forbiddenFor(access, describeDenial(subject, access)), "forbidden");
-    this.#log("access allowed", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace });
+    this.#log("access allowed", { subject, cluster: access.cluster, verb: access.verb, group: access.group, resource: access.resource, namespace: access.namespace }, "debug");
     return undefined;
+  }
+
+  /**
+   * Whether the identity may do `access`, for a summary of its rights rather than a request: the
+   * same decision as `authorize` (and, in `kube` mode, the same cached review), without its
+   * refusals counted or logged; `undefined` when the cluster cannot be asked.
+   */
+  async may(identity: Identity, access: Access, upstream: Upstream): Promise<boolean | undefined> {
+    if (identity.mode === "none") return true;
+    if (identity.mode === "jwt") return allows(identity.rules ?? [], access);
+    const review = await this.#cached(`may|${identity.tokenId}|${accessKey(access)}`, () => mayAccess(upstream, identity.token as string, access));
+    return review.ok ? review.value === true : undefined;
   }
 
   #deny(subject: string, access: Access, status: Status, reason: RefusalReason): Status {

@@ -6,9 +6,11 @@
  */
 import { SelectorError } from "../k8s/labels.ts";
 import { watchKey, type WatchKey } from "../k8s/key.ts";
-import { isWatch, parseListOptions, parseWatchOptions } from "../k8s/options.ts";
+import { isWatch, parseListOptions, parseWatchOptions, queryBool } from "../k8s/options.ts";
 import type { ResourcePath } from "../k8s/path.ts";
 import { badRequest, type Result } from "../k8s/status.ts";
+import { columnsFor } from "../k8s/table.ts";
+import { parseViewSpec } from "../k8s/view.ts";
 import type { HubRequest } from "../hub/request.ts";
 import { notFoundPath, unsupportedVerb, type ResourceInfo } from "./resource-resolver.ts";
 import { websocketProtocol } from "./websocket.ts";
@@ -44,6 +46,7 @@ export function resolveKey(path: ResourcePath, resource: ResourceInfo, query: UR
 }
 
 export function resolveRequest(path: ResourcePath, resource: ResourceInfo, query: URLSearchParams, request: Request): Result<HubRequest> {
+  if (queryBool(query, "view") === true) return resolveView(path, resource, query, request);
   // A watch of one object (legacy `/watch/.../{name}`, or `?watch` on an item) is a watch of its collection by name.
   const watch = isWatch(query) || path.legacyWatch;
   const verb = watch ? "watch" : path.name !== undefined ? "get" : "list";
@@ -65,4 +68,25 @@ export function resolveRequest(path: ResourcePath, resource: ResourceInfo, query
   const protocol = websocketProtocol(request);
   if (!protocol.ok) return protocol;
   return { ok: true, value: { verb: "watch", key: key.value, options: options.value, ...(protocol.value ? { protocol: protocol.value } : {}) } };
+}
+
+/**
+ * A live view (`?view=1`, the relay's own: DESIGN.md, "Live views") of a collection: its key as
+ * a watch's, what it asks for checked against the resource's Table columns. It is served by the
+ * collection's hub, so the resource must be one that can be watched.
+ */
+function resolveView(path: ResourcePath, resource: ResourceInfo, query: URLSearchParams, request: Request): Result<HubRequest> {
+  if (path.name !== undefined || path.legacyWatch) return { ok: false, status: badRequest("a view is of a collection: drop the object's name from the path (filter=name~<text> finds it)") };
+  const unsupported = unsupportedVerb(resource, "watch");
+  if (unsupported) return { ok: false, status: badRequest(`a view is kept live from a watch of its collection: ${unsupported.message}`) };
+  const key = resolveKey(path, resource, query);
+  if (!key.ok) return key;
+  const view = parseViewSpec(query, columnsFor(path));
+  if (!view.ok) return view;
+  const watch = isWatch(query);
+  const options = parseWatchOptions(query);
+  if (!options.ok) return options;
+  const protocol = websocketProtocol(request);
+  if (!protocol.ok) return protocol;
+  return { ok: true, value: { verb: "view", key: key.value, view: view.value, watch, timeoutSeconds: options.value.timeoutSeconds, ...(protocol.value ? { protocol: protocol.value } : {}) } };
 }

@@ -15,24 +15,25 @@ import type { Subscriber } from "./subscriber.ts";
 import type { Log } from "../log.ts";
 
 export type AccessCheck = (token: string, access: Access) => Promise<Review<boolean>>;
-export type Revoke = (subscriber: Subscriber, status: Status) => void;
+export type Revoke<S = Subscriber> = (subscriber: S, status: Status) => void;
 
 interface Watched {
   grant: Grant;
   lastAllowed: number;
 }
 
-export class AccessGuard {
+/** A watch hub's subscribers' rights, or a log hub's followers' (`src/logs`). */
+export class AccessGuard<S extends { id: number } = Subscriber> {
   readonly #check: AccessCheck;
   readonly #intervalMs: number;
-  readonly #revoke: Revoke;
+  readonly #revoke: Revoke<S>;
   readonly #log: Log;
   readonly #clock: Clock;
-  readonly #expiries = new Map<Subscriber, Cancel>();
-  readonly #rechecked = new Map<Subscriber, Watched>();
+  readonly #expiries = new Map<S, Cancel>();
+  readonly #rechecked = new Map<S, Watched>();
   #stopRechecks: Cancel | undefined;
 
-  constructor(check: AccessCheck, intervalMs: number, revoke: Revoke, log: Log, clock: Clock = realClock) {
+  constructor(check: AccessCheck, intervalMs: number, revoke: Revoke<S>, log: Log, clock: Clock = realClock) {
     this.#check = check;
     this.#intervalMs = intervalMs;
     this.#revoke = revoke;
@@ -40,7 +41,7 @@ export class AccessGuard {
     this.#clock = clock;
   }
 
-  add(subscriber: Subscriber, grant: Grant): void {
+  add(subscriber: S, grant: Grant): void {
     if (grant.expiresAt !== undefined) {
       const expire = this.#clock.after(Math.max(0, grant.expiresAt - this.#clock.now()), () => {
         this.#log("stream closed: token expired", { subject: grant.subject, subscriber: subscriber.id });
@@ -54,7 +55,7 @@ export class AccessGuard {
     }
   }
 
-  remove(subscriber: Subscriber): void {
+  remove(subscriber: S): void {
     this.#expiries.get(subscriber)?.();
     this.#expiries.delete(subscriber);
     this.#rechecked.delete(subscriber);
@@ -66,7 +67,7 @@ export class AccessGuard {
 
   /** Ask the cluster again for every (token, access) in use; end the streams it no longer allows. */
   async recheck(): Promise<void> {
-    const groups = new Map<string, Array<[Subscriber, Watched]>>();
+    const groups = new Map<string, Array<[S, Watched]>>();
     for (const entry of this.#rechecked) {
       const { token, access } = entry[1].grant.recheck!;
       const key = `${token}\u0000${accessKey(access)}`;

@@ -7,6 +7,7 @@
  */
 import { errorLine } from "../k8s/event.ts";
 import type { WatchOptions } from "../k8s/options.ts";
+import { admitsEvent, shardKey } from "../k8s/shard.ts";
 import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { BATCH_PROTOCOL, CLOSE, DELTA_PROTOCOL } from "../k8s/websocket.ts";
@@ -16,9 +17,10 @@ import type { Fanout } from "./fanout.ts";
 import type { Feed } from "./feed.ts";
 import type { HubQuotas } from "./quotas.ts";
 import { AHEAD_WAIT_MS } from "./reads.ts";
-import type { WatchRequest } from "./request.ts";
+import type { ViewRequest, WatchRequest } from "./request.ts";
 import type { HubSockets } from "./sockets.ts";
 import { HttpSink, LineBatch, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
+import type { Views } from "./views.ts";
 
 export interface AdmissionParts {
   feed: Feed;
@@ -26,6 +28,7 @@ export interface AdmissionParts {
   quotas: HubQuotas;
   guard: AccessGuard;
   sockets: HubSockets;
+  views: Views;
   metrics: { resumed(outcome: ResumeOutcome): void };
 }
 
@@ -55,10 +58,19 @@ export function startOf(options: WatchOptions, window: { head: number; start: nu
   return { position, first: undefined };
 }
 
+/**
+ * How long a resume waits for a hub that was stopped to catch up with the upstream (a restored
+ * hub's first watch opens within a probe and a watch request): what it missed is then replayed
+ * before the catch-up bookmark. Past it, or with the upstream failing, the resume is served from
+ * what the hub stored, and what it missed follows as it is read.
+ */
+export const CATCH_UP_WAIT_MS = 3000;
+
 export async function admitWatch(parts: AdmissionParts, request: WatchRequest, websocket: boolean): Promise<Response> {
-  const { feed, fanout, quotas, guard, sockets } = parts;
+  const { feed, fanout, quotas, sockets } = parts;
   const options = request.options;
   const requested = options.resourceVersion;
+  if (requested.kind === "exact" && options.sendInitialEvents !== true) await feed.caughtUp(CATCH_UP_WAIT_MS);
   // Ahead of the hub: wait a little for it, as the watch cache does, then say so.
   const reached = requested.kind !== "exact" || (await feed.waitFor(requested.rv, AHEAD_WAIT_MS));
   const start = startOf(options, feed.window, feed.horizon, reached);
@@ -90,12 +102,49 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
         ? feed.netChangesAfter(requested.rv)
         : undefined;
   const deltasAfter = websocket && request.protocol === DELTA_PROTOCOL ? feed.window.head : undefined;
-  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant }, first);
+  const shard = options.shardSelector;
+  const filter = shard && { key: shardKey(shard), admits: (line: string) => admitsEvent(shard, line) };
+  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant, filter, replica: request.fromReplica }, first);
+  attach(parts, subscriber, opened.sink, grant);
+  return opened.response;
+}
+
+/**
+ * A live view: its window now (`watch` false), or a stream of it that stays live. A live one is
+ * a subscriber as a watch is — its subject's share of the quotas, its rights re-checked, its
+ * timeout, its sink — sent its frames by the hub's views instead of events. Either is the
+ * window as it is now: a hub restored from storage first catches up with what it missed while
+ * it was stopped (as a resume waits for it), so a client reopening its view after the hub
+ * restarted gets what changed meanwhile in its first window, not in the frames after it.
+ */
+export async function admitView(parts: AdmissionParts, request: ViewRequest, websocket: boolean): Promise<Response> {
+  const { fanout, quotas, sockets, views } = parts;
+  await parts.feed.caughtUp(CATCH_UP_WAIT_MS);
+  if (!request.watch) return new Response(views.page(request.view), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
+  const grant = request.grant;
+  if (grant) {
+    const refused = await quotas.admitSubscriber(grant.subject);
+    if (refused) return statusResponse(refused);
+  }
+  let subscriber: Subscriber | undefined;
+  const opened = websocket
+    ? sockets.open(request.protocol === BATCH_PROTOCOL, request.protocol)
+    : httpStream(
+        () => subscriber && fanout.detach(subscriber),
+        () => fanout.wake(),
+      );
+  subscriber = new Subscriber(opened.sink, parts.feed.window.head, { bookmarks: false, timeoutMs: timeoutOf(request), grant, view: true });
+  attach(parts, subscriber, opened.sink, grant);
+  views.open(subscriber, request.view);
+  return opened.response;
+}
+
+/** A subscriber starts: its rights watched, its socket's messages its own, the upstream watched, the fan-out holding it. */
+function attach({ feed, fanout, guard, sockets }: AdmissionParts, subscriber: Subscriber, sink: Sink, grant: WatchRequest["grant"]): void {
   if (grant) guard.add(subscriber, grant);
-  if (opened.sink instanceof WebSocketSink) sockets.register(opened.sink, subscriber);
+  if (sink instanceof WebSocketSink) sockets.register(sink, subscriber);
   feed.start();
   fanout.attach(subscriber);
-  return opened.response;
 }
 
 function resumeOutcome(start: Start): ResumeOutcome {
@@ -113,6 +162,6 @@ function httpStream(onGone: () => void, onDrained: () => void): { sink: HttpSink
 }
 
 /** `timeoutSeconds`, or the API server's default: a random time in [30, 60) minutes. */
-function timeoutOf(options: WatchOptions): number {
+function timeoutOf(options: { timeoutSeconds?: number | undefined }): number {
   return (options.timeoutSeconds ?? 1800 + Math.floor(Math.random() * 1800)) * 1000;
 }

@@ -7,7 +7,7 @@
  * after a restart.
  */
 import { mayAccess } from "../auth/kube.ts";
-import { maxHubs, maxHubsPerSubject, type HubSettings } from "../config.ts";
+import { maxHubs, maxHubsPerSubject, subscribersPerHub, type HubSettings } from "../config.ts";
 import { bookmarkLine } from "../k8s/event.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import type { Status } from "../k8s/types.ts";
@@ -20,21 +20,27 @@ import type { Quota } from "../quota/quota.ts";
 import type { Vars } from "../vars.ts";
 import { AccessGuard } from "./access.ts";
 import { realClock, type Clock } from "./clock.ts";
-import { Fanout, type InitialSliceBatch } from "./fanout.ts";
+import { Fanout, inFlightLimit, type InitialSliceBatch } from "./fanout.ts";
 import { gatherMs } from "./gather.ts";
 import { Feed } from "./feed.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { isolateMemory } from "./memory.ts";
 import { HubQuotas } from "./quotas.ts";
+import type { WatchHub } from "./hub.ts";
+import { Replicas, RootReports } from "./replicas.ts";
+import type { ReplicaRole } from "./request.ts";
+import { rootUpstream } from "./root-upstream.ts";
 import type { Reader } from "./reads.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
 import type { CloseReason, Subscriber } from "./subscriber.ts";
+import { Views } from "./views.ts";
 
-/** The bindings a hub uses: the variables, and the quota and metrics objects it talks to. */
+/** The bindings a hub uses: the variables, the quota and metrics objects it talks to, and the hubs (a replica's root). */
 export interface HubEnv extends Vars {
   QUOTA: DurableObjectNamespace<Quota>;
   METRICS: DurableObjectNamespace<MetricsRegistry>;
+  WATCH_HUB: DurableObjectNamespace<WatchHub>;
 }
 
 export interface Parts {
@@ -42,12 +48,16 @@ export interface Parts {
   clock: Clock;
   feed: Feed;
   fanout: Fanout;
+  /** The live views open on the hub's collection. */
+  views: Views;
   quotas: HubQuotas;
   guard: AccessGuard;
   lifecycle: Lifecycle;
   sockets: HubSockets;
   reader: Reader;
   metrics: HubReporter;
+  /** A root's replicas (absent on a replica: a tree is one level deep). */
+  replicas: Replicas | undefined;
 }
 
 export interface HubContext {
@@ -60,24 +70,31 @@ export interface HubContext {
   reclaim: () => Promise<void>;
 }
 
-export function assemble({ state, env, settings, storage, log, reclaim }: HubContext, key: WatchKey): Parts {
-  const upstream = upstreamFor(env, key.cluster);
+/** `replica`: this hub is one of the key's replicas, which watches the key's root instead of the upstream. */
+export function assemble({ state, env, settings, storage, log, reclaim }: HubContext, key: WatchKey, replica: ReplicaRole | undefined): Parts {
+  const root = hubName(key);
+  const upstream = replica ? rootUpstream(key, root, replica.name, (name) => env.WATCH_HUB.getByName(name)) : upstreamFor(env, key.cluster);
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const clock = realClock;
   const memory = isolateMemory<InitialSliceBatch>(settings.memory);
-  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: hubName(key), key: describeKey(key), cluster: key.cluster }, log);
+  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log);
   let fanout: Fanout | undefined;
+  let views: Views | undefined;
   const feed = new Feed(
     key,
     storage,
     upstream,
-    { ...settings, gatherBaseMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, observer: metrics.upstream },
+    { ...settings, replica, gatherBaseMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, wantRows: () => views?.active ?? false, observer: metrics.upstream },
     {
-      published: (events) => {
+      published: (events, rows) => {
         metrics.committed(events.length, feed.window.head);
         fanout?.publish();
+        if (rows) views?.changed(rows);
       },
-      reset: (start) => fanout?.expireAll(start),
+      reset: (start) => {
+        fanout?.expireAll(start);
+        views?.reset();
+      },
     },
     log,
     clock,
@@ -90,6 +107,9 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     clock,
   );
   fanout = out;
+  views = new Views({ rows: feed.viewRows, json: (key) => feed.collection.get(key)?.json, head: () => feed.window.head }, key, inFlightLimit(settings.subscriberBudget));
+  views.onSent = (subscriber, messages) => metrics.sent(subscriber.sink.transport, 1, messages);
+  out.onWake = () => views?.wake();
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
   out.onCutOff = (subscriber, reason) => metrics.cutOff(subscriber.sink.transport, reason, subscriber.position, lagBytes(subscriber));
@@ -99,15 +119,26 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       watching: feed.watching,
       window: { start: feed.window.start, head: feed.window.head, events: feed.window.size, bytes: feed.window.bytes },
       objects: feed.collection.size,
+      views: views?.size ?? 0,
       storageBytes: storage.bytes,
       memoryBytes: feed.window.heldBytes,
+      replicas: replicas?.live().map((r) => ({ hub: r.name, region: r.region, subscribers: r.subscribers, lagSeconds: metrics.lagSeconds(r.head) })),
     }),
     *subscribers() {
       for (const s of out.subscribers) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
     },
   };
+  const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
+  const reports = replica
+    ? new RootReports(
+        (report) => env.WATCH_HUB.getByName(root).replicaReport(report),
+        () => ({ name: replica.name, region: replica.region, subscribers: out.clients, head: feed.window.head }),
+        (ms, run) => clock.after(ms, run),
+      )
+    : undefined;
   const limits = { maxHubs: maxHubs(env, key.cluster), maxHubsPerSubject: maxHubsPerSubject(env, key.cluster), maxPerSubject: settings.maxSubscriptionsPerSubject };
-  const quotas = new HubQuotas(env.QUOTA, key.cluster, hubName(key), limits, log, (quota) => metrics.quotaRefused(quota));
+  // Each hub of a tree holds its own share of a subject's subscriptions.
+  const quotas = new HubQuotas(env.QUOTA, key.cluster, replica?.name ?? root, limits, log, (quota) => metrics.quotaRefused(quota));
   const guard = new AccessGuard(
     (token, access) => mayAccess(upstream, token, access),
     settings.authRecheckMs,
@@ -130,6 +161,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       keepAlive: () => out.keepAlive(),
       quotas,
       metrics,
+      tree: reports,
       storage: {
         get holdsState() {
           return storage.holdsState;
@@ -143,6 +175,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     clock,
   );
   out.onDetach = (subscriber) => {
+    views?.remove(subscriber);
     guard.remove(subscriber);
     if (subscriber.options.grant) quotas.releaseSubscriber(subscriber.options.grant.subject);
     lifecycle.settle();
@@ -159,11 +192,11 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     collection: feed.collection,
     snapshots: feed.snapshots,
   };
-  return { clock, feed, fanout: out, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics };
+  return { clock, feed, fanout: out, views, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */
-function closeFor(status: Status): CloseReason {
+export function closeFor(status: Status): CloseReason {
   if (status.code === 401) return { code: CLOSE.unauthorized, reason: "credentials expired or no longer accepted" };
   if (status.code === 403) return { code: CLOSE.forbidden, reason: "access revoked" };
   return { code: CLOSE.unverified, reason: "access could not be re-verified" };

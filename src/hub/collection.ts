@@ -15,6 +15,7 @@ import type { Sql } from "./storage.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";
 import type { KubeObject } from "../k8s/types.ts";
+import type { ViewRow } from "../k8s/view.ts";
 
 /** An object as the hub serves it: its key (`namespace/name`, the order lists go in), uid, resourceVersion and JSON. */
 export type ObjectRecord = {
@@ -23,10 +24,12 @@ export type ObjectRecord = {
   readonly rv: number;
   /** The object's JSON, with kind and apiVersion, exactly as sent to subscribers. */
   readonly json: string;
+  /** What live views order and filter it by (`view-rows.ts`): made as it is taken from the upstream. */
+  readonly row?: ViewRow | undefined;
 };
 
 /** An object as stored, with the resourceVersion it (last) entered the collection at: created, or moved into the selector. */
-export type StoredObject = ObjectRecord & {
+export type StoredObject = Omit<ObjectRecord, "row"> & {
   readonly since: number;
 };
 

@@ -227,4 +227,30 @@ describe("Fanout", () => {
     clock.turn();
     expect(late.sink.closedWith?.code).toBe(4008);
   });
+
+  it("sends a filtered subscriber (a shard) only the lines its filter lets through, of the window and of its initial state, and moves it past the rest", () => {
+    const { storage, window, clock, fanout, subscribe } = setup(6);
+    const collection = new Collection(() => storage.sql);
+    storage.transaction(() => {
+      for (let i = 0; i < 6; i++) collection.write("ADDED", { key: `ns/p${i}`, uid: `u${i}`, rv: 6, json: `{"i":${i}}` }, 6, undefined, false);
+    });
+    const even = { key: "even", admits: (l: string) => /"(?:rv|i)":\d*[02468][,}]/.test(l) || l.includes("BOOKMARK") };
+    const snapshots = new SnapshotRegistry({ kept: 1, ttlMs: 1000 }, () => 0);
+    const resumed = subscribe(0, { filter: even });
+    const alike = subscribe(0, { filter: { ...even } });
+    const whole = subscribe(0);
+    const listed = subscribe(6, { filter: even }, new StateEvents(collection, snapshots, 6, "initial-events-end"));
+    while (clock.turn() > 0);
+    expect(resumed.sink.lines).toEqual([2, 4, 6].map((rv) => line(rv)));
+    expect(whole.sink.lines).toHaveLength(6);
+    // Subscribers filtered alike share one slice.
+    expect(alike.sink.batches[0]).toBe(resumed.sink.batches[0]);
+    expect(listed.sink.lines).toEqual(['{"type":"ADDED","object":{"i":0}}\n', '{"type":"ADDED","object":{"i":2}}\n', '{"type":"ADDED","object":{"i":4}}\n', '{"type":"BOOKMARK","rv":6}\n']);
+    // Nothing it may have: it moves on, sent nothing.
+    window.append({ rv: 7, line: line(7) });
+    fanout.publish();
+    expect(resumed.sink.lines).toHaveLength(3);
+    expect(resumed.subscriber.position).toBe(7);
+    expect(whole.sink.lines.at(-1)).toBe(line(7));
+  });
 });

@@ -20,7 +20,7 @@ import { CLOSE } from "../k8s/websocket.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
 import type { InitialEvents } from "./initial.ts";
 import type { SliceCache } from "./memory.ts";
-import { LineBatch, type CloseReason, type Subscriber } from "./subscriber.ts";
+import { LineBatch, type CloseReason, type LineFilter, type Subscriber } from "./subscriber.ts";
 import type { EventWindow } from "./window.ts";
 
 export interface FanoutSettings {
@@ -50,7 +50,7 @@ export const SLICE = 256 * 1024;
  * never held; low enough that the runtime holds little per socket.
  */
 const IN_FLIGHT = 2 * SLICE;
-const inFlightLimit = (budget: number): number => Math.min(IN_FLIGHT, budget / 2);
+export const inFlightLimit = (budget: number): number => Math.min(IN_FLIGHT, budget / 2);
 /** Most a subscriber that acknowledges has unacknowledged while the hub still sends: its in-flight bound and the slice that crossed it. */
 export const inFlightAllowance = (budget: number): number => inFlightLimit(budget) + SLICE;
 
@@ -75,6 +75,7 @@ export class Fanout {
   readonly #deadlines = new Map<Subscriber, Cancel>();
   readonly #inFlight: number;
   #deltaSubscribers = 0;
+  #replicas = 0;
   #turnTimer: Cancel | undefined;
   #turnDelay = 0;
   /** The last turn left subscribers waiting for their backlog to drain. */
@@ -83,6 +84,8 @@ export class Fanout {
   onDetach: (subscriber: Subscriber) => void = () => undefined;
   /** Called after each send with the events (lines) sent and the runtime messages they cost (metrics). */
   onSent: (subscriber: Subscriber, events: number, messages: number) => void = () => undefined;
+  /** Called when a client acknowledged or drained what it was sent (the views' own flow control). */
+  onWake: () => void = () => undefined;
   /** Called as a subscriber is cut off: too slow, or fell out of the window (metrics). */
   onCutOff: (subscriber: Subscriber, reason: "slow" | "window") => void = () => undefined;
 
@@ -98,6 +101,11 @@ export class Fanout {
     return this.#subscribers.size;
   }
 
+  /** Subscribers that are not replicas of this hub: the clients it serves itself. */
+  get clients(): number {
+    return this.#subscribers.size - this.#replicas;
+  }
+
   /** Whether any subscriber takes deltas (so the feed encodes them). */
   get wantsDeltas(): boolean {
     return this.#deltaSubscribers > 0;
@@ -111,6 +119,7 @@ export class Fanout {
     this.#subscribers.add(subscriber);
     subscriber.initial?.acquire();
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
+    if (subscriber.options.replica !== undefined) this.#replicas++;
     const timeoutMs = subscriber.options.timeoutMs;
     if (timeoutMs !== undefined)
       this.#deadlines.set(
@@ -126,6 +135,7 @@ export class Fanout {
     subscriber.initial?.release();
     subscriber.initial = undefined;
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers--;
+    if (subscriber.options.replica !== undefined) this.#replicas--;
     this.#deadlines.get(subscriber)?.();
     this.#deadlines.delete(subscriber);
     if (reason) subscriber.sink.close(reason);
@@ -170,6 +180,8 @@ export class Fanout {
    */
   expireAll(oldest: number): void {
     for (const subscriber of [...this.#subscribers]) {
+      // A view has no position: it is sent its window afresh.
+      if (subscriber.options.view) continue;
       const ahead = subscriber.position > oldest;
       const status = ahead ? tooLargeResourceVersion(subscriber.position, oldest) : tooOldResourceVersion(subscriber.position, oldest);
       this.fail(subscriber, status, { code: CLOSE.normal, reason: ahead ? "resourceVersion ahead of the upstream's history" : "resourceVersion expired" });
@@ -178,6 +190,7 @@ export class Fanout {
 
   /** A client acknowledged or drained: subscribers waiting on their backlog may go on. */
   wake(): void {
+    this.onWake();
     if (this.#waiting) this.#schedule(0);
   }
 
@@ -188,7 +201,7 @@ export class Fanout {
   #turn(): void {
     this.#turnTimer = undefined;
     const window = this.#source.window;
-    const slices = new Map<number, { batch: LineBatch; last: number } | undefined>();
+    const slices = new Map<number | string, { batch: LineBatch; last: number } | undefined>();
     let messages = 0;
     let bytes = 0;
     let more = false;
@@ -198,6 +211,8 @@ export class Fanout {
         more = true;
         break;
       }
+      // A view is sent its rows by the hub's views, not events.
+      if (subscriber.options.view) continue;
       const pending = subscriber.initial !== undefined || window.hasEventsAfter(subscriber.position);
       if (!pending) {
         this.#caughtUp(subscriber);
@@ -230,20 +245,26 @@ export class Fanout {
       }
       // Deltas once past what it was brought to first; a replay before that goes whole. Keyed apart (negative).
       const deltas = subscriber.options.deltasAfter !== undefined && subscriber.position >= subscriber.options.deltasAfter;
-      const at = deltas ? -1 - subscriber.position : subscriber.position;
+      const filter = subscriber.options.filter;
+      const position = deltas ? -1 - subscriber.position : subscriber.position;
+      const at = filter ? `${position}|${filter.key}` : position;
       let slice = slices.get(at);
       if (!slices.has(at)) {
         const replay = window.after(subscriber.position, SLICE);
         const last = replay.kind === "events" ? replay.events.at(-1) : undefined;
-        slice = replay.kind === "events" && last ? { batch: new LineBatch(replay.events.map((e) => (deltas ? (e.delta ?? e.line) : e.line))), last: last.rv } : undefined;
+        const events = replay.kind === "events" && filter ? replay.events.filter((e) => filter.admits(e.line)) : replay.kind === "events" ? replay.events : [];
+        slice = last ? { batch: new LineBatch(events.map((e) => (deltas ? (e.delta ?? e.line) : e.line))), last: last.rv } : undefined;
         slices.set(at, slice);
       }
       if (!slice) {
         this.#cutOff(subscriber, "fell out of the replay window while catching up", "window");
         continue;
       }
-      messages += this.#send(subscriber, slice.batch);
-      bytes += slice.batch.size;
+      // A filtered subscriber moves past the events it does not get, sent nothing for them.
+      if (slice.batch.lines.length > 0) {
+        messages += this.#send(subscriber, slice.batch);
+        bytes += slice.batch.size;
+      }
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
       else this.#caughtUp(subscriber);
@@ -272,7 +293,7 @@ export class Fanout {
   /** Send the next slice of what the subscriber gets first (the last slice ends it as asked); what that cost, or `undefined` when its snapshot is gone. */
   #sendInitial(subscriber: Subscriber): { messages: number; bytes: number } | undefined {
     const initial = subscriber.initial as InitialEvents;
-    const slice = this.#initialSlice(initial, subscriber.initialCursor);
+    const slice = this.#initialSlice(initial, subscriber.initialCursor, subscriber.options.filter);
     if (!slice) return undefined;
     if (slice.next === undefined) {
       initial.release();
@@ -284,11 +305,18 @@ export class Fanout {
     return { messages: this.#send(subscriber, slice.batch), bytes: slice.batch.size };
   }
 
-  /** The slice of `initial` from `cursor`, built once for everyone who gets it while the isolate's cache keeps it. */
-  #initialSlice(initial: InitialEvents, cursor: string): InitialSliceBatch | undefined {
-    const key = `${initial.id}:${cursor}`;
+  /** The slice of `initial` from `cursor` (what `filter` lets through of it), built once for everyone who gets it while the isolate's cache keeps it. */
+  #initialSlice(initial: InitialEvents, cursor: string, filter?: LineFilter): InitialSliceBatch | undefined {
+    const key = filter ? `${initial.id}:${cursor}|${filter.key}` : `${initial.id}:${cursor}`;
     const built = this.#settings.slices.get(key);
     if (built) return built;
+    if (filter) {
+      const whole = this.#initialSlice(initial, cursor);
+      if (!whole) return undefined;
+      const slice = { batch: new LineBatch(whole.batch.lines.filter((line) => filter.admits(line))), next: whole.next };
+      this.#settings.slices.set(key, slice, slice.batch.size);
+      return slice;
+    }
     const read = initial.read(cursor, SLICE);
     if (!read) return undefined;
     const lines = [...read.lines];

@@ -14,6 +14,7 @@ import type { Upstream } from "../upstream.ts";
 import type { Cancel, Clock } from "./clock.ts";
 import { Collection, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
 import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
+import type { ReplicaRole } from "./request.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
 import { Gather } from "./gather.ts";
 import { NetChangeEvents, StateEvents, type InitialEvents } from "./initial.ts";
@@ -22,11 +23,13 @@ import { StagedList } from "./relist.ts";
 import { SnapshotRegistry } from "./snapshots.ts";
 import { Tombstones, type Tombstone, type TombstoneLimits } from "./tombstones.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
+import { ViewRows, type RowUpdate } from "./view-rows.ts";
+import { viewRowOf } from "../k8s/view.ts";
 import type { Log } from "../log.ts";
 
 export interface FeedListener {
-  /** New events: in the window and written to storage, to be fanned out now. */
-  published(events: readonly WindowEvent[]): void;
+  /** New events: in the window and written to storage, to be fanned out now; with what they did to rows, while views are open. */
+  published(events: readonly WindowEvent[], rows: readonly RowUpdate[] | undefined): void;
   /** History was reset at `start` (upstream history inconsistent with ours): older resumes are gone. */
   reset(start: number): void;
 }
@@ -35,6 +38,8 @@ export interface FeedListener {
 type Change = ObjectEvent & { readonly parsed?: KubeObject };
 
 export interface FeedSettings {
+  /** This hub is a replica: its upstream is the key's root hub. */
+  replica?: ReplicaRole | undefined;
   windowEvents: number;
   windowBytes: number;
   tombstones: TombstoneLimits;
@@ -48,6 +53,8 @@ export interface FeedSettings {
   gatherBaseMs: () => number;
   /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
   wantDeltas: () => boolean;
+  /** Whether any live view is open: only then is what each change did to its row told. */
+  wantRows: () => boolean;
   /** Who counts what the reflector sees of the upstream. */
   observer: UpstreamObserver;
 }
@@ -68,6 +75,14 @@ export type Freshness = "stored" | "live" | "current";
  */
 const KNOWN_DOWN_MS = 5000;
 
+/**
+ * How long after its upstream watch opens a hub that was stopped (restored from storage, or
+ * stopped idle) counts as caught up with the upstream: the API server sends a resumed watch
+ * everything after its resourceVersion at once, so what it missed has arrived by then, unless a
+ * list or a check of the upstream's resourceVersion said so sooner.
+ */
+const CATCH_UP_SETTLE_MS = 250;
+
 /** Failures no retry mends without someone changing something: answered at once. */
 const DEFINITIVE = new Set([400, 401, 403, 404, 405, 422]);
 
@@ -81,6 +96,8 @@ const DIFF_PAGE = 500;
 export class Feed implements ReflectorHandler {
   /** The current objects, in storage. */
   readonly collection: Collection;
+  /** What live views order and filter the objects by, in storage. */
+  readonly viewRows: ViewRows;
   readonly window: EventWindow;
   readonly tombstones: Tombstones;
   /** The snapshots open on the collection (lists being read, initial states being sent, continue tokens). */
@@ -92,6 +109,7 @@ export class Feed implements ReflectorHandler {
   readonly #log: Log;
   readonly #reflector: Reflector;
   readonly #stripManagedFields: boolean;
+  readonly #replica: ReplicaRole | undefined;
   #identity: HubIdentity | undefined;
   /** The upstream watch (or a list) has been established since the last start. */
   #live = false;
@@ -112,11 +130,22 @@ export class Feed implements ReflectorHandler {
   readonly #clock: Clock;
   readonly #gather: Gather;
   readonly #wantDeltas: () => boolean;
+  readonly #wantRows: () => boolean;
   readonly #versionWaiters: VersionWaiters;
   /** Net changes can be told from after this resourceVersion on (see `tombstones.ts`). */
   #horizon = 0;
+  /**
+   * Since its last start the hub has read what the upstream had for it: a list, a check that
+   * found the upstream where the hub is, or its watch open `CATCH_UP_SETTLE_MS`. Before that its
+   * state is what it stored, however old; resumes wait for it (`caughtUp`).
+   */
+  #caughtUp = false;
+  #settling: Cancel | undefined;
+  #catchUpWaiters = new Set<() => void>();
   /** The upstream has failed since `since` (ms), last with `error`: it is backing off. */
   #failing: { since: number; error: UpstreamError } | undefined;
+  /** A list from the upstream under way: objects taken so far, since when (ms). */
+  #listing: { objects: number; since: number } | undefined;
   #lastInitial: StateEvents | undefined;
   #lastNet: NetChangeEvents | undefined;
   upstreamState: ReflectorState = "stopped";
@@ -133,10 +162,13 @@ export class Feed implements ReflectorHandler {
     this.#listener = listener;
     this.#log = log;
     this.#stripManagedFields = settings.stripManagedFields;
+    this.#replica = settings.replica;
     this.#gather = new Gather(settings.gatherBaseMs);
     this.#wantDeltas = settings.wantDeltas;
+    this.#wantRows = settings.wantRows;
     const sql = () => storage.sql;
     this.collection = new Collection(sql);
+    this.viewRows = new ViewRows(sql);
     this.window = new EventWindow(sql, { maxEvents: settings.windowEvents, maxBytes: settings.windowBytes }, tail);
     this.tombstones = new Tombstones(sql, settings.tombstones);
     this.#staged = new StagedList(sql, (write) => storage.transaction(write));
@@ -144,7 +176,7 @@ export class Feed implements ReflectorHandler {
     this.snapshots.onChange = (oldest) => this.collection.prune(oldest);
     const history = storage.history();
     if (history) {
-      this.#identity = { key: history.key, kind: history.kind, listKind: history.listKind, apiVersion: history.apiVersion };
+      this.#identity = { key: history.key, kind: history.kind, listKind: history.listKind, apiVersion: history.apiVersion, replica: history.replica };
       // A list the last instance was staging is of no use: the reflector lists again if it must.
       this.#staged.end();
       this.collection.restore();
@@ -160,6 +192,7 @@ export class Feed implements ReflectorHandler {
       random: Math.random,
       observer: settings.observer,
       clock,
+      followsHub: settings.replica !== undefined,
     });
   }
 
@@ -207,6 +240,10 @@ export class Feed implements ReflectorHandler {
     this.#lastInitial = undefined;
     this.#lastNet = undefined;
     this.#versionWaiters.reached(this.window.head);
+    if (this.#currentAt !== undefined && this.window.head >= this.#currentAt) {
+      this.#currentAt = undefined;
+      this.upToDate();
+    }
   }
 
   start(): void {
@@ -221,8 +258,38 @@ export class Feed implements ReflectorHandler {
   stop(): void {
     this.#live = false;
     this.#current = false;
+    this.#caughtUp = false;
+    this.#settling?.();
+    this.#settling = undefined;
     this.#reflector.stop();
     this.#commitPending();
+  }
+
+  /**
+   * Resolves once the hub has caught up with the upstream since it started (see `#caughtUp`),
+   * when the upstream is failing (the stored state is what there is), or after `ms`: a resume
+   * then gets what the hub missed while it was stopped before its catch-up bookmark, as changes
+   * it is replayed, rather than a bookmark at once and those changes after, as if live.
+   */
+  caughtUp(ms: number): Promise<void> {
+    this.start();
+    if (this.#caughtUp || this.#failing) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        cancel();
+        this.#catchUpWaiters.delete(done);
+        resolve();
+      };
+      const cancel = this.#clock.after(ms, done);
+      this.#catchUpWaiters.add(done);
+    });
+  }
+
+  #markCaughtUp(): void {
+    this.#settling?.();
+    this.#settling = undefined;
+    this.#caughtUp = true;
+    for (const done of [...this.#catchUpWaiters]) done();
   }
 
   /**
@@ -231,6 +298,8 @@ export class Feed implements ReflectorHandler {
    * check, and relist if the upstream has moved.
    */
   synced(need: Freshness): Promise<void> {
+    // A consistent read sees what the upstream has sent so far, not only what was committed.
+    if (need === "current") this.#commitPending();
     if (this.#ready(need)) return Promise.resolve();
     // Known to fail (refused, or down a while): the answer now, not after the next attempt.
     const failing = this.#failing;
@@ -238,6 +307,14 @@ export class Feed implements ReflectorHandler {
     this.start();
     if (need === "current") this.#reflector.refresh();
     return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
+  }
+
+  /** The state is current once the head reaches this (a replica catching up with its root). */
+  #currentAt: number | undefined;
+
+  /** A list from the upstream under way (a big collection takes a while): how far it has got. */
+  get listing(): { objects: number; since: number } | undefined {
+    return this.#listing;
   }
 
   /** What the hub can serve while the upstream fails: its state as of `rv`, in step with the upstream until `since` (ms). */
@@ -290,19 +367,24 @@ export class Feed implements ReflectorHandler {
     // What the previous watch delivered comes first: the relist is diffed against it.
     this.#commitPending();
     const apiVersion = list.apiVersion || keyApiVersion(this.#key);
-    const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion };
+    const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion, replica: this.#replica };
     const to = list.resourceVersion;
     this.#staged.begin();
-    let listed = 0;
-    for await (const items of list.pages) {
-      const records: ObjectRecord[] = [];
-      for (const item of items) {
-        const taken = this.#take(item, identity);
-        if (taken) records.push(taken.object);
+    const listing = (this.#listing ??= { objects: 0, since: this.#clock.now() });
+    try {
+      for await (const items of list.pages) {
+        const records: ObjectRecord[] = [];
+        for (const item of items) {
+          const taken = this.#take(item, identity);
+          if (taken) records.push(taken.object);
+        }
+        this.#staged.add(records, to);
+        listing.objects += records.length;
       }
-      this.#staged.add(records, to);
-      listed += records.length;
+    } finally {
+      this.#listing = undefined;
     }
+    const listed = listing.objects;
     const previous = this.#identity;
     const from = this.window.head;
     const changes = previous ? this.#staged.diff(from, to) : undefined;
@@ -331,6 +413,7 @@ export class Feed implements ReflectorHandler {
     this.#live = true;
     this.#current = true;
     this.#currentAsOf = this.#checks;
+    this.#markCaughtUp();
     this.#settle();
   }
 
@@ -338,6 +421,7 @@ export class Feed implements ReflectorHandler {
   #newHistory(identity: HubIdentity, rv: number): void {
     this.#storage.transaction(() => {
       this.collection.replaceWithListed();
+      this.viewRows.replaceWithListed();
       this.window.clear();
       this.tombstones.clear();
       this.#storage.setMeta("identity", JSON.stringify(identity));
@@ -401,12 +485,23 @@ export class Feed implements ReflectorHandler {
 
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
     this.upstreamState = state;
+    if (state === "listing") this.#listing ??= { objects: 0, since: this.#clock.now() };
+    else this.#listing = undefined;
     if (state === "backoff" && error) this.#failing = { since: this.#failing?.since ?? this.#clock.now(), error };
     else if (state === "watching" || state === "stopped") this.#failing = undefined;
     if (state !== "watching" || detail) this.#log(`upstream ${state}`, detail ? { detail } : undefined);
     if (state === "watching") this.#live = true;
+    if (state === "watching" && !this.#caughtUp && !this.#settling) {
+      this.#settling = this.#clock.after(CATCH_UP_SETTLE_MS, () => {
+        this.#settling = undefined;
+        this.#commitPending();
+        this.#markCaughtUp();
+      });
+    }
     // A gap in the watch: what happened meanwhile is unknown until a check or a list.
     if (state === "backoff" || state === "listing") this.#current = false;
+    // Failing, the stored state is what there is: resumes waiting for the upstream go on with it.
+    if (error) for (const done of [...this.#catchUpWaiters]) done();
     this.#settle(error);
   }
 
@@ -414,10 +509,17 @@ export class Feed implements ReflectorHandler {
     this.#checks++;
   }
 
+  currentOnceAt(rv: number): void {
+    this.#currentAt = rv;
+    this.#headMoved();
+  }
+
   upToDate(): void {
+    this.#currentAt = undefined;
     this.#failing = undefined;
     this.#current = true;
     this.#currentAsOf = this.#checks;
+    this.#markCaughtUp();
     this.#settle();
   }
 
@@ -427,6 +529,7 @@ export class Feed implements ReflectorHandler {
    */
   #commit(changes: readonly Change[], head: number): void {
     const deltas = this.#wantDeltas();
+    const rows: RowUpdate[] | undefined = this.#wantRows() ? [] : undefined;
     const events: WindowEvent[] = [];
     const gone: Tombstone[] = [];
     let added = 0;
@@ -440,6 +543,9 @@ export class Feed implements ReflectorHandler {
         const since = type === "ADDED" || replaced === undefined ? object.rv : replaced.since;
         if (type === "DELETED") gone.push({ ...object, since: replaced?.since ?? 0 });
         added += this.collection.write(type, object, since, replaced, replaced !== undefined && this.snapshots.sees(replaced.rv));
+        const row = type === "DELETED" ? undefined : object.row;
+        rows?.push({ before: this.viewRows.get(object.key)?.row, after: row });
+        this.viewRows.write(object.key, row, object.rv);
         const line = eventLine(type, object.json);
         const delta = full && deltaLine(JSON.parse(full.json) as KubeObject, change.parsed ?? (JSON.parse(object.json) as KubeObject), line);
         events.push({ rv: object.rv, line, delta });
@@ -458,7 +564,7 @@ export class Feed implements ReflectorHandler {
     this.#horizon = written.tombstones.horizon;
     this.window.advance(head);
     this.#headMoved();
-    if (events.length > 0) this.#listener.published(events);
+    if (events.length > 0) this.#listener.published(events, rows);
   }
 
   /**
@@ -474,8 +580,11 @@ export class Feed implements ReflectorHandler {
       const { managedFields: _, ...metadata } = parsed.metadata;
       parsed.metadata = metadata;
     }
-    const object = toRecord(parsed);
-    if (!object) this.#log("skipped an upstream object without uid, name or resourceVersion");
-    return object && { object, parsed };
+    const record = toRecord(parsed);
+    if (!record) {
+      this.#log("skipped an upstream object without uid, name or resourceVersion");
+      return undefined;
+    }
+    return { object: { ...record, row: viewRowOf(this.#key, record.key, parsed) }, parsed };
   }
 }

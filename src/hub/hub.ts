@@ -7,18 +7,19 @@
  * handles WebSocket messages and closes, the lifecycle keeps the heartbeat and the idle stop.
  */
 import { DurableObject } from "cloudflare:workers";
-import { hubSettings, type HubSettings } from "../config.ts";
-import { describeKey, type WatchKey } from "../k8s/key.ts";
+import { hubSettings, logLevel, type HubSettings } from "../config.ts";
+import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import { badRequest, failure, internalError, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
-import { logger, type Log } from "../log.ts";
-import { admitWatch } from "./admission.ts";
+import { logger, setLogLevel, type Log } from "../log.ts";
+import { admitView, admitWatch } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
-import { serveGet, serveList } from "./reads.ts";
+import { AHEAD_WAIT_MS, serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
-import { freshnessFor, hubRequests, type HubRequest } from "./request.ts";
+import { REPLICAS_HEADER, type ReplicaReport } from "./replicas.ts";
+import { freshnessFor, hubRequests, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
 
 /** How long a request waits for a hub's first upstream list before answering 503. */
@@ -32,6 +33,7 @@ export class WatchHub extends DurableObject<HubEnv> {
 
   constructor(ctx: DurableObjectState, env: HubEnv) {
     super(ctx, env);
+    setLogLevel(logLevel(env));
     this.#settings = hubSettings(env);
     this.#storage = new HubStorage(ctx.storage);
   }
@@ -39,11 +41,11 @@ export class WatchHub extends DurableObject<HubEnv> {
   override async fetch(request: Request): Promise<Response> {
     const hubRequest = hubRequests.read(request);
     if (!hubRequest) return statusResponse(badRequest("a hub is reached through the relay's Kubernetes API paths"));
-    const parts = this.#open(hubRequest.key);
+    const parts = this.#open(hubRequest.key, hubRequest.replicaOf);
     try {
       return await this.#serve(request, hubRequest, parts);
     } catch (e) {
-      this.#log("request failed", { verb: hubRequest.verb, error: String(e), stack: (e as Error).stack });
+      this.#log("request failed", { verb: hubRequest.verb, error: String(e), stack: (e as Error).stack }, "error");
       return statusResponse(internalError("the hub failed to serve the request"));
     } finally {
       // Served or refused, this request may have started the upstream watch.
@@ -58,7 +60,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     try {
       await parts.lifecycle.alarm();
     } catch (e) {
-      this.#log("alarm failed", { error: String(e), stack: (e as Error).stack });
+      this.#log("alarm failed", { error: String(e), stack: (e as Error).stack }, "error");
       throw e; // the runtime retries a failed alarm
     }
   }
@@ -67,6 +69,7 @@ export class WatchHub extends DurableObject<HubEnv> {
   stats():
     | {
         subscribers: number;
+        views: number;
         upstream: string;
         watching: boolean;
         resourceVersion: number;
@@ -76,13 +79,19 @@ export class WatchHub extends DurableObject<HubEnv> {
         storageBytes: number;
         memoryBytes: number;
         rowsWritten: number;
+        /** Events committed, and events and messages sent by transport, since this instance of the hub started. */
+        eventsCommitted: number;
+        sent: Record<"websocket" | "http", { events: number; messages: number }>;
+        replicas: ReplicaReport[];
       }
     | undefined {
     const parts = this.#open();
     if (!parts) return undefined;
     const { feed, fanout } = parts;
+    const totals = parts.metrics.totals();
     return {
       subscribers: fanout.size,
+      views: parts.views.size,
       upstream: feed.upstreamState,
       watching: feed.watching,
       resourceVersion: feed.window.head,
@@ -93,20 +102,43 @@ export class WatchHub extends DurableObject<HubEnv> {
       memoryBytes: feed.window.heldBytes,
       // Since this instance of the hub started.
       rowsWritten: this.#storage.rowsWritten,
+      eventsCommitted: totals.committed,
+      sent: totals.sent,
+      replicas: parts.replicas?.live() ?? [],
     };
+  }
+
+  /** A replica's report to its root. */
+  replicaReport(report: ReplicaReport): void {
+    this.#open()?.replicas?.report(report);
   }
 
   async #serve(request: Request, hubRequest: HubRequest, parts: Parts): Promise<Response> {
     const { feed, quotas } = parts;
-    // Each hub that watches costs the cluster a watch: it needs a share of the cluster's quota first.
-    if (!feed.watching) {
+    // A hot key's root sends a client's list or watch on to its replicas (DESIGN.md, "Hot keys").
+    const placed = hubRequest.verb !== "get" && !hubRequest.fromReplica && !hubRequest.here;
+    const replicas = placed ? parts.replicas?.placement(hubRequest.region ?? LOCAL, parts.fanout.clients) : undefined;
+    if (replicas && replicas.length > 0) return placedElsewhere(replicas);
+    // A replica behind a resourceVersion its tree has given out (restarting, or slow) sends the
+    // request to its root, which has it, rather than answer "too large" (DESIGN.md, "Hot keys").
+    const ahead = hubRequest.verb === "get" || hubRequest.verb === "view" || hubRequest.options.resourceVersion.kind !== "exact" ? undefined : hubRequest.options.resourceVersion.rv;
+    if (hubRequest.replicaOf && ahead !== undefined && ahead > feed.window.head) {
+      feed.start();
+      if (!(await feed.waitFor(ahead, AHEAD_WAIT_MS))) return placedElsewhere([hubName(hubRequest.key)]);
+    }
+    // Each hub that watches costs the cluster a watch: it needs a share of the cluster's quota
+    // first. A replica watches its root, not the cluster.
+    if (!feed.watching && !hubRequest.replicaOf) {
       const refused = await quotas.admitHub(hubRequest.subject);
       if (refused) return statusResponse(refused);
     }
     try {
       await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS, parts.clock);
     } catch (e) {
-      return statusResponse(unavailable(e, feed.held, parts.clock.now()));
+      const now = parts.clock.now();
+      const listing = feed.listing;
+      if (e instanceof SyncTimeout && listing) return statusResponse(stillListing(listing, now));
+      return statusResponse(unavailable(e, feed.held, now));
     }
     switch (hubRequest.verb) {
       case "list":
@@ -115,32 +147,56 @@ export class WatchHub extends DurableObject<HubEnv> {
         return serveGet(parts.reader, hubRequest.key, hubRequest.name);
       case "watch":
         return admitWatch(parts, hubRequest, isWebSocketUpgrade(request));
+      case "view":
+        return admitView(parts, hubRequest, isWebSocketUpgrade(request));
     }
   }
 
-  /** The hub's parts, built on first use from the request's key or, after a restart, the stored one. */
-  #open(key?: WatchKey): Parts;
+  /** The hub's parts, built on first use from the request's key (and role) or, after a restart, the stored ones. */
+  #open(key: WatchKey, replica: ReplicaRole | undefined): Parts;
   #open(): Parts | undefined;
-  #open(key?: WatchKey): Parts | undefined {
+  #open(key?: WatchKey, replica?: ReplicaRole): Parts | undefined {
     if (this.#parts) return this.#parts;
-    key ??= this.#storage.identity()?.key;
+    const stored = this.#storage.identity();
+    key ??= stored?.key;
+    replica ??= stored?.replica;
     if (!key) return undefined;
-    this.#log = logger({ hub: describeKey(key) });
+    this.#log = logger({ hub: describeKey(key), ...(replica ? { replica: replica.name } : {}) });
     const reclaim = async () => {
       await this.#storage.clear();
       this.#parts = undefined;
     };
-    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, log: this.#log, reclaim }, key);
+    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, log: this.#log, reclaim }, key, replica);
     return this.#parts;
   }
 }
 
+/** The region of a request the Worker placed nowhere (locally, without Cloudflare's `cf`). */
+const LOCAL = "local";
+
+/** A root's answer that a request goes to one of `replicas` instead: the Worker sends it there. */
+function placedElsewhere(replicas: string[]): Response {
+  return new Response(null, { status: 307, headers: { [REPLICAS_HEADER]: JSON.stringify(replicas) } });
+}
+
+/** A request's wait for the hub to sync ran out. */
+class SyncTimeout extends UpstreamError {}
+
 function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock): Promise<T> {
   let cancel = () => {};
   const timeout = new Promise<never>((_, reject) => {
-    cancel = clock.after(ms, () => reject(new UpstreamError(0, `the upstream API server has not answered within ${ms / 1000} s`)));
+    cancel = clock.after(ms, () => reject(new SyncTimeout(0, `the upstream API server has not answered within ${ms / 1000} s`)));
   });
   return Promise.race([promise, timeout]).finally(cancel);
+}
+
+/** A big collection's first list (or a relist) takes a while: the hub is getting there, and says how far. */
+function stillListing(listing: { objects: number; since: number }, now: number): Status {
+  const seconds = Math.round((now - listing.since) / 1000);
+  return serviceUnavailable(
+    `the relay is still listing this collection from the upstream (${listing.objects.toLocaleString("en")} objects in ${seconds} s so far) and serves it once the list is complete; try again shortly`,
+    5,
+  );
 }
 
 /**

@@ -30,6 +30,8 @@ export interface LifecycleParts {
   quotas: { renew(): void; releaseHub(retentionMs: number): void; reclaimed(): void };
   /** The hub's stored state: whether there is any, and its deletion (after which the hub starts afresh). */
   storage: { readonly holdsState: boolean; reclaim(): Promise<void> };
+  /** A replica's reports to its root: when its subscribers may have changed, and on each beat. */
+  tree?: { changed(): void; beat(): void } | undefined;
   /** The hub's report to the metrics registry: when it watches, on each beat, when it stops. */
   metrics: { watching(subscribers: number): void; beat(): void; stopped(): void };
   /** The object's alarm (one per Durable Object). */
@@ -76,6 +78,7 @@ export class Lifecycle {
       this.#stopKeepAlive = undefined;
       this.#idleSince = upstream.watching ? (this.#idleSince ?? this.#clock.now()) : undefined;
     }
+    this.#parts.tree?.changed();
     if (upstream.watching) {
       this.#stoppedAt = undefined;
       this.#parts.metrics.watching(this.#parts.subscribers());
@@ -109,6 +112,7 @@ export class Lifecycle {
     upstream.renew();
     quotas.renew();
     this.#parts.metrics.beat();
+    this.#parts.tree?.beat();
     await this.#arm();
   }
 

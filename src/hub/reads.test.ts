@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
 import { watchKey } from "../k8s/key.ts";
 import type { ListOptions } from "../k8s/options.ts";
+import { parseShardSelector } from "../k8s/shard.ts";
+import { shardSelector } from "../../test/kit/shards.ts";
 import { Collection } from "./collection.ts";
 import { listPlan, serveList, type Reader } from "./reads.ts";
 import { decodeContinue, encodeContinue, SnapshotRegistry } from "./snapshots.ts";
@@ -19,7 +21,15 @@ function reader(head: number, names: string[], reachable = head) {
   const write = (name: string, type: "ADDED" | "MODIFIED" | "DELETED", rv: number) => {
     storage.transaction(() => {
       const replaced = collection.peek(`ns/${name}`);
-      collection.committed(collection.write(type, { key: `ns/${name}`, uid: name, rv, json: JSON.stringify({ name, rv }) }, rv, replaced, replaced !== undefined && snapshots.sees(replaced.rv)));
+      collection.committed(
+        collection.write(
+          type,
+          { key: `ns/${name}`, uid: name, rv, json: JSON.stringify({ metadata: { uid: `uid-${name}` }, name, rv }) },
+          rv,
+          replaced,
+          replaced !== undefined && snapshots.sees(replaced.rv),
+        ),
+      );
     });
     at = rv;
   };
@@ -46,9 +56,11 @@ function reader(head: number, names: string[], reachable = head) {
 
 const options = (o: Partial<ListOptions>): ListOptions => ({ resourceVersion: { kind: "unset" }, resourceVersionMatch: undefined, limit: undefined, continue: undefined, ...o });
 
-async function list(r: Reader, o: Partial<ListOptions>): Promise<{ resourceVersion: string; continue?: string; remainingItemCount?: number; names: string[] }> {
+type ListMeta = { resourceVersion: string; continue?: string; remainingItemCount?: number; shardInfo?: { selector: string } };
+
+async function list(r: Reader, o: Partial<ListOptions>): Promise<ListMeta & { names: string[] }> {
   const response = await serveList(r, key, options(o));
-  const body = (await response.json()) as { metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number }; items: Array<{ name: string }> };
+  const body = (await response.json()) as { metadata: ListMeta; items: Array<{ name: string }> };
   return { ...body.metadata, names: body.items.map((i) => i.name) };
 }
 
@@ -126,6 +138,32 @@ describe("lists", () => {
         expect(seen).toEqual([...names].sort());
       }),
       { seed: 11, numRuns: 100 },
+    );
+  });
+});
+
+describe("shards (shardSelector)", () => {
+  it("property: N shards' lists, paged or whole, hold the snapshot once between them, each echoing its selector and no remaining count", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 60 }), fc.integer({ min: 1, max: 5 }), fc.option(fc.integer({ min: 1, max: 7 })), async (names, n, limit) => {
+        const r = reader(1, names);
+        const seen: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const shard = parseShardSelector(shardSelector(i, n));
+          for (let token: string | undefined; ; ) {
+            const page = await list(r, { limit: limit ?? undefined, continue: token, shardSelector: shard });
+            expect(page.shardInfo).toEqual({ selector: shard.selector });
+            expect(page.remainingItemCount).toBeUndefined();
+            if (limit !== null) expect(page.names.length).toBeLessThanOrEqual(limit);
+            seen.push(...page.names);
+            if (!page.continue) break;
+            expect(page.names.length).toBe(limit);
+            token = page.continue;
+          }
+        }
+        expect(seen.sort()).toEqual([...names].sort());
+      }),
+      { seed: 27, numRuns: 100 },
     );
   });
 });

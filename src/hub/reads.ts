@@ -16,6 +16,7 @@
  */
 import { metaNamespaceKey, type WatchKey } from "../k8s/key.ts";
 import type { ListOptions } from "../k8s/options.ts";
+import { admitsObject } from "../k8s/shard.ts";
 import { badRequest, expired, notFound, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
 import type { Collection, StoredObject } from "./collection.ts";
 import { decodeContinue, encodeContinue, type Lease, type SnapshotRegistry } from "./snapshots.ts";
@@ -83,19 +84,44 @@ export async function serveList(reader: Reader, key: WatchKey, options: ListOpti
   if (!planned.ok) return statusResponse(planned.status);
   const { lease, after, limit, sent } = planned.value;
   const { collection, snapshots } = reader;
+  const shard = options.shardSelector;
+  const admits = shard && ((json: string) => admitsObject(shard, json));
   let next: string | undefined;
   let remaining: number | undefined;
   if (limit !== undefined) {
-    const last = collection.keyAfter(lease.rv, after, limit);
-    if (last !== undefined && collection.keyAfter(lease.rv, last, 1) !== undefined) {
+    const last = admits ? pageEnd(collection, lease.rv, after, limit, admits) : collection.keyAfter(lease.rv, after, limit);
+    if (last !== undefined && (admits ? pageEnd(collection, lease.rv, last, 1, admits) : collection.keyAfter(lease.rv, last, 1)) !== undefined) {
       next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit });
       snapshots.keep(lease.rv);
       // As the API server: an estimate of what is left, only when nothing is filtered out.
-      if (!key.labelSelector && !key.fieldSelector) remaining = collection.sizeAt(lease.rv) - (sent + limit);
+      if (!key.labelSelector && !key.fieldSelector && !shard) remaining = collection.sizeAt(lease.rv) - (sent + limit);
     }
   }
-  const head: ListHead = { listKind: reader.listKind, apiVersion: reader.apiVersion, resourceVersion: lease.rv, continue: next, remainingItemCount: remaining };
-  return new Response(listBody(head, collection, lease, after, limit), { headers: JSON_HEADERS });
+  const head: ListHead = {
+    listKind: reader.listKind,
+    apiVersion: reader.apiVersion,
+    resourceVersion: lease.rv,
+    continue: next,
+    remainingItemCount: remaining,
+    shardInfo: shard && { selector: shard.selector },
+  };
+  return new Response(listBody(head, collection, lease, after, limit, admits), { headers: JSON_HEADERS });
+}
+
+/**
+ * The key of the `count`-th object after `after` in the snapshot that `admits` lets through
+ * (a shard's), or `undefined` if there are fewer: where a filtered page ends, found before the
+ * page is written, since its continue token comes first.
+ */
+function pageEnd(collection: Pick<Collection, "page">, rv: number, after: string, count: number, admits: (json: string) => boolean): string | undefined {
+  let from = after;
+  let left = count;
+  for (;;) {
+    const rows = collection.page(rv, from, ROWS);
+    for (const row of rows) if (admits(row.json) && --left === 0) return row.key;
+    if (rows.length < ROWS) return undefined;
+    from = (rows.at(-1) as StoredObject).key;
+  }
 }
 
 /** A get: the named object of the current state, or 404. */
@@ -118,6 +144,8 @@ interface ListHead {
   continue?: string | undefined;
   /** Items after this page; the API server gives it only for unfiltered lists. */
   remainingItemCount?: number | undefined;
+  /** The shard selector the list was filtered by (KEP-5866), echoed. */
+  shardInfo?: { selector: string } | undefined;
 }
 
 /**
@@ -126,7 +154,7 @@ interface ListHead {
  * reader slower than snapshots are kept, or a new history) ends the body with an error, as a
  * broken connection: a list cannot say so once its items have begun.
  */
-function listBody(head: ListHead, collection: Pick<Collection, "page">, lease: Lease, start: string, limit: number | undefined): ReadableStream<Uint8Array> {
+function listBody(head: ListHead, collection: Pick<Collection, "page">, lease: Lease, start: string, limit: number | undefined, admits?: (json: string) => boolean): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let after = start;
   let left = limit ?? Number.POSITIVE_INFINITY;
@@ -142,12 +170,15 @@ function listBody(head: ListHead, collection: Pick<Collection, "page">, lease: L
           controller.error(new Error("the list's snapshot is gone (a reader slower than snapshots are kept, or a new history of the collection)"));
           return;
         }
-        const rows: StoredObject[] = left > 0 ? collection.page(lease.rv, after, Math.min(ROWS, left)) : [];
+        // Filtered, a page of rows may hold fewer of the page's objects than are left to send.
+        const rows: StoredObject[] = left > 0 ? collection.page(lease.rv, after, admits ? ROWS : Math.min(ROWS, left)) : [];
         for (const row of rows) {
-          text += (written++ > 0 ? "," : "") + row.json;
+          if (left <= 0) break;
           after = row.key;
+          if (admits && !admits(row.json)) continue;
+          text += (written++ > 0 ? "," : "") + row.json;
+          left--;
         }
-        left -= rows.length;
         if (rows.length < ROWS || left <= 0) {
           done = true;
           break;
@@ -167,9 +198,10 @@ function listBody(head: ListHead, collection: Pick<Collection, "page">, lease: L
   });
 }
 
-function listMeta(head: ListHead): Record<string, string | number> {
-  const meta: Record<string, string | number> = { resourceVersion: String(head.resourceVersion) };
+function listMeta(head: ListHead): Record<string, string | number | { selector: string }> {
+  const meta: Record<string, string | number | { selector: string }> = { resourceVersion: String(head.resourceVersion) };
   if (head.continue) meta.continue = head.continue;
   if (head.remainingItemCount !== undefined) meta.remainingItemCount = head.remainingItemCount;
+  if (head.shardInfo) meta.shardInfo = head.shardInfo;
   return meta;
 }

@@ -115,6 +115,11 @@ class Recorder implements ReflectorHandler {
     this.current++;
     this.#changes.changed();
   }
+  readonly caughtUp: number[] = [];
+  currentOnceAt(rv: number): void {
+    this.caughtUp.push(rv);
+    this.#changes.changed();
+  }
   until(what: string, done: () => boolean): Promise<void> {
     return this.#changes.until(what, done);
   }
@@ -138,7 +143,7 @@ function observer() {
   return { o, seen };
 }
 
-function start(options: { stallMs?: number } = {}) {
+function start(options: { stallMs?: number; followsHub?: boolean } = {}) {
   const clock = new FakeClock();
   const upstream = new ScriptedUpstream();
   const handler = new Recorder();
@@ -150,6 +155,7 @@ function start(options: { stallMs?: number } = {}) {
     backoff: { initialMs: 20, maxMs: MAX_BACKOFF_MS },
     observer: o,
     clock,
+    followsHub: options.followsHub,
   });
   reflector.start();
   return { upstream, handler, reflector, seen, clock };
@@ -296,6 +302,17 @@ describe("Reflector", () => {
     reflector.refresh();
     await upstream.watch(3);
     expect(handler.lists.map((l) => l.resourceVersion)).toEqual([10, 20]);
+    reflector.stop();
+  });
+
+  it("following a root hub, a refresh that finds it ahead catches up by watching from the hub's head, never by relisting", async () => {
+    const { upstream, handler, reflector } = start({ followsHub: true });
+    await upstream.watch(1);
+    upstream.rv = 20; // the root has moved on: its history is this key's
+    reflector.refresh();
+    expect((await upstream.watch(2)).from).toBe(10);
+    expect(handler.caughtUp).toEqual([20]);
+    expect(handler.lists).toHaveLength(1);
     reflector.stop();
   });
 

@@ -38,6 +38,8 @@ export interface ReflectorHandler {
   checking(): void;
   /** The last check found the upstream where the hub is: its state is current. */
   upToDate(): void;
+  /** The last check found the upstream (a root hub: `followsHub`) at `rv`, ahead of the hub: current once the watch has brought it there. */
+  currentOnceAt(rv: number): void;
 }
 
 /** What the reflector reports of the upstream, for the relay's metrics. */
@@ -61,6 +63,12 @@ export interface ReflectorOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** Stalls, backoff sleeps and stream ages are timed on it (the runtime's by default). */
   clock?: Clock;
+  /**
+   * The upstream is this key's root hub, whose resourceVersions are this key's own history
+   * (not a whole cluster's): a hub behind it catches up by watching from where it is, never by
+   * relisting (DESIGN.md, "Hot keys").
+   */
+  followsHub?: boolean;
 }
 
 /** An upstream failure: an HTTP status (0 for a connection error) and what the server said. */
@@ -181,7 +189,10 @@ export class Reflector {
           const refresh = this.#refresh;
           this.#refresh = false;
           this.#handler.checking();
-          const current = await this.#currentVersion();
+          // Following a root hub, a check that is not for a consistent read asks for its state as
+          // it is: a consistent one would make a restarted root relist, and sum up for everyone the
+          // changes it could have replayed exactly.
+          const current = await this.#currentVersion(!refresh && this.#options.followsHub === true);
           const resume = this.#handler.resumeVersion() ?? 0;
           mustProbe = false;
           const ahead = refusedAhead;
@@ -196,6 +207,10 @@ export class Reflector {
           if (ahead) throw new UpstreamError(504, `the upstream refused a watch from resourceVersion ${resume} as too large, though it lists at ${current}; retrying`);
           if (current === resume) {
             this.#handler.upToDate();
+          } else if (refresh && this.#options.followsHub) {
+            // The root's history is this key's: the watch from here replays up to it, and the
+            // root's bookmark once caught up brings the hub to its head.
+            this.#handler.currentOnceAt(current);
           } else if (refresh) {
             // Nothing cheaper tells whether this key changed: the upstream's resourceVersion is
             // cluster-wide, and an idle collection's watch carries no progress.
@@ -275,9 +290,9 @@ export class Reflector {
     return { kind: page.kind, apiVersion: page.apiVersion ?? "", resourceVersion: rv, items: page.items, continue: page.metadata?.continue || undefined };
   }
 
-  /** The upstream's current resourceVersion, from the cheapest list there is. */
-  async #currentVersion(): Promise<number> {
-    const page = (await this.#json(upstreamCollectionUrl(this.#key, { limit: "1" }))) as { metadata?: { resourceVersion?: string } };
+  /** The upstream's current resourceVersion, from the cheapest list there is; `any`: as its cache has it (`resourceVersion=0`), else a consistent read. */
+  async #currentVersion(any: boolean): Promise<number> {
+    const page = (await this.#json(upstreamCollectionUrl(this.#key, any ? { limit: "1", resourceVersion: "0" } : { limit: "1" }))) as { metadata?: { resourceVersion?: string } };
     const rv = Number(page.metadata?.resourceVersion);
     if (!Number.isSafeInteger(rv)) throw new UpstreamError(502, "the upstream list has no metadata.resourceVersion");
     return rv;

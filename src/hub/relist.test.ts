@@ -43,7 +43,7 @@ function staged(before: readonly ObjectRecord[], listed: readonly ObjectRecord[]
       after = (next.at(-1) as ObjectEvent).object.rv;
     }
   };
-  const now = () => storage.sql.exec<ObjectRecord>("SELECT key, uid, rv, json FROM objects ORDER BY key").toArray();
+  const now = () => storage.sql.exec<Omit<ObjectRecord, "row">>("SELECT key, uid, rv, json FROM objects ORDER BY key").toArray();
   return { list, events, now, collection };
 }
 
@@ -87,7 +87,7 @@ describe("a staged list against the collection", () => {
       fc.property(fc.array(op, { maxLength: 40 }), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 5 }), (ops, cut, page) => {
         let rv = 100;
         let uidSeq = 0;
-        const live = new Map<number, ObjectRecord>();
+        const live = new Map<number, Omit<ObjectRecord, "row">>();
         let atCut: ObjectRecord[] | undefined;
         let cutRv = rv;
         ops.forEach((o, i) => {

@@ -15,8 +15,9 @@
  * ones unless the upstream's history is inconsistent with the hub's (a restore from backup, a
  * different cluster): then there is no difference to tell, and the list starts a new history.
  */
-import type { Sql } from "./storage.ts";
+import { objectsTable, type Sql } from "./storage.ts";
 import { type ObjectEvent, type ObjectRecord, withVersion } from "./collection.ts";
+import { readRow, viewRowsTable, writeRow } from "./view-rows.ts";
 
 /** Keys read at a time while deletions are given their resourceVersions. */
 const KEYS_PAGE = 500;
@@ -34,16 +35,20 @@ export class StagedList {
   begin(): void {
     this.#transaction(() => {
       this.#drop();
-      this.#sql().exec("CREATE TABLE listed (key TEXT PRIMARY KEY, uid TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, json TEXT NOT NULL) WITHOUT ROWID");
+      this.#sql().exec(objectsTable("listed"));
       this.#sql().exec("CREATE INDEX listed_by_rv ON listed (rv)");
+      this.#sql().exec(viewRowsTable("listed_rows"));
     });
   }
 
-  /** One page of the list, stored; `since`: the list's resourceVersion, where a new history's objects begin. */
+  /** One page of the list, stored (with the objects' rows); `since`: the list's resourceVersion, where a new history's objects begin. */
   add(records: readonly ObjectRecord[], since: number): void {
     this.#transaction(() => {
       const sql = this.#sql();
-      for (const o of records) sql.exec("INSERT OR REPLACE INTO listed (key, uid, rv, since, json) VALUES (?, ?, ?, ?, ?)", o.key, o.uid, o.rv, since, o.json);
+      for (const o of records) {
+        sql.exec("INSERT OR REPLACE INTO listed (key, uid, rv, since, json) VALUES (?, ?, ?, ?, ?)", o.key, o.uid, o.rv, since, o.json);
+        if (o.row) writeRow(sql, "listed_rows", o.row, o.rv);
+      }
     });
   }
 
@@ -106,11 +111,11 @@ export class StagedList {
     const rows = sql.exec<{ rv: number; type: ObjectEvent["type"]; key: string; uid: string }>("SELECT rv, type, key, uid FROM diff WHERE rv > ? ORDER BY rv LIMIT ?", after, limit).toArray();
     return rows.map(({ rv, type, key, uid }) => {
       if (type !== "DELETED") {
-        const listed = sql.exec<ObjectRecord>("SELECT key, uid, rv, json FROM listed WHERE key = ?", key).one();
-        return { type, object: listed };
+        const listed = sql.exec<Omit<ObjectRecord, "row">>("SELECT key, uid, rv, json FROM listed WHERE key = ?", key).one();
+        return { type, object: { ...listed, row: readRow(sql, "listed_rows", key)?.row } };
       }
       // Its last state, at the revision it is gone by: read before this page changes the collection.
-      const last = sql.exec<ObjectRecord>("SELECT key, uid, rv, json FROM objects WHERE key = ? AND uid = ?", key, uid).one();
+      const last = sql.exec<Omit<ObjectRecord, "row">>("SELECT key, uid, rv, json FROM objects WHERE key = ? AND uid = ?", key, uid).one();
       return { type, object: withVersion(last, rv) };
     });
   }
@@ -123,5 +128,6 @@ export class StagedList {
   #drop(): void {
     this.#sql().exec("DROP TABLE IF EXISTS diff");
     this.#sql().exec("DROP TABLE IF EXISTS listed");
+    this.#sql().exec("DROP TABLE IF EXISTS listed_rows");
   }
 }

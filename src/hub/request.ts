@@ -9,23 +9,53 @@ import type { WatchKey } from "../k8s/key.ts";
 import type { Grant } from "../auth/access.ts";
 import type { Freshness } from "./feed.ts";
 import type { ListOptions, WatchOptions } from "../k8s/options.ts";
+import type { ViewSpec } from "../k8s/view.ts";
 
-/** `subject`: who asks (absent without auth): a hub started for it counts against its share. */
-export type HubRequest =
-  | { verb: "list"; key: WatchKey; options: ListOptions; subject?: string | undefined }
-  | { verb: "get"; key: WatchKey; name: string; subject?: string | undefined }
+/** The hub a request is sent to is a replica of its key's root (whose name is the key's): its own name and region. */
+export interface ReplicaRole {
+  name: string;
+  region: string;
+}
+
+/**
+ * What every request says besides: `subject`, who asks (absent without auth), a hub started for
+ * it counts against its share; `replicaOf`: the hub asked is a replica (DESIGN.md, "Hot keys").
+ */
+export type HubRequest = (
+  | { verb: "list"; key: WatchKey; options: ListOptions }
+  | { verb: "get"; key: WatchKey; name: string }
   | {
       verb: "watch";
       key: WatchKey;
       options: WatchOptions;
-      subject?: string | undefined;
       /** WebSocket subprotocol to echo. */
       protocol?: string;
       /** Absent without auth. */
       grant?: Grant;
-    };
+    }
+  | {
+      /** A live view (DESIGN.md, "Live views"): its window once (`watch` false), or kept live. */
+      verb: "view";
+      key: WatchKey;
+      view: ViewSpec;
+      watch: boolean;
+      timeoutSeconds?: number | undefined;
+      protocol?: string;
+      grant?: Grant;
+    }
+) & {
+  subject?: string | undefined;
+  replicaOf?: ReplicaRole | undefined;
+  /** Who asks is this replica of the hub asked (its root), which lists and watches it. */
+  fromReplica?: string | undefined;
+  /** The hub asked serves it: it was sent there by another hub of its tree (not placed again). */
+  here?: boolean | undefined;
+  /** The region the request came in from, where a hot key's replica for it is made (`local` without one). */
+  region?: string | undefined;
+};
 
 export type WatchRequest = Extract<HubRequest, { verb: "watch" }>;
+export type ViewRequest = Extract<HubRequest, { verb: "view" }>;
 
 /** The request forwarded to the hub: the client's own (so an upgrade stays an upgrade), with the parsed form. */
 export const hubRequests = carrier<HubRequest>("x-relay-request");
@@ -36,6 +66,8 @@ export const hubRequests = carrier<HubRequest>("x-relay-request");
  * from `N` needs only the window.
  */
 export function freshnessFor(request: HubRequest): Freshness {
+  // A view is of the live cache, as a watch from "any" is.
+  if (request.verb === "view") return "live";
   const rv = request.verb === "get" ? { kind: "unset" as const } : request.options.resourceVersion;
   if (request.verb === "watch") {
     if (rv.kind === "exact" && request.options.sendInitialEvents !== true) return "stored";

@@ -13,18 +13,24 @@
 import { answerClose, upgradeResponse } from "../handshake.ts";
 import { CLOSE, parseAck } from "../k8s/websocket.ts";
 import type { Log } from "../log.ts";
-import type { Fanout } from "./fanout.ts";
-import { type Subscriber, WebSocketSink } from "./subscriber.ts";
+import { type CloseReason, type Subscriber, WebSocketSink } from "./subscriber.ts";
 
 /** The largest message a subscriber may send (characters): ACKs are a few dozen. */
 const MAX_CLIENT_MESSAGE = 4096;
 
-export class HubSockets {
-  readonly #fanout: Fanout;
-  readonly #log: Log;
-  readonly #subscribers = new Map<WebSocket, Subscriber>();
+/** What the sockets tell of their subscribers: one left (or must, with a reason), or one acknowledged. */
+export interface SocketSubscribers<S> {
+  detach(subscriber: S, reason?: CloseReason): void;
+  wake(): void;
+}
 
-  constructor(fanout: Fanout, log: Log) {
+/** A watch hub's subscribers, or a log hub's followers (`src/logs`), which take the same ACKs and closes. */
+export class HubSockets<S = Subscriber> {
+  readonly #fanout: SocketSubscribers<S>;
+  readonly #log: Log;
+  readonly #subscribers = new Map<WebSocket, { subscriber: S; sink: WebSocketSink }>();
+
+  constructor(fanout: SocketSubscribers<S>, log: Log) {
     this.#fanout = fanout;
     this.#log = log;
   }
@@ -41,14 +47,15 @@ export class HubSockets {
   }
 
   /** The socket's subscriber is attached: its messages and close are now its own. */
-  register(sink: WebSocketSink, subscriber: Subscriber): void {
-    this.#subscribers.set(sink.socket, subscriber);
+  register(sink: WebSocketSink, subscriber: S): void {
+    this.#subscribers.set(sink.socket, { subscriber, sink });
   }
 
   #message(ws: WebSocket, message: string | ArrayBuffer): void {
     // None: the watch was refused or has ended, and the socket is closing.
-    const subscriber = this.#subscribers.get(ws);
-    if (!subscriber) return;
+    const registered = this.#subscribers.get(ws);
+    if (!registered) return;
+    const { subscriber, sink } = registered;
     // The runtime has already taken the message in whole; a peer that sends more than an ACK's
     // worth is not a watch client, and is not given the chance to do it twice.
     const size = typeof message === "string" ? message.length : message.byteLength;
@@ -59,7 +66,7 @@ export class HubSockets {
     // Anything else a client sends is ignored, as the API server ignores it.
     const received = parseAck(message);
     if (received === undefined) return;
-    (subscriber.sink as WebSocketSink).acknowledge(received);
+    sink.acknowledge(received);
     this.#fanout.wake();
   }
 
@@ -70,11 +77,11 @@ export class HubSockets {
   }
 
   #gone(ws: WebSocket): void {
-    const subscriber = this.#subscribers.get(ws);
+    const registered = this.#subscribers.get(ws);
     this.#subscribers.delete(ws);
-    if (!subscriber) return;
-    (subscriber.sink as WebSocketSink).markClosed();
-    this.#fanout.detach(subscriber);
+    if (!registered) return;
+    registered.sink.markClosed();
+    this.#fanout.detach(registered.subscriber);
   }
 
   /** A socket event, its failure logged (an event listener's exception would reach no one). */
@@ -82,7 +89,7 @@ export class HubSockets {
     try {
       handle();
     } catch (e) {
-      this.#log(`socket ${what} failed`, { error: String(e), stack: (e as Error).stack });
+      this.#log(`socket ${what} failed`, { error: String(e), stack: (e as Error).stack }, "error");
     }
   }
 }

@@ -22,7 +22,7 @@ describe("HubStorage", () => {
       storage.setMeta("identity", JSON.stringify(identity));
       for (const name of ["head", "start", "horizon"]) storage.setMeta(name, 10);
     });
-    expect(tables(db)).toEqual(["events", "meta", "objects", "tombstones", "versions"]);
+    expect(tables(db)).toEqual(["events", "meta", "objects", "tombstones", "versions", "view_rows"]);
     expect(new HubStorage(durableStorage(db)).history()).toEqual({ ...identity, head: 10, start: 10, horizon: 10 });
   });
 

@@ -2,8 +2,8 @@
  * @module
  * The hub's SQLite database: its schema, its meta (the key it serves, the head, the window's
  * start, the net-change horizon), the transaction every batch is written in, and its deletion.
- * The collection (`collection.ts`), the window's events (`window.ts`) and the tombstones
- * (`tombstones.ts`) are tables of it; what they hold lives here and not in the isolate's memory,
+ * The collection (`collection.ts`), the window's events (`window.ts`), the tombstones
+ * (`tombstones.ts`) and the rows live views read (`view-rows.ts`) are tables of it; what they hold lives here and not in the isolate's memory,
  * whose 128 MB a hub shares with its neighbours (DESIGN.md, "Memory").
  *
  * Each upstream batch is written in one transaction before it is fanned out; the output gate
@@ -11,14 +11,21 @@
  * the hub could forget (invariant 4).
  */
 import type { WatchKey } from "../k8s/key.ts";
+import type { ReplicaRole } from "./request.ts";
+import { viewRowsTable } from "./view-rows.ts";
 
 /** Bumped when the tables change shape: a hub with another version's tables starts afresh. */
-const SCHEMA_VERSION = "2";
+const SCHEMA_VERSION = "3";
+
+/** The collection's shape, under `name` (a staged list is made beside the current one). */
+export const objectsTable = (name: string): string =>
+  `CREATE TABLE IF NOT EXISTS ${name} (key TEXT PRIMARY KEY, uid TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, json TEXT NOT NULL) WITHOUT ROWID`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS objects (key TEXT PRIMARY KEY, uid TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, json TEXT NOT NULL) WITHOUT ROWID;
+${objectsTable("objects")};
 CREATE INDEX IF NOT EXISTS objects_by_rv ON objects (rv);
+${viewRowsTable("view_rows")};
 CREATE TABLE IF NOT EXISTS versions (key TEXT NOT NULL, until INTEGER NOT NULL, uid TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (key, until)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (rv INTEGER PRIMARY KEY, offset INTEGER NOT NULL, size INTEGER NOT NULL, line TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tombstones (uid TEXT PRIMARY KEY, key TEXT NOT NULL, rv INTEGER NOT NULL, since INTEGER NOT NULL, at INTEGER NOT NULL, json TEXT NOT NULL);
@@ -27,17 +34,18 @@ CREATE INDEX IF NOT EXISTS tombstones_by_age ON tombstones (at);
 `;
 
 /** Tables of an earlier schema, dropped before this one is made. */
-const TABLES = ["meta", "objects", "versions", "events", "tombstones", "listed", "diff"];
+const TABLES = ["meta", "objects", "versions", "events", "tombstones", "view_rows", "listed", "listed_rows", "diff"];
 
 /** The database as the hub's tables use it: statements. */
 export type Sql = Pick<SqlStorage, "exec">;
 
-/** What identifies the collection: the key, and the kinds learned from the first list. */
+/** What identifies the collection: the key, and the kinds learned from the first list; for a replica hub, which one it is. */
 export interface HubIdentity {
   key: WatchKey;
   kind: string;
   listKind: string;
   apiVersion: string;
+  replica?: ReplicaRole | undefined;
 }
 
 /** Where the hub's history stands, as stored. */

@@ -104,6 +104,18 @@ export class WebSocketSink implements Sink {
     return this.#closed;
   }
 
+  /** One message as given: text, or bytes as a binary message (a pod's log). */
+  sendMessage(data: string | Uint8Array): number {
+    try {
+      this.socket.send(data);
+      this.#sent += typeof data === "string" ? data.length : data.byteLength;
+      return 1;
+    } catch {
+      this.#closed = true;
+      return 0;
+    }
+  }
+
   send(batch: LineBatch): number {
     try {
       if (this.#batched) {
@@ -203,9 +215,14 @@ export class HttpSink implements Sink {
   }
 
   send(batch: LineBatch): number {
+    return this.write(batch.bytes);
+  }
+
+  /** Bytes as they are (a pod's log): one chunk, or part of the next. */
+  write(bytes: Uint8Array): number {
     if (this.#closed) return 0;
     this.#sent = true;
-    this.#queue(batch.bytes);
+    this.#queue(bytes);
     return 1;
   }
 
@@ -281,6 +298,12 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** Which event lines go to a subscriber (a shard's, KEP-5866); `key` is the same for subscribers filtered alike, who share what is built for them. */
+export interface LineFilter {
+  readonly key: string;
+  admits(line: string): boolean;
+}
+
 export interface SubscriberOptions {
   /** `allowWatchBookmarks=true`. */
   bookmarks: boolean;
@@ -293,6 +316,12 @@ export interface SubscriberOptions {
   timeoutMs: number | undefined;
   /** Who subscribed and on what grant (absent when the relay runs without auth). */
   grant?: Grant | undefined;
+  /** The subscriber is a replica hub of this one, by name (DESIGN.md, "Hot keys"). */
+  replica?: string | undefined;
+  /** Only the events this lets through; absent: every event. */
+  filter?: LineFilter | undefined;
+  /** A live view's subscriber: it is sent row changes by the hub's views, not events by the fan-out. */
+  view?: boolean | undefined;
 }
 
 let nextId = 1;

@@ -5,16 +5,27 @@
  *
  * Client → relay, one JSON text message each:
  * - `{"op":"watch","id":"w1","path":"/api/v1/namespaces/a/pods", ...watch parameters}` opens a
- *   watch: every parameter of a standalone watch (`labelSelector`, `fieldSelector`,
+ *   watch: every parameter of a standalone watch (`labelSelector`, `fieldSelector`, `shardSelector`,
  *   `resourceVersion`, `resourceVersionMatch`, `sendInitialEvents`, `allowWatchBookmarks`,
  *   `timeoutSeconds`, `compact`), plus `limit`, the most events of this watch one message holds;
- * - `{"op":"unwatch","id":"w1"}` ends it;
+ * - `{"op":"view","id":"v1","path":"/api/v1/pods","sort":"-Status","filter":"name~web","offset":0,"limit":50,"rows":"cells"}`
+ *   opens a live view (DESIGN.md, "Live views"): the parameters of `?view=1&watch=1` (and
+ *   `labelSelector`, `fieldSelector`, `timeoutSeconds`); its `VIEW` and `ROWS` frames come as
+ *   the view's lines. Moving the window, or another sort or filter, is another view;
+ * - `{"op":"logs","id":"l1","path":"/api/v1/namespaces/a/pods/p/log", ...log options}` follows a
+ *   pod's log (`container`, `follow` (true unless false), `tailLines`, `sinceSeconds`,
+ *   `sinceTime`, `timestamps`, `previous`, `limitBytes`, each as the log request's parameter);
+ * - `{"op":"unwatch","id":"w1"}` ends a watch, a view or a log;
  * - `{"type":"ACK","received":n}` acknowledges the socket's messages, as on a single watch.
  *
  * Relay → client, newline-terminated lines (several in one message on a batch socket):
  * - `{"id":"w1","type":"ADDED","object":{…}}`: a watch event, exactly the standalone watch's
  *   line with the id in front (so the relay tags lines without parsing them);
- * - `{"id":"w1","type":"ERROR","object":<Status>}`: the watch failed (its CLOSED follows);
+ * - `{"id":"v1","type":"VIEW",…}` and `{"id":"v1","type":"ROWS",…}`: a view's frames, exactly as
+ *   `?view=1&watch=1` streams them, tagged alike;
+ * - `{"id":"l1","type":"LOG","text":"…"}`: lines of log `l1`, whole (each ending in `\n`, but for
+ *   a log's last, or a line cut by `limitBytes`), as its standalone WebSocket's message had them;
+ * - `{"id":"w1","type":"ERROR","object":<Status>}`: the watch, view or log failed (its CLOSED follows);
  * - `{"id":"w1","type":"CLOSED","code":n,"reason":"…","resourceVersion":"…"}`: the watch ended;
  *   `code` is the close code its own WebSocket would have had, `resourceVersion` the last one
  *   it delivered (or asked to start from), the point to resume from. The id is free again;
@@ -35,6 +46,7 @@ const ID = /^[A-Za-z0-9._~:/-]{1,128}$/;
 export interface WatchParameters {
   labelSelector?: string;
   fieldSelector?: string;
+  shardSelector?: string;
   resourceVersion?: string;
   resourceVersionMatch?: string;
   sendInitialEvents?: boolean;
@@ -52,17 +64,55 @@ export interface WatchOp extends WatchParameters {
   limit?: number;
 }
 
+/** A live view: what `?view=1&watch=1` takes, as fields. */
+export interface ViewOp {
+  op: "view";
+  id: string;
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  sort?: string;
+  filter?: string;
+  rows?: string;
+  offset?: number;
+  limit?: number;
+  timeoutSeconds?: number;
+}
+
 export interface UnwatchOp {
   op: "unwatch";
   id: string;
 }
 
-export type MuxOp = WatchOp | UnwatchOp;
+/** Parameters a logs op may carry, each as the log request's query parameter of the same name. */
+export interface LogParameters {
+  container?: string;
+  /** Unless false, the log is followed. */
+  follow?: boolean;
+  tailLines?: number;
+  sinceSeconds?: number;
+  sinceTime?: string;
+  timestamps?: boolean;
+  previous?: boolean;
+  limitBytes?: number;
+}
+
+export interface LogsOp extends LogParameters {
+  op: "logs";
+  id: string;
+  /** A pod's log path: `/api/v1/namespaces/{namespace}/pods/{name}/log` (or under `/clusters/{name}`), without a query. */
+  path: string;
+}
+
+export type MuxOp = StreamOp | UnwatchOp;
+
+/** An op that opens a stream: a watch, a view, or a pod's log. */
+export type StreamOp = WatchOp | ViewOp | LogsOp;
 
 /** What a client message is: an op, an acknowledgement, or why it is neither (with its id, if it had one). */
 export type ClientMessage = { op: MuxOp } | { ack: number } | { refused: Status; id?: string };
 
-const STRINGS = ["labelSelector", "fieldSelector", "resourceVersion", "resourceVersionMatch"] as const;
+const STRINGS = ["labelSelector", "fieldSelector", "shardSelector", "resourceVersion", "resourceVersionMatch"] as const;
 const BOOLEANS = ["sendInitialEvents", "allowWatchBookmarks", "compact"] as const;
 const COUNTS = ["timeoutSeconds", "limit"] as const;
 
@@ -88,13 +138,16 @@ export function parseClientMessage(text: string | ArrayBuffer): ClientMessage {
     if (id !== undefined) status.details = { name: id };
     return id === undefined ? { refused: status } : { refused: status, id };
   };
-  if (message.op !== "watch" && message.op !== "unwatch") return refuse(`unknown op ${JSON.stringify(message.op)}: expected "watch" or "unwatch" (or an ACK)`);
+  if (message.op !== "watch" && message.op !== "view" && message.op !== "unwatch" && message.op !== "logs")
+    return refuse(`unknown op ${JSON.stringify(message.op)}: expected "watch", "view", "logs" or "unwatch" (or an ACK)`);
   if (id === undefined) return refuse(`op ${message.op} needs an id: 1 to 128 of A-Z a-z 0-9 . _ ~ : / -`);
   if (message.op === "unwatch") return { op: { op: "unwatch", id } };
+  if (message.op === "logs") return parseLogsOp(message, id, refuse);
   // A resource path (as a standalone watch's), not any route of the relay's: /healthz, /_relay/… are not watches.
   if (typeof message.path !== "string" || !message.path.startsWith("/") || /[?#]/.test(message.path) || parseApiPath(message.path).kind !== "resource") {
-    return refuse(`watch ${id}: path must be an API path such as /api/v1/namespaces/default/pods, with its parameters as fields, not a query`);
+    return refuse(`${message.op} ${id}: path must be an API path such as /api/v1/namespaces/default/pods, with its parameters as fields, not a query`);
   }
+  if (message.op === "view") return viewOp(id, message.path, message, refuse);
   const op: WatchOp = { op: "watch", id, path: message.path };
   for (const name of STRINGS) {
     const value = message[name];
@@ -115,6 +168,94 @@ export function parseClientMessage(text: string | ArrayBuffer): ClientMessage {
     op[name] = value;
   }
   return { op };
+}
+
+const VIEW_STRINGS = ["labelSelector", "fieldSelector", "sort", "filter", "rows"] as const;
+const VIEW_COUNTS = ["offset", "limit", "timeoutSeconds"] as const;
+
+/** A view op's fields, typed (their values are checked where `?view=1` is). */
+function viewOp(id: string, path: string, message: Record<string, unknown>, refuse: (why: string) => ClientMessage): ClientMessage {
+  const op: ViewOp = { op: "view", id, path };
+  for (const name of VIEW_STRINGS) {
+    const value = message[name];
+    if (value === undefined) continue;
+    if (typeof value !== "string") return refuse(`view ${id}: ${name} must be a string`);
+    op[name] = value;
+  }
+  for (const name of VIEW_COUNTS) {
+    const value = message[name];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return refuse(`view ${id}: ${name} must be a whole number`);
+    op[name] = value;
+  }
+  return { op };
+}
+
+const LOG_STRINGS = ["container", "sinceTime"] as const;
+const LOG_BOOLEANS = ["follow", "timestamps", "previous"] as const;
+const LOG_INTEGERS = ["tailLines", "sinceSeconds", "limitBytes"] as const;
+
+/** A logs op: its path a pod's log, its fields of their types (their values are the log request's to judge). */
+function parseLogsOp(message: Record<string, unknown>, id: string, refuse: (why: string) => ClientMessage): ClientMessage {
+  const path = typeof message.path === "string" && message.path.startsWith("/") && !/[?#]/.test(message.path) ? parseApiPath(message.path) : undefined;
+  if (path?.kind !== "resource" || path.subresource !== "log" || path.resource !== "pods" || path.group !== "") {
+    return refuse(`logs ${id}: path must be a pod's log path such as /api/v1/namespaces/default/pods/web-1/log, with its options as fields, not a query`);
+  }
+  const op: LogsOp = { op: "logs", id, path: message.path as string };
+  for (const name of LOG_STRINGS) {
+    const value = message[name];
+    if (value === undefined) continue;
+    if (typeof value !== "string") return refuse(`logs ${id}: ${name} must be a string`);
+    op[name] = value;
+  }
+  for (const name of LOG_BOOLEANS) {
+    const value = message[name];
+    if (value === undefined) continue;
+    if (typeof value !== "boolean") return refuse(`logs ${id}: ${name} must be true or false`);
+    op[name] = value;
+  }
+  for (const name of LOG_INTEGERS) {
+    const value = message[name];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value)) return refuse(`logs ${id}: ${name} must be an integer`);
+    op[name] = value;
+  }
+  return { op };
+}
+
+/** The standalone live view's query for a view op (`?view=1&watch=1&…`). */
+export function viewQuery(op: ViewOp): URLSearchParams {
+  const query = new URLSearchParams({ view: "1", watch: "1" });
+  for (const name of [...VIEW_STRINGS, ...VIEW_COUNTS]) if (op[name] !== undefined) query.set(name, String(op[name]));
+  return query;
+}
+
+/** The standalone log request's query for a logs op (followed unless it says `follow: false`). */
+export function logsQuery(op: LogParameters): URLSearchParams {
+  const query = new URLSearchParams();
+  if (op.container !== undefined) query.set("container", op.container);
+  if (op.follow !== false) query.set("follow", "true");
+  for (const name of ["tailLines", "sinceSeconds", "sinceTime", "limitBytes"] as const) if (op[name] !== undefined) query.set(name, String(op[name]));
+  if (op.timestamps) query.set("timestamps", "true");
+  if (op.previous) query.set("previous", "true");
+  return query;
+}
+
+/** Log `id`'s lines, as the line the relay sends. */
+export const logLine = (id: string, text: string): string => `${JSON.stringify({ id, type: "LOG", text })}\n`;
+
+/** The op for a standalone live view's path and query: `viewQuery` read back (the client's side). */
+export function viewOpOfQuery(id: string, path: string, query: URLSearchParams): ViewOp {
+  const op: ViewOp = { op: "view", id, path };
+  for (const name of VIEW_STRINGS) {
+    const value = query.get(name);
+    if (value !== null) op[name] = value;
+  }
+  for (const name of VIEW_COUNTS) {
+    const value = query.get(name);
+    if (value !== null && /^\d+$/.test(value)) op[name] = Number(value);
+  }
+  return op;
 }
 
 /**
@@ -168,14 +309,14 @@ export function lineId(line: string): string | undefined {
 }
 
 /** The type of a line, standalone (`{"type":…`) or tagged (`{"id":…,"type":…`), read from its fixed start. */
-export function lineType(line: string): WatchEventType | "CLOSED" | undefined {
+export function lineType(line: string): WatchEventType | "CLOSED" | "LOG" | undefined {
   const id = lineId(line);
   const prefix = id === undefined ? '{"type":"' : ',"type":"';
   const start = id === undefined ? 0 : id.length + 8;
   if (!line.startsWith(prefix, start)) return undefined;
   const from = start + prefix.length;
   const end = line.indexOf('"', from);
-  return end < 0 ? undefined : (line.slice(from, end) as WatchEventType | "CLOSED");
+  return end < 0 ? undefined : (line.slice(from, end) as WatchEventType | "CLOSED" | "LOG");
 }
 
 /** A socket-level refusal, or a watch's failure when `id` is given. */

@@ -1,16 +1,17 @@
 /**
  * @module
  * Accept-header negotiation for the representations the relay and the simulator produce:
- * plain JSON, `Table` (what kubectl's human-readable output asks for) and aggregated
- * discovery. Media ranges are tried in the order the client listed them; protobuf, YAML and
- * CBOR are skipped, so `application/vnd.kubernetes.protobuf, application/json` (what kube
- * components send) gets JSON and an Accept naming only those gets 406, as from an API server
- * without those serializers (apimachinery `pkg/runtime/negotiate.go`).
+ * plain JSON, `Table` (what kubectl's human-readable output asks for), aggregated discovery
+ * and, where the caller allows it, YAML (`application/yaml`, the API server's YAML serializer).
+ * Media ranges are tried in the order the client listed them; protobuf and CBOR are skipped, so
+ * `application/vnd.kubernetes.protobuf, application/json` (what kube components send) gets JSON
+ * and an Accept naming only those gets 406, as from an API server without those serializers
+ * (apimachinery `pkg/runtime/negotiate.go`).
  */
 import { failure } from "./status.ts";
 import type { Status } from "./types.ts";
 
-export type Representation = { kind: "json" } | { kind: "table"; version: "v1" | "v1beta1"; contentType: string } | { kind: "aggregated" };
+export type Representation = { kind: "json" } | { kind: "table"; version: "v1" | "v1beta1"; contentType: string } | { kind: "aggregated" } | { kind: "yaml" };
 
 interface MediaRange {
   type: string;
@@ -40,10 +41,12 @@ function parseAccept(header: string): MediaRange[] {
 }
 
 /** The representation to send, or `undefined` when nothing acceptable can be produced (406). */
-export function negotiate(accept: string | undefined, allow: { table: boolean; aggregated: boolean }): Representation | undefined {
+export function negotiate(accept: string | undefined, allow: { table: boolean; aggregated: boolean; yaml?: boolean }): Representation | undefined {
   if (!accept || accept.trim() === "") return { kind: "json" };
   for (const range of parseAccept(accept)) {
     if (range.type === "*/*" || range.type === "application/*") return { kind: "json" };
+    // A YAML Table or other conversion is not served: the range is skipped, as one the server cannot produce.
+    if (allow.yaml && range.type === "application/yaml" && !range.params.has("as")) return { kind: "yaml" };
     if (range.type !== "application/json") continue;
     const as = range.params.get("as");
     if (as === undefined) return { kind: "json" };
@@ -60,5 +63,8 @@ export function negotiate(accept: string | undefined, allow: { table: boolean; a
 /** The media type of aggregated discovery; the response Content-Type echoes it. */
 export const AGGREGATED_DISCOVERY = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
-/** Nothing the client accepts can be produced (apiserver `errNotAcceptable`, no details). */
-export const notAcceptable = (): Status => failure(406, "NotAcceptable", "only the following media types are accepted: application/json");
+/** The media type of YAML, the request's and the response's. */
+export const YAML = "application/yaml";
+
+/** Nothing the client accepts can be produced (apiserver `errNotAcceptable`, no details): what can be. */
+export const notAcceptable = (accepted: readonly string[] = ["application/json"]): Status => failure(406, "NotAcceptable", `only the following media types are accepted: ${accepted.join(", ")}`);

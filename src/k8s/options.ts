@@ -7,12 +7,15 @@
 import { badRequest, invalidListOptions, type Result } from "./status.ts";
 import type { Status } from "./types.ts";
 import { parseRequestedVersion, ResourceVersionError, type RequestedVersion } from "./rv.ts";
+import { parseShardSelector, ShardSelectorError, type ShardSelector } from "./shard.ts";
 
 export interface ListOptions {
   resourceVersion: RequestedVersion;
   resourceVersionMatch: "NotOlderThan" | "Exact" | undefined;
   limit: number | undefined;
   continue: string | undefined;
+  /** `shardSelector` (KEP-5866): only the objects of this shard. */
+  shardSelector?: ShardSelector | undefined;
 }
 
 export interface WatchOptions {
@@ -27,6 +30,8 @@ export interface WatchOptions {
    * at its current state, and each deletion (net changes), instead of every event.
    */
   compact: boolean;
+  /** `shardSelector` (KEP-5866): only the events of this shard's objects. */
+  shardSelector?: ShardSelector | undefined;
 }
 
 const FALSE = new Set(["0", "f", "false", "n", "no", "off"]);
@@ -56,6 +61,18 @@ function requested(query: URLSearchParams): RequestedVersion | Status {
   }
 }
 
+/** `shardSelector`, when given (an empty value is no selector, as the API server reads it). */
+function shard(query: URLSearchParams): ShardSelector | undefined | Status {
+  const text = query.get("shardSelector");
+  if (text === null || text === "") return undefined;
+  try {
+    return parseShardSelector(text);
+  } catch (e) {
+    if (e instanceof ShardSelectorError) return badRequest(`invalid shardSelector: ${e.message}`);
+    throw e;
+  }
+}
+
 const isStatus = (v: unknown): v is Status => typeof v === "object" && v !== null && (v as Status).kind === "Status";
 
 type Cause = Parameters<typeof invalidListOptions>[0][number];
@@ -75,6 +92,8 @@ export function parseListOptions(query: URLSearchParams): Result<ListOptions> {
   const limit = queryInt(query, "limit");
   if (isStatus(limit)) return { ok: false, status: limit };
   const cont = query.get("continue") || undefined;
+  const shardSelector = shard(query);
+  if (isStatus(shardSelector)) return { ok: false, status: shardSelector };
   const rvm = match(query);
   const causes: Cause[] = rvm.cause ? [rvm.cause] : [];
   if (rvm.value !== undefined && !rvm.cause) {
@@ -86,7 +105,7 @@ export function parseListOptions(query: URLSearchParams): Result<ListOptions> {
   if (causes.length > 0) return { ok: false, status: invalidListOptions(causes) };
   return {
     ok: true,
-    value: { resourceVersion: rv, resourceVersionMatch: rvm.value as ListOptions["resourceVersionMatch"], limit: limit && limit > 0 ? limit : undefined, continue: cont },
+    value: { resourceVersion: rv, resourceVersionMatch: rvm.value as ListOptions["resourceVersionMatch"], limit: limit && limit > 0 ? limit : undefined, continue: cont, shardSelector },
   };
 }
 
@@ -96,6 +115,8 @@ export function parseWatchOptions(query: URLSearchParams): Result<WatchOptions> 
   const timeout = queryInt(query, "timeoutSeconds");
   if (isStatus(timeout)) return { ok: false, status: timeout };
   const sendInitialEvents = queryBool(query, "sendInitialEvents");
+  const shardSelector = shard(query);
+  if (isStatus(shardSelector)) return { ok: false, status: shardSelector };
   const rvm = match(query);
   const causes: Cause[] = rvm.cause ? [rvm.cause] : [];
   if (sendInitialEvents !== undefined) {
@@ -115,6 +136,7 @@ export function parseWatchOptions(query: URLSearchParams): Result<WatchOptions> 
       sendInitialEvents,
       timeoutSeconds: timeout !== undefined && timeout > 0 ? timeout : undefined,
       compact: queryBool(query, "compact") === true,
+      shardSelector,
     },
   };
 }

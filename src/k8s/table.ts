@@ -29,6 +29,8 @@ interface Column {
   description: string;
   priority?: number;
   cell: (o: Obj, now: number) => string | number;
+  /** The value rows are ordered by, where it is not the cell's: a time shown as an age, a count shown with when. */
+  order?: { as: "time" | "count"; value: (o: Obj) => number };
 }
 
 // Loose access to the fields the printers read; objects are arbitrary JSON.
@@ -74,7 +76,15 @@ const AGE: Column = {
   description:
     "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
   cell: (o, now) => since(o.metadata?.creationTimestamp, now),
+  // Youngest first, as the ages read.
+  order: { as: "time", value: (o) => -timeOf(o.metadata?.creationTimestamp) },
 };
+
+/** A timestamp's milliseconds; 0 without one. */
+const timeOf = (time: string | undefined): number => (time ? Date.parse(time) || 0 : 0);
+
+/** The number a count cell begins with (`3 (5m ago)`: 3). */
+const countOf = (cell: string | number): number => (typeof cell === "number" ? cell : Number.parseInt(cell, 10) || 0);
 
 const col = (name: string, description: string, cell: Column["cell"], extra: Partial<Column> = {}): Column => ({ name, type: "string", description, cell, ...extra });
 
@@ -135,7 +145,9 @@ const COLUMNS: Record<string, Column[]> = {
       return `${statuses.filter((c) => c.ready).length}/${(o.spec?.containers ?? []).length}`;
     }),
     col("Status", "The aggregate status of the containers in this pod.", podStatus),
-    col("Restarts", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", podRestarts),
+    col("Restarts", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", podRestarts, {
+      order: { as: "count", value: (o) => countOf(podRestarts(o, 0)) },
+    }),
     AGE,
     col("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", (o) => o.status?.podIP ?? NONE, { priority: 1 }),
     col(
@@ -233,7 +245,9 @@ const COLUMNS: Record<string, Column[]> = {
   "/configmaps": [NAME, col("Data", "Data contains the configuration data.", (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, { type: "integer" }), AGE],
   "/secrets": [NAME, col("Type", "The type of the secret", (o) => o.type ?? ""), col("Data", "The number of entries in the secret", (o) => Object.keys(o.data ?? {}).length, { type: "integer" }), AGE],
   "/events": [
-    col("Last Seen", "Time when last Event occurred", (o, now) => since(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp, now)),
+    col("Last Seen", "Time when last Event occurred", (o, now) => since(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp, now), {
+      order: { as: "time", value: (o) => -timeOf(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp) },
+    }),
     col("Type", "Type of this event.", (o) => o.type ?? ""),
     col("Reason", "Short, machine understandable string that gives the reason for this event being generated.", (o) => o.reason ?? ""),
     col("Object", "The object that this event is about.", (o) => `${String(o.involvedObject?.kind ?? "").toLowerCase()}/${o.involvedObject?.name ?? ""}`),
@@ -258,15 +272,37 @@ const definitions = (columns: Column[]) => columns.map((c) => ({ name: c.name, t
  * watch event after the first (apiserver `watchEmbeddedEncoder`).
  */
 export function toTable(resource: TableResource, objects: readonly KubeObject[], metadata: object, options: TableOptions, withHeaders = true) {
-  const columns = columnsOf(resource);
   const now = Date.now();
-  return {
-    kind: "Table",
-    apiVersion: `meta.k8s.io/${options.version}`,
-    metadata,
-    columnDefinitions: withHeaders ? definitions(columns) : null,
-    rows: objects.map((o) => row(columns, o, options, now)),
-  };
+  return { ...tableHead(resource, metadata, options, withHeaders), rows: objects.map((o) => tableRow(resource, o, options, now)) };
+}
+
+/**
+ * A resource's Table columns, by name, with what their rows are ordered by (`orderValues`): text,
+ * a number (a count, whatever else its cell says), or a time (an age): what a live view may sort
+ * and filter by.
+ */
+export function columnsFor(resource: TableResource): Array<{ name: string; value: "text" | "number" | "time" }> {
+  return columnsOf(resource).map((c) => ({ name: c.name, value: c.order?.as === "time" ? "time" : c.order || c.type === "integer" ? "number" : "text" }));
+}
+
+/** The values an object's row is ordered by, one per column (`columnsFor`): independent of the time it is asked. */
+export function orderValues(resource: TableResource, object: KubeObject): Array<string | number | null> {
+  const o = object as Obj;
+  return columnsOf(resource).map((c) => {
+    if (c.order) return c.order.value(o);
+    const cell = c.cell(o, 0);
+    return c.type === "integer" ? countOf(cell) : cell;
+  });
+}
+
+/** A Table's fields but its rows: what a Table streamed a row at a time begins with. */
+export function tableHead(resource: TableResource, metadata: object, options: TableOptions, withHeaders = true) {
+  return { kind: "Table", apiVersion: `meta.k8s.io/${options.version}`, metadata, columnDefinitions: withHeaders ? definitions(columnsOf(resource)) : null };
+}
+
+/** One object's row, its cells as of `now`. */
+export function tableRow(resource: TableResource, object: KubeObject, options: TableOptions, now: number) {
+  return row(columnsOf(resource), object, options, now);
 }
 
 export function tableOptions(version: TableOptions["version"], query: URLSearchParams): TableOptions {

@@ -29,7 +29,10 @@ export const FAMILIES = {
   // Gauges, from the hubs' latest reports.
   hubs: family("hubs", "gauge", ["cluster", "upstream_state"], "Live hubs (one per watch key) by the state of their upstream watch: watching, listing, backoff or stopped."),
   subscribers: family("subscribers", "gauge", ["cluster", "transport"], "Subscribers connected to live hubs, by transport (websocket or http)."),
-  upstreamWatches: family("upstream_watches", "gauge", ["cluster"], "Upstream watch streams open: one per hub whose upstream watch is established."),
+  upstreamWatches: family("upstream_watches", "gauge", ["cluster"], "Upstream watch streams open: one per hub whose upstream watch is established (a key's root; its replicas watch the root)."),
+  views: family("views", "gauge", ["cluster"], "Live views open on live hubs (each also counted among the subscribers)."),
+  replicaHubs: family("replica_hubs", "gauge", ["cluster"], "Live replica hubs: hot keys' hubs that watch their key's root and serve a share of its subscribers."),
+  replicaLag: family("replica_lag_seconds", "gauge", ["cluster"], "How far behind its root the furthest replica hub is, as its root last heard (seconds since the root passed where the replica is)."),
   windowEvents: family("window_events", "gauge", ["cluster"], "Events held in the replay windows of live hubs."),
   windowBytes: family("window_bytes", "gauge", ["cluster"], "Bytes of serialised events held in the replay windows of live hubs."),
   cacheObjects: family("cache_objects", "gauge", ["cluster"], "Objects in the collections of live hubs."),
@@ -77,7 +80,48 @@ export const FAMILIES = {
     [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
   ),
 
+  // Pod logs (src/logs): followers against the upstream streams they share, from the log hubs' reports.
+  logFollowers: family("log_followers", "gauge", ["cluster", "transport"], "Clients following a pod's log through the relay, by transport (websocket or http)."),
+  logUpstreamStreams: family(
+    "log_upstream_streams",
+    "gauge",
+    ["cluster"],
+    "Followed logs open upstream: one per log hub (container, current or previous run) however many follow it. log_followers over this is how many follows the relay saves the API server and its kubelets.",
+  ),
+  logBufferBytes: family(
+    "log_buffer_bytes",
+    "gauge",
+    ["cluster"],
+    "Bytes of recent log lines the log hubs keep for followers who join later (LOG_BUFFER_LINES per hub, LOG_MEMORY_BYTES per isolate).",
+  ),
+  logLines: family("log_lines_total", "counter", ["cluster"], "Log lines the log hubs read from their upstream streams (each once, however many follow it)."),
+  logDelivered: family("log_delivered_lines_total", "counter", ["cluster", "transport"], "Log lines sent to followers (lines, and history lines, sent once per follower)."),
+  logUpstreamRequests: family(
+    "log_upstream_requests_total",
+    "counter",
+    ["cluster", "kind"],
+    "Pod log requests the relay made upstream: follow (a log hub's stream), history (a log hub's first read, or a follower's own history the buffer did not hold) or once (a log not followed, passed through).",
+  ),
+  logCutoffs: family(
+    "log_follower_cutoffs_total",
+    "counter",
+    ["cluster", "reason"],
+    "Log followers cut off: slow (beyond SUBSCRIBER_BUDGET_BYTES) or buffer (the lines after its position were let go before it took them).",
+  ),
+
   // Counters, from the Worker.
+  cachedLists: family(
+    "cached_lists_total",
+    "counter",
+    ["cluster"],
+    "Lists and gets of resources without watch (metrics.k8s.io) answered from a list another request made upstream within LIST_CACHE_SECONDS.",
+  ),
+  cacheUpstreamLists: family(
+    "cache_upstream_lists_total",
+    "counter",
+    ["cluster"],
+    "Lists of resources without watch the list cache sent upstream (at most one per key per LIST_CACHE_SECONDS, or one per request for a list too large to hold).",
+  ),
   authRefusals: family(
     "auth_refusals_total",
     "counter",
@@ -92,6 +136,7 @@ export type FamilyId = keyof typeof FAMILIES;
 export const KNOWN_VALUES: Partial<Record<FamilyId, Record<string, readonly string[]>>> = {
   resumes: { outcome: ["window", "compacted", "expired", "too_large"] },
   authRefusals: { reason: ["unauthenticated", "forbidden", "denied_resource", "unverifiable", "rate_limited", "host", "origin"] },
+  logUpstreamRequests: { kind: ["follow", "history", "once"] },
 };
 
 export type Transport = "websocket" | "http";

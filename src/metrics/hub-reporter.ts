@@ -29,7 +29,7 @@ const MESSAGE_MAX = 300;
 
 export class HubReporter {
   readonly #sink: ReportSink;
-  readonly #identity: { hub: string; key: string; cluster: string };
+  readonly #identity: { hub: string; key: string; cluster: string; root?: string | undefined };
   readonly #log: Log;
   readonly #counts = new MetricSet();
   readonly #cluster: { cluster: string };
@@ -44,9 +44,11 @@ export class HubReporter {
   #committed = 0;
   /** Deliveries, counted here on the fan-out's hot path and folded into the counts at each report. */
   readonly #sent: Record<Transport, { events: number; messages: number }> = { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } };
+  /** What earlier reports folded in, since the hub's instance started: with what is pending, its totals (`totals`). */
+  readonly #folded = { committed: 0, sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } } as Record<Transport, { events: number; messages: number }> };
   view: HubView | undefined;
 
-  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string }, log: Log) {
+  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string; root?: string | undefined }, log: Log) {
     this.#sink = sink;
     this.#identity = identity;
     this.#cluster = { cluster: identity.cluster };
@@ -99,6 +101,16 @@ export class HubReporter {
     this.#counts.add("quotaRefusals", { ...this.#cluster, quota });
   }
 
+  /**
+   * Events committed and deliveries sent since the hub's instance started: one object's own
+   * load, which the relay-wide counters (summed per cluster) cannot tell apart within a hot
+   * key's tree. Read at a request, not on the hot path.
+   */
+  totals(): { committed: number; sent: Record<Transport, { events: number; messages: number }> } {
+    const sent = (t: Transport) => ({ events: this.#folded.sent[t].events + this.#sent[t].events, messages: this.#folded.sent[t].messages + this.#sent[t].messages });
+    return { committed: this.#folded.committed + this.#committed, sent: { websocket: sent("websocket"), http: sent("http") } };
+  }
+
   // When the hub reports.
 
   /**
@@ -131,12 +143,15 @@ export class HubReporter {
     }
     this.#hadSubscribers = subscribers.websocket + subscribers.http > 0;
     if (this.#committed > 0) this.#counts.add("events", this.#cluster, this.#committed);
+    this.#folded.committed += this.#committed;
     this.#committed = 0;
-    for (const [transport, sent] of Object.entries(this.#sent)) {
+    for (const [transport, sent] of Object.entries(this.#sent) as Array<[Transport, { events: number; messages: number }]>) {
       if (sent.events === 0 && sent.messages === 0) continue;
       const labels = { ...this.#cluster, transport };
       this.#counts.add("delivered", labels, sent.events);
       this.#counts.add("messages", labels, sent.messages);
+      this.#folded.sent[transport].events += sent.events;
+      this.#folded.sent[transport].messages += sent.messages;
       sent.events = sent.messages = 0;
     }
     const delta = this.#counts.take();
@@ -161,6 +176,11 @@ export class HubReporter {
     const labels = { ...this.#cluster, transport };
     this.#counts.observe("lagBytes", labels, bytes);
     this.#counts.observe("lagSeconds", labels, this.#behindSince(position, now));
+  }
+
+  /** How far behind the hub a reader at `position` is, in seconds (0 when it has everything committed). */
+  lagSeconds(position: number): number {
+    return this.#behindSince(position, Date.now());
   }
 
   /** Seconds since the first commit past `position` (0 when it has everything committed). */

@@ -80,6 +80,12 @@ export class MetricSet {
     this.#values.set(key, (this.#values.get(key) ?? 0) + n);
   }
 
+  /** Keep the largest `value` seen (a gauge of the worst of several). */
+  max(id: FamilyId, labels: Labels, value: number): void {
+    const key = seriesKey(id, labels);
+    this.#values.set(key, Math.max(this.#values.get(key) ?? value, value));
+  }
+
   observe(id: FamilyId, labels: Labels, value: number): void {
     const bounds = FAMILIES[id].buckets ?? [];
     const key = seriesKey(id, labels);

@@ -22,7 +22,7 @@ import { HEARTBEAT_MS } from "../heartbeat.ts";
 import { FAMILIES, type FamilyId } from "./catalog.ts";
 import { exposition } from "./exposition.ts";
 import { inCatalog, MetricSet, parseSeries, type MetricValues } from "./metric-set.ts";
-import type { HubIndexEntry, HubReport, HubSnapshot } from "./report.ts";
+import type { HubIndexEntry, HubReport, HubSnapshot, LogHubReport, LogHubSnapshot } from "./report.ts";
 
 /** The one registry's name. */
 export const REGISTRY = "relay";
@@ -50,6 +50,7 @@ export interface SavedTotals extends MetricValues {
 export class MetricsRegistry extends DurableObject<Vars> {
   readonly #totals = new MetricSet();
   readonly #hubs = new Map<string, { snapshot: HubSnapshot; at: number }>();
+  readonly #logHubs = new Map<string, { snapshot: LogHubSnapshot; at: number }>();
   readonly #started: number;
   #saving: ReturnType<typeof setTimeout> | undefined;
 
@@ -67,6 +68,15 @@ export class MetricsRegistry extends DurableObject<Vars> {
     if (stopped) this.#hubs.delete(snapshot.hub);
     else this.#hubs.set(snapshot.hub, { snapshot, at: Date.now() });
     this.#analytics(snapshot.cluster, stopped ? "hub-stopped" : "hub", delta, snapshot);
+  }
+
+  /** A log hub's report (`src/logs`): its counts join the totals; its snapshot replaces the last. */
+  reportLog(report: LogHubReport): void {
+    const { delta, stopped, ...snapshot } = report;
+    this.#add(delta);
+    if (stopped) this.#logHubs.delete(snapshot.hub);
+    else this.#logHubs.set(snapshot.hub, { snapshot, at: Date.now() });
+    this.#analytics(snapshot.cluster, stopped ? "log-stopped" : "log", delta);
   }
 
   /** A Worker isolate's batch of counts. */
@@ -89,13 +99,26 @@ export class MetricsRegistry extends DurableObject<Vars> {
     for (const { snapshot: s } of live) {
       const cluster = { cluster: s.cluster };
       gauges.add("hubs", { ...cluster, upstream_state: s.upstream });
-      gauges.add("upstreamWatches", cluster, s.upstream === "watching" ? 1 : 0);
+      if (s.root !== undefined) gauges.add("replicaHubs", cluster);
+      else gauges.add("upstreamWatches", cluster, s.upstream === "watching" ? 1 : 0);
+      for (const r of s.replicas ?? []) gauges.max("replicaLag", cluster, r.lagSeconds);
       for (const [transport, n] of Object.entries(s.subscribers)) gauges.add("subscribers", { ...cluster, transport }, n);
+      gauges.add("views", cluster, s.views ?? 0);
       gauges.add("windowEvents", cluster, s.window.events);
       gauges.add("windowBytes", cluster, s.window.bytes);
       gauges.add("cacheObjects", cluster, s.objects);
       gauges.add("storageBytes", cluster, s.storageBytes ?? 0);
       gauges.add("memoryBytes", cluster, s.memoryBytes ?? 0);
+    }
+    for (const [hub, { snapshot: s, at }] of this.#logHubs) {
+      if (now - at > HUB_REPORT_STALE_MS) {
+        this.#logHubs.delete(hub);
+        continue;
+      }
+      const cluster = { cluster: s.cluster };
+      for (const [transport, n] of Object.entries(s.followers)) gauges.add("logFollowers", { ...cluster, transport }, n);
+      gauges.add("logUpstreamStreams", cluster, s.streaming ? 1 : 0);
+      gauges.add("logBufferBytes", cluster, s.bufferBytes);
     }
     const totals = this.#totals.toJSON();
     return exposition({ values: { ...totals.values, ...gauges.toJSON().values }, histograms: totals.histograms });

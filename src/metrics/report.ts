@@ -17,12 +17,18 @@ export interface HubSnapshot {
   /** Whether the hub keeps an upstream watch (or is getting one). */
   watching: boolean;
   subscribers: Record<Transport, number>;
+  /** Of its subscribers, the live views open on it (DESIGN.md, "Live views"). */
+  views?: number | undefined;
   window: { start: number; head: number; events: number; bytes: number };
   objects: number;
   /** Its SQLite database's size: its collection, window and tombstones (what the platform bills as storage). */
   storageBytes: number;
   /** The window's lines it holds in memory (its share of the isolate's `LINE_MEMORY_BYTES`). */
   memoryBytes: number;
+  /** A replica hub's root (DESIGN.md, "Hot keys"). */
+  root?: string | undefined;
+  /** A root's replicas, as they last reported: their subscribers, and how far behind the root each is. */
+  replicas?: Array<{ hub: string; region: string; subscribers: number; lagSeconds: number }> | undefined;
   /** When the hub last committed an event (epoch ms). */
   lastEventAt?: number | undefined;
   /** The last upstream failure, if any since the hub opened. */
@@ -40,4 +46,24 @@ export interface HubReport extends HubSnapshot {
 export interface HubIndexEntry extends HubSnapshot {
   lastEventAgeSeconds?: number | undefined;
   reportAgeSeconds: number;
+}
+
+/** What a log hub (`src/logs`) tells the registry: its followers against its one upstream stream. */
+export interface LogHubSnapshot {
+  /** The log hub's name. */
+  hub: string;
+  /** As people read it: `default:/api/v1/namespaces/x/pods/p/log?container=c`. */
+  key: string;
+  cluster: string;
+  followers: Record<Transport, number>;
+  /** Whether its upstream stream is open. */
+  streaming: boolean;
+  /** Bytes of lines its buffer holds. */
+  bufferBytes: number;
+}
+
+export interface LogHubReport extends LogHubSnapshot {
+  delta: MetricValues;
+  /** Its stream ended or stopped, nobody follows: it leaves the gauges. */
+  stopped: boolean;
 }

@@ -1,6 +1,7 @@
 /**
  * @module
- * The Worker's own counts (refusals decided before any hub), one set per isolate, sent to the
+ * The Worker's own counts (refusals decided before any hub, where the list cache's answers
+ * came from, logs passed through), one set per isolate, sent to the
  * metrics registry in batches: at most one batch per isolate every `FLUSH_MS`, after the
  * response (in `waitUntil`), and always before a scrape this isolate serves. An isolate that
  * serves no further request holds its last counts until it does, and loses them if it is
@@ -19,6 +20,16 @@ export class WorkerMetrics {
 
   refused(reason: RefusalReason): void {
     this.#counts.add("authRefusals", { reason });
+  }
+
+  /** A list cache's answer: served from a list already made, or one it sent upstream. */
+  cacheAnswered(cluster: string, outcome: "cache" | "upstream"): void {
+    this.#counts.add(outcome === "cache" ? "cachedLists" : "cacheUpstreamLists", { cluster });
+  }
+
+  /** A pod's log read once, passed through from the upstream (a followed one is its log hub's to count). */
+  logReadOnce(cluster: string): void {
+    this.#counts.add("logUpstreamRequests", { cluster, kind: "once" });
   }
 
   /** After a response: send the batch if one is due. */

@@ -1,15 +1,17 @@
 /**
  * @module
- * One watch of a relay socket: the standalone WebSocket watch it opened to its hub, and where it
- * is. Each hub message (its events, newline-separated, as the batch subprotocol sends them) is
+ * One watch (or followed log) of a relay socket: the standalone WebSocket it opened to its hub,
+ * and where it is. Each hub message (its events, newline-separated, as the batch subprotocol sends them) is
  * retagged with the watch's id in one pass, without parsing the events; only the message's last
  * event is read, for its resourceVersion, the point this watch would resume from.
  */
-import { lastResourceVersion, tagLines, type WatchOp } from "../k8s/mux.ts";
+import { lastResourceVersion, logLine, tagLines, type StreamOp } from "../k8s/mux.ts";
+
+const decoder = new TextDecoder();
 
 export class Link {
   readonly id: string;
-  readonly op: WatchOp;
+  readonly op: StreamOp;
   /** The hub's socket, once it is open. */
   socket: WebSocket | undefined;
   /** The last resourceVersion delivered (or the one the watch started from). */
@@ -19,15 +21,22 @@ export class Link {
   /** Ended: unwatched, closed by its hub, failed, or its socket gone. Nothing more is sent for it. */
   ended = false;
 
-  constructor(op: WatchOp) {
+  constructor(op: StreamOp) {
     this.id = op.id;
     this.op = op;
-    // "0" and unset start from the current state: nothing to resume from yet.
-    this.resourceVersion = op.resourceVersion && op.resourceVersion !== "0" ? op.resourceVersion : undefined;
+    // "0" and unset start from the current state: nothing to resume from yet. A log has none, nor a view.
+    this.resourceVersion = op.op === "watch" && op.resourceVersion && op.resourceVersion !== "0" ? op.resourceVersion : undefined;
   }
 
-  /** A hub message as this watch's lines (each ending in `\n`). */
-  retag(message: string): string {
+  /**
+   * A hub message as this watch's lines (each ending in `\n`); a log hub's (its bytes, a binary
+   * message) as one LOG line, or nothing for an empty one.
+   */
+  retag(message: string | ArrayBuffer): string {
+    if (typeof message !== "string") {
+      this.received += message.byteLength;
+      return message.byteLength === 0 ? "" : logLine(this.id, decoder.decode(message));
+    }
     this.received += message.length;
     const rv = lastResourceVersion(message);
     if (rv) this.resourceVersion = rv;

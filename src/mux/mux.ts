@@ -10,14 +10,14 @@
  * state (the watches, the token they are asked with) lives in memory for the socket's life.
  */
 import { DurableObject } from "cloudflare:workers";
-import { hubSettings } from "../config.ts";
+import { hubSettings, logLevel } from "../config.ts";
 import type { Env } from "../env.ts";
 import { createApp } from "../http/app.ts";
 import { badRequest, statusResponse } from "../k8s/status.ts";
 import { answerClose, upgradeResponse } from "../handshake.ts";
 import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
-import { logger } from "../log.ts";
-import { credentialsOf, socketRequests, watchRequest } from "./request.ts";
+import { logger, setLogLevel } from "../log.ts";
+import { credentialsOf, opRequest, socketRequests } from "./request.ts";
 import { Session } from "./session.ts";
 
 /** The relay's routes, built once per isolate, as the Worker builds them. */
@@ -31,6 +31,7 @@ export class WatchMux extends DurableObject<Env> {
     if (!admission) return statusResponse(badRequest("a relay socket is opened at /_relay/socket"));
     const credentials = credentialsOf(request);
     const routes = (relay ??= createApp());
+    setLogLevel(logLevel(this.env));
     const settings = hubSettings(this.env);
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     // Half-open: the client's close is answered by `answerClose`, not by the runtime, which would echo any code.
@@ -39,14 +40,14 @@ export class WatchMux extends DurableObject<Env> {
       server,
       { batched: admission.protocol === BATCH_PROTOCOL, maxWatches: settings.maxSubscriptionsPerSubject, expiresAt: admission.expiresAt, budget: settings.subscriberBudget },
       // With this object's waitUntil, so what the routes count (refusals) is reported as from the Worker.
-      async (op) => routes.fetch(watchRequest(op, credentials), this.env, { waitUntil: (promise) => this.ctx.waitUntil(promise), passThroughOnException: () => undefined, props: {} }),
+      async (op) => routes.fetch(opRequest(op, credentials), this.env, { waitUntil: (promise) => this.ctx.waitUntil(promise), passThroughOnException: () => undefined, props: {} }),
       logger({ component: "mux", subject: admission.subject }),
     );
     server.addEventListener("message", (event) => {
       try {
         session.message(event.data as string | ArrayBuffer);
       } catch (e) {
-        this.#log("message failed", { error: String(e), stack: (e as Error).stack });
+        this.#log("message failed", { error: String(e), stack: (e as Error).stack }, "error");
       }
     });
     server.addEventListener("close", (event) => {

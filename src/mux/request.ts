@@ -2,13 +2,14 @@
  * @module
  * What travels between the Worker and a socket's mux object, and from the mux object back
  * into the relay: the socket as the Worker admitted it (its original request, with what the
- * Worker decided in one header), and each watch op as the standalone watch request it stands
- * for, carrying the socket's token and origin, so the relay resolves, authorises and admits it
+ * Worker decided in one header), and each watch or logs op as the standalone WebSocket request
+ * it stands for, carrying the socket's token and origin, so the relay resolves, authorises and admits it
  * exactly as that request.
  */
 import { bearerToken } from "../auth/token.ts";
 import { carrier } from "../forwarded.ts";
-import { watchQuery, type WatchOp } from "../k8s/mux.ts";
+import { logsQuery, viewQuery, watchQuery, type StreamOp, type ViewOp, type WatchOp } from "../k8s/mux.ts";
+import { logProtocols } from "../k8s/log-socket.ts";
 import { watchProtocols } from "../k8s/websocket.ts";
 
 /** What the Worker decided about a socket. */
@@ -47,12 +48,27 @@ export function credentialsOf(socket: Request): Credentials {
 }
 
 /**
- * The standalone WebSocket watch an op stands for. It offers the batch subprotocol, so its hub
- * sends what is ready together in one message, which the mux object retags and forwards whole.
+ * The standalone WebSocket watch (or live view) an op stands for. It offers the batch
+ * subprotocol, so its hub sends what is ready together in one message, which the mux object
+ * retags and forwards whole.
  */
-export function watchRequest(op: WatchOp, credentials: Credentials): Request {
-  const headers: Record<string, string> = { upgrade: "websocket", "sec-websocket-protocol": watchProtocols(credentials.token, false).join(", ") };
+export function watchRequest(op: WatchOp | ViewOp, credentials: Credentials): Request {
+  const query = op.op === "view" ? viewQuery(op) : watchQuery(op);
+  return socketRequest(`${op.path}?${query}`, watchProtocols(credentials.token, false), credentials);
+}
+
+/** The standalone WebSocket log request a logs op stands for, reading the log as binary messages. */
+export function logsRequest(op: Extract<StreamOp, { op: "logs" }>, credentials: Credentials): Request {
+  const query = logsQuery(op).toString();
+  return socketRequest(`${op.path}${query ? `?${query}` : ""}`, logProtocols(credentials.token), credentials);
+}
+
+/** The request an op stands for. */
+export const opRequest = (op: StreamOp, credentials: Credentials): Request => (op.op === "logs" ? logsRequest(op, credentials) : watchRequest(op, credentials));
+
+function socketRequest(pathAndQuery: string, protocols: string[], credentials: Credentials): Request {
+  const headers: Record<string, string> = { upgrade: "websocket", "sec-websocket-protocol": protocols.join(", ") };
   if (credentials.origin !== null) headers.origin = credentials.origin;
   if (credentials.client !== null) headers["cf-connecting-ip"] = credentials.client;
-  return new Request(`${credentials.base}${op.path}?${watchQuery(op)}`, { headers });
+  return new Request(`${credentials.base}${pathAndQuery}`, { headers });
 }

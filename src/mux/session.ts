@@ -1,7 +1,8 @@
 /**
  * @module
  * One relay socket (`/_relay/socket`): the client's ops open and end watches, each a standalone
- * watch of its own hub; their events go to the client tagged with the watch's id. A watch that
+ * watch of its own hub, and followed logs, each a standalone log WebSocket of its log hub; their
+ * events (and lines) go to the client tagged with the watch's id. A watch that
  * fails (refused, forbidden, expired, cut off) ends alone with an ERROR and its CLOSED; the
  * socket and the other watches go on, unless the socket's token is what was refused. The
  * client's acknowledgements reach each hub as that hub's own (`AckLedger`), so a hub measures
@@ -14,7 +15,7 @@ import { MAX_URL_BYTES } from "../http/limits.ts";
 import { inFlightAllowance } from "../hub/fanout.ts";
 import { AckLedger } from "../k8s/ack-ledger.ts";
 import { DEFAULT_CLUSTER } from "../k8s/key.ts";
-import { closedLine, failureLine, pages, parseClientMessage, tooManyWatches, type WatchOp } from "../k8s/mux.ts";
+import { closedLine, failureLine, pages, parseClientMessage, tooManyWatches, type StreamOp } from "../k8s/mux.ts";
 import { parseApiPath } from "../k8s/path.ts";
 import { failure, internalError, unauthorized } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
@@ -42,8 +43,8 @@ export interface SessionSettings {
  */
 export const MAX_CLIENT_MESSAGE = 2 * MAX_URL_BYTES;
 
-/** The relay's answer to a watch op's standalone watch request: a 101 with the hub's socket, or a Status. */
-export type OpenWatch = (op: WatchOp) => Promise<Response>;
+/** The relay's answer to a watch, view or logs op's standalone request: a 101 with the hub's socket, or a Status. */
+export type OpenWatch = (op: StreamOp) => Promise<Response>;
 
 export class Session {
   readonly #client: WebSocket;
@@ -121,6 +122,8 @@ export class Session {
       this.#fail(link, status, CLOSE.normal);
       return;
     }
+    // A log hub's messages are binary: as ArrayBuffers, not the Blobs they would be by default.
+    socket.binaryType = "arraybuffer";
     socket.accept();
     if (link.ended) {
       socket.close(CLOSE.normal, "unwatched");
@@ -128,8 +131,9 @@ export class Session {
     }
     link.socket = socket;
     socket.addEventListener("message", (event) => {
-      if (link.ended || typeof event.data !== "string") return;
-      this.#forward(link, link.retag(event.data));
+      if (link.ended) return;
+      const lines = link.retag(event.data as string | ArrayBuffer);
+      if (lines) this.#forward(link, lines);
     });
     socket.addEventListener("close", (event) => this.#hubClosed(link, event.code, event.reason));
     socket.addEventListener("error", () => this.#hubClosed(link, CLOSE.abnormal, "the connection to the watch's hub failed"));
@@ -140,9 +144,10 @@ export class Session {
 
   /** A hub message's lines to the client: in pages of the watch's `limit` on a batch socket, else one per message. */
   #forward(link: Link, lines: string): void {
-    const messages = pages(lines, this.#settings.batched ? link.op.limit : 1);
+    const limit = link.op.op === "watch" ? link.op.limit : undefined;
+    const messages = pages(lines, this.#settings.batched ? limit : 1);
     // The hub's message counts as taken once its last page is.
-    const paged = link.op.limit !== undefined;
+    const paged = limit !== undefined;
     messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined, paged));
     // Measured once the whole message is out: a CLOSED names the last event it delivered.
     this.#measure();
@@ -256,8 +261,8 @@ export class Session {
   }
 }
 
-/** The cluster a watch op names (bare paths name the default one). */
-function clusterOf(op: WatchOp): string {
+/** The cluster a watch, view or logs op names (bare paths name the default one). */
+function clusterOf(op: StreamOp): string {
   const path = parseApiPath(op.path);
   return (path.kind === "resource" ? path.cluster : undefined) ?? DEFAULT_CLUSTER;
 }

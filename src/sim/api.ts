@@ -6,9 +6,9 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseFieldSelector } from "../k8s/fields.ts";
-import { isWatch, parseWatchOptions } from "../k8s/options.ts";
+import { isWatch, parseListOptions, parseWatchOptions } from "../k8s/options.ts";
 import { isValidObjectName, parseApiPath, collectionPath, type ApiPath, type ResourcePath } from "../k8s/path.ts";
-import { internalError, methodNotAllowed, notFound, tooLargeResourceVersion, unauthorized } from "../k8s/status.ts";
+import { failure, internalError, methodNotAllowed, notFound, tooLargeResourceVersion, unauthorized } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { AGGREGATED_DISCOVERY, negotiate, notAcceptable, type Representation } from "../k8s/negotiate.ts";
 import { tableOptions, toTable } from "../k8s/table.ts";
@@ -17,10 +17,12 @@ import { ApiError, pathNotFound, unsupportedMediaType } from "./errors.ts";
 import { requestFilter } from "./filter.ts";
 import { readJson, sendJson, sendList, sendStatus, wantsPretty } from "./http.ts";
 import { FRESHNESS_WAIT_MS, listBody, listObjects } from "./list.ts";
+import { serveLog } from "./logs.ts";
 import { OPENAPI_PREFIX, serveOpenApi } from "./openapi.ts";
 import { authorize, certificateIdentity, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
 import type { Verb } from "./requestlog.ts";
-import { findResource, type ResourceDef } from "./resources.ts";
+import { findResource, type ApiResource, type ResourceDef } from "./resources.ts";
+import { findMetricsResource, metricsItems, metricsList, metricsObject } from "./metrics.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
 import { reviewAnswer, type Answer } from "./reviews.ts";
 import type { SimState } from "./state.ts";
@@ -93,7 +95,13 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
       await serveReview(req, res, path, answer, identity, pretty);
       return;
     }
+    const metrics = findMetricsResource(path.group, path.version, path.resource);
+    if (metrics) return serveMetrics(state, req, res, metrics, path, verb, query, pretty);
     const def = findResource(path.group, path.version, path.resource);
+    if (def?.resource === "pods" && path.subresource === "log" && path.namespace !== undefined && path.name !== undefined && !path.legacyWatch) {
+      if (method !== "GET") throw new ApiError(methodNotAllowed());
+      return serveLog(state.store, state.logs, req, res, path.namespace, path.name, query);
+    }
     if (!def || path.subresource !== undefined || (path.namespace !== undefined && !def.namespaced)) throw new ApiError(pathNotFound());
     if (def.namespaced && path.namespace === undefined && path.name !== undefined) throw new ApiError(pathNotFound());
     await serveResource(state, req, res, def, path, verb, query, pretty);
@@ -144,6 +152,7 @@ async function serveResource(state: SimState, req: IncomingMessage, res: ServerR
   }
   if (method === "GET" && name === undefined) {
     const representation = readRepresentation(req);
+    if (state.config.listDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.config.listDelayMs));
     const result = await listObjects(state.store, def, requestFilter(def, namespace, query), query);
     if (representation.kind === "table") {
       const table = toTable(def, result.items, result.metadata, tableOptions(representation.version, query));
@@ -178,6 +187,27 @@ async function serveResource(state: SimState, req: IncomingMessage, res: ServerR
     return sendJson(res, 200, def.returnDeletedObject ? deleted : deletedStatus(def, deleted), { pretty });
   }
   throw new ApiError(methodNotAllowed());
+}
+
+/**
+ * metrics-server's resources: get and list of what `metrics.ts` computes; a watch is the generic
+ * API server's 405 for a resource without the verb (`handlers/get.go` `ListResource`).
+ */
+function serveMetrics(state: SimState, req: IncomingMessage, res: ServerResponse, resource: ApiResource, path: ResourcePath, verb: Verb, query: URLSearchParams, pretty: boolean): void {
+  const { namespace, name } = path;
+  if (path.subresource !== undefined || (namespace !== undefined && !resource.namespaced) || (resource.namespaced && namespace === undefined && name !== undefined)) throw new ApiError(pathNotFound());
+  if (req.method !== "GET") throw new ApiError(methodNotAllowed());
+  const qualified = `${resource.resource}.${resource.group}`;
+  if (verb === "watch") throw new ApiError(failure(405, "MethodNotAllowed", `watch is not supported on resources of kind "${qualified}"`, { group: resource.group, kind: resource.resource }));
+  readRepresentation(req);
+  if (name === undefined) {
+    const options = parseListOptions(query);
+    if (!options.ok) throw new ApiError(options.status);
+    return sendJson(res, 200, metricsList(resource, metricsItems(state.store, resource, namespace, query)), { pretty });
+  }
+  const item = metricsItems(state.store, resource, namespace, new URLSearchParams()).find((i) => i.metadata?.name === name);
+  if (!item) throw new ApiError(notFound(resource.resource, name, resource.group));
+  return sendJson(res, 200, metricsObject(resource, item), { pretty });
 }
 
 /** The media type of a request body, which must be one of `accepted` (else 415). */

@@ -4,12 +4,14 @@
  * container restarts, readiness flaps, label flips that move pods across selectors) and
  * graceful deletions (MODIFIED with deletionTimestamp, later DELETED), keeping each
  * namespace's population near a target: its seeded size, or the pods it held when churn first
- * reached it if that is more (a namespace grown to 200,000 pods stays near 200,000). A 10 ms
- * timer emits `rate × elapsed` operations per tick, so thousands of operations a second do not
- * fall behind, and an operation costs the same however many pods its namespace holds.
+ * reached it if that is more (a namespace grown to 200,000 pods stays near 200,000); and, when
+ * asked, the Events a cluster records for them. A 10 ms timer emits `rate × elapsed` operations
+ * per tick, so thousands of operations a second do not fall behind, and an operation costs the
+ * same however many pods its namespace holds.
  */
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { KubeObject } from "../k8s/types.ts";
+import { EventRecorder } from "./events.ts";
 import { copyForTransition, flapReadiness, isTerminating, markTerminating, newPod, relabel, restartContainer, startPod } from "./pods.ts";
 import type { Random } from "./random.ts";
 import { resourceByName } from "./resources.ts";
@@ -23,9 +25,18 @@ export interface ChurnOptions {
   ratePerSec: number;
   /** Namespaces to churn; default: the seeded ones. */
   namespaces?: string[];
+  /**
+   * Record the Events a cluster would for what churn does (scheduled, pulled, created, started,
+   * back-off, unhealthy, killing), expiring old ones (`events.ts`). Default off, and kept as it
+   * was when not given: each Event is a write, sharing the history that watches resume from.
+   */
+  events?: boolean;
 }
 
 const PODS = resourceByName("pods");
+
+/** Records the Events of a change, given the pod as stored. */
+type Recorded = (pod: Pod, nowMs: number) => void;
 const TICK_MS = 10;
 const DEFAULT_TARGET = 8;
 
@@ -70,17 +81,21 @@ export class Churn {
   /** Pod keys per namespace, kept in step with the store (any writer may add, change or remove pods). */
   readonly #pods = new Map<string, Population>();
   readonly #unsubscribe: () => void;
+  readonly #recorder: EventRecorder;
+  #events = false;
   #rate = 0;
   #namespaces: string[];
   #timer: ReturnType<typeof setInterval> | undefined;
   #last = 0;
   #budget = 0;
 
-  constructor(store: Store, writes: Writes, cluster: Cluster, rng: Random) {
+  /** `eventRng`: the Events' own, so recording them leaves churn's sequence as it would be without. */
+  constructor(store: Store, writes: Writes, cluster: Cluster, rng: Random, eventRng: Random) {
     this.#store = store;
     this.#writes = writes;
     this.#cluster = cluster;
     this.#rng = rng;
+    this.#recorder = new EventRecorder(store, eventRng);
     this.#namespaces = [...cluster.options.namespaces];
     for (const [key, pod] of store.objects(PODS)) this.#place(key, pod);
     this.#unsubscribe = store.subscribe((event) => {
@@ -107,8 +122,8 @@ export class Churn {
     to.add(key);
   }
 
-  get settings(): { ratePerSec: number; namespaces: string[] } {
-    return { ratePerSec: this.#rate, namespaces: [...this.#namespaces] };
+  get settings(): { ratePerSec: number; namespaces: string[]; events: boolean } {
+    return { ratePerSec: this.#rate, namespaces: [...this.#namespaces], events: this.#events };
   }
 
   /** Start, retune or (with rate 0) stop churn. */
@@ -120,6 +135,7 @@ export class Churn {
       if (options.namespaces.length === 0) throw new Error("churn namespaces must not be empty (omit it to churn the seeded namespaces)");
       this.#namespaces = [...options.namespaces];
     }
+    if (options.events !== undefined) this.#events = options.events;
     this.#rate = options.ratePerSec;
     if (this.#rate === 0) {
       this.stop();
@@ -156,6 +172,7 @@ export class Churn {
 
   /** Perform `ops` churn operations now (also for deterministic tests). */
   step(ops: number): void {
+    if (this.#events && ops > 0) this.#recorder.expire(Date.now());
     for (let i = 0; i < ops; i++) this.#operate(this.#rng.pick(this.#namespaces));
   }
 
@@ -168,11 +185,18 @@ export class Churn {
     const terminating = pods.terminating.keys;
     if (terminating.length > 0 && rng.chance(0.5)) return void this.#store.remove(PODS, rng.pick(terminating));
     if (live.length === 0 || live.length < target * 0.75) return this.#create(namespace);
-    if (live.length > target * 1.25) return this.#update(rng.pick(live), (pod) => markTerminating(pod, Date.now()));
+    if (live.length > target * 1.25) return this.#terminate(rng.pick(live));
     const r = rng.next();
     if (r < 0.15) return this.#create(namespace);
-    if (r < 0.3) return this.#update(rng.pick(live), (pod) => markTerminating(pod, Date.now()));
+    if (r < 0.3) return this.#terminate(rng.pick(live));
     this.#update(rng.pick(live), (pod) => this.#progress(pod));
+  }
+
+  #terminate(key: string): void {
+    this.#update(key, (pod) => {
+      markTerminating(pod, Date.now());
+      return (stored, now) => this.#recorder.killing(stored, now);
+    });
   }
 
   #create(namespace: string): void {
@@ -181,24 +205,38 @@ export class Churn {
     const node = this.#rng.pick(this.#cluster.nodes);
     let pod = newPod(this.#rng, template, node, Date.now());
     while (this.#store.get(PODS, metaNamespaceKey(namespace, pod.metadata?.name ?? ""))) pod = newPod(this.#rng, template, node, Date.now());
-    this.#store.put(PODS, metaNamespaceKey(namespace, pod.metadata?.name ?? ""), pod as KubeObject);
+    const stored = this.#store.put(PODS, metaNamespaceKey(namespace, pod.metadata?.name ?? ""), pod as KubeObject);
+    if (this.#events) this.#recorder.scheduled(stored.object as Pod, Date.now());
   }
 
-  #update(key: string, change: (pod: Pod) => void): void {
+  /** Apply `change` to a copy of the pod and store it; what it returns records the change's Events about the stored pod. */
+  #update(key: string, change: (pod: Pod) => Recorded | undefined): void {
     const current = this.#store.get(PODS, key);
     if (!current) return;
     const pod = copyForTransition(current);
-    change(pod);
-    this.#store.put(PODS, key, pod as KubeObject);
+    const record = change(pod);
+    const stored = this.#store.put(PODS, key, pod as KubeObject);
+    if (this.#events) record?.(stored.object as Pod, Date.now());
   }
 
-  /** The next realistic status or metadata change for a live pod. */
-  #progress(pod: Pod): void {
+  /** The next realistic status or metadata change for a live pod, and the Events it makes. */
+  #progress(pod: Pod): Recorded | undefined {
     const now = Date.now();
-    if (pod.status?.phase === "Pending") return startPod(pod, this.#rng, this.#cluster.node(pod.spec?.nodeName), now);
+    const recorder = this.#recorder;
+    if (pod.status?.phase === "Pending") {
+      startPod(pod, this.#rng, this.#cluster.node(pod.spec?.nodeName), now);
+      return (stored, at) => recorder.started(stored, at);
+    }
     const u = this.#rng.next();
-    if (u < 0.35) return restartContainer(pod, this.#rng, now);
-    if (u < 0.7) return relabel(pod);
+    if (u < 0.35) {
+      restartContainer(pod, this.#rng, now);
+      return (stored, at) => recorder.restarted(stored, at);
+    }
+    if (u < 0.7) {
+      relabel(pod);
+      return undefined;
+    }
     flapReadiness(pod, now);
+    return pod.status?.containerStatuses?.every((c) => c.ready) ? undefined : (stored, at) => recorder.unready(stored, at);
   }
 }

@@ -41,10 +41,11 @@ export async function handleControl(state: SimState, restart: (downtimeMs: numbe
         return sendJson(res, 200, state.log.page(integerParam(url.searchParams, "since"), url.searchParams.get("path") ?? ""));
       case "POST /_sim/churn": {
         const body = await readObject(req);
-        if (typeof body.ratePerSec !== "number") throw new ApiError(badRequest('churn needs {"ratePerSec": <number>, "namespaces"?: [...]}'));
+        if (typeof body.ratePerSec !== "number") throw new ApiError(badRequest('churn needs {"ratePerSec": <number>, "namespaces"?: [...], "events"?: <boolean>}'));
         if (body.namespaces !== undefined && (!Array.isArray(body.namespaces) || body.namespaces.some((n) => typeof n !== "string"))) {
           throw new ApiError(badRequest("churn namespaces must be a list of strings"));
         }
+        if (body.events !== undefined && typeof body.events !== "boolean") throw new ApiError(badRequest("churn events must be a boolean"));
         state.setChurn(body as unknown as ChurnOptions);
         return sendJson(res, 200, state.churn.settings);
       }

@@ -116,6 +116,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       selfSubjectReviews: true,
       openapi: false,
       clientCertificateUser: null,
+      listDelayMs: 0,
     },
     initialResourceVersion: options.initialResourceVersion,
   });

@@ -53,7 +53,7 @@ async function waitUntilFresh(store: Store, rv: number): Promise<void> {
   throw new ApiError(tooLargeResourceVersion(rv, store.resourceVersion));
 }
 
-function snapshotOrExpired(store: Store, def: ResourceDef, rv: number, error: () => ApiError): Map<string, KubeObject> {
+function snapshotOrExpired(store: Store, def: ResourceDef, rv: number, error: () => ApiError): ReadonlyMap<string, KubeObject> {
   const snapshot = store.snapshotAt(def, rv);
   if (!snapshot) throw error();
   return snapshot;
@@ -95,23 +95,37 @@ export async function listObjects(store: Store, def: ResourceDef, filter: Object
     }
   }
 
-  const keys = [...snapshot.keys()].filter((k) => k >= start).sort();
+  // The current objects' keys are kept sorted; an older snapshot's are sorted here.
+  const keys = snapshot === store.objects(def) ? store.sortedKeys(def) : [...snapshot.keys()].sort();
   const items: KubeObject[] = [];
-  let i = 0;
+  let i = firstAtOrAfter(keys, start);
   for (; i < keys.length && (limit === undefined || items.length < limit); i++) {
     const object = snapshot.get(keys[i] ?? "");
     if (object && filter.matches(object)) items.push(object);
   }
   const metadata: KubeList["metadata"] = { resourceVersion: String(snapshotRV) };
   if (limit !== undefined && i < keys.length) {
-    const remaining = keys.slice(i).filter((k) => filter.matches(snapshot.get(k) ?? {}));
-    if (remaining.length > 0) {
+    let remaining = 0;
+    for (let j = i; j < keys.length; j++) if (filter.matches(snapshot.get(keys[j] ?? "") ?? {})) remaining++;
+    if (remaining > 0) {
       // The loop stopped right after the limit-th match, so keys[i - 1] is the last item's key.
       metadata.continue = encodeContinue({ rv: snapshotRV, start: `${keys[i - 1] ?? ""}\u0000` });
-      if (!filter.selective) metadata.remainingItemCount = remaining.length;
+      if (!filter.selective) metadata.remainingItemCount = remaining;
     }
   }
   return { items, metadata };
+}
+
+/** The index of the first of sorted `keys` at or after `start` (binary search). */
+function firstAtOrAfter(keys: readonly string[], start: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((keys[mid] as string) < start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The list object: built-in items lose kind/apiVersion (kubernetes/kubernetes#63676); custom ones keep them. */

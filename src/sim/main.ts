@@ -12,6 +12,7 @@ const USAGE = `usage: npm run sim -- [options]
   --seed N                  PRNG seed for fixtures and churn (default 1)
   --churn R                 pod operations per second (default 0)
   --churn-namespaces a,b    namespaces to churn (default: the seeded ones)
+  --no-events               churn records no Events (by default it records what a cluster would)
   --namespaces a,b          seeded namespaces (default default,team-a,team-b,team-c)
   --pods-per-namespace N    seeded pods per namespace (default 8)
   --nodes N                 seeded nodes (default 3)
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     seed: { type: "string", default: "1" },
     churn: { type: "string", default: "0" },
     "churn-namespaces": { type: "string" },
+    events: { type: "boolean", default: true },
     namespaces: { type: "string" },
     "pods-per-namespace": { type: "string" },
     nodes: { type: "string" },
@@ -39,6 +41,7 @@ const { values } = parseArgs({
     "tls-cert": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
+  allowNegative: true,
 });
 
 if (values.help) {
@@ -83,7 +86,7 @@ const sim = await startSimulator({
     nodes: number("nodes", values.nodes),
     deployments: number("deployments", values.deployments),
   },
-  churn: churnRate > 0 ? { ratePerSec: churnRate, ...(churnNamespaces ? { namespaces: churnNamespaces } : {}) } : undefined,
+  churn: churnRate > 0 ? { ratePerSec: churnRate, events: values.events, ...(churnNamespaces ? { namespaces: churnNamespaces } : {}) } : undefined,
   // A cluster that restarts keeps going forward in resourceVersions, as etcd does.
   initialResourceVersion: clockResourceVersion(),
 });

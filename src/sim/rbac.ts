@@ -148,6 +148,32 @@ function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
   return matches(rule.apiGroups, a.group) && (rule.resources ?? []).some((r) => r === "*" || r === combined || (a.subresource !== "" && r === `*/${a.subresource}`));
 }
 
+/** What SelfSubjectRulesReview reports: resource rules (verbs, apiGroups, resources) and non-resource rules (verbs, nonResourceURLs). */
+export interface RulesInNamespace {
+  resourceRules: Array<{ verbs: string[]; apiGroups?: string[]; resources?: string[] }>;
+  nonResourceRules: Array<{ verbs: string[]; nonResourceURLs?: string[] }>;
+}
+
+/**
+ * The rules that apply in `namespace` (rbac `RulesFor`: every ClusterRoleBinding's, then the
+ * namespace's RoleBindings'), flattened: nothing says which is which, as the API server's answer.
+ */
+export function rulesFor(identity: Identity, namespace: string): RulesInNamespace {
+  const rules: RulesInNamespace = { resourceRules: [], nonResourceRules: [] };
+  for (const { rule, namespace: bound } of identity.grants) {
+    if (bound !== undefined && bound !== namespace) continue;
+    // authorization/v1 ResourceRule and NonResourceRule: empty lists are omitted.
+    if (rule.nonResourceURLs) rules.nonResourceRules.push({ verbs: [...rule.verbs], nonResourceURLs: [...rule.nonResourceURLs] });
+    else
+      rules.resourceRules.push({
+        verbs: [...rule.verbs],
+        ...(rule.apiGroups?.length ? { apiGroups: [...rule.apiGroups] } : {}),
+        ...(rule.resources?.length ? { resources: [...rule.resources] } : {}),
+      });
+  }
+  return rules;
+}
+
 /** The first grant that allows, as RBAC visits them; a RoleBinding applies only to requests in its namespace. */
 export function authorize(identity: Identity, attributes: Attributes): Decision {
   const namespace = attributes.kind === "resource" ? attributes.namespace : "";

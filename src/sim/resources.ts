@@ -110,10 +110,17 @@ const review = (group: string, resource: string, kind: string): ApiResource => (
 export const REVIEWS: readonly ApiResource[] = [
   review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"),
   review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+  review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
 ];
 
-/** Everything discovery lists: built-in groups first, custom resources last, as the API server orders `/apis`. */
-export const DISCOVERABLE: readonly ApiResource[] = [...RESOURCES.filter((r) => !r.custom), ...REVIEWS, ...RESOURCES.filter((r) => r.custom)];
+/** metrics-server's API (`metrics.ts`): get and list, no watch; computed, never stored. */
+export const METRICS: readonly ApiResource[] = [
+  { group: "metrics.k8s.io", version: "v1beta1", resource: "nodes", kind: "NodeMetrics", singularName: "", namespaced: false, verbs: ["get", "list"], shortNames: [], categories: [], custom: false },
+  { group: "metrics.k8s.io", version: "v1beta1", resource: "pods", kind: "PodMetrics", singularName: "", namespaced: true, verbs: ["get", "list"], shortNames: [], categories: [], custom: false },
+];
+
+/** Everything discovery lists: built-in groups first, then aggregated APIs, custom resources last, as the API server orders `/apis`. */
+export const DISCOVERABLE: readonly ApiResource[] = [...RESOURCES.filter((r) => !r.custom), ...REVIEWS, ...METRICS, ...RESOURCES.filter((r) => r.custom)];
 
 /** Groups other than core, in the order `/apis` lists them (the API server's priority order). */
 export const GROUPS: readonly string[] = [...new Set(DISCOVERABLE.filter((r) => r.group !== "").map((r) => r.group))];

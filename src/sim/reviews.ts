@@ -1,16 +1,18 @@
 /**
  * @module
- * The reviews the relay's `kube` auth mode asks for: SelfSubjectReview ("who am I") and
- * SelfSubjectAccessReview ("may I"), answered from the caller's identity and rules as the
- * registries' `Create` does (kubernetes `pkg/registry/authentication/selfsubjectreview`,
- * `pkg/registry/authorization/selfsubjectaccessreview`). Nothing is stored.
+ * The reviews the relay's `kube` auth mode asks for: SelfSubjectReview ("who am I"),
+ * SelfSubjectAccessReview ("may I") and SelfSubjectRulesReview ("what may I, in this
+ * namespace"), answered from the caller's identity and rules as the registries' `Create` does
+ * (kubernetes `pkg/registry/authentication/selfsubjectreview`,
+ * `pkg/registry/authorization/selfsubjectaccessreview`, `.../selfsubjectrulesreview`). Nothing
+ * is stored.
  */
 import { goQuote } from "../k8s/labels.ts";
 import type { ResourcePath } from "../k8s/path.ts";
 import { badRequest } from "../k8s/status.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { acceptBody, isJsonObject, timestamp } from "./meta.ts";
-import { authorize, type Attributes, type Identity } from "./rbac.ts";
+import { authorize, rulesFor, type Attributes, type Identity } from "./rbac.ts";
 import { REVIEWS } from "./resources.ts";
 
 /** Builds the created review from the request body. */
@@ -97,7 +99,21 @@ function selfSubjectAccessReview(identity: Identity, body: unknown): object {
   };
 }
 
-const ANSWERS: Record<string, Answer> = { selfsubjectreviews: selfSubjectReview, selfsubjectaccessreviews: selfSubjectAccessReview };
+function selfSubjectRulesReview(identity: Identity, body: unknown): object {
+  const review = acceptBody(body, AUTHORIZATION, "SelfSubjectRulesReview");
+  const spec = isJsonObject(review.spec) ? review.spec : {};
+  const namespace = spec.namespace ?? "";
+  if (typeof namespace !== "string") throw new ApiError(badRequest("spec.namespace must be a string"));
+  if (namespace === "") throw new ApiError(badRequest("no namespace on request"));
+  // The registry answers with the status alone: the spec is not echoed, and RBAC's rules are complete.
+  return { kind: "SelfSubjectRulesReview", apiVersion: AUTHORIZATION, metadata: {}, spec: {}, status: { ...rulesFor(identity, namespace), incomplete: false } };
+}
+
+const ANSWERS: Record<string, Answer> = {
+  selfsubjectreviews: selfSubjectReview,
+  selfsubjectaccessreviews: selfSubjectAccessReview,
+  selfsubjectrulesreviews: selfSubjectRulesReview,
+};
 
 /**
  * The answer for a review's collection path, or `undefined` if the path names no review this

@@ -68,6 +68,7 @@ export class SimServer {
     if (!server) return;
     // Like an API server shutting down: watch streams end cleanly (EOF, no ERROR event).
     this.#state.watchers.forEach((w) => w.end());
+    this.#state.logs.endAll();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await closed;

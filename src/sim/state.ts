@@ -8,6 +8,7 @@ import { badRequest } from "../k8s/status.ts";
 import { Churn, type ChurnOptions } from "./churn.ts";
 import { ApiError } from "./errors.ts";
 import { Faults, type FaultRequest } from "./faults.ts";
+import { LogFollows } from "./logs.ts";
 import { Random } from "./random.ts";
 import { Users } from "./rbac.ts";
 import { RequestLog, type RequestCounts } from "./requestlog.ts";
@@ -29,13 +30,17 @@ export interface SimConfig {
    * request is this user's (cluster-admin), whatever token it carries. `null`: off.
    */
   clientCertificateUser: string | null;
+  /** Each list's answer waits this long (ms): an API server that takes a while to list a big collection. */
+  listDelayMs: number;
 }
 
 export interface SimStats {
   resourceVersion: string;
   activeWatches: ActiveWatch[];
+  /** Pod logs being followed: one per `follow=true` request still open. */
+  activeLogFollows: Array<{ path: string; container: string; previous: boolean }>;
   counts: RequestCounts;
-  churn: { ratePerSec: number; namespaces: string[] };
+  churn: { ratePerSec: number; namespaces: string[]; events: boolean };
 }
 
 interface World {
@@ -52,6 +57,7 @@ export class SimState {
   readonly users: Users;
   readonly config: SimConfig;
   readonly watchers = new Watchers();
+  readonly logs = new LogFollows();
   readonly faults = new Faults();
   readonly log = new RequestLog();
   /** Picks watch timeouts in [1800, 3600) s when clients set none. */
@@ -76,7 +82,7 @@ export class SimState {
     const cluster = new Cluster(store, new Random(this.seed), this.initial);
     store.compact();
     const writes = new Writes(store, new Random(this.seed + 2));
-    const churn = new Churn(store, writes, cluster, new Random(this.seed + 1));
+    const churn = new Churn(store, writes, cluster, new Random(this.seed + 1), new Random(this.seed + 4));
     return { store, cluster, writes, churn };
   }
 
@@ -96,6 +102,7 @@ export class SimState {
     return {
       resourceVersion: String(this.store.resourceVersion),
       activeWatches: this.watchers.list(),
+      activeLogFollows: this.logs.list(),
       counts: this.log.counts(),
       churn: this.churn.settings,
     };
@@ -119,14 +126,19 @@ export class SimState {
         if (value !== null && (typeof value !== "string" || value === "")) throw new ApiError(badRequest(`${key} must be a user name, or null`));
         continue;
       }
+      if (key === "listDelayMs") {
+        if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw new ApiError(badRequest(`${key} must be a non-negative integer`));
+        continue;
+      }
       if (key !== "bookmarkIntervalMs" && key !== "historyLimit") {
-        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, clientCertificateUser)`));
+        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, clientCertificateUser, listDelayMs)`));
       }
       if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ApiError(badRequest(`${key} must be a positive integer`));
     }
     if (config.selfSubjectReviews !== undefined) this.config.selfSubjectReviews = config.selfSubjectReviews;
     if (config.openapi !== undefined) this.config.openapi = config.openapi;
     if (config.clientCertificateUser !== undefined) this.config.clientCertificateUser = config.clientCertificateUser;
+    if (config.listDelayMs !== undefined) this.config.listDelayMs = config.listDelayMs;
     if (config.historyLimit !== undefined) {
       this.config.historyLimit = config.historyLimit;
       this.store.setHistoryLimit(config.historyLimit);
@@ -158,6 +170,7 @@ export class SimState {
 
   close(): void {
     this.watchers.forEach((w) => w.end());
+    this.logs.endAll();
     this.#world.churn.close();
     this.#world.store.close();
   }

@@ -63,6 +63,8 @@ export class Store {
   #head = 0;
   #historyLimit: number;
   readonly #objects = new Map<string, Map<string, KubeObject>>();
+  /** Each resource's current keys, sorted, while no key comes or goes (a paged list of 100,000 objects reads them 200 times). */
+  readonly #sortedKeys = new Map<string, string[]>();
   readonly #listeners = new Set<Listener>();
   readonly #waiters = new VersionWaiters();
 
@@ -100,6 +102,13 @@ export class Store {
     return this.#bucket(def);
   }
 
+  /** The keys of `objects(def)`, sorted. Do not modify. */
+  sortedKeys(def: ResourceDef): readonly string[] {
+    let keys = this.#sortedKeys.get(def.id);
+    if (!keys) this.#sortedKeys.set(def.id, (keys = [...this.#bucket(def).keys()].sort()));
+    return keys;
+  }
+
   /** Create or replace; the store stamps resourceVersion and the written-at annotation. */
   put(def: ResourceDef, key: string, object: KubeObject): StoredEvent {
     const bucket = this.#bucket(def);
@@ -107,6 +116,7 @@ export class Store {
     const rv = this.#rv + 1;
     const stored = stamp(def, object, rv);
     bucket.set(key, stored);
+    if (!prev) this.#sortedKeys.delete(def.id);
     return this.#commit(new StoredEvent(rv, prev ? "MODIFIED" : "ADDED", def, key, stored, prev));
   }
 
@@ -116,6 +126,7 @@ export class Store {
     const last = bucket.get(key);
     if (!last) return undefined;
     bucket.delete(key);
+    this.#sortedKeys.delete(def.id);
     const rv = this.#rv + 1;
     return this.#commit(new StoredEvent(rv, "DELETED", def, key, stamp(def, last, rv), last));
   }
@@ -168,12 +179,13 @@ export class Store {
 
   /**
    * The objects of one resource as they were at `rv` (by undoing later events), or `undefined`
-   * if the history no longer reaches back that far. Used for consistent paged lists.
+   * if the history no longer reaches back that far (at the head, `objects(def)` itself). Used
+   * for consistent paged lists.
    */
-  snapshotAt(def: ResourceDef, rv: number): Map<string, KubeObject> | undefined {
-    const state = new Map(this.#bucket(def));
-    if (rv >= this.#rv) return state;
+  snapshotAt(def: ResourceDef, rv: number): ReadonlyMap<string, KubeObject> | undefined {
+    if (rv >= this.#rv) return this.#bucket(def);
     if (rv < this.#startRV) return undefined;
+    const state = new Map(this.#bucket(def));
     for (let i = this.#history.length - 1; i >= this.#head; i--) {
       const event = this.#history[i];
       if (!event || event.rv <= rv) break;

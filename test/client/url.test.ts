@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { statsUrl } from "../../src/client/index.ts";
-import { collectionUrl, watchUrl } from "../../src/client/url.ts";
+import { collectionUrl, viewUrl, watchUrl } from "../../src/client/url.ts";
 
 describe("collection URLs", () => {
   it("normalise to http(s), keeping only the selectors", () => {
@@ -22,6 +22,14 @@ describe("collection URLs", () => {
     const url = new URL(watchUrl(collectionUrl("https://relay/api/v1/pods?labelSelector=a%3D1"), "42", 300));
     expect(url.protocol).toBe("wss:");
     expect(Object.fromEntries(url.searchParams)).toEqual({ labelSelector: "a=1", watch: "1", resourceVersion: "42", allowWatchBookmarks: "true", timeoutSeconds: "300" });
+  });
+
+  it("view live over ws(s), or its window once over http(s), with what it asks for", () => {
+    const collection = collectionUrl("https://relay/api/v1/pods?labelSelector=a%3D1");
+    const live = new URL(viewUrl(collection, { sort: "-Status", filter: "", offset: 100, limit: 50, rows: "cells" }, true, 60));
+    expect(live.protocol).toBe("wss:");
+    expect(Object.fromEntries(live.searchParams)).toEqual({ labelSelector: "a=1", view: "1", watch: "1", sort: "-Status", offset: "100", limit: "50", rows: "cells", timeoutSeconds: "60" });
+    expect(viewUrl(collection, { filter: "name~web" }, false, 60)).toBe("https://relay/api/v1/pods?labelSelector=a%3D1&view=1&filter=name%7Eweb");
   });
 
   it("have stats under /_relay/stats, named clusters included", () => {

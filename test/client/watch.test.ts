@@ -4,69 +4,9 @@
  * test/worker/client.test.ts; here every close code and failure can be produced on demand.
  */
 import { describe, expect, it } from "vitest";
-import { watch, WatchError, type Transport, type WatchOptions, type WatchSocket, type WatchUpdate } from "../../src/client/index.ts";
+import { watch, WatchError, type WatchOptions, type WatchUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
-
-type Listener = (event: never) => void;
-
-class ScriptedSocket implements WatchSocket {
-  readonly #listeners = new Map<string, Listener[]>();
-  readonly url: string;
-  constructor(url: string) {
-    this.url = url;
-  }
-  send(): void {}
-  close(): void {}
-  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
-  addEventListener(type: "close", listener: (event: { code: number; reason: string }) => void): void;
-  addEventListener(type: "error", listener: () => void): void;
-  addEventListener(type: string, listener: Listener): void {
-    this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener]);
-  }
-  event(type: string, object: unknown): void {
-    this.#emit("message", { data: `${JSON.stringify({ type, object })}\n` });
-  }
-  /** One line as the relay writes it (a delta, say). */
-  line(text: string): void {
-    this.#emit("message", { data: `${text}\n` });
-  }
-  modified(rv: number): void {
-    this.event("MODIFIED", { kind: "Pod", metadata: { name: "p", namespace: "n", resourceVersion: String(rv) } });
-  }
-  serverClose(code: number, reason = ""): void {
-    this.#emit("close", { code, reason });
-  }
-  #emit(type: string, event: unknown): void {
-    for (const listener of this.#listeners.get(type) ?? []) (listener as (e: unknown) => void)(event);
-  }
-}
-
-/** Each connect takes the next scripted outcome: a socket the test drives, or a failure. */
-class ScriptedRelay implements Transport {
-  readonly sockets: ScriptedSocket[] = [];
-  readonly lists: Array<() => Response> = [];
-  failNextConnect = false;
-
-  /** When each list was asked for (performance.now()). */
-  readonly listedAt: number[] = [];
-
-  async fetch(): Promise<Response> {
-    this.listedAt.push(performance.now());
-    const next = this.lists.shift();
-    if (!next) throw new Error("unexpected list");
-    return next();
-  }
-
-  async connect(url: string): Promise<WatchSocket> {
-    if (this.failNextConnect) {
-      this.failNextConnect = false;
-      throw new Error("connection refused");
-    }
-    const socket = new ScriptedSocket(url);
-    this.sockets.push(socket);
-    return socket;
-  }
-}
+import { ScriptedRelay, type ScriptedSocket } from "./scripted.ts";
 
 const list =
   (rv: number, status = 200, headers: Record<string, string> = {}, items: unknown[] = []) =>

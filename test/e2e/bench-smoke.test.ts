@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BigRow, BurstRow, FanoutRow, HubsRow, KeysRow, Results, Row, SnapshotRow, SocketsRow, StormRow } from "../../bench/rows.ts";
+import type { BigRow, BurstRow, FanoutRow, HotRow, HubsRow, KeysRow, Results, Row, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "../../bench/rows.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const LATEST = join(ROOT, "bench", "results", "latest.json");
@@ -48,7 +48,7 @@ describe("npm run bench -- --smoke", () => {
     const [code] = (await once(bench, "exit")) as [number | null];
     if (code !== 0) throw new Error(`the bench exited with ${code}:\n${output}`);
     results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as Results;
-  }, 420_000);
+  }, 540_000);
 
   afterAll(() => {
     if (out) rmSync(out, { recursive: true, force: true });
@@ -94,6 +94,8 @@ describe("npm run bench -- --smoke", () => {
     expect(labels("keys")).toEqual(new Set(["relay ws", "relay-batched ws", "direct http", "node-relay ws"]));
     expect(labels("sockets")).toEqual(new Set(["relay-batched ws", "relay-socket ws"]));
     expect(labels("snapshot")).toEqual(new Set(["relay http", "direct http"]));
+    expect(labels("hot")).toEqual(new Set(["relay ws", "relay-batched ws"]));
+    expect(labels("views")).toEqual(new Set(["relay http"]));
     expect(labels("big")).toEqual(new Set(["relay http", "relay ws", "direct http"]));
     expect(labels("hubs")).toEqual(new Set(["relay ws"]));
     expect(results.machine.workerd).toMatch(/^workerd /);
@@ -291,6 +293,58 @@ describe("npm run bench -- --smoke", () => {
     }
     expect(hubs[0]?.rowsWritten).toBeGreaterThanOrEqual(keys * objects);
     expect(hubs[1]?.deliveredPerSec).toBeGreaterThan(0);
+  });
+
+  it("spreads a hot key over its replica hubs: the root sends to them only, the upstream sees one watch, a storm resumes without it", () => {
+    const { subscribers, replicas, hop } = results.sizes.hot;
+    const hot = rows<HotRow>("hot");
+    expect(new Set(hot.map((r) => `${r.subscribers} ${r.replicas}`))).toEqual(
+      new Set([...[0, ...replicas].map((n) => `${subscribers} ${n}`), `${hop.subscribers} 0`, `${hop.subscribers} ${hop.replicas}`]),
+    );
+    for (const row of hot) {
+      const label = `${row.system} ${row.subscribers} on ${row.replicas} replicas`;
+      expect(row.upstreamWatches, label).toBe(1);
+      expect(row.deliveredPct, label).toBeGreaterThan(50);
+      expect(row.p99Ms, label).not.toBeNull();
+      const [root, ...spread] = row.hubs;
+      expect(root?.hub, label).toBe("root");
+      // Without replicas the root serves everyone; with them, only its replicas.
+      expect(root?.destinations, label).toBe(row.replicas === 0 ? row.subscribers : row.replicas);
+      expect(
+        spread.reduce((n, h) => n + h.subscribers, 0),
+        label,
+      ).toBe(row.replicas === 0 ? 0 : row.subscribers);
+      expect(row.replicasLive, label).toBe(row.replicas);
+      expect(root?.messagesPerEvent, label).not.toBeNull();
+      if (row.subscribers === subscribers) {
+        expect(row.caughtUp, label).toBe(row.subscribers);
+        expect(row.stormUpstreamRequests, label).toBe(0);
+      } else expect(row.catchUpMs, label).toBeNull();
+    }
+  });
+
+  it("measures live views against a full watch and a notify-then-refetch loop: opens, latency to a visible row, bytes, the relay's CPU per write", () => {
+    const { objects, views, refetchers } = results.sizes.views;
+    const windowOf = (measurement: ViewsRow["measurement"]) => {
+      const found = rows<ViewsRow>("views").filter((r) => r.measurement === measurement);
+      expect(found, measurement).toHaveLength(1);
+      return found[0] as ViewsRow;
+    };
+    const [watch, live, refetch] = [windowOf("watch"), windowOf("views"), windowOf("refetch")];
+    expect([watch.clients, live.clients, refetch.clients]).toEqual([1, views, refetchers]);
+    for (const row of [watch, live, refetch]) {
+      expect(row.objects, row.measurement).toBe(objects);
+      expect(row.upstreamEventsPerSec, row.measurement).toBeGreaterThan(0);
+      expect(row.latencySamples, row.measurement).toBeGreaterThan(0);
+      expect(row.cpuUsPerEvent, row.measurement).not.toBeNull();
+      expect(row.rowsWrittenPerEvent, row.measurement).toBeGreaterThan(0);
+      expect(row.errors, row.measurement).toBe(0);
+    }
+    // A view receives its window's changes, far fewer bytes than the whole collection's.
+    expect(live.bytesPerClientPerMin).toBeLessThan(live.watchBytesPerMin as number);
+    expect(live.listBytes).toBeGreaterThan(0);
+    expect(live.opens?.map((o) => o.sort)).toEqual(["name", "-Age", "Status", "-Restarts", "label:app", "Node"]);
+    for (const open of live.opens ?? []) expect(open.coldMs, open.sort).toBeGreaterThan(0);
   });
 
   it("profiles the relay's isolate under fan-out (over WebSocket and over HTTP), many-keys load and relay sockets, tracing its time to source modules", () => {

@@ -1,10 +1,10 @@
 /**
  * The live cluster page in headless Chromium, against `npm start`: it opens on pods in all
  * namespaces with no setup, follows the simulated cluster as the test changes it through the
- * simulator's API, switches resource and namespace in place, and resumes without a reload when
- * the relay ends its WebSocket (`timeoutSeconds`). Screenshots are kept in test-results/; with
- * UPDATE_SCREENSHOT=1 the dark one also becomes the README's docs/screenshot.png. Without Chromium
- * this file says so loudly and skips itself (on CI it fails).
+ * simulator's API, switches resource and namespace in place, and reopens its table's view
+ * without a reload when the relay ends it (`timeoutSeconds`). Screenshots are kept in test-results/ (the
+ * README's, docs/screenshot.png, is page.test.ts's). Without Chromium this file says so loudly and
+ * skips itself (on CI it fails).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
@@ -17,7 +17,6 @@ import { startRelay, type RunningRelay } from "./harness.ts";
 const chromiumHere = have("chromium", "the browser test");
 
 const ARTIFACTS = new URL("../../test-results/browser/", import.meta.url);
-const SCREENSHOT = new URL("../../docs/screenshot.png", import.meta.url);
 /** The namespace this test owns: churn only touches the seeded ones. */
 const NS = "e2e-browser";
 
@@ -76,7 +75,7 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
     const page = await open("/");
     expect(await page.inputValue("#resource")).toBe("pods");
     expect(await page.inputValue("#namespace")).toBe("");
-    await page.waitForFunction(() => document.querySelectorAll("#objects tbody tr").length >= 16);
+    await page.waitForFunction(() => document.querySelectorAll("#objects tbody tr[data-key]").length >= 16);
     const namespaces = await page.$$eval("#objects tbody td.namespace", (cells) => [...new Set(cells.map((c) => c.textContent))]);
     expect(namespaces).toEqual(expect.arrayContaining(["default", "team-a", "team-b"]));
     await page.waitForFunction(() => /^relay: 1 subscriber · 1 upstream watch \(watching\)/.test(document.getElementById("relay-stats")?.textContent ?? ""));
@@ -89,13 +88,15 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
     const web2 = await createPod("web-2");
     await page.waitForSelector(row("web-2"));
     expect(await cellText(page, "web-2", "rv")).toBe(web2.metadata.resourceVersion);
-    expect(await cellText(page, "web-1", "status")).toBe("Pending · 0/1");
+    expect(await cellText(page, "web-1", "status")).toBe("Pending");
+    expect(await cellText(page, "web-1", "ready")).toBe("0/1");
 
     const running = await kube<Obj>("PATCH", podPath("web-1"), {
       status: { phase: "Running", containerStatuses: [{ name: "app", image: "nginx:1.27", imageID: "", ready: true, restartCount: 0, state: { running: {} } }] },
     });
     await page.waitForFunction(([selector, rv]) => document.querySelector(`${selector} td.rv`)?.textContent === rv, [row("web-1"), running.metadata.resourceVersion] as const);
-    expect(await cellText(page, "web-1", "status")).toBe("Running · 1/1");
+    expect(await cellText(page, "web-1", "status")).toBe("Running");
+    expect(await cellText(page, "web-1", "ready")).toBe("1/1");
     expect(await page.getAttribute(row("web-1"), "data-change")).toBe("modified");
     expect(await page.getAttribute(row("web-1"), "data-flash")).not.toBeNull();
 
@@ -111,7 +112,8 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
   it("switches resource and namespace in place", async () => {
     const page = await open("/");
     await page.selectOption("#resource", "deployments");
-    await page.waitForFunction(() => document.querySelector("#objects tbody td.status")?.textContent?.endsWith(" ready") === true);
+    // A Deployment's columns: Ready as desired/ready, Up-to-date, Available.
+    await page.waitForFunction(() => /^\d+\/\d+$/.test(document.querySelector("#objects tbody tr[data-key] td.ready")?.textContent ?? "") && document.querySelector("#objects thead th.up-to-date"));
     expect(page.url()).toContain("resource=deployments");
     await page.waitForSelector('#namespace option[value="team-a"]', { state: "attached" });
     await page.selectOption("#namespace", "team-a");
@@ -142,15 +144,15 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
     await page.close();
   });
 
-  it("survives the relay closing its WebSocket: it resumes where it was, without a reload or a relist", async () => {
-    // timeoutSeconds=2: the relay ends each WebSocket after 2 s, as a hub does when it stops.
+  it("survives the relay ending its view: it reopens it where it was, without a reload, and catches up", async () => {
+    // timeoutSeconds=2: the relay ends the table's view after 2 s, as a hub does when it stops.
     const page = await open("/?timeoutSeconds=2");
     await page.waitForSelector('#connection[data-state="resumed"]', { timeout: 20_000 }).catch((e: Error) => {
-      throw new Error(`the indicator never said "resumed" (the relay ends a resume's replay with a BOOKMARK; the client reports the resume there): ${e.message}`);
+      throw new Error(`the indicator never said "resumed" (the client reports it once the reopened view's window has come): ${e.message}`);
     });
     const log = await page.$$eval("#log li", (items) => items.map((li) => `${li.dataset.kind} ${li.querySelector(".text")?.textContent}`));
-    expect(log).toContainEqual(expect.stringMatching(/^closed socket closed \(1000: timeoutSeconds reached\); resuming now$/));
-    expect(log).toContainEqual(expect.stringMatching(/^connected reconnected, resuming from resourceVersion \d+$/));
+    expect(log).toContainEqual(expect.stringMatching(/^closed socket closed \(1000: timeoutSeconds reached\); reopening now$/));
+    expect(log).toContainEqual(expect.stringMatching(/^connected reconnected, reopening the view \(last at resourceVersion \d+\)$/));
     expect(log).toContainEqual(expect.stringMatching(/^resumed caught up: \d+ changes?, [\d.]+ K?B, \d+ ms \(\d+ → \d+\)$/));
     expect(log.filter((entry) => entry.startsWith("relisted"))).toEqual([]);
     expect(await page.textContent("#connection")).toMatch(/^live · resumed: \d+ changes?, [\d.]+ K?B, \d+ ms$/);
@@ -162,9 +164,7 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
 
     await page.waitForSelector('#connection[data-state="resumed"]');
     mkdirSync(ARTIFACTS, { recursive: true });
-    const dark = await page.screenshot();
-    writeFileSync(new URL("page-dark.png", ARTIFACTS), dark);
-    if (process.env.UPDATE_SCREENSHOT === "1") writeFileSync(SCREENSHOT, dark);
+    writeFileSync(new URL("page-dark.png", ARTIFACTS), await page.screenshot());
     await page.emulateMedia({ colorScheme: "light" });
     writeFileSync(new URL("page-light.png", ARTIFACTS), await page.screenshot());
     await page.close();

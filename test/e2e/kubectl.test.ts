@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
 import { have } from "../kit/tools.ts";
+import { eventually } from "../kit/wait.ts";
 import { Kubectl, rows, setChurn, simGet, simulatorUrl } from "./kube.ts";
 
 const hasKubectl = have("kubectl", "the end-to-end kubectl tests");
@@ -104,5 +105,23 @@ describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
       expect(row[1]).toMatch(/^\d+\/\d+$/);
       expect(row[2]).toMatch(/^[A-Z][\w:/.-]*$/);
     }
+  });
+
+  it("describe pod: the Events the simulated cluster recorded for what churn did to it", async () => {
+    const ns = "e2e-describe";
+    await setChurn(sim, { ratePerSec: 40, namespaces: [ns] });
+    let running: KubeObject;
+    try {
+      // A pod churn created and then started: scheduled, its image pulled, its container created and started.
+      const isRunning = (p: KubeObject) => (p as { status?: { phase?: string } }).status?.phase === "Running";
+      running = await eventually(async () => (await simGet(sim, `/api/v1/namespaces/${ns}/pods`)).items.find(isRunning), "a pod churn started", 30_000);
+    } finally {
+      await setChurn(sim, { ratePerSec: 0 });
+    }
+    const out = await ok("describe", "pod", running.metadata!.name!, "-n", ns);
+    const events = out.slice(out.indexOf("\nEvents:"));
+    expect(events).toMatch(/^\nEvents:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n/);
+    expect(events).toMatch(new RegExp(`Normal\\s+Scheduled\\s+\\S+\\s+default-scheduler\\s+Successfully assigned ${ns}/${running.metadata!.name} to sim-node-\\d`));
+    expect(events).toMatch(/Normal\s+Started\s+\S+\s+kubelet\s+Started container \S+/);
   });
 });

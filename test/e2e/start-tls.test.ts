@@ -55,10 +55,14 @@ afterAll(async () => {
 
 describe.skipIf(!usable)("TLS=1 npm start in jwt mode", () => {
   it("prints the https address and the kubectl flags that work with it", async () => {
-    await waitForOutput(relay.process, relay.output, "kubectl config use-context relay", 10_000);
+    await waitForOutput(relay.process, relay.output, "[start] Ctrl-C stops", 10_000);
     const output = relay.output();
     expect(output).toContain(`[start] relay ready at ${server}`);
     expect(output).toContain(`kubectl --server ${server} --certificate-authority '${caFile}' --token "$TOKEN" get pods -A -w`);
+    // The kubeconfig lines add the relay beside the reader's clusters: nothing switches the current context.
+    expect(output).toContain("kubectl config set-context kube-watch-relay --cluster kube-watch-relay --user kube-watch-relay");
+    expect(output).toContain("kubectl --context kube-watch-relay get pods -A");
+    expect(output).not.toContain("use-context");
     expect(output).not.toContain(SECRET);
   });
 

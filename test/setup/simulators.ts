@@ -8,7 +8,7 @@ import type { TestProject } from "vitest/node";
 import { startSimulator } from "../../src/sim/index.ts";
 
 /** Clusters the tests use; `down` points at a port nobody listens on. */
-export const CLUSTER_NAMES = ["default", "faults", "evict", "soak", "slow", "other", "quota", "fuzz", "metrics", "ready", "rewind", "openapi", "proxied", "reviews"] as const;
+export const CLUSTER_NAMES = ["default", "faults", "evict", "soak", "slow", "other", "quota", "fuzz", "metrics", "ready", "rewind", "openapi", "proxied", "reviews", "hot", "access", "logs"] as const;
 
 declare module "vitest" {
   interface ProvidedContext {

@@ -194,6 +194,46 @@ describe("users and RBAC", () => {
     expect((await verdict(sim, "bob-token", { verb: "get", resource: "pods", namespace: "dev" }))[0]).toBe(false);
   });
 
+  it("answers SelfSubjectRulesReviews: the rules that hold in the namespace, cluster-wide ones included, flattened", async () => {
+    const sim = await started({ users: [ALICE, BOB] });
+    const rules = (token: string, namespace?: string) =>
+      post(sim, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", token, {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SelfSubjectRulesReview",
+        spec: namespace === undefined ? {} : { namespace },
+      });
+    const everyone = {
+      resourceRules: [
+        { verbs: ["create"], apiGroups: ["authorization.k8s.io"], resources: ["selfsubjectaccessreviews", "selfsubjectrulesreviews"] },
+        { verbs: ["create"], apiGroups: ["authentication.k8s.io"], resources: ["selfsubjectreviews"] },
+      ],
+      nonResourceRules: [{ verbs: ["get"], nonResourceURLs: ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"] }],
+    };
+    const dev = await rules("alice-token", "dev");
+    expect(dev.status).toBe(201);
+    expect(dev.body).toEqual({
+      kind: "SelfSubjectRulesReview",
+      apiVersion: "authorization.k8s.io/v1",
+      metadata: {},
+      spec: {},
+      status: {
+        resourceRules: [
+          { verbs: ["*"], apiGroups: ["apps"], resources: ["*"] },
+          { verbs: ["list"], apiGroups: ["*"], resources: ["configmaps"] },
+          ...everyone.resourceRules,
+          { verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"] },
+        ],
+        nonResourceRules: everyone.nonResourceRules,
+        incomplete: false,
+      },
+    });
+    // The namespace's RoleBinding holds only there.
+    expect((await rules("alice-token", "prod")).body.status.resourceRules).not.toContainEqual({ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"] });
+    expect((await rules("bob-token", "dev")).body.status).toEqual({ ...everyone, incomplete: false });
+    const none = await rules("bob-token");
+    expect([none.status, none.body.message]).toEqual([400, "no namespace on request"]);
+  });
+
   it("rejects a review without exactly one kind of attributes (422) or of another kind (400)", async () => {
     const sim = await started({ users: [BOB] });
     const empty = await post(sim, SSAR_PATH, "bob-token", { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: {} });
@@ -280,13 +320,14 @@ describe("users and RBAC", () => {
     expect((await sendJson(`${sim.url}/_sim/config`, "POST", { clientCertificateUser: "" })).status).toBe(400);
   });
 
-  it("lists both reviews in discovery, create-only and cluster-scoped", async () => {
+  it("lists the reviews in discovery, create-only and cluster-scoped", async () => {
     const sim = await started({});
     expect((await request(`${sim.url}/apis/authentication.k8s.io/v1`)).text).toBe(
       '{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"authentication.k8s.io/v1","resources":[{"name":"selfsubjectreviews","singularName":"selfsubjectreview","namespaced":false,"kind":"SelfSubjectReview","verbs":["create"]}]}\n',
     );
     expect((await request(`${sim.url}/apis/authorization.k8s.io/v1`)).body.resources).toEqual([
       { name: "selfsubjectaccessreviews", singularName: "selfsubjectaccessreview", namespaced: false, kind: "SelfSubjectAccessReview", verbs: ["create"] },
+      { name: "selfsubjectrulesreviews", singularName: "selfsubjectrulesreview", namespaced: false, kind: "SelfSubjectRulesReview", verbs: ["create"] },
     ]);
     expect((await request(`${sim.url}/apis/authorization.k8s.io`)).body).toMatchObject({ kind: "APIGroup", preferredVersion: { groupVersion: "authorization.k8s.io/v1" } });
     const aggregated = await request(`${sim.url}/apis`, { headers: { Accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" } });
@@ -300,6 +341,13 @@ describe("users and RBAC", () => {
         responseKind: { group: "", version: "", kind: "SelfSubjectAccessReview" },
         scope: "Cluster",
         singularResource: "selfsubjectaccessreview",
+        verbs: ["create"],
+      },
+      {
+        resource: "selfsubjectrulesreviews",
+        responseKind: { group: "", version: "", kind: "SelfSubjectRulesReview" },
+        scope: "Cluster",
+        singularResource: "selfsubjectrulesreview",
         verbs: ["create"],
       },
     ]);

@@ -37,7 +37,7 @@ describe("discovery", () => {
     });
     expect(core.resources.find((r: any) => r.name === "nodes")).toMatchObject({ namespaced: false, shortNames: ["no"] });
     const groups = (await request(`${sim.url}/apis`)).body;
-    expect(groups.groups.map((g: any) => g.preferredVersion.groupVersion)).toEqual(["apps/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "example.com/v1"]);
+    expect(groups.groups.map((g: any) => g.preferredVersion.groupVersion)).toEqual(["apps/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "metrics.k8s.io/v1beta1", "example.com/v1"]);
     const apps = (await request(`${sim.url}/apis/apps/v1`)).body;
     expect(apps).toMatchObject({ kind: "APIResourceList", apiVersion: "v1", groupVersion: "apps/v1" });
     expect(apps.resources.map((r: any) => [r.name, r.shortNames])).toEqual([
@@ -54,7 +54,7 @@ describe("discovery", () => {
     const apis = await request(`${sim.url}/apis`, { headers: { Accept: accept } });
     expect(apis.headers.get("content-type")).toBe(AGGREGATED);
     expect(apis.body).toMatchObject({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2", metadata: {} });
-    expect(apis.body.items.map((i: any) => i.metadata.name)).toEqual(["apps", "authentication.k8s.io", "authorization.k8s.io", "example.com"]);
+    expect(apis.body.items.map((i: any) => i.metadata.name)).toEqual(["apps", "authentication.k8s.io", "authorization.k8s.io", "metrics.k8s.io", "example.com"]);
     expect(apis.body.items[0].versions[0].resources[0]).toEqual({
       resource: "deployments",
       responseKind: { group: "", version: "", kind: "Deployment" },

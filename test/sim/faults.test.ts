@@ -169,13 +169,13 @@ describe("control API", () => {
 
   it("starts, retunes and stops churn, and changes config", async () => {
     const started = await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: 50, namespaces: ["team-a"] });
-    expect(started.body).toEqual({ ratePerSec: 50, namespaces: ["team-a"] });
+    expect(started.body).toEqual({ ratePerSec: 50, namespaces: ["team-a"], events: false });
     const w = await watchPods("team-a");
     await w.next();
     expect((await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: 0 })).body.ratePerSec).toBe(0);
     expect((await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: -1 })).status).toBe(400);
     const config = await sendJson(`${sim.url}/_sim/config`, "POST", { bookmarkIntervalMs: 1000, historyLimit: 50 });
-    expect(config.body).toEqual({ bookmarkIntervalMs: 1000, historyLimit: 50, selfSubjectReviews: true, openapi: false, clientCertificateUser: null });
+    expect(config.body).toEqual({ bookmarkIntervalMs: 1000, historyLimit: 50, selfSubjectReviews: true, openapi: false, clientCertificateUser: null, listDelayMs: 0 });
     expect((await sendJson(`${sim.url}/_sim/config`, "POST", { historyLimit: 0 })).status).toBe(400);
   });
 

@@ -28,6 +28,13 @@ describe("JWT rules", () => {
     expect(allows([{ apiGroups: [""], resources: ["nodes"], namespaces: ["*"] }], access({ resource: "nodes", namespace: undefined }))).toBe(true);
   });
 
+  it("subresources as RBAC matches them: pods/log, */log or *, never pods alone", () => {
+    const log = access({ verb: "get", subresource: "log", name: "web-1" });
+    const grant = (resources: string[]) => allows([{ apiGroups: [""], resources, namespaces: ["dev"] }], log);
+    expect([grant(["pods/log"]), grant(["*/log"]), grant(["*"]), grant(["pods"]), grant(["pods/exec"]), grant(["*/exec"])]).toEqual([true, true, true, false, false, false]);
+    expect(allows([{ apiGroups: [""], resources: ["pods/log"], namespaces: ["dev"] }], access({ verb: "get", name: "web-1" }))).toBe(false);
+  });
+
   it("malformed rules are refused with the reason, not guessed at", () => {
     expect(parseRules(undefined)).toEqual([]);
     expect(parseRules({})).toBe("the rules claim must be a list");

@@ -3,7 +3,21 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AckLedger } from "../../src/k8s/ack-ledger.ts";
 import { eventLine } from "../../src/k8s/event.ts";
-import { closedLine, failureLine, lastResourceVersion, lineId, lineType, opOfQuery, pages, parseClientMessage, resourceVersionOf, tagLines, watchQuery } from "../../src/k8s/mux.ts";
+import {
+  closedLine,
+  failureLine,
+  lastResourceVersion,
+  lineId,
+  lineType,
+  opOfQuery,
+  pages,
+  parseClientMessage,
+  resourceVersionOf,
+  tagLines,
+  viewOpOfQuery,
+  viewQuery,
+  watchQuery,
+} from "../../src/k8s/mux.ts";
 import { badRequest } from "../../src/k8s/status.ts";
 
 describe("client messages", () => {
@@ -14,6 +28,7 @@ describe("client messages", () => {
       path: "/clusters/prod/api/v1/namespaces/a/pods",
       labelSelector: "app=web",
       fieldSelector: "status.phase=Running",
+      shardSelector: "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')",
       resourceVersion: "12",
       sendInitialEvents: true,
       allowWatchBookmarks: true,
@@ -56,6 +71,12 @@ describe("client messages", () => {
   it("reads an op back from the standalone watch's query, as the client makes one from a watch URL", () => {
     const op = { op: "watch" as const, id: "w", path: "/api/v1/pods", labelSelector: "a=b", resourceVersion: "5", allowWatchBookmarks: true, compact: true, timeoutSeconds: 9 };
     expect(opOfQuery("w", "/api/v1/pods", watchQuery(op))).toEqual(op);
+  });
+
+  it("reads a view op back from the standalone live view's query, as the client makes one from a view URL", () => {
+    const op = { op: "view" as const, id: "v", path: "/api/v1/pods", labelSelector: "a=b", sort: "-Status,name", filter: "name~web", rows: "cells", offset: 100, limit: 50, timeoutSeconds: 9 };
+    expect(viewOpOfQuery("v", "/api/v1/pods", viewQuery(op))).toEqual(op);
+    expect(viewOpOfQuery("v", "/api/v1/pods", new URLSearchParams("view=1&watch=1&offset=-1"))).toEqual({ op: "view", id: "v", path: "/api/v1/pods" });
   });
 
   it("turns an op into the standalone watch's query", () => {

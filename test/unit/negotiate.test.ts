@@ -32,6 +32,16 @@ describe("negotiate", () => {
     expect(negotiate("application/json;q=0", RESOURCES)).toBeUndefined();
   });
 
+  it("offers YAML where it is allowed, in the client's order, and never a YAML Table", () => {
+    const yaml = { ...RESOURCES, yaml: true };
+    expect(negotiate("application/yaml", yaml)).toEqual({ kind: "yaml" });
+    expect(negotiate("application/yaml, application/json", yaml)).toEqual({ kind: "yaml" });
+    expect(negotiate("application/json, application/yaml", yaml)).toEqual({ kind: "json" });
+    expect(negotiate("application/vnd.kubernetes.protobuf, application/yaml", yaml)).toEqual({ kind: "yaml" });
+    expect(negotiate("application/yaml;as=Table;v=v1;g=meta.k8s.io", yaml)).toBeUndefined();
+    expect(negotiate("application/yaml;q=0", yaml)).toBeUndefined();
+  });
+
   it("offers aggregated discovery only where it is allowed", () => {
     expect(negotiate(KUBECTL_DISCOVERY, { table: false, aggregated: true })).toEqual({ kind: "aggregated" });
     expect(negotiate(KUBECTL_DISCOVERY, { table: false, aggregated: false })).toEqual({ kind: "json" });

@@ -16,11 +16,12 @@ describe("deploy/rbac.yaml", () => {
   const role = byKind("ClusterRole")[0];
   const rules: Array<{ apiGroups?: string[]; resources?: string[]; nonResourceURLs?: string[]; verbs: string[] }> = role.rules;
 
-  it("grants only get, list and watch, and only get on discovery and OpenAPI URLs", () => {
+  it("grants only get, list and watch, and only get on discovery and OpenAPI URLs and on pods' logs", () => {
     for (const rule of rules) {
-      if (rule.nonResourceURLs) expect(rule.verbs).toEqual(["get"]);
+      if (rule.nonResourceURLs || rule.resources?.every((r) => r.includes("/"))) expect(rule.verbs).toEqual(["get"]);
       else expect(rule.verbs).toEqual(["get", "list", "watch"]);
     }
+    expect(rules.filter((r) => r.resources?.some((resource) => resource.includes("/")))).toEqual([{ apiGroups: [""], resources: ["pods/log"], verbs: ["get"] }]);
   });
 
   it("names resources one by one (no wildcard could let Secrets in) and reads no Secrets", () => {

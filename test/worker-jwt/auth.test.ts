@@ -96,17 +96,19 @@ describe("authorization matrix", async () => {
     expect(await secrets.json()).toMatchObject({ reason: "Forbidden", message: "secrets is forbidden: the relay never relays secrets (DENY_RESOURCES)" });
   });
 
-  it("logs name the subject and the decision, never a token", async () => {
+  it("logs name the subject and the decision, never a token (LOG_LEVEL=debug: accesses allowed too)", async () => {
     const log = vi.spyOn(console, "log");
+    const debug = vi.spyOn(console, "debug");
     try {
       for (const t of Object.values(tokens)) await attempt("/api/v1/namespaces/team-a/pods", t);
-      const lines = log.mock.calls.map((c) => String(c[0]));
+      const lines = [...log.mock.calls, ...debug.mock.calls].map((c) => String(c[0]));
       for (const t of Object.values(tokens)) if (t) expect(lines.filter((l) => l.includes(t))).toEqual([]);
       const decisions = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => String(l.msg).startsWith("access "));
       expect(decisions).toContainEqual(expect.objectContaining({ msg: "access allowed", subject: "alice", verb: "watch", resource: "pods", namespace: "team-a" }));
       expect(decisions).toContainEqual(expect.objectContaining({ msg: "access denied", subject: "deployer", resource: "pods" }));
     } finally {
       log.mockRestore();
+      debug.mockRestore();
     }
   });
 
@@ -144,6 +146,31 @@ describe("streams end when their token does", () => {
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(lines.at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
+  });
+});
+
+describe("through a hot key's replica hubs", () => {
+  const hot = new Sim("hot");
+  const all = [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }];
+  it("a subject's quota holds across the root and its replicas, and an expiring token ends its streams on each", async () => {
+    const ns = uniqueNamespace("hot");
+    await hot.createPod(ns, "p");
+    const path = `/clusters/hot/api/v1/namespaces/${ns}/pods?watch=1`;
+    // MAX_SUBSCRIPTIONS_PER_SUBJECT is 5 in this project; the hot cluster spreads past 2 subscribers.
+    const brief = await token("hot-reader", all, 3);
+    const subs = [];
+    for (let i = 0; i < 5; i++) {
+      const sub = await wsWatch(path, bearerProtocol(brief));
+      expect((await sub.events.next()).type).toBe("ADDED");
+      subs.push(sub);
+    }
+    const sixth = await relay(path, { headers: bearer(brief) });
+    expect(sixth.status).toBe(429);
+    await sixth.body?.cancel();
+    for (const sub of subs) {
+      expect(await sub.events.closed()).toMatchObject({ code: 4401 });
+      expect(sub.events.drain().at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
+    }
   });
 });
 
@@ -274,5 +301,44 @@ describe("quotas against amplification", () => {
       return retry.status === 200;
     }, "the subject's freed watch to be usable again");
     [...subs.slice(1), other].forEach((s) => s.close());
+  });
+});
+
+describe("live views, as watches of their collection", () => {
+  it("are allowed where a watch is, count against the subject's watches, and end when the token does", async () => {
+    const ns = uniqueNamespace("view");
+    await sim.createPod(ns, "p");
+    const mine = await token("viewer", [{ apiGroups: [""], resources: ["pods"], namespaces: [ns] }], 3);
+    const page = await relay(`/api/v1/namespaces/${ns}/pods?view=1`, { headers: bearer(mine) });
+    expect(page.status).toBe(200);
+    expect(await page.json()).toMatchObject({ type: "VIEW", count: 1 });
+    const elsewhere = await relay("/api/v1/namespaces/team-b/pods?view=1&watch=1", { headers: bearer(mine) });
+    expect(elsewhere.status).toBe(403);
+    await elsewhere.body?.cancel();
+    const live = await relay(`/api/v1/namespaces/${ns}/pods?view=1&watch=1`, { headers: bearer(mine) });
+    expect(live.status).toBe(200);
+    // The token's expiry ends it as it ends a watch: a 401 Status, then the end of the stream.
+    const lines = (await live.text())
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { type: string; object?: { code: number } });
+    expect(lines[0]).toMatchObject({ type: "VIEW", count: 1 });
+    expect(lines.at(-1)).toMatchObject({ type: "ERROR", object: { code: 401 } });
+  });
+
+  it("a subject's views and watches together stop at MAX_SUBSCRIPTIONS_PER_SUBJECT", async () => {
+    const t = await token("dashboards", [{ apiGroups: [""], resources: ["pods"], namespaces: ["*"] }]);
+    const ns = uniqueNamespace("view");
+    await sim.createPod(ns, "p");
+    const open = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await relay(`/api/v1/namespaces/${ns}/pods?${i % 2 ? "watch=1" : `view=1&watch=1&limit=${i + 1}`}`, { headers: bearer(t) });
+      expect(response.status).toBe(200);
+      open.push(response);
+    }
+    const sixth = await relay(`/api/v1/namespaces/${ns}/pods?view=1&watch=1`, { headers: bearer(t) });
+    expect(sixth.status).toBe(429);
+    expect(await sixth.json()).toMatchObject({ reason: "TooManyRequests" });
+    await Promise.all(open.map((r) => r.body?.cancel()));
   });
 });

@@ -112,6 +112,31 @@ describe("resume for net changes (compact=true)", () => {
     resumed.close();
   });
 
+  for (const compact of [false, true]) {
+    it(`to a hub restarted while the cluster changed${compact ? ", for net changes" : ""}: what it missed, then the bookmark, not a bookmark and then the changes as if live`, async () => {
+      const ns = uniqueNamespace("nr");
+      for (const name of ["a", "b"]) await sim.createPod(ns, name);
+      const sub = await wsWatch(path(ns, "watch=1&allowWatchBookmarks=true"));
+      const seen = apply(new Map(), await sub.events.take(2));
+      const from = Math.max(...[...seen.values()].map(Number));
+      sub.close();
+      // The hub restarts (a deploy, an eviction) and the cluster moves on before anyone resumes.
+      await evictDurableObject(hubOf(ns));
+      for (let i = 1; i <= 3; i++) await sim.patchPod(ns, "a", { metadata: { labels: { v: String(i) } } });
+      const deleted = await sim.deletePod(ns, "b");
+
+      const resumed = await wsWatch(path(ns, `watch=1&allowWatchBookmarks=true&resourceVersion=${from}${compact ? "&compact=true" : ""}`));
+      const events: WatchEvent[] = [];
+      for (let e = await resumed.events.next(); e.type !== "BOOKMARK"; e = await resumed.events.next()) events.push(e);
+      // Every change (or, for net changes, each object's last) before the resume's bookmark.
+      const missed = compact ? ["a", "b"] : ["a", "a", "a", "b"];
+      expect(events.map((e) => [e.type, nameOf(e)])).toEqual(missed.map((name) => [name === "b" ? "DELETED" : "MODIFIED", name]));
+      expect(rvOf(events.at(-1)!)).toBe(rvOf(deleted));
+      expect(apply(new Map(seen), events)).toEqual(await upstreamState(ns));
+      resumed.close();
+    });
+  }
+
   it("an object that left the selector is DELETED for the subscriber", async () => {
     const ns = uniqueNamespace("ns");
     await sim.createPod(ns, "in", { app: "web" });

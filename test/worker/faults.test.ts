@@ -162,6 +162,25 @@ describe("upstream faults", () => {
     sub.close();
   });
 
+  it("a collection whose list takes longer than a request waits: the request is told the relay is still listing it, then it is served", async () => {
+    const ns = uniqueNamespace("f");
+    await sim.createPod(ns, "a");
+    await sim.configure({ listDelayMs: 11_000 });
+    try {
+      const early = await relay(relayPath(ns, ""));
+      expect(early.status).toBe(503);
+      expect(early.headers.get("retry-after")).toBe("5");
+      expect(((await early.json()) as Status).message).toMatch(/^the relay is still listing this collection from the upstream \(0 objects in 1\d s so far\)/);
+    } finally {
+      await sim.configure({ listDelayMs: 0 });
+    }
+    const served = await eventually(async () => {
+      const response = await relay(relayPath(ns, "resourceVersion=0"));
+      return response.status === 200 ? ((await response.json()) as { items: unknown[] }) : undefined;
+    }, "the list to be served once the hub has it");
+    expect(served.items).toHaveLength(1);
+  });
+
   it("the API server restarting: the hub reconnects with backoff and resumes", async () => {
     const { ns, sub } = await setup();
     await sim.faults({ restart: { downtimeMs: 500 } });

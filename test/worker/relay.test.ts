@@ -178,8 +178,23 @@ describe("stats", () => {
   it("reports a key's subscribers and upstream watch", async () => {
     const ns = uniqueNamespace();
     await sim.createPod(ns, "p");
+    // No hub for the key yet: every field all the same, at zero.
     const idle = await (await relay(`/_relay/stats${podsPath(ns)}`)).json();
-    expect(idle).toMatchObject({ subscribers: 0, watching: false });
+    expect(idle).toEqual({
+      key: `default:${podsPath(ns)}`,
+      subscribers: 0,
+      views: 0,
+      upstream: "stopped",
+      watching: false,
+      resourceVersion: 0,
+      windowStart: 0,
+      windowEvents: 0,
+      objects: 0,
+      storageBytes: 0,
+      memoryBytes: 0,
+      rowsWritten: 0,
+      replicas: [],
+    });
     const a = await wsWatch(`${podsPath(ns)}?watch=1`);
     const b = await httpWatch(`${podsPath(ns)}?watch=1`);
     await a.events.next();
@@ -193,10 +208,10 @@ describe("stats", () => {
 
 describe("oversized and unconfigured", () => {
   it.each([
-    ["a URL over 8 KiB", `/api/v1/pods?x=${"a".repeat(9000)}`, {}, 431],
-    ["headers over 16 KiB", "/api/v1/pods", { "x-filler": "b".repeat(17_000) }, 431],
-    ["a selector over 4 KiB", `/api/v1/pods?labelSelector=a%20in%20(${"v,".repeat(2100)}v)`, {}, 400],
-  ])("%s → %i before any work", async (_, path, headers, code) => {
+    ["a URL over 8 KiB", 431, `/api/v1/pods?x=${"a".repeat(9000)}`, {}],
+    ["headers over 16 KiB", 431, "/api/v1/pods", { "x-filler": "b".repeat(17_000) }],
+    ["a selector over 4 KiB", 400, `/api/v1/pods?labelSelector=a%20in%20(${"v,".repeat(2100)}v)`, {}],
+  ])("%s → %i before any work", async (_, code, path, headers) => {
     const before = (await listDurableObjectIds(env.WATCH_HUB)).length;
     const response = await relay(path, { headers });
     expect(response.status).toBe(code);

@@ -144,7 +144,7 @@ describe("media types", () => {
       apiVersion: "v1",
       metadata: {},
       status: "Failure",
-      message: "only the following media types are accepted: application/json",
+      message: `only the following media types are accepted: ${verb === "watch" ? "application/json;stream=watch" : "application/json, application/yaml"}`,
       reason: "NotAcceptable",
       code: 406,
     });

@@ -1,26 +1,34 @@
 /**
  * @module
- * The connection indicator: what the watch is doing, in a word and a sentence, from the
- * client's lifecycle updates.
+ * A watch's indicator: what it is doing, in a word and a sentence, from the client's lifecycle
+ * updates. A failure's whole text (the relay's Status) is said in one place, its watch's row;
+ * the header's indicator, `brief`, names only its code and points there.
  */
-import type { WatchStatus } from "../index.ts";
-import { after, resumeCost } from "./format.ts";
+import type { WatchError, WatchStatus } from "../index.ts";
+import { after, failure, failureCode, resumeCost } from "./format.ts";
 
 /** `data-state` of the indicator; the CSS colours it. */
 export type ConnectionState = "connecting" | "live" | "resumed" | "relisted" | "reconnecting" | "failed";
 
 export class ConnectionIndicator {
   readonly #element: HTMLElement;
+  readonly #brief: boolean;
   /** The last list was a relist: the next connection is "relisted", not just "live". */
   #relisted = false;
 
-  constructor(element: HTMLElement) {
+  constructor(element: HTMLElement, { brief = false } = {}) {
     this.#element = element;
+    this.#brief = brief;
   }
 
   set(state: ConnectionState, text: string): void {
     this.#element.dataset.state = state;
     this.#element.textContent = text;
+  }
+
+  /** The watch ended on a failure retrying cannot mend. */
+  failed(error: WatchError): void {
+    this.set("failed", this.#brief ? `failed (${failureCode(error)}; see Watches)` : `failed: ${failure(error)}`);
   }
 
   show(status: WatchStatus<unknown>): void {
@@ -39,7 +47,10 @@ export class ConnectionIndicator {
       case "closed":
         return this.set("reconnecting", `reconnecting ${after(status.retryInMs)} (closed ${status.code}${status.reason ? `: ${status.reason}` : ""})`);
       case "error":
-        return this.set("reconnecting", `retrying ${after(status.retryInMs)}: ${status.error.message}`);
+        return this.set(
+          "reconnecting",
+          this.#brief ? `retrying ${after(status.retryInMs)} (${failureCode(status.error)}; see Watches)` : `retrying ${after(status.retryInMs)}: ${failure(status.error)}`,
+        );
     }
   }
 }

@@ -29,6 +29,14 @@ export class EventsPanel {
     while (this.#list.childElementCount > MAX_EVENTS) this.#list.lastElementChild?.remove();
   }
 
+  /** Why the panel stays empty. */
+  note(text: string): void {
+    const item = document.createElement("li");
+    item.className = "note";
+    item.textContent = text;
+    this.#list.replaceChildren(item);
+  }
+
   remove(object: KubeResource): void {
     const key = objectKey(object);
     [...this.#list.children].find((li) => (li as HTMLElement).dataset.key === key)?.remove();

@@ -4,7 +4,7 @@
  * and short times for the event log.
  */
 import { humanDuration } from "../../k8s/table.ts";
-import type { Resumed } from "../index.ts";
+import type { Resumed, WatchError } from "../index.ts";
 
 /** How long ago `createdAt` was, as `kubectl get` prints an AGE. */
 export const age = (createdAt: string | undefined, now = Date.now()): string => (createdAt ? humanDuration(now - Date.parse(createdAt)) : "");
@@ -22,3 +22,31 @@ export const resumeCost = (resumed: Resumed): string => {
   const size = resumed.bytes < 1024 ? `${resumed.bytes} B` : `${(resumed.bytes / 1024).toFixed(resumed.bytes < 10_240 ? 1 : 0)} KB`;
   return `${plural(resumed.replayed, "change")}, ${size}, ${resumed.ms} ms`;
 };
+
+/**
+ * A failure as the page shows it, in one place: the relay's own Status (`403 Forbidden: pods is
+ * forbidden: …`), or, when there is none, the client's message with each URL cut to its path.
+ */
+export function failure(error: WatchError): string {
+  const status = error.status;
+  if (status) {
+    const reason = status.reason ?? "Failure";
+    const message = (status.message ?? "").replace(new RegExp(`^${reason}: `), "");
+    return `${status.code ?? error.code ?? ""} ${reason}${message ? `: ${message}` : ""}`.trim();
+  }
+  return error.message.replace(/\b(?:https?|wss?):\/\/[^\s)]+/g, (url) => {
+    try {
+      const parsed = new URL(url);
+      return parsed.pathname + parsed.search;
+    } catch {
+      return url;
+    }
+  });
+}
+
+/** The same, in a few words, for the log: `403 Forbidden`. */
+export const failureBrief = (error: WatchError): string =>
+  error.status ? `${error.status.code ?? error.code} ${error.status.reason ?? "Failure"}` : error.code ? `HTTP ${error.code}` : "unreachable";
+
+/** In a word, for the header: `403`, `unreachable`. */
+export const failureCode = (error: WatchError): string => String(error.status?.code ?? error.code ?? "unreachable");

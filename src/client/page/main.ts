@@ -1,30 +1,40 @@
 /**
  * @module
- * The live cluster page. It watches the picked collection, the cluster's namespaces (the
- * sidebar) and its Events (a panel), and any collection named by `?watch=<path>` (of any
- * cluster: `?watch=/clusters/prod/api/v1/nodes`), all over one relay socket, with the client
- * library's `informer` (so each resumes, relists and acknowledges as any client of the library
- * does), and shows the objects, each watch's lifecycle, and what the relay's hub for the picked
- * key is doing, and, for operators, every live hub of the relay (a panel, polled only while
- * open). The page's state lives in its URL: `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb`,
- * and `timeoutSeconds=N` asks the relay to end the picked collection's watch after N seconds,
- * to watch the client resume. Against a relay that requires a token, open `/#token=<token>`: a fragment never
+ * The live cluster page. It shows the picked collection as a live view (the relay's window of
+ * it in the order and under the filter the table asks for, with the count, kept live by row
+ * changes: the page holds the rows on screen, never the collection), watches the cluster's
+ * namespaces (the sidebar) and its Events (a panel), and any collection named by
+ * `?watch=<path>` (of any cluster: `?watch=/clusters/prod/api/v1/nodes`), all over one relay
+ * socket, with the client library's `view` and `informer` (so each reopens or resumes,
+ * relists and acknowledges as any client of the library does), and shows each watch's
+ * lifecycle, what the relay's hub for the picked key is doing, and, for operators, every live
+ * hub of the relay (a panel, polled only while open). The page's state lives in its URL:
+ * `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb&sort=-Status&filter=web&status=Running`,
+ * and `timeoutSeconds=N` asks the relay to end the picked collection's view after N seconds, to
+ * watch the client reopen it. Against a relay that requires a token, open `/#token=<token>`: a fragment never
  * reaches a server or its logs, and the page moves it into session storage and out of the
- * address bar at once.
+ * address bar at once. The relay says what the token may read (`/_relay/access`): the page opens
+ * where it may look (a namespace of its own, when it may not read every namespace), offers the
+ * namespaces it has rules in, and watches the namespaces and Events only where it may; without
+ * a token the relay accepts, it says how to give one.
  */
-import { objectKey, relaySocket, statsUrl, type Informer, type KubeResource, type WatchStatus } from "../index.ts";
+import { relaySocket, statsUrl, type Informer, type KubeResource, type View, type ViewRow, type ViewStatus, type ViewWindow, type WatchError, type WatchStatus } from "../index.ts";
+import { readAccess, tokenNeeded, type Access } from "./access.ts";
 import { ConnectionIndicator } from "./connection.ts";
 import { EventsPanel } from "./events.ts";
-import { after, plural, resumeCost } from "./format.ts";
+import { after, failure, failureBrief, plural, resumeCost } from "./format.ts";
 import { HubPanel } from "./hubs.ts";
 import { EventLog } from "./log.ts";
+import { PodLogPanel } from "./pod-logs.ts";
 import { collectionPath, RESOURCES, resourceById } from "./resources.ts";
 import { NamespaceSidebar } from "./sidebar.ts";
-import { ObjectTable } from "./table.ts";
+import { ViewTable } from "./table.ts";
 import { WatchList, type WatchRow } from "./watches.ts";
 import { authorization } from "../transport.ts";
 
 const STATS_INTERVAL_MS = 3000;
+/** A filter typed is asked for once typing pauses this long. */
+const TYPING_MS = 250;
 
 function element<T extends HTMLElement>(id: string): T {
   const found = document.getElementById(id);
@@ -36,10 +46,13 @@ const resourcePicker = element<HTMLSelectElement>("resource");
 const namespacePicker = element<HTMLSelectElement>("namespace");
 const selectorInput = element<HTMLInputElement>("selector");
 const objectsTable = element<HTMLTableElement>("objects");
-const count = element<HTMLElement>("count");
+const nameFilter = element<HTMLInputElement>("name-filter");
+const statusFilter = element<HTMLSelectElement>("status-filter");
+const countLabel = element<HTMLElement>("count");
+const notice = element<HTMLElement>("notice");
 const empty = element<HTMLElement>("empty");
 const relayStats = element<HTMLElement>("relay-stats");
-const indicator = new ConnectionIndicator(element("connection"));
+const indicator = new ConnectionIndicator(element("connection"), { brief: true });
 const log = new EventLog(element<HTMLOListElement>("log"));
 const watches = new WatchList(element<HTMLUListElement>("watches"));
 const events = new EventsPanel(element<HTMLOListElement>("events"));
@@ -62,22 +75,51 @@ const token = sessionToken();
 /** Every watch of the page shares this one WebSocket. */
 const relay = relaySocket(location.origin, token ? { token } : {});
 new HubPanel(element<HTMLDetailsElement>("operator"), element<HTMLTableElement>("hubs").tBodies[0] as HTMLTableSectionElement, element("hubs-note"), token);
+const answer = await readAccess(token);
+const podLog = new PodLogPanel(element("pod-log"), relay);
 
 const query = new URLSearchParams(location.search);
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
 /** More collections to watch, of any cluster: `?watch=/clusters/prod/api/v1/nodes` (repeatable). */
 const extraWatches = query.getAll("watch");
+const initialResource = resourceById(query.get("resource"));
 const selection = {
-  resource: resourceById(query.get("resource")),
-  namespace: query.get("namespace") ?? "",
+  resource: initialResource,
+  // Where the token may look, unless the address says.
+  namespace: query.get("namespace") ?? ("unauthorized" in answer || !initialResource.namespaced ? "" : answer.openingNamespace(initialResource)),
   labelSelector: query.get("labelSelector") ?? "",
+  /** The table's order, as the view asks for it (`-Status,name`); `""`, by namespace and name. */
+  sort: query.get("sort") ?? "",
+  /** What the names contain. */
+  name: query.get("filter") ?? "",
+  /** The Status column's value (resources that have one). */
+  status: query.get("status") ?? "",
 };
-const table = new ObjectTable(objectsTable.tBodies[0] as HTMLTableSectionElement, selection.resource);
-let watching: { informer: Informer<KubeResource>; row: WatchRow } | undefined;
+const table = new ViewTable(element("scroll"), objectsTable, {
+  sort(sort) {
+    selection.sort = sort;
+    moveView({ sort, offset: 0 });
+    log.add("note", sort ? `sorted by ${sort.replace(/^-/, "")}${sort.startsWith("-") ? ", descending" : ""}` : "sorted by namespace and name");
+  },
+  window: (offset, limit) => moveView({ offset, limit }),
+});
+let watching: { view: View<KubeResource>; row: WatchRow } | undefined;
+/** Status values seen in the picked collection's rows, for the Status filter. */
+const statusesSeen = new Set<string>();
 
 function collectionUrl(): string {
   const path = collectionPath(selection.resource, selection.namespace);
   return selection.labelSelector ? `${path}?labelSelector=${encodeURIComponent(selection.labelSelector)}` : path;
+}
+
+/** The view's filter: the name contains the text typed, and the Status is the one picked. */
+function viewFilter(): string {
+  const terms: string[] = [];
+  // Names never hold a comma; the filter's terms are separated by them.
+  const name = selection.name.replaceAll(",", "").trim();
+  if (name) terms.push(`name~${name}`);
+  if (selection.status) terms.push(`Status=${selection.status}`);
+  return terms.join(",");
 }
 
 /** Keep the URL shareable: it says what is shown. */
@@ -86,13 +128,28 @@ function saveSelection(): void {
   if (selection.resource !== RESOURCES[0]) params.set("resource", selection.resource.id);
   if (selection.namespace) params.set("namespace", selection.namespace);
   if (selection.labelSelector) params.set("labelSelector", selection.labelSelector);
+  if (selection.sort) params.set("sort", selection.sort);
+  if (selection.name) params.set("filter", selection.name);
+  if (selection.status) params.set("status", selection.status);
   if (timeoutSeconds) params.set("timeoutSeconds", String(timeoutSeconds));
   for (const path of extraWatches) params.append("watch", path);
   const search = params.toString();
   history.replaceState(null, "", search ? `?${search}` : location.pathname);
 }
 
-const describe = (o: KubeResource): string => `${selection.resource.noun} ${objectKey(o)} · ${selection.resource.status(o).text} · rv ${o.metadata?.resourceVersion ?? "?"}`;
+/** A row in a line: `pod team-a/web-1 · Running · rv 42`. */
+function describe(row: ViewRow): string {
+  const columns = watching?.view.columns ?? [];
+  const at = ["Status", "Ready"].map((name) => columns.findIndex((c) => c.name === name)).find((i) => i >= 0) ?? -1;
+  const status = at >= 0 ? String(row.cells?.[at] ?? "") : "";
+  return `${selection.resource.noun} ${row.key}${status ? ` · ${status}` : ""} · rv ${row.resourceVersion}`;
+}
+
+/** Say it above the table, where it is read first; `undefined` clears it. */
+function notify(text: string | undefined): void {
+  notice.hidden = text === undefined;
+  notice.textContent = text ?? "";
+}
 
 function statusText(status: WatchStatus<KubeResource>): string {
   switch (status.type) {
@@ -107,23 +164,75 @@ function statusText(status: WatchStatus<KubeResource>): string {
     case "closed":
       return `socket closed (${status.code}${status.reason ? `: ${status.reason}` : ""}); resuming ${after(status.retryInMs)}`;
     case "error":
-      return `${status.error.message}; retrying ${after(status.retryInMs)}`;
+      // Its whole text is in its watch's row.
+      return `${failureBrief(status.error)}; retrying ${after(status.retryInMs)}`;
   }
 }
 
-function showCount(): void {
-  count.textContent = plural(table.size, selection.resource.noun);
-  empty.hidden = table.size > 0;
+/** What the picked collection's view is doing, in the log's words. */
+function viewStatusText(status: ViewStatus): string {
+  switch (status.type) {
+    case "connected":
+      return status.resuming ? `reconnected, reopening the view (last at resourceVersion ${status.resourceVersion})` : "opening the view";
+    case "resumed":
+      return `caught up: ${resumeCost(status)} (${status.from} → ${status.resourceVersion})`;
+    case "closed":
+      return `socket closed (${status.code}${status.reason ? `: ${status.reason}` : ""}); reopening ${after(status.retryInMs)}`;
+    case "error":
+      return `${failureBrief(status.error)}; retrying ${after(status.retryInMs)}`;
+  }
+}
+
+function showCount(count: number): void {
+  countLabel.textContent = plural(count, selection.resource.noun);
+  empty.hidden = count > 0;
+  watching?.row.count(count);
+}
+
+/** The Status filter offers the values seen (and the one picked); it shows only for a resource whose table has a Status. */
+function offerStatuses(rows: Iterable<ViewRow>): void {
+  const at = watching?.view.columns.findIndex((c) => c.name === "Status") ?? -1;
+  statusFilter.hidden = at < 0;
+  if (at < 0) return;
+  let added = false;
+  for (const row of rows) {
+    const value = String(row.cells?.[at] ?? "");
+    if (!value || statusesSeen.has(value)) continue;
+    statusesSeen.add(value);
+    added = true;
+  }
+  if (!added && statusFilter.options.length > 1) return;
+  const values = [...new Set([...statusesSeen, ...(selection.status ? [selection.status] : [])])].sort();
+  statusFilter.replaceChildren(new Option("Any status", ""), ...values.map((v) => new Option(v, v)));
+  statusFilter.value = selection.status;
+}
+
+/** Move the picked collection's view (another window, order or filter); its rows stay until the new window comes. */
+function moveView(change: ViewWindow): void {
+  const current = watching?.view;
+  if (!current) return;
+  saveSelection();
+  current.update(change).catch((error: WatchError) => {
+    if (watching?.view !== current) return;
+    log.add("error", `${failureBrief(error)}: ${failure(error)}`);
+  });
 }
 
 function watchSelection(): void {
-  watching?.informer.stop();
+  watching?.view.close();
   watching?.row.remove();
   const { resource, namespace, labelSelector } = selection;
   sidebar.select(namespace);
-  table.reset(resource);
+  table.clear(resource);
+  statusesSeen.clear();
+  statusFilter.hidden = true;
   objectsTable.classList.toggle("cluster-scoped", !resource.namespaced);
+  objectsTable.classList.toggle("pods", resource.id === "pods");
   namespacePicker.disabled = !resource.namespaced;
+  // All namespaces at once only where the token may read them so.
+  const everywhere = "unauthorized" in answer || answer.everywhere(resource);
+  (namespacePicker.options[0] as HTMLOptionElement).disabled = !everywhere;
+  sidebar.allowAll(everywhere);
   saveSelection();
   const where = resource.namespaced ? (namespace ? `in ${namespace}` : "in all namespaces") : "(cluster-scoped)";
   const what = `${resource.label.toLowerCase()} ${where}${labelSelector ? ` matching ${labelSelector}` : ""}`;
@@ -131,44 +240,58 @@ function watchSelection(): void {
   const row = watches.add("selection", what, true);
   indicator.set("connecting", "connecting…");
   relayStats.textContent = "";
-  count.textContent = "";
+  countLabel.textContent = "";
   empty.hidden = true;
 
-  // The first list arrives as adds: fill the table quietly, then log and flash what changes.
-  let listing = true;
-  const current: Informer<KubeResource> = relay.informer(collectionUrl(), {
+  let first = true;
+  /** The window holds every row that passes the filter: a row in or out is an object added or deleted, not a scroll. */
+  const whole = () => current.window.offset === 0 && current.count < current.window.limit;
+  const current: View<KubeResource> = relay.view(collectionUrl(), {
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
-    onAdd(object) {
-      table.upsert(object, listing ? undefined : "added");
-      if (listing) return;
-      showCount();
-      log.add("ADDED", describe(object));
+    sort: selection.sort,
+    filter: viewFilter(),
+    limit: table.limit,
+    onReset(rows) {
+      table.reset(current.columns, rows, current.window, current.count);
+      offerStatuses(rows);
+      showCount(current.count);
+      if (first) log.add("listed", `${plural(current.count, resource.noun)} at resourceVersion ${current.resourceVersion}; showing the first ${plural(rows.length, "row")}`);
+      first = false;
     },
-    onUpdate(object) {
-      table.upsert(object, "modified");
-      log.add("MODIFIED", describe(object));
+    onInsert(added, at) {
+      const real = whole();
+      table.insert(added, at);
+      offerStatuses([added]);
+      if (real) log.add("ADDED", describe(added));
     },
-    onDelete(object) {
-      table.remove(object);
-      showCount();
-      log.add("DELETED", describe(object));
+    onRemove(removed, at) {
+      const real = whole();
+      table.remove(at, real);
+      if (real) log.add("DELETED", describe(removed));
+    },
+    onUpdate(updated, _, at) {
+      table.update(updated, at);
+      offerStatuses([updated]);
+      log.add("MODIFIED", describe(updated));
+    },
+    onMove: (_, from, to) => table.move(from, to),
+    onCount(n) {
+      table.setCount(n);
+      showCount(n);
     },
     onStatus(status) {
-      if (status.type === "listed") listing = false;
-      if (status.type === "listed" || status.type === "relisted") showCount();
       indicator.show(status);
       row.indicator.show(status);
-      row.count(current);
-      log.add(status.type, statusText(status));
+      log.add(status.type, viewStatusText(status));
       if (status.type === "connected") void refreshStats();
     },
   });
-  watching = { informer: current, row };
-  current.done.catch((error: Error) => {
-    if (watching?.informer !== current) return;
-    indicator.set("failed", `stopped: ${error.message}`);
-    row.indicator.set("failed", `failed: ${error.message}`);
-    log.add("error", error.message);
+  watching = { view: current, row };
+  current.done.catch((error: WatchError) => {
+    if (watching?.view !== current) return;
+    indicator.failed(error);
+    row.indicator.failed(error);
+    log.add("error", `${what}: failed: ${failureBrief(error)}`);
   });
 }
 
@@ -181,22 +304,22 @@ function watchBeside<T extends KubeResource>(name: string, path: string, on: { a
   const beside: Informer<T> = relay.informer<T>(path, {
     onAdd: (o) => {
       on.add?.(o);
-      row.count(beside);
+      row.count(beside.objects.size);
     },
     onUpdate: (o) => on.update?.(o),
     onDelete: (o) => {
       on.remove?.(o);
-      row.count(beside);
+      row.count(beside.objects.size);
     },
     onStatus: (status) => {
       row.indicator.show(status);
-      row.count(beside);
+      row.count(beside.objects.size);
       if (status.type !== "listed" && status.type !== "connected") log.add(status.type, `${path}: ${statusText(status)}`);
     },
   });
-  beside.done.catch((error: Error) => {
-    row.indicator.set("failed", `failed: ${error.message}`);
-    log.add("error", `${path}: ${error.message}`);
+  beside.done.catch((error: WatchError) => {
+    row.indicator.failed(error);
+    log.add("error", `${path}: failed: ${failureBrief(error)}`);
   });
 }
 
@@ -232,6 +355,9 @@ function addNamespace(name: string): void {
   namespacePicker.add(new Option(name, name), before ?? null);
 }
 
+const NAMESPACES = { group: "", id: "namespaces" };
+const EVENTS = { group: "", id: "events" };
+
 function setUpControls(): void {
   for (const r of RESOURCES) resourcePicker.add(new Option(r.label, r.id, false, r === selection.resource));
   if (selection.namespace) addNamespace(selection.namespace);
@@ -240,6 +366,9 @@ function setUpControls(): void {
 
   resourcePicker.addEventListener("change", () => {
     selection.resource = resourceById(resourcePicker.value);
+    // Another resource has other columns to sort and filter by.
+    selection.sort = "";
+    selection.status = "";
     watchSelection();
   });
   namespacePicker.addEventListener("change", () => {
@@ -251,26 +380,89 @@ function setUpControls(): void {
     watchSelection();
   });
 
-  // The namespace picker and sidebar are themselves clients of the library: namespaces come and go live.
-  watchBeside("namespaces", "/api/v1/namespaces", {
-    add: (ns) => {
-      addNamespace(ns.metadata?.name ?? "");
-      sidebar.add(ns.metadata?.name ?? "");
-    },
-    remove: (ns) => {
-      const name = ns.metadata?.name ?? "";
-      if (name !== selection.namespace)
-        Array.from(namespacePicker.options)
-          .find((o) => o.value === name)
-          ?.remove();
-      sidebar.remove(name);
-    },
+  nameFilter.value = selection.name;
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  const filter = () => {
+    moveView({ filter: viewFilter(), offset: 0 });
+    const said = [selection.name && `names containing ${selection.name}`, selection.status && `Status ${selection.status}`].filter(Boolean).join(", ");
+    log.add("note", said ? `filtered: ${said}` : "not filtered");
+  };
+  // Asked for once typing pauses, not at every key.
+  nameFilter.addEventListener("input", () => {
+    if (typing !== undefined) clearTimeout(typing);
+    typing = setTimeout(() => {
+      typing = undefined;
+      if (nameFilter.value.trim() === selection.name) return;
+      selection.name = nameFilter.value.trim();
+      filter();
+    }, TYPING_MS);
   });
-  watchBeside("events", "/api/v1/events", { add: (e) => events.show(e), update: (e) => events.show(e), remove: (e) => events.remove(e) });
+  statusFilter.addEventListener("change", () => {
+    selection.status = statusFilter.value;
+    filter();
+  });
+}
+
+/** The watches beside the picked collection's view: the namespaces, the Events, and those the address names. */
+function watchBesides(answer: Access): void {
+  if (answer.everywhere(NAMESPACES)) {
+    // The namespace picker and sidebar are themselves clients of the library: namespaces come and go live.
+    watchBeside("namespaces", "/api/v1/namespaces", {
+      add: (ns) => {
+        addNamespace(ns.metadata?.name ?? "");
+        sidebar.add(ns.metadata?.name ?? "");
+      },
+      remove: (ns) => {
+        const name = ns.metadata?.name ?? "";
+        if (name !== selection.namespace)
+          Array.from(namespacePicker.options)
+            .find((o) => o.value === name)
+            ?.remove();
+        sidebar.remove(name);
+      },
+    });
+  } else {
+    // The token may not list namespaces: the ones it has rules in.
+    for (const name of answer.namespaces) {
+      addNamespace(name);
+      sidebar.add(name);
+    }
+  }
+  const showEvents = { add: (e: KubeResource) => events.show(e), update: (e: KubeResource) => events.show(e), remove: (e: KubeResource) => events.remove(e) };
+  if (answer.everywhere(EVENTS)) watchBeside("events", "/api/v1/events", showEvents);
+  else for (const ns of answer.namespacesFor(EVENTS)) watchBeside(`events-${ns}`, `/api/v1/namespaces/${ns}/events`, showEvents);
+  if (!answer.everywhere(EVENTS) && answer.namespacesFor(EVENTS).length === 0) events.note("This token may not read Events.");
   extraWatches.forEach((path, i) => watchBeside(`watch-${i + 1}`, path));
 }
 
-setUpControls();
-watchSelection();
-setInterval(() => void refreshStats(), STATS_INTERVAL_MS);
-setInterval(() => table.refreshAges(), 1000);
+/** A pod's row clicked: follow its log (its first container, as kubectl does). */
+objectsTable.addEventListener("click", (event) => {
+  const key = (event.target as HTMLElement).closest("tr")?.dataset.key;
+  if (!key || selection.resource.id !== "pods") return;
+  const [namespace, name] = key.split("/");
+  if (namespace && name) void followPodLog(namespace, name);
+});
+
+/** The view's rows are cells: the pod itself says which container is its first. */
+async function followPodLog(namespace: string, name: string): Promise<void> {
+  const url = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+  const response = await fetch(url, { cache: "no-store", headers: authorization(token) }).catch(() => undefined);
+  // Without it, the relay's answer to the log says what is missing (a pod gone, a container to name).
+  const pod = response?.ok ? ((await response.json()) as { spec?: { containers?: Array<{ name: string }> } }) : undefined;
+  podLog.follow(namespace, name, pod?.spec?.containers?.[0]?.name);
+}
+
+if ("unauthorized" in answer) {
+  // Every watch would fail alike: say once what is missing.
+  const text = tokenNeeded(location.origin, answer.unauthorized, token !== undefined);
+  notify(text);
+  indicator.set("failed", token ? "the relay refused the token" : "a token is needed");
+  log.add("error", text);
+} else {
+  setUpControls();
+  // The table first: what the page opens on comes before what is beside it on the socket.
+  watchSelection();
+  watchBesides(answer);
+  setInterval(() => void refreshStats(), STATS_INTERVAL_MS);
+  setInterval(() => table.refreshAges(), 1000);
+}

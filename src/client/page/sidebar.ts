@@ -30,6 +30,12 @@ export class NamespaceSidebar {
     this.#item(name)?.remove();
   }
 
+  /** Whether "All namespaces" may be picked (the token may read the collection so). */
+  allowAll(allowed: boolean): void {
+    const all = this.#item("")?.querySelector("button");
+    if (all) all.disabled = !allowed;
+  }
+
   select(name: string): void {
     for (const li of this.#list.children) (li as HTMLElement).toggleAttribute("aria-current", (li as HTMLElement).dataset.namespace === name);
   }

@@ -1,125 +1,296 @@
 /**
  * @module
- * The live table: one row per object, in namespace/name order, updated in place. A changed row
- * flashes; a deleted row fades out before it is removed, so a change is seen, not just applied.
+ * The live table: a window of a live view (the relay's rows, in its order, under its filter),
+ * scrolled as if every row were there. Rows above and below the window are empty space of
+ * their height, so the scrollbar reads the whole collection while the page holds only the
+ * window; scrolling asks for the window there (at most one request per `SCROLL_MS` while the
+ * scroll goes on, and one when it stops). Its columns are the resource's Table's, as `kubectl
+ * get` prints them, and the namespace; a column's header sorts by it, again for descending, a
+ * third time not at all. A changed row flashes; a deleted row fades out before it goes; ages
+ * tick on from each row's creation time.
  */
-import { metaNamespaceKey } from "../../k8s/key.ts";
-import { objectKey, type KubeResource } from "../index.ts";
+import { VIEW_LIMIT_MAX } from "../../k8s/view.ts";
+import type { ViewColumn, ViewRow, ViewWindow } from "../index.ts";
 import { age } from "./format.ts";
-import type { Resource } from "./resources.ts";
+import { toneOf, type Resource } from "./resources.ts";
 
 /** How long a deleted row stays, fading (matches the CSS animation). */
 const FADE_MS = 1200;
+/** Windows start at multiples of this many rows, and reach this far beyond what is visible on both sides. */
+const STEP = 50;
+/** While scrolling, the window follows at most this often; and once more when the scrolling stops. */
+const SCROLL_MS = 150;
+/** A row's height until one is measured (the stylesheet's). */
+const ROW_PX = 32;
 
-/** Sort key: namespace, then name (`\0` sorts before every name character). */
-const sortKey = (o: KubeResource): string => `${o.metadata?.namespace ?? ""}\u0000${o.metadata?.name ?? ""}`;
+/** A column as shown: its header, the view's sort key for it (none: not sortable), its cell. */
+interface Shown {
+  label: string;
+  className: string;
+  sort: string | undefined;
+  cell(row: ViewRow): string;
+}
 
-export class ObjectTable {
+export interface TableEvents {
+  /** The header of a column was clicked: sort by `sort` (`""` for the view's default order). */
+  sort(sort: string): void;
+  /** The rows on screen need this window. */
+  window(offset: number, limit: number): void;
+}
+
+export class ViewTable {
+  readonly #scroll: HTMLElement;
+  readonly #table: HTMLTableElement;
   readonly #body: HTMLTableSectionElement;
-  readonly #rows = new Map<string, HTMLTableRowElement>();
-  /** Sort keys of the live rows, ascending. */
-  #order: string[] = [];
-  #resource: Resource;
+  readonly #events: TableEvents;
+  readonly #above: HTMLTableRowElement;
+  readonly #below: HTMLTableRowElement;
+  /** The window's rows, in order (a deleted row fading out is no longer among them). */
+  #rows: HTMLTableRowElement[] = [];
+  #columns: Shown[] = [];
+  #columnsOf = "";
+  #resource: Resource | undefined;
+  /** The window held: its first row's position, how many rows it asked for, its order and filter. */
+  #window: Required<ViewWindow> = { offset: 0, limit: 0, sort: "", filter: "" };
+  #count = 0;
+  #rowPx = ROW_PX;
+  /** The row height was measured for this collection: it stays, so the space above a window does not shift under the reader. */
+  #measured = false;
+  #scrollTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastScroll = 0;
 
-  constructor(body: HTMLTableSectionElement, resource: Resource) {
-    this.#body = body;
-    this.#resource = resource;
+  constructor(scroll: HTMLElement, table: HTMLTableElement, events: TableEvents) {
+    this.#scroll = scroll;
+    this.#table = table;
+    this.#body = table.tBodies[0] as HTMLTableSectionElement;
+    this.#events = events;
+    this.#above = spacer();
+    this.#below = spacer();
+    scroll.addEventListener("scroll", () => this.#followSoon(), { passive: true });
+    // A taller screen needs a longer window.
+    new ResizeObserver(() => this.#followSoon()).observe(scroll);
   }
 
-  get size(): number {
-    return this.#rows.size;
+  /** The rows a window needs for the screen as it is: what is visible, and `STEP` rows beyond on each side. */
+  get limit(): number {
+    const visible = Math.ceil(this.#scroll.clientHeight / this.#rowPx) || 1;
+    return Math.min(VIEW_LIMIT_MAX, Math.ceil(visible / STEP) * STEP + 2 * STEP);
   }
 
-  /** Empty the table for another resource. */
-  reset(resource: Resource): void {
+  /** Empty, for another collection, scrolled to the top. */
+  clear(resource: Resource): void {
     this.#resource = resource;
-    this.#rows.clear();
-    this.#order = [];
+    this.#window = { offset: 0, limit: 0, sort: "", filter: "" };
+    this.#count = 0;
+    this.#measured = false;
+    this.#rows = [];
     this.#body.replaceChildren();
+    this.#scroll.scrollTop = 0;
   }
 
-  /** Add or update a row; `change` marks it as just added or modified, and it flashes. */
-  upsert(object: KubeResource, change?: "added" | "modified"): void {
-    const key = objectKey(object);
-    let row = this.#rows.get(key);
-    if (!row) {
-      row = this.#newRow(key);
-      this.#rows.set(key, row);
-      this.#insert(row, sortKey(object));
-    }
-    this.#fill(row, object);
-    if (change) {
-      row.dataset.change = change;
-      // Alternating between two identical animations restarts it without a forced layout.
-      row.dataset.flash = row.dataset.flash === "a" ? "b" : "a";
-    }
+  /** A new window: its columns, its rows, of `count`; another order or filter starts at the top. */
+  reset(columns: readonly ViewColumn[], rows: readonly ViewRow[], window: Required<ViewWindow>, count: number): void {
+    const reordered = window.sort !== this.#window.sort || window.filter !== this.#window.filter;
+    this.#window = window;
+    // What the rows are, for the stylesheet and for anyone reading the page.
+    Object.assign(this.#table.dataset, { sort: window.sort, filter: window.filter, offset: String(window.offset) });
+    this.#showColumns(columns);
+    this.#count = count;
+    this.#rows = rows.map((row) => this.#fill(this.#newRow(), row));
+    this.#body.replaceChildren(this.#above, ...this.#rows, this.#below);
+    this.#measure();
+    this.#place();
+    if (reordered) this.#scroll.scrollTop = 0;
+    // Scrolled on while it came: the window there, in turn.
+    this.#followSoon();
   }
 
-  remove(object: KubeResource): void {
-    const key = objectKey(object);
-    const row = this.#rows.get(key);
-    if (!row) return;
-    this.#rows.delete(key);
-    this.#order.splice(this.#indexOf(sortKey(object)), 1);
-    this.#fill(row, object);
-    row.dataset.deleted = "";
-    delete row.dataset.flash;
+  insert(row: ViewRow, at: number): void {
+    const tr = this.#fill(this.#newRow(), row);
+    this.#body.insertBefore(tr, this.#rows[at] ?? this.#below);
+    this.#rows.splice(at, 0, tr);
+    flash(tr, "added");
+  }
+
+  /** The row at `at` left the window: `gone`, it fades out (it was deleted), else it goes at once. */
+  remove(at: number, gone: boolean): void {
+    const [tr] = this.#rows.splice(at, 1);
+    if (!tr) return;
+    if (!gone) {
+      tr.remove();
+      return;
+    }
+    tr.dataset.deleted = "";
+    delete tr.dataset.flash;
     // A timer, not animationend: background tabs pause animations, and the row must still go.
-    setTimeout(() => row.remove(), matchMedia("(prefers-reduced-motion: reduce)").matches ? 0 : FADE_MS);
+    setTimeout(() => tr.remove(), matchMedia("(prefers-reduced-motion: reduce)").matches ? 0 : FADE_MS);
   }
 
-  /** Ages move on without events. */
+  update(row: ViewRow, at: number): void {
+    const tr = this.#rows[at];
+    if (!tr) return;
+    this.#fill(tr, row);
+    flash(tr, "modified");
+  }
+
+  move(from: number, to: number): void {
+    const [tr] = this.#rows.splice(from, 1);
+    if (!tr) return;
+    this.#rows.splice(to, 0, tr);
+    this.#body.insertBefore(tr, this.#rows[to + 1] ?? this.#below);
+  }
+
+  /** The rows that pass the filter: the space below the window follows it. */
+  setCount(count: number): void {
+    this.#count = count;
+    this.#place();
+    this.#followSoon();
+  }
+
+  /** Ages move on without changes. */
   refreshAges(now = Date.now()): void {
-    for (const row of this.#rows.values()) {
-      const cell = row.cells[3] as HTMLTableCellElement;
+    for (const tr of this.#rows) {
+      const cell = tr.querySelector<HTMLTableCellElement>("td[data-created]");
+      if (!cell) continue;
       const text = age(cell.dataset.created, now);
       if (cell.textContent !== text) cell.textContent = text;
     }
   }
 
-  #newRow(key: string): HTMLTableRowElement {
-    const row = document.createElement("tr");
-    row.dataset.key = key;
-    for (const name of ["name", "namespace", "status", "age", "rv"]) row.insertCell().className = name;
-    return row;
-  }
-
-  #fill(row: HTMLTableRowElement, object: KubeResource): void {
-    const [name, namespace, status, ageCell, rv] = Array.from(row.cells);
-    const meta = object.metadata ?? {};
-    const cell = this.#resource.status(object);
-    name!.textContent = meta.name ?? "";
-    name!.title = meta.uid ?? "";
-    namespace!.textContent = meta.namespace ?? "";
-    status!.textContent = cell.text;
-    status!.title = cell.text;
-    status!.dataset.tone = cell.tone;
-    ageCell!.dataset.created = meta.creationTimestamp ?? "";
-    ageCell!.textContent = age(meta.creationTimestamp);
-    rv!.textContent = meta.resourceVersion ?? "";
-  }
-
-  #insert(row: HTMLTableRowElement, key: string): void {
-    const index = this.#indexOf(key);
-    const next = this.#order[index];
-    this.#order.splice(index, 0, key);
-    this.#body.insertBefore(row, next === undefined ? null : (this.#rowBySortKey(next) ?? null));
-  }
-
-  /** Where `key` is, or would go, in the order (binary search). */
-  #indexOf(key: string): number {
-    let lo = 0;
-    let hi = this.#order.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.#order[mid] as string) < key) lo = mid + 1;
-      else hi = mid;
+  /** The columns `kubectl get` prints (with the namespace, and each row's resourceVersion last). */
+  #showColumns(columns: readonly ViewColumn[]): void {
+    const resource = this.#resource;
+    const id = JSON.stringify([resource?.id, columns.map((c) => c.name)]);
+    if (id !== this.#columnsOf) {
+      this.#columnsOf = id;
+      const shown: Shown[] = [];
+      columns.forEach((column, index) => {
+        if (column.priority > 0) return;
+        const className = column.format === "name" ? "name" : column.name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+        const text = (row: ViewRow) => String(row.cells?.[index] ?? "");
+        // The Age column ticks on from the row's creation time.
+        const cell = column.name === "Age" ? (row: ViewRow) => (row.creationTimestamp ? age(row.creationTimestamp) : text(row)) : text;
+        shown.push({ label: column.name, className, sort: column.name, cell });
+        if (column.format === "name" && resource?.namespaced) shown.push(NAMESPACE);
+      });
+      if (resource?.namespaced && !shown.includes(NAMESPACE)) shown.unshift(NAMESPACE);
+      shown.push({ label: "Resource version", className: "rv", sort: undefined, cell: (row) => row.resourceVersion });
+      this.#columns = shown;
+      const head = document.createElement("tr");
+      for (const column of shown) {
+        const th = document.createElement("th");
+        th.className = column.className;
+        if (column.sort === undefined) th.textContent = column.label;
+        else {
+          const button = document.createElement("button");
+          button.type = "button";
+          button.textContent = column.label;
+          const sort = column.sort;
+          button.addEventListener("click", () => this.#events.sort(nextSort(this.#window.sort, sort)));
+          th.append(button);
+        }
+        head.append(th);
+      }
+      (this.#table.tHead ?? this.#table.createTHead()).replaceChildren(head);
     }
-    return lo;
+    const [first = ""] = this.#window.sort.split(",");
+    this.#columns.forEach((column, i) => {
+      const th = this.#table.tHead?.rows[0]?.cells[i];
+      if (!th) return;
+      if (column.sort !== undefined && first.replace(/^-/, "") === column.sort) th.setAttribute("aria-sort", first.startsWith("-") ? "descending" : "ascending");
+      else th.removeAttribute("aria-sort");
+    });
   }
 
-  #rowBySortKey(key: string): HTMLTableRowElement | undefined {
-    const [namespace, name] = key.split("\u0000");
-    return this.#rows.get(metaNamespaceKey(namespace, name ?? ""));
+  #newRow(): HTMLTableRowElement {
+    const tr = document.createElement("tr");
+    for (const column of this.#columns) tr.insertCell().className = column.className;
+    return tr;
   }
+
+  #fill(tr: HTMLTableRowElement, row: ViewRow): HTMLTableRowElement {
+    tr.dataset.key = row.key;
+    this.#columns.forEach((column, i) => {
+      const td = tr.cells[i] as HTMLTableCellElement;
+      const text = column.cell(row);
+      td.textContent = text;
+      td.title = text;
+      if (column.label === "Age" && row.creationTimestamp) td.dataset.created = row.creationTimestamp;
+      const tone = toneOf(column.label, text);
+      if (tone) td.dataset.tone = tone;
+      else delete td.dataset.tone;
+    });
+    return tr;
+  }
+
+  /** A row's height, as the collection's first window draws it (a row is one line, but may wrap on a narrow screen). */
+  #measure(): void {
+    const first = this.#rows[0];
+    const last = this.#rows.at(-1);
+    if (this.#measured || !first || !last) return;
+    const height = (last.offsetTop + last.offsetHeight - first.offsetTop) / this.#rows.length;
+    if (height > 0) this.#rowPx = height;
+    this.#measured = true;
+  }
+
+  /** The space of the rows above and below the window. */
+  #place(): void {
+    const below = Math.max(0, this.#count - this.#window.offset - this.#rows.length);
+    setHeight(this.#above, this.#window.offset * this.#rowPx, this.#columns.length);
+    setHeight(this.#below, below * this.#rowPx, this.#columns.length);
+  }
+
+  /** Follow the screen: at most one window per SCROLL_MS while it scrolls (or windows arrive), and once when it stops. */
+  #followSoon(): void {
+    if (this.#scrollTimer !== undefined) clearTimeout(this.#scrollTimer);
+    const wait = Math.max(0, this.#lastScroll + SCROLL_MS - performance.now());
+    this.#scrollTimer = setTimeout(() => {
+      this.#scrollTimer = undefined;
+      this.#lastScroll = performance.now();
+      this.#follow();
+    }, wait);
+  }
+
+  /** Ask for the window the screen shows, if it is not the one held. */
+  #follow(): void {
+    if (this.#columns.length === 0) return;
+    const head = this.#table.tHead?.offsetHeight ?? 0;
+    const first = Math.max(0, Math.floor((this.#scroll.scrollTop - head) / this.#rowPx));
+    const last = Math.floor(Math.max(0, this.#count - 1) / STEP) * STEP;
+    const offset = Math.max(0, Math.min(Math.floor(first / STEP) * STEP - STEP, last));
+    const limit = this.limit;
+    if (offset !== this.#window.offset || limit !== this.#window.limit) this.#events.window(offset, limit);
+  }
+}
+
+/** The namespace column: from the row's key (the relay's Table has none). */
+const NAMESPACE: Shown = { label: "Namespace", className: "namespace", sort: "namespace", cell: (row) => (row.key.includes("/") ? (row.key.split("/")[0] ?? "") : "") };
+
+/** Sort by `column`; by it descending if it was ascending; by nothing if it was descending. */
+function nextSort(current: string, column: string): string {
+  const [first = ""] = current.split(",");
+  if (first === column) return `-${column}`;
+  if (first === `-${column}`) return "";
+  return column;
+}
+
+function spacer(): HTMLTableRowElement {
+  const tr = document.createElement("tr");
+  tr.className = "spacer";
+  tr.setAttribute("aria-hidden", "true");
+  tr.insertCell();
+  return tr;
+}
+
+function setHeight(tr: HTMLTableRowElement, px: number, columns: number): void {
+  const cell = tr.cells[0] as HTMLTableCellElement;
+  cell.colSpan = columns;
+  tr.hidden = px === 0;
+  cell.style.height = `${px}px`;
+}
+
+function flash(tr: HTMLTableRowElement, change: "added" | "modified"): void {
+  tr.dataset.change = change;
+  // Alternating between two identical animations restarts it without a forced layout.
+  tr.dataset.flash = tr.dataset.flash === "a" ? "b" : "a";
 }

@@ -3,14 +3,13 @@
  * The page's watches, all on one relay socket: a row for each (what it watches, how many objects,
  * its state — live, resumed, relisted, reconnecting or failed, with why).
  */
-import type { Informer, KubeResource } from "../index.ts";
 import { ConnectionIndicator } from "./connection.ts";
 import { plural } from "./format.ts";
 
 /** One watch's row: its state, and its object count to refresh. */
 export interface WatchRow {
   indicator: ConnectionIndicator;
-  count(informer: Informer<KubeResource>): void;
+  count(objects: number): void;
   remove(): void;
 }
 
@@ -39,7 +38,7 @@ export class WatchList {
     indicator.set("connecting", "connecting…");
     return {
       indicator,
-      count: (informer) => (count.textContent = plural(informer.objects.size, "object")),
+      count: (objects) => (count.textContent = plural(objects, "object")),
       remove: () => row.remove(),
     };
   }

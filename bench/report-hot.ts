@@ -1,0 +1,242 @@
+/**
+ * @module
+ * The hot scenario in the report: its table, its targets (the issue's: what each object of a
+ * tree sends per event, and what the extra hop adds to p50), and the capacity a tree would have
+ * deployed, modelled from this run's numbers with its assumptions beside it. On this machine
+ * every hub shares workerd's one thread, so a tree adds no throughput here: what is measured is
+ * each object's load and the hop's cost, and the model multiplies them out.
+ */
+import type { HotRow, Results, Row } from "./rows.ts";
+import { num, rowsOf, table } from "./tables.ts";
+import type { TargetResult } from "./targets.ts";
+import type { SystemName } from "./systems/system.ts";
+
+/** The issue's bound on what the extra hop may add to p50. */
+export const HOP_P50_MS = 25;
+/** The sizes the issue names: the tree's, and the hop's. */
+const TREE_SUBSCRIBERS = 2000;
+const HOP_SUBSCRIBERS = 1000;
+
+const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
+
+const rootOf = (row: HotRow) => row.hubs.find((h) => h.hub === "root");
+const replicasOf = (row: HotRow) => row.hubs.filter((h) => h.hub !== "root");
+/** The replica with the most subscribers. */
+const fullest = (row: HotRow) => replicasOf(row).sort((a, b) => b.subscribers - a.subscribers)[0];
+
+/** The tree's size (the main size, the largest measured) and the hop's (the smaller), as a run measured them. */
+function sizesOf(rows: readonly HotRow[]) {
+  const sizes = [...new Set(rows.map((r) => r.subscribers))].sort((a, b) => b - a);
+  const tree = sizes.includes(TREE_SUBSCRIBERS) ? TREE_SUBSCRIBERS : sizes[0];
+  const hop = sizes.includes(HOP_SUBSCRIBERS) ? HOP_SUBSCRIBERS : (sizes[1] ?? sizes[0]);
+  return { tree, hop };
+}
+
+export function hotTable(rows: readonly HotRow[]): string {
+  return table(
+    [
+      "S",
+      "ev/s",
+      "system",
+      "replicas (serving)",
+      "root: sends to",
+      "root: msgs/event",
+      "replicas' subscribers",
+      "fullest replica: msgs/event",
+      "upstream watches",
+      "delivered/s",
+      "% of S×upstream",
+      "p50 ms",
+      "p99 ms",
+      "CPU µs/event",
+      "server CPU %",
+      "others' CPU %",
+      "cut-offs",
+      "5xx while building",
+      "storm: missed",
+      "storm: all caught up ms",
+      "storm: p50 ms",
+      "storm: back on replicas",
+      "storm: upstream requests",
+      "storm: failed reconnections",
+    ],
+    rows.map((r) => {
+      const replicas = replicasOf(r).map((h) => h.subscribers);
+      return [
+        r.subscribers,
+        r.eventsPerSec,
+        r.system,
+        r.replicas === 0 ? "0" : `${r.replicas} (${r.replicasLive})`,
+        rootOf(r)?.destinations,
+        rootOf(r)?.messagesPerEvent,
+        replicas.length === 0 ? "–" : `${num(Math.min(...replicas))}–${num(Math.max(...replicas))}`,
+        fullest(r)?.messagesPerEvent,
+        r.upstreamWatches,
+        r.deliveredPerSec,
+        r.deliveredPct,
+        r.p50Ms,
+        r.p99Ms,
+        r.cpuUsPerEvent,
+        r.serverCpuPct,
+        r.otherLoadPct,
+        r.cutOffs,
+        r.refused,
+        r.missedEvents,
+        r.catchUpMs,
+        r.catchUpP50Ms,
+        r.stormOnReplicas,
+        r.stormUpstreamRequests,
+        r.stormErrors,
+      ];
+    }),
+  );
+}
+
+/** The issue's targets for a hot key: at the tree's size with the most replicas measured, and at the hop's size. */
+export function hotTargets(all: readonly Row[]): TargetResult[] {
+  const rows = all.filter((r): r is HotRow => r.scenario === "hot");
+  if (rows.length === 0) return [];
+  const { tree, hop } = sizesOf(rows);
+  const most = Math.max(...rows.filter((r) => r.subscribers === tree).map((r) => r.replicas));
+  const at = (system: SystemName, subscribers: number | undefined, replicas: number) => rows.find((r) => r.system === system && r.subscribers === subscribers && r.replicas === replicas);
+  const out: TargetResult[] = [];
+  for (const system of ["relay", "relay-batched"] as const) {
+    const row = at(system, tree, most);
+    const root = row && rootOf(row);
+    const share = tree === undefined ? 0 : tree / most;
+    out.push({
+      target: `hot S=${num(tree ?? 0)}, ${most} replicas, ${system}: the root sends ≤ ${most} messages per event (its replicas), not ${num(tree ?? 0)}`,
+      measured: !root
+        ? "not measured"
+        : `sends to ${root.destinations} (${root.subscribers} subscribers of its own); ${root.messagesPerEvent === null ? "–" : fmt(root.messagesPerEvent)} messages per event committed`,
+      met: !root ? undefined : root.destinations <= most && root.messagesPerEvent !== null && root.messagesPerEvent <= most * 1.05,
+    });
+    const top = row && fullest(row);
+    out.push({
+      target: `hot S=${num(tree ?? 0)}, ${most} replicas, ${system}: no replica sends to more than its share (${num(share)} subscribers) per event`,
+      measured:
+        !row || !top
+          ? "not measured"
+          : `${row.replicasLive} replicas serving ${replicasOf(row)
+              .map((h) => num(h.subscribers))
+              .join(
+                ", ",
+              )}; the fullest sent ${top.messagesPerEvent === null ? "–" : fmt(top.messagesPerEvent)} messages per event${top.subscribers > share ? ` (${(top.subscribers / share).toFixed(1)}× its share: see the placement note below)` : ""}`,
+      met: !row || !top ? undefined : top.subscribers <= share,
+    });
+  }
+  const hopReplicas = Math.max(0, ...rows.filter((r) => r.subscribers === hop).map((r) => r.replicas));
+  for (const system of ["relay", "relay-batched"] as const) {
+    const [solo, treeRow] = [at(system, hop, 0), at(system, hop, hopReplicas)];
+    const rate = treeRow?.eventsPerSec ?? solo?.eventsPerSec ?? 0;
+    const added = solo?.p50Ms !== null && solo?.p50Ms !== undefined && treeRow?.p50Ms !== null && treeRow?.p50Ms !== undefined ? treeRow.p50Ms - solo.p50Ms : undefined;
+    const kept = solo && treeRow && solo.deliveredPct >= 95 && treeRow.deliveredPct >= 95;
+    out.push({
+      target: `hot S=${num(hop ?? 0)}, ${num(rate)} ev/s, ${system}: ${hopReplicas} replicas (every subscriber on one) add ≤ ${HOP_P50_MS} ms to p50`,
+      measured:
+        added === undefined || !solo || !treeRow
+          ? "not measured"
+          : `p50 ${num(solo.p50Ms ?? 0)} ms without replicas, ${num(treeRow.p50Ms ?? 0)} ms with: ${added >= 0 ? "+" : ""}${num(added)} ms` +
+            (kept ? "" : `; delivered ${num(solo.deliveredPct)}% and ${num(treeRow.deliveredPct)}% of what was asked, so both p50s measure the queue of one saturated thread, not the hop`),
+      met: added === undefined ? undefined : added <= HOP_P50_MS,
+    });
+  }
+  return out;
+}
+
+/** The section of BENCHMARKS.md: what was measured, the table, the placement as measured, and the capacity model. */
+export function hotSection(results: Results): string[] {
+  const rows = rowsOf<HotRow>(results, "hot");
+  if (rows.length === 0) return [];
+  const sizes = results.sizes.hot;
+  const { tree, hop } = sizesOf(rows);
+  const at = (system: SystemName, subscribers: number | undefined, replicas: number) => rows.find((r) => r.system === system && r.subscribers === subscribers && r.replicas === replicas);
+  const most = Math.max(...rows.filter((r) => r.subscribers === tree).map((r) => r.replicas));
+  const hopReplicas = Math.max(0, ...rows.filter((r) => r.subscribers === hop).map((r) => r.replicas));
+  const out = [
+    `## hot`,
+    `One key, ${num(tree ?? 0)} subscribers at ${num(sizes.rate)} events/s, one event per message (relay) and batched (relay-batched), without replicas and on ${sizes.replicas.join(", ")} replica hubs; ` +
+      `then the extra hop alone: ${num(hop ?? 0)} subscribers without replicas and all on ${hopReplicas}. ` +
+      `Each replica count is a cluster of the relay whose \`subscribersPerHub\` is subscribers ÷ replicas (one simulated API server behind all). ` +
+      `The tree is built as the relay builds it for subscribers that keep arriving: the root is filled with its share by watches the bench holds, then the measured subscribers come in waves of a share, each once the Worker's list of the key's replicas (kept 5 s) has expired and the replicas have reported, so the root places every wave; ` +
+      `then the bench's watches leave and the root serves its replicas only, as it does once its own first subscribers have reconnected (their watches end every 30–60 minutes, and a hot root sends every newcomer to a replica). ` +
+      `\`msgs/event\` is what a hub sent (WebSocket messages, HTTP chunks) per event it committed over the window, from \`/_relay/stats\` (\`?replica=\` for each replica). ` +
+      `At the main size a storm follows: every subscriber drops, ${num(sizes.missed)} changes are made, all come back at once from their last resourceVersion; \`back on replicas\` is where they were once all had resumed.`,
+    hotTable(rows),
+  ];
+  const placement = rows.find((r) => r.subscribers === tree && r.replicas === most && replicasOf(r).length > 1);
+  const top = placement && fullest(placement);
+  if (placement && top && tree !== undefined) {
+    const share = tree / most;
+    out.push(
+      `**Placement, as measured:** with ${most} replicas the ${num(tree)} subscribers landed ${replicasOf(placement)
+        .map((h) => num(h.subscribers))
+        .join(", ")} (a share is ${num(share)}). ` +
+        `The root names a region's replicas "as many as its subscribers fill and one more", and the Worker sends a key's next requests to them in turn, so every wave is spread over all the replicas named, the full ones included: ` +
+        `the first replica takes a share of every wave, ${num(share)} × (1 + 1/2 + … + 1/${most}) ≈ ${num(share * harmonic(most))} in all. ` +
+        `A fan-out's cost follows its fullest hub, so this is the figure the capacity below uses; placing newcomers on the emptiest replica named would bring it to the share.`,
+    );
+  }
+  out.push(...capacity({ tree, hop, most, hopReplicas, at }));
+  return out;
+}
+
+function harmonic(n: number): number {
+  let h = 0;
+  for (let i = 1; i <= n; i++) h += 1 / i;
+  return h;
+}
+
+/** One hub's delivery ceiling × replicas, with the hop's cost and the root's load, each from a row of this run. */
+function capacity({
+  tree,
+  hop,
+  most,
+  hopReplicas,
+  at,
+}: {
+  tree: number | undefined;
+  hop: number | undefined;
+  most: number;
+  hopReplicas: number;
+  at: (s: SystemName, subscribers: number | undefined, replicas: number) => HotRow | undefined;
+}): string[] {
+  const lines: string[] = [];
+  for (const system of ["relay", "relay-batched"] as const) {
+    const solo = at(system, tree, 0);
+    const spread = at(system, tree, most);
+    if (!solo?.cpuUsPerEvent || !spread || tree === undefined) continue;
+    const perCore = 1e6 / solo.cpuUsPerEvent;
+    const even = tree / most;
+    const top = fullest(spread)?.subscribers ?? even;
+    const rootPerEvent = rootOf(spread)?.messagesPerEvent ?? most;
+    const [hopSolo, hopTree] = [at(system, hop, 0), at(system, hop, hopReplicas)];
+    const hopCpu =
+      hopSolo && hopTree && hopTree.deliveredPct >= 95 && hopSolo.deliveredPct >= 95 && hopReplicas > 0
+        ? (hopTree.serverCpuPct * 1e4) / hopTree.upstreamEventsPerSec - (hopSolo.serverCpuPct * 1e4) / hopSolo.upstreamEventsPerSec
+        : undefined;
+    const hopP50 = hopSolo?.p50Ms !== null && hopSolo?.p50Ms !== undefined && hopTree?.p50Ms !== null && hopTree?.p50Ms !== undefined ? hopTree.p50Ms - hopSolo.p50Ms : undefined;
+    const rate = (subscribersOnHub: number) => perCore / subscribersOnHub;
+    lines.push(
+      `**Capacity deployed, ${system}** (a model from this run's numbers). Here one workerd thread ran every hub: without replicas it delivered ${num(solo.deliveredPerSec)} events/s (${num(solo.deliveredPct)}% of ${num(tree)} × ${num(solo.upstreamEventsPerSec)}/s) at ${num(solo.serverCpuPct)}% of a core; ` +
+        `with ${most} replicas, ${num(spread.deliveredPerSec)} events/s (${num(spread.deliveredPct)}%), which is the same thread's work shared out, not more of it. ` +
+        `The measured parts: a delivered event costs ${num(solo.cpuUsPerEvent)} µs of the process's CPU, so one core sends about ${num(perCore)} events/s; the root sent ${num(rootPerEvent)} messages per event (to its ${most} replicas) instead of ${num(tree)}; ` +
+        (hopCpu !== undefined
+          ? `the extra hop cost ${num(hopCpu)} µs of CPU per upstream event for ${hopReplicas} replicas (${num(hopCpu / hopReplicas)} µs a replica: the root's message and the replica's intake), measured at ${num(hop ?? 0)} subscribers where both kept up; `
+          : "") +
+        (hopP50 !== undefined
+          ? `and ${hopP50 >= 0 ? "added" : "took"} ${num(Math.abs(hopP50))} ms ${hopP50 >= 0 ? "to" : "from"} p50 at ${num(hop ?? 0)} × ${num(hopTree?.eventsPerSec ?? 0)} events/s. `
+          : ". ") +
+        `Deployed, each hub of the tree is its own object on its own thread, so a key's subscribers can take ${most} × ${num(perCore)} ≈ ${num(most * perCore)} events/s: ` +
+        `at ${num(tree)} subscribers that is ${num(rate(even))} upstream events/s with them spread evenly (${num(even)} a replica), ${num(rate(top))} events/s with the fullest replica at ${num(top)} as placed here, against ${num(rate(tree))} events/s for one hub. ` +
+        `The root's own load is ${most} messages and one intake per event, so it is not the limit until about ${num(perCore / Math.max(1, rootPerEvent))} events/s. ` +
+        `Assumptions: every hub has a core of its own (Durable Objects are single-threaded and the platform places them apart; here they share one); a delivery costs what it cost here, the kernel's share of the sockets included; ` +
+        `a message to a replica costs about one delivery; deployed, a replica in another region adds the network between the regions to the hop (not measured: locally the hop is inside one process), which is what a replica near its subscribers is for; subscribers are placed as measured above.`,
+    );
+  }
+  if (lines.length > 0)
+    lines.push(
+      `A second local workerd for the replica tier is not measured: replicas are Durable Objects of the same namespace as their root, which one workerd process serves; splitting them across processes would need another binding and routing that production does not have.`,
+    );
+  return lines;
+}

@@ -1,0 +1,180 @@
+/**
+ * @module
+ * The views scenario in the report: its tables, its targets (the issue's: a view opens within
+ * 300 ms, a visible row's change arrives within 500 ms p99, a view client receives at least 50×
+ * fewer bytes than a full watch), and the comparison with what a browser does without live
+ * views (a full watch of the collection, or refetching its page on every change).
+ */
+import type { Results, Row, ViewsRow } from "./rows.ts";
+import { num, rowsOf, table } from "./tables.ts";
+import type { TargetResult } from "./targets.ts";
+
+export const VIEW_OPEN_MS = 300;
+export const VIEW_P99_MS = 500;
+export const VIEW_BYTES_RATIO = 50;
+
+const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
+const kb = (bytes: number | null) => (bytes === null ? null : bytes / 1024);
+const mb = (bytes: number) => `${num(bytes / 2 ** 20)} MB`;
+const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : undefined);
+
+function windowsOf(rows: readonly ViewsRow[]) {
+  const of = (m: ViewsRow["measurement"]) => rows.find((r) => r.measurement === m);
+  return { watch: of("watch"), views: of("views"), refetch: of("refetch") };
+}
+
+export function viewsTable(rows: readonly ViewsRow[]): string {
+  return table(
+    [
+      "objects",
+      "window",
+      "clients",
+      "writes/s",
+      "msgs/s (all clients)",
+      "msgs/event (a client)",
+      "with row changes/event",
+      "KB/min (a client)",
+      "full watch KB/min",
+      "full watch ÷ a client",
+      "p50 ms",
+      "p99 ms",
+      "samples",
+      "relay CPU %",
+      "relay CPU µs/event",
+      "rows written/event",
+      "clients' CPU %",
+      "others' CPU %",
+      "errors",
+    ],
+    rows.map((r) => {
+      const times = ratio(r.watchBytesPerMin, r.bytesPerClientPerMin);
+      return [
+        r.objects,
+        r.measurement === "watch" ? "full watch alone" : r.measurement === "views" ? "live views" : "notify-then-refetch",
+        r.clients,
+        r.upstreamEventsPerSec,
+        r.deliveredPerSec,
+        r.messagesPerEvent,
+        r.changesPerEvent,
+        kb(r.bytesPerClientPerMin),
+        kb(r.watchBytesPerMin),
+        r.measurement === "watch" || times === undefined ? "–" : `${fmt(times)}×`,
+        r.p50Ms,
+        r.p99Ms,
+        r.latencySamples,
+        r.serverCpuPct,
+        r.cpuUsPerEvent,
+        r.rowsWrittenPerEvent,
+        r.loadGenCpuPct,
+        r.otherLoadPct,
+        r.errors,
+      ];
+    }),
+  );
+}
+
+function opensTable(row: ViewsRow): string {
+  return table(
+    ["sort", "filter", "first of its order ms (builds its index)", "a second window ms", "first frame KB"],
+    (row.opens ?? []).map((o) => [o.sort, o.filter ?? "–", o.coldMs, o.warmMs, o.bytes / 1024]),
+  );
+}
+
+export function viewsTargets(all: readonly Row[]): TargetResult[] {
+  const rows = all.filter((r): r is ViewsRow => r.scenario === "views");
+  if (rows.length === 0) return [];
+  const { watch, views } = windowsOf(rows);
+  const objects = num(views?.objects ?? watch?.objects ?? 0);
+  const opens = views?.opens ?? [];
+  const worst = (pick: (o: (typeof opens)[number]) => number) => opens.reduce<(typeof opens)[number] | undefined>((w, o) => (!w || pick(o) > pick(w) ? o : w), undefined);
+  const openTarget = (which: string, pick: (o: (typeof opens)[number]) => number): TargetResult => {
+    const o = worst(pick);
+    return {
+      target: `views at ${objects} objects: a view opens (its first frame) ≤ ${VIEW_OPEN_MS} ms, ${which}`,
+      measured: !o
+        ? "not measured"
+        : `slowest ${fmt(pick(o))} ms (sort ${o.sort}${o.filter ? `, filter ${o.filter}` : ""})${pick(o) > VIEW_OPEN_MS ? ` (${(pick(o) / VIEW_OPEN_MS).toFixed(1)}× the target)` : ""}; all: ${opens.map((x) => fmt(pick(x))).join(", ")} ms`,
+      met: o ? pick(o) <= VIEW_OPEN_MS : undefined,
+    };
+  };
+  const times = ratio(views?.watchBytesPerMin, views?.bytesPerClientPerMin);
+  const first = views && views.listBytes !== null && views.bytesPerClientPerMin !== null && views.watchBytesPerMin !== null ? firstMinute(views) : undefined;
+  return [
+    openTarget("the first of its order (which builds the order's index)", (o) => o.coldMs),
+    openTarget("a second window of an order", (o) => o.warmMs),
+    {
+      target: `views at ${objects} objects, ${num(views?.eventsPerSec ?? 0)} ev/s: a visible row's change reaches its view ≤ ${VIEW_P99_MS} ms p99`,
+      measured: views?.p99Ms === null || views?.p99Ms === undefined ? "not measured" : `p99 ${fmt(views.p99Ms)} ms, p50 ${fmt(views.p50Ms ?? 0)} ms (${num(views.latencySamples)} row changes)`,
+      met: views?.p99Ms === null || views?.p99Ms === undefined ? undefined : views.p99Ms <= VIEW_P99_MS,
+    },
+    {
+      target: `views at ${objects} objects: a view client receives ≥ ${VIEW_BYTES_RATIO}× fewer bytes than a full watch of the collection`,
+      measured:
+        times === undefined || !views
+          ? "not measured"
+          : `live: ${fmt((views.bytesPerClientPerMin ?? 0) / 1024)} KB/min against ${fmt((views.watchBytesPerMin ?? 0) / 1024)} KB/min, ${fmt(times)}× fewer` +
+            (first ? `; over the first minute, the watch's initial list and the view's first frame included: ${fmt(first)}× fewer` : ""),
+      met: times === undefined ? undefined : times >= VIEW_BYTES_RATIO,
+    },
+  ];
+}
+
+/** The first minute of each: the full watch's initial state (a list's bytes) and events, against the view's first frame and frames. */
+function firstMinute(views: ViewsRow): number | undefined {
+  const frame = views.opens?.[0]?.bytes ?? 0;
+  return ((views.listBytes ?? 0) + (views.watchBytesPerMin ?? 0)) / (frame + (views.bytesPerClientPerMin ?? 1));
+}
+
+export function viewsSection(results: Results): string[] {
+  const rows = rowsOf<ViewsRow>(results, "views");
+  if (rows.length === 0) return [];
+  const size = results.sizes.views;
+  const { watch, views, refetch } = windowsOf(rows);
+  const out = [
+    `## views`,
+    `Live views of one namespace of ${num(views?.objects ?? size.objects)} pods (about 4.3 KB of JSON each), written to at ${num(size.rate)} writes a second by the bench's churn (\`bench/viewgen.ts\`: creates, deletes of what it created, label patches of pods the views show; a seeded mix that keeps the collection's size). ` +
+      `The first list through the relay builds the hub (one paged upstream list); a second is timed as what a full watch's initial state costs. Then, with no view ever opened, a full watch of the collection alone (HTTP, from the hub's head) is measured under the churn: the baseline, and what a client of the whole collection receives. ` +
+      `Then views' first frames are timed (HTTP live views, \`?view=1&watch=1\`, ${size.limit} rows of cells): the first view of an order makes the order's index, a second window of the same order reads through it. ` +
+      `Then ${num(size.views)} live views of ${size.limit} rows (${views?.opens
+        ?.slice(0, -1)
+        .map((o) => o.sort)
+        .join(
+          ", ",
+        )}; every other five filtered by ${"`Status=Running`"}; windows at the first four offsets) are measured beside the watch, then ${num(size.refetchers)} notify-then-refetch clients (each told of every write, GETs its page again, \`?view=1\` without watch, one request at a time; what telling them costs is not counted). ` +
+      `Latency is from a write (its \`written-at\` stamp) to the frame, page or event that carried the row it changed; \`msgs/event\` is what one client received per upstream write; \`rows written/event\` the SQLite rows the hub wrote per event it committed (from \`/_relay/stats\`), which Durable Objects bill.`,
+    viewsTable(rows),
+  ];
+  if (views?.opens) {
+    out.push(
+      `The collection listed through the relay: the first list ${num(views.listColdMs ?? 0)} ms (the hub's upstream list and its storage), then ${num(views.listMs ?? 0)} ms for ${mb(views.listBytes ?? 0)}. Views' first frames at ${num(views.objects)} pods:`,
+      opensTable(views),
+    );
+  }
+  if (watch && views && refetch) out.push(comparison(watch, views, refetch));
+  return out;
+}
+
+/** The three ways a browser can show a window of the collection, side by side, from the three windows' rows. */
+function comparison(watch: ViewsRow, views: ViewsRow, refetch: ViewsRow): string {
+  const perClient = (row: ViewsRow) => (row.cpuUsPerEvent !== null && watch.cpuUsPerEvent !== null && row.clients > 0 ? (row.cpuUsPerEvent - watch.cpuUsPerEvent) / row.clients : undefined);
+  const [viewCost, refetchCost] = [perClient(views), perClient(refetch)];
+  const times = ratio(views.watchBytesPerMin, views.bytesPerClientPerMin);
+  const refetchTimes = ratio(refetch.bytesPerClientPerMin, views.bytesPerClientPerMin);
+  return [
+    `**A window of ${num(views.objects)} pods in a browser, three ways** (each figure from the table above).`,
+    `- A full watch: the initial state, ${mb(views.listBytes ?? 0)} (listing it took the relay ${num(views.listMs ?? 0)} ms), held whole in the page, then ${num((watch.watchBytesPerMin ?? 0) / 1024)} KB a minute; every change reaches it (p99 ${num(watch.p99Ms ?? 0)} ms), and the page sorts and filters ${num(views.objects)} objects itself.`,
+    `- A live view: its first frame, ${num((views.opens?.[0]?.bytes ?? 0) / 1024)} KB, then ${num((views.bytesPerClientPerMin ?? 0) / 1024)} KB a minute (${num(views.messagesPerEvent ?? 0)} frames per write, ${num(views.changesPerEvent ?? 0)} with row changes; the rest tell only the count): ${times === undefined ? "–" : `${num(times)}×`} fewer bytes than the watch once both are live, ` +
+      `and a visible row's change in p50 ${num(views.p50Ms ?? 0)} ms, p99 ${num(views.p99Ms ?? 0)} ms. ` +
+      (viewCost === undefined
+        ? ""
+        : `The relay spent ${num(views.cpuUsPerEvent ?? 0)} µs of CPU per write with ${num(views.clients)} views open against ${num(watch.cpuUsPerEvent ?? 0)} µs with none: ${num(viewCost)} µs per view per write.`),
+    `- Notify-then-refetch: each client fetched ${num(refetch.deliveredPerSec / Math.max(1, refetch.clients))} pages a second, ${num((refetch.bytesPerClientPerMin ?? 0) / 1024)} KB a minute (${refetchTimes === undefined ? "–" : `${num(refetchTimes)}×`} a live view's), and saw a visible change in p50 ${num(refetch.p50Ms ?? 0)} ms, p99 ${num(refetch.p99Ms ?? 0)} ms. ` +
+      (refetchCost === undefined
+        ? ""
+        : `The relay spent ${num(refetch.cpuUsPerEvent ?? 0)} µs per write with ${num(refetch.clients)} of them: ${num(refetchCost)} µs per client per write${viewCost ? `, ${num(refetchCost / viewCost)}× a live view's` : ""}.`),
+    "",
+    `Keeping the views' rows with no view open: in the full watch's window (before any view was opened, so no index made for one) the hub wrote ${num(watch.rowsWrittenPerEvent ?? 0)} SQLite rows per event and spent ${num(watch.cpuUsPerEvent ?? 0)} µs of the process's CPU per write; ` +
+      `with the views' ${views.opens?.length ?? 0} orders indexed, ${num(views.rowsWrittenPerEvent ?? 0)} rows per event. Against the relay before views (no \`view_rows\`) this run has no baseline: \`npm run bench:compare\` runs the same scenarios at two revisions, and the one before views has no views scenario to run; ` +
+      `its snapshot and fanout rows (\`npm run bench:compare -- --base <the commit before views> --scenarios snapshot,fanout --systems relay\`) would give the list time and CPU per event without \`view_rows\`.`,
+  ].join("\n");
+}

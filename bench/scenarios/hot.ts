@@ -1,0 +1,300 @@
+/**
+ * @module
+ * `hot`: one key with many subscribers, without replicas and spread over replica hubs
+ * (DESIGN.md, "Hot keys"). The relay under test has a cluster per share (`bench-hot-<n>`:
+ * `subscribersPerHub` n, the same simulated API server), so a key with S subscribers and k
+ * replicas is watched on the cluster of share S ÷ k; `bench-hot-solo` never spreads.
+ *
+ * The tree is built as the relay builds it for subscribers that keep arriving: the root is
+ * filled with its share (placeholder HTTP watches the bench holds itself), then the measured
+ * subscribers come in waves of a share, each after the Worker's list of the key's replicas has
+ * expired (5 s) and the replicas have told the root what they hold, so every wave is placed on
+ * the replicas the root names for it. Then the placeholders leave: the root serves its replicas
+ * only, as it does once its own first subscribers have reconnected (their watches end every
+ * 30–60 minutes, and a hot root sends every newcomer to a replica).
+ *
+ * Measured under churn: delivery and latency from the upstream write, the upstream's watches,
+ * and what each hub of the tree sent per event it committed (`/_relay/stats`, `?replica=` for
+ * each replica). At the main size, then a storm: every subscriber drops, the collection
+ * changes, all come back at once from their last resourceVersion; how long until the last has
+ * caught up, and whether they came back to the replicas or to the root.
+ */
+import { get, type ClientRequest } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import { deliveryFields, measureWindow, round } from "../measure.ts";
+import { sizesFor, type Mode, type Sizes } from "../modes.ts";
+import { waitIdle } from "../proc.ts";
+import { inRound } from "../rounds.ts";
+import type { HotRow, TreeHub } from "../rows.ts";
+import { percentileOf } from "../stats.ts";
+import type { SubscriberSpec } from "../loadgen.ts";
+import { subscriber, type System } from "../systems/system.ts";
+import { podsOf, type Context, type Scenario } from "./scenario.ts";
+
+/** The Worker keeps a root's list of replicas this long (`src/http/placement.ts`): a wave after it is placed afresh. */
+const PLACEMENT_FRESH_MS = 5000;
+/** A replica tells its root its subscribers within this long of a change (`src/hub/replicas.ts`). */
+const REPORT_MS = 1000;
+
+const SOLO = "bench-hot-solo";
+const clusterOf = (subscribers: number, replicas: number) => (replicas === 0 ? SOLO : `bench-hot-${subscribers / replicas}`);
+const namespaceOf = (system: string, subscribers: number, replicas: number) => `hot-${system}-${subscribers}-${replicas}`;
+const pathOf = (cluster: string, namespace: string) => `/clusters/${cluster}${podsOf(namespace)}`;
+
+/** Every (subscribers, replicas) a mode measures: the main size without replicas and with each count, and the hop's two. */
+function plan(sizes: Sizes): Array<{ subscribers: number; replicas: number; storm: boolean }> {
+  const { subscribers, replicas, hop } = sizes.hot;
+  return [...[0, ...replicas].map((r) => ({ subscribers, replicas: r, storm: true })), ...[0, hop.replicas].map((r) => ({ subscribers: hop.subscribers, replicas: r, storm: false }))];
+}
+
+/**
+ * The relay's `CLUSTERS` for this scenario: one per share any mode asks for, each on `upstreamUrl`,
+ * and one that never spreads. The relay starts before the mode's sizes matter, so it has them all.
+ */
+export function hotClusters(upstreamUrl: string): string {
+  const shares = new Set<number>();
+  for (const mode of ["smoke", "quick", "full"] as Mode[]) {
+    for (const { subscribers, replicas } of plan(sizesFor(mode, 2))) {
+      if (replicas === 0) continue;
+      if (subscribers % replicas !== 0) throw new Error(`hot: ${replicas} replicas must divide ${subscribers} subscribers`);
+      shares.add(subscribers / replicas);
+    }
+  }
+  const clusters: Record<string, { url: string; subscribersPerHub: number }> = { [SOLO]: { url: upstreamUrl, subscribersPerHub: 1_000_000_000 } };
+  for (const share of shares) clusters[`bench-hot-${share}`] = { url: upstreamUrl, subscribersPerHub: share };
+  return JSON.stringify(clusters);
+}
+
+export const hot: Scenario = {
+  name: "hot",
+  systems: ["relay", "relay-batched"],
+  namespaces: (sizes, systems) => plan(sizes).flatMap((p) => systems.map((s) => namespaceOf(s, p.subscribers, p.replicas))),
+  async run(context, systems) {
+    const rows: HotRow[] = [];
+    for (const measurement of plan(context.sizes)) {
+      for (const system of systems) rows.push(await runOne(context, system, measurement.subscribers, measurement.replicas, measurement.storm));
+    }
+    return rows;
+  },
+};
+
+interface Stats {
+  subscribers: number;
+  resourceVersion: number;
+  eventsCommitted: number;
+  sent: Record<"websocket" | "http", { events: number; messages: number }>;
+  replicas: Array<{ name: string; subscribers: number }>;
+}
+
+async function runOne(context: Context, system: System, subscribers: number, replicas: number, storm: boolean): Promise<HotRow> {
+  const { sim, loadgens, sizes } = context;
+  const base = system.listBase;
+  if (!base) throw new Error(`hot: ${system.name} serves no HTTP`);
+  const namespace = inRound(namespaceOf(system.name, subscribers, replicas), context.round);
+  const path = pathOf(clusterOf(subscribers, replicas), namespace);
+  // Asked again after a server error: the relay answers some requests 500 while its isolate
+  // refreshes a cluster's discovery under concurrent requests (see BENCHMARKS.md, hot).
+  const stats = async (replica?: string): Promise<Stats> => {
+    for (let tries = 1; ; tries++) {
+      const response = await fetch(`${base}/_relay/stats${path}${replica ? `?replica=${encodeURIComponent(replica)}` : ""}`);
+      if (response.ok) return (await response.json()) as Stats;
+      if (response.status < 500 || tries === 10) throw new Error(`hot: stats of ${replica ?? "the root"}: HTTP ${response.status} ${await response.text()}`);
+      await sleep(300);
+    }
+  };
+  /** Hub stats of the root and `tree`, one after another. */
+  const treeStats = async (tree: readonly string[]) => {
+    const all = [await stats()];
+    for (const name of tree) all.push(await stats(name));
+    return all;
+  };
+  /** Subscribers and placeholder watches the relay answered with a server error while the tree was built. */
+  let refused = 0;
+  let missing = 0;
+  const open = async (count: number) => {
+    const failed = await openSome(
+      context,
+      Array.from({ length: count }, () => spec),
+    );
+    refused += failed;
+    missing += failed;
+  };
+  const onReplicas = async () => (await stats()).replicas.reduce((n, r) => n + r.subscribers, 0);
+  /** The root's own subscribers (not its replicas' watches) and those its replicas reported. */
+  const placed = async () => {
+    const root = await stats();
+    return { own: root.subscribers - root.replicas.length, onReplicas: root.replicas.reduce((n, r) => n + r.subscribers, 0) };
+  };
+  const spec = subscriber(system, "ws", sim, path);
+  context.progress(`hot ${system.name}: ${subscribers} subscribers, ${replicas === 0 ? "no replicas" : `${replicas} replicas`}, ${sizes.hot.rate} events/s`);
+  await context.quiesce();
+  let release: (() => void) | undefined;
+  if (replicas === 0) {
+    await open(subscribers);
+  } else {
+    const share = subscribers / replicas;
+    release = await holdWatches(`${base}${path}?watch=1`, share, (status) => {
+      refused++;
+      context.progress(`hot ${system.name}: a placeholder watch got HTTP ${status}; asked again`);
+    });
+    await until(async () => (await stats()).subscribers >= share, 30_000, `the root to hold its ${share} placeholders`);
+    for (let wave = 1; wave <= replicas; wave++) {
+      const started = Date.now();
+      await open(share);
+      // Every subscriber where the root sent it, a replica (its report comes within a second).
+      // The root's own count is not waited for: a request the relay cancelled may have left a
+      // watch there that goes once the churn writes to it.
+      await until(async () => (await onReplicas()) === wave * share - missing, 30_000, `the replicas to hold ${wave * share - missing} subscribers`);
+      if (wave < replicas) await sleep(Math.max(0, started + PLACEMENT_FRESH_MS + 200 - Date.now()));
+    }
+  }
+  await waitIdle([...system.pids, sim.pid]);
+  const tree = (await stats()).replicas.map((r) => r.name);
+  await sim.churn(sizes.hot.rate, namespace);
+  if (release) {
+    release();
+    // The root notices a watch has gone when it next writes to it: the churn's first events.
+    await until(async () => (await placed()).own === 0, 30_000, "the root to serve its replicas only");
+  }
+  await sleep(sizes.hot.warmupMs);
+  let upstreamWatches = 0;
+  const before = await treeStats(tree);
+  const window = await measureWindow(context, system, sizes.hot.measureMs, async () => {
+    upstreamWatches = Math.max(upstreamWatches, await sim.watchesIn(namespace));
+  });
+  const after = await treeStats(tree);
+  await sim.churn(0);
+  const hubs = after.map((hub, i) => treeHub(i === 0 ? "root" : (tree[i - 1] as string), hub, before[i] as Stats, tree.length));
+  const row: HotRow = {
+    scenario: "hot",
+    system: system.name,
+    transport: "ws",
+    subscribers,
+    replicas,
+    replicasLive: hubs.filter((h) => h.hub !== "root" && h.subscribers > 0).length,
+    hubs,
+    ...deliveryFields(window, sizes.hot.rate, subscribers - missing),
+    upstreamWatches,
+    refused,
+    missedEvents: null,
+    catchUpMs: null,
+    catchUpP50Ms: null,
+    caughtUp: null,
+    stormUpstreamRequests: null,
+    stormErrors: null,
+    stormOnReplicas: null,
+  };
+  if (storm) Object.assign(row, await stormOf(context, system, path, namespace, subscribers, replicas, missing, onReplicas));
+  await loadgens.close();
+  await waitIdle([...system.pids, sim.pid], { maxMs: 20_000 });
+  return row;
+}
+
+/** One hub's share of the window: its subscribers, where it sends, and what it sent per event it committed. */
+function treeHub(name: string, after: Stats, before: Stats, replicas: number): TreeHub {
+  const root = name === "root";
+  const own = root ? after.subscribers - replicas : after.subscribers;
+  const committed = after.eventsCommitted - before.eventsCommitted;
+  const messages = after.sent.websocket.messages + after.sent.http.messages - before.sent.websocket.messages - before.sent.http.messages;
+  return {
+    // A replica's name is its root's, `#`, and its own: the root's is long and the same for all.
+    hub: root ? "root" : name.slice(name.lastIndexOf("#") + 1),
+    subscribers: own,
+    destinations: root ? own + replicas : own,
+    messagesPerEvent: committed > 0 ? round(messages / committed) : null,
+  };
+}
+
+/** Every subscriber drops, `missed` changes are made, and all come back at once from their last resourceVersion. */
+async function stormOf(context: Context, system: System, path: string, namespace: string, subscribers: number, replicas: number, missing: number, onReplicas: () => Promise<number>) {
+  const { sim, loadgens, sizes } = context;
+  // The window's backlog delivered first: every subscriber leaves from the head.
+  await waitIdle([...system.pids, sim.pid], { maxMs: sizes.hot.timeoutMs });
+  const live = await sim.step(namespace, 10);
+  const synced = await loadgens.waitFor(live, sizes.hot.timeoutMs);
+  // Those the relay refused while the tree was built have nothing yet; they come in with the storm.
+  if (synced.missing > missing) throw new Error(`hot ${system.name}: ${synced.missing - missing} subscribers never saw resourceVersion ${live}`);
+  await loadgens.drop();
+  await waitIdle([...system.pids, sim.pid]);
+  const seq = await sim.requestSeq();
+  const target = await sim.step(namespace, sizes.hot.missed);
+  const deadline = Date.now() + sizes.hot.timeoutMs;
+  while ((await system.head(path)) < target && Date.now() < deadline) await sleep(50);
+  context.progress(`hot ${system.name}: storm of ${subscribers} subscribers after ${sizes.hot.missed} missed events (${replicas} replicas)`);
+  const started = Date.now();
+  const result = await loadgens.resume(target, sizes.hot.timeoutMs);
+  const requests = await sim.requestsSince(seq, namespace);
+  // The replicas' reports of who came back to them.
+  await sleep(REPORT_MS + 200);
+  const times = result.caughtUpAt.map((at) => at - started);
+  return {
+    missedEvents: sizes.hot.missed,
+    catchUpMs: result.missing === 0 ? Math.max(0, ...times) : null,
+    catchUpP50Ms: percentileOf(times, 50) ?? null,
+    caughtUp: result.caughtUpAt.length,
+    stormUpstreamRequests: requests.length,
+    stormErrors: result.errors,
+    stormOnReplicas: replicas === 0 ? 0 : await onReplicas(),
+  };
+}
+
+/**
+ * `count` HTTP watches of `url`, held by this process until the returned function ends them
+ * (they take the root's own share; nothing churns while they are open). Opened a few at a
+ * time, so the root counts each before the next arrives and keeps no more than its share.
+ */
+async function holdWatches(url: string, count: number, failed: (status: number) => void): Promise<() => void> {
+  const requests: ClientRequest[] = [];
+  const attempt = () =>
+    new Promise<number>((resolve, reject) => {
+      let opened = false;
+      const request = get(url, { agent: false }, (response) => {
+        response.resume();
+        opened = response.statusCode === 200;
+        resolve(response.statusCode ?? 0);
+      });
+      // Once open, its end is ours.
+      request.on("error", (e) => opened || reject(e));
+      requests.push(request);
+    });
+  // A server error is said (the run's log shows it) and the watch asked for again, as a client would.
+  const open = async () => {
+    for (let tries = 1; ; tries++) {
+      const status = await attempt();
+      if (status === 200) return;
+      failed(status);
+      if (status < 500 || tries === 5) throw new Error(`hot: a placeholder watch got HTTP ${status}`);
+      await sleep(500);
+    }
+  };
+  for (let i = 0; i < count; i += 10) await Promise.all(Array.from({ length: Math.min(10, count - i) }, open));
+  return () => {
+    for (const request of requests) request.destroy();
+  };
+}
+
+/**
+ * Open subscribers; the number the relay did not take (it answered a server error), which is
+ * said. They stay with their load generator, unconnected, until the storm brings them in.
+ */
+async function openSome(context: Context, specs: SubscriberSpec[]): Promise<number> {
+  try {
+    await context.loadgens.open(specs);
+    return 0;
+  } catch (e) {
+    const message = (e as Error).message;
+    const failed = Number(/^(\d+) of \d+ subscribers could not connect/.exec(message)?.[1]);
+    if (!Number.isInteger(failed)) throw e;
+    context.progress(`hot: ${message}`);
+    return failed;
+  }
+}
+
+/** Poll `done` until it holds, or fail after `ms` saying what did not happen. */
+async function until(done: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`hot: waited ${ms / 1000} s for ${what}`);
+    await sleep(100);
+  }
+}

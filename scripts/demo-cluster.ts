@@ -1,0 +1,83 @@
+/**
+ * @module
+ * What `npm start` and `npm run dev` relay when no `UPSTREAM_URL` is given: the simulated
+ * cluster, with churn (`SIM_CHURN` changes a second, 2 by default, on `SIM_PORT` or a free port)
+ * and its Events, its resourceVersions counted from the clock (so clients that outlive a
+ * restart hold resourceVersions of the last run, as after an API server's), and, in `kube` mode,
+ * users to try it with, so kube mode can be tried without reading the simulator's source: one
+ * who may read pods and Events in one namespace, one who may read everything. Their tokens are
+ * new at every start; the relay never sees them until a client presents one, and asks the
+ * cluster about them as it would about any token. The relay's variables come from the
+ * environment, as `relayEnvironment` picks them.
+ */
+import { randomBytes } from "node:crypto";
+import { clockResourceVersion, startSimulator, type Simulator, type User } from "../src/sim/index.ts";
+import { SECRET_NAMES, VARIABLE_NAMES } from "../src/var-names.ts";
+
+export interface DemoUser extends User {
+  /** What the user may read, in words. */
+  may: string;
+  /** A namespace the user may read pods in, and whether across all namespaces too. */
+  namespace: string;
+  everywhere: boolean;
+}
+
+const READ = ["get", "list", "watch"];
+const token = (name: string) => `sim-${name}-${randomBytes(18).toString("base64url")}`;
+
+export function demoUsers(): DemoUser[] {
+  return [
+    {
+      name: "alice",
+      tokens: [token("alice")],
+      rules: [{ verbs: READ, apiGroups: [""], resources: ["pods", "events"], namespaces: ["team-a"] }],
+      may: "pods and Events in team-a, nothing else",
+      namespace: "team-a",
+      everywhere: false,
+    },
+    {
+      name: "bob",
+      tokens: [token("bob")],
+      rules: [{ verbs: READ, apiGroups: ["*"], resources: ["*"] }],
+      may: "everything, in every namespace (but Secrets, which the relay never relays)",
+      namespace: "team-a",
+      everywhere: true,
+    },
+  ];
+}
+
+export interface DemoCluster {
+  sim: Simulator;
+  /** `kube` mode's users, with their tokens. */
+  users: DemoUser[] | undefined;
+  /** What was started, in a line. */
+  summary: string;
+}
+
+export async function startDemoCluster(authMode: string, env: NodeJS.ProcessEnv = process.env): Promise<DemoCluster> {
+  const users = authMode === "kube" ? demoUsers() : undefined;
+  const churn = env.SIM_CHURN ?? "2";
+  const sim = await startSimulator({
+    port: Number(env.SIM_PORT ?? 0),
+    churn: { ratePerSec: Number(churn), events: true },
+    initialResourceVersion: clockResourceVersion(),
+    ...(users ? { users } : {}),
+  });
+  const summary = `simulated cluster at ${sim.url} (churn ${churn} changes/s; SIM_CHURN to change)${users ? `, with demo users ${users.map((u) => u.name).join(" and ")}` : ""}`;
+  return { sim, users, summary };
+}
+
+/** The secrets `CLUSTERS` names (`tokenSecret`), passed as the others are; a malformed `CLUSTERS` is the relay's to report. */
+function clusterSecrets(clusters: string | undefined): string[] {
+  try {
+    return Object.values(JSON.parse(clusters ?? "{}") as Record<string, { tokenSecret?: unknown } | null>).flatMap((c) => (typeof c?.tokenSecret === "string" ? [c.tokenSecret] : []));
+  } catch {
+    return [];
+  }
+}
+
+/** The relay's variables and secrets set in `env` (`src/var-names.ts`, and the token secrets `CLUSTERS` names). */
+export function relayEnvironment(env: NodeJS.ProcessEnv = process.env): { vars: Record<string, string>; secrets: Record<string, string> } {
+  const pick = (names: readonly string[]) => Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n] as string]));
+  return { vars: pick(VARIABLE_NAMES), secrets: pick([...SECRET_NAMES, ...clusterSecrets(env.CLUSTERS)]) };
+}

@@ -1,0 +1,62 @@
+/**
+ * @module
+ * Where a request for a key goes: its root hub, or, for a hot key, one of the replica hubs its
+ * root named for the region the request came in from (DESIGN.md, "Hot keys"), taken in turn. A
+ * root that has replicas answers a client's list or watch with their names instead of serving
+ * it; the isolate keeps that answer for a few seconds and sends the key's next requests from
+ * that region straight to the replicas. A key without replicas costs nothing more: its root
+ * serves the request it is sent.
+ */
+import { hubName, type WatchKey } from "../k8s/key.ts";
+import type { WatchHub } from "../hub/hub.ts";
+import { REPLICAS_HEADER } from "../hub/replicas.ts";
+import type { ReplicaRole } from "../hub/request.ts";
+import type { Region } from "./region.ts";
+
+/** How long a root's list of replicas is used before the root is asked again. */
+const FRESH_MS = 5000;
+/** Lists kept at most (the oldest go first). */
+const KEPT = 10_000;
+/** The region of a request without Cloudflare's `cf` (locally). */
+const LOCAL = "local";
+
+/** A request for a hub: `replicaOf` if it is a replica, the region it came in from, and `here` when the hub must serve it itself. */
+export type Making = (replicaOf: ReplicaRole | undefined, region: string, here: boolean) => Request;
+
+export class Placements {
+  readonly #known = new Map<string, { replicas: string[]; until: number; next: number }>();
+
+  /**
+   * Send a request (made for a hub by `as`) to the key's root or to one of its replicas: the
+   * response of the hub that serves it. A replica behind the resourceVersion asked for sends
+   * it back to the root, which then serves it.
+   */
+  async send(hubs: DurableObjectNamespace<WatchHub>, key: WatchKey, region: Region | undefined, as: Making, now = Date.now()): Promise<Response> {
+    const root = hubName(key);
+    const where = region ?? LOCAL;
+    const id = `${where} ${root}`;
+    let known = this.#known.get(id);
+    if (known && known.until <= now) {
+      this.#known.delete(id);
+      known = undefined;
+    }
+    if (!known) {
+      const response = await hubs.getByName(root).fetch(as(undefined, where, false));
+      const named = replicasOf(response);
+      if (!named) return response;
+      known = { replicas: named, until: now + FRESH_MS, next: 0 };
+      this.#known.set(id, known);
+      if (this.#known.size > KEPT) this.#known.delete(this.#known.keys().next().value as string);
+    }
+    const name = known.replicas[known.next++ % known.replicas.length] as string;
+    // Made near the clients of its region, where the platform allows.
+    const response = await hubs.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false));
+    return replicasOf(response) ? hubs.getByName(root).fetch(as(undefined, where, true)) : response;
+  }
+}
+
+/** The hubs a response says its request goes to instead, if it does. */
+function replicasOf(response: Response): string[] | undefined {
+  const named = response.headers.get(REPLICAS_HEADER);
+  return response.status === 307 && named !== null ? (JSON.parse(named) as string[]) : undefined;
+}

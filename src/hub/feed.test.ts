@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { database, durableStorage } from "../../test/kit/sqlite.ts";
+import { eventually } from "../../test/kit/wait.ts";
+import { watchKey } from "../k8s/key.ts";
+import type { WatchEvent } from "../k8s/types.ts";
+import type { Upstream } from "../upstream.ts";
+import { FakeClock } from "./clock.fake.ts";
+import { Feed, type FeedSettings } from "./feed.ts";
+import { LineMemory } from "./memory.ts";
+import { HubStorage } from "./storage.ts";
+
+const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
+const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", uid: `u-${name}`, resourceVersion: String(rv) } });
+
+/** Long enough to tell from every other timer the feed sets. */
+const GATHER_MS = 1234;
+
+const settings: FeedSettings = {
+  windowEvents: 100,
+  windowBytes: 1 << 20,
+  tombstones: { max: 100, maxAgeMs: 60_000 },
+  upstreamStallMs: 60_000,
+  stripManagedFields: true,
+  gatherBaseMs: () => GATHER_MS,
+  wantDeltas: () => false,
+  wantRows: () => false,
+  observer: { watch: () => undefined, relisted: () => undefined, expired: () => undefined, stalled: () => undefined, renewed: () => undefined, failed: () => undefined },
+};
+
+/** An API server holding pod `a` at 10: a list answers at once, a watch is a stream the test writes to. */
+class OneWatch implements Upstream {
+  readonly cluster = "c";
+  #send: ((line: string) => void) | undefined;
+
+  async fetch(pathAndQuery: string, init?: RequestInit): Promise<Response> {
+    if (new URL(pathAndQuery, "http://x").searchParams.get("watch") !== "1") {
+      return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: "10" }, items: [pod("a", 10)] });
+    }
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.#send = (line) => controller.enqueue(new TextEncoder().encode(line));
+        init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason));
+      },
+    });
+    return new Response(body);
+  }
+
+  get watching(): boolean {
+    return this.#send !== undefined;
+  }
+
+  send(event: WatchEvent): void {
+    this.#send?.(`${JSON.stringify(event)}\n`);
+  }
+}
+
+describe("Feed", () => {
+  it("a read that must be current sees what the upstream has sent, not only what the gather has committed", async () => {
+    const clock = new FakeClock();
+    const upstream = new OneWatch();
+    const feed = new Feed(
+      key,
+      new HubStorage(durableStorage(database())),
+      upstream,
+      settings,
+      { published: () => undefined, reset: () => undefined },
+      () => undefined,
+      clock,
+      new LineMemory(1 << 20).tail(),
+    );
+    await feed.synced("live");
+    await eventually(() => upstream.watching, "the upstream watch");
+    upstream.send({ type: "MODIFIED", object: pod("a", 11) });
+    // Read, and gathered for a commit that the clock, standing still, never makes.
+    await eventually(() => clock.pending.some((t) => t.ms === GATHER_MS), "the feed to gather the change");
+    expect(feed.window.head).toBe(10);
+
+    await feed.synced("current");
+    expect(feed.window.head).toBe(11);
+    feed.stop();
+  });
+});

@@ -1,0 +1,118 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { database, durableStorage } from "../../test/kit/sqlite.ts";
+import { compareRows, matches, VIEW_COLUMNS, type Filter, type SortKey, type ViewRow, type ViewSpec } from "../k8s/view.ts";
+import { HubStorage, type Sql } from "./storage.ts";
+import { MAX_VIEW_INDEXES, ViewRows } from "./view-rows.ts";
+
+function open() {
+  const storage = new HubStorage(durableStorage(database()));
+  storage.make();
+  return { rows: new ViewRows(() => storage.sql), storage };
+}
+
+// Few distinct values, so orders tie and filters match; text past the BMP and around it, where UTF-16 and SQLite's byte order part.
+const text = fc.constantFrom("", "a", "B", "b", "web-1", "web-10", "web-2", "\uFFFF", "\u{1F600}", "é");
+const value = fc.oneof(text, fc.integer({ min: -3, max: 3 }), fc.constant(null));
+const row = fc.record({
+  namespace: fc.constantFrom("", "a", "b"),
+  name: text,
+  created: fc.integer({ min: 0, max: 3 }),
+  values: fc.array(value, { minLength: VIEW_COLUMNS - 1, maxLength: VIEW_COLUMNS - 1 }),
+  labels: fc.dictionary(fc.constantFrom("app", "tier", "k8s.io/x"), fc.constantFrom("a", "b")),
+});
+const sortKey: fc.Arbitrary<SortKey> = fc.oneof(
+  fc.constant({ kind: "name" as const }),
+  fc.constant({ kind: "namespace" as const }),
+  fc.constant({ kind: "created" as const }),
+  fc.integer({ min: 1, max: VIEW_COLUMNS - 1 }).map((index) => ({ kind: "column" as const, index })),
+  fc.constantFrom("app", "k8s.io/x").map((key) => ({ kind: "label" as const, key })),
+);
+const filter: fc.Arbitrary<Filter> = fc.oneof(
+  fc.constantFrom("web", "b", "").map((contains) => ({ kind: "name" as const, contains })),
+  fc.record({ index: fc.integer({ min: 0, max: 3 }), equals: fc.oneof(text, fc.integer({ min: -3, max: 3 })) }).map((f) => ({ kind: "column" as const, ...f })),
+  fc.record({ key: fc.constantFrom("app", "k8s.io/x"), equals: fc.constantFrom("a", "b") }).map((f) => ({ kind: "label" as const, ...f })),
+);
+const spec: fc.Arbitrary<ViewSpec> = fc.record({
+  sort: fc.array(fc.record({ by: sortKey, descending: fc.boolean() }), { maxLength: 3 }),
+  filter: fc.array(filter, { maxLength: 2 }),
+  offset: fc.integer({ min: 0, max: 10 }),
+  limit: fc.integer({ min: 1, max: 10 }),
+  rows: fc.constant("cells" as const),
+});
+
+/** Rows keyed by namespace and name, as the hub's are (the first of a key stands). */
+function keyed(input: ReadonlyArray<Omit<ViewRow, "key" | "values"> & { values: ViewRow["values"] }>): ViewRow[] {
+  const byKey = new Map<string, ViewRow>();
+  for (const r of input) {
+    const key = `${r.namespace}/${r.name}`;
+    if (!byKey.has(key)) byKey.set(key, { ...r, key, values: [r.name, ...r.values] });
+  }
+  return [...byKey.values()];
+}
+
+describe("ViewRows", () => {
+  it("reads a view's window and count from SQLite exactly as the view's order and filter have them in JavaScript", () => {
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 25 }), spec, (input, asked) => {
+        const { rows, storage } = open();
+        const all = keyed(input);
+        storage.transaction(() => all.forEach((r, i) => rows.write(r.key, r, i + 1)));
+        const expected = all.filter((r) => matches(asked, r)).sort(compareRows(asked));
+        expect(rows.window(asked).map((r) => r.row)).toEqual(expected.slice(asked.offset, asked.offset + asked.limit));
+        expect(rows.count(asked)).toBe(expected.length);
+      }),
+      { seed: 2026, numRuns: 300 },
+    );
+  });
+
+  it("keeps a row's resourceVersion, replaces it, and deletes it", () => {
+    const { rows, storage } = open();
+    const r: ViewRow = { key: "a/x", namespace: "a", name: "x", created: 5, values: ["x", "1/1", 3], labels: { app: "web" } };
+    storage.transaction(() => rows.write(r.key, r, 7));
+    expect(rows.get("a/x")).toEqual({ rv: 7, row: { ...r, values: ["x", "1/1", 3, ...Array(VIEW_COLUMNS - 3).fill(null)] } });
+    storage.transaction(() => rows.write(r.key, undefined, 8));
+    expect(rows.get("a/x")).toBeUndefined();
+  });
+
+  it("reads a sorted window through its order's index, even where a filter's column has an index of its own", () => {
+    const { storage } = open();
+    const asked: Array<{ query: string; bindings: SqlStorageValue[] }> = [];
+    const exec = (query: string, ...bindings: SqlStorageValue[]) => {
+      asked.push({ query, bindings });
+      return storage.sql.exec(query, ...bindings);
+    };
+    const rows = new ViewRows(() => ({ exec }) as Sql);
+    // Every pod Running: an index on Status narrows nothing, and sorting what it finds by name is every row.
+    const pods: ViewRow[] = Array.from({ length: 300 }, (_, i) => ({ key: `a/p${i}`, namespace: "a", name: `p${i}`, created: i, values: [`p${i}`, "1/1", "Running"], labels: {} }));
+    storage.transaction(() => pods.forEach((r, i) => rows.write(r.key, r, i + 1)));
+    rows.window({ sort: [{ by: { kind: "column", index: 2 }, descending: false }], filter: [], offset: 0, limit: 5 });
+    asked.length = 0;
+    const window = rows.window({ sort: [{ by: { kind: "name" }, descending: false }], filter: [{ kind: "column", index: 2, equals: "Running" }], offset: 0, limit: 5 });
+    expect(window.map((r) => r.row.name)).toEqual(["p0", "p1", "p10", "p100", "p101"]);
+    const read = asked.find((a) => a.query.includes("ORDER BY"));
+    const plan = storage.sql
+      .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${read?.query}`, ...(read?.bindings ?? []))
+      .toArray()
+      .map((p) => p.detail)
+      .join("; ");
+    expect(plan).not.toMatch(/TEMP B-TREE/);
+    expect(plan).toMatch(/USING INDEX view_/);
+  });
+
+  it("makes an index for each order views ask for, and keeps the most recently asked for", () => {
+    const { rows, storage } = open();
+    const indexes = () => storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'view_%'").toArray().length;
+    const by = (index: number): ViewSpec => ({ sort: [{ by: { kind: "column", index }, descending: false }], filter: [], offset: 0, limit: 5, rows: "cells" });
+    rows.window({ ...by(1), sort: [] });
+    expect(indexes()).toBe(0); // the key's own order needs none
+    for (let i = 1; i <= MAX_VIEW_INDEXES + 2; i++) rows.window(by(i % (VIEW_COLUMNS - 1)));
+    expect(indexes()).toBe(MAX_VIEW_INDEXES);
+    const plan = storage.sql.exec<{ detail: string }>("EXPLAIN QUERY PLAN SELECT key FROM view_rows ORDER BY c10, key LIMIT 5").toArray();
+    expect(plan.map((p) => p.detail).join(" ")).toMatch(/USING (COVERING )?INDEX view_/);
+    // A new instance finds the indexes storage kept, and still keeps no more.
+    const again = new ViewRows(() => storage.sql);
+    for (let i = 1; i <= 3; i++) again.window({ ...by(i), sort: [{ by: { kind: "label", key: `k${i}` }, descending: true }] });
+    expect(indexes()).toBe(MAX_VIEW_INDEXES);
+  });
+});

@@ -1,0 +1,159 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { database, durableStorage } from "../../test/kit/sqlite.ts";
+import { applyChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8s/view.ts";
+import { HubStorage } from "./storage.ts";
+import { Subscriber, type LineBatch, type Sink } from "./subscriber.ts";
+import { ViewRows, type RowUpdate } from "./view-rows.ts";
+import { Views } from "./views.ts";
+
+type SentRow = { key: string; resourceVersion: string; cells?: unknown[]; object?: { metadata: { name: string } } };
+type Frame = { type: "VIEW"; resourceVersion: string; count: number; rows: SentRow[] } | { type: "ROWS"; resourceVersion: string; count: number; changes: Array<RowChange<SentRow>> };
+
+/** A view's client: what it was sent, applied as the project's client applies it. */
+class Client implements Sink {
+  readonly transport = "websocket" as const;
+  readonly closed = false;
+  frames: Frame[] = [];
+  rows: SentRow[] = [];
+  count = -1;
+  /** Bytes the runtime holds for it, not yet taken. */
+  held = 0;
+
+  send(batch: LineBatch): number {
+    for (const line of batch.lines) {
+      const frame = JSON.parse(line) as Frame;
+      this.frames.push(frame);
+      this.rows = frame.type === "VIEW" ? frame.rows : applyChanges(this.rows, frame.changes);
+      this.count = frame.count;
+    }
+    return batch.lines.length;
+  }
+  alive = () => true;
+  backlog = () => this.held;
+  close(): void {}
+}
+
+const spec = (over: Partial<ViewSpec> = {}): ViewSpec => ({ sort: [], filter: [], offset: 0, limit: 3, rows: "cells", ...over });
+
+function hub() {
+  const storage = new HubStorage(durableStorage(database()));
+  storage.make();
+  const rows = new ViewRows(() => storage.sql);
+  const objects = new Map<string, string>();
+  let head = 1;
+  const views = new Views({ rows, json: (key) => objects.get(key), head: () => head }, { group: "", resource: "pods" }, 1000);
+  /** Commit changes (a row, or `undefined` to delete its key), as the feed does: rows written, then the views told. */
+  const commit = (changes: Array<[string, Omit<ViewRow, "key" | "values"> | undefined]>) => {
+    const updates: RowUpdate[] = [];
+    storage.transaction(() => {
+      for (const [key, r] of changes) {
+        head++;
+        const after = r && { ...r, key, values: [r.name] };
+        updates.push({ before: rows.get(key)?.row, after });
+        rows.write(key, after, head);
+        if (r) objects.set(key, JSON.stringify({ metadata: { name: r.name, namespace: r.namespace, resourceVersion: String(head) } }));
+        else objects.delete(key);
+      }
+    });
+    if (views.active) views.changed(updates);
+  };
+  const open = (asked: ViewSpec) => {
+    const client = new Client();
+    const subscriber = new Subscriber(client, head, { bookmarks: false, timeoutMs: undefined, view: true });
+    views.open(subscriber, asked);
+    return { client, subscriber };
+  };
+  return { views, rows, commit, open };
+}
+
+const named = (name: string, created = 0, labels: Record<string, string> = {}) => ({ namespace: "a", name, created, labels });
+
+describe("Views", () => {
+  it("sends the window, then each change to it as a row change and the count, and nothing for changes past it", () => {
+    const { commit, open } = hub();
+    commit(["d", "b", "f", "a"].map((n) => [`a/${n}`, named(n)]));
+    const { client } = open(spec());
+    expect(client.frames[0]).toMatchObject({ type: "VIEW", resourceVersion: "5", count: 4, offset: 0, limit: 3 });
+    expect(client.rows.map((r) => r.key)).toEqual(["a/a", "a/b", "a/d"]);
+    // Each row as its Table cells, as kubectl prints them (a pod's nine).
+    expect(client.rows[0]).toMatchObject({ resourceVersion: "5", cells: ["a", "0/0", "", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"] });
+
+    commit([["a/c", named("c")]]);
+    expect(client.frames.at(-1)).toEqual({
+      type: "ROWS",
+      resourceVersion: "6",
+      count: 5,
+      changes: [
+        { op: "remove", at: 2 },
+        { op: "insert", at: 2, row: expect.objectContaining({ key: "a/c", resourceVersion: "6" }) },
+      ],
+    });
+    // Past the window: the count changes, the rows do not.
+    commit([["a/z", named("z")]]);
+    expect(client.frames.at(-1)).toEqual({ type: "ROWS", resourceVersion: "7", count: 6, changes: [] });
+    // Past the window and the count the same: nothing at all.
+    const sent = client.frames.length;
+    commit([["a/z", named("z", 1)]]);
+    expect(client.frames.length).toBe(sent);
+    // A row of the window changed in place.
+    commit([["a/b", named("b", 1)]]);
+    expect(client.frames.at(-1)).toMatchObject({ type: "ROWS", count: 6, changes: [{ op: "update", at: 1, row: { key: "a/b", resourceVersion: "9" } }] });
+  });
+
+  it("shares one window among views that ask for the same one, each taking rows as it asked", () => {
+    const { commit, open, views } = hub();
+    commit([["a/a", named("a")]]);
+    const cells = open(spec());
+    const objects = open(spec({ rows: "object" }));
+    commit([["a/b", named("b")]]);
+    expect(cells.client.frames.at(-1)).toMatchObject({ changes: [{ op: "insert", at: 1, row: { key: "a/b", cells: expect.any(Array) } }] });
+    expect(objects.client.frames.at(-1)).toMatchObject({ changes: [{ op: "insert", at: 1, row: { key: "a/b", object: { metadata: { name: "b" } } } }] });
+    expect(views.size).toBe(2);
+    views.remove(cells.subscriber);
+    views.remove(objects.subscriber);
+    expect(views.active).toBe(false);
+  });
+
+  it("holds frames back from a client that is behind, then sends it the window whole once it has caught up", () => {
+    const { commit, open, views } = hub();
+    commit([["a/a", named("a")]]);
+    const { client } = open(spec());
+    client.held = 5000;
+    commit([["a/b", named("b")]]);
+    commit([["a/a", undefined]]);
+    expect(client.frames.length).toBe(1);
+    client.held = 0;
+    views.wake();
+    expect(client.frames.at(-1)).toMatchObject({ type: "VIEW", count: 1, rows: [{ key: "a/b" }] });
+  });
+
+  it("keeps every client's window and count equal to the collection's, whatever changes and however they are batched", () => {
+    const key = fc.constantFrom("a/a", "a/b", "a/c", "a/d", "a/e", "a/f", "a/g");
+    const change = fc.tuple(key, fc.option(fc.record({ created: fc.integer({ min: 0, max: 3 }), app: fc.constantFrom("x", "y") }), { nil: undefined }));
+    const asked = fc.record({
+      sort: fc.subarray([
+        { by: { kind: "created" as const }, descending: true },
+        { by: { kind: "label" as const, key: "app" }, descending: false },
+      ]),
+      filter: fc.subarray([{ kind: "label" as const, key: "app", equals: "x" }]),
+      offset: fc.integer({ min: 0, max: 3 }),
+      limit: fc.integer({ min: 1, max: 4 }),
+      rows: fc.constant("cells" as const),
+    });
+    fc.assert(
+      fc.property(fc.array(fc.array(change, { minLength: 1, maxLength: 4 }), { maxLength: 12 }), fc.array(asked, { minLength: 1, maxLength: 3 }), (batches, specs) => {
+        const { commit, open, rows } = hub();
+        const clients = specs.map((s) => ({ s, client: open(s).client }));
+        for (const batch of batches) {
+          commit(batch.map(([k, c]) => [k, c && named(k.slice(2), c.created, { app: c.app })]));
+          for (const { s, client } of clients) {
+            expect(client.rows.map((r) => [r.key, r.resourceVersion])).toEqual(rows.window(s).map((r) => [r.row.key, String(r.rv)]));
+            expect(client.count).toBe(rows.count(s));
+          }
+        }
+      }),
+      { seed: 26, numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * A hot key: once its root hub has its share of subscribers (two, on the `hot` cluster), new
+ * ones go to replica hubs, which watch the root, not the API server. Every subscriber, on the
+ * root or a replica, gets the same history at the same resourceVersions, and resumes anywhere;
+ * the upstream sees one watch; a replica or the root lost mid-burst costs nobody an event.
+ */
+import { env } from "cloudflare:workers";
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { hubName, watchKey } from "../../src/k8s/key.ts";
+import type { WatchEvent } from "../../src/k8s/types.ts";
+import { podsPath } from "../kit/paths.ts";
+import { metricValue, scrape } from "./metrics-helpers.ts";
+import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch, type Subscription } from "./helpers.ts";
+
+const cluster = "hot";
+const sim = new Sim(cluster);
+const path = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(ns)}?${query}`;
+
+const keyOf = (ns: string) => watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace: ns, namespaced: true, labelSelector: null, fieldSelector: null });
+
+interface Sent {
+  events: number;
+  messages: number;
+}
+interface RootStats {
+  subscribers: number;
+  eventsCommitted: number;
+  sent: { websocket: Sent; http: Sent };
+  replicas: Array<{ name: string; subscribers: number; head: number }>;
+}
+const rootStats = async (ns: string) => (await (await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}`)).json()) as RootStats;
+/** One replica hub's own stats, by the name its root gives it. */
+const replicaStats = async (ns: string, name: string) => (await (await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}?replica=${encodeURIComponent(name)}`)).json()) as RootStats;
+
+/** `n` watches of `ns`, each once it has the initial state. */
+async function subscribe(ns: string, n: number, query?: string): Promise<Subscription[]> {
+  const subs: Subscription[] = [];
+  for (let i = 0; i < n; i++) {
+    const sub = await wsWatch(path(ns, query));
+    await sub.events.next();
+    subs.push(sub);
+  }
+  return subs;
+}
+
+async function touch(ns: string, n: number, tag: string): Promise<number[]> {
+  const rvs: number[] = [];
+  for (let i = 0; i < n; i++) rvs.push(rvOf(await sim.patchPod(ns, "a", { metadata: { labels: { step: `${tag}${i}` } } })));
+  return rvs;
+}
+
+describe("a hot key: a tree of hubs", () => {
+  it("past its root's share, subscribers go to a replica; one upstream watch; every subscriber gets the same history", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    const subs = await subscribe(ns, 6);
+    const stats = await eventually(async () => {
+      const s = await rootStats(ns);
+      return s.replicas.reduce((n, r) => n + r.subscribers, 0) === 4 ? s : undefined;
+    }, "the replica to report its subscribers");
+    // The root serves its first two and the replica; the replica the other four.
+    expect(stats.subscribers).toBe(3);
+    expect(stats.replicas).toHaveLength(1);
+    const expected = await touch(ns, 5, "x");
+    for (const sub of subs) expect((await sub.events.take(5)).map(rvOf)).toEqual(expected);
+    expect(await sim.watchesOn(podsPath(ns))).toHaveLength(1);
+    // The tree as operators see it: the replica in the hub index with its root, and in /metrics.
+    const hubs = (await (await relay("/_relay/hubs")).json()) as { hubs: Array<{ hub: string; root?: string; subscribers: Record<string, number> }> };
+    const replica = hubs.hubs.find((h) => h.hub === stats.replicas[0]!.name);
+    expect(replica?.root).toBe(hubName(keyOf(ns)));
+    expect(metricValue(await scrape(), "kube_watch_relay_replica_hubs", { cluster })).toBeGreaterThanOrEqual(1);
+    for (const sub of subs) sub.close();
+  });
+
+  it("each hub of the tree says what it sent: the root one message per event to its replica, the replica one to each of its subscribers", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    const subs = await subscribe(ns, 4);
+    const { replicas } = await eventually(async () => {
+      const s = await rootStats(ns);
+      return s.replicas.reduce((n, r) => n + r.subscribers, 0) === 2 ? s : undefined;
+    }, "the replica to report its subscribers");
+    const name = replicas[0]!.name;
+    const [root0, replica0] = [await rootStats(ns), await replicaStats(ns, name)];
+    const changes = 5;
+    await touch(ns, changes, "s");
+    for (const sub of subs) await sub.events.take(changes);
+    const [root1, replica1] = [await rootStats(ns), await replicaStats(ns, name)];
+    const delta = (after: Sent, before: Sent) => ({ events: after.events - before.events, messages: after.messages - before.messages });
+    // Both committed the five changes; the replica is the hub of its own two subscribers.
+    expect(root1.eventsCommitted - root0.eventsCommitted).toBe(changes);
+    expect(replica1.eventsCommitted - replica0.eventsCommitted).toBe(changes);
+    expect(replica1.subscribers).toBe(2);
+    // The root sent its two subscribers each change (bookmarks, every second here, may add a few),
+    // and the replica's HTTP watch each change, in as many chunks or fewer: never to the
+    // replica's subscribers, which would be twice as many WebSocket messages.
+    const rootWs = delta(root1.sent.websocket, root0.sent.websocket);
+    expect(rootWs.messages).toBeGreaterThanOrEqual(2 * changes);
+    expect(rootWs.messages).toBeLessThan(4 * changes);
+    const rootHttp = delta(root1.sent.http, root0.sent.http);
+    expect(rootHttp.events).toBeGreaterThanOrEqual(changes);
+    expect(rootHttp.messages).toBeGreaterThanOrEqual(1);
+    expect(rootHttp.messages).toBeLessThanOrEqual(rootHttp.events);
+    // The replica sent its two subscribers each change, over WebSocket only.
+    expect(delta(replica1.sent.websocket, replica0.sent.websocket).messages).toBeGreaterThanOrEqual(2 * changes);
+    expect(delta(replica1.sent.http, replica0.sent.http)).toEqual({ events: 0, messages: 0 });
+    // Only a hub of this key's tree is reachable that way.
+    const other = await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}?replica=${encodeURIComponent(`${hubName(keyOf("elsewhere"))}#local-1`)}`);
+    expect(other.status).toBe(400);
+    expect(await other.json()).toMatchObject({ kind: "Status", code: 400, message: expect.stringContaining("is not one of this key's replica hubs") });
+    for (const sub of subs) sub.close();
+  });
+
+  it("a resourceVersion from the root resumes exactly on a replica", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    const [onRoot, , onReplica] = await subscribe(ns, 3);
+    const before = await touch(ns, 2, "b");
+    expect((await onRoot!.events.take(2)).map(rvOf)).toEqual(before);
+    expect((await onReplica!.events.take(2)).map(rvOf)).toEqual(before);
+    onRoot!.close();
+    const missed = await touch(ns, 3, "m");
+    // The root has its share: this resume goes to the replica.
+    const resumed = await wsWatch(path(ns, `watch=1&resourceVersion=${before.at(-1)}`));
+    expect((await resumed.events.take(3)).map(rvOf)).toEqual(missed);
+    resumed.close();
+    onReplica!.close();
+  });
+
+  it("the replicas and the root lost mid-burst: every subscriber resumes and gets every change once", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    let subs = await subscribe(ns, 5);
+    const seen: number[][] = subs.map(() => []);
+    const all: number[] = [];
+    for (const round of ["r1", "r2"]) {
+      all.push(...(await touch(ns, 3, `${round}a`)));
+      // Every hub of the process goes, mid-burst: replicas and root alike.
+      await abortAllDurableObjects();
+      all.push(...(await touch(ns, 3, `${round}b`)));
+      // Each subscriber takes what it had, then resumes from its last resourceVersion.
+      subs = await Promise.all(
+        subs.map(async (sub, i) => {
+          await sub.events.closed();
+          const got = sub.events.drain().filter((e: WatchEvent) => e.type !== "BOOKMARK");
+          seen[i]!.push(...got.map(rvOf));
+          const resumed = await wsWatch(path(ns, `watch=1&resourceVersion=${seen[i]!.at(-1) ?? all[0]! - 1}`));
+          return resumed;
+        }),
+      );
+    }
+    all.push(...(await touch(ns, 2, "end")));
+    for (const [i, sub] of subs.entries()) {
+      const rest = await sub.events.until((e) => rvOf(e) === all.at(-1), "the last change");
+      seen[i]!.push(...rest.filter((e) => e.type !== "BOOKMARK").map(rvOf));
+      expect(seen[i], `subscriber ${i}`).toEqual(all);
+      sub.close();
+    }
+    expect(await sim.watchesOn(podsPath(ns))).toHaveLength(1);
+  });
+
+  it("a replica's hub watches the root, not the cluster: the root's one watch, whatever the replicas", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    const subs = await subscribe(ns, 4);
+    const root = env.WATCH_HUB.getByName(hubName(keyOf(ns)));
+    const stats = await eventually(async () => {
+      const s = await root.stats();
+      return s && s.replicas.length > 0 ? s : undefined;
+    }, "a replica");
+    expect(stats.upstream).toBe("watching");
+    expect(await sim.watchesOn(podsPath(ns))).toHaveLength(1);
+    for (const sub of subs) sub.close();
+  });
+});
