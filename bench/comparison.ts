@@ -17,6 +17,8 @@ const FIGURES: readonly Figure[] = [
   { name: headlineName, of: headline },
   { name: () => "CPU µs/event", of: (row) => ("cpuUsPerEvent" in row ? row.cpuUsPerEvent : undefined) },
   { name: () => "p99 ms", of: (row) => ("p99Ms" in row ? row.p99Ms : undefined) },
+  // The relay's isolate's heap at a step of a big collection's life, or with many hubs.
+  { name: () => "JS heap max MB", of: (row) => ("heapMaxMB" in row ? row.heapMaxMB : undefined) },
 ];
 
 /** One measurement's figures in every pair: the base's, the current tree's, and current ÷ base. */
@@ -36,14 +38,20 @@ function describe(row: Row): string {
     .join(", ");
 }
 
+/** A row's dimensions; a snapshot from before paged lists were measured was a whole list. */
+function dimensionsOf(row: Row): Record<string, unknown> {
+  const fields = row as unknown as Record<string, unknown>;
+  return row.scenario === "snapshot" && fields.list === undefined ? { ...fields, list: "full" } : fields;
+}
+
 /**
  * Whether two rows measured the same thing: every dimension both have is equal. An older
  * revision's rows may lack a dimension added since (rows had no `transport` before HTTP
  * watches were measured), so a dimension only one of them has does not tell them apart.
  */
 export function sameMeasurement(a: Row, b: Row): boolean {
-  const x = a as unknown as Record<string, unknown>;
-  const y = b as unknown as Record<string, unknown>;
+  const x = dimensionsOf(a);
+  const y = dimensionsOf(b);
   return DIMENSIONS.every((name) => x[name] === undefined || y[name] === undefined || x[name] === y[name]);
 }
 

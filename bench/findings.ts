@@ -10,6 +10,7 @@ import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type Pr
 import { labelOf } from "./systems/catalog.ts";
 import { primaryTransport, RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 import { memoryGrowthText, num, rowsOf } from "./tables.ts";
+import { heapSummary } from "./heap.ts";
 import { AT_FLOOR, BURST_P99_MS, sizeFor } from "./targets.ts";
 
 const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
@@ -134,13 +135,17 @@ export function summary(results: Results): string[] {
     );
   }
   const snapshots = rowsOf<SnapshotRow>(results, "snapshot");
-  const [lRelay, lDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s));
+  // Runs from before paged lists were measured have only whole ones, without `list`.
+  const [lRelay, lDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s && r.list !== "paged"));
+  const [pRelay, pDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s && r.list === "paged"));
   if (lRelay && lDirect) {
+    const paged = pRelay && pDirect ? ` In pages of ${num(pRelay.limit ?? 0)}: ${num(pRelay.ms)} ms from the relay against ${num(pDirect.ms)} ms from the API server.` : "";
     out.push(
-      `**List snapshot** of ${num(lRelay.objects)} pods (${num(lRelay.bytes / 2 ** 20)} MB): ${num(lRelay.ms)} ms from the relay's cache against ${num(lDirect.ms)} ms from the API server ` +
-        `(${x(lDirect.ms, lRelay.ms)} faster), ${num(lRelay.upstreamRequests)} upstream requests; the first list, which builds the hub from a paged upstream list, took ${seconds(lRelay.coldMs)}.`,
+      `**List snapshot** of ${num(lRelay.objects)} pods (${num(lRelay.bytes / 2 ** 20)} MB): ${num(lRelay.ms)} ms from the relay's storage against ${num(lDirect.ms)} ms from the API server ` +
+        `(${x(lDirect.ms, lRelay.ms)} faster), ${num(lRelay.upstreamRequests)} upstream requests; the first list, which builds the hub from a paged upstream list, took ${seconds(lRelay.coldMs)}.${paged}`,
     );
   }
+  out.push(...heapSummary(results));
   return out;
 }
 

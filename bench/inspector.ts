@@ -54,6 +54,10 @@ export class Inspector {
     return answer;
   }
 
+  close(): void {
+    this.#socket.close();
+  }
+
   async #nudge(): Promise<void> {
     if (this.#nudging) return;
     this.#nudging = true;

@@ -86,9 +86,13 @@ export function socketLine(line: Buffer): { id: number; closed: boolean; slow: b
 }
 
 const MODIFIED_EVENT = Buffer.from('"type":"MODIFIED"');
+const ADDED_EVENT = Buffer.from('"type":"ADDED"');
 
 /** A MODIFIED event, whole or as a delta. */
 export const isModified = (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(MODIFIED_EVENT);
+
+/** An ADDED event (an initial state is one per object). */
+export const isAdded = (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(ADDED_EVENT);
 
 /** An ERROR event (410 Expired and the like). */
 export const isErrorEvent = (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(ERROR_EVENT);

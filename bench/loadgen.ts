@@ -18,7 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
 import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../src/k8s/websocket.ts";
 import { serveParent } from "./children.ts";
-import { ByteLines, eventVersion, isErrorEvent, isModified, socketLine, writtenAt } from "./lines.ts";
+import { ByteLines, eventVersion, isAdded, isErrorEvent, isModified, socketLine, writtenAt } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
 
 export interface SubscriberSpec {
@@ -35,6 +35,8 @@ export interface SubscriberSpec {
   listUrl: string;
   /** A relay socket (`url` is `/_relay/socket`): the watches to open on it, by message; watch `i` has id `"i"`. */
   watches?: Array<{ path: string; labelSelector?: string }>;
+  /** Watch from this resourceVersion (a resume) rather than from the initial state. */
+  from?: number;
 }
 
 export interface WindowReport {
@@ -99,12 +101,15 @@ class Subscriber {
   unheard: Set<number> | undefined;
   onHeard: ((error?: Error) => void) | undefined;
   caughtUpAt: number | undefined;
-  /** Bytes received since the last `resume` began, until caught up. */
+  /** Bytes received since the last `resume` or `arrive` began, until caught up. */
   catchUpBytes = 0;
+  /** ADDED events received since `arrive` opened it, while it waits for a whole initial state. */
+  added = 0;
   onClosed: (() => void) | undefined;
 
   constructor(spec: SubscriberSpec) {
     this.spec = spec;
+    this.rv = spec.from ?? 0;
   }
 
   get open(): boolean {
@@ -116,8 +121,10 @@ class LoadGenerator {
   #subscribers: Subscriber[] = [];
   #measuring = false;
   #window = LoadGenerator.#emptyWindow();
-  /** Catching up to this resourceVersion (`waitFor`, `resume`). */
+  /** Catching up to this resourceVersion (`waitFor`, `resume`, `arrive`). */
   #target: number | undefined;
+  /** Or to this many ADDED events (`arrive`: a whole initial state). */
+  #addedTarget: number | undefined;
   #onCaughtUp: (() => void) | undefined;
   #behind = 0;
 
@@ -128,7 +135,7 @@ class LoadGenerator {
     let error: string | undefined;
     await eachLimited(added, concurrency, async (sub) => {
       try {
-        await this.#connect(sub, undefined);
+        await this.#connect(sub, sub.spec.from);
       } catch (e) {
         failed++;
         error ??= (e as Error).message;
@@ -179,7 +186,28 @@ class LoadGenerator {
   /** Resolve once every subscriber has seen `target` (or `timeoutMs` passed). */
   waitFor({ target, timeoutMs }: { target: number; timeoutMs: number }): Promise<CatchUp> {
     for (const sub of this.#subscribers) sub.caughtUpAt = sub.rv >= target ? Date.now() : undefined;
-    return this.#catchUp(target, timeoutMs, () => Promise.resolve());
+    return this.#catchUp(this.#subscribers, { rv: target }, timeoutMs, () => Promise.resolve());
+  }
+
+  /**
+   * New subscribers, connecting all at once: resolves once each has reached resourceVersion
+   * `target`, or has received `added` ADDED events (a whole initial state), or `timeoutMs` passed.
+   */
+  arrive({ subscribers, concurrency, target, added, timeoutMs }: { subscribers: SubscriberSpec[]; concurrency: number; target?: number; added?: number; timeoutMs: number }): Promise<CatchUp> {
+    const arriving = subscribers.map((s) => new Subscriber(s));
+    this.#subscribers.push(...arriving);
+    let errors = 0;
+    return this.#catchUp(arriving, { rv: target, added }, timeoutMs, () =>
+      eachLimited(arriving, concurrency, async (sub) => {
+        try {
+          await this.#connect(sub, sub.spec.from);
+        } catch {
+          // It will not catch up: nothing to wait for.
+          errors++;
+          if (this.#addedTarget !== undefined || this.#target !== undefined) this.#oneDone();
+        }
+      }),
+    ).then((result) => ({ ...result, errors }));
   }
 
   /** Close every subscriber, remembering where each was. */
@@ -195,7 +223,7 @@ class LoadGenerator {
       sub.catchUpBytes = 0;
     }
     let errors = 0;
-    return this.#catchUp(target, timeoutMs, () =>
+    return this.#catchUp(this.#subscribers, { rv: target }, timeoutMs, () =>
       eachLimited(this.#subscribers, concurrency, async (sub) => {
         for (let attempt = 0; attempt < 5; attempt++) {
           try {
@@ -221,9 +249,11 @@ class LoadGenerator {
     this.#subscribers = [];
   }
 
-  async #catchUp(target: number, timeoutMs: number, start: () => Promise<void>): Promise<CatchUp> {
-    this.#target = target;
-    this.#behind = this.#subscribers.filter((s) => s.caughtUpAt === undefined).length;
+  /** Wait until each of `subscribers` has reached `until` (a resourceVersion, or a count of ADDED events), `start` having been called. */
+  async #catchUp(subscribers: readonly Subscriber[], until: { rv?: number; added?: number }, timeoutMs: number, start: () => Promise<void>): Promise<CatchUp> {
+    this.#target = until.rv;
+    this.#addedTarget = until.added;
+    this.#behind = subscribers.filter((s) => s.caughtUpAt === undefined).length;
     const done = new Promise<void>((resolve) => {
       this.#onCaughtUp = resolve;
       if (this.#behind === 0) resolve();
@@ -232,17 +262,25 @@ class LoadGenerator {
     void start();
     await Promise.race([done, sleep(timeoutMs)]);
     this.#target = undefined;
-    const caughtUpAt = this.#subscribers.flatMap((s) => (s.caughtUpAt === undefined ? [] : [s.caughtUpAt]));
-    const bytes = this.#subscribers.reduce((n, s) => n + s.catchUpBytes, 0);
-    return { caughtUpAt, bytes, missing: this.#subscribers.length - caughtUpAt.length, errors: 0 };
+    this.#addedTarget = undefined;
+    const caughtUpAt = subscribers.flatMap((s) => (s.caughtUpAt === undefined ? [] : [s.caughtUpAt]));
+    const bytes = subscribers.reduce((n, s) => n + s.catchUpBytes, 0);
+    return { caughtUpAt, bytes, missing: subscribers.length - caughtUpAt.length, errors: 0 };
   }
 
   #reached(sub: Subscriber, rv: number): void {
     if (rv > sub.rv) sub.rv = rv;
-    if (this.#target !== undefined && sub.caughtUpAt === undefined && sub.rv >= this.#target) {
-      sub.caughtUpAt = Date.now();
-      if (--this.#behind === 0) this.#onCaughtUp?.();
-    }
+    if (this.#target !== undefined && sub.caughtUpAt === undefined && sub.rv >= this.#target) this.#caughtUp(sub);
+  }
+
+  #caughtUp(sub: Subscriber): void {
+    sub.caughtUpAt = Date.now();
+    this.#oneDone();
+  }
+
+  /** One fewer subscriber to wait for. */
+  #oneDone(): void {
+    if (--this.#behind === 0) this.#onCaughtUp?.();
   }
 
   #event(sub: Subscriber, line: Buffer): void {
@@ -260,6 +298,7 @@ class LoadGenerator {
     const rv = eventVersion(line);
     if (tagged && rv > (sub.watchRvs[tagged.id] ?? 0)) sub.watchRvs[tagged.id] = rv;
     this.#reached(sub, rv);
+    if (this.#addedTarget !== undefined && sub.caughtUpAt === undefined && isAdded(line) && ++sub.added >= this.#addedTarget) this.#caughtUp(sub);
     if (this.#measuring) {
       const w = this.#window;
       w.events++;
@@ -469,6 +508,7 @@ serveParent(async () => {
       measure: () => generator.measure(),
       report: () => generator.report(),
       waitFor: (p: Parameters<LoadGenerator["waitFor"]>[0]) => generator.waitFor(p),
+      arrive: (p: Parameters<LoadGenerator["arrive"]>[0]) => generator.arrive(p),
       drop: () => generator.drop(),
       resume: (p: Parameters<LoadGenerator["resume"]>[0]) => generator.resume(p),
       close: () => generator.close(),

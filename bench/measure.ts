@@ -100,3 +100,53 @@ export async function measureMemory(system: System): Promise<{ heap: number; rss
   const heap = await system.heapBytes();
   return { heap, rss: sumRss(system.pids) };
 }
+
+/** What a stretch of work cost in memory: the high-water marks of the samples taken while it ran, and the reading after it. */
+export interface MemoryTrace {
+  /** JS heap after a full collection (the system's live memory), and the process's resident memory. */
+  heapMax: number;
+  heapAfter: number;
+  rssMax: number;
+  samples: number;
+}
+
+/**
+ * Run `work` while sampling `system`'s memory every `everyMs` (each heap sample forces a full
+ * collection first, so it reads what is live, not garbage not yet collected), and once after it.
+ */
+export async function traceMemory<T>(system: System, everyMs: number, work: () => Promise<T>): Promise<{ result: T; memory: MemoryTrace }> {
+  let heapMax = 0;
+  let rssMax = 0;
+  let samples = 0;
+  let running = true;
+  let failed: unknown;
+  const sample = async () => {
+    const { heap, rss } = await measureMemory(system);
+    heapMax = Math.max(heapMax, heap);
+    rssMax = Math.max(rssMax, rss);
+    samples++;
+    return heap;
+  };
+  const sampling = (async () => {
+    while (running) {
+      try {
+        await sample();
+      } catch (e) {
+        // The process died (out of memory?): `work` will fail too; this says why.
+        failed = e;
+        return;
+      }
+      await sleep(everyMs);
+    }
+  })();
+  let result: T;
+  try {
+    result = await work();
+  } finally {
+    running = false;
+    await sampling;
+  }
+  if (failed) throw failed;
+  const heapAfter = await sample();
+  return { result, memory: { heapMax, heapAfter, rssMax, samples } };
+}

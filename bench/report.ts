@@ -7,11 +7,12 @@
  */
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
+import { bigReading, HEAP_TARGET_MB } from "./heap.ts";
 import { hotSection, hotTable } from "./report-hot.ts";
 import { viewsSection, viewsTable } from "./report-views.ts";
-import type { BurstRow, FanoutRow, HotRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
+import type { BigRow, BurstRow, FanoutRow, HotRow, HubsRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
 import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
-import { burstTable, fanoutRatios, fanoutTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
+import { bigTable, burstTable, fanoutRatios, fanoutTable, hubsTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
 import { checkTargets } from "./targets.ts";
 
 function targetsTable(results: Results): string {
@@ -33,6 +34,8 @@ export function printTables(results: Results): void {
     ["snapshot", snapshotTable(rowsOf<SnapshotRow>(results, "snapshot")), true],
     ["views", viewsTable(rowsOf<ViewsRow>(results, "views")), true],
     ["hot", hotTable(rowsOf<HotRow>(results, "hot")), true],
+    ["big", bigTable(rowsOf<BigRow>(results, "big")), true],
+    ["hubs", hubsTable(rowsOf<HubsRow>(results, "hubs")), true],
   ];
   for (const [name, text, show] of sections) if (show && results.rows.some((r) => name.startsWith(r.scenario))) console.log(`\n${name}\n${text}`);
   console.log(`\ntargets\n${targetsTable(results).replaceAll("**", "")}`);
@@ -94,7 +97,8 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       `and by CPU time per delivered event, which does not depend on how much of the machine a system happened to get.` +
       ((results.rounds ?? 1) > 1
         ? ` Every scenario was measured ${results.rounds} times, every system in each round, on fresh collections: each row is a system's median round (by delivered events/s; a storm by its catch-up time, a snapshot by its time), ` +
-          `a throughput target gives its ratio in each round too, and a latency target is judged on the median of its rounds' p99.`
+          `a throughput target gives its ratio in each round too, and a latency target is judged on the median of its rounds' p99.` +
+          (results.rows.some((r) => r.scenario === "big" || r.scenario === "hubs") ? " The big and hubs scenarios, many minutes each, were measured once." : "")
         : "") +
       (results.amendments ?? [])
         .map(
@@ -144,7 +148,20 @@ export function markdown(results: Results, charts: ChartFile[]): string {
             `sockets: ${num(sizes.sockets.clients)} clients × ${sizes.sockets.watchesPerClient} watches (distinct selectors \`!bench-s<i>\` of one namespace, each matching every pod, so every watch carries the full churn), ${sizes.sockets.rate} events/s: ` +
               "each client on one relay socket (relay-socket) against a WebSocket per watch (relay-batched), the same events either way. `% of W×upstream` is delivered events over watches × upstream events; memory is what the relay process added per client as the clients connected.",
           ]),
-      `snapshot: one list of ${num(sizes.snapshot.objects)} pods, uncompressed, timed to the last byte; the median of ${sizes.snapshot.repeats} repeats after the first.`,
+      `snapshot: one list of ${num(sizes.snapshot.objects)} pods, uncompressed, timed to the last byte, whole and in pages of ${num(sizes.snapshot.pageLimit ?? 500)} (following continue tokens); the median of ${sizes.snapshot.repeats} repeats after the first.`,
+      ...(rowsOf(results, "big").length === 0
+        ? []
+        : [
+            `big: a simulator and a relay of its own (started as \`npm start\` starts it, its heap held to the platform's 128 MB), one namespace grown to ${num(sizes.big.objects)} pods of about 3.5 KB as the relay serves them (copies of seeded pods with four common annotations), one hub, step by step: ` +
+              `the API server's own lists, whole and in pages of ${num(sizes.big.pageLimit)} (the baseline; the hub reads it in pages); the hub's first list (from the request that starts it until the hub is watching with every object); ` +
+              `full lists through the relay (\`resourceVersion=0\`, and a consistent read, which first asks the API server for its resourceVersion) and a paged one; the initial state to ${num(sizes.big.subscribers)} subscribers at once over each transport (until each has every object), and to one watch-list (\`sendInitialEvents=true\`); ` +
+              `${sizes.big.churnMs / 1000} s of the simulator's churn at ${num(sizes.big.churn)} changes/s with ${num(sizes.big.subscribers)} WebSocket subscribers; a resume for net changes (\`compact=true\`, as the project's client resumes) from the hub's horizon (its first list); ` +
+              `${num(sizes.big.resumes)} subscribers resuming at once after ${num(sizes.big.missed)} changes; a relist after a 410 (the hub's upstream watch stalled, ${num(sizes.big.missed)} changes, then the history compacted and the watch expired); ` +
+              `and a restart (workerd killed with SIGKILL, then started again on the same state), timed to the answer of the first request after it. A subscriber of the scenario's own watches from the first list on, so that the hub keeps its upstream watch between steps. ` +
+              `At every step the relay's isolate's JS heap is read through the inspector after a full collection, every ${sizes.big.sampleMs / 1000} s while the step runs and once after it, beside workerd's RSS and the hub's own count of SQLite rows written and its storage (\`/_relay/stats\`).`,
+            `hubs: a simulator and a relay of its own; ${num(sizes.hubs.keys)} distinct label selectors (each matching every pod) over one namespace of ${num(sizes.hubs.objects)} pods, so ${num(sizes.hubs.keys)} hubs of ${num(sizes.hubs.objects)} objects each in one workerd, ` +
+              `a WebSocket subscriber on each, opened at once (until each has its whole initial state); then ${sizes.hubs.churnMs / 1000} s of churn at ${num(sizes.hubs.churn)} changes/s, which every hub gets. The JS heap is sampled as in big.`,
+          ]),
     ]),
     `### Machine`,
     machineTable(results),
@@ -166,6 +183,15 @@ export function markdown(results: Results, charts: ChartFile[]): string {
     `node-relay and raw-ws keep no list cache, so this compares the relay with the API server only.`,
     ...viewsSection(results),
     ...hotSection(results),
+    ...(rowsOf(results, "big").length > 0
+      ? [
+          `## big`,
+          `One hub holding a large collection, through every step of its life, against the platform's 128 MB a Durable Object's isolate has, and the ${HEAP_TARGET_MB} MB a hub is held to.`,
+          bigTable(rowsOf<BigRow>(results, "big")),
+          bigReading(results),
+        ]
+      : []),
+    ...(rowsOf(results, "hubs").length > 0 ? [`## hubs`, `Many hubs sharing one isolate, and its 128 MB.`, hubsTable(rowsOf<HubsRow>(results, "hubs"))] : []),
     `## Where the relay's time goes`,
     `CPU profiles of the relay's isolate (the Worker and its hubs), taken through wrangler's inspector while the bench drives the load, on a fresh relay before the scenarios (\`bench/profile.ts\`; the raw profiles are written beside the results for Chrome DevTools). ` +
       `Samples are traced to source files through the bundle's module markers; a native function, or workerd's own JavaScript, is charged to the relay function that called it. ` +

@@ -12,7 +12,22 @@ import type { Row } from "./rows.ts";
 export const inRound = (namespace: string, round: number): string => (round === 0 ? namespace : `${namespace}-r${round + 1}`);
 
 /** The fields that say what was measured (a row has those of its scenario): the rest are what was found. */
-export const DIMENSIONS = ["scenario", "system", "transport", "subscribers", "eventsPerSec", "changes", "missedEvents", "keys", "clients", "objects", "replicas", "measurement"] as const;
+export const DIMENSIONS = [
+  "scenario",
+  "system",
+  "transport",
+  "subscribers",
+  "eventsPerSec",
+  "changes",
+  "missedEvents",
+  "keys",
+  "clients",
+  "objects",
+  "replicas",
+  "measurement",
+  "list",
+  "step",
+] as const;
 
 /** What identifies a measurement across rounds. */
 function identity(row: Row): string {
@@ -22,11 +37,13 @@ function identity(row: Row): string {
 
 /**
  * The figure a round is ranked by: events delivered a second, or for a storm how long every
- * subscriber took to catch up (never: last), for a snapshot how long the list took.
+ * subscriber took to catch up (never: last), for a snapshot how long the list took, for a step
+ * of a big collection or of many hubs how long it took (never: last).
  */
 export function headline(row: Row): number {
   if (row.scenario === "storm") return row.catchUpMs ?? Number.POSITIVE_INFINITY;
   if (row.scenario === "snapshot") return row.ms;
+  if (row.scenario === "big" || row.scenario === "hubs") return row.ms ?? Number.POSITIVE_INFINITY;
   return row.deliveredPerSec;
 }
 
@@ -34,6 +51,7 @@ export function headline(row: Row): number {
 export function headlineName(row: Row): string {
   if (row.scenario === "storm") return "catch-up ms";
   if (row.scenario === "snapshot") return "list ms";
+  if (row.scenario === "big" || row.scenario === "hubs") return "ms";
   return "delivered/s";
 }
 

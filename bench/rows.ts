@@ -158,9 +158,15 @@ export interface SnapshotRow extends Rounds {
   /** Lists are plain HTTP requests. */
   transport: "http";
   objects: number;
-  /** First list (the relay builds its hub: an upstream list); then the median of the repeats. */
+  /** How it was read: in one response, or in pages of `limit` following continue tokens. */
+  list: "full" | "paged";
+  /** Items a page (paged lists). */
+  limit?: number;
+  /** First list (the relay builds its hub: an upstream list); then the median of the repeats, to the last byte. */
   coldMs: number;
   ms: number;
+  /** To the first byte (a paged list's first page), the median of the repeats. */
+  firstByteMs?: number;
   bytes: number;
   MBps: number;
   /** Upstream requests made by the repeated (warm) lists. */
@@ -264,7 +270,65 @@ export interface ViewsRow extends Rounds {
   opens: ViewOpen[] | null;
 }
 
-export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow | ViewsRow;
+/** What a step took of the relay's memory and storage: its isolate's JS heap (after a full collection, sampled through the step and once after), workerd's resident memory, and what the hub wrote. */
+export interface StepCost {
+  heapMaxMB: number | null;
+  heapAfterMB: number | null;
+  rssMaxMB: number | null;
+  /** SQLite rows the hub wrote during the step (its `rowsWritten` in `/_relay/stats`). */
+  rowsWritten: number | null;
+  /** The hub's SQLite storage after the step. */
+  storageMB: number | null;
+  /** The window's newest lines the hub held in memory after the step (its `memoryBytes`; `LINE_MEMORY_BYTES` bounds them per isolate). */
+  linesMB: number | null;
+}
+
+/**
+ * `big`: one collection of `objects` pods through one hub, step by step (its first list, lists,
+ * initial states, churn, resumes, a relist after a 410, a restart), each with what it cost;
+ * `direct` is the API server's own lists of the same collection, whole and paged.
+ */
+export interface BigRow extends Rounds, StepCost {
+  scenario: "big";
+  system: SystemName;
+  transport: Transport;
+  step: string;
+  objects: number;
+  subscribers?: number;
+  /** How long the step took: to a list's last byte, until every subscriber had all it was sent, until the hub was watching again. Null if it did not finish. */
+  ms: number | null;
+  firstByteMs?: number | null;
+  bytes?: number | null;
+  MBps?: number | null;
+  pages?: number;
+  /** Upstream requests the step caused (from the simulator's request log). */
+  upstreamRequests?: number;
+  /** Live delivery, for the step under churn. */
+  deliveredPerSec?: number;
+  p99Ms?: number | null;
+  cpuUsPerEvent?: number | null;
+  /** What the step did, in a few words (the events a relist made, what a restart restored). */
+  note?: string;
+}
+
+/** `hubs`: `keys` hubs of `objects` pods each in one workerd, a subscriber on each: opening (every hub's first list and initial state), then churn. */
+export interface HubsRow extends Rounds, StepCost {
+  scenario: "hubs";
+  system: SystemName;
+  transport: Transport;
+  step: string;
+  keys: number;
+  objects: number;
+  subscribers: number;
+  /** Until every subscriber had its whole initial state (opening), or the window's length (churn). */
+  ms: number | null;
+  upstreamWatches: number;
+  deliveredPerSec?: number;
+  p99Ms?: number | null;
+  cpuUsPerEvent?: number | null;
+}
+
+export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow | ViewsRow | BigRow | HubsRow;
 
 /** A measurement the bench chose not to make, and why. */
 export interface Skipped {

@@ -20,9 +20,11 @@ import { profileNamespace, profileRelay } from "./profile.ts";
 import { markdown, printTables } from "./report.ts";
 import { inRound, medianRounds } from "./rounds.ts";
 import type { ProfileSummary, Results, Row, Skipped } from "./rows.ts";
+import { big } from "./scenarios/big.ts";
 import { burst } from "./scenarios/burst.ts";
 import { fanout } from "./scenarios/fanout.ts";
 import { hot } from "./scenarios/hot.ts";
+import { hubs } from "./scenarios/hubs.ts";
 import { keys } from "./scenarios/keys.ts";
 import type { Context, Scenario } from "./scenarios/scenario.ts";
 import { snapshot } from "./scenarios/snapshot.ts";
@@ -38,10 +40,11 @@ import type { Launched, System, SystemName } from "./systems/system.ts";
 
 /**
  * Keys first (its memory per hub is measured before idle hubs of other scenarios start being
- * evicted); storm last (after a storm a system can stay busy for a long time, and nothing
+ * evicted); big and hubs, which run a simulator and a relay of their own, once the shared ones
+ * are done with; storm last (after a storm a system can stay busy for a long time, and nothing
  * should run in its wake).
  */
-const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, storm];
+const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, big, hubs, storm];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
@@ -65,6 +68,7 @@ const USAGE = `usage: npm run bench -- [options]
                      already there, keeping the rest (the report says which run measured what)
   --rounds N         measure every scenario N times, all systems in each round, and report
                      each system's median round, with every round's figures beside it
+                     (big and hubs, which take many minutes, are measured once whatever N)
   --no-profile       skip the CPU profiles of the relay
   --report-only      measure nothing: rewrite the charts and BENCHMARKS.md from the
                      latest.json already there (after a change to the report's generator)`;
@@ -150,6 +154,7 @@ async function main(): Promise<void> {
       skipped.push(entry);
       progress(`${entry.scenario} ${entry.system}: not run at ${entry.subscribers} subscribers, ${entry.eventsPerSec} events/s: ${entry.reason}`);
     },
+    started: (more) => void processes.push(...more),
   };
   const systemsOf = (scenario: Scenario) => scenario.systems.filter((n) => names.includes(n)).map((n) => systems.get(n) as System);
   for (const scenario of scenarios) await scenario.prelude?.(context, systemsOf(scenario));
@@ -164,7 +169,7 @@ async function main(): Promise<void> {
   for (let round = 0; round < rounds; round++) {
     if (rounds > 1) progress(`round ${round + 1} of ${rounds}`);
     const rows: Row[] = [];
-    for (const scenario of scenarios) rows.push(...(await scenario.run({ ...context, round }, systemsOf(scenario))));
+    for (const scenario of scenarios) if (round === 0 || !scenario.once) rows.push(...(await scenario.run({ ...context, round }, systemsOf(scenario))));
     measuredRounds.push(rows);
   }
   const rows = medianRounds(measuredRounds);

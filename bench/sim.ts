@@ -5,7 +5,7 @@
  * requests comes from there), plus the host's two IPC operations.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { LoggedRequest, SimStats } from "../src/sim/index.ts";
+import type { FaultRequest, LoggedRequest, SimStats } from "../src/sim/index.ts";
 import { startChild, type Child } from "./children.ts";
 import type { SimArgs } from "./hosts/sim.ts";
 
@@ -20,8 +20,13 @@ export class Sim {
     this.pid = child.info.pid;
   }
 
-  static async start(args: SimArgs, logDir: string): Promise<Sim> {
-    return new Sim(await startChild("sim", new URL("./hosts/sim.ts", import.meta.url), args, logDir));
+  /** `name`: its log's name (a scenario with a simulator of its own names it apart). */
+  static async start(args: SimArgs, logDir: string, name = "sim"): Promise<Sim> {
+    return new Sim(await startChild(name, new URL("./hosts/sim.ts", import.meta.url), args, logDir));
+  }
+
+  stop(): Promise<void> {
+    return this.#child.stop();
   }
 
   /** A control request: patient, and retried, since a simulator writing to many watchers that fell behind can take seconds to answer. */
@@ -62,6 +67,11 @@ export class Sim {
     return (await this.#json<{ requests: LoggedRequest[] }>(`/_sim/requests?since=${seq}&path=${encodeURIComponent(`/api/v1/namespaces/${namespace}/`)}`)).requests;
   }
 
+  /** Faults on the open watches or the history (`POST /_sim/faults`). */
+  async faults(request: FaultRequest): Promise<void> {
+    await this.#json("/_sim/faults", request);
+  }
+
   /** `ratePerSec` changes a second on `namespace`'s pods; 0 stops. */
   async churn(ratePerSec: number, namespace?: string): Promise<void> {
     await this.#json("/_sim/churn", { ratePerSec, ...(namespace ? { namespaces: [namespace] } : {}) });
@@ -76,8 +86,13 @@ export class Sim {
     return this.#child.call("heap");
   }
 
-  /** Grow `namespace` to `count` pods; resolves to how many it has. */
-  populate(namespace: string, count: number): Promise<number> {
-    return this.#child.call("populate", { namespace, count });
+  /** How many pods `namespace` holds. */
+  count(namespace: string): Promise<number> {
+    return this.#child.call("count", { namespace });
+  }
+
+  /** Grow `namespace` to `count` pods, the new ones with `annotations` added; resolves to how many it has. */
+  populate(namespace: string, count: number, annotations?: Record<string, string>): Promise<number> {
+    return this.#child.call("populate", { namespace, count, annotations });
   }
 }

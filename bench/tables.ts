@@ -4,7 +4,7 @@
  * its framings, on each transport), as markdown padded so that it also reads as plain text on
  * a terminal.
  */
-import { rowOf, type BurstRow, type FanoutRow, type KeysRow, type Results, type Row, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
+import { rowOf, type BigRow, type BurstRow, type FanoutRow, type HubsRow, type KeysRow, type Results, type Row, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
 import { labelOf } from "./systems/catalog.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
@@ -286,7 +286,63 @@ export function socketsTable(rows: SocketsRow[]): string {
 
 export function snapshotTable(rows: SnapshotRow[]): string {
   return table(
-    ["system", "objects", "first list ms", "list ms (median)", "MB", "MB/s", "upstream requests (repeats)"],
-    rows.map((r) => [r.system, r.objects, r.coldMs, r.ms, r.bytes / 2 ** 20, r.MBps, r.upstreamRequests]),
+    ["system", "objects", "list", "first list ms", "list ms (median)", "first byte ms", "MB", "MB/s", "upstream requests (repeats)"],
+    rows.map((r) => [
+      r.system,
+      r.objects,
+      // Runs from before paged lists were measured have only whole ones.
+      r.list === "paged" ? `paged, limit=${r.limit}` : "whole",
+      r.list === "paged" ? null : r.coldMs,
+      r.ms,
+      r.firstByteMs,
+      r.bytes / 2 ** 20,
+      r.MBps,
+      r.upstreamRequests,
+    ]),
+  );
+}
+
+/** The columns of what a step cost the relay, shared by the big and hubs tables. */
+const costHeaders = ["JS heap max MB", "JS heap after MB", "workerd RSS max MB", "rows written", "storage MB", "lines in memory MB"];
+const costCells = (r: BigRow | HubsRow): Cell[] => [r.heapMaxMB, r.heapAfterMB, r.rssMaxMB, r.rowsWritten, r.storageMB, r.linesMB];
+
+export function bigTable(rows: BigRow[]): string {
+  return table(
+    ["step", "system", "transport", "S", "ms", "first byte ms", "MB", "MB/s", "upstream requests", ...costHeaders, "notes"],
+    rows.map((r) => [
+      r.step,
+      r.system,
+      r.transport,
+      r.subscribers,
+      r.ms,
+      r.firstByteMs,
+      typeof r.bytes === "number" ? r.bytes / 2 ** 20 : null,
+      r.MBps,
+      r.upstreamRequests,
+      ...costCells(r),
+      [
+        ...(r.deliveredPerSec === undefined ? [] : [`${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`]),
+        ...(r.note ? [r.note] : []),
+      ].join("; "),
+    ]),
+  );
+}
+
+export function hubsTable(rows: HubsRow[]): string {
+  return table(
+    ["step", "keys", "objects a key", "subscribers", "ms", "upstream watches", "delivered/s", "p99 ms", "CPU µs/event", "JS heap max KB per hub", ...costHeaders],
+    rows.map((r) => [
+      r.step,
+      r.keys,
+      r.objects,
+      r.subscribers,
+      r.ms,
+      r.upstreamWatches,
+      r.deliveredPerSec,
+      r.p99Ms,
+      r.cpuUsPerEvent,
+      r.heapMaxMB === null ? null : (r.heapMaxMB * 1024) / r.keys,
+      ...costCells(r),
+    ]),
   );
 }

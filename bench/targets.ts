@@ -3,6 +3,7 @@
  * The issue's targets, checked against one run's rows. Reported, never asserted: a missed
  * target is a finding, stated with how far off it is.
  */
+import { heapTargets } from "./heap.ts";
 import { hotTargets } from "./report-hot.ts";
 import { viewsTargets } from "./report-views.ts";
 import { memoryGrowthText } from "./tables.ts";
@@ -78,7 +79,7 @@ interface Latency {
 function medianP99(row: Latency): number | null {
   if (!row.rounds || row.rounds.length < 2) return row.p99Ms;
   const median = middle(
-    row.rounds.map((r) => ("p99Ms" in r && r.p99Ms !== null ? r.p99Ms : Number.POSITIVE_INFINITY)),
+    row.rounds.map((r) => ("p99Ms" in r && typeof r.p99Ms === "number" ? r.p99Ms : Number.POSITIVE_INFINITY)),
     (p99) => p99,
   ) as number;
   return Number.isFinite(median) ? median : null;
@@ -92,7 +93,8 @@ function p99Target(target: string, row: Latency | undefined, limitMs: number, be
   const p99 = row ? medianP99(row) : null;
   const baseline = beside?.row ? medianP99(beside.row) : null;
   const compared = beside && baseline !== null ? `; ${beside.name} p99 ${fmt(baseline)} ms` : "";
-  const rounds = row?.rounds && row.rounds.length > 1 ? ` (the median of its rounds: ${row.rounds.map((r) => ("p99Ms" in r && r.p99Ms !== null ? fmt(r.p99Ms) : "none")).join(", ")} ms)` : "";
+  const rounds =
+    row?.rounds && row.rounds.length > 1 ? ` (the median of its rounds: ${row.rounds.map((r) => ("p99Ms" in r && typeof r.p99Ms === "number" ? fmt(r.p99Ms) : "none")).join(", ")} ms)` : "";
   return {
     target,
     measured:
@@ -231,6 +233,6 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: memory && memory.rssKB >= 0 ? memory.rssKB <= 20 : undefined,
     };
   });
-  results.push(...viewsTargets(rows), ...hotTargets(rows));
+  results.push(...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows));
   return results;
 }

@@ -24,20 +24,24 @@ export interface Context {
    */
   quiesce(): Promise<void>;
   progress(line: string): void;
-  /** Where child processes a scenario starts write their logs. */
-  logDir: string;
   /** Record a measurement not made, with the reason (it appears in the report). */
   skip(skipped: Skipped): void;
+  /** Where child processes log and keep their state (a scenario that starts processes of its own puts theirs there too). */
+  logDir: string;
+  /** Record processes a scenario started itself (the report lists them; a test checks none outlived the run). */
+  started(processes: ReadonlyArray<{ role: string; pid: number }>): void;
 }
 
 export interface Scenario {
-  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot" | "hot" | "views";
+  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot" | "hot" | "views" | "big" | "hubs";
   /** The systems this scenario compares (others have nothing to measure here). */
   systems: readonly SystemName[];
   /** The first round's; a later round's are `inRound` of these. */
   namespaces(sizes: Sizes, systems: readonly SystemName[]): string[];
   /** Its namespaces' pods are slim (about 2.5 KB of JSON) rather than the usual 4.3 KB. */
   slimPods?: boolean;
+  /** Measured in the first round only, however many `--rounds` (a scenario of many minutes: its rows are of one round). */
+  once?: boolean;
   /**
    * Runs before any scenario or profile, while every process is fresh: for what the load of
    * earlier measurements would distort (resident memory depends on what an allocator already holds).

@@ -1,11 +1,12 @@
 /**
  * @module
- * `snapshot`: a list of a large collection from the relay (served from its hub's cache) against
- * the same list from the API server. The first request to the relay builds the hub (one paged
- * upstream list); the repeats are what every later client gets. Both uncompressed, as the
- * bytes on the wire are part of the answer.
+ * `snapshot`: a list of a large collection from the relay (served from its hub's storage) against
+ * the same list from the API server, whole and in pages (`limit` and `continue`, as kubectl and
+ * informers list). The first request to the relay builds the hub (one paged upstream list); the
+ * repeats are what every later client gets. Uncompressed, as the bytes on the wire are part of
+ * the answer.
  */
-import { get } from "node:http";
+import { pagedList, timedList, type TimedList } from "../listing.ts";
 import { round } from "../measure.ts";
 import type { SnapshotRow } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
@@ -20,56 +21,45 @@ export const snapshot: Scenario = {
   namespaces: () => [NAMESPACE],
   async run(context, systems) {
     const { sim, sizes } = context;
+    const { repeats, pageLimit } = sizes.snapshot;
     const namespace = inRound(NAMESPACE, context.round);
     context.progress(`snapshot: growing the collection to ${sizes.snapshot.objects} pods`);
     const objects = await sim.populate(namespace, sizes.snapshot.objects);
     const rows: SnapshotRow[] = [];
     for (const system of systems) {
       if (!system.listBase) continue;
-      context.progress(`snapshot ${system.name}: list of ${objects} pods`);
+      context.progress(`snapshot ${system.name}: list of ${objects} pods, whole and in pages of ${pageLimit}`);
       const url = `${system.listBase}${podsOf(namespace)}`;
       await context.quiesce();
       const cold = await timedList(url);
       if (cold.items !== objects) throw new Error(`snapshot ${system.name}: listed ${cold.items} pods, expected ${objects}`);
-      const seq = await sim.requestSeq();
-      const warm: Array<{ ms: number; bytes: number }> = [];
-      for (let i = 0; i < sizes.snapshot.repeats; i++) warm.push(await timedList(url));
-      const upstreamRequests = (await sim.requestsSince(seq, namespace)).length;
-      const ms =
-        percentileOf(
-          warm.map((w) => w.ms),
-          50,
-        ) ?? cold.ms;
-      rows.push({
-        scenario: "snapshot",
-        system: system.name,
-        transport: "http",
-        objects,
-        coldMs: round(cold.ms),
-        ms: round(ms),
-        bytes: cold.bytes,
-        MBps: round(cold.bytes / 2 ** 20 / (ms / 1000)),
-        upstreamRequests,
-      });
+      for (const list of ["full", "paged"] as const) {
+        const seq = await sim.requestSeq();
+        const warm: TimedList[] = [];
+        for (let i = 0; i < repeats; i++) {
+          const read = list === "full" ? await timedList(url) : await pagedList(url, pageLimit);
+          if (read.items !== objects) throw new Error(`snapshot ${system.name}: a ${list} list had ${read.items} pods, expected ${objects}`);
+          warm.push(read);
+        }
+        const upstreamRequests = (await sim.requestsSince(seq, namespace)).length;
+        const median = (of: (w: TimedList) => number) => percentileOf(warm.map(of), 50) ?? 0;
+        const ms = median((w) => w.ms);
+        rows.push({
+          scenario: "snapshot",
+          system: system.name,
+          transport: "http",
+          objects,
+          list,
+          ...(list === "paged" ? { limit: pageLimit } : {}),
+          coldMs: round(cold.ms),
+          ms: round(ms),
+          firstByteMs: round(median((w) => w.firstByteMs)),
+          bytes: warm[0]?.bytes ?? cold.bytes,
+          MBps: round((warm[0]?.bytes ?? cold.bytes) / 2 ** 20 / (ms / 1000)),
+          upstreamRequests,
+        });
+      }
     }
     return rows;
   },
 };
-
-/** GET a list, timed to its last byte, without compression; counts its items. */
-function timedList(url: string): Promise<{ ms: number; bytes: number; items: number }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    get(url, { agent: false, headers: { accept: "application/json" } }, (response) => {
-      if (response.statusCode !== 200) return reject(new Error(`${url}: HTTP ${response.statusCode}`));
-      const chunks: Buffer[] = [];
-      response.on("data", (c: Buffer) => chunks.push(c));
-      response.on("end", () => {
-        const ms = performance.now() - started;
-        const body = Buffer.concat(chunks);
-        resolve({ ms, bytes: body.length, items: (JSON.parse(body.toString()) as { items: unknown[] }).items.length });
-      });
-      response.on("error", reject);
-    }).on("error", reject);
-  });
-}

@@ -28,6 +28,10 @@ export interface Relay extends Launched {
   info: RelayRuntimeInfo;
   /** One DevTools session for the run. */
   inspector: Inspector;
+  /** Its Durable Objects' state: a relay started again on it restores every hub from there. */
+  stateDir: string;
+  /** Stop its workerd and the process that started it. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -82,11 +86,15 @@ export function relayServing(name: SystemName, url: string, pids: readonly numbe
   };
 }
 
-/** The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta` and `relay-socket`. */
-export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
+/**
+ * The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta` and `relay-socket`.
+ * `name` names its log and, unless `stateDir` is given, its state directory (a scenario with a
+ * relay of its own names it apart; a relay started again on a `stateDir` restores its hubs).
+ */
+export async function startRelay(sim: Sim, logDir: string, { name = "relay", stateDir = join(logDir, `${name}-state`) }: { name?: string; stateDir?: string } = {}): Promise<Relay> {
   // The hot scenario's clusters: the same upstream, each with its own share per hub.
-  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: hotClusters(sim.url) }, stateDir: join(logDir, "relay-state") };
-  const child = await startChild<RelayRuntimeInfo>("relay", new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
+  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: hotClusters(sim.url) }, stateDir };
+  const child = await startChild<RelayRuntimeInfo>(name, new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
   const { info } = child;
   // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.
   const inspector = await Inspector.connect(info.inspectorUrl, `${info.url}/_bench/nudge`);
@@ -96,10 +104,22 @@ export async function startRelay(sim: Sim, logDir: string): Promise<Relay> {
   const delta: System = { ...relay, name: "relay-delta", endpoints: { ws: { base: ws(info.url), ack: true, protocol: DELTA_PROTOCOL, compact: true } } };
   const socket: System = { ...relay, name: "relay-socket", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL, socket: true } } };
   const processes = [
-    { role: "relay (workerd)", pid: info.pid },
-    { role: "relay: npm start's runtime host (node)", pid: child.pid },
+    { role: `${name} (workerd)`, pid: info.pid },
+    { role: `${name}: npm start's runtime host (node)`, pid: child.pid },
   ];
-  return { relay, socket, systems: [relay, batched, delta, socket], info, inspector, processes };
+  return {
+    relay,
+    socket,
+    systems: [relay, batched, delta, socket],
+    info,
+    inspector,
+    processes,
+    stateDir,
+    stop: async () => {
+      inspector.close();
+      await child.stop();
+    },
+  };
 }
 
 /** The relay as `npm run dev` serves it: through `wrangler dev`'s proxy worker. */

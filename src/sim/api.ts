@@ -15,7 +15,7 @@ import { tableOptions, toTable } from "../k8s/table.ts";
 import { discoveryDocument } from "./discovery.ts";
 import { ApiError, pathNotFound, unsupportedMediaType } from "./errors.ts";
 import { requestFilter } from "./filter.ts";
-import { readJson, sendJson, sendStatus, wantsPretty } from "./http.ts";
+import { readJson, sendJson, sendList, sendStatus, wantsPretty } from "./http.ts";
 import { FRESHNESS_WAIT_MS, listBody, listObjects } from "./list.ts";
 import { serveLog } from "./logs.ts";
 import { OPENAPI_PREFIX, serveOpenApi } from "./openapi.ts";
@@ -158,7 +158,7 @@ async function serveResource(state: SimState, req: IncomingMessage, res: ServerR
       const table = toTable(def, result.items, result.metadata, tableOptions(representation.version, query));
       return sendJson(res, 200, table, { contentType: representation.contentType, pretty });
     }
-    return sendJson(res, 200, listBody(def, result), { pretty });
+    return sendList(res, listBody(def, result), pretty);
   }
   if (method === "GET" && name !== undefined) {
     const representation = readRepresentation(req);

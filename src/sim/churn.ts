@@ -3,8 +3,11 @@
  * Pod churn at a configurable total rate: creates, lifecycle updates (Pending → Running,
  * container restarts, readiness flaps, label flips that move pods across selectors) and
  * graceful deletions (MODIFIED with deletionTimestamp, later DELETED), keeping each
- * namespace's population near a target, and, when asked, the Events a cluster records for them. A 10 ms timer emits `rate × elapsed` operations per
- * tick, so thousands of operations a second do not fall behind.
+ * namespace's population near a target: its seeded size, or the pods it held when churn first
+ * reached it if that is more (a namespace grown to 200,000 pods stays near 200,000); and, when
+ * asked, the Events a cluster records for them. A 10 ms timer emits `rate × elapsed` operations
+ * per tick, so thousands of operations a second do not fall behind, and an operation costs the
+ * same however many pods its namespace holds.
  */
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { KubeObject } from "../k8s/types.ts";
@@ -37,13 +40,46 @@ type Recorded = (pod: Pod, nowMs: number) => void;
 const TICK_MS = 10;
 const DEFAULT_TARGET = 8;
 
+/** Keys to pick from at random: added, removed and picked in constant time. */
+class KeyPool {
+  readonly keys: string[] = [];
+  readonly #at = new Map<string, number>();
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  add(key: string): void {
+    if (this.#at.has(key)) return;
+    this.#at.set(key, this.keys.length);
+    this.keys.push(key);
+  }
+
+  delete(key: string): void {
+    const at = this.#at.get(key);
+    if (at === undefined) return;
+    this.#at.delete(key);
+    const last = this.keys.pop() as string;
+    if (last === key) return;
+    this.keys[at] = last;
+    this.#at.set(last, at);
+  }
+}
+
+/** A namespace's pods, by whether they are terminating; and the population churn keeps it near. */
+interface Population {
+  live: KeyPool;
+  terminating: KeyPool;
+  target: number | undefined;
+}
+
 export class Churn {
   readonly #store: Store;
   readonly #writes: Writes;
   readonly #cluster: Cluster;
   readonly #rng: Random;
-  /** Pod keys per namespace, kept in step with the store (any writer may add or remove pods). */
-  readonly #pods = new Map<string, Set<string>>();
+  /** Pod keys per namespace, kept in step with the store (any writer may add, change or remove pods). */
+  readonly #pods = new Map<string, Population>();
   readonly #unsubscribe: () => void;
   readonly #recorder: EventRecorder;
   #events = false;
@@ -61,19 +97,29 @@ export class Churn {
     this.#rng = rng;
     this.#recorder = new EventRecorder(store, eventRng);
     this.#namespaces = [...cluster.options.namespaces];
-    for (const [key, pod] of store.objects(PODS)) this.#index(pod.metadata?.namespace ?? "").add(key);
+    for (const [key, pod] of store.objects(PODS)) this.#place(key, pod);
     this.#unsubscribe = store.subscribe((event) => {
       if (event.resource !== PODS) return;
-      const keys = this.#index(event.object.metadata?.namespace ?? "");
-      if (event.type === "DELETED") keys.delete(event.key);
-      else keys.add(event.key);
+      if (event.type === "DELETED") {
+        const pods = this.#index(event.object.metadata?.namespace ?? "");
+        pods.live.delete(event.key);
+        pods.terminating.delete(event.key);
+      } else this.#place(event.key, event.object);
     });
   }
 
-  #index(namespace: string): Set<string> {
-    let keys = this.#pods.get(namespace);
-    if (!keys) this.#pods.set(namespace, (keys = new Set()));
-    return keys;
+  #index(namespace: string): Population {
+    let pods = this.#pods.get(namespace);
+    if (!pods) this.#pods.set(namespace, (pods = { live: new KeyPool(), terminating: new KeyPool(), target: undefined }));
+    return pods;
+  }
+
+  /** File a pod that is in the store under live or terminating. */
+  #place(key: string, pod: KubeObject): void {
+    const pods = this.#index(pod.metadata?.namespace ?? "");
+    const [from, to] = isTerminating(pod as Pod) ? [pods.live, pods.terminating] : [pods.terminating, pods.live];
+    from.delete(key);
+    to.add(key);
   }
 
   get settings(): { ratePerSec: number; namespaces: string[]; events: boolean } {
@@ -132,13 +178,11 @@ export class Churn {
 
   #operate(namespace: string): void {
     const rng = this.#rng;
-    const target = this.#cluster.options.podsPerNamespace > 0 ? this.#cluster.options.podsPerNamespace : DEFAULT_TARGET;
-    const live: string[] = [];
-    const terminating: string[] = [];
-    for (const key of this.#index(namespace)) {
-      const pod = this.#store.get(PODS, key);
-      if (pod) (isTerminating(pod as Pod) ? terminating : live).push(key);
-    }
+    const pods = this.#index(namespace);
+    const seeded = this.#cluster.options.podsPerNamespace > 0 ? this.#cluster.options.podsPerNamespace : DEFAULT_TARGET;
+    const target = (pods.target ??= Math.max(seeded, pods.live.size));
+    const live = pods.live.keys;
+    const terminating = pods.terminating.keys;
     if (terminating.length > 0 && rng.chance(0.5)) return void this.#store.remove(PODS, rng.pick(terminating));
     if (live.length === 0 || live.length < target * 0.75) return this.#create(namespace);
     if (live.length > target * 1.25) return this.#terminate(rng.pick(live));

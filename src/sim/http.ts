@@ -7,9 +7,9 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { failure, retryAfterHeader } from "../k8s/status.ts";
-import type { Status } from "../k8s/types.ts";
+import type { KubeList, Status } from "../k8s/types.ts";
 import { ApiError } from "./errors.ts";
-import { goJsonBody } from "./json.ts";
+import { goJson, goJsonBody } from "./json.ts";
 
 /** Headers of every API server response (apiserver `filters/cachecontrol.go`, audit ID). */
 export function apiHeaders(contentType = "application/json"): Record<string, string> {
@@ -20,6 +20,42 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, optio
   const text = goJsonBody(body, options.pretty);
   res.writeHead(code, { ...apiHeaders(options.contentType), "Content-Length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/**
+ * A list longer than this is written item by item, as the API server streams a large list's
+ * JSON: whole, 200,000 pods are more JSON than one string can hold.
+ */
+export const STREAMED_LIST_ITEMS = 10_000;
+
+/** A list response: as one body, or a large one streamed (chunked, a few hundred KB a write, minding backpressure). */
+export async function sendList(res: ServerResponse, list: KubeList, pretty: boolean): Promise<void> {
+  if (pretty || list.items.length <= STREAMED_LIST_ITEMS) return sendJson(res, 200, list, { pretty });
+  res.writeHead(200, apiHeaders());
+  const { items, ...head } = list;
+  // `{"kind":…,"metadata":{…},"items":[` (items come last, as the API server writes them).
+  let chunk = goJson({ ...head, items: [] }).slice(0, -2);
+  for (let i = 0; i < items.length; i++) {
+    chunk += (i === 0 ? "" : ",") + goJson(items[i]);
+    if (chunk.length < 256 * 1024) continue;
+    if (res.destroyed) return;
+    if (!res.write(chunk)) await drained(res);
+    chunk = "";
+  }
+  res.end(`${chunk}]}\n`);
+}
+
+/** Resolves once `res` can take more, or is closed. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }
 
 export function sendStatus(res: ServerResponse, status: Status, pretty = false): void {

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BurstRow, FanoutRow, HotRow, KeysRow, Results, Row, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "../../bench/rows.ts";
+import type { BigRow, BurstRow, FanoutRow, HotRow, HubsRow, KeysRow, Results, Row, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "../../bench/rows.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const LATEST = join(ROOT, "bench", "results", "latest.json");
@@ -48,16 +48,20 @@ describe("npm run bench -- --smoke", () => {
     const [code] = (await once(bench, "exit")) as [number | null];
     if (code !== 0) throw new Error(`the bench exited with ${code}:\n${output}`);
     results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as Results;
-  }, 480_000);
+  }, 540_000);
 
   afterAll(() => {
     if (out) rmSync(out, { recursive: true, force: true });
   });
 
-  it("measures everything in each of its two rounds, and reports each measurement's median round with both rounds beside it", () => {
+  it("measures everything in each of its two rounds, and reports each measurement's median round with both rounds beside it; big and hubs once", () => {
     expect(results.rounds).toBe(2);
     for (const row of results.rows) {
       const label = `${row.scenario} ${row.system} ${row.transport}`;
+      if (row.scenario === "big" || row.scenario === "hubs") {
+        expect(row.rounds, label).toBeUndefined();
+        continue;
+      }
       expect(row.rounds, label).toHaveLength(2);
       for (const round of row.rounds ?? []) expect([round.scenario, round.system, round.transport], label).toEqual([row.scenario, row.system, row.transport]);
       const { rounds, ...median } = row;
@@ -92,6 +96,8 @@ describe("npm run bench -- --smoke", () => {
     expect(labels("snapshot")).toEqual(new Set(["relay http", "direct http"]));
     expect(labels("hot")).toEqual(new Set(["relay ws", "relay-batched ws"]));
     expect(labels("views")).toEqual(new Set(["relay http"]));
+    expect(labels("big")).toEqual(new Set(["relay http", "relay ws", "direct http"]));
+    expect(labels("hubs")).toEqual(new Set(["relay ws"]));
     expect(results.machine.workerd).toMatch(/^workerd /);
   });
 
@@ -213,12 +219,80 @@ describe("npm run bench -- --smoke", () => {
     expect(rowFor<StormRow>("storm", "node-relay").upstreamLists).toBe(subscribers);
   });
 
-  it("lists the same collection from the relay's cache as from the API server, without going upstream", () => {
-    const relay = rowFor<SnapshotRow>("snapshot", "relay");
-    expect(relay.objects).toBe(results.sizes.snapshot.objects);
-    expect(rowFor<SnapshotRow>("snapshot", "direct").objects).toBe(relay.objects);
-    expect(relay.upstreamRequests).toBe(0);
-    expect(relay.bytes).toBeGreaterThan(0);
+  it("lists the same collection from the relay's storage as from the API server, whole and in pages, without going upstream", () => {
+    const snapshots = rows<SnapshotRow>("snapshot");
+    expect(snapshots.map((r) => `${r.system} ${r.list} ${r.limit ?? ""}`).sort()).toEqual([
+      "direct full ",
+      `direct paged ${results.sizes.snapshot.pageLimit}`,
+      "relay full ",
+      `relay paged ${results.sizes.snapshot.pageLimit}`,
+    ]);
+    for (const row of snapshots) {
+      expect(row.objects, row.system).toBe(results.sizes.snapshot.objects);
+      expect(row.bytes, row.system).toBeGreaterThan(0);
+      expect(row.firstByteMs, row.system).toBeLessThanOrEqual(row.ms);
+      if (row.system === "relay") expect(row.upstreamRequests, row.list).toBe(0);
+    }
+  });
+
+  it("follows one big collection's hub through every step of its life, reading the relay's heap at each", () => {
+    const big = rows<BigRow>("big");
+    const { objects, subscribers, resumes, missed, pageLimit } = results.sizes.big;
+    expect(big.map((r) => `${r.system} ${r.transport} ${r.step}`)).toEqual([
+      "relay http idle, before the first request",
+      "direct http full list, the API server's own",
+      `direct http paged list (limit=${pageLimit}), the API server's own`,
+      "relay http first list (the hub's, from the API server in pages of 500)",
+      "relay http full list, resourceVersion=0",
+      "relay http full list, consistent read",
+      `relay http paged list (limit=${pageLimit})`,
+      `relay ws initial state to ${subscribers} subscribers at once, WebSocket`,
+      `relay http initial state to ${subscribers} subscribers at once, HTTP`,
+      "relay http watch-list (sendInitialEvents=true), HTTP",
+      expect.stringMatching(/^relay ws churn, /),
+      "relay ws resume for net changes (compact=true) from the horizon",
+      `relay ws storm of ${resumes} resumes after ${missed} changes, WebSocket`,
+      `relay http relist after a 410, ${missed} changes missed`,
+      `relay http restart (workerd killed and started again), first answer (limit=${pageLimit})`,
+    ]);
+    for (const row of big) {
+      expect(row.objects, row.step).toBe(objects);
+      if (row.step.startsWith("idle")) continue;
+      // Every step finished, and the relay's heap was read during and after each.
+      expect(row.ms, row.step).toBeGreaterThan(0);
+      if (row.system === "direct") continue;
+      expect(row.heapMaxMB, row.step).toBeGreaterThan(0);
+      expect(row.heapAfterMB, row.step).toBeLessThanOrEqual(row.heapMaxMB ?? 0);
+      expect(row.storageMB, row.step).toBeGreaterThan(0);
+    }
+    const step = (prefix: string) => big.find((r) => r.step.startsWith(prefix)) as BigRow;
+    // The hub's first list: its pages from the upstream, each object written.
+    expect(step("first list").pages).toBe(Math.ceil(objects / 500));
+    expect(step("first list").rowsWritten).toBeGreaterThanOrEqual(objects);
+    // Lists, initial states and resumes are served from the hub, and write nothing.
+    for (const prefix of ["full list", "paged list (", "initial state", "watch-list", "resume", "storm"]) {
+      for (const row of big.filter((r) => r.system === "relay" && r.step.startsWith(prefix))) {
+        expect(row.rowsWritten, row.step).toBe(0);
+        if (row.upstreamRequests !== undefined && !row.step.includes("consistent")) expect(row.upstreamRequests, row.step).toBe(0);
+      }
+    }
+    // A relist lists the collection again; a restart does not.
+    expect(step("relist").pages).toBeGreaterThanOrEqual(Math.ceil(objects / 500));
+    expect(step("restart").note).toMatch(/0 list pages/);
+    expect(step("churn").deliveredPerSec).toBeGreaterThan(0);
+  });
+
+  it("serves many hubs from one isolate, a subscriber on each, reading the heap as they open and under churn", () => {
+    const { keys, objects } = results.sizes.hubs;
+    const hubs = rows<HubsRow>("hubs");
+    expect(hubs.map((r) => r.step)).toEqual(["opening: every hub's first list and initial state", expect.stringMatching(/^churn, /)]);
+    for (const row of hubs) {
+      expect([row.keys, row.objects, row.subscribers, row.upstreamWatches], row.step).toEqual([keys, objects, keys, keys]);
+      expect(row.ms, row.step).toBeGreaterThan(0);
+      expect(row.heapMaxMB, row.step).toBeGreaterThan(0);
+    }
+    expect(hubs[0]?.rowsWritten).toBeGreaterThanOrEqual(keys * objects);
+    expect(hubs[1]?.deliveredPerSec).toBeGreaterThan(0);
   });
 
   it("spreads a hot key over its replica hubs: the root sends to them only, the upstream sees one watch, a storm resumes without it", () => {
@@ -318,6 +392,19 @@ describe("npm run bench -- --smoke", () => {
     // One size in a smoke run: one point per system, no lines.
     expect(readFileSync(join(out, "fanout-throughput-20.svg"), "utf8")).toMatch(/^<svg[^>]*>[\s\S]*<circle[\s\S]*<\/svg>\n$/);
     expect(readFileSync(join(out, "fanout-p99-20.svg"), "utf8")).toContain("relay");
+    // The heap of a big collection's hub and of many hubs, against their limits, measured and judged.
+    const n = (x: number) => x.toLocaleString("en-US");
+    for (const name of [
+      `big, ${n(results.sizes.big.objects)} pods: JS heap ≤ 64 MB after a collection, at every step`,
+      `big, ${n(results.sizes.big.objects)} pods: the first bytes of a full list through the relay within 100 ms`,
+      `hubs, ${n(results.sizes.hubs.keys)} keys × ${n(results.sizes.hubs.objects)} pods in one workerd: JS heap ≤ 128 MB`,
+    ]) {
+      const line = targets.find((l) => l.startsWith(`| ${name} `));
+      expect(line?.split("|")[2], name).toMatch(/\d/);
+      expect(line, name).toMatch(/\| +(yes|\*\*no\*\*) \|$/);
+    }
+    expect(report).toContain("## big");
+    expect(report).toContain("## hubs");
     expect(existsSync(LATEST) ? statSync(LATEST).mtimeMs : undefined).toBe(latestBefore);
   });
 

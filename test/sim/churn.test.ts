@@ -1,6 +1,7 @@
 /**
  * @module
- * Churn: realistic pod lifecycles, bounded populations, and 2,000 operations per second.
+ * Churn: realistic pod lifecycles, bounded populations, and 2,000 operations per second,
+ * however many pods a namespace holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, WRITTEN_AT, type Simulator } from "../../src/sim/index.ts";
@@ -72,5 +73,26 @@ describe("churn", () => {
     expect(added.at(-1)!.object.metadata.ownerReferences[0].kind).toBe("ReplicaSet");
     expect(sim.get("namespaces", undefined, "fresh-ns")).toBeDefined();
     expect(sim.list("deployments", "fresh-ns").length).toBeGreaterThan(0);
+  });
+
+  it("keeps a namespace grown past its seeded size near the size it had, at 2,000 operations per second", async () => {
+    // Copies of one seeded pod under new names, as the benchmark grows a collection.
+    const [seed] = sim.list("pods", "team-b");
+    if (!seed) throw new Error("team-b has no pods");
+    const grown = 50_000;
+    for (let i = 0; i < grown; i++) sim.create("pods", { ...seed, metadata: { ...seed.metadata, namespace: "grown", name: `grown-${i}` } });
+    const w = await openWatch(`${sim.url}/api/v1/namespaces/grown/pods?watch=1&resourceVersion=${sim.resourceVersion}`);
+    open.push(w);
+    const started = performance.now();
+    sim.churn({ ratePerSec: 2000, namespaces: ["grown"] });
+    const events = [];
+    for (let i = 0; i < 1000; i++) events.push(await w.next());
+    const elapsed = performance.now() - started;
+    sim.churn({ ratePerSec: 0 });
+    expect(elapsed).toBeLessThan(1000);
+    // New pods as well as deletions: the population is held near 50,000, not brought down to the seeded 8.
+    expect(events.some((e) => e.type === "ADDED")).toBe(true);
+    const live = sim.list("pods", "grown").filter((p) => !p.metadata?.deletionTimestamp).length;
+    expect(live).toBeGreaterThan(grown * 0.99);
   });
 });

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
+import { STREAMED_LIST_ITEMS } from "../../src/sim/http.ts";
 import { CONTINUE_EXPIRED } from "../../src/sim/list.ts";
 import { podManifest, request } from "./helpers.ts";
 
@@ -71,6 +72,21 @@ describe("list", () => {
       cont = page.body.metadata.continue;
     }
     expect(names).toEqual(before);
+  });
+
+  it("streams a list longer than STREAMED_LIST_ITEMS item by item, the same JSON as one body", async () => {
+    const [seed] = sim.list("pods", "team-a");
+    for (let i = 0; i <= STREAMED_LIST_ITEMS; i++) sim.create("pods", { ...seed, metadata: { ...seed?.metadata, namespace: "streamed", name: `pod-${i}`, uid: undefined } });
+    const whole = await request(pods("streamed"));
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("content-length")).toBeNull();
+    expect(whole.headers.get("content-type")).toBe("application/json");
+    expect(Object.keys(whole.body)).toEqual(["kind", "apiVersion", "metadata", "items"]);
+    expect(whole.text).toBe(`${JSON.stringify(whole.body)}\n`);
+    expect(whole.body.items.map((p: any) => p.metadata.name)).toEqual(sim.list("pods", "streamed").map((p) => p.metadata?.name));
+    // A page is small: one body, its length given.
+    const page = await request(pods("streamed", "limit=500"));
+    expect(Number(page.headers.get("content-length"))).toBe(Buffer.byteLength(page.text));
   });
 
   it("omits remainingItemCount when a selector is given", async () => {

@@ -27,6 +27,15 @@ describe("comparing two revisions' benchmarks pair by pair", () => {
     ]);
   });
 
+  it("takes a snapshot from before paged lists for a whole list, and compares a step's JS heap", () => {
+    const snapshot = (list: string | undefined, ms: number) => ({ scenario: "snapshot", system: "relay", transport: "http", objects: 200, ms, ...(list ? { list } : {}) }) as unknown as Row;
+    expect(sameMeasurement(snapshot(undefined, 5), snapshot("full", 4))).toBe(true);
+    expect(sameMeasurement(snapshot(undefined, 5), snapshot("paged", 4))).toBe(false);
+    const step = (heapMaxMB: number) => ({ scenario: "big", system: "relay", transport: "http", objects: 1000, step: "first list", ms: 900, heapMaxMB }) as unknown as Row;
+    const heap = compareRuns([[step(40)]], [[step(20)]]).find((c) => c.figure === "JS heap max MB");
+    expect([heap?.measurement, heap?.median]).toEqual(["big, relay, http, objects 1000, step first list", 0.5]);
+  });
+
   it("leaves out what only one revision measured, and a pair where a figure is missing", () => {
     const compared = compareRuns([[keys(280, 2600)], []], [[keys(140, 6000), keys(1, 1, { system: "relay-batched" })], [keys(150, 6000)]]);
     expect(compared.some((c) => c.measurement.includes("relay-batched"))).toBe(false);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ByteLines, eventVersion, isErrorEvent, isModified, socketLine, writtenAt } from "../../bench/lines.ts";
+import { ByteLines, eventVersion, isAdded, isErrorEvent, isModified, socketLine, writtenAt } from "../../bench/lines.ts";
 import { deltaLine } from "../../src/k8s/delta.ts";
 import { closedLine } from "../../src/k8s/mux.ts";
 import { WRITTEN_AT } from "../../src/sim/store.ts";
@@ -50,7 +50,9 @@ describe("reading an event's numbers from its bytes", () => {
     expect(eventVersion(line)).toBe(41);
     expect(writtenAt(line)).toBe(1_700_000_000_041);
     expect(isModified(line)).toBe(true);
+    expect(isAdded(line)).toBe(false);
     expect(isErrorEvent(line)).toBe(false);
+    expect(isAdded(Buffer.from(eventOf("ADDED", pod(43, "Pending"))))).toBe(true);
   });
 
   it("reads a delta's new resourceVersion from its patch, not the one it patches", () => {

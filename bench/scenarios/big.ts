@@ -1,0 +1,364 @@
+/**
+ * @module
+ * `big`: one collection of 200,000 pods of about 3.5 KB each (about 700 MB of JSON) through one
+ * hub, through every step of a hub's life, each with what it cost the relay: the isolate's JS
+ * heap (its high-water mark, sampled after full collections while the step ran and once after),
+ * workerd's resident memory, the SQLite rows the hub wrote and its storage. The steps, in order:
+ * the API server's own lists of the collection, whole and paged (the baseline: `direct`); the hub's first
+ * list; full lists through the relay (resourceVersion=0, and a consistent read) and a paged one;
+ * the initial state to many new subscribers at once over each transport, and a watch-list; a
+ * minute of churn with subscribers; a resume for net changes from the hub's horizon; a storm of
+ * resumes; a relist after a 410 (the history compacted over changes the hub had not seen); a
+ * restart of workerd, and the hub's first answer after it. A subscriber watches throughout, so
+ * that the hub keeps its upstream watch between steps, as a hub of a collection this size would.
+ */
+import { get, type ClientRequest } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
+import { pagedList, timedList } from "../listing.ts";
+import { deliveryFields, measureMemory, measureWindow, round, traceMemory, type MemoryTrace } from "../measure.ts";
+import type { BigRow } from "../rows.ts";
+import { subscriber, type System } from "../systems/system.ts";
+import { hubStats, startOwn, stepCost, until, type HubStats, type Own } from "./own.ts";
+import { podsOf, type Scenario } from "./scenario.ts";
+
+const NAMESPACE = "big";
+const PATH = podsOf(NAMESPACE);
+
+/**
+ * Added to every pod the collection is grown with (annotations real workloads carry), so that a
+ * pod as the relay serves it, without managedFields, is about 3.5 KB.
+ */
+export const BIG_POD_ANNOTATIONS: Readonly<Record<string, string>> = {
+  "kubectl.kubernetes.io/restartedAt": "2026-11-20T09:14:03Z",
+  "prometheus.io/path": "/metrics",
+  "prometheus.io/port": "9090",
+  "prometheus.io/scrape": "true",
+};
+
+/** A watch the scenario holds itself from the hub's first list on: the hub's subscriber between steps. */
+function keepWatching(url: string): ClientRequest {
+  const request = get(url, { agent: false }, (response) => response.resume());
+  request.on("error", () => undefined);
+  return request;
+}
+
+const MB = 2 ** 20;
+
+export const big: Scenario = {
+  name: "big",
+  systems: ["relay", "direct"],
+  // Its own simulator holds its collection.
+  namespaces: () => [],
+  // Many minutes at its full size.
+  once: true,
+  async run(context, systems) {
+    if (!systems.some((s) => s.name === "relay")) return [];
+    // The watch cache's history must reach back over the storm's and the relist's changes.
+    const own = await startOwn(context, "big", { namespaces: [NAMESPACE], historyLimit: 100_000 });
+    let keeper: ClientRequest | undefined;
+    try {
+      return await steps(own, systems, (url) => (keeper = keepWatching(url)));
+    } finally {
+      keeper?.destroy();
+      await own.stop();
+    }
+  },
+};
+
+async function steps(own: Own, systems: readonly System[], keep: (url: string) => void): Promise<BigRow[]> {
+  const { sim } = own;
+  const size = own.context.sizes.big;
+  const rows: BigRow[] = [];
+  const relayUrl = () => own.relay.info.url;
+  const relay = () => own.relay.relay;
+  const stats = () => hubStats(relayUrl(), PATH);
+  const progress = (line: string) => own.context.progress(`big: ${line}`);
+
+  progress(`growing the collection to ${size.objects} pods`);
+  const objects = await sim.populate(NAMESPACE, size.objects, BIG_POD_ANNOTATIONS);
+  if (objects !== size.objects) throw new Error(`big: the simulator holds ${objects} pods, not ${size.objects}`);
+  const base = { scenario: "big" as const, objects };
+
+  /** One step: `work` with the relay's memory traced, and the hub's stats before and after it. */
+  const step = async <T>(name: string, work: () => Promise<T>): Promise<{ result: T; before: HubStats; after: HubStats; memory: MemoryTrace }> => {
+    progress(name);
+    await own.context.quiesce();
+    const before = await stats();
+    const { result, memory } = await traceMemory(relay(), size.sampleMs, work);
+    return { result, before, after: await stats(), memory };
+  };
+  const row = (name: string, transport: BigRow["transport"], traced: { before: HubStats; after: HubStats; memory: MemoryTrace }, fields: Partial<BigRow>): BigRow => ({
+    ...base,
+    system: "relay",
+    transport,
+    step: name,
+    ms: null,
+    ...stepCost(traced.memory, traced.before, traced.after),
+    ...fields,
+  });
+  const listFields = (list: { firstByteMs: number; ms: number; bytes: number; items: number }, what: string) => {
+    if (list.items !== objects) throw new Error(`big: ${what} had ${list.items} items, not ${objects}`);
+    return { ms: Math.round(list.ms), firstByteMs: round(list.firstByteMs), bytes: list.bytes, MBps: round(list.bytes / MB / (list.ms / 1000)) };
+  };
+  /** Upstream requests since `seq`: pages of lists, apart from the one-item lists a hub asks the upstream's resourceVersion with. */
+  const upstreamSince = async (seq: number) => {
+    const requests = await sim.requestsSince(seq, NAMESPACE);
+    const lists = requests.filter((r) => r.verb === "list");
+    const checks = lists.filter((r) => new URLSearchParams(r.query).get("limit") === "1").length;
+    const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+    return {
+      all: requests.length,
+      pages: lists.length - checks,
+      said: `${count(lists.length - checks, "list page")}, ${count(checks, "resourceVersion check")} (limit=1) and ${count(requests.filter((r) => r.verb === "watch").length, "watch")} upstream`,
+    };
+  };
+
+  const idle = await measureMemory(relay());
+  rows.push({
+    ...base,
+    system: "relay",
+    transport: "http",
+    step: "idle, before the first request",
+    ms: null,
+    ...stepCost({ heapMax: idle.heap, heapAfter: idle.heap, rssMax: idle.rss, samples: 1 }, undefined, undefined),
+  });
+
+  // The baseline: the API server's own lists, whole and paged (the hub reads it paged).
+  if (systems.some((s) => s.name === "direct")) {
+    progress("the API server's own list, whole");
+    await own.context.quiesce();
+    const whole = await timedList(`${sim.url}${PATH}`);
+    rows.push({ ...base, system: "direct", transport: "http", step: "full list, the API server's own", ...listFields(whole, "the API server's list"), ...stepCost(undefined, undefined, undefined) });
+    progress(`the API server's own list, in pages of ${size.pageLimit}`);
+    await own.context.quiesce();
+    const list = await pagedList(`${sim.url}${PATH}`, size.pageLimit);
+    rows.push({
+      ...base,
+      system: "direct",
+      transport: "http",
+      step: `paged list (limit=${size.pageLimit}), the API server's own`,
+      ...listFields(list, "the API server's list"),
+      pages: list.pages,
+      ...stepCost(undefined, undefined, undefined),
+    });
+  }
+
+  // The hub's first list: the first request starts it (and is answered 503 if the list takes
+  // longer than the 10 s a request waits for it); done once the hub holds every object at the
+  // list's resourceVersion. Nobody watching, the hub may stop its upstream watch meanwhile (its
+  // idle grace): it has the collection, and the next request resumes the watch from there.
+  {
+    const seq = await sim.requestSeq();
+    const name = `first list (the hub's, from the API server in pages of 500)`;
+    let answer = "";
+    const traced = await step(name, async () => {
+      const started = performance.now();
+      const first = timedList(`${relayUrl()}${PATH}?limit=${size.pageLimit}`, { parse: true }).then(
+        () => "200",
+        (e: Error) => /HTTP (\d+)/.exec(e.message)?.[1] ?? e.message,
+      );
+      const synced = await until(async () => {
+        const s = await stats();
+        return s.objects === objects && s.resourceVersion > 0;
+      }, size.timeoutMs);
+      const ms = performance.now() - started;
+      answer = await first;
+      return synced ? ms : null;
+    });
+    const upstream = await upstreamSince(seq);
+    rows.push(
+      row(name, "http", traced, {
+        ms: traced.result === null ? null : Math.round(traced.result),
+        upstreamRequests: upstream.all,
+        pages: upstream.pages,
+        note:
+          `${upstream.said}; the request that started it was answered ${answer === "200" ? "200" : `${answer} (a request waits at most 10 s for a hub's first list)`}` +
+          (traced.after.watching ? "" : `; the hub, with no subscriber, had stopped its upstream watch by then (idle)`),
+      }),
+    );
+  }
+  const horizon = (await stats()).resourceVersion;
+  keep(`${relayUrl()}${PATH}?watch=1&resourceVersion=${horizon}`);
+
+  for (const [name, query] of [
+    ["full list, resourceVersion=0", "?resourceVersion=0"],
+    ["full list, consistent read", ""],
+  ] as const) {
+    const seq = await sim.requestSeq();
+    const traced = await step(name, () => timedList(`${relayUrl()}${PATH}${query}`));
+    rows.push(row(name, "http", traced, { ...listFields(traced.result, name), upstreamRequests: (await upstreamSince(seq)).all }));
+  }
+  {
+    const name = `paged list (limit=${size.pageLimit})`;
+    const seq = await sim.requestSeq();
+    const traced = await step(name, () => pagedList(`${relayUrl()}${PATH}`, size.pageLimit));
+    rows.push(row(name, "http", traced, { ...listFields(traced.result, name), pages: traced.result.pages, upstreamRequests: (await upstreamSince(seq)).all }));
+  }
+
+  // Initial states: every subscriber opens at once, and is done once it has every object.
+  const initial = async (name: string, transport: BigRow["transport"], count: number, extra = "") => {
+    const specs = Array.from({ length: count }, () => {
+      const spec = subscriber(relay(), transport, sim, PATH);
+      return { ...spec, url: `${spec.url}${extra}` };
+    });
+    const traced = await step(name, async () => {
+      const started = Date.now();
+      const caught = await own.context.loadgens.arrive(specs, { added: objects }, size.timeoutMs, 100);
+      return { ...caught, started };
+    });
+    await own.context.loadgens.close();
+    const { caughtUpAt, missing, bytes, started } = traced.result;
+    rows.push(
+      row(name, transport, traced, {
+        subscribers: count,
+        ms: missing === 0 ? Math.max(0, ...caughtUpAt.map((at) => at - started)) : null,
+        bytes,
+        MBps: missing === 0 ? round(bytes / MB / (Math.max(1, ...caughtUpAt.map((at) => at - started)) / 1000)) : null,
+        ...(missing > 0 ? { note: `${missing} of ${count} did not have it all within ${size.timeoutMs / 1000} s` } : {}),
+      }),
+    );
+  };
+  await initial(`initial state to ${size.subscribers} subscribers at once, WebSocket`, "ws", size.subscribers);
+  await initial(`initial state to ${size.subscribers} subscribers at once, HTTP`, "http", size.subscribers);
+  await initial("watch-list (sendInitialEvents=true), HTTP", "http", 1, "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true");
+
+  // A minute of churn, the subscribers watching from the head.
+  {
+    const name = `churn, ${size.churn} changes/s for ${size.churnMs / 1000} s, ${size.subscribers} WebSocket subscribers`;
+    const head = (await stats()).resourceVersion;
+    await own.context.loadgens.open(
+      Array.from({ length: size.subscribers }, () => ({ ...subscriber(relay(), "ws", sim, PATH), from: head })),
+      100,
+    );
+    const traced = await step(name, async () => {
+      await sim.churn(size.churn, NAMESPACE);
+      await sleep(Math.min(2000, size.churnMs / 4));
+      try {
+        return await measureWindow(own.context, relay(), size.churnMs);
+      } finally {
+        await sim.churn(0);
+      }
+    });
+    await own.context.loadgens.close();
+    const delivery = deliveryFields(traced.result, size.churn, size.subscribers);
+    rows.push(
+      row(name, "ws", traced, {
+        subscribers: size.subscribers,
+        ms: size.churnMs,
+        deliveredPerSec: delivery.deliveredPerSec,
+        p99Ms: delivery.p99Ms,
+        cpuUsPerEvent: delivery.cpuUsPerEvent,
+        note: `${delivery.upstreamEventsPerSec} changes/s upstream; ${delivery.deliveredPct}% of them delivered to every subscriber; ${delivery.cutOffs} cut off`,
+      }),
+    );
+  }
+
+  // Net changes since the first list, as the project's client resumes (delta framing, compact=true).
+  {
+    const name = "resume for net changes (compact=true) from the horizon";
+    const head = (await stats()).resourceVersion;
+    const spec = { ...subscriber(relay(), "ws", sim, PATH), protocol: DELTA_PROTOCOL, compact: true, from: horizon };
+    const traced = await step(name, async () => {
+      const started = Date.now();
+      return { ...(await own.context.loadgens.arrive([spec], { target: head }, size.timeoutMs)), started };
+    });
+    await own.context.loadgens.close();
+    const { caughtUpAt, missing, bytes, started } = traced.result;
+    rows.push(
+      row(name, "ws", traced, {
+        subscribers: 1,
+        ms: missing === 0 ? Math.max(0, ...caughtUpAt.map((at) => at - started)) : null,
+        bytes,
+        note: `${head - horizon} changes since the horizon (the first list), each changed object sent once`,
+      }),
+    );
+  }
+
+  // A storm: every subscriber drops, the collection changes, all resume at once from where they were.
+  {
+    const name = `storm of ${size.resumes} resumes after ${size.missed} changes, WebSocket`;
+    const head = (await stats()).resourceVersion;
+    const { loadgens } = own.context;
+    await loadgens.open(
+      Array.from({ length: size.resumes }, () => ({ ...subscriber(relay(), "ws", sim, PATH), from: head })),
+      100,
+    );
+    const live = await sim.step(NAMESPACE, 10);
+    const synced = await loadgens.waitFor(live, size.timeoutMs);
+    if (synced.missing > 0) throw new Error(`big: ${synced.missing} of the storm's subscribers never saw resourceVersion ${live}`);
+    await loadgens.drop();
+    const target = await sim.step(NAMESPACE, size.missed);
+    if (!(await until(async () => (await stats()).resourceVersion >= target, size.timeoutMs, 50))) throw new Error(`big: the hub never reached resourceVersion ${target}`);
+    const seq = await sim.requestSeq();
+    const traced = await step(name, async () => {
+      const started = Date.now();
+      return { ...(await loadgens.resume(target, size.timeoutMs)), started };
+    });
+    await loadgens.close();
+    const { caughtUpAt, missing, bytes, started } = traced.result;
+    rows.push(
+      row(name, "ws", traced, {
+        subscribers: size.resumes,
+        ms: missing === 0 ? Math.max(0, ...caughtUpAt.map((at) => at - started)) : null,
+        bytes,
+        upstreamRequests: (await upstreamSince(seq)).all,
+        ...(missing > 0 ? { note: `${missing} of ${size.resumes} did not catch up within ${size.timeoutMs / 1000} s` } : {}),
+      }),
+    );
+  }
+
+  // A relist after a 410: the hub's watch stalls, the collection changes, then the history is
+  // compacted and the watch expired, so the hub's resume is refused and it relists and diffs.
+  {
+    const name = `relist after a 410, ${size.missed} changes missed`;
+    await sim.faults({ stallWatches: true });
+    const target = await sim.step(NAMESPACE, size.missed);
+    const expected = await sim.count(NAMESPACE);
+    const seq = await sim.requestSeq();
+    const traced = await step(name, async () => {
+      const started = performance.now();
+      await sim.faults({ compact: true, expireWatches: true });
+      const relisted = await until(async () => {
+        const s = await stats();
+        return s.upstream === "watching" && s.resourceVersion >= target && s.objects === expected;
+      }, size.timeoutMs);
+      return relisted ? performance.now() - started : null;
+    });
+    const upstream = await upstreamSince(seq);
+    rows.push(
+      row(name, "http", traced, {
+        ms: traced.result === null ? null : Math.round(traced.result),
+        upstreamRequests: upstream.all,
+        pages: upstream.pages,
+        note: upstream.said,
+      }),
+    );
+  }
+
+  // A restart: workerd killed, started again on its state; the hub's first answer after.
+  {
+    const name = `restart (workerd killed and started again), first answer (limit=${size.pageLimit})`;
+    const before = await stats();
+    const seq = await sim.requestSeq();
+    progress(name);
+    const startedAt = performance.now();
+    await own.restart();
+    const startMs = performance.now() - startedAt;
+    const { result, memory } = await traceMemory(relay(), size.sampleMs, () => timedList(`${relayUrl()}${PATH}?limit=${size.pageLimit}`, { parse: true }));
+    const after = await stats();
+    const upstream = await upstreamSince(seq);
+    rows.push({
+      ...base,
+      system: "relay",
+      transport: "http",
+      step: name,
+      ...stepCost(memory, undefined, after),
+      ms: Math.round(result.ms),
+      firstByteMs: round(result.firstByteMs),
+      upstreamRequests: upstream.all,
+      note: `workerd up again after ${(startMs / 1000).toFixed(1)} s; the hub came back from its storage with ${after.objects} objects, at resourceVersion ${after.resourceVersion} (${before.resourceVersion} before); ${upstream.said}`,
+    });
+  }
+  return rows;
+}

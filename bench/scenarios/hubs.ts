@@ -1,0 +1,99 @@
+/**
+ * @module
+ * `hubs`: many hubs in one isolate. `keys` distinct label selectors (`!bench-k<i>`, each
+ * matching every pod) over one collection of `objects` pods, each a hub holding the whole
+ * collection, served from one workerd with a WebSocket subscriber on each: opened all at once
+ * (every hub's first list, and its initial state to its subscriber), then under churn, every
+ * hub getting every change. Measured: the isolate's JS heap (high-water mark, sampled after full
+ * collections) against the platform's 128 MB, which objects sharing an isolate share; workerd's
+ * resident memory; what the hubs stored.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { deliveryFields, measureWindow, traceMemory } from "../measure.ts";
+import type { HubsRow } from "../rows.ts";
+import { subscriber } from "../systems/system.ts";
+import { BIG_POD_ANNOTATIONS } from "./big.ts";
+import { keySelector } from "./keys.ts";
+import { hubStats, startOwn, stepCost, type HubStats } from "./own.ts";
+import { podsOf, type Scenario } from "./scenario.ts";
+
+const NAMESPACE = "hubs";
+const PATH = podsOf(NAMESPACE);
+
+export const hubs: Scenario = {
+  name: "hubs",
+  systems: ["relay"],
+  // Its own simulator holds its collection.
+  namespaces: () => [],
+  // Many minutes at its full size.
+  once: true,
+  async run(context, systems) {
+    if (!systems.some((s) => s.name === "relay")) return [];
+    const size = context.sizes.hubs;
+    const own = await startOwn(context, "hubs", { namespaces: [NAMESPACE] });
+    try {
+      const { sim, context: ownContext } = own;
+      const { loadgens } = ownContext;
+      const relay = own.relay.relay;
+      const progress = (line: string) => context.progress(`hubs: ${line}`);
+      const objects = await sim.populate(NAMESPACE, size.objects, BIG_POD_ANNOTATIONS);
+      if (objects !== size.objects) throw new Error(`hubs: the simulator holds ${objects} pods, not ${size.objects}`);
+      /** Every hub's stats, summed. */
+      const total = async (): Promise<HubStats> => {
+        const all: HubStats[] = [];
+        for (let i = 0; i < size.keys; i += 20) {
+          all.push(...(await Promise.all(Array.from({ length: Math.min(20, size.keys - i) }, (_, j) => hubStats(own.relay.info.url, PATH, keySelector(i + j))))));
+        }
+        const sum = (field: "rowsWritten" | "storageBytes" | "memoryBytes" | "objects") => all.reduce((n, s) => n + s[field], 0);
+        return { ...(all[0] as HubStats), rowsWritten: sum("rowsWritten"), storageBytes: sum("storageBytes"), memoryBytes: sum("memoryBytes"), objects: sum("objects") };
+      };
+      const base = { scenario: "hubs" as const, system: "relay" as const, transport: "ws" as const, keys: size.keys, objects, subscribers: size.keys };
+
+      progress(`${size.keys} hubs of ${objects} pods each, a WebSocket subscriber on each, opened at once`);
+      await ownContext.quiesce();
+      const opening = await traceMemory(relay, size.sampleMs, async () => {
+        const started = Date.now();
+        const specs = Array.from({ length: size.keys }, (_, i) => subscriber(relay, "ws", sim, PATH, keySelector(i)));
+        return { ...(await loadgens.arrive(specs, { added: objects }, size.timeoutMs, 50)), started };
+      });
+      const opened = await total();
+      if (opened.objects !== size.keys * objects) throw new Error(`hubs: the hubs hold ${opened.objects} objects, not ${size.keys} × ${objects}`);
+      const { caughtUpAt, missing, started } = opening.result;
+      const rows: HubsRow[] = [
+        {
+          ...base,
+          step: "opening: every hub's first list and initial state",
+          ms: missing === 0 ? Math.max(0, ...caughtUpAt.map((at) => at - started)) : null,
+          upstreamWatches: await sim.watchesIn(NAMESPACE),
+          ...stepCost(opening.memory, undefined, opened),
+        },
+      ];
+
+      progress(`${size.churn} changes/s for ${size.churnMs / 1000} s, every hub getting every one`);
+      await sim.churn(size.churn, NAMESPACE);
+      const churned = await traceMemory(relay, size.sampleMs, async () => {
+        try {
+          await sleep(Math.min(2000, size.churnMs / 4));
+          return await measureWindow(ownContext, relay, size.churnMs);
+        } finally {
+          await sim.churn(0);
+        }
+      });
+      const delivery = deliveryFields(churned.result, size.churn, size.keys);
+      rows.push({
+        ...base,
+        step: `churn, ${size.churn} changes/s for ${size.churnMs / 1000} s`,
+        ms: size.churnMs,
+        upstreamWatches: await sim.watchesIn(NAMESPACE),
+        deliveredPerSec: delivery.deliveredPerSec,
+        p99Ms: delivery.p99Ms,
+        cpuUsPerEvent: delivery.cpuUsPerEvent,
+        ...stepCost(churned.memory, opened, await total()),
+      });
+      await loadgens.close();
+      return rows;
+    } finally {
+      await own.stop();
+    }
+  },
+};

@@ -1,0 +1,127 @@
+/**
+ * @module
+ * A simulator and a relay of a scenario's own (`big`, `hubs`): the shared simulator would pay for
+ * a large collection in every other scenario's lists, and the relay's heap readings are then of
+ * that scenario's hubs alone. Also what those scenarios read of a hub, and what a step cost it.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { MemoryTrace } from "../measure.ts";
+import { descendants, waitIdle } from "../proc.ts";
+import { inRound } from "../rounds.ts";
+import type { StepCost } from "../rows.ts";
+import { Sim } from "../sim.ts";
+import { startRelay, type Relay } from "../systems/workerd.ts";
+import type { Context } from "./scenario.ts";
+
+/** What `/_relay/stats/<collection>` says of a hub (zeros for one that has not started). */
+export interface HubStats {
+  upstream: string;
+  watching: boolean;
+  subscribers: number;
+  resourceVersion: number;
+  windowStart: number;
+  windowEvents: number;
+  objects: number;
+  storageBytes: number;
+  memoryBytes: number;
+  rowsWritten: number;
+}
+
+export async function hubStats(relayUrl: string, path: string, labelSelector?: string): Promise<HubStats> {
+  const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
+  const response = await fetch(`${relayUrl}/_relay/stats${path}${query}`);
+  if (!response.ok) throw new Error(`/_relay/stats${path}${query}: HTTP ${response.status}`);
+  const stats = (await response.json()) as Partial<HubStats>;
+  return {
+    upstream: stats.upstream ?? "stopped",
+    watching: stats.watching ?? false,
+    subscribers: stats.subscribers ?? 0,
+    resourceVersion: stats.resourceVersion ?? 0,
+    windowStart: stats.windowStart ?? 0,
+    windowEvents: stats.windowEvents ?? 0,
+    objects: stats.objects ?? 0,
+    storageBytes: stats.storageBytes ?? 0,
+    memoryBytes: stats.memoryBytes ?? 0,
+    rowsWritten: stats.rowsWritten ?? 0,
+  };
+}
+
+/** Poll `check` every `everyMs` until it holds; false if `timeoutMs` passed first. */
+export async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 250): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (performance.now() > deadline) return false;
+    await sleep(everyMs);
+  }
+}
+
+const MB = 2 ** 20;
+const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
+
+/** A step's cost from its memory trace and the hub's stats before and after it (rows written since; a restarted hub counts from 0). */
+export function stepCost(
+  memory: MemoryTrace | undefined,
+  before: Pick<HubStats, "rowsWritten"> | undefined,
+  after: Pick<HubStats, "rowsWritten" | "storageBytes" | "memoryBytes"> | undefined,
+): StepCost {
+  return {
+    heapMaxMB: memory ? mb(memory.heapMax) : null,
+    heapAfterMB: memory ? mb(memory.heapAfter) : null,
+    rssMaxMB: memory ? mb(memory.rssMax) : null,
+    rowsWritten: after ? after.rowsWritten - (before && before.rowsWritten <= after.rowsWritten ? before.rowsWritten : 0) : null,
+    storageMB: after ? mb(after.storageBytes) : null,
+    linesMB: after ? mb(after.memoryBytes) : null,
+  };
+}
+
+/** A scenario's simulator and relay, with the context its measurements need (the load of this simulator's collection, these processes as the bench's own). */
+export interface Own {
+  sim: Sim;
+  relay: Relay;
+  context: Context;
+  /** Stop the relay (killed, as a crash) and start it again on its state; the new relay. */
+  restart(): Promise<Relay>;
+  stop(): Promise<void>;
+}
+
+/** Start a simulator holding `namespaces` (seeded) and a relay in front of it, named `name` in the logs. */
+export async function startOwn(context: Context, name: string, simArgs: { namespaces: string[]; historyLimit?: number }): Promise<Own> {
+  const label = inRound(name, context.round);
+  const sim = await Sim.start({ namespaces: simArgs.namespaces, slimPodNamespaces: [], historyLimit: simArgs.historyLimit }, context.logDir, `${label}-sim`);
+  let relay: Relay | undefined;
+  const stop = async () => {
+    await relay?.stop();
+    await sim.stop();
+  };
+  try {
+    relay = await startRelay(sim, context.logDir, { name: `${label}-relay` });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  // Its measurements wait for its own processes to be idle, and count them as the bench's.
+  const own = (): Context => ({
+    ...context,
+    sim,
+    benchPids: [process.pid, ...descendants(process.pid)],
+    quiesce: async () => void (await waitIdle([sim.pid, result.relay.info.pid])),
+  });
+  context.started([{ role: `${label}: simulator`, pid: sim.pid }, ...relay.processes]);
+  const result: Own = {
+    sim,
+    relay,
+    context: own(),
+    async restart() {
+      const old = result.relay;
+      process.kill(old.info.pid, "SIGKILL");
+      await old.stop();
+      relay = result.relay = await startRelay(sim, context.logDir, { name: `${label}-relay`, stateDir: old.stateDir });
+      context.started(relay.processes);
+      result.context = own();
+      return relay;
+    },
+    stop,
+  };
+  return result;
+}
