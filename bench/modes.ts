@@ -125,7 +125,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         hot: { subscribers: 2000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 4 }, missed: 1000, warmupMs: 1000, measureMs: 3000, timeoutMs: 30_000 },
         views: { objects: 100_000, views: 200, limit: 50, rate: 100, refetchers: 20, warmupMs: 2000, measureMs: 10_000, timeoutMs: 600_000 },
         snapshot: { objects: 10_000, repeats: 3, pageLimit: 500 },
-        big: { objects: 200_000, subscribers: 100, resumes: 1000, missed: 1000, churn: 100, churnMs: 60_000, pageLimit: 500, sampleMs: 1000, timeoutMs: 900_000 },
+        big: { objects: 200_000, subscribers: 10, resumes: 1000, missed: 1000, churn: 100, churnMs: 30_000, pageLimit: 500, sampleMs: 1000, timeoutMs: 900_000 },
         hubs: { keys: 1000, objects: 1000, churn: 5, churnMs: 10_000, sampleMs: 1000, timeoutMs: 600_000 },
         profiles: [
           { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
