@@ -193,6 +193,8 @@ describe("stats", () => {
       storageBytes: 0,
       memoryBytes: 0,
       rowsWritten: 0,
+      eventsCommitted: 0,
+      sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } },
       replicas: [],
     });
     const a = await wsWatch(`${podsPath(ns)}?watch=1`);
