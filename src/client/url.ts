@@ -56,6 +56,8 @@ export interface ViewQuery {
   sort?: string | undefined;
   filter?: string | undefined;
   offset?: number | undefined;
+  /** The window's first row by key, instead of `offset`. */
+  anchor?: string | undefined;
   limit?: number | undefined;
   rows?: "cells" | "object" | undefined;
 }
@@ -71,8 +73,9 @@ export function viewUrl(collection: URL, view: ViewQuery, live: boolean, timeout
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     url.searchParams.set("watch", "1");
   }
-  for (const name of ["sort", "filter", "offset", "limit", "rows"] as const) {
+  for (const name of ["sort", "filter", "offset", "anchor", "limit", "rows"] as const) {
     const value = view[name];
+    if (name === "offset" && view.anchor) continue;
     if (value !== undefined && value !== "") url.searchParams.set(name, String(value));
   }
   if (live && timeoutSeconds !== undefined) url.searchParams.set("timeoutSeconds", String(timeoutSeconds));

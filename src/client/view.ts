@@ -52,6 +52,12 @@ export interface ViewWindow {
   sort?: string;
   filter?: string;
   offset?: number;
+  /**
+   * The window's first row, by key (`namespace/name`), instead of `offset`: the window opens at
+   * that row's offset, which `window.offset` then says (the view stays at that offset, and
+   * reopens there). A row that is not one of the view's fails the view with the relay's 404.
+   */
+  anchor?: string;
   limit?: number;
 }
 
@@ -81,14 +87,22 @@ interface Spec {
   sort: string;
   filter: string;
   offset: number;
+  /** "" for none. */
+  anchor: string;
   limit: number;
 }
 
-const specOf = (window: ViewWindow): Spec => ({ sort: window.sort ?? "", filter: window.filter ?? "", offset: window.offset ?? 0, limit: window.limit ?? VIEW_LIMIT_DEFAULT });
-const sameSpec = (a: Spec, b: Spec): boolean => a.sort === b.sort && a.filter === b.filter && a.offset === b.offset && a.limit === b.limit;
+const specOf = (window: ViewWindow): Spec => ({
+  sort: window.sort ?? "",
+  filter: window.filter ?? "",
+  offset: window.offset ?? 0,
+  anchor: window.anchor ?? "",
+  limit: window.limit ?? VIEW_LIMIT_DEFAULT,
+});
+const sameSpec = (a: Spec, b: Spec): boolean => a.sort === b.sort && a.filter === b.filter && a.offset === b.offset && a.anchor === b.anchor && a.limit === b.limit;
 
 type Frame<T> =
-  | { type: "VIEW"; resourceVersion: string; count: number; columns: ViewColumn[]; rows: Array<ViewRow<T>> }
+  | { type: "VIEW"; resourceVersion: string; count: number; offset: number; columns: ViewColumn[]; rows: Array<ViewRow<T>> }
   | { type: "ROWS"; resourceVersion: string; count: number; changes: Array<RowChange<ViewRow<T>>> }
   | { type: "ERROR"; object: Status };
 
@@ -201,9 +215,10 @@ export class View<T extends KubeResource = KubeObject> {
     return this.#resourceVersion;
   }
 
-  /** The window the rows are of (until the first arrives, the one asked for). */
-  get window(): Required<ViewWindow> {
-    return { ...(this.#shown ?? this.#wanted) };
+  /** The window the rows are of (until the first arrives, the one asked for: with its anchor, if it has one). */
+  get window(): Required<Omit<ViewWindow, "anchor">> & Pick<ViewWindow, "anchor"> {
+    const { anchor, ...window } = this.#shown ?? this.#wanted;
+    return anchor === "" ? window : { ...window, anchor };
   }
 
   /**
@@ -213,7 +228,8 @@ export class View<T extends KubeResource = KubeObject> {
    */
   update(change: ViewWindow): Promise<void> {
     if (this.#closed) return Promise.reject(new WatchError("the view is closed", { retryable: false }));
-    const wanted = specOf({ ...this.#wanted, ...change });
+    // An offset asked for replaces an anchor asked for before.
+    const wanted = specOf({ ...this.#wanted, ...(change.offset === undefined ? {} : { anchor: "" }), ...change });
     const waiting = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
     if (sameSpec(wanted, this.#wanted) && (this.#opening !== undefined || this.#retry !== undefined || this.#shown === undefined)) return waiting;
     this.#wanted = wanted;
@@ -315,11 +331,17 @@ export class View<T extends KubeResource = KubeObject> {
     } else if (session !== this.#live) return;
     session.served = true;
     this.#backoff.reset();
+    // An anchored window is, from now on, the window at the offset its anchor was found at.
+    let spec = session.spec;
+    if (spec.anchor !== "") {
+      spec = { ...spec, anchor: "", offset: frame.offset };
+      if (sameSpec(this.#wanted, session.spec)) this.#wanted = spec;
+    }
     this.#columns = frame.columns;
     this.#resourceVersion = frame.resourceVersion;
     const first = this.#shown === undefined;
     let replayed: number;
-    if (this.#shown && sameSpec(this.#shown, session.spec)) {
+    if (this.#shown && sameSpec(this.#shown, spec)) {
       // The same window again (reopened, or sent afresh): what changed in it, as row changes.
       const changes = windowChanges(
         this.#rows,
@@ -333,7 +355,7 @@ export class View<T extends KubeResource = KubeObject> {
     } else {
       // The rows and the count of the new window together, when it is told.
       const previous = this.#count;
-      this.#shown = session.spec;
+      this.#shown = spec;
       this.#rows = frame.rows;
       this.#count = frame.count;
       this.#options.onReset?.(this.#rows);

@@ -27,6 +27,7 @@ import type { Status } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Log } from "../log.ts";
 import type { RefusalReason } from "../metrics/catalog.ts";
+import { join } from "./shared-work.ts";
 
 /** Who is asking, as the hub needs to know it to keep checking. */
 export interface Identity {
@@ -212,7 +213,12 @@ export class Authenticator {
   kubeUpstreamProblem(upstream: Upstream): Promise<string | undefined> {
     const now = Date.now();
     const last = this.#upstreamChecks.get(upstream.cluster);
-    if (last && last.until > now) return last.problem;
+    if (last && last.until > now)
+      return join(last.problem, () => {
+        // Not settled in time: the request that started the check may be gone (`shared-work.ts`); check anew.
+        if (this.#upstreamChecks.get(upstream.cluster) === last) this.#upstreamChecks.delete(upstream.cluster);
+        return this.kubeUpstreamProblem(upstream);
+      });
     const entry = { problem: this.#checkUpstream(upstream), until: now + UPSTREAM_CHECK_TTL_MS };
     this.#upstreamChecks.set(upstream.cluster, entry);
     return entry.problem;
@@ -258,7 +264,12 @@ export class Authenticator {
     const refusedUntil = this.#refusals.get(key);
     if (refusedUntil !== undefined && refusedUntil > now) return { ok: false, unauthenticated: true, reason: "the cluster refused this token a moment ago" };
     const asking = this.#asking.get(key) as Promise<Review<T>> | undefined;
-    if (asking) return asking;
+    if (asking)
+      return join(asking, () => {
+        // Not answered in time: the request that asked may be gone (`shared-work.ts`); ask anew, or join whoever did.
+        if (this.#asking.get(key) === asking) this.#asking.delete(key);
+        return client === undefined ? this.#cached(key, review) : this.#cached(key, review, client);
+      });
     const slot = client === undefined ? undefined : this.#limiter.take(client);
     if (slot && "retryAfterSeconds" in slot) return { ok: false, ...slot };
     const answer = review().then((result) => {
@@ -271,7 +282,7 @@ export class Authenticator {
     try {
       return await answer;
     } finally {
-      this.#asking.delete(key);
+      if (this.#asking.get(key) === answer) this.#asking.delete(key);
       slot?.release();
     }
   }

@@ -10,6 +10,7 @@
  * larger than the whole bound is not read past it: the upstream is then reported as unable to
  * answer, as no isolate can hold what it would take.
  */
+import { join } from "./shared-work.ts";
 
 /** One upstream answer, as the upstream gave it. */
 export interface UpstreamDocument {
@@ -36,6 +37,8 @@ export interface DocumentCacheOptions {
   /** Bound on the cached bodies' total length; the least recently fetched go first. */
   maxBytes: number;
   now: () => number;
+  /** How long a request waits on another's fetch before fetching anew (`shared-work.ts`; `JOIN_WAIT_MS` by default). */
+  joinWaitMs?: number;
 }
 
 interface Entry {
@@ -61,12 +64,22 @@ export class DocumentCache {
     const key = JSON.stringify([cluster, path, accept]);
     const entry = this.#entries.get(key);
     if (entry && this.#options.now() - entry.fetchedAt < this.#options.ttlMs) return Promise.resolve(entry.document);
-    let pending = this.#inflight.get(key);
-    if (!pending) {
-      pending = this.#refresh(key, path, accept, fetch).finally(() => this.#inflight.delete(key));
-      this.#inflight.set(key, pending);
-    }
-    return pending;
+    const pending = this.#inflight.get(key);
+    if (pending)
+      return join(
+        pending,
+        () => {
+          // Not settled in time: the request that started it may be gone (`shared-work.ts`); start anew, or join whoever did.
+          if (this.#inflight.get(key) === pending) this.#inflight.delete(key);
+          return this.get(cluster, path, accept, fetch);
+        },
+        this.#options.joinWaitMs,
+      );
+    const started = this.#refresh(key, path, accept, fetch).finally(() => {
+      if (this.#inflight.get(key) === started) this.#inflight.delete(key);
+    });
+    this.#inflight.set(key, started);
+    return started;
   }
 
   async #refresh(key: string, path: string, accept: string, fetch: DocumentFetch): Promise<UpstreamDocument> {

@@ -120,7 +120,9 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
 export async function admitView(parts: AdmissionParts, request: ViewRequest, websocket: boolean): Promise<Response> {
   const { fanout, quotas, sockets, views } = parts;
   await parts.feed.caughtUp(CATCH_UP_WAIT_MS);
-  if (!request.watch) return new Response(views.page(request.view), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
+  const spec = views.anchored(request.view);
+  if (!spec.ok) return statusResponse(spec.status);
+  if (!request.watch) return new Response(views.page(spec.value), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
   const grant = request.grant;
   if (grant) {
     const refused = await quotas.admitSubscriber(grant.subject);
@@ -135,7 +137,7 @@ export async function admitView(parts: AdmissionParts, request: ViewRequest, web
       );
   subscriber = new Subscriber(opened.sink, parts.feed.window.head, { bookmarks: false, timeoutMs: timeoutOf(request), grant, view: true });
   attach(parts, subscriber, opened.sink, grant);
-  views.open(subscriber, request.view);
+  views.open(subscriber, spec.value);
   return opened.response;
 }
 

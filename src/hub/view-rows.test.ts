@@ -66,6 +66,23 @@ describe("ViewRows", () => {
     );
   });
 
+  it("finds an anchor row's position in a view's order as JavaScript does, and none for a row the filter leaves out or that is not there", () => {
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 25 }), spec, fc.nat(), (input, asked, pick) => {
+        const { rows, storage } = open();
+        const all = keyed(input);
+        storage.transaction(() => all.forEach((r, i) => rows.write(r.key, r, i + 1)));
+        const expected = all.filter((r) => matches(asked, r)).sort(compareRows(asked));
+        for (const anchor of all) {
+          const at = expected.indexOf(anchor);
+          expect(rows.position(asked, anchor.key)).toBe(at < 0 ? undefined : at);
+        }
+        expect(rows.position(asked, `nowhere/${pick}`)).toBeUndefined();
+      }),
+      { seed: 2026, numRuns: 300 },
+    );
+  });
+
   it("keeps a row's resourceVersion, replaces it, and deletes it", () => {
     const { rows, storage } = open();
     const r: ViewRow = { key: "a/x", namespace: "a", name: "x", created: 5, values: ["x", "1/1", 3], labels: { app: "web" } };

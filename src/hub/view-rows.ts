@@ -7,7 +7,7 @@
  * object's JSON is kilobytes, its row a few dozen bytes, so a scan or an index build over a
  * hundred thousand of them reads a few thousand pages, not a hundred thousand.
  */
-import { filterSql, orderSql, VIEW_COLUMNS, valueColumn, type ViewRow, type ViewSpec } from "../k8s/view.ts";
+import { beforeSql, filterSql, matches, orderSql, VIEW_COLUMNS, valueColumn, type ViewRow, type ViewSpec } from "../k8s/view.ts";
 import type { Sql } from "./storage.ts";
 
 const VALUE_COLUMNS = Array.from({ length: VIEW_COLUMNS - 1 }, (_, i) => valueColumn(i + 1));
@@ -92,6 +92,17 @@ export class ViewRows {
       .exec<SqlRow>(`SELECT ${COLUMNS} FROM view_rows ${through} WHERE ${where} ORDER BY ${orderSql(spec)} LIMIT ? OFFSET ?`, ...params, spec.limit, spec.offset)
       .toArray()
       .map(stored);
+  }
+
+  /** Where the row at `key` is in the view's order: how many rows that pass its filter come before it; `undefined` if it does not pass, or is not there. */
+  position(spec: Pick<ViewSpec, "sort" | "filter">, key: string): number | undefined {
+    const at = this.get(key)?.row;
+    if (!at || !matches(spec, at)) return undefined;
+    const filter = filterSql(spec);
+    const before = beforeSql(spec, at);
+    return this.#sql()
+      .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM view_rows WHERE ${filter.where} AND (${before.where})`, ...filter.params, ...before.params)
+      .one().n;
   }
 
   /** How many rows pass the view's filter. */

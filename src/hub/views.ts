@@ -14,6 +14,7 @@
  */
 import { tableHead, tableRow, type TableResource } from "../k8s/table.ts";
 import { compareRows, matches, VIEW_COLUMNS, windowChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8s/view.ts";
+import { failure, type Result } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { LineBatch, type Subscriber } from "./subscriber.ts";
 import type { RowUpdate, ViewRows } from "./view-rows.ts";
@@ -108,6 +109,15 @@ export class Views {
 
   get size(): number {
     return this.#members.size;
+  }
+
+  /** `spec` with its anchor found: the window at that row's offset now, or the 404 that says the row is not one of the view's. */
+  anchored(spec: ViewSpec): Result<ViewSpec> {
+    if (spec.anchor === undefined) return { ok: true, value: spec };
+    const offset = this.#source.rows.position(spec, spec.anchor);
+    if (offset === undefined)
+      return { ok: false, status: failure(404, "NotFound", `the view's anchor ${JSON.stringify(spec.anchor)} is not one of its rows: there is no such object, or it does not pass the view's filter`) };
+    return { ok: true, value: { sort: spec.sort, filter: spec.filter, offset, limit: spec.limit, rows: spec.rows } };
   }
 
   /** A view's window now, as the frame a GET answers (no view is opened). */

@@ -74,6 +74,8 @@ export interface ViewOp {
   sort?: string;
   filter?: string;
   rows?: string;
+  /** The window's first row, by key, instead of `offset`. */
+  anchor?: string;
   offset?: number;
   limit?: number;
   timeoutSeconds?: number;
@@ -170,7 +172,7 @@ export function parseClientMessage(text: string | ArrayBuffer): ClientMessage {
   return { op };
 }
 
-const VIEW_STRINGS = ["labelSelector", "fieldSelector", "sort", "filter", "rows"] as const;
+const VIEW_STRINGS = ["labelSelector", "fieldSelector", "sort", "filter", "rows", "anchor"] as const;
 const VIEW_COUNTS = ["offset", "limit", "timeoutSeconds"] as const;
 
 /** A view op's fields, typed (their values are checked where `?view=1` is). */

@@ -39,6 +39,9 @@ describe("parseViewSpec", () => {
     expect(parse("")).toEqual({ ok: true, value: { sort: [], filter: [], offset: 0, limit: VIEW_LIMIT_DEFAULT, rows: "cells" } });
     // The Name column is the name.
     expect(parse("sort=-NAME")).toMatchObject({ ok: true, value: { sort: [{ by: { kind: "name" }, descending: true }] } });
+    // A cursor instead of an offset: a namespaced object's key, or a cluster-scoped one's name.
+    expect(parse("anchor=team-a/web-1")).toMatchObject({ ok: true, value: { offset: 0, anchor: "team-a/web-1" } });
+    expect(parse("anchor=node-1")).toMatchObject({ ok: true, value: { anchor: "node-1" } });
   });
 
   it("refuses what it cannot do, saying what it can", () => {
@@ -54,6 +57,8 @@ describe("parseViewSpec", () => {
     expect(message("limit=0")).toMatch(/at least 1/);
     expect(message("offset=-1")).toMatch(/offset must be a whole number/);
     expect(message("rows=yaml")).toMatch(/rows is cells or object/);
+    expect(message("anchor=team-a/web-1&offset=0")).toMatch(/offset or as anchor, not both/);
+    for (const key of ["/web-1", "team-a/", "a/b/c", "x".repeat(508)]) expect(message(`anchor=${key}`)).toMatch(/is not a row's key: namespace\/name, or name/);
     expect(parse("sort=Colour")).toMatchObject({ ok: false, status: { code: 400, reason: "BadRequest" } });
   });
 });

@@ -50,6 +50,12 @@ export interface ViewSpec {
   /** The window: its first row's position in the order, and how many rows. */
   offset: number;
   limit: number;
+  /**
+   * A cursor: the window starts at this row (`namespace/name`, or `name` for a cluster-scoped
+   * object) instead of at `offset`, found where the view opens; from then on, the window is
+   * at that row's offset.
+   */
+  anchor?: string;
   /** Each row as the object, or as its Table cells. */
   rows: "cells" | "object";
 }
@@ -120,12 +126,16 @@ export function parseViewSpec(query: URLSearchParams, tableColumns: ReadonlyArra
   };
   const offset = number("offset", 0, Number.MAX_SAFE_INTEGER);
   if (typeof offset === "string") return bad(offset);
+  const anchor = query.get("anchor") ?? "";
+  if (anchor !== "" && query.get("offset") !== null) return bad("give the window's start as offset or as anchor, not both");
+  // An object's key: a namespace and a name (each at most 253 characters), or a name.
+  if (anchor.length > 507 || /^\/|\/$|\/.*\//.test(anchor)) return bad(`anchor ${JSON.stringify(anchor.slice(0, 80))} is not a row's key: namespace/name, or name for a cluster-scoped object`);
   const limit = number("limit", VIEW_LIMIT_DEFAULT, VIEW_LIMIT_MAX);
   if (typeof limit === "string") return bad(limit);
   if (limit === 0) return bad("limit must be at least 1");
   const rows = query.get("rows") ?? "cells";
   if (rows !== "cells" && rows !== "object") return bad(`rows is cells or object, got ${JSON.stringify(rows)}`);
-  return { ok: true, value: { sort, filter, offset, limit, rows } };
+  return { ok: true, value: { sort, filter, offset, limit, rows, ...(anchor === "" ? {} : { anchor }) } };
 }
 
 /** The SQL column of a Table column's value in `view_rows`. */
@@ -151,6 +161,33 @@ function sqlOf(by: SortKey): string {
 /** The view's order as an SQL `ORDER BY` list, the key last. */
 export function orderSql(spec: Pick<ViewSpec, "sort">): string {
   return [...spec.sort.map((s) => `${sqlOf(s.by)}${s.descending ? " DESC" : ""}`), "key"].join(", ");
+}
+
+/**
+ * Rows that come before `row` in the view's order, as an SQL condition and its parameters: the
+ * order's keys compared one after another as `orderSql` sorts them (SQLite's NULL first, so
+ * last where descending), the key breaking the last tie.
+ */
+export function beforeSql(spec: Pick<ViewSpec, "sort">, row: ViewRow): { where: string; params: Array<string | number | null> } {
+  const terms = [...spec.sort.map((s) => ({ sql: sqlOf(s.by), value: valueAt(row, s.by), descending: s.descending })), { sql: "key", value: row.key, descending: false }];
+  const alternatives: string[] = [];
+  const params: Array<string | number | null> = [];
+  terms.forEach((term, i) => {
+    const tied = terms.slice(0, i).map((t) => {
+      params.push(t.value);
+      return `${t.sql} IS ?`;
+    });
+    // Before it: less ascending, more descending; a NULL is less than any value.
+    if (term.value === null) {
+      if (!term.descending) return void params.splice(params.length - i, i);
+      tied.push(`${term.sql} IS NOT NULL`);
+    } else {
+      tied.push(term.descending ? `${term.sql} > ?` : `(${term.sql} IS NULL OR ${term.sql} < ?)`);
+      params.push(term.value);
+    }
+    alternatives.push(`(${tied.join(" AND ")})`);
+  });
+  return { where: alternatives.length === 0 ? "0" : alternatives.join(" OR "), params };
 }
 
 /** The view's filter as an SQL condition and its parameters (`1` when it has none). */

@@ -157,6 +157,37 @@ describe("view", () => {
     v.close();
   });
 
+  it("opens at an anchor row, then holds and reopens the window at the offset the relay found it at; an offset asked for later replaces the anchor", async () => {
+    const { v, sockets, seen } = open({ sort: "name", anchor: "ns/m", limit: 2 });
+    expect(v.window).toEqual({ sort: "name", filter: "", offset: 0, anchor: "ns/m", limit: 2 });
+    const first = await sockets.next();
+    expect(params(first)).toEqual({ view: "1", watch: "1", sort: "name", anchor: "ns/m", limit: "2", rows: "cells" });
+    first.line(JSON.stringify({ ...JSON.parse(windowFrame([row("m"), row("n")], 30)), offset: 12 }));
+    await v.ready;
+    expect(v.window).toEqual({ sort: "name", filter: "", offset: 12, limit: 2 });
+    seen.drain();
+    // Reopened where it is: the row may have gone, its offset has not.
+    first.serverClose(1000, "timeoutSeconds reached");
+    const second = await sockets.next();
+    expect(params(second)).toEqual({ view: "1", watch: "1", sort: "name", offset: "12", limit: "2", rows: "cells" });
+    second.line(JSON.stringify({ ...JSON.parse(windowFrame([row("n"), row("o")], 29)), offset: 12 }));
+    const anchored = v.update({ anchor: "ns/x" });
+    const third = await sockets.next();
+    expect(params(third)).toMatchObject({ anchor: "ns/x" });
+    expect(params(third).offset).toBeUndefined();
+    third.line(JSON.stringify({ ...JSON.parse(windowFrame([row("x")], 29)), offset: 20 }));
+    await anchored;
+    expect(v.window.offset).toBe(20);
+    const moved = v.update({ offset: 4 });
+    const fourth = await sockets.next();
+    expect(params(fourth)).toMatchObject({ offset: "4" });
+    expect(params(fourth).anchor).toBeUndefined();
+    fourth.line(JSON.stringify({ ...JSON.parse(windowFrame([row("e"), row("f")], 29)), offset: 4 }));
+    await moved;
+    expect(v.window).toEqual({ sort: "name", filter: "", offset: 4, limit: 2 });
+    v.close();
+  });
+
   it("retries what is worth retrying no sooner than the relay asks, and ends with a WatchError on what is not", async () => {
     const { v, sockets, seen } = open();
     const first = await sockets.next();

@@ -21,9 +21,9 @@ function upstream(...answers: Array<Response | Error>) {
 
 const json = (body: unknown, status = 200, type = "application/json") => new Response(JSON.stringify(body), { status, headers: { "content-type": type } });
 
-function cache(overrides: { maxBytes?: number } = {}) {
+function cache(overrides: { maxBytes?: number; joinWaitMs?: number } = {}) {
   const clock = { now: 1_000_000 };
-  const c = new DocumentCache({ what: "discovery", ttlMs: 60_000, staleMs: 600_000, maxBytes: overrides.maxBytes ?? 1 << 20, now: () => clock.now });
+  const c = new DocumentCache({ what: "discovery", ttlMs: 60_000, staleMs: 600_000, maxBytes: overrides.maxBytes ?? 1 << 20, now: () => clock.now, joinWaitMs: overrides.joinWaitMs });
   return { cache: c, clock };
 }
 
@@ -55,6 +55,20 @@ describe("DocumentCache", () => {
     expect([plain, agg, other].map(text)).toEqual(['{"a":1}', '{"a":2}', '{"a":3}']);
     expect(agg.contentType).toBe(aggregated);
     expect(up.calls).toHaveLength(3);
+  });
+
+  it("fetches anew for a request whose shared fetch does not settle in time (its request may be gone), and shares that one", async () => {
+    const { cache: c } = cache({ joinWaitMs: 20 });
+    const calls: string[] = [];
+    // The first fetch never settles, as one whose request the runtime cancelled; the next answers.
+    const fetch: DocumentFetch = (path) => {
+      calls.push(path);
+      return calls.length === 1 ? new Promise<Response>(() => undefined) : Promise.resolve(json({ kind: "APIResourceList" }));
+    };
+    void c.get("default", "/api/v1", "application/json", fetch);
+    const [a, b] = await Promise.all([c.get("default", "/api/v1", "application/json", fetch), c.get("default", "/api/v1", "application/json", fetch)]);
+    expect([text(a), text(b)]).toEqual(['{"kind":"APIResourceList"}', '{"kind":"APIResourceList"}']);
+    expect(calls).toHaveLength(2);
   });
 
   it("shares one upstream request between concurrent misses", async () => {

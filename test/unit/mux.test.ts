@@ -76,6 +76,8 @@ describe("client messages", () => {
   it("reads a view op back from the standalone live view's query, as the client makes one from a view URL", () => {
     const op = { op: "view" as const, id: "v", path: "/api/v1/pods", labelSelector: "a=b", sort: "-Status,name", filter: "name~web", rows: "cells", offset: 100, limit: 50, timeoutSeconds: 9 };
     expect(viewOpOfQuery("v", "/api/v1/pods", viewQuery(op))).toEqual(op);
+    const anchored = { op: "view" as const, id: "v", path: "/api/v1/pods", sort: "name", anchor: "team-a/web-1", limit: 50 };
+    expect(viewOpOfQuery("v", "/api/v1/pods", viewQuery(anchored))).toEqual(anchored);
     expect(viewOpOfQuery("v", "/api/v1/pods", new URLSearchParams("view=1&watch=1&offset=-1"))).toEqual({ op: "view", id: "v", path: "/api/v1/pods" });
   });
 

@@ -114,6 +114,25 @@ describe("a view's page (GET ?view=1)", () => {
     const limit = await relay(`${podsPath(ns)}?view=1&limit=100000`);
     expect(await limit.json()).toMatchObject({ code: 400, message: expect.stringContaining("limit must be a whole number from 0 to 500") });
   });
+
+  it("starts at an anchor row, wherever the order and filter put it, and says 404 for a row that is not one of the view's", async () => {
+    const ns = await namespaceWith(["p1", "p2", "p3", "p4", "p5"]);
+    const page = async (query: string) => (await (await relay(`${podsPath(ns)}?view=1&${query}`)).json()) as Extract<Frame, { type: "VIEW" }>;
+    const descending = await page(`sort=-name&anchor=${ns}/p3&limit=2`);
+    expect(descending).toMatchObject({ count: 5, offset: 2 });
+    expect(descending.rows.map((r) => r.key)).toEqual([`${ns}/p3`, `${ns}/p2`]);
+    // Among the web tier (p1, p3, p5) by name, p5 is the third.
+    const filtered = await page(`sort=name&filter=label:tier=web&anchor=${ns}/p5`);
+    expect(filtered).toMatchObject({ count: 3, offset: 2 });
+    expect(filtered.rows.map((r) => r.key)).toEqual([`${ns}/p5`]);
+    for (const anchor of [`${ns}/p2`, `${ns}/gone`]) {
+      const missing = await relay(`${podsPath(ns)}?view=1&sort=name&filter=label:tier=web&anchor=${anchor}`);
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toMatchObject({ kind: "Status", code: 404, reason: "NotFound", message: expect.stringContaining(`the view's anchor "${anchor}" is not one of its rows`) });
+    }
+    const both = await relay(`${podsPath(ns)}?view=1&anchor=${ns}/p1&offset=3`);
+    expect(await both.json()).toMatchObject({ code: 400, message: expect.stringContaining("offset or as anchor, not both") });
+  });
 });
 
 describe("a live view", () => {
@@ -202,6 +221,17 @@ describe("a live view", () => {
     expect(again.client.keys).toEqual([`${ns}/a`, `${ns}/c`]);
     expect(again.client.rows[0]?.resourceVersion).toBe(changed.metadata?.resourceVersion);
     again.stop();
+  });
+
+  it("at an anchor row, stays at the offset it was found at as rows come before it", async () => {
+    const ns = await namespaceWith(["b", "d", "f", "h"]);
+    const { socket, client } = await wsView(`${podsPath(ns)}?view=1&watch=1&sort=name&anchor=${ns}/d&limit=2`);
+    await client.until([`${ns}/d`, `${ns}/f`], 4);
+    expect(client.all[0]).toMatchObject({ type: "VIEW", offset: 1 });
+    // A row before the window: the window at offset 1 now starts with b.
+    await sim.createPod(ns, "a");
+    await client.until([`${ns}/b`, `${ns}/d`], 5);
+    socket.close(1000, "done");
   });
 
   it("on a WebSocket of its own, with the relay's stats and metrics counting it", async () => {

@@ -51,7 +51,7 @@ export class ViewTable {
   #columnsOf = "";
   #resource: Resource | undefined;
   /** The window held: its first row's position, how many rows it asked for, its order and filter. */
-  #window: Required<ViewWindow> = { offset: 0, limit: 0, sort: "", filter: "" };
+  #window: Required<Omit<ViewWindow, "anchor">> = { offset: 0, limit: 0, sort: "", filter: "" };
   #count = 0;
   #rowPx = ROW_PX;
   /** The row height was measured for this collection: it stays, so the space above a window does not shift under the reader. */
@@ -89,7 +89,7 @@ export class ViewTable {
   }
 
   /** A new window: its columns, its rows, of `count`; another order or filter starts at the top. */
-  reset(columns: readonly ViewColumn[], rows: readonly ViewRow[], window: Required<ViewWindow>, count: number): void {
+  reset(columns: readonly ViewColumn[], rows: readonly ViewRow[], window: Required<Omit<ViewWindow, "anchor">>, count: number): void {
     const reordered = window.sort !== this.#window.sort || window.filter !== this.#window.filter;
     this.#window = window;
     // What the rows are, for the stylesheet and for anyone reading the page.
