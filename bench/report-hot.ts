@@ -172,19 +172,12 @@ export function hotSection(results: Results): string[] {
       `**Placement, as measured:** with ${most} replicas the ${num(tree)} subscribers landed ${replicasOf(placement)
         .map((h) => num(h.subscribers))
         .join(", ")} (a share is ${num(share)}). ` +
-        `The root names a region's replicas "as many as its subscribers fill and one more", and the Worker sends a key's next requests to them in turn, so every wave is spread over all the replicas named, the full ones included: ` +
-        `the first replica takes a share of every wave, ${num(share)} × (1 + 1/2 + … + 1/${most}) ≈ ${num(share * harmonic(most))} in all. ` +
-        `A fan-out's cost follows its fullest hub, so this is the figure the capacity below uses; placing newcomers on the emptiest replica named would bring it to the share.`,
+        `The root names a region's replicas (as many as its subscribers fill, and one more) with the subscribers each last reported, and the Worker sends each newcomer to the emptiest of them, counting what it sent since: ` +
+        `the fullest held ${num(top.subscribers)}, ${num(top.subscribers / share)}× a share. A fan-out's cost follows its fullest hub, so this is the figure the capacity below uses.`,
     );
   }
   out.push(...capacity({ tree, hop, most, hopReplicas, at }));
   return out;
-}
-
-function harmonic(n: number): number {
-  let h = 0;
-  for (let i = 1; i <= n; i++) h += 1 / i;
-  return h;
 }
 
 /** One hub's delivery ceiling × replicas, with the hop's cost and the root's load, each from a row of this run. */

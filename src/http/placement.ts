@@ -1,7 +1,8 @@
 /**
  * @module
  * Where a request for a key goes: its root hub, or, for a hot key, one of the replica hubs its
- * root named for the region the request came in from (DESIGN.md, "Hot keys"), taken in turn. A
+ * root named for the region the request came in from (DESIGN.md, "Hot keys"): the emptiest, by
+ * what each last reported to the root and what this isolate has sent it since. A
  * root that has replicas answers a client's list or watch with their names instead of serving
  * it; the isolate keeps that answer for a few seconds and sends the key's next requests from
  * that region straight to the replicas. A key without replicas costs nothing more: its root
@@ -9,7 +10,7 @@
  */
 import { hubName, type WatchKey } from "../k8s/key.ts";
 import type { WatchHub } from "../hub/hub.ts";
-import { REPLICAS_HEADER } from "../hub/replicas.ts";
+import { emptiest, REPLICAS_HEADER, type NamedReplica } from "../hub/replicas.ts";
 import type { ReplicaRole } from "../hub/request.ts";
 import type { Region } from "./region.ts";
 
@@ -24,7 +25,7 @@ const LOCAL = "local";
 export type Making = (replicaOf: ReplicaRole | undefined, region: string, here: boolean) => Request;
 
 export class Placements {
-  readonly #known = new Map<string, { replicas: string[]; until: number; next: number }>();
+  readonly #known = new Map<string, { replicas: NamedReplica[]; until: number }>();
 
   /**
    * Send a request (made for a hub by `as`) to the key's root or to one of its replicas: the
@@ -44,11 +45,11 @@ export class Placements {
       const response = await hubs.getByName(root).fetch(as(undefined, where, false));
       const named = replicasOf(response);
       if (!named) return response;
-      known = { replicas: named, until: now + FRESH_MS, next: 0 };
+      known = { replicas: named, until: now + FRESH_MS };
       this.#known.set(id, known);
       if (this.#known.size > KEPT) this.#known.delete(this.#known.keys().next().value as string);
     }
-    const name = known.replicas[known.next++ % known.replicas.length] as string;
+    const { name } = emptiest(known.replicas);
     // Made near the clients of its region, where the platform allows.
     const response = await hubs.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false));
     return replicasOf(response) ? hubs.getByName(root).fetch(as(undefined, where, true)) : response;
@@ -56,7 +57,7 @@ export class Placements {
 }
 
 /** The hubs a response says its request goes to instead, if it does. */
-function replicasOf(response: Response): string[] | undefined {
+function replicasOf(response: Response): NamedReplica[] | undefined {
   const named = response.headers.get(REPLICAS_HEADER);
-  return response.status === 307 && named !== null ? (JSON.parse(named) as string[]) : undefined;
+  return response.status === 307 && named !== null ? (JSON.parse(named) as NamedReplica[]) : undefined;
 }

@@ -18,7 +18,7 @@ import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { AHEAD_WAIT_MS, serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
-import { REPLICAS_HEADER, type ReplicaReport } from "./replicas.ts";
+import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport } from "./replicas.ts";
 import { freshnessFor, hubRequests, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
 
@@ -124,7 +124,7 @@ export class WatchHub extends DurableObject<HubEnv> {
     const ahead = hubRequest.verb === "get" || hubRequest.verb === "view" || hubRequest.options.resourceVersion.kind !== "exact" ? undefined : hubRequest.options.resourceVersion.rv;
     if (hubRequest.replicaOf && ahead !== undefined && ahead > feed.window.head) {
       feed.start();
-      if (!(await feed.waitFor(ahead, AHEAD_WAIT_MS))) return placedElsewhere([hubName(hubRequest.key)]);
+      if (!(await feed.waitFor(ahead, AHEAD_WAIT_MS))) return placedElsewhere([{ name: hubName(hubRequest.key), subscribers: 0 }]);
     }
     // Each hub that watches costs the cluster a watch: it needs a share of the cluster's quota
     // first. A replica watches its root, not the cluster.
@@ -175,7 +175,7 @@ export class WatchHub extends DurableObject<HubEnv> {
 const LOCAL = "local";
 
 /** A root's answer that a request goes to one of `replicas` instead: the Worker sends it there. */
-function placedElsewhere(replicas: string[]): Response {
+function placedElsewhere(replicas: NamedReplica[]): Response {
   return new Response(null, { status: 307, headers: { [REPLICAS_HEADER]: JSON.stringify(replicas) } });
 }
 

@@ -21,6 +21,12 @@ export interface ReplicaReport {
   head: number;
 }
 
+/** A replica a root names for new subscribers, with the subscribers it last reported (0: not made yet, or empty). */
+export interface NamedReplica {
+  name: string;
+  subscribers: number;
+}
+
 /** How long a replica's last report counts: three of its heartbeats. */
 const REPORT_TTL_MS = 90_000;
 
@@ -51,23 +57,39 @@ export class Replicas {
   }
 
   /**
-   * The replicas a new subscriber from `region` may go to (one is picked), or none: the root
-   * serves it. That region's replicas, as many as its subscribers fill and one more. `own`: the
-   * subscribers the root serves itself, replicas not counted.
+   * The replicas a new subscriber from `region` may go to, with what each holds (the emptiest is
+   * picked), or none: the root serves it. That region's replicas, as many as its subscribers
+   * fill and one more. `own`: the subscribers the root serves itself, replicas not counted.
    */
-  placement(region: string, own: number): string[] {
+  placement(region: string, own: number): NamedReplica[] {
     const live = this.live();
     const total = own + live.reduce((n, r) => n + r.subscribers, 0);
     if (!this.#spread && total >= this.#perHub) this.#spread = true;
     else if (this.#spread && total < this.#perHub / 2) this.#spread = false;
     if (!this.#spread) return [];
-    const here = live.filter((r) => r.region === region).reduce((n, r) => n + r.subscribers, 0);
+    const reported = new Map(live.filter((r) => r.region === region).map((r) => [r.name, r.subscribers]));
+    const here = [...reported.values()].reduce((n, s) => n + s, 0);
     const count = Math.max(1, Math.ceil((here + 1) / this.#perHub));
-    return Array.from({ length: count }, (_, i) => replicaName(this.#root, region, i + 1));
+    return Array.from({ length: count }, (_, i) => {
+      const name = replicaName(this.#root, region, i + 1);
+      return { name, subscribers: reported.get(name) ?? 0 };
+    });
   }
 }
 
-/** The header of a root's answer that names the replicas a request goes to instead (as JSON). */
+/**
+ * The replica a new subscriber goes to: the one holding fewest (the first of those), counted as
+ * holding it from now on. Filling the emptiest, rather than taking the named in turn, keeps a
+ * replica that was full when named from taking a share of every later wave.
+ */
+export function emptiest(replicas: NamedReplica[]): NamedReplica {
+  let pick = replicas[0] as NamedReplica;
+  for (const replica of replicas) if (replica.subscribers < pick.subscribers) pick = replica;
+  pick.subscribers++;
+  return pick;
+}
+
+/** The header of a root's answer that names the replicas a request goes to instead, with their subscribers (`NamedReplica[]` as JSON). */
 export const REPLICAS_HEADER = "x-relay-replicas";
 
 /** A replica's hub name: its root's, its region's and its number. */
