@@ -46,7 +46,7 @@ export interface HubSettings {
    * window's newest lines (`LINE_MEMORY_BYTES`), and slices of initial states being sent
    * (`SLICE_MEMORY_BYTES`). The rest is read from each hub's storage.
    */
-  memory: { lines: number; slices: number };
+  memory: { lines: number; slices: number; pages: number };
 }
 
 function int(env: Vars, name: string, fallback: number, min: number): number {
@@ -71,7 +71,7 @@ export function hubSettings(env: Vars): HubSettings {
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
     stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",
     tombstones: { max: int(env, "TOMBSTONES_MAX", 100_000, 0), maxAgeMs: int(env, "TOMBSTONE_TTL_SECONDS", 86_400, 0) * 1000 },
-    memory: { lines: int(env, "LINE_MEMORY_BYTES", 16 * 1024 * 1024, 0), slices: int(env, "SLICE_MEMORY_BYTES", 8 * 1024 * 1024, 0) },
+    memory: { lines: int(env, "LINE_MEMORY_BYTES", 16 * 1024 * 1024, 0), slices: int(env, "SLICE_MEMORY_BYTES", 8 * 1024 * 1024, 0), pages: int(env, "LIST_PAGES_AT_ONCE", 4, 1) },
   };
 }
 

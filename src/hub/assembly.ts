@@ -84,7 +84,15 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     key,
     storage,
     upstream,
-    { ...settings, replica, gatherBaseMs: () => gatherMs(fanout?.size ?? 0), wantDeltas: () => fanout?.wantsDeltas ?? false, wantRows: () => views?.active ?? false, observer: metrics.upstream },
+    {
+      ...settings,
+      replica,
+      gatherBaseMs: () => gatherMs(fanout?.size ?? 0),
+      wantDeltas: () => fanout?.wantsDeltas ?? false,
+      wantRows: () => views?.active ?? false,
+      observer: metrics.upstream,
+      pages: memory.pages,
+    },
     {
       published: (events, rows) => {
         metrics.committed(events.length, feed.window.head);

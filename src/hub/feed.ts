@@ -26,6 +26,7 @@ import { EventWindow, type WindowEvent } from "./window.ts";
 import { ViewRows, type RowUpdate } from "./view-rows.ts";
 import { viewRowOf } from "../k8s/view.ts";
 import type { Log } from "../log.ts";
+import type { PagePermits } from "./page-permits.ts";
 
 export interface FeedListener {
   /** New events: in the window and written to storage, to be fanned out now; with what they did to rows, while views are open. */
@@ -57,6 +58,8 @@ export interface FeedSettings {
   wantRows: () => boolean;
   /** Who counts what the reflector sees of the upstream. */
   observer: UpstreamObserver;
+  /** The isolate's permits for upstream list pages in memory (none: a page needs none). */
+  pages?: PagePermits | undefined;
 }
 
 /**
@@ -193,6 +196,7 @@ export class Feed implements ReflectorHandler {
       observer: settings.observer,
       clock,
       followsHub: settings.replica !== undefined,
+      pages: settings.pages,
     });
   }
 

@@ -10,6 +10,7 @@
  * - a `SliceCache`: serialised slices of what subscribers get first (a current state, net
  *   changes), shared by subscribers that start together; one evicted is read again.
  */
+import { PagePermits } from "./page-permits.ts";
 
 /** One window event held in memory. */
 export interface TailEntry {
@@ -236,10 +237,10 @@ export class SliceCache<T> {
   }
 }
 
-let isolate: { lines: LineMemory; slices: SliceCache<unknown> } | undefined;
+let isolate: { lines: LineMemory; slices: SliceCache<unknown>; pages: PagePermits } | undefined;
 
-/** The isolate's stores, made by the first hub with the budgets every hub's settings give (one configuration per Worker). */
-export function isolateMemory<T>(budgets: { lines: number; slices: number }): { lines: LineMemory; slices: SliceCache<T> } {
-  isolate ??= { lines: new LineMemory(budgets.lines), slices: new SliceCache(budgets.slices) };
-  return isolate as { lines: LineMemory; slices: SliceCache<T> };
+/** The isolate's stores (and its list pages' permits), made by the first hub with the budgets every hub's settings give (one configuration per Worker). */
+export function isolateMemory<T>(budgets: { lines: number; slices: number; pages: number }): { lines: LineMemory; slices: SliceCache<T>; pages: PagePermits } {
+  isolate ??= { lines: new LineMemory(budgets.lines), slices: new SliceCache(budgets.slices), pages: new PagePermits(budgets.pages) };
+  return isolate as { lines: LineMemory; slices: SliceCache<T>; pages: PagePermits };
 }

@@ -4,6 +4,7 @@ import type { KubeObject, WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { Changes } from "../../test/kit/wait.ts";
 import { FakeClock, settled } from "./clock.fake.ts";
+import { PagePermits } from "./page-permits.ts";
 import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamObserver } from "./reflector.ts";
 
 const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
@@ -193,6 +194,59 @@ describe("Reflector", () => {
     await upstream.watch(1);
     expect(log).toEqual(["asked first", "took 1", "asked 1", "took 1", "asked 2", "took 1"]);
     expect(handler.lists[0]?.items.map((i) => i.metadata?.name)).toEqual(["a", "b", "c"]);
+    reflector.stop();
+  });
+
+  it("holds no more list pages than the isolate's permits: hubs that list together take turns, each page given back once taken", async () => {
+    const clock = new FakeClock();
+    const permits = new PagePermits(1);
+    const log: string[] = [];
+    let held = 0;
+    let mostHeld = 0;
+    const hub = (name: string) => {
+      const upstream = new ScriptedUpstream();
+      upstream.items = [pod("a", 5), pod("b", 6), pod("c", 7)];
+      upstream.pageSize = 1;
+      const handler = new Recorder();
+      handler.log = { push: () => log.push(`${name} took`, `${name} held ${held--}`) } as unknown as string[];
+      const fetch = upstream.fetch.bind(upstream);
+      upstream.fetch = (path, init) => {
+        if (!path.includes("watch=1")) mostHeld = Math.max(mostHeld, ++held);
+        return fetch(path, init);
+      };
+      const reflector = new Reflector(key, upstream, handler, { stallMs: 60_000, watchTimeoutSeconds: () => 300, random: () => 0.5, observer: observer().o, clock, pages: permits });
+      reflector.start();
+      return { upstream, handler, reflector };
+    };
+    const hubs = [hub("A"), hub("B"), hub("C")];
+    // The waiting hubs look again on the clock: move it until every hub has listed and watches.
+    for (let i = 0; i < 200 && hubs.some((h) => h.upstream.streams.length === 0); i++) {
+      clock.advance(10);
+      await settled();
+    }
+    expect(hubs.map((h) => h.handler.lists[0]?.items.length)).toEqual([3, 3, 3]);
+    expect(mostHeld).toBe(1);
+    expect(permits.held).toBe(0);
+    for (const h of hubs) h.reflector.stop();
+  });
+
+  it("gives a page's permit back when its list fails", async () => {
+    const upstream = new ScriptedUpstream();
+    const handler = new Recorder();
+    const permits = new PagePermits(1);
+    upstream.failures.push(new Response("no", { status: 500 }));
+    const reflector = new Reflector(key, upstream, handler, {
+      stallMs: 60_000,
+      watchTimeoutSeconds: () => 300,
+      random: () => 0.5,
+      observer: observer().o,
+      clock: new FakeClock(),
+      pages: permits,
+      backoff: { initialMs: 20, maxMs: MAX_BACKOFF_MS },
+    });
+    reflector.start();
+    await handler.backoffs(1);
+    expect(permits.held).toBe(0);
     reflector.stop();
   });
 

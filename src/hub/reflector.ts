@@ -13,6 +13,7 @@ import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { isTooLargeResourceVersion } from "../k8s/status.ts";
 import type { Upstream } from "../upstream.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
+import type { PagePermits } from "./page-permits.ts";
 
 export interface ListedCollection {
   /** `PodList`, `WidgetList`, ... */
@@ -69,6 +70,8 @@ export interface ReflectorOptions {
    * relisting (DESIGN.md, "Hot keys").
    */
   followsHub?: boolean;
+  /** Permits for list pages in memory, shared by the isolate's hubs (none: a page needs none). */
+  pages?: PagePermits | undefined;
 }
 
 /** An upstream failure: an HTTP status (0 for a connection error) and what the server said. */
@@ -100,6 +103,8 @@ export class Reflector {
   readonly #options: ReflectorOptions;
   readonly #backoff: Backoff;
   readonly #clock: Clock;
+  /** Gives back the list page permit this hub holds, if it holds one. */
+  #pageHeld: (() => void) | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
   #abort: AbortController | undefined;
@@ -183,7 +188,12 @@ export class Reflector {
           if (this.#handler.resumeVersion() !== undefined) observer.relisted();
           this.#handler.checking();
           this.#handler.state("listing");
-          await this.#handler.listed(await this.#list());
+          try {
+            await this.#handler.listed(await this.#list());
+          } finally {
+            this.#pageHeld?.();
+            this.#pageHeld = undefined;
+          }
           mustList = mustProbe = false;
         } else if (mustProbe || this.#refresh) {
           const refresh = this.#refresh;
@@ -257,9 +267,9 @@ export class Reflector {
 
   /**
    * The collection from the upstream, in pages of `PAGE_SIZE` (each asked for once the one
-   * before is taken, so no more than a page is ever in memory), consistent at the first page's
-   * resourceVersion (a continue token keeps the upstream's snapshot; one that expires fails
-   * the list, and it is made again).
+   * before is taken, so no more than a page is ever in memory, and only with one of the
+   * isolate's page permits), consistent at the first page's resourceVersion (a continue token
+   * keeps the upstream's snapshot; one that expires fails the list, and it is made again).
    */
   async #list(): Promise<ListedCollection> {
     const first = await this.#page(undefined);
@@ -267,6 +277,9 @@ export class Reflector {
       let page = first;
       for (;;) {
         yield page.items;
+        // Taken: the page's permit goes back before the next is asked for.
+        this.#pageHeld?.();
+        this.#pageHeld = undefined;
         if (!page.continue) return;
         page = await this.#page(page.continue);
       }
@@ -277,6 +290,8 @@ export class Reflector {
   async #page(cont: string | undefined): Promise<{ kind: string; apiVersion: string; resourceVersion: number; items: KubeObject[]; continue: string | undefined }> {
     const params: Record<string, string> = { limit: String(PAGE_SIZE) };
     if (cont) params.continue = cont;
+    // Held until the page is taken (`#list`), or the list ends however it ends (`run`).
+    this.#pageHeld = await this.#options.pages?.take(this.#clock);
     const page = (await this.#json(upstreamCollectionUrl(this.#key, params))) as {
       kind?: string;
       apiVersion?: string;
