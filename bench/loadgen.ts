@@ -76,6 +76,9 @@ const ACK_EVERY = 256 * 1024;
 /** Pause before reconnecting after an unexpected close, as clients back off. */
 const RECONNECT_MS = 100;
 const CONNECT_TIMEOUT_MS = 30_000;
+/** A relay still making a hub's first list answers 503 with Retry-After (1 s): clients wait and ask again, this many times at most. */
+const STILL_LISTING_RETRIES = 300;
+const STILL_LISTING_WAIT_MS = 1000;
 
 class Subscriber {
   readonly spec: SubscriberSpec;
@@ -135,7 +138,7 @@ class LoadGenerator {
     let error: string | undefined;
     await eachLimited(added, concurrency, async (sub) => {
       try {
-        await this.#connect(sub, sub.spec.from);
+        await this.#connectWhenListed(sub);
       } catch (e) {
         failed++;
         error ??= (e as Error).message;
@@ -200,7 +203,7 @@ class LoadGenerator {
     return this.#catchUp(arriving, { rv: target, added }, timeoutMs, () =>
       eachLimited(arriving, concurrency, async (sub) => {
         try {
-          await this.#connect(sub, sub.spec.from);
+          await this.#connectWhenListed(sub);
         } catch {
           // It will not catch up: nothing to wait for.
           errors++;
@@ -247,6 +250,18 @@ class LoadGenerator {
   async close(): Promise<void> {
     await Promise.all(this.#subscribers.map((sub) => this.#close(sub)));
     this.#subscribers = [];
+  }
+
+  /** Connect, asking again while the relay answers 503 (it is still making the hub's first list, and says so with Retry-After), as clients do. */
+  async #connectWhenListed(sub: Subscriber): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#connect(sub, sub.spec.from);
+      } catch (e) {
+        if (!/\b503\b/.test((e as Error).message) || attempt >= STILL_LISTING_RETRIES || sub.leaving) throw e;
+        await sleep(STILL_LISTING_WAIT_MS);
+      }
+    }
   }
 
   /** Wait until each of `subscribers` has reached `until` (a resourceVersion, or a count of ADDED events), `start` having been called. */
