@@ -67,6 +67,26 @@ export async function startDemoCluster(authMode: string, env: NodeJS.ProcessEnv 
   return { sim, users, summary };
 }
 
+/**
+ * The relay's environment with its upstream settled, as `npm start` and `npm run dev` both need
+ * it: `AUTH_MODE` none unless set, and without `UPSTREAM_URL` a simulated cluster started for it
+ * (said on `say`, as is the cluster relayed otherwise).
+ */
+export async function relayUpstream(
+  say: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ vars: Record<string, string> & { AUTH_MODE: string; UPSTREAM_URL: string }; secrets: Record<string, string>; cluster: DemoCluster | undefined }> {
+  const { vars, secrets } = relayEnvironment(env);
+  const authMode = vars.AUTH_MODE ?? "none";
+  if (vars.UPSTREAM_URL) {
+    say(`relaying the cluster at ${vars.UPSTREAM_URL}`);
+    return { vars: { ...vars, AUTH_MODE: authMode, UPSTREAM_URL: vars.UPSTREAM_URL }, secrets, cluster: undefined };
+  }
+  const cluster = await startDemoCluster(authMode, env);
+  say(cluster.summary);
+  return { vars: { ...vars, AUTH_MODE: authMode, UPSTREAM_URL: cluster.sim.url }, secrets, cluster };
+}
+
 /** The secrets `CLUSTERS` names (`tokenSecret`), passed as the others are; a malformed `CLUSTERS` is the relay's to report. */
 function clusterSecrets(clusters: string | undefined): string[] {
   try {
@@ -77,7 +97,7 @@ function clusterSecrets(clusters: string | undefined): string[] {
 }
 
 /** The relay's variables and secrets set in `env` (`src/var-names.ts`, and the token secrets `CLUSTERS` names). */
-export function relayEnvironment(env: NodeJS.ProcessEnv = process.env): { vars: Record<string, string>; secrets: Record<string, string> } {
+function relayEnvironment(env: NodeJS.ProcessEnv = process.env): { vars: Record<string, string>; secrets: Record<string, string> } {
   const pick = (names: readonly string[]) => Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n] as string]));
   return { vars: pick(VARIABLE_NAMES), secrets: pick([...SECRET_NAMES, ...clusterSecrets(env.CLUSTERS)]) };
 }

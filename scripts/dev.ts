@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Simulator } from "../src/sim/index.ts";
-import { relayEnvironment, startDemoCluster, type DemoUser } from "./demo-cluster.ts";
+import { relayUpstream } from "./demo-cluster.ts";
 import { hints, type HintContext } from "./hints.ts";
 import { onOrphaned } from "./proc.ts";
 
@@ -52,18 +52,9 @@ async function cleanUp(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { vars, secrets } = relayEnvironment();
-  vars.AUTH_MODE ??= "none";
-  let users: DemoUser[] | undefined;
-  if (!vars.UPSTREAM_URL) {
-    const demo = await startDemoCluster(vars.AUTH_MODE);
-    sim = demo.sim;
-    users = demo.users;
-    vars.UPSTREAM_URL = sim.url;
-    say(demo.summary);
-  } else {
-    say(`relaying the cluster at ${vars.UPSTREAM_URL}`);
-  }
+  const { vars, secrets, cluster } = await relayUpstream(say);
+  sim = cluster?.sim;
+  const users = cluster?.users;
   if (vars.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it answers loopback names only");
 
   const envFile = writeEnvFile({ ...vars, ...secrets });

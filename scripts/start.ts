@@ -12,7 +12,7 @@ import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
 import { resolve } from "node:path";
 import type { Simulator } from "../src/sim/index.ts";
-import { relayEnvironment, startDemoCluster, type DemoUser } from "./demo-cluster.ts";
+import { relayUpstream } from "./demo-cluster.ts";
 import { hints, type HintContext } from "./hints.ts";
 import { localCertificate } from "./local-tls.ts";
 import { onOrphaned } from "./proc.ts";
@@ -32,18 +32,9 @@ let relay: RelayRuntime | undefined;
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8787);
-  const { vars, secrets } = relayEnvironment();
-  vars.AUTH_MODE ??= "none";
-  let users: DemoUser[] | undefined;
-  if (!vars.UPSTREAM_URL) {
-    const demo = await startDemoCluster(vars.AUTH_MODE);
-    sim = demo.sim;
-    users = demo.users;
-    vars.UPSTREAM_URL = sim.url;
-    say(demo.summary);
-  } else {
-    say(`relaying the cluster at ${vars.UPSTREAM_URL}`);
-  }
+  const { vars, secrets, cluster } = await relayUpstream(say);
+  sim = cluster?.sim;
+  const users = cluster?.users;
   if (vars.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it listens on loopback only");
 
   const problem = (await upstreamProblem(vars.UPSTREAM_URL, secrets.UPSTREAM_TOKEN)) ?? (vars.AUTH_MODE === "kube" ? await kubeModeProblem(vars.UPSTREAM_URL) : undefined);
