@@ -9,6 +9,7 @@
 import type { Log } from "../log.ts";
 import type { CutoffReason, QuotaName, ResumeOutcome, Transport } from "./catalog.ts";
 import { MetricSet } from "./metric-set.ts";
+import { ScheduledReports } from "./scheduled-reports.ts";
 import type { HubReport, HubSnapshot } from "./report.ts";
 
 /** Where reports go: the registry's RPC method. */
@@ -27,7 +28,7 @@ export interface HubView {
 const COMMITS_KEPT = 4096;
 const MESSAGE_MAX = 300;
 
-export class HubReporter {
+export class HubReporter extends ScheduledReports {
   readonly #sink: ReportSink;
   readonly #identity: { hub: string; key: string; cluster: string; root?: string | undefined };
   readonly #log: Log;
@@ -37,9 +38,6 @@ export class HubReporter {
   #commits: Array<{ head: number; at: number }> = [];
   #lastEventAt: number | undefined;
   #lastError: HubSnapshot["lastError"];
-  #announced = false;
-  /** Whether the last report counted any subscriber. */
-  #hadSubscribers = false;
   /** Events committed since the last report. */
   #committed = 0;
   /** Deliveries, counted here on the fan-out's hot path and folded into the counts at each report. */
@@ -49,6 +47,7 @@ export class HubReporter {
   view: HubView | undefined;
 
   constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string; root?: string | undefined }, log: Log) {
+    super();
     this.#sink = sink;
     this.#identity = identity;
     this.#cluster = { cluster: identity.cluster };
@@ -111,37 +110,17 @@ export class HubReporter {
     return { committed: this.#folded.committed + this.#committed, sent: { websocket: sent("websocket"), http: sent("http") } };
   }
 
-  // When the hub reports.
+  // Reports (when: `ScheduledReports`; the hub is watching while its upstream watch runs).
 
-  /**
-   * The upstream watch runs: the registry hears of the hub now, not at its first heartbeat, and
-   * again when it gains its first subscriber or loses its last.
-   */
-  watching(subscribers: number): void {
-    if (!this.#announced || subscribers > 0 !== this.#hadSubscribers) this.#report(false);
-  }
-
-  /** The heartbeat. */
-  beat(): void {
-    this.#report(false);
-  }
-
-  /** The upstream watch stopped: the hub leaves the index. */
-  stopped(): void {
-    this.#report(true);
-  }
-
-  #report(stopped: boolean): void {
+  protected send(stopped: boolean): number | undefined {
     const view = this.view;
-    if (!view) return;
-    this.#announced = !stopped;
+    if (!view) return undefined;
     const now = Date.now();
     const subscribers: Record<Transport, number> = { websocket: 0, http: 0 };
     for (const s of view.subscribers()) {
       subscribers[s.transport]++;
       this.#lag(s.transport, s.position, s.lagBytes, now);
     }
-    this.#hadSubscribers = subscribers.websocket + subscribers.http > 0;
     if (this.#committed > 0) this.#counts.add("events", this.#cluster, this.#committed);
     this.#folded.committed += this.#committed;
     this.#committed = 0;
@@ -167,9 +146,10 @@ export class HubReporter {
     this.#sink.report(report).catch((e: unknown) => {
       // Late, not lost: the next report carries these counts too.
       this.#counts.merge(delta);
-      if (stopped) this.#announced = false;
+      if (stopped) this.stopLost();
       this.#log("metrics report failed; its counts go with the next", { error: String(e) });
     });
+    return subscribers.websocket + subscribers.http;
   }
 
   #lag(transport: Transport, position: number, bytes: number, now: number): void {

@@ -10,6 +10,7 @@
 import type { Log } from "../log.ts";
 import type { QuotaName, Transport } from "./catalog.ts";
 import { MetricSet } from "./metric-set.ts";
+import { ScheduledReports } from "./scheduled-reports.ts";
 import type { LogHubReport, LogHubSnapshot } from "./report.ts";
 
 export interface LogReportSink {
@@ -18,7 +19,7 @@ export interface LogReportSink {
 
 export type LogView = () => Pick<LogHubSnapshot, "followers" | "streaming" | "bufferBytes">;
 
-export class LogReporter {
+export class LogReporter extends ScheduledReports {
   readonly #sink: LogReportSink;
   readonly #identity: { hub: string; key: string; cluster: string };
   readonly #cluster: { cluster: string };
@@ -27,11 +28,10 @@ export class LogReporter {
   /** Lines read since the last report, summed on the stream's path and labelled at the report. */
   #read = 0;
   readonly #sent: Record<Transport, number> = { websocket: 0, http: 0 };
-  #announced = false;
-  #hadFollowers = false;
   view: LogView | undefined;
 
   constructor(sink: LogReportSink, identity: { hub: string; key: string; cluster: string }, log: Log) {
+    super();
     this.#sink = sink;
     this.#identity = identity;
     this.#cluster = { cluster: identity.cluster };
@@ -58,27 +58,12 @@ export class LogReporter {
     this.#counts.add("quotaRefusals", { ...this.#cluster, quota });
   }
 
-  /** After anything that may have changed the picture: reports when the hub first streams, or gains its first follower or loses its last. */
-  watching(followers: number): void {
-    if (!this.#announced || followers > 0 !== this.#hadFollowers) this.#report(false);
-  }
+  // Reports (when: `ScheduledReports`; the hub is watching while it streams or is followed).
 
-  /** The heartbeat. */
-  beat(): void {
-    this.#report(false);
-  }
-
-  /** The stream stopped and nobody follows: the hub leaves the gauges. */
-  stopped(): void {
-    this.#report(true);
-  }
-
-  #report(stopped: boolean): void {
+  protected send(stopped: boolean): number | undefined {
     const view = this.view;
-    if (!view) return;
-    this.#announced = !stopped;
+    if (!view) return undefined;
     const snapshot = view();
-    this.#hadFollowers = snapshot.followers.websocket + snapshot.followers.http > 0;
     if (this.#read > 0) this.#counts.add("logLines", this.#cluster, this.#read);
     this.#read = 0;
     for (const transport of ["websocket", "http"] as const) {
@@ -88,8 +73,9 @@ export class LogReporter {
     const delta = this.#counts.take();
     this.#sink.reportLog({ ...this.#identity, ...snapshot, delta, stopped }).catch((e: unknown) => {
       this.#counts.merge(delta);
-      if (stopped) this.#announced = false;
+      if (stopped) this.stopLost();
       this.#log("metrics report failed; its counts go with the next", { error: String(e) });
     });
+    return snapshot.followers.websocket + snapshot.followers.http;
   }
 }
