@@ -36,7 +36,17 @@ function open(db = database()) {
       after = (page.at(-1) as StoredObject).key;
     }
   };
-  return { storage, collection, snapshots, apply, all, advance: (ms: number) => (now += ms) };
+  /** The same, as the JSON a list joins, read with `joinedPage`. */
+  const joined = (at: number, limit: number) => {
+    const seen: string[] = [];
+    for (let after = ""; ; ) {
+      const page = collection.joinedPage(at, after, limit);
+      if (page.count > 0) seen.push(page.json);
+      if (page.count < limit) return seen.join(",");
+      after = page.last;
+    }
+  };
+  return { storage, collection, snapshots, apply, all, joined, advance: (ms: number) => (now += ms) };
 }
 
 describe("Collection", () => {
@@ -89,7 +99,7 @@ describe("Collection", () => {
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
-        const { collection, snapshots, apply, all } = open();
+        const { collection, snapshots, apply, all, joined } = open();
         const live = new Map<string, ObjectRecord>();
         const past = new Map<number, ObjectRecord[]>();
         const leases: Lease[] = [];
@@ -110,6 +120,7 @@ describe("Collection", () => {
           if (step.op === "read") {
             const lease = leases[step.pick % Math.max(1, leases.length)];
             if (lease) expect(all(lease.rv, step.limit).map((o) => [o.key, o.rv])).toEqual((past.get(lease.rv) ?? []).map((o) => [o.key, o.rv]));
+            if (lease) expect(joined(lease.rv, step.limit)).toBe((past.get(lease.rv) ?? []).map((o) => o.json).join(","));
             continue;
           }
           const key = `ns/n${step.name}`;
@@ -129,6 +140,11 @@ describe("Collection", () => {
           }
         }
         for (const lease of leases) expect(all(lease.rv, 3).map((o) => o.key)).toEqual((past.get(lease.rv) ?? []).map((o) => o.key));
+        expect(joined(rv, 2)).toBe(
+          state()
+            .map((o) => o.json)
+            .join(","),
+        );
         expect(collection.size).toBe(live.size);
       }),
       { seed: 2026, numRuns: 300 },

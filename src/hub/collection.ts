@@ -125,6 +125,26 @@ export class Collection {
     return merge(current, kept, (o) => o.key, limit);
   }
 
+  /**
+   * The JSON of up to `limit` objects of the collection at `at` after `afterKey`, joined with
+   * commas, with the last key and how many: a list's page as one string.
+   */
+  joinedPage(at: number, afterKey: string, limit: number): { json: string; last: string; count: number } {
+    if (this.#versions) {
+      const rows = this.page(at, afterKey, limit);
+      return { json: rows.map((r) => r.json).join(","), last: rows.at(-1)?.key ?? afterKey, count: rows.length };
+    }
+    const row = this.#sql()
+      .exec<{ json: string | null; last: string | null; count: number }>(
+        "SELECT group_concat(json, ',') AS json, max(key) AS last, count(*) AS count FROM (SELECT key, json FROM objects WHERE key > ? AND rv <= ? ORDER BY key LIMIT ?)",
+        afterKey,
+        at,
+        limit,
+      )
+      .one();
+    return { json: row.json ?? "", last: row.last ?? afterKey, count: row.count };
+  }
+
   /** The key of the `n`th object after `afterKey` at `at` (the last of a page of `n`), or `undefined` when fewer are left. */
   keyAfter(at: number, afterKey: string, n: number): string | undefined {
     const sql = this.#sql();

@@ -117,6 +117,18 @@ describe("lists", () => {
     expect((await list(r, {})).names).toEqual(["a", "b", "c", "e", "f"]);
   });
 
+  it("a list longer than a read of storage streams its snapshot whole and in order while the collection changes", async () => {
+    // More than one pull of the body: its later items are read after the changes.
+    const names = Array.from({ length: 6000 }, (_, i) => `p${String(i).padStart(4, "0")}`);
+    const r = reader(1, names);
+    const response = await serveList(r, key, options({}));
+    r.write("p5001", "MODIFIED", 2);
+    r.write("p5600", "DELETED", 3);
+    const body = (await response.json()) as { items: Array<{ name: string; rv: number }> };
+    expect(body.items.map((i) => i.name)).toEqual(names);
+    expect(body.items.every((i) => i.rv === 1)).toBe(true);
+  });
+
   it("a lost or foreign token is 410 or 400", async () => {
     const r = reader(9, ["a", "b", "c"]);
     const first = await list(r, { limit: 2 });
