@@ -1,8 +1,19 @@
 import fc from "fast-check";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { LineMemory, SliceCache, type TailEntry } from "./memory.ts";
 
 const entry = (rv: number, size: number): TailEntry => ({ rv, offset: 0, line: "x".repeat(size) });
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
+/** A full collection, once the turn that made the weak references is over. */
+async function collected(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+}
 
 describe("LineMemory", () => {
   it("holds the newest lines of every hub within one budget, letting the isolate's oldest go first", () => {
@@ -29,6 +40,37 @@ describe("LineMemory", () => {
     tail.push(entry(1, 5));
     tail.push(entry(2, 50));
     expect([tail.size, tail.from, memory.bytes]).toEqual([0, 2, 0]);
+  });
+
+  it("starts over after some of its lines went (a new history after an eviction)", () => {
+    const memory = new LineMemory(1000);
+    const tail = memory.tail();
+    tail.reset(0);
+    for (let rv = 1; rv <= 4; rv++) tail.push(entry(rv, 10));
+    tail.evict(2);
+    tail.reset(10);
+    tail.push(entry(11, 10));
+    expect([tail.size, tail.from, memory.bytes, tail.after(10, 1e9).map((e) => e.rv)]).toEqual([1, 10, 10, [11]]);
+  });
+
+  it("lets a line go as soon as it is dropped, however few its hub has had since", async () => {
+    const memory = new LineMemory(80);
+    const quiet = memory.tail();
+    const busy = memory.tail();
+    quiet.reset(0);
+    busy.reset(0);
+    // Made in a function of their own: a suspended async function may keep its last locals.
+    const dropped = [1, 2, 3].map((rv) => {
+      const held = entry(rv, 20);
+      quiet.push(held);
+      return new WeakRef(held);
+    });
+    quiet.push(entry(4, 20));
+    quiet.evict(1); // the first by the window
+    for (let rv = 1; rv <= 3; rv++) busy.push(entry(rv, 20)); // the isolate's budget takes the quiet hub's next two
+    expect([quiet.size, memory.bytes]).toEqual([1, 80]);
+    await collected();
+    expect(dropped.map((ref) => ref.deref())).toEqual([undefined, undefined, undefined]);
   });
 
   it("property: each tail holds a suffix of its events (all after `from`), and the isolate stays within its budget", () => {

@@ -29,8 +29,11 @@ interface Held {
 /** The lines of every hub in the isolate, oldest first across hubs, under one budget. */
 export class LineMemory {
   readonly #budget: number;
-  /** Every entry ever held, in the order held; entries a tail has dropped since are skipped. */
-  #order: Array<{ tail: LineTail; seq: number }> = [];
+  /**
+   * Every entry ever held, in the order held; entries a tail has dropped since are skipped.
+   * Places passed are cleared at once, so a stopped hub's tail is not kept by them.
+   */
+  #order: Array<{ tail: LineTail; seq: number } | undefined> = [];
   #first = 0;
   #seq = 0;
   #bytes = 0;
@@ -61,7 +64,8 @@ export class LineMemory {
     this.#bytes += size;
     this.#held++;
     while (this.#bytes > this.#budget && this.#first < this.#order.length) {
-      const oldest = this.#order[this.#first++] as { tail: LineTail; seq: number };
+      const oldest = this.#order[this.#first] as { tail: LineTail; seq: number };
+      this.#order[this.#first++] = undefined;
       oldest.tail.dropHeld(oldest.seq);
     }
     this.#compact();
@@ -78,7 +82,7 @@ export class LineMemory {
   #compact(): void {
     const places = this.#order.length - this.#first;
     if (places < 1024 || places < 2 * this.#held) return;
-    this.#order = this.#order.slice(this.#first).filter(({ tail, seq }) => tail.holds(seq));
+    this.#order = this.#order.slice(this.#first).filter((place) => place?.tail.holds(place.seq));
     this.#first = 0;
   }
 }
@@ -89,7 +93,11 @@ export class LineMemory {
  */
 export class LineTail {
   readonly #memory: LineMemory;
-  #entries: Held[] = [];
+  /**
+   * Held from `#first` on; the slots before it are cleared as their entries go, so a line is
+   * freed when it is dropped (a quiet hub's array may not be compacted for a long while).
+   */
+  #entries: Array<Held | undefined> = [];
   #first = 0;
   /** Every window event after this resourceVersion is here. */
   #from = 0;
@@ -115,7 +123,7 @@ export class LineTail {
 
   /** Start over: nothing held, the window's history begins after `rv`. */
   reset(rv: number): void {
-    this.#drop(this.#entries.length);
+    this.#drop(this.size);
     this.#from = rv;
   }
 
@@ -170,6 +178,7 @@ export class LineTail {
       const { entry } = this.#entries[i] as Held;
       size += entry.line.length + (entry.delta?.length ?? 0);
       this.#from = Math.max(this.#from, entry.rv);
+      this.#entries[i] = undefined;
     }
     this.#first += n;
     this.#bytes -= size;
