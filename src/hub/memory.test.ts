@@ -1,19 +1,9 @@
 import fc from "fast-check";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
+import { collected } from "../../test/kit/gc.ts";
 import { LineMemory, SliceCache, type TailEntry } from "./memory.ts";
 
 const entry = (rv: number, size: number): TailEntry => ({ rv, offset: 0, line: "x".repeat(size) });
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
-
-/** A full collection, once the turn that made the weak references is over. */
-async function collected(): Promise<void> {
-  await new Promise((resolve) => setImmediate(resolve));
-  gc();
-}
 
 describe("LineMemory", () => {
   it("holds the newest lines of every hub within one budget, letting the isolate's oldest go first", () => {
