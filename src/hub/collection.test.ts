@@ -41,7 +41,7 @@ function open(db = database()) {
     const seen: string[] = [];
     for (let after = ""; ; ) {
       const page = collection.joinedPage(at, after, limit);
-      if (page.count > 0) seen.push(page.json);
+      if (page.count > 0) seen.push(new TextDecoder().decode(page.bytes));
       if (page.count < limit) return seen.join(",");
       after = page.last;
     }

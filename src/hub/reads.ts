@@ -131,6 +131,8 @@ export function serveGet(reader: Reader, key: WatchKey, name: string): Response 
   return new Response(`${found.json}\n`, { headers: JSON_HEADERS });
 }
 
+const encoder = new TextEncoder();
+
 /** What a list body reads its items from. */
 type ListRows = Pick<Collection, "page" | "joinedPage">;
 
@@ -158,24 +160,30 @@ interface ListHead {
  * broken connection: a list cannot say so once its items have begun.
  */
 function listBody(head: ListHead, collection: ListRows, lease: Lease, start: string, limit: number | undefined, admits?: (json: string) => boolean): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
   let after = start;
   let left = limit ?? Number.POSITIVE_INFINITY;
   let opened = false;
   let written = 0;
   return new ReadableStream<Uint8Array>({
     pull(controller) {
-      let text = opened ? "" : `{"kind":"${head.listKind}","apiVersion":"${head.apiVersion}","metadata":${JSON.stringify(listMeta(head))},"items":[`;
+      const parts: Uint8Array[] = [];
+      let size = 0;
+      const put = (bytes: Uint8Array) => {
+        parts.push(bytes);
+        size += bytes.length;
+      };
+      if (!opened) put(encoder.encode(`{"kind":"${head.listKind}","apiVersion":"${head.apiVersion}","metadata":${JSON.stringify(listMeta(head))},"items":[`));
       opened = true;
       let done = false;
-      while (text.length < CHUNK) {
+      while (size < CHUNK) {
         if (!lease.alive) {
           controller.error(new Error("the list's snapshot is gone (a reader slower than snapshots are kept, or a new history of the collection)"));
           return;
         }
         const items = left > 0 ? nextItems(collection, lease.rv, after, left, admits) : undefined;
         if (items && items.count > 0) {
-          text += (written > 0 ? "," : "") + items.json;
+          if (written > 0) put(encoder.encode(","));
+          put(items.bytes);
           written += items.count;
           left -= items.count;
         }
@@ -185,13 +193,12 @@ function listBody(head: ListHead, collection: ListRows, lease: Lease, start: str
         }
         after = items.last;
       }
-      if (!done) {
-        controller.enqueue(encoder.encode(text));
-        return;
+      if (done) {
+        lease.release();
+        put(encoder.encode("]}\n"));
       }
-      lease.release();
-      controller.enqueue(encoder.encode(`${text}]}\n`));
-      controller.close();
+      for (const part of parts) controller.enqueue(part);
+      if (done) controller.close();
     },
     cancel() {
       lease.release();
@@ -201,10 +208,9 @@ function listBody(head: ListHead, collection: ListRows, lease: Lease, start: str
 
 /**
  * The next of a list's items after `after`, up to `left` (and `ROWS` read), as their JSON joined
- * by commas: `last` is the last key read, `more` whether rows may follow it. Unfiltered, storage
- * joins them (one string out of SQLite, not a row object each).
+ * by commas, in UTF-8: `last` is the last key read, `more` whether rows may follow it.
  */
-function nextItems(collection: ListRows, rv: number, after: string, left: number, admits: ((json: string) => boolean) | undefined): { json: string; count: number; last: string; more: boolean } {
+function nextItems(collection: ListRows, rv: number, after: string, left: number, admits: ((json: string) => boolean) | undefined): { bytes: Uint8Array; count: number; last: string; more: boolean } {
   if (!admits) {
     const want = Math.min(ROWS, left);
     const page = collection.joinedPage(rv, after, want);
@@ -214,12 +220,16 @@ function nextItems(collection: ListRows, rv: number, after: string, left: number
   const rows = collection.page(rv, after, ROWS);
   const json: string[] = [];
   let last = after;
+  let more = rows.length === ROWS;
   for (const row of rows) {
-    if (json.length >= left) return { json: json.join(","), count: json.length, last, more: true };
+    if (json.length >= left) {
+      more = true;
+      break;
+    }
     last = row.key;
     if (admits(row.json)) json.push(row.json);
   }
-  return { json: json.join(","), count: json.length, last, more: rows.length === ROWS };
+  return { bytes: encoder.encode(json.join(",")), count: json.length, last, more };
 }
 
 function listMeta(head: ListHead): Record<string, string | number | { selector: string }> {
