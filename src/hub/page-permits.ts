@@ -27,11 +27,16 @@ export class PagePermits {
     return this.#held;
   }
 
-  /** A permit, once one is free: the function that gives it back (once; calling it again does nothing). */
-  async take(clock: Clock): Promise<() => void> {
+  /**
+   * A permit, once one is free: the function that gives it back (once; calling it again does
+   * nothing). `undefined`, taking none, if `cancelled` says so first (a hub stopped meanwhile).
+   */
+  async take(clock: Clock, cancelled: () => boolean = () => false): Promise<(() => void) | undefined> {
     for (let wait = POLL_FIRST_MS; this.#held >= this.#limit; wait = Math.min(POLL_MAX_MS, wait * 2)) {
       await new Promise<void>((resolve) => clock.after(wait, resolve));
+      if (cancelled()) return undefined;
     }
+    if (cancelled()) return undefined;
     this.#held++;
     let given = false;
     return () => {

@@ -230,6 +230,31 @@ describe("Reflector", () => {
     for (const h of hubs) h.reflector.stop();
   });
 
+  it("a hub stopped while it waits for a page's permit takes none and asks the upstream for nothing more", async () => {
+    const clock = new FakeClock();
+    const permits = new PagePermits(1);
+    const taken = await permits.take(clock); // another hub's page
+    const upstream = new ScriptedUpstream();
+    upstream.items = [pod("a", 5)];
+    const asked: string[] = [];
+    const fetch = upstream.fetch.bind(upstream);
+    upstream.fetch = (path, init) => {
+      asked.push(path);
+      return fetch(path, init);
+    };
+    const reflector = new Reflector(key, upstream, new Recorder(), { stallMs: 60_000, watchTimeoutSeconds: () => 300, random: () => 0.5, observer: observer().o, clock, pages: permits });
+    reflector.start();
+    clock.advance(10);
+    await settled();
+    reflector.stop();
+    taken?.();
+    for (let i = 0; i < 10; i++) {
+      clock.advance(100);
+      await settled();
+    }
+    expect([asked, permits.held]).toEqual([[], 0]);
+  });
+
   it("gives a page's permit back when its list fails", async () => {
     const upstream = new ScriptedUpstream();
     const handler = new Recorder();

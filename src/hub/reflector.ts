@@ -291,7 +291,9 @@ export class Reflector {
     const params: Record<string, string> = { limit: String(PAGE_SIZE) };
     if (cont) params.continue = cont;
     // Held until the page is taken (`#list`), or the list ends however it ends (`run`).
-    this.#pageHeld = await this.#options.pages?.take(this.#clock);
+    this.#pageHeld = await this.#options.pages?.take(this.#clock, () => this.#stopped);
+    // Stopped while it waited: the list ends here, without asking the upstream for its page.
+    if (this.#stopped) throw new UpstreamError(0, "the hub stopped before its list's next page");
     const page = (await this.#json(upstreamCollectionUrl(this.#key, params))) as {
       kind?: string;
       apiVersion?: string;
