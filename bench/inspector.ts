@@ -14,6 +14,7 @@ export class Inspector {
   readonly #socket: WebSocket;
   readonly #nudgeUrl: string;
   readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  readonly #listeners = new Map<string, (params: unknown) => void>();
   #nextId = 1;
   #nudging = false;
 
@@ -21,7 +22,8 @@ export class Inspector {
     this.#socket = socket;
     this.#nudgeUrl = nudgeUrl;
     socket.on("message", (data) => {
-      const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
+      const message = JSON.parse(String(data)) as { id?: number; method?: string; params?: unknown; result?: unknown; error?: { message: string } };
+      if (message.method !== undefined) this.#listeners.get(message.method)?.(message.params);
       const waiter = message.id === undefined ? undefined : this.#pending.get(message.id);
       if (!waiter || message.id === undefined) return;
       this.#pending.delete(message.id);
@@ -52,6 +54,11 @@ export class Inspector {
     });
     void this.#nudge();
     return answer;
+  }
+
+  /** Hear the protocol's `method` events (one listener each). */
+  on(method: string, listener: (params: unknown) => void): void {
+    this.#listeners.set(method, listener);
   }
 
   close(): void {

@@ -1,0 +1,135 @@
+/**
+ * @module
+ * `npm run bench:heap -- [--keys N] [--objects M] [--churn R] [--seconds S] [--out DIR]`: what
+ * the relay's heap holds, and why, with many hubs in its isolate. It starts the relay as
+ * `npm start` serves it in front of a simulator of `M` pods, opens `N` hubs on them (distinct
+ * label selectors, each matching every pod) with a WebSocket subscriber each, then churns `R`
+ * changes a second for `S` seconds. After the opening and after the churn it takes a heap
+ * snapshot through the inspector, writes it to `DIR` (open it in Chrome DevTools' Memory tab)
+ * and prints what it holds by constructor, and its large strings by what retains them; the
+ * heap, after a full collection, every 2 s of the churn. What found the line tails holding 60 MB
+ * against their 16 MiB budget (DESIGN.md, "Memory").
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
+import WebSocket from "ws";
+import { summarise, summaryText, type HeapSnapshot } from "./heap-snapshot.ts";
+import { BIG_POD_ANNOTATIONS } from "./scenarios/big.ts";
+import { keySelector } from "./scenarios/keys.ts";
+import { podsOf } from "./scenarios/scenario.ts";
+import { Sim } from "./sim.ts";
+import { startRelay, type Relay } from "./systems/workerd.ts";
+
+const { values } = parseArgs({
+  options: {
+    keys: { type: "string", default: "1000" },
+    objects: { type: "string", default: "100" },
+    churn: { type: "string", default: "5" },
+    seconds: { type: "string", default: "30" },
+    out: { type: "string" },
+  },
+});
+const keys = Number(values.keys);
+const objects = Number(values.objects);
+const churn = Number(values.churn);
+const seconds = Number(values.seconds);
+const out = values.out ?? mkdtempSync(join(tmpdir(), "kwr-heap-"));
+mkdirSync(out, { recursive: true });
+const NAMESPACE = "heap";
+/** A hub still making its first list answers 503: a subscriber asks again, as clients do. */
+const RETRIES = 300;
+
+const started = Date.now();
+const say = (line: string) => console.log(`[heap ${Math.round((Date.now() - started) / 1000)}s] ${line}`);
+
+async function heapMB(relay: Relay): Promise<number> {
+  await relay.inspector.call("HeapProfiler.collectGarbage");
+  return (await relay.inspector.call<{ usedSize: number }>("Runtime.getHeapUsage")).usedSize / 2 ** 20;
+}
+
+async function snapshot(relay: Relay, name: string): Promise<void> {
+  const chunks: string[] = [];
+  relay.inspector.on("HeapProfiler.addHeapSnapshotChunk", (params) => chunks.push((params as { chunk: string }).chunk));
+  await relay.inspector.call("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+  const text = chunks.join("");
+  const file = join(out, `${name}.heapsnapshot`);
+  writeFileSync(file, text);
+  say(`heap snapshot ${name}: ${file}\n${summaryText(summarise(JSON.parse(text) as HeapSnapshot))}`);
+}
+
+/** A WebSocket watch of one key from its initial state; resolves once that state has arrived. */
+function subscribe(relay: Relay, key: number, sockets: WebSocket[]): Promise<void> {
+  const url = `${relay.info.url.replace(/^http/, "ws")}${podsOf(NAMESPACE)}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=${encodeURIComponent(keySelector(key))}`;
+  const attempt = () =>
+    new Promise<void>((resolve, reject) => {
+      const socket = new WebSocket(url);
+      sockets.push(socket);
+      let received = 0;
+      let acked = 0;
+      let synced = false;
+      socket.on("message", (data: Buffer) => {
+        // The relay's acknowledgement: without it, a subscriber is held to its budget.
+        received += data.length;
+        if (received - acked >= 256 * 1024) {
+          acked = received;
+          socket.send(`{"type":"ACK","received":${received}}`);
+        }
+        if (!synced && data.includes("initial-events-end")) {
+          synced = true;
+          resolve();
+        }
+      });
+      socket.on("unexpected-response", (_, response) => reject(new Error(`HTTP ${response.statusCode}`)));
+      socket.on("error", reject);
+      socket.on("close", (code) => {
+        if (!synced) reject(new Error(`closed (${code}) before its initial state`));
+      });
+    });
+  return (async () => {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt();
+      } catch (e) {
+        if (tries >= RETRIES) throw e;
+        await sleep(1000);
+      }
+    }
+  })();
+}
+
+const sim = await Sim.start({ namespaces: [NAMESPACE], slimPodNamespaces: [] }, out, "sim");
+let relay: Relay | undefined;
+const sockets: WebSocket[] = [];
+const stop = async () => {
+  for (const socket of sockets) socket.terminate();
+  await relay?.stop();
+  await sim.stop();
+};
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void stop().finally(() => process.exit(130)));
+try {
+  relay = await startRelay(sim, out, { name: "relay" });
+  const held = await sim.populate(NAMESPACE, objects, BIG_POD_ANNOTATIONS);
+  say(`${held} pods; the relay's heap ${(await heapMB(relay)).toFixed(1)} MB; opening ${keys} hubs, a subscriber on each`);
+  let synced = 0;
+  const opened = Promise.all(Array.from({ length: keys }, (_, key) => subscribe(relay as Relay, key, sockets).then(() => void synced++)));
+  for (let done = false; !done; ) {
+    done = await Promise.race([opened.then(() => true), sleep(10_000).then(() => false)]);
+    say(`${synced} of ${keys} hubs have sent their initial state; heap ${(await heapMB(relay)).toFixed(1)} MB`);
+  }
+  await snapshot(relay, "opened");
+  if (churn > 0 && seconds > 0) {
+    await sim.churn(churn, NAMESPACE);
+    for (let at = 0; at < seconds; at += 2) {
+      await sleep(2000);
+      say(`churn, ${churn} changes/s: heap ${(await heapMB(relay)).toFixed(1)} MB`);
+    }
+    await snapshot(relay, "churned");
+    await sim.churn(0);
+  }
+  say(`done; logs and snapshots in ${out}`);
+} finally {
+  await stop();
+}

@@ -1,0 +1,103 @@
+/**
+ * @module
+ * What a V8 heap snapshot (`HeapProfiler.takeHeapSnapshot`, the `.heapsnapshot` format DevTools
+ * reads) holds, summed: bytes by constructor, and large strings by what retains them. Enough to
+ * find which part of the relay holds a heap past its budgets without opening DevTools.
+ */
+
+/** The parts of the format this reads (`snapshot.meta` names the fields of the flat arrays). */
+export interface HeapSnapshot {
+  snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]]; edge_fields: string[]; edge_types: [string[], ...unknown[]] } };
+  nodes: number[];
+  edges: number[];
+  strings: string[];
+}
+
+export interface HeapSummary {
+  /** Self sizes of every node, summed. */
+  bytes: number;
+  /** By node type and, for objects, closures and native objects, constructor name; largest first. */
+  byConstructor: Array<{ type: string; name: string; count: number; bytes: number }>;
+  /** Strings of at least `minString` bytes by the chain of their first retainers (nearest first); largest first. */
+  stringsByRetainer: Array<{ path: string; count: number; bytes: number }>;
+}
+
+const NAMED = new Set(["object", "closure", "native", "hidden", "code"]);
+
+/** `top`: entries kept of each list; `depth`: retainers in a string's path. */
+export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth = 4 } = {}): HeapSummary {
+  const meta = heap.snapshot.meta;
+  const nodeFields = meta.node_fields.length;
+  const edgeFields = meta.edge_fields.length;
+  const [nodeTypes] = meta.node_types;
+  const [edgeTypes] = meta.edge_types;
+  const field = (name: string, fields: string[]) => fields.indexOf(name);
+  const T = field("type", meta.node_fields);
+  const N = field("name", meta.node_fields);
+  const S = field("self_size", meta.node_fields);
+  const C = field("edge_count", meta.node_fields);
+  const ET = field("type", meta.edge_fields);
+  const EN = field("name_or_index", meta.edge_fields);
+  const TO = field("to_node", meta.edge_fields);
+  const { nodes, edges, strings } = heap;
+  const typeOf = (node: number) => nodeTypes[nodes[node + T] as number] ?? "?";
+  const nameOf = (node: number) => strings[nodes[node + N] as number] ?? "";
+
+  let bytes = 0;
+  const constructors = new Map<string, { type: string; name: string; count: number; bytes: number }>();
+  for (let node = 0; node < nodes.length; node += nodeFields) {
+    const type = typeOf(node);
+    const size = nodes[node + S] as number;
+    bytes += size;
+    const name = NAMED.has(type) ? nameOf(node) : "";
+    const key = `${type}\0${name}`;
+    const entry = constructors.get(key) ?? { type, name, count: 0, bytes: 0 };
+    entry.count++;
+    entry.bytes += size;
+    constructors.set(key, entry);
+  }
+
+  // Each node's first strong retainer, with the edge's name.
+  const retainer = new Map<number, { from: number; edge: string }>();
+  for (let node = 0, edge = 0; node < nodes.length; node += nodeFields) {
+    const count = nodes[node + C] as number;
+    for (let i = 0; i < count; i++, edge += edgeFields) {
+      const type = edgeTypes[edges[edge + ET] as number];
+      if (type === "weak") continue;
+      const to = edges[edge + TO] as number;
+      if (retainer.has(to)) continue;
+      const name = edges[edge + EN] as number;
+      retainer.set(to, { from: node, edge: type === "element" || type === "hidden" ? "[]" : (strings[name] ?? "") });
+    }
+  }
+  const paths = new Map<string, { path: string; count: number; bytes: number }>();
+  for (let node = 0; node < nodes.length; node += nodeFields) {
+    if (!typeOf(node).includes("string") || (nodes[node + S] as number) < minString) continue;
+    const steps: string[] = [];
+    for (let at = node, i = 0; i < depth; i++) {
+      const by = retainer.get(at);
+      if (!by) break;
+      steps.push(`${nameOf(by.from).slice(0, 40) || typeOf(by.from)}.${by.edge}`);
+      at = by.from;
+    }
+    const path = steps.join(" ← ");
+    const entry = paths.get(path) ?? { path, count: 0, bytes: 0 };
+    entry.count++;
+    entry.bytes += nodes[node + S] as number;
+    paths.set(path, entry);
+  }
+  const largest = <E extends { bytes: number }>(entries: Iterable<E>) => [...entries].sort((a, b) => b.bytes - a.bytes).slice(0, top);
+  return { bytes, byConstructor: largest(constructors.values()), stringsByRetainer: largest(paths.values()) };
+}
+
+/** The summary as text, in MB. */
+export function summaryText(summary: HeapSummary): string {
+  const mb = (n: number) => (n / 2 ** 20).toFixed(2).padStart(8);
+  return [
+    `${mb(summary.bytes)} MB in all`,
+    "by constructor:",
+    ...summary.byConstructor.map((c) => `${mb(c.bytes)} MB ${String(c.count).padStart(8)}  ${c.type}${c.name ? ` ${c.name}` : ""}`),
+    "large strings, by what holds them:",
+    ...summary.stringsByRetainer.map((s) => `${mb(s.bytes)} MB ${String(s.count).padStart(8)}  ${s.path}`),
+  ].join("\n");
+}
