@@ -136,7 +136,7 @@ const encoder = new TextEncoder();
 /** What a list body reads its items from. */
 type ListRows = Pick<Collection, "page" | "joinedPage">;
 
-/** What a pull of the body writes at most (it always writes at least one row's worth). */
+/** A pull of the body reads storage until it holds this much, or the list ends (a read of `ROWS` may hold more). */
 const CHUNK = 256 * 1024;
 /** Rows read from storage at a time. */
 const ROWS = 256;
