@@ -38,9 +38,19 @@ export interface Sizes {
   /**
    * One hot key: `subscribers` at `rate`, per-event and batched, without replicas and with each
    * count of `replicas`, then a storm of `missed` changes; and the extra hop: `hop.subscribers`
-   * without replicas and on `hop.replicas`. Each count must divide its subscribers.
+   * without replicas and on `hop.replicas`, each measured for `hop.measureMs` (a p50 difference of
+   * tens of ms needs a longer window than the rest). Each count must divide its subscribers.
    */
-  hot: { subscribers: number; replicas: number[]; rate: number; hop: { subscribers: number; replicas: number }; missed: number; warmupMs: number; measureMs: number; timeoutMs: number };
+  hot: {
+    subscribers: number;
+    replicas: number[];
+    rate: number;
+    hop: { subscribers: number; replicas: number; measureMs: number };
+    missed: number;
+    warmupMs: number;
+    measureMs: number;
+    timeoutMs: number;
+  };
   /**
    * Live views of one collection of `objects` pods changing at `rate`: `views` views of `limit`
    * rows (various sorts and filters) against a full watch of the collection and `refetchers`
@@ -92,7 +102,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         storm: { subscribers: [5], missed: 20, timeoutMs: 10_000, settleMs: 5000 },
         keys: { keys: [3], subscribersPerKey: 2, rate: 20, warmupMs: 200, measureMs: 600 },
         sockets: { clients: 4, watchesPerClient: 5, rate: 20, warmupMs: 200, measureMs: 600 },
-        hot: { subscribers: 6, replicas: [1], rate: 20, hop: { subscribers: 4, replicas: 1 }, missed: 20, warmupMs: 200, measureMs: 600, timeoutMs: 10_000 },
+        hot: { subscribers: 6, replicas: [1], rate: 20, hop: { subscribers: 4, replicas: 1, measureMs: 600 }, missed: 20, warmupMs: 200, measureMs: 600, timeoutMs: 10_000 },
         views: { objects: 300, views: 10, limit: 10, rate: 20, refetchers: 2, warmupMs: 300, measureMs: 1000, timeoutMs: 60_000 },
         snapshot: { objects: 200, repeats: 2, pageLimit: 50 },
         big: { objects: 1000, subscribers: 5, resumes: 20, missed: 50, churn: 50, churnMs: 1000, pageLimit: 100, sampleMs: 250, timeoutMs: 30_000 },
@@ -122,7 +132,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         // lengthened (DESIGN.md): the window starts after that, not in the onset.
         keys: { keys: [100], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 2000 },
         sockets: { clients: 200, watchesPerClient: 5, rate: 40, warmupMs: 750, measureMs: 2000 },
-        hot: { subscribers: 2000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 4 }, missed: 1000, warmupMs: 1000, measureMs: 3000, timeoutMs: 30_000 },
+        hot: { subscribers: 2000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 4, measureMs: 10_000 }, missed: 1000, warmupMs: 1000, measureMs: 3000, timeoutMs: 30_000 },
         views: { objects: 100_000, views: 200, limit: 50, rate: 100, refetchers: 20, warmupMs: 2000, measureMs: 10_000, timeoutMs: 600_000 },
         snapshot: { objects: 10_000, repeats: 3, pageLimit: 500 },
         big: { objects: 200_000, subscribers: 10, resumes: 1000, missed: 1000, churn: 100, churnMs: 30_000, pageLimit: 500, sampleMs: 1000, timeoutMs: 900_000 },
@@ -150,7 +160,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         storm: { subscribers: [1000, 5000], missed: 1000, timeoutMs: 120_000, settleMs: 120_000 },
         keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 10_000 },
         sockets: { clients: 200, watchesPerClient: 5, rate: 100, warmupMs: 2000, measureMs: 10_000 },
-        hot: { subscribers: 5000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 4 }, missed: 1000, warmupMs: 2000, measureMs: 10_000, timeoutMs: 120_000 },
+        hot: { subscribers: 5000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 4, measureMs: 10_000 }, missed: 1000, warmupMs: 2000, measureMs: 10_000, timeoutMs: 120_000 },
         views: { objects: 100_000, views: 200, limit: 50, rate: 100, refetchers: 20, warmupMs: 2000, measureMs: 30_000, timeoutMs: 600_000 },
         snapshot: { objects: 10_000, repeats: 10, pageLimit: 500 },
         // 200,000 as in quick mode: at 1,000,000 the simulator's own paged list (which sorts

@@ -157,6 +157,7 @@ export function hotSection(results: Results): string[] {
     `## hot`,
     `One key, ${num(tree ?? 0)} subscribers at ${num(sizes.rate)} events/s, one event per message (relay) and batched (relay-batched), without replicas and on ${sizes.replicas.join(", ")} replica hubs; ` +
       `then the extra hop alone: ${num(hop ?? 0)} subscribers without replicas and all on ${hopReplicas}. ` +
+      `Each is measured over ${num(sizes.measureMs / 1000)} s after ${num(sizes.warmupMs / 1000)} s of churn, the hop's two over ${num((sizes.hop.measureMs ?? sizes.measureMs) / 1000)} s (a difference of tens of ms in p50 needs the longer window). ` +
       `Each replica count is a cluster of the relay whose \`subscribersPerHub\` is subscribers ÷ replicas (one simulated API server behind all). ` +
       `The tree is built as the relay builds it for subscribers that keep arriving: the root is filled with its share by watches the bench holds, then the measured subscribers come in waves of a share, each once the Worker's list of the key's replicas (kept 5 s) has expired and the replicas have reported, so the root places every wave; ` +
       `then the bench's watches leave and the root serves its replicas only, as it does once its own first subscribers have reconnected (their watches end every 30–60 minutes, and a hot root sends every newcomer to a replica). ` +

@@ -42,9 +42,12 @@ const namespaceOf = (system: string, subscribers: number, replicas: number) => `
 const pathOf = (cluster: string, namespace: string) => `/clusters/${cluster}${podsOf(namespace)}`;
 
 /** Every (subscribers, replicas) a mode measures: the main size without replicas and with each count, and the hop's two. */
-function plan(sizes: Sizes): Array<{ subscribers: number; replicas: number; storm: boolean }> {
-  const { subscribers, replicas, hop } = sizes.hot;
-  return [...[0, ...replicas].map((r) => ({ subscribers, replicas: r, storm: true })), ...[0, hop.replicas].map((r) => ({ subscribers: hop.subscribers, replicas: r, storm: false }))];
+function plan(sizes: Sizes): Array<{ subscribers: number; replicas: number; storm: boolean; measureMs: number }> {
+  const { subscribers, replicas, hop, measureMs } = sizes.hot;
+  return [
+    ...[0, ...replicas].map((r) => ({ subscribers, replicas: r, storm: true, measureMs })),
+    ...[0, hop.replicas].map((r) => ({ subscribers: hop.subscribers, replicas: r, storm: false, measureMs: hop.measureMs })),
+  ];
 }
 
 /**
@@ -72,7 +75,7 @@ export const hot: Scenario = {
   async run(context, systems) {
     const rows: HotRow[] = [];
     for (const measurement of plan(context.sizes)) {
-      for (const system of systems) rows.push(await runOne(context, system, measurement.subscribers, measurement.replicas, measurement.storm));
+      for (const system of systems) rows.push(await runOne(context, system, measurement));
     }
     return rows;
   },
@@ -86,7 +89,7 @@ interface Stats {
   replicas: Array<{ name: string; subscribers: number }>;
 }
 
-async function runOne(context: Context, system: System, subscribers: number, replicas: number, storm: boolean): Promise<HotRow> {
+async function runOne(context: Context, system: System, { subscribers, replicas, storm, measureMs }: ReturnType<typeof plan>[number]): Promise<HotRow> {
   const { sim, loadgens, sizes } = context;
   const base = system.listBase;
   if (!base) throw new Error(`hot: ${system.name} serves no HTTP`);
@@ -159,7 +162,7 @@ async function runOne(context: Context, system: System, subscribers: number, rep
   await sleep(sizes.hot.warmupMs);
   let upstreamWatches = 0;
   const before = await treeStats(tree);
-  const window = await measureWindow(context, system, sizes.hot.measureMs, async () => {
+  const window = await measureWindow(context, system, measureMs, async () => {
     upstreamWatches = Math.max(upstreamWatches, await sim.watchesIn(namespace));
   });
   const after = await treeStats(tree);

@@ -21,7 +21,7 @@ import type { Vars } from "../vars.ts";
 import { AccessGuard } from "./access.ts";
 import { realClock, type Clock } from "./clock.ts";
 import { Fanout, inFlightLimit, type InitialSliceBatch } from "./fanout.ts";
-import { gatherMs } from "./gather.ts";
+import { Gather, gatherMs, replicaGather } from "./gather.ts";
 import { Feed } from "./feed.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { isolateMemory } from "./memory.ts";
@@ -76,6 +76,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   const upstream = replica ? rootUpstream(key, root, replica.name, (name) => env.WATCH_HUB.getByName(name)) : upstreamFor(env, key.cluster);
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const clock = realClock;
+  const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
   const memory = isolateMemory<InitialSliceBatch>(settings.memory);
   const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log);
   let fanout: Fanout | undefined;
@@ -87,7 +88,8 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     {
       ...settings,
       replica,
-      gatherBaseMs: () => gatherMs(fanout?.size ?? 0),
+      // A tree gathers once, at its root, as one hub of all its subscribers would: each replica commits what the root sent as it comes.
+      gather: replica ? replicaGather() : new Gather(() => gatherMs((fanout?.size ?? 0) + (replicas?.live().reduce((n, r) => n + r.subscribers, 0) ?? 0))),
       wantDeltas: () => fanout?.wantsDeltas ?? false,
       wantRows: () => views?.active ?? false,
       observer: metrics.upstream,
@@ -136,7 +138,6 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       for (const s of out.subscribers) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
     },
   };
-  const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
   const reports = replica
     ? new RootReports(
         (report) => env.WATCH_HUB.getByName(root).replicaReport(report),

@@ -6,6 +6,7 @@ import type { WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { FakeClock } from "./clock.fake.ts";
 import { Feed, type FeedSettings } from "./feed.ts";
+import { Gather } from "./gather.ts";
 import { LineMemory } from "./memory.ts";
 import { HubStorage } from "./storage.ts";
 
@@ -15,17 +16,17 @@ const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", 
 /** Long enough to tell from every other timer the feed sets. */
 const GATHER_MS = 1234;
 
-const settings: FeedSettings = {
+const settings = (): FeedSettings => ({
   windowEvents: 100,
   windowBytes: 1 << 20,
   tombstones: { max: 100, maxAgeMs: 60_000 },
   upstreamStallMs: 60_000,
   stripManagedFields: true,
-  gatherBaseMs: () => GATHER_MS,
+  gather: new Gather(() => GATHER_MS),
   wantDeltas: () => false,
   wantRows: () => false,
   observer: { watch: () => undefined, relisted: () => undefined, expired: () => undefined, stalled: () => undefined, renewed: () => undefined, failed: () => undefined },
-};
+});
 
 /** An API server holding pod `a` at 10: a list answers at once, a watch is a stream the test writes to. */
 class OneWatch implements Upstream {
@@ -62,7 +63,7 @@ describe("Feed", () => {
       key,
       new HubStorage(durableStorage(database())),
       upstream,
-      settings,
+      settings(),
       { published: () => undefined, reset: () => undefined },
       () => undefined,
       clock,

@@ -16,7 +16,7 @@ import { Collection, toRecord, type ObjectEvent, type ObjectRecord } from "./col
 import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
 import type { ReplicaRole } from "./request.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
-import { Gather } from "./gather.ts";
+import type { Gather } from "./gather.ts";
 import { NetChangeEvents, StateEvents, type InitialEvents } from "./initial.ts";
 import type { LineTail } from "./memory.ts";
 import { StagedList } from "./relist.ts";
@@ -46,12 +46,8 @@ export interface FeedSettings {
   tombstones: TombstoneLimits;
   upstreamStallMs: number;
   stripManagedFields: boolean;
-  /**
-   * How long the first uncommitted event waits for others to join its commit (ms), at the least:
-   * the base of the feed's gather (`gather.ts`), which the hub grows with what one commit costs
-   * it to fan out.
-   */
-  gatherBaseMs: () => number;
+  /** How long the first uncommitted event waits for others to join its commit (`gather.ts`). */
+  gather: Gather;
   /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
   wantDeltas: () => boolean;
   /** Whether any live view is open: only then is what each change did to its row told. */
@@ -166,7 +162,7 @@ export class Feed implements ReflectorHandler {
     this.#log = log;
     this.#stripManagedFields = settings.stripManagedFields;
     this.#replica = settings.replica;
-    this.#gather = new Gather(settings.gatherBaseMs);
+    this.#gather = settings.gather;
     this.#wantDeltas = settings.wantDeltas;
     this.#wantRows = settings.wantRows;
     const sql = () => storage.sql;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EASE_MS, FEW_EVENTS, Gather, gatherMs, LATE_MS, MAX_EXTRA_MS, MAX_SLOW_EXTRA_MS } from "./gather.ts";
+import { EASE_MS, FEW_EVENTS, Gather, gatherMs, LATE_MS, MAX_EXTRA_MS, MAX_SLOW_EXTRA_MS, replicaGather } from "./gather.ts";
 
 describe("how long a hub gathers events before a commit", () => {
   it("grows its base with the subscribers: 1 ms per 20, between 1 and 50 ms", () => {
@@ -53,5 +53,12 @@ describe("how long a hub gathers events before a commit", () => {
     // The base still follows the hub: more subscribers, a longer base.
     base = 25;
     expect(gather.ms).toBe(25);
+  });
+
+  it("a replica's gather waits for nothing, however late the runtime is: its root gathered for the tree", () => {
+    const gather = replicaGather();
+    expect(gather.ms).toBe(0);
+    for (let i = 0; i < 20; i++) gather.fired(10_000, 1, 10_000);
+    expect(gather.ms).toBe(0);
   });
 });

@@ -12,6 +12,12 @@
  *   lateness, to at most 100 ms, or for a hub whose events come too slowly for a few of them in
  *   that, to what gathers a few (at most 250 ms); it eases off once timers are on time again.
  *
+ * A hot key's tree gathers once, at its root, for its widest hub (its replicas' subscribers
+ * counted): a replica commits what the root sent as it comes (`replicaGather`). A second gather
+ * in series would add its wait, and its own lateness extra, to every event a replica's
+ * subscribers get; and a busy replica needs none, for what it has not read of the root's stream
+ * reaches it as one chunk.
+ *
  * What it bought in the benchmark's many keys, and what it costs, is in DESIGN.md.
  */
 
@@ -41,10 +47,13 @@ export function gatherMs(subscribers: number): number {
 
 export class Gather {
   readonly #base: () => number;
+  readonly #whenLate: boolean;
   #extra = 0;
 
-  constructor(base: () => number) {
+  /** `whenLate`: whether it gathers longer while the runtime is late. */
+  constructor(base: () => number, whenLate = true) {
     this.#base = base;
+    this.#whenLate = whenLate;
   }
 
   /** How long to gather from now (ms). */
@@ -54,6 +63,7 @@ export class Gather {
 
   /** The gather's timer fired `lateMs` after it was due, having gathered `events` in `elapsedMs`. */
   fired(lateMs: number, events: number, elapsedMs: number): void {
+    if (!this.#whenLate) return;
     if (lateMs <= LATE_MS) {
       this.#extra = Math.max(0, this.#extra - EASE_MS);
       return;
@@ -62,4 +72,9 @@ export class Gather {
     const bound = Math.min(MAX_SLOW_EXTRA_MS, Math.max(MAX_EXTRA_MS, (FEW_EVENTS * elapsedMs) / Math.max(1, events)));
     this.#extra = Math.max(this.#extra, Math.min(bound, this.#extra + lateMs));
   }
+}
+
+/** A replica's gather: none, what arrived in one turn of its event loop committed together (the root gathered it). */
+export function replicaGather(): Gather {
+  return new Gather(() => 0, false);
 }
