@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { inRound, medianRounds } from "../../bench/rounds.ts";
 import type { Row } from "../../bench/rows.ts";
 import { checkTargets } from "../../bench/targets.ts";
+import { hotTargets } from "../../bench/report-hot.ts";
 
 const fanout = (system: string, deliveredPerSec: number, extra: Partial<Record<string, unknown>> = {}) =>
   ({
@@ -81,5 +82,23 @@ describe("the benchmark's rounds", () => {
     expect(met?.met).toBe(true);
     const [missed] = checkTargets([...rows.slice(0, 3), bytes("relay-delta", 1000, 100, 900)]).filter((t) => t.target.includes("bytes per MODIFIED"));
     expect(missed?.met).toBe(false);
+  });
+
+  it("judge the hot key's hop on the median of each round's difference, not on two rows' median rounds", () => {
+    const hot = (replicas: number, p50Ms: number, deliveredPerSec: number) =>
+      ({ scenario: "hot", system: "relay-batched", transport: "ws", subscribers: 1000, replicas, eventsPerSec: 100, deliveredPerSec, deliveredPct: 100, p50Ms, hubs: [] }) as unknown as Row;
+    // Median rows by delivery: 171 without, 123 with (-48 ms); the rounds' differences: +304, -20, +80.
+    const rows = medianRounds([
+      [hot(0, 171, 2), hot(4, 475, 1)],
+      [hot(0, 143, 1), hot(4, 123, 2)],
+      [hot(0, 117, 3), hot(4, 197, 3)],
+    ]);
+    const hop = hotTargets(rows).find((t) => t.target.includes("relay-batched: 4 replicas"));
+    expect(hop?.measured).toBe("+80 ms, the median of each round's difference (p50 without replicas, then with: 171, 475 ms; 143, 123 ms; 117, 197 ms)");
+    expect(hop?.met).toBe(false);
+    // One round: its two rows.
+    const once = hotTargets(medianRounds([[hot(0, 100, 1), hot(4, 120, 1)]])).find((t) => t.target.includes("relay-batched: 4 replicas"));
+    expect(once?.measured).toBe("p50 100 ms without replicas, 120 ms with: +20 ms");
+    expect(once?.met).toBe(true);
   });
 });
