@@ -12,8 +12,9 @@
  *   lateness, to at most 100 ms, or for a hub whose events come too slowly for a few of them in
  *   that, to what gathers a few (at most 250 ms); it eases off once timers are on time again.
  *
- * A hot key's tree gathers once, at its root, for its widest hub (its replicas' subscribers
- * counted): a replica commits what the root sent as it comes (`replicaGather`). A second gather
+ * A hot key's tree gathers once, at its root, as one hub of all the key's subscribers would (its
+ * replicas' last reports counted): a replica commits what the root sent as it comes
+ * (`replicaGather`). A second gather
  * in series would add its wait, and its own lateness extra, to every event a replica's
  * subscribers get; and a busy replica needs none, for what it has not read of the root's stream
  * reaches it as one chunk.
