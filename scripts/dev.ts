@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import type { Simulator } from "../src/sim/index.ts";
 import { relayUpstream } from "./demo-cluster.ts";
 import { hints, type HintContext } from "./hints.ts";
+import { oneThreadDefaults } from "./one-thread.ts";
 import { onOrphaned } from "./proc.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -34,14 +35,14 @@ let envDir: string | undefined;
  * `values` as a dotenv file wrangler reads as given: single-quoted (backquoted if a value holds
  * a quote), which dotenv takes literally, and `$` escaped, which wrangler would otherwise expand.
  */
-function writeEnvFile(values: Record<string, string>): string {
+function writeEnvFile(fileName: string, values: Record<string, string>): string {
   const lines = Object.entries(values).map(([name, value]) => {
     const quote = ["'", "`"].find((q) => !value.includes(q));
     if (quote === undefined) throw new Error(`${name} holds both ' and \`, which an env file for wrangler dev cannot carry: npm start can`);
     return `${name}=${quote}${value.replaceAll("$", () => "\\$")}${quote}`;
   });
-  envDir = mkdtempSync(join(tmpdir(), "relay-dev-"));
-  const file = join(envDir, "relay.env");
+  envDir ??= mkdtempSync(join(tmpdir(), "relay-dev-"));
+  const file = join(envDir, fileName);
   writeFileSync(file, `${lines.join("\n")}\n`, { mode: 0o600 });
   return file;
 }
@@ -57,10 +58,12 @@ async function main(): Promise<void> {
   const users = cluster?.users;
   if (vars.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it answers loopback names only");
 
-  const envFile = writeEnvFile({ ...vars, ...secrets });
-  // wrangler reads .dev.vars only when no env file is named: named first, it is read beside ours.
+  const defaults = writeEnvFile("defaults.env", oneThreadDefaults());
+  const envFile = writeEnvFile("relay.env", { ...vars, ...secrets });
+  // wrangler reads .dev.vars only when no env file is named, so it is named too. A later file
+  // wins: this environment over .dev.vars, and .dev.vars over one machine's defaults.
   const devVars = existsSync(join(root, ".dev.vars")) ? ["--env-file", ".dev.vars"] : [];
-  const wrangler = spawn(process.execPath, [WRANGLER, "dev", "--inspector-port", "0", ...devVars, "--env-file", envFile, ...process.argv.slice(2)], {
+  const wrangler = spawn(process.execPath, [WRANGLER, "dev", "--inspector-port", "0", "--env-file", defaults, ...devVars, "--env-file", envFile, ...process.argv.slice(2)], {
     cwd: root,
     stdio: ["inherit", "pipe", "inherit"],
   });

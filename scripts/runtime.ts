@@ -32,6 +32,8 @@
  *   to `log`, one line at a time.
  * - The relay's isolate has the heap a Durable Object has deployed (scripts/heap-limit.ts);
  *   running out of it is fatal to workerd, as it is to an object deployed.
+ * - A hot key stays one hub unless `vars` ask for replicas (scripts/one-thread.ts): every
+ *   object here shares workerd's one thread, where a replica adds work and no capacity.
  * - `stop()` ends workerd, waits for it, and releases the state directory; it may be called
  *   more than once.
  */
@@ -43,6 +45,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { holdToPlatformHeap } from "./heap-limit.ts";
+import { oneThreadDefaults } from "./one-thread.ts";
 import { parentOf } from "./proc.ts";
 import { lockStateDirectory } from "./state-lock.ts";
 import type { BuiltWorker } from "./build-worker.ts";
@@ -178,7 +181,7 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
         ...worker.workerOptions,
         name: worker.name,
         modules: [{ type: "ESModule", path: join(root, "relay.mjs"), contents: worker.script }],
-        bindings: { ...options.vars, ...options.secrets },
+        bindings: { ...oneThreadDefaults(options.vars), ...options.secrets },
         ...(options.tls
           ? { host, port: options.port ?? 0, httpsKey: options.tls.key, httpsCert: options.tls.cert, logRequests: false }
           : // Miniflare's own entry socket: loopback, on a port the kernel picks. Clients use the direct socket.
