@@ -8,6 +8,7 @@
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
 import { bigReading, HEAP_TARGET_MB } from "./heap.ts";
+import { amendedParts } from "./merge.ts";
 import { hotSection, hotTable } from "./report-hot.ts";
 import { viewsSection, viewsTable } from "./report-views.ts";
 import type { BigRow, BurstRow, FanoutRow, HotRow, HubsRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
@@ -103,7 +104,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       (results.amendments ?? [])
         .map(
           (a) =>
-            ` The ${a.scenarios.join(" and ")} rows come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`,
+            ` The ${amendedParts(a)} come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`,
         )
         .join("") +
       disturbance(results),

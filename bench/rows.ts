@@ -355,8 +355,11 @@ export interface Results {
   skipped: Skipped[];
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
-  /** Later runs (`--merge`) whose rows replaced those of some scenarios, with how many rounds theirs are of where that is not the run's. */
-  amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]>; rounds?: number }>;
+  /**
+   * Later runs (`--merge`) whose rows replaced those of some scenarios, with how many rounds
+   * theirs are of where that is not the run's, and whether their profiles replaced the run's.
+   */
+  amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]>; rounds?: number; profiles?: boolean }>;
 }
 
 /** The row of `system` on `transport` among `rows` that `matches`. */

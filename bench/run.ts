@@ -14,6 +14,7 @@ import { writeCharts } from "./charts.ts";
 import { stopAllChildren } from "./children.ts";
 import { Loadgens } from "./loadgens.ts";
 import { describeMachine } from "./machine.ts";
+import { merge } from "./merge.ts";
 import { sizesFor, type Mode } from "./modes.ts";
 import { descendants, waitIdle } from "./proc.ts";
 import { profileNamespace, profileRelay } from "./profile.ts";
@@ -70,6 +71,8 @@ const USAGE = `usage: npm run bench -- [options]
                      each system's median round, with every round's figures beside it
                      (big and hubs, which take many minutes, are measured once whatever N)
   --no-profile       skip the CPU profiles of the relay
+  --profile          with --merge: take the relay's CPU profiles too, in place of those
+                     of the run it amends (a merged run takes none otherwise)
   --report-only      measure nothing: rewrite the charts and BENCHMARKS.md from the
                      latest.json already there (after a change to the report's generator)`;
 
@@ -83,6 +86,7 @@ async function main(): Promise<void> {
       systems: { type: "string" },
       rounds: { type: "string", default: "1" },
       "no-profile": { type: "boolean", default: false },
+      profile: { type: "boolean", default: false },
       merge: { type: "boolean", default: false },
       "report-only": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -104,8 +108,8 @@ async function main(): Promise<void> {
   const sizes = sizesFor(mode, availableParallelism());
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a whole number ≥ 1, got ${values.rounds}`);
-  // A merged run measures its scenarios only: the profiles stay those of the run it amends.
-  const profiling = !values["no-profile"] && !values.merge && names.includes("relay");
+  // A merged run measures its scenarios only, unless asked for profiles too: they replace the amended run's.
+  const profiling = !values["no-profile"] && (!values.merge || values.profile) && names.includes("relay");
   const amended = values.merge ? (JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results) : undefined;
   if (amended && amended.mode !== mode) throw new Error(`--merge: latest.json is a ${amended.mode} run, this one would be ${mode}`);
   // The report says how many rounds every row is the median of: a merged run must make as many,
@@ -197,27 +201,6 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
   report(results, outDir, reportFile);
   progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
-}
-
-/** `amended` with the rows of `scenarios` replaced by a later run's, which it records. */
-function merge(amended: Results, later: Results, scenarios: ReadonlyArray<Row["scenario"]>): Results {
-  return {
-    ...amended,
-    sizes: later.sizes,
-    rows: [...amended.rows.filter((r) => !scenarios.includes(r.scenario)), ...later.rows],
-    skipped: [...amended.skipped.filter((s) => !scenarios.includes(s.scenario)), ...later.skipped],
-    processes: [...amended.processes, ...later.processes],
-    amendments: [
-      ...(amended.amendments ?? []),
-      {
-        command: later.command,
-        startedAt: later.startedAt,
-        durationMs: later.durationMs,
-        scenarios: [...scenarios],
-        ...((later.rounds ?? 1) !== (amended.rounds ?? 1) ? { rounds: later.rounds ?? 1 } : {}),
-      },
-    ],
-  };
 }
 
 /** A run's charts and report, written from its results, and its tables on stdout. */
