@@ -88,8 +88,9 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     {
       ...settings,
       replica,
-      // A tree gathers once, at its root, as one hub of all its subscribers would: each replica commits what the root sent as it comes.
-      gather: replica ? replicaGather() : new Gather(() => gatherMs((fanout?.size ?? 0) + (replicas?.live().reduce((n, r) => n + r.subscribers, 0) ?? 0))),
+      // A tree gathers once, at its root, as one hub of all its clients would (its replicas
+      // counted by what they serve, not as subscribers): each replica commits what the root sent as it comes.
+      gather: replica ? replicaGather() : new Gather(() => gatherMs((fanout?.clients ?? 0) + (replicas?.subscribers() ?? 0))),
       wantDeltas: () => fanout?.wantsDeltas ?? false,
       wantRows: () => views?.active ?? false,
       observer: metrics.upstream,

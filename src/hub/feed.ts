@@ -16,7 +16,7 @@ import { Collection, toRecord, type ObjectEvent, type ObjectRecord } from "./col
 import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
 import type { ReplicaRole } from "./request.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
-import type { Gather } from "./gather.ts";
+import type { CommitGather } from "./gather.ts";
 import { NetChangeEvents, StateEvents, type InitialEvents } from "./initial.ts";
 import type { LineTail } from "./memory.ts";
 import { StagedList } from "./relist.ts";
@@ -47,7 +47,7 @@ export interface FeedSettings {
   upstreamStallMs: number;
   stripManagedFields: boolean;
   /** How long the first uncommitted event waits for others to join its commit (`gather.ts`). */
-  gather: Gather;
+  gather: CommitGather;
   /** Whether any subscriber takes deltas: only then is a MODIFIED also encoded as one. */
   wantDeltas: () => boolean;
   /** Whether any live view is open: only then is what each change did to its row told. */
@@ -127,7 +127,7 @@ export class Feed implements ReflectorHandler {
   #pending: WatchEvent[] = [];
   #commitTimer: Cancel | undefined;
   readonly #clock: Clock;
-  readonly #gather: Gather;
+  readonly #gather: CommitGather;
   readonly #wantDeltas: () => boolean;
   readonly #wantRows: () => boolean;
   readonly #versionWaiters: VersionWaiters;

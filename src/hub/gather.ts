@@ -46,25 +46,28 @@ export function gatherMs(subscribers: number): number {
   return Math.min(50, Math.max(1, subscribers / 20));
 }
 
-export class Gather {
+/** How long a hub's next commit gathers, told how each gather went (the feed's timer). */
+export interface CommitGather {
+  /** How long to gather from now (ms). */
+  readonly ms: number;
+  /** The gather's timer fired `lateMs` after it was due, having gathered `events` in `elapsedMs`. */
+  fired(lateMs: number, events: number, elapsedMs: number): void;
+}
+
+/** A hub's gather: its base, longer while the runtime is late. */
+export class Gather implements CommitGather {
   readonly #base: () => number;
-  readonly #whenLate: boolean;
   #extra = 0;
 
-  /** `whenLate`: whether it gathers longer while the runtime is late. */
-  constructor(base: () => number, whenLate = true) {
+  constructor(base: () => number) {
     this.#base = base;
-    this.#whenLate = whenLate;
   }
 
-  /** How long to gather from now (ms). */
   get ms(): number {
     return Math.max(this.#base(), this.#extra);
   }
 
-  /** The gather's timer fired `lateMs` after it was due, having gathered `events` in `elapsedMs`. */
   fired(lateMs: number, events: number, elapsedMs: number): void {
-    if (!this.#whenLate) return;
     if (lateMs <= LATE_MS) {
       this.#extra = Math.max(0, this.#extra - EASE_MS);
       return;
@@ -76,6 +79,6 @@ export class Gather {
 }
 
 /** A replica's gather: none, what arrived in one turn of its event loop committed together (the root gathered it). */
-export function replicaGather(): Gather {
-  return new Gather(() => 0, false);
+export function replicaGather(): CommitGather {
+  return { ms: 0, fired: () => undefined };
 }

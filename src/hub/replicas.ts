@@ -56,6 +56,11 @@ export class Replicas {
     return [...this.#reports.values()].map((r) => r.report);
   }
 
+  /** The subscribers the live replicas serve, as they last reported. */
+  subscribers(): number {
+    return served(this.live());
+  }
+
   /**
    * The replicas a new subscriber from `region` may go to, with what each holds (the emptiest is
    * picked), or none: the root serves it. That region's replicas, as many as its subscribers
@@ -63,7 +68,7 @@ export class Replicas {
    */
   placement(region: string, own: number): NamedReplica[] {
     const live = this.live();
-    const total = own + live.reduce((n, r) => n + r.subscribers, 0);
+    const total = own + served(live);
     if (!this.#spread && total >= this.#perHub) this.#spread = true;
     else if (this.#spread && total < this.#perHub / 2) this.#spread = false;
     if (!this.#spread) return [];
@@ -75,6 +80,11 @@ export class Replicas {
       return { name, subscribers: reported.get(name) ?? 0 };
     });
   }
+}
+
+/** The subscribers `reports` say their replicas serve. */
+function served(reports: readonly ReplicaReport[]): number {
+  return reports.reduce((n, r) => n + r.subscribers, 0);
 }
 
 /**
