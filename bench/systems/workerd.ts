@@ -12,6 +12,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { oneThreadDefaults } from "../../scripts/one-thread.ts";
 import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { startChild } from "../children.ts";
 import type { RelayRuntimeArgs, RelayRuntimeInfo } from "../hosts/relay-runtime.ts";
@@ -122,9 +123,10 @@ export async function startRelay(sim: Sim, logDir: string, { name = "relay", sta
   };
 }
 
-/** The relay as `npm run dev` serves it: through `wrangler dev`'s proxy worker. */
+/** The relay as `npm run dev` serves it: through `wrangler dev`'s proxy worker, with the defaults `npm run dev` gives it. */
 export async function startProxiedRelay(sim: Sim, logDir: string): Promise<Launched> {
-  const { info, inspector, processes } = await startWorkerd("relay-proxied", new URL("../../wrangler.toml", import.meta.url), { UPSTREAM_URL: sim.url, ...RELAY_VARS }, "/_bench/nudge", logDir);
+  const vars = oneThreadDefaults({ UPSTREAM_URL: sim.url, ...RELAY_VARS });
+  const { info, inspector, processes } = await startWorkerd("relay-proxied", new URL("../../wrangler.toml", import.meta.url), vars, "/_bench/nudge", logDir);
   return { systems: [relayServing("relay-proxied", info.proxyUrl, [info.pid, info.proxyPid], () => isolateHeap(inspector))], processes };
 }
 
