@@ -9,11 +9,11 @@ import { eventLine } from "../k8s/event.ts";
 import { keyApiVersion, type WatchKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";
 import { VersionWaiters } from "../k8s/waiters.ts";
-import type { KubeObject, WatchEvent } from "../k8s/types.ts";
+import type { KubeObject } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Cancel, Clock } from "./clock.ts";
 import { Collection, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
-import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamObserver } from "./reflector.ts";
+import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
 import type { ReplicaRole } from "./request.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
 import type { CommitGather } from "./gather.ts";
@@ -124,7 +124,7 @@ export class Feed implements ReflectorHandler {
   /** `after`: a waiter for `current` state needs a check begun after it arrived. */
   #waiters: Array<{ need: Freshness; after: number; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
   /** Upstream events read but not yet committed: they go to storage and subscribers together. */
-  #pending: WatchEvent[] = [];
+  #pending: UpstreamEvent[] = [];
   #commitTimer: Cancel | undefined;
   readonly #clock: Clock;
   readonly #gather: CommitGather;
@@ -444,7 +444,7 @@ export class Feed implements ReflectorHandler {
    * with many subscribers and while the runtime is behind) from the first of them, and
    * committed together: one transaction, one write per subscriber.
    */
-  events(batch: WatchEvent[]): void {
+  events(batch: UpstreamEvent[]): void {
     for (const event of batch) this.#pending.push(event);
     if (this.#commitTimer !== undefined) return;
     const ms = this.#gather.ms;
@@ -475,7 +475,7 @@ export class Feed implements ReflectorHandler {
       } else if (rv <= head) {
         this.#log("skipped an upstream event the hub already has", { type: event.type, rv, head });
       } else {
-        const taken = this.#take(event.object, identity);
+        const taken = this.#take(event.object, identity, event.objectJson);
         if (taken) changes.push({ type: event.type as ObjectEvent["type"], ...taken });
         head = rv;
       }
@@ -569,18 +569,21 @@ export class Feed implements ReflectorHandler {
 
   /**
    * An upstream object as the relay serves it (kind and apiVersion set, managedFields dropped),
-   * cached, and as parsed; `undefined`, logged, without a uid, name or resourceVersion.
+   * cached, and as parsed; `undefined`, logged, without a uid, name or resourceVersion. `json`:
+   * its text as the upstream sent it, kept when the object needs no change (a root hub's).
    */
-  #take(item: KubeObject, identity: HubIdentity): { object: ObjectRecord; parsed: KubeObject } | undefined {
+  #take(item: KubeObject, identity: HubIdentity, json?: string): { object: ObjectRecord; parsed: KubeObject } | undefined {
     // Built-in list items come without kind/apiVersion; every watch event object needs them.
     const parsed = item.kind && item.apiVersion ? item : { kind: identity.kind, apiVersion: identity.apiVersion, ...item };
+    let unchanged = parsed === item;
     // Who wrote which field is the API server's business, and a large share of every object.
     if (this.#stripManagedFields && parsed.metadata?.managedFields) {
       // Removed, not set to undefined: a delta is computed from this object, not from its JSON.
       const { managedFields: _, ...metadata } = parsed.metadata;
       parsed.metadata = metadata;
+      unchanged = false;
     }
-    const record = toRecord(parsed);
+    const record = toRecord(parsed, unchanged ? json : undefined);
     if (!record) {
       this.#log("skipped an upstream object without uid, name or resourceVersion");
       return undefined;

@@ -5,7 +5,7 @@ import type { Upstream } from "../upstream.ts";
 import { Changes } from "../../test/kit/wait.ts";
 import { FakeClock, settled } from "./clock.fake.ts";
 import { PagePermits } from "./page-permits.ts";
-import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamObserver } from "./reflector.ts";
+import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
 
 const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
 const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", uid: `u-${name}`, resourceVersion: String(rv) } });
@@ -393,6 +393,18 @@ describe("Reflector", () => {
     expect(handler.caughtUp).toEqual([20]);
     expect(handler.lists).toHaveLength(1);
     reflector.stop();
+  });
+
+  it("following a root hub, each event keeps its object's text as the root wrote it (not so from an API server, whose lines it does not vouch for)", async () => {
+    for (const followsHub of [true, false]) {
+      const { upstream, handler, reflector } = start({ followsHub });
+      const stream = await upstream.watch(1);
+      stream.send({ type: "MODIFIED", object: pod("a", 11) });
+      await handler.until("the event", () => handler.head === 11);
+      const event = handler.batches.flat().at(-1) as UpstreamEvent;
+      expect(event.objectJson).toBe(followsHub ? JSON.stringify(pod("a", 11)) : undefined);
+      reflector.stop();
+    }
   });
 
   it("relists when the upstream has gone back in time (a restored etcd)", async () => {

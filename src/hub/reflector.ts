@@ -7,7 +7,7 @@
  */
 import { Backoff, REFLECTOR_BACKOFF, retryAfterMs } from "../k8s/backoff.ts";
 import { upstreamCollectionUrl, type WatchKey } from "../k8s/key.ts";
-import { parseEventLine } from "../k8s/event.ts";
+import { objectJsonOf, parseEventLine } from "../k8s/event.ts";
 import { LineSplitter } from "../k8s/ndjson.ts";
 import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { isTooLargeResourceVersion } from "../k8s/status.ts";
@@ -26,6 +26,9 @@ export interface ListedCollection {
 
 export type ReflectorState = "listing" | "watching" | "backoff" | "stopped";
 
+/** An upstream watch event; from a root hub (`followsHub`), with its object's JSON text as the root stores it. */
+export type UpstreamEvent = WatchEvent & { objectJson?: string | undefined };
+
 /** What the reflector feeds: the hub's cache and window. */
 export interface ReflectorHandler {
   /** The RV to watch from, or `undefined` when the hub has nothing and must list first. */
@@ -33,7 +36,7 @@ export interface ReflectorHandler {
   /** Resolves once every page is taken (a failure to read one rejects). */
   listed(list: ListedCollection): Promise<void>;
   /** A batch of events from one read of the stream, in order (ERROR events excluded). */
-  events(batch: WatchEvent[]): void;
+  events(batch: UpstreamEvent[]): void;
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void;
   /** A check of the upstream begins: a probe of its resourceVersion, or a list. */
   checking(): void;
@@ -390,7 +393,7 @@ export class Reflector {
           this.#backoff.reset();
           received = true;
         }
-        const batch: WatchEvent[] = [];
+        const batch: UpstreamEvent[] = [];
         for (const line of lines.push(value)) {
           const event = parseEventLine(line);
           if (event === undefined) {
@@ -404,6 +407,8 @@ export class Reflector {
             if (isTooLargeResourceVersion(status)) return { outcome: "ahead", received };
             throw new UpstreamError(status.code ?? 500, `upstream watch error: ${status.message ?? "unknown"}`, (status.details?.retryAfterSeconds ?? 0) * 1000);
           }
+          // A root hub's lines hold its objects' JSON as it stores them: a replica keeps that text.
+          if (this.#options.followsHub) (event as UpstreamEvent).objectJson = objectJsonOf(line, event.type);
           batch.push(event);
         }
         this.#deliver(batch);
@@ -416,7 +421,7 @@ export class Reflector {
     }
   }
 
-  #deliver(batch: WatchEvent[]): void {
+  #deliver(batch: UpstreamEvent[]): void {
     if (batch.length > 0) this.#handler.events(batch);
   }
 

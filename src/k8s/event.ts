@@ -11,6 +11,16 @@ import { INITIAL_EVENTS_END, WATCH_EVENT_TYPES } from "./types.ts";
 export const eventLine = (type: WatchEventType, objectJson: string): string => `{"type":"${type}","object":${objectJson}}\n`;
 
 /**
+ * The object's JSON text in a line `eventLine` wrote, or `undefined` for a line of another
+ * shape: what a hub reading another hub's lines stores, rather than serialise the object again.
+ * Only for lines a relay hub wrote: other writers may add fields after the object.
+ */
+export function objectJsonOf(line: string, type: WatchEventType): string | undefined {
+  const prefix = `{"type":"${type}","object":`;
+  return line.startsWith(prefix) && line.endsWith("}") ? line.slice(prefix.length, -1) : undefined;
+}
+
+/**
  * A BOOKMARK: an empty object of the watched kind carrying only the resourceVersion
  * (apiserver `cacher.go`), optionally marking the end of `sendInitialEvents`.
  */
