@@ -209,6 +209,18 @@ export function hotSection(results: Results): string[] {
   return out;
 }
 
+/**
+ * What the extra hop cost in CPU per upstream event (`cpuUs`: the tree's less one hub's, with
+ * `replicas`, at `subscribers`). Less than nothing is not a cost: the two differ by more than the
+ * hop in one run (one hub, behind, gathers longer and sends fewer messages), so it is said so.
+ */
+export function hopCost(cpuUs: number, replicas: number, subscribers: number): string {
+  const where = `measured at ${num(subscribers)} subscribers where both kept up`;
+  if (cpuUs < 0)
+    return `the extra hop's CPU did not show: the tree used ${num(-cpuUs)} µs less per upstream event than one hub, ${where}, which is this run's noise (or one hub's own batching) and not a saving`;
+  return `the extra hop cost ${num(cpuUs)} µs of CPU per upstream event for ${replicas} replicas (${num(cpuUs / replicas)} µs a replica: the root's message and the replica's intake), ${where}`;
+}
+
 /** One hub's delivery ceiling × replicas, with the hop's cost and the root's load, each from a row of this run. */
 function capacity({
   tree,
@@ -243,9 +255,7 @@ function capacity({
       `**Capacity deployed, ${system}** (a model from this run's numbers). Here one workerd thread ran every hub: without replicas it delivered ${num(solo.deliveredPerSec)} events/s (${num(solo.deliveredPct)}% of ${num(tree)} × ${num(solo.upstreamEventsPerSec)}/s) at ${num(solo.serverCpuPct)}% of a core; ` +
         `with ${most} replicas, ${num(spread.deliveredPerSec)} events/s (${num(spread.deliveredPct)}%), which is the same thread's work shared out, not more of it. ` +
         `The measured parts: a delivered event costs ${num(solo.cpuUsPerEvent)} µs of the process's CPU, so one core sends about ${num(perCore)} events/s; the root sent ${num(rootPerEvent)} messages per event (to its ${most} replicas) instead of ${num(tree)}; ` +
-        (hopCpu !== undefined
-          ? `the extra hop cost ${num(hopCpu)} µs of CPU per upstream event for ${hopReplicas} replicas (${num(hopCpu / hopReplicas)} µs a replica: the root's message and the replica's intake), measured at ${num(hop ?? 0)} subscribers where both kept up; `
-          : "") +
+        (hopCpu !== undefined ? `${hopCost(hopCpu, hopReplicas, hop ?? 0)}; ` : "") +
         (hopP50 !== undefined
           ? `and ${hopP50 >= 0 ? "added" : "took"} ${num(Math.abs(hopP50))} ms ${hopP50 >= 0 ? "to" : "from"} p50 at ${num(hop ?? 0)} × ${num(hopTree?.eventsPerSec ?? 0)} events/s (the median of the rounds' differences). `
           : ". ") +

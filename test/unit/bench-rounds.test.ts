@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { inRound, medianRounds } from "../../bench/rounds.ts";
 import type { Row } from "../../bench/rows.ts";
 import { checkTargets } from "../../bench/targets.ts";
-import { hotTargets } from "../../bench/report-hot.ts";
+import { hopCost, hotTargets } from "../../bench/report-hot.ts";
 
 const fanout = (system: string, deliveredPerSec: number, extra: Partial<Record<string, unknown>> = {}) =>
   ({
@@ -100,5 +100,14 @@ describe("the benchmark's rounds", () => {
     const once = hotTargets(medianRounds([[hot(0, 100, 1), hot(4, 120, 1)]])).find((t) => t.target.includes("relay-batched: 4 replicas"));
     expect(once?.measured).toBe("p50 100 ms without replicas, 120 ms with: +20 ms");
     expect(once?.met).toBe(true);
+  });
+
+  it("say the hop's CPU did not show when the tree cost less than one hub, rather than give a negative cost", () => {
+    expect(hopCost(190, 4, 1000)).toBe(
+      "the extra hop cost 190 µs of CPU per upstream event for 4 replicas (47.5 µs a replica: the root's message and the replica's intake), measured at 1,000 subscribers where both kept up",
+    );
+    expect(hopCost(-1118, 4, 1000)).toBe(
+      "the extra hop's CPU did not show: the tree used 1,118 µs less per upstream event than one hub, measured at 1,000 subscribers where both kept up, which is this run's noise (or one hub's own batching) and not a saving",
+    );
   });
 });
