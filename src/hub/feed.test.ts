@@ -51,7 +51,11 @@ class OneWatch implements Upstream {
   }
 
   send(event: WatchEvent): void {
-    this.#send?.(`${JSON.stringify(event)}\n`);
+    this.line(JSON.stringify(event));
+  }
+
+  line(line: string): void {
+    this.#send?.(`${line}\n`);
   }
 }
 
@@ -79,5 +83,31 @@ describe("Feed", () => {
     await feed.synced("current");
     expect(feed.window.head).toBe(11);
     feed.stop();
+  });
+
+  it("a replica stores an object as its root's line has it; a hub of an API server, as it serialises it", async () => {
+    // Spaced as no JSON.stringify writes it, so the stored text tells which it was.
+    const object = '{"kind":"Pod", "apiVersion":"v1", "metadata":{"name":"a", "namespace":"ns", "uid":"u-a", "resourceVersion":"11"}}';
+    for (const replica of [{ name: "root#local-1", region: "local" }, undefined]) {
+      const clock = new FakeClock();
+      const upstream = new OneWatch();
+      const feed = new Feed(
+        key,
+        new HubStorage(durableStorage(database())),
+        upstream,
+        { ...settings(), replica },
+        { published: () => undefined, reset: () => undefined },
+        () => undefined,
+        clock,
+        new LineMemory(1 << 20).tail(),
+      );
+      await feed.synced("live");
+      await eventually(() => upstream.watching, "the upstream watch");
+      upstream.line(`{"type":"MODIFIED","object":${object}}`);
+      await eventually(() => clock.pending.some((t) => t.ms === GATHER_MS), "the feed to gather the change");
+      clock.advance(GATHER_MS);
+      expect(feed.collection.get("ns/a")?.json).toBe(replica ? object : JSON.stringify(JSON.parse(object)));
+      feed.stop();
+    }
   });
 });
