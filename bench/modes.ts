@@ -130,7 +130,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         storm: { subscribers: [1000], missed: 1000, timeoutMs: 10_000, settleMs: 20_000 },
         // Many keys' steady state comes some 3-4 s into the churn, once the hubs' gathers have
         // lengthened (DESIGN.md): the window starts after that, not in the onset.
-        keys: { keys: [100], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 2000 },
+        keys: { keys: [100], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 6000 },
         sockets: { clients: 200, watchesPerClient: 5, rate: 40, warmupMs: 750, measureMs: 2000 },
         hot: { subscribers: 2000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 4, measureMs: 10_000 }, missed: 1000, warmupMs: 1000, measureMs: 3000, timeoutMs: 30_000 },
         views: { objects: 100_000, views: 200, limit: 50, rate: 100, refetchers: 20, warmupMs: 2000, measureMs: 10_000, timeoutMs: 600_000 },
