@@ -7,8 +7,17 @@
 import type { Status, WatchEvent, WatchEventType } from "./types.ts";
 import { INITIAL_EVENTS_END, WATCH_EVENT_TYPES } from "./types.ts";
 
+/** What every line of a type begins with, made once: lines are written and read per event. */
+const PREFIX: Readonly<Record<WatchEventType, string>> = {
+  ADDED: '{"type":"ADDED","object":',
+  MODIFIED: '{"type":"MODIFIED","object":',
+  DELETED: '{"type":"DELETED","object":',
+  BOOKMARK: '{"type":"BOOKMARK","object":',
+  ERROR: '{"type":"ERROR","object":',
+};
+
 /** One event line; `objectJson` is the object's JSON text. */
-export const eventLine = (type: WatchEventType, objectJson: string): string => `{"type":"${type}","object":${objectJson}}\n`;
+export const eventLine = (type: WatchEventType, objectJson: string): string => `${PREFIX[type]}${objectJson}}\n`;
 
 /**
  * The object's JSON text in a line `eventLine` wrote, or `undefined` for a line of another
@@ -16,7 +25,7 @@ export const eventLine = (type: WatchEventType, objectJson: string): string => `
  * Only for lines a relay hub wrote: other writers may add fields after the object.
  */
 export function objectJsonOf(line: string, type: WatchEventType): string | undefined {
-  const prefix = `{"type":"${type}","object":`;
+  const prefix = PREFIX[type];
   return line.startsWith(prefix) && line.endsWith("}") ? line.slice(prefix.length, -1) : undefined;
 }
 
