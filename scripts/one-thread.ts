@@ -11,7 +11,7 @@
  */
 
 /** Subscribers a hub serves before its key gets replicas, on one thread: all of them. */
-export const ONE_THREAD_SUBSCRIBERS_PER_HUB = "1000000000";
+const ONE_THREAD_SUBSCRIBERS_PER_HUB = "1000000000";
 
 /** The relay's variables with one machine's defaults under them: what is set wins. */
 export function oneThreadDefaults(vars: Record<string, string> = {}): Record<string, string> {
