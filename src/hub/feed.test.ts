@@ -59,22 +59,28 @@ class OneWatch implements Upstream {
   }
 }
 
+/** A feed with `settings` over its own storage, synced and watching its upstream, on a clock that stands still. */
+async function watching(settings: FeedSettings) {
+  const clock = new FakeClock();
+  const upstream = new OneWatch();
+  const feed = new Feed(
+    key,
+    new HubStorage(durableStorage(database())),
+    upstream,
+    settings,
+    { published: () => undefined, reset: () => undefined },
+    () => undefined,
+    clock,
+    new LineMemory(1 << 20).tail(),
+  );
+  await feed.synced("live");
+  await eventually(() => upstream.watching, "the upstream watch");
+  return { clock, upstream, feed };
+}
+
 describe("Feed", () => {
   it("a read that must be current sees what the upstream has sent, not only what the gather has committed", async () => {
-    const clock = new FakeClock();
-    const upstream = new OneWatch();
-    const feed = new Feed(
-      key,
-      new HubStorage(durableStorage(database())),
-      upstream,
-      settings(),
-      { published: () => undefined, reset: () => undefined },
-      () => undefined,
-      clock,
-      new LineMemory(1 << 20).tail(),
-    );
-    await feed.synced("live");
-    await eventually(() => upstream.watching, "the upstream watch");
+    const { clock, upstream, feed } = await watching(settings());
     upstream.send({ type: "MODIFIED", object: pod("a", 11) });
     // Read, and gathered for a commit that the clock, standing still, never makes.
     await eventually(() => clock.pending.some((t) => t.ms === GATHER_MS), "the feed to gather the change");
@@ -89,20 +95,7 @@ describe("Feed", () => {
     // Spaced as no JSON.stringify writes it, so the stored text tells which it was.
     const object = '{"kind":"Pod", "apiVersion":"v1", "metadata":{"name":"a", "namespace":"ns", "uid":"u-a", "resourceVersion":"11"}}';
     for (const replica of [{ name: "root#local-1", region: "local" }, undefined]) {
-      const clock = new FakeClock();
-      const upstream = new OneWatch();
-      const feed = new Feed(
-        key,
-        new HubStorage(durableStorage(database())),
-        upstream,
-        { ...settings(), replica },
-        { published: () => undefined, reset: () => undefined },
-        () => undefined,
-        clock,
-        new LineMemory(1 << 20).tail(),
-      );
-      await feed.synced("live");
-      await eventually(() => upstream.watching, "the upstream watch");
+      const { clock, upstream, feed } = await watching({ ...settings(), replica });
       upstream.line(`{"type":"MODIFIED","object":${object}}`);
       await eventually(() => clock.pending.some((t) => t.ms === GATHER_MS), "the feed to gather the change");
       clock.advance(GATHER_MS);
