@@ -17,6 +17,8 @@ export interface ObjectFilter {
   readonly fieldSelector: string;
   /** Whether any selector was given (lists then omit `remainingItemCount`). */
   readonly selective: boolean;
+  /** The namespace a request is scoped to (its objects' keys are `<namespace>/<name>`); `undefined` for every namespace. */
+  readonly namespace: string | undefined;
   matches(object: KubeObject): boolean;
 }
 
@@ -32,6 +34,7 @@ export function requestFilter(def: ResourceDef, namespace: string | undefined, q
       labelSelector,
       fieldSelector,
       selective: hasLabels || hasFields,
+      namespace,
       matches(object) {
         if (namespace !== undefined && object.metadata?.namespace !== namespace) return false;
         if (hasLabels && !matchesLabels(labels, object.metadata?.labels)) return false;

@@ -97,16 +97,24 @@ export async function listObjects(store: Store, def: ResourceDef, filter: Object
 
   // The current objects' keys are kept sorted; an older snapshot's are sorted here.
   const keys = snapshot === store.objects(def) ? store.sortedKeys(def) : [...snapshot.keys()].sort();
+  // A namespace's objects are one range of keys, as in etcd: a page reads only that range.
+  const scope = filter.namespace;
+  const end = scope === undefined ? keys.length : firstAtOrAfter(keys, `${scope}${NAMESPACE_END}`);
   const items: KubeObject[] = [];
-  let i = firstAtOrAfter(keys, start);
-  for (; i < keys.length && (limit === undefined || items.length < limit); i++) {
+  const first = scope === undefined ? "" : `${scope}/`;
+  let i = firstAtOrAfter(keys, start > first ? start : first);
+  for (; i < end && (limit === undefined || items.length < limit); i++) {
     const object = snapshot.get(keys[i] ?? "");
     if (object && filter.matches(object)) items.push(object);
   }
   const metadata: KubeList["metadata"] = { resourceVersion: String(snapshotRV) };
-  if (limit !== undefined && i < keys.length) {
+  if (limit !== undefined && i < end) {
+    // Without selectors every key left in the range is an item; with them, one more match is
+    // enough to say there is a next page (and no count is given). Never a pass over the rest of
+    // the collection for each page: a paged list of a million objects reads each key once.
     let remaining = 0;
-    for (let j = i; j < keys.length; j++) if (filter.matches(snapshot.get(keys[j] ?? "") ?? {})) remaining++;
+    if (!filter.selective) remaining = end - i;
+    else for (let j = i; j < end && remaining === 0; j++) if (filter.matches(snapshot.get(keys[j] ?? "") ?? {})) remaining = 1;
     if (remaining > 0) {
       // The loop stopped right after the limit-th match, so keys[i - 1] is the last item's key.
       metadata.continue = encodeContinue({ rv: snapshotRV, start: `${keys[i - 1] ?? ""}\u0000` });
@@ -115,6 +123,9 @@ export async function listObjects(store: Store, def: ResourceDef, filter: Object
   }
   return { items, metadata };
 }
+
+/** The character after `/`: a namespace's keys (`<namespace>/<name>`) all sort before `<namespace>` followed by it. */
+const NAMESPACE_END = String.fromCharCode("/".charCodeAt(0) + 1);
 
 /** The index of the first of sorted `keys` at or after `start` (binary search). */
 function firstAtOrAfter(keys: readonly string[], start: string): number {

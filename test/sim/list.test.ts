@@ -89,6 +89,33 @@ describe("list", () => {
     expect(Number(page.headers.get("content-length"))).toBe(Buffer.byteLength(page.text));
   });
 
+  it("pages one namespace's range of keys, whatever the namespaces whose names share its prefix", async () => {
+    // Keys are `<namespace>/<name>`: `pg-a/…` sorts before `pg/…`, and `pga/…` after it.
+    for (const ns of ["pg-a", "pg", "pga"]) for (const name of ["a", "b", "c"]) sim.create("pods", podManifest(ns, name, { tier: name === "a" ? "front" : "back" }));
+    const pages: Array<{ names: string[]; remaining: unknown; more: boolean }> = [];
+    for (let cont: string | undefined, first = true; first || cont; first = false) {
+      const page = await request(pods("pg", `limit=2${cont ? `&continue=${cont}` : ""}`));
+      pages.push({
+        names: page.body.items.map((p: any) => `${p.metadata.namespace}/${p.metadata.name}`),
+        remaining: page.body.metadata.remainingItemCount,
+        more: page.body.metadata.continue !== undefined,
+      });
+      cont = page.body.metadata.continue;
+    }
+    expect(pages).toEqual([
+      { names: ["pg/a", "pg/b"], remaining: 1, more: true },
+      { names: ["pg/c"], remaining: undefined, more: false },
+    ]);
+    // With a selector, a next page is promised only while another object matches.
+    const front = await request(pods("pg", "limit=1&labelSelector=tier%3Dfront"));
+    expect(front.body.items.map((p: any) => p.metadata.name)).toEqual(["a"]);
+    expect(front.body.metadata.continue).toBeUndefined();
+    const back = await request(pods("pg", "limit=1&labelSelector=tier%3Dback"));
+    expect(back.body.items.map((p: any) => p.metadata.name)).toEqual(["b"]);
+    expect(back.body.metadata.continue).toBeDefined();
+    expect(back.body.metadata.remainingItemCount).toBeUndefined();
+  });
+
   it("omits remainingItemCount when a selector is given", async () => {
     const res = await request(pods("team-c", "limit=1&labelSelector=app%3Dweb"));
     expect(res.body.metadata.continue).toBeDefined();
