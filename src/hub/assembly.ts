@@ -162,6 +162,9 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
         get watching() {
           return feed.watching;
         },
+        get listing() {
+          return feed.upstreamState === "listing";
+        },
         start: () => feed.start(),
         stop: () => feed.stop(),
         renew: () => feed.renew(settings.watchRenewMs),

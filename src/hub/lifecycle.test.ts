@@ -8,6 +8,7 @@ const RETENTION_MS = 600_000;
 function hub() {
   const state = {
     watching: false,
+    listing: false,
     subscribers: 0,
     alarm: null as number | null,
     bookmarks: 0,
@@ -27,6 +28,9 @@ function hub() {
     upstream: {
       get watching() {
         return state.watching;
+      },
+      get listing() {
+        return state.listing;
       },
       start: () => {
         state.starts++;
@@ -113,6 +117,25 @@ describe("Lifecycle", () => {
     // The heartbeat that stops the hub renews nothing and says it stopped.
     expect([state.renewals, state.streamRenewals]).toEqual([1, 1]);
     expect(reports).toEqual(["watching 0", "beat", "stopped"]);
+  });
+
+  it("with nobody subscribed, finishes a list it is reading before its grace starts", async () => {
+    const { state, clock, lifecycle, flush, fire } = hub();
+    state.watching = true;
+    state.listing = true;
+    lifecycle.settle();
+    await flush();
+    // A list that takes three graces: every beat renews the hub, none stops it.
+    const listing = clock.now();
+    while (clock.now() < listing + 180_000 && state.alarm !== null) await fire();
+    expect(clock.now()).toBe(listing + 180_000);
+    expect(state.stops).toBe(0);
+    expect(state.alarm).toBe(clock.now() + HEARTBEAT_MS);
+    state.listing = false;
+    const listedBy = clock.now() + HEARTBEAT_MS; // the first beat to find the list done
+    while (state.watching) await fire();
+    expect(state.stops).toBe(1);
+    expect(clock.now()).toBe(listedBy - HEARTBEAT_MS + 60_000);
   });
 
   it("a watch started again after an idle stop gets a fresh grace and stops again", async () => {

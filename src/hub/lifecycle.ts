@@ -3,7 +3,8 @@
  * A hub's life, in one place: while its upstream watch runs, an alarm beats (it renews the
  * hub's quota claims, restarts a reflector loop that died, moves a long-read upstream stream to
  * its own invocation and reports the hub's numbers); while it also has subscribers,
- * bookmarks tick; once it has had no subscriber for the idle grace period, the watch stops and
+ * bookmarks tick; once it has had no subscriber for the idle grace period (counted from the end
+ * of a list it is reading), the watch stops and
  * the hub's share of the cluster's watches is given back; once it has been stopped for the
  * retention period, its storage is deleted (and the share its opener still held for it given
  * back). `settle` is called after everything
@@ -21,8 +22,12 @@ import { realClock, type Cancel, type Clock } from "./clock.ts";
 export const KEEPALIVE_MS = 10_000;
 
 export interface LifecycleParts {
-  /** Whether the upstream watch runs, and its controls; `renew` ends an old upstream stream so that it is read on in the alarm's invocation. */
-  upstream: { readonly watching: boolean; start(): void; stop(): void; renew(): void };
+  /**
+   * Whether the upstream watch runs, and its controls; `renew` ends an old upstream stream so
+   * that it is read on in the alarm's invocation. `listing`: it is reading a list (the first, or
+   * a relist).
+   */
+  upstream: { readonly watching: boolean; readonly listing: boolean; start(): void; stop(): void; renew(): void };
   subscribers(): number;
   bookmarks(): void;
   /** A write to quiet HTTP streams, by which the runtime finds clients that left. */
@@ -94,6 +99,10 @@ export class Lifecycle {
       return;
     }
     if (this.#parts.subscribers() === 0) {
+      // A list under way is finished first, and the grace counted from its end: a list given up
+      // is the API server's work thrown away, and the next client would have all of it read
+      // again (the first list of a million pods takes minutes, and its first client left after 10 s).
+      if (upstream.listing) this.#idleSince = this.#clock.now();
       this.#idleSince ??= this.#clock.now();
       const idleMs = this.#clock.now() - this.#idleSince;
       if (idleMs >= this.#settings.idleGraceMs) {
