@@ -94,7 +94,8 @@ export class UpstreamError extends Error {
 /** A watch ended because it went silent: counted as a stall, not as an upstream error. */
 class StallError extends UpstreamError {}
 
-const PAGE_SIZE = 500;
+/** Objects asked for in each page of an upstream list. */
+export const PAGE_SIZE = 500;
 
 /** How a watch ended: its stream ended, its resume point is too old (410), or ahead of the upstream. */
 type WatchOutcome = "ended" | "expired" | "ahead";

@@ -5,6 +5,7 @@
  * or a write, with errors as `Status` objects in the API server's codes and wording.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseFieldSelector } from "../k8s/fields.ts";
 import { isWatch, parseListOptions, parseWatchOptions } from "../k8s/options.ts";
 import { isValidObjectName, parseApiPath, collectionPath, type ApiPath, type ResourcePath } from "../k8s/path.ts";
@@ -79,6 +80,8 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
     const identity = certificate !== null ? certificateIdentity(certificate) : state.users.authenticate(req.headers.authorization);
     const injected = state.faults.takeFailure(verb, url.pathname);
     if (injected) throw new ApiError(injected);
+    const delayMs = state.faults.takeDelay(verb, url.pathname);
+    if (delayMs > 0) await sleep(delayMs);
     if (identity) {
       const attributes = requestAttributes(method, path, url.pathname, verb, query);
       const decision = authorize(identity, attributes);

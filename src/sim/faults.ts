@@ -1,8 +1,9 @@
 /**
  * @module
  * Fault injection for the relay's resilience tests: failing the next N requests with a chosen
- * status, and acting on every open watch (drop mid-event, stall, expire, malformed lines) or
- * on the history (compaction). Restart is the server's job; `parseFaults` only validates it.
+ * status or holding them a while, and acting on every open watch (drop mid-event, stall,
+ * expire, malformed lines) or on the history (compaction). Restart is the server's job;
+ * `parseFaults` only validates it.
  */
 import { badRequest, failure, internalError, serviceUnavailable, tooManyRequests } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
@@ -12,15 +13,24 @@ import type { Verb } from "./requestlog.ts";
 import type { Store } from "./store.ts";
 import type { Watchers } from "./watchers.ts";
 
-export interface FailRequests {
+/** Which requests a fault counts: the next `count` of them. */
+interface RequestScope {
   count: number;
-  /** 500, 429 and 503 get the API server's own wording; any other 4xx/5xx a generic one. */
-  status: number;
-  retryAfterSeconds?: number;
   /** Only requests with these verbs count; all Kubernetes requests when absent. */
   verbs?: Verb[];
   /** Only requests whose path starts with this count (one collection among many clients). */
   path?: string;
+}
+
+export interface FailRequests extends RequestScope {
+  /** 500, 429 and 503 get the API server's own wording; any other 4xx/5xx a generic one. */
+  status: number;
+  retryAfterSeconds?: number;
+}
+
+/** Requests answered only after `ms`: an API server slow to serve them (a list of a big collection). */
+export interface DelayRequests extends RequestScope {
+  ms: number;
 }
 
 export interface FaultRequest {
@@ -28,6 +38,7 @@ export interface FaultRequest {
   stallWatches?: boolean;
   expireWatches?: boolean;
   failRequests?: FailRequests;
+  delayRequests?: DelayRequests;
   malformedLines?: number;
   compact?: true | { resourceVersion: string };
   restart?: { downtimeMs: number };
@@ -42,25 +53,31 @@ export function parseFaults(body: unknown): FaultRequest {
   const bad = (why: string) => new ApiError(badRequest(`invalid fault request: ${why}`));
   if (!isJsonObject(body)) throw bad("the body must be a JSON object");
   const f = body;
-  const known = new Set(["dropWatches", "stallWatches", "expireWatches", "failRequests", "malformedLines", "compact", "restart"]);
+  const known = new Set(["dropWatches", "stallWatches", "expireWatches", "failRequests", "delayRequests", "malformedLines", "compact", "restart"]);
   for (const key of Object.keys(f)) if (!known.has(key)) throw bad(`unknown field "${key}" (known: ${[...known].join(", ")})`);
   for (const key of ["dropWatches", "stallWatches", "expireWatches"]) {
     if (f[key] !== undefined && typeof f[key] !== "boolean") throw bad(`${key} must be a boolean`);
   }
   if (f.malformedLines !== undefined && !isCount(f.malformedLines)) throw bad("malformedLines must be a non-negative integer");
-  if (f.failRequests !== undefined) {
-    const r = f.failRequests as Record<string, unknown>;
-    if (typeof r !== "object" || r === null) throw bad("failRequests must be an object");
-    if (!isCount(r.count)) throw bad("failRequests.count must be a non-negative integer");
-    if (typeof r.status !== "number" || r.status < 400 || r.status > 599) throw bad("failRequests.status must be an HTTP error status (400-599)");
-    if (r.retryAfterSeconds !== undefined && !isCount(r.retryAfterSeconds)) throw bad("failRequests.retryAfterSeconds must be a non-negative integer");
+  /** A fault on the next requests: an object with their count, verbs and path; its fields, to check the rest of. */
+  const scoped = (name: string): Record<string, unknown> | undefined => {
+    const r = f[name] as Record<string, unknown> | undefined;
+    if (r === undefined) return undefined;
+    if (typeof r !== "object" || r === null) throw bad(`${name} must be an object`);
+    if (!isCount(r.count)) throw bad(`${name}.count must be a non-negative integer`);
     if (r.verbs !== undefined && (!Array.isArray(r.verbs) || r.verbs.some((v) => !VERBS.includes(v as Verb)))) {
-      throw bad(`failRequests.verbs must be a list of ${VERBS.join(", ")}`);
+      throw bad(`${name}.verbs must be a list of ${VERBS.join(", ")}`);
     }
-    if (r.path !== undefined && typeof r.path !== "string") {
-      throw bad("failRequests.path must be a path prefix string");
-    }
+    if (r.path !== undefined && typeof r.path !== "string") throw bad(`${name}.path must be a path prefix string`);
+    return r;
+  };
+  const fail = scoped("failRequests");
+  if (fail) {
+    if (typeof fail.status !== "number" || fail.status < 400 || fail.status > 599) throw bad("failRequests.status must be an HTTP error status (400-599)");
+    if (fail.retryAfterSeconds !== undefined && !isCount(fail.retryAfterSeconds)) throw bad("failRequests.retryAfterSeconds must be a non-negative integer");
   }
+  const delay = scoped("delayRequests");
+  if (delay && !isCount(delay.ms)) throw bad("delayRequests.ms must be a non-negative integer");
   if (f.compact !== undefined && f.compact !== true) {
     const rv = (f.compact as { resourceVersion?: unknown } | null)?.resourceVersion;
     if (typeof rv !== "string" || !/^[0-9]+$/.test(rv)) throw bad('compact must be true or {"resourceVersion": "<digits>"}');
@@ -94,15 +111,27 @@ function injectedStatus(code: number, retryAfterSeconds: number | undefined): St
   return status;
 }
 
+/** Whether a request counts for `scope` (and is counted): one of its next `count` of this verb and path. */
+function take(scope: RequestScope & { remaining: number }, verb: Verb, path: string): boolean {
+  if (scope.remaining <= 0 || (scope.verbs && !scope.verbs.includes(verb)) || (scope.path && !path.startsWith(scope.path))) return false;
+  scope.remaining--;
+  return true;
+}
+
 export class Faults {
   #fail: (FailRequests & { remaining: number }) | undefined;
+  #delay: (DelayRequests & { remaining: number }) | undefined;
 
   /** Consume one injected failure if the next request with this verb should fail. */
   takeFailure(verb: Verb, path: string): Status | undefined {
     const fail = this.#fail;
-    if (!fail || fail.remaining <= 0 || (fail.verbs && !fail.verbs.includes(verb)) || (fail.path && !path.startsWith(fail.path))) return undefined;
-    fail.remaining--;
-    return injectedStatus(fail.status, fail.retryAfterSeconds);
+    return fail && take(fail, verb, path) ? injectedStatus(fail.status, fail.retryAfterSeconds) : undefined;
+  }
+
+  /** How long to hold the request before serving it (ms; 0: at once), consuming one injected delay. */
+  takeDelay(verb: Verb, path: string): number {
+    const delay = this.#delay;
+    return delay && take(delay, verb, path) ? delay.ms : 0;
   }
 
   /** Apply everything but `restart` (which the server performs after answering). */
@@ -112,6 +141,7 @@ export class Faults {
       throw new ApiError(badRequest(`invalid fault request: compact.resourceVersion ${compactTo} is ahead of the current resourceVersion ${store.resourceVersion}`));
     }
     if (request.failRequests) this.#fail = { ...request.failRequests, remaining: request.failRequests.count };
+    if (request.delayRequests) this.#delay = { ...request.delayRequests, remaining: request.delayRequests.count };
     if (request.malformedLines) {
       const count = request.malformedLines;
       watchers.forEach((w) => w.injectMalformed(count));
@@ -124,5 +154,6 @@ export class Faults {
 
   clear(): void {
     this.#fail = undefined;
+    this.#delay = undefined;
   }
 }

@@ -97,6 +97,16 @@ describe("faults", () => {
     ]);
   });
 
+  it("delayRequests holds the next N matching requests before serving them", async () => {
+    expect((await fault({ delayRequests: { count: 1, ms: -1 } })).status).toBe(400);
+    await fault({ delayRequests: { count: 1, ms: 1000, verbs: ["list"], path: "/api/v1/namespaces/team-a/pods" } });
+    const done: string[] = [];
+    const answered = (what: string) => (res: { status: number }) => void done.push(`${what} ${res.status}`);
+    // The held list was asked first, and answered last.
+    await Promise.all([request(`${sim.url}/api/v1/namespaces/team-a/pods`).then(answered("held")), request(`${sim.url}/api/v1/namespaces/team-b/pods`).then(answered("other"))]);
+    expect(done).toEqual(["other 200", "held 200"]);
+  });
+
   it("malformedLines precedes the next N events with a line that is not JSON", async () => {
     const w = await watchPods("team-c");
     await fault({ malformedLines: 1 });

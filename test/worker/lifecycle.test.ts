@@ -10,6 +10,7 @@ import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { eventually, httpWatch, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { podsPath } from "../kit/paths.ts";
+import { PAGE_SIZE } from "../../src/hub/reflector.ts";
 
 function hubOf(cluster: string, namespace: string) {
   const key = watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace, namespaced: true, labelSelector: null, fieldSelector: null });
@@ -241,6 +242,28 @@ describe("idle shutdown", () => {
     expect([event.type, rvOf(event)]).toEqual(["MODIFIED", rvOf(change)]);
     back.close();
   });
+
+  it("finishes a first list that outlasts its first request and the grace, though nobody subscribes", async () => {
+    const ns = uniqueNamespace("i");
+    // Two pages of the hub's list (PAGE_SIZE is 500).
+    const pods = PAGE_SIZE + 1;
+    for (let i = 0; i < pods; i += 50) await Promise.all(Array.from({ length: Math.min(50, pods - i) }, (_, j) => sim.createPod(ns, `p-${i + j}`)));
+    // The API server takes 15 s over the first page: the request that starts the hub waits 10 s
+    // for the list and is answered 503, then IDLE_GRACE_SECONDS (3 in tests) pass with nobody
+    // subscribed, while the page is still on its way.
+    await sim.faults({ delayRequests: { count: 1, ms: 15_000, verbs: ["list"], path: podsPath(ns) } });
+    const before = await sim.requests(podsPath(ns));
+    expect((await relay(podsPath(ns))).status).toBe(503);
+    const stats = async () => (await (await relay(`/_relay/stats${podsPath(ns)}`)).json()) as { objects: number; watching: boolean };
+    await eventually(async () => (await stats()).objects === pods, "the hub to finish its list", 20_000);
+    // Read once, page after page: the list was not given up and asked for again. (A consistent
+    // read asks the upstream's resourceVersion too, with a list of one.)
+    const pages = (await sim.requests(podsPath(ns), before.next)).requests.filter((r) => r.verb === "list" && new URLSearchParams(r.query).get("limit") !== "1");
+    expect(pages.map((r) => new URLSearchParams(r.query).has("continue"))).toEqual([false, true]);
+    // Its grace starts once the list is done.
+    await eventually(async () => !(await stats()).watching, "the hub to stop its upstream watch");
+    expect(await stats()).toMatchObject({ subscribers: 0, watching: false, objects: pods });
+  }, 60_000);
 
   it("notices an HTTP subscriber that went away, and stops the upstream watch", async () => {
     const ns = uniqueNamespace("i");
