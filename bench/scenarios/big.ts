@@ -146,8 +146,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
 
   // The hub's first list: the first request starts it (and is answered 503 if the list takes
   // longer than the 10 s a request waits for it); done once the hub holds every object at the
-  // list's resourceVersion. Nobody watching, the hub finishes the list, and may stop its upstream
-  // watch a grace after it: it has the collection, and the next request resumes the watch from there.
+  // list's resourceVersion. Nobody watching, the hub finishes the list, then may stop its upstream
+  // watch (its idle grace): it has the collection, and the next request resumes the watch from there.
   {
     const seq = await sim.requestSeq();
     const name = `first list (the hub's, from the API server in pages of 500)`;

@@ -162,8 +162,8 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
         get watching() {
           return feed.watching;
         },
-        get listing() {
-          return feed.upstreamState === "listing";
+        get listingSince() {
+          return feed.listing?.since;
         },
         start: () => feed.start(),
         stop: () => feed.stop(),

@@ -8,7 +8,7 @@ const RETENTION_MS = 600_000;
 function hub() {
   const state = {
     watching: false,
-    listing: false,
+    listingSince: undefined as number | undefined,
     subscribers: 0,
     alarm: null as number | null,
     bookmarks: 0,
@@ -29,8 +29,8 @@ function hub() {
       get watching() {
         return state.watching;
       },
-      get listing() {
-        return state.listing;
+      get listingSince() {
+        return state.listingSince;
       },
       start: () => {
         state.starts++;
@@ -78,6 +78,16 @@ function hub() {
   return { state, reports, clock, lifecycle, flush, fire };
 }
 
+/** A hub whose watch runs with nobody subscribed, reading a list begun now. */
+async function listingAlone() {
+  const h = hub();
+  h.state.watching = true;
+  h.state.listingSince = h.clock.now();
+  h.lifecycle.settle();
+  await h.flush();
+  return h;
+}
+
 describe("Lifecycle", () => {
   it("with subscribers: bookmarks and keep-alives tick, and the heartbeat renews the quotas and an old upstream stream and reports", async () => {
     const { state, reports, clock, lifecycle, flush, fire } = hub();
@@ -119,23 +129,29 @@ describe("Lifecycle", () => {
     expect(reports).toEqual(["watching 0", "beat", "stopped"]);
   });
 
-  it("with nobody subscribed, finishes a list it is reading before its grace starts", async () => {
-    const { state, clock, lifecycle, flush, fire } = hub();
-    state.watching = true;
-    state.listing = true;
-    lifecycle.settle();
-    await flush();
+  it("with nobody subscribed, finishes a list under way when its grace runs out, then stops", async () => {
+    const { state, clock, fire } = await listingAlone();
     // A list that takes three graces: every beat renews the hub, none stops it.
     const listing = clock.now();
     while (clock.now() < listing + 180_000 && state.alarm !== null) await fire();
     expect(clock.now()).toBe(listing + 180_000);
-    expect(state.stops).toBe(0);
+    expect([state.stops, state.renewals]).toEqual([0, 180_000 / HEARTBEAT_MS]);
     expect(state.alarm).toBe(clock.now() + HEARTBEAT_MS);
-    state.listing = false;
-    const listedBy = clock.now() + HEARTBEAT_MS; // the first beat to find the list done
-    while (state.watching) await fire();
+    // The list done, the next beat stops the watch: its grace is long over.
+    state.listingSince = undefined;
+    await fire();
+    expect([state.stops, clock.now()]).toEqual([1, listing + 180_000 + HEARTBEAT_MS]);
+  });
+
+  it("with nobody subscribed, does not finish a list begun after its grace ran out", async () => {
+    const { state, clock, fire } = await listingAlone();
+    const idleAt = clock.now();
+    while (clock.now() < idleAt + 90_000) await fire();
+    expect(state.stops).toBe(0);
+    // That list failed, and another began: the next beat stops the watch.
+    state.listingSince = clock.now() + 1_000;
+    await fire();
     expect(state.stops).toBe(1);
-    expect(clock.now()).toBe(listedBy - HEARTBEAT_MS + 60_000);
   });
 
   it("a watch started again after an idle stop gets a fresh grace and stops again", async () => {

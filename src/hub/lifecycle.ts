@@ -3,8 +3,8 @@
  * A hub's life, in one place: while its upstream watch runs, an alarm beats (it renews the
  * hub's quota claims, restarts a reflector loop that died, moves a long-read upstream stream to
  * its own invocation and reports the hub's numbers); while it also has subscribers,
- * bookmarks tick; once it has had no subscriber for the idle grace period (counted from the end
- * of a list it is reading), the watch stops and
+ * bookmarks tick; once it has had no subscriber for the idle grace period (and has finished a
+ * list it was reading when the grace ran out), the watch stops and
  * the hub's share of the cluster's watches is given back; once it has been stopped for the
  * retention period, its storage is deleted (and the share its opener still held for it given
  * back). `settle` is called after everything
@@ -24,10 +24,10 @@ export const KEEPALIVE_MS = 10_000;
 export interface LifecycleParts {
   /**
    * Whether the upstream watch runs, and its controls; `renew` ends an old upstream stream so
-   * that it is read on in the alarm's invocation. `listing`: it is reading a list (the first, or
-   * a relist).
+   * that it is read on in the alarm's invocation. `listingSince`: when the list it is reading
+   * (the first, or a relist) began.
    */
-  upstream: { readonly watching: boolean; readonly listing: boolean; start(): void; stop(): void; renew(): void };
+  upstream: { readonly watching: boolean; readonly listingSince: number | undefined; start(): void; stop(): void; renew(): void };
   subscribers(): number;
   bookmarks(): void;
   /** A write to quiet HTTP streams, by which the runtime finds clients that left. */
@@ -99,13 +99,16 @@ export class Lifecycle {
       return;
     }
     if (this.#parts.subscribers() === 0) {
-      // A list under way is finished first, and the grace counted from its end: a list given up
-      // is the API server's work thrown away, and the next client would have all of it read
-      // again (the first list of a million pods takes minutes, and its first client left after 10 s).
-      if (upstream.listing) this.#idleSince = this.#clock.now();
       this.#idleSince ??= this.#clock.now();
       const idleMs = this.#clock.now() - this.#idleSince;
-      if (idleMs >= this.#settings.idleGraceMs) {
+      // A list under way when the grace runs out is finished first: a list given up is the API
+      // server's work thrown away, and the next client would have all of it read again (the
+      // first list of a million pods takes minutes, and its first client was answered 503 after
+      // 10 s). One begun after it is not: a list that kept failing and starting over would hold
+      // the watch for nobody.
+      const since = upstream.listingSince;
+      const finishing = since !== undefined && since < this.#idleSince + this.#settings.idleGraceMs;
+      if (idleMs >= this.#settings.idleGraceMs && !finishing) {
         this.#log("idle: stopping the upstream watch", { idleMs });
         upstream.stop();
         quotas.releaseHub(this.#settings.retentionMs);
@@ -144,7 +147,10 @@ export class Lifecycle {
 
   async #arm(): Promise<void> {
     const now = this.#clock.now();
-    const next = this.#idleSince === undefined ? now + HEARTBEAT_MS : Math.min(now + HEARTBEAT_MS, this.#idleSince + this.#settings.idleGraceMs);
+    // The grace's end; once it has passed (a list being finished), a look every grace, or beat if sooner (at least a second apart).
+    const grace = this.#settings.idleGraceMs;
+    const graceEnd = this.#idleSince === undefined ? Number.POSITIVE_INFINITY : this.#idleSince + grace;
+    const next = graceEnd > now ? Math.min(now + HEARTBEAT_MS, graceEnd) : now + Math.min(HEARTBEAT_MS, Math.max(1_000, grace));
     const current = await this.#parts.alarm.get();
     if (current === null || current > next) await this.#parts.alarm.set(next);
   }

@@ -128,7 +128,7 @@ function assemble(state: DurableObjectState, env: HubEnv, key: LogKey): Parts {
         get watching() {
           return source.streaming;
         },
-        listing: false, // a log has no list to finish
+        listingSince: undefined, // a log has no list to finish
         // A stream that ended on its own is the container's end: the next follower starts another.
         start: () => undefined,
         stop: () => source.stop(),

@@ -260,7 +260,7 @@ describe("idle shutdown", () => {
     // read asks the upstream's resourceVersion too, with a list of one.)
     const pages = (await sim.requests(podsPath(ns), before.next)).requests.filter((r) => r.verb === "list" && new URLSearchParams(r.query).get("limit") !== "1");
     expect(pages.map((r) => new URLSearchParams(r.query).has("continue"))).toEqual([false, true]);
-    // Its grace starts once the list is done.
+    // Then the watch stops: the grace ran out while the hub listed.
     await eventually(async () => !(await stats()).watching, "the hub to stop its upstream watch");
     expect(await stats()).toMatchObject({ subscribers: 0, watching: false, objects: pods });
   }, 60_000);
