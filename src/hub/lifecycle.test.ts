@@ -65,7 +65,9 @@ function hub() {
     },
   };
   const clock = new FakeClock();
-  const lifecycle = new Lifecycle(parts, { idleGraceMs: 60_000, bookmarkIntervalMs: 5_000, retentionMs: RETENTION_MS }, () => undefined, clock);
+  /** What the lifecycle logged, by message. */
+  const logged: string[] = [];
+  const lifecycle = new Lifecycle(parts, { idleGraceMs: 60_000, bookmarkIntervalMs: 5_000, retentionMs: RETENTION_MS }, (message) => void logged.push(message), clock);
   /** Let the alarm's storage calls settle. */
   const flush = () => new Promise((r) => setTimeout(r, 0));
   /** The alarm fires: time moves to it, the handler runs (the runtime clears a fired alarm). */
@@ -75,7 +77,7 @@ function hub() {
     await lifecycle.alarm();
     await flush();
   };
-  return { state, reports, clock, lifecycle, flush, fire };
+  return { state, reports, logged, clock, lifecycle, flush, fire };
 }
 
 /** A hub whose watch runs with nobody subscribed, reading a list begun now. */
@@ -130,17 +132,20 @@ describe("Lifecycle", () => {
   });
 
   it("with nobody subscribed, finishes a list under way when its grace runs out, then stops", async () => {
-    const { state, clock, fire } = await listingAlone();
+    const { state, logged, clock, fire } = await listingAlone();
     // A list that takes three graces: every beat renews the hub, none stops it.
     const listing = clock.now();
     while (clock.now() < listing + 180_000 && state.alarm !== null) await fire();
     expect(clock.now()).toBe(listing + 180_000);
     expect([state.stops, state.renewals]).toEqual([0, 180_000 / HEARTBEAT_MS]);
     expect(state.alarm).toBe(clock.now() + HEARTBEAT_MS);
+    // Each look past the grace says why the watch goes on.
+    expect(logged.filter((m) => m.startsWith("idle: finishing the list"))).toHaveLength((180_000 - 60_000) / HEARTBEAT_MS + 1);
     // The list done, the next beat stops the watch: its grace is long over.
     state.listingSince = undefined;
     await fire();
     expect([state.stops, clock.now()]).toEqual([1, listing + 180_000 + HEARTBEAT_MS]);
+    expect(logged.at(-1)).toBe("idle: stopping the upstream watch");
   });
 
   it("with nobody subscribed, does not finish a list begun after its grace ran out", async () => {

@@ -108,7 +108,9 @@ export class Lifecycle {
       // the watch for nobody.
       const since = upstream.listingSince;
       const finishing = since !== undefined && since < this.#idleSince + this.#settings.idleGraceMs;
-      if (idleMs >= this.#settings.idleGraceMs && !finishing) {
+      if (idleMs >= this.#settings.idleGraceMs && finishing) {
+        this.#log("idle: finishing the list under way before stopping the upstream watch", { listingMs: this.#clock.now() - since });
+      } else if (idleMs >= this.#settings.idleGraceMs) {
         this.#log("idle: stopping the upstream watch", { idleMs });
         upstream.stop();
         quotas.releaseHub(this.#settings.retentionMs);
