@@ -100,24 +100,18 @@ export class Lifecycle {
     }
     if (this.#parts.subscribers() === 0) {
       this.#idleSince ??= this.#clock.now();
-      const idleMs = this.#clock.now() - this.#idleSince;
+      const now = this.#clock.now();
+      const graceEnd = this.#graceEnd();
       // A list under way when the grace runs out is finished first: a list given up is the API
       // server's work thrown away, and the next client would have all of it read again (the
       // first list of a million pods takes minutes, and its first client was answered 503 after
       // 10 s). One begun after it is not: a list that kept failing and starting over would hold
       // the watch for nobody.
       const since = upstream.listingSince;
-      const finishing = since !== undefined && since < this.#idleSince + this.#settings.idleGraceMs;
-      if (idleMs >= this.#settings.idleGraceMs && finishing) {
-        this.#log("idle: finishing the list under way before stopping the upstream watch", { listingMs: this.#clock.now() - since });
-      } else if (idleMs >= this.#settings.idleGraceMs) {
-        this.#log("idle: stopping the upstream watch", { idleMs });
-        upstream.stop();
-        quotas.releaseHub(this.#settings.retentionMs);
-        this.#parts.metrics.stopped();
-        this.#idleSince = undefined;
-        this.#stoppedAt = this.#clock.now();
-        await this.#retain();
+      if (now >= graceEnd && since !== undefined && since < graceEnd) {
+        this.#log("idle: finishing the list under way before stopping the upstream watch", { listingMs: now - since });
+      } else if (now >= graceEnd) {
+        await this.#stop(now);
         return;
       }
     } else {
@@ -147,12 +141,28 @@ export class Lifecycle {
     quotas.reclaimed();
   }
 
+  /** The grace is over: the watch stops and the hub's share is given back; its retention begins. */
+  async #stop(now: number): Promise<void> {
+    this.#log("idle: stopping the upstream watch", { idleMs: now - (this.#idleSince ?? now) });
+    this.#parts.upstream.stop();
+    this.#parts.quotas.releaseHub(this.#settings.retentionMs);
+    this.#parts.metrics.stopped();
+    this.#idleSince = undefined;
+    this.#stoppedAt = now;
+    await this.#retain();
+  }
+
+  /** When the idle grace ends (never while someone is subscribed). */
+  #graceEnd(): number {
+    return this.#idleSince === undefined ? Number.POSITIVE_INFINITY : this.#idleSince + this.#settings.idleGraceMs;
+  }
+
   async #arm(): Promise<void> {
     const now = this.#clock.now();
-    // The grace's end; once it has passed (a list being finished), a look every grace, or beat if sooner (at least a second apart).
-    const grace = this.#settings.idleGraceMs;
-    const graceEnd = this.#idleSince === undefined ? Number.POSITIVE_INFINITY : this.#idleSince + grace;
-    const next = graceEnd > now ? Math.min(now + HEARTBEAT_MS, graceEnd) : now + Math.min(HEARTBEAT_MS, Math.max(1_000, grace));
+    // The grace's end; once it has passed (a list being finished), a look every grace, or a beat
+    // if that is sooner (at least a second apart).
+    const graceEnd = this.#graceEnd();
+    const next = graceEnd > now ? Math.min(now + HEARTBEAT_MS, graceEnd) : now + Math.min(HEARTBEAT_MS, Math.max(1_000, this.#settings.idleGraceMs));
     const current = await this.#parts.alarm.get();
     if (current === null || current > next) await this.#parts.alarm.set(next);
   }
