@@ -1,8 +1,9 @@
 /**
  * @module
  * `big`: one collection of 200,000 pods of about 3.5 KB each (about 700 MB of JSON; a million
- * with `--full`) through one hub, through every step of a hub's life, each with what it cost the relay: the isolate's JS
- * heap (its high-water mark, sampled after full collections while the step ran and once after),
+ * with `--full`) through one hub, through every step of a hub's life, each with what it cost
+ * the relay: the isolate's JS heap (its high-water mark, sampled after full collections while
+ * the step ran and once after),
  * workerd's resident memory, the SQLite rows the hub wrote and its storage. The steps, in order:
  * the API server's own lists of the collection, whole and paged (the baseline: `direct`); the hub's first
  * list; full lists through the relay (resourceVersion=0, and a consistent read) and a paged one;
