@@ -18,11 +18,22 @@ export interface Window {
   loadGenCpuPct: number;
   loadGenMaxCpuPct: number;
   otherLoadPct: number;
+  /** The upstream's resourceVersion when the window closed. */
+  lastVersion: number;
+}
+
+/** A window of live delivery under churn, and (where the mode waits for it) the subscribers that had not reached its end by `reachEndMs` after it. */
+export interface DeliveryWindow extends Window {
+  behindAtEnd: number | null;
 }
 
 /** Measure for `ms`; `sample` runs at a quarter, half and three quarters of the way (samples of the steady state). */
-export function measureWindow(context: Context, system: System, ms: number, sample?: () => Promise<void>): Promise<Window> {
-  return measureWhile(context, system, async () => void (await Promise.all([sleep(ms), ...[0.25, 0.5, 0.75].map((at) => sleep(ms * at).then(() => sample?.()))])));
+export async function measureWindow(context: Context, system: System, ms: number, sample?: () => Promise<void>): Promise<DeliveryWindow> {
+  const window = await measureWhile(context, system, async () => void (await Promise.all([sleep(ms), ...[0.25, 0.5, 0.75].map((at) => sleep(ms * at).then(() => sample?.()))])));
+  const { reachEndMs } = context.sizes;
+  // The churn goes on meanwhile, so a subscriber that is merely behind gets there.
+  const behindAtEnd = reachEndMs === null ? null : (await context.loadgens.waitFor(window.lastVersion, reachEndMs)).missing;
+  return { ...window, behindAtEnd };
 }
 
 /** What the subscribers received, and what every process spent, while `work` ran. */
@@ -50,6 +61,7 @@ export async function measureWhile(context: Context, system: System, work: () =>
     loadGenCpuPct: loads.reduce((a, b) => a + b, 0),
     loadGenMaxCpuPct: Math.max(...loads),
     otherLoadPct,
+    lastVersion: rv1,
   };
 }
 
@@ -75,7 +87,7 @@ export function receiptFields(window: Window) {
 }
 
 /** The row fields a window of steady churn yields, for `subscribers` watching one collection each. */
-export function deliveryFields(window: Window, eventsPerSec: number, subscribers: number) {
+export function deliveryFields(window: DeliveryWindow, eventsPerSec: number, subscribers: number) {
   const { report } = window;
   const expected = subscribers * window.upstreamEventsPerSec;
   return {
@@ -84,6 +96,7 @@ export function deliveryFields(window: Window, eventsPerSec: number, subscribers
     deliveredPerSec: round(report.eventsPerSec),
     deliveredMBps: round((report.bytes / 2 ** 20) * (report.eventsPerSec / Math.max(1, report.events))),
     deliveredPct: round(expected > 0 ? (100 * report.eventsPerSec) / expected : 0),
+    behindAtEnd: window.behindAtEnd,
     ...receiptFields(window),
   };
 }

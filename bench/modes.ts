@@ -76,6 +76,14 @@ export interface Sizes {
   profiles: ProfileWorkload[];
   /** Load-generator processes: one per core by default, so the generator can use the whole machine. */
   loadgens: number;
+  /**
+   * After each window of live delivery, wait up to this long for every subscriber to reach the
+   * window's last upstream resourceVersion, and count those that did not (`behindAtEnd`). The
+   * smoke run proves delivery this way, a count that waits for the events: its sub-second
+   * windows are too short for a rate to say anything on a busy machine. Null in the modes that
+   * measure throughput, where a saturated system under churn never catches up.
+   */
+  reachEndMs: number | null;
 }
 
 export interface ProfileWorkload {
@@ -116,6 +124,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           { name: "relay socket", transport: "socket", keys: 5, subscribersPerKey: 4, rate: 20, ms: 2000 },
         ],
         loadgens: 2,
+        reachEndMs: 10_000,
       };
     case "quick":
       return {
@@ -146,6 +155,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           { name: "relay socket", transport: "socket", keys: 5, subscribersPerKey: 200, rate: 40, ms: 2000 },
         ],
         loadgens,
+        reachEndMs: null,
       };
     case "full":
       return {
@@ -177,6 +187,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           { name: "relay socket", transport: "socket", keys: 5, subscribersPerKey: 200, rate: 100, ms: 10_000 },
         ],
         loadgens,
+        reachEndMs: null,
       };
   }
 }

@@ -61,6 +61,8 @@ interface Delivery extends Receipt {
   deliveredMBps: number;
   /** Delivered as % of subscribers × achieved upstream rate. */
   deliveredPct: number;
+  /** Subscribers short of the window's last upstream resourceVersion once the mode's `reachEndMs` had passed after it; null where the mode does not wait. */
+  behindAtEnd: number | null;
 }
 
 export interface FanoutRow extends Common, Delivery {

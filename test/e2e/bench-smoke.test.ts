@@ -105,8 +105,10 @@ describe("npm run bench -- --smoke", () => {
     for (const row of rows<FanoutRow>("fanout")) {
       const label = `${row.system} ${row.transport}`;
       expect(row.upstreamEventsPerSec, label).toBeGreaterThan(0);
-      // Every subscriber got (nearly) every event: a window edge can cut one off.
-      expect(row.deliveredPct, label).toBeGreaterThan(50);
+      expect(row.deliveredPerSec, label).toBeGreaterThan(0);
+      // Every subscriber got to the window's last change. A rate over a sub-second window on a
+      // busy machine says nothing (one stall halves it); this count waits for the events.
+      expect(row.behindAtEnd, label).toBe(0);
       expect(row.p50Ms, label).not.toBeNull();
       expect(row.p99Ms, label).toBeGreaterThanOrEqual(row.p50Ms ?? 0);
       // Measured from outside for every row (a tiny run may round to 0 clock ticks).
@@ -149,7 +151,7 @@ describe("npm run bench -- --smoke", () => {
 
   it("delivers the relay's batches to subscribers that opt in, split into events, and one event per message to the others", () => {
     const batched = rowFor<FanoutRow>("fanout", "relay-batched", "ws");
-    expect(batched.deliveredPct).toBeGreaterThan(50);
+    expect(batched.behindAtEnd).toBe(0);
     expect(batched.deliveredPerSec).toBeGreaterThan(0);
     // A message holds at least one event; at this size, rarely more.
     expect(batched.eventsPerMessage).toBeGreaterThanOrEqual(1);
@@ -157,7 +159,11 @@ describe("npm run bench -- --smoke", () => {
     // HTTP watches have no messages to count.
     expect(rowFor<FanoutRow>("fanout", "direct", "http").eventsPerMessage).toBeNull();
     expect(rowFor<FanoutRow>("fanout", "relay", "http").eventsPerMessage).toBeNull();
-    expect(rowFor<KeysRow>("keys", "relay-batched").deliveredPct).toBeGreaterThan(50);
+    for (const system of ["relay", "relay-batched", "direct", "node-relay"]) {
+      const row = rowFor<KeysRow>("keys", system);
+      expect(row.deliveredPerSec, system).toBeGreaterThan(0);
+      expect(row.behindAtEnd, system).toBe(0);
+    }
   });
 
   it("measures idle memory per subscriber, resident and JS heap, for every system on its primary transport", () => {
@@ -202,6 +208,7 @@ describe("npm run bench -- --smoke", () => {
       expect(row.upstreamWatches, row.system).toBe(watchesPerClient);
       expect(row.deliveredPerSec, row.system).toBeGreaterThan(0);
       expect(row.p99Ms, row.system).not.toBeNull();
+      expect(row.behindAtEnd, row.system).toBe(0);
       expect(row.errors, row.system).toBe(0);
     }
   });
@@ -304,7 +311,9 @@ describe("npm run bench -- --smoke", () => {
     for (const row of hot) {
       const label = `${row.system} ${row.subscribers} on ${row.replicas} replicas`;
       expect(row.upstreamWatches, label).toBe(1);
-      expect(row.deliveredPct, label).toBeGreaterThan(50);
+      expect(row.deliveredPerSec, label).toBeGreaterThan(0);
+      // Only a subscriber the relay refused to open (it counts as refused) may fall short.
+      expect(row.behindAtEnd, label).toBeLessThanOrEqual(row.refused);
       expect(row.p99Ms, label).not.toBeNull();
       const [root, ...spread] = row.hubs;
       expect(root?.hub, label).toBe("root");
