@@ -371,6 +371,12 @@ export class Feed implements ReflectorHandler {
     const to = list.resourceVersion;
     this.#staged.begin();
     const listing = (this.#listing ??= { objects: 0, since: this.#clock.now() });
+    const previous = this.#identity;
+    const from = this.window.head;
+    // The fan-out sends what it has, and the hub answers its requests, between pages.
+    const pause = () => new Promise<void>((resolve) => this.#clock.after(0, resolve));
+    let changes: number | undefined;
+    let diffMs = 0;
     try {
       for await (const items of list.pages) {
         const records: ObjectRecord[] = [];
@@ -381,23 +387,23 @@ export class Feed implements ReflectorHandler {
         this.#staged.add(records, to);
         listing.objects += records.length;
       }
+      // Still the list under way (an idle hub finishes it): the diff is its last part.
+      const diffing = this.#clock.now();
+      changes = previous ? await this.#staged.diff(from, to, pause) : undefined;
+      diffMs = this.#clock.now() - diffing;
     } finally {
       this.#listing = undefined;
     }
     const listed = listing.objects;
-    const previous = this.#identity;
-    const from = this.window.head;
-    const changes = previous ? this.#staged.diff(from, to) : undefined;
     if (previous && changes !== undefined) {
-      this.#log("relisted upstream; emitting the difference as events", { changes, from, to });
+      this.#log("relisted upstream; emitting the difference as events", { changes, from, to, objects: listed, diffMs });
       for (let after = from; ; ) {
         const page = this.#staged.events(after, DIFF_PAGE);
         const last = page.at(-1);
         if (!last) break;
         this.#commit(page, last.object.rv);
         after = last.object.rv;
-        // The fan-out sends each page before the next is read.
-        await new Promise<void>((resolve) => this.#clock.after(0, resolve));
+        await pause();
       }
       this.#commit([], to);
       this.#staged.end();

@@ -44,27 +44,30 @@ function staged(before: readonly ObjectRecord[], listed: readonly ObjectRecord[]
     }
   };
   const now = () => storage.sql.exec<Omit<ObjectRecord, "row">>("SELECT key, uid, rv, json FROM objects ORDER BY key").toArray();
-  return { list, events, now, collection };
+  let pauses = 0;
+  /** The difference, compared `page` keys at a step, counting the pauses between steps. */
+  const diff = (from: number, to: number, page?: number) => list.diff(from, to, async () => void pauses++, page);
+  return { diff, events, now, collection, pauses: () => pauses };
 }
 
 describe("a staged list against the collection", () => {
-  it("turns a gap into ADDED, MODIFIED and DELETED events at distinct versions in the gap", () => {
-    const { list, events } = staged([object("a", "a", 5), object("b", "b", 6), object("c", "c", 7)], [object("a", "a", 5), object("b", "b", 12), object("d", "d", 11)]);
-    expect(list.diff(10, 15)).toBe(3);
-    const diff = events(10);
-    expect(diff.map((e) => [e.type, e.object.uid, e.object.rv])).toEqual([
+  it("turns a gap into ADDED, MODIFIED and DELETED events at distinct versions in the gap", async () => {
+    const { diff, events } = staged([object("a", "a", 5), object("b", "b", 6), object("c", "c", 7)], [object("a", "a", 5), object("b", "b", 12), object("d", "d", 11)]);
+    expect(await diff(10, 15)).toBe(3);
+    const emitted = events(10);
+    expect(emitted.map((e) => [e.type, e.object.uid, e.object.rv])).toEqual([
       ["ADDED", "d", 11],
       ["MODIFIED", "b", 12],
       ["DELETED", "c", 15],
     ]);
-    const deleted = JSON.parse(diff[2]!.object.json);
+    const deleted = JSON.parse(emitted[2]!.object.json);
     expect(deleted.metadata.resourceVersion).toBe("15"); // last state, at the deletion's RV
     expect(deleted.kind).toBe("Pod");
   });
 
-  it("a name deleted and recreated in the gap: the old uid's DELETED comes before the new one's ADDED", () => {
-    const { list, events, now } = staged([object("old", "x", 3)], [object("new", "x", 9)]);
-    expect(list.diff(5, 10)).toBe(2);
+  it("a name deleted and recreated in the gap: the old uid's DELETED comes before the new one's ADDED", async () => {
+    const { diff, events, now } = staged([object("old", "x", 3)], [object("new", "x", 9)]);
+    expect(await diff(5, 10)).toBe(2);
     expect(events(5).map((e) => [e.type, e.object.uid, e.object.rv])).toEqual([
       ["DELETED", "old", 8],
       ["ADDED", "new", 9],
@@ -72,19 +75,35 @@ describe("a staged list against the collection", () => {
     expect(now().map((o) => o.uid)).toEqual(["new"]);
   });
 
-  it("refuses histories it cannot represent exactly", () => {
-    expect(staged([object("a", "a", 5)], [object("a", "a", 4)]).list.diff(6, 10)).toBeUndefined(); // went back in time
-    expect(staged([], [object("a", "a", 3)]).list.diff(6, 10)).toBeUndefined(); // appeared before the gap
-    expect(staged([object("a", "a", 1), object("b", "b", 2)], []).list.diff(9, 10)).toBeUndefined(); // more deletes than revisions
-    expect(staged([], []).list.diff(10, 9)).toBeUndefined(); // list older than the collection
-    expect(staged([object("old", "x", 3)], [object("new", "x", 6)]).list.diff(5, 10)).toBeUndefined(); // no revision left before the new one
+  it("compares a page of keys a step and pauses between steps, with the same difference as in one step", async () => {
+    const before = Array.from({ length: 20 }, (_, i) => object(`u${i}`, `p${String(i).padStart(2, "0")}`, i + 1));
+    // By 60: half of them gone, a quarter modified and a quarter replaced by new objects of the same name (each deleted the revision before).
+    let rv = 30;
+    const listed = before.flatMap((o, i) => (i % 2 === 0 ? [] : i % 4 === 1 ? [{ ...o, rv: (rv += 2) }] : [object(`new${i}`, o.key.slice(3), (rv += 2))]));
+    const whole = staged(before, listed);
+    expect(await whole.diff(30, 60, 1000)).toBe(25);
+    expect(whole.pauses()).toBe(0);
+    const paged = staged(before, listed);
+    expect(await paged.diff(30, 60, 4)).toBe(25);
+    // 20 keys, 4 a step: at least 4 pauses in the comparison alone.
+    expect(paged.pauses()).toBeGreaterThanOrEqual(4);
+    const types = (e: ObjectEvent) => [e.type, e.object.uid, e.object.rv];
+    expect(paged.events(30).map(types)).toEqual(whole.events(30).map(types));
   });
 
-  it("property: applying the difference gives exactly the listed state, in strictly increasing versions inside the gap", () => {
+  it("refuses histories it cannot represent exactly", async () => {
+    expect(await staged([object("a", "a", 5)], [object("a", "a", 4)]).diff(6, 10)).toBeUndefined(); // went back in time
+    expect(await staged([], [object("a", "a", 3)]).diff(6, 10)).toBeUndefined(); // appeared before the gap
+    expect(await staged([object("a", "a", 1), object("b", "b", 2)], []).diff(9, 10)).toBeUndefined(); // more deletes than revisions
+    expect(await staged([], []).diff(10, 9)).toBeUndefined(); // list older than the collection
+    expect(await staged([object("old", "x", 3)], [object("new", "x", 6)]).diff(5, 10)).toBeUndefined(); // no revision left before the new one
+  });
+
+  it("property: applying the difference gives exactly the listed state, in strictly increasing versions inside the gap, however many keys a step compares", async () => {
     // A random history: objects created, updated, deleted and recreated, one revision each.
     const op = fc.record({ kind: fc.constantFrom("create", "update", "delete"), name: fc.integer({ min: 0, max: 6 }), idle: fc.integer({ min: 0, max: 2 }) });
-    fc.assert(
-      fc.property(fc.array(op, { maxLength: 40 }), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 5 }), (ops, cut, page) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 8 }), async (ops, cut, page, step) => {
         let rv = 100;
         let uidSeq = 0;
         const live = new Map<number, Omit<ObjectRecord, "row">>();
@@ -106,16 +125,16 @@ describe("a staged list against the collection", () => {
           cutRv = rv;
         }
         const listed = [...live.values()];
-        const { list, events, now } = staged(atCut, listed);
-        expect(list.diff(cutRv, rv)).toBeDefined();
-        const diff = events(cutRv, page);
-        const rvs = diff.map((e) => e.object.rv);
+        const { diff, events, now } = staged(atCut, listed);
+        expect(await diff(cutRv, rv, step)).toBeDefined();
+        const emitted = events(cutRv, page);
+        const rvs = emitted.map((e) => e.object.rv);
         expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
         expect(new Set(rvs).size).toBe(rvs.length);
         for (const v of rvs) expect(v > cutRv && v <= rv).toBe(true);
         // A client that keys by name is never told a successor was deleted.
         const byName = new Map<string, string>();
-        for (const e of diff) {
+        for (const e of emitted) {
           if (e.type === "DELETED") expect(byName.get(e.object.key) ?? e.object.uid).toBe(e.object.uid);
           else byName.set(e.object.key, e.object.uid);
         }

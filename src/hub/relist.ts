@@ -19,8 +19,8 @@ import { objectsTable, type Sql } from "./storage.ts";
 import { type ObjectEvent, type ObjectRecord, withVersion } from "./collection.ts";
 import { readRow, viewRowsTable, writeRow } from "./view-rows.ts";
 
-/** Keys read at a time while deletions are given their resourceVersions. */
-const KEYS_PAGE = 500;
+/** Keys compared in one step of a diff, between which the hub serves its other work. */
+const DIFF_SCAN_PAGE = 2000;
 
 export class StagedList {
   readonly #sql: () => Sql;
@@ -54,55 +54,94 @@ export class StagedList {
 
   /**
    * The staged list (at `to`) against the collection (at `from`), as events to come: how many,
-   * or `undefined` when the two histories cannot be told apart by events.
+   * or `undefined` when the two histories cannot be told apart by events. Both are read in
+   * pages of `page` keys, a range of keys at a time in one transaction, and `pause` runs
+   * between pages, so a million-object diff never holds the hub's thread for more than a page:
+   * the hub goes on serving its current state meanwhile, and the collection must not change.
    */
-  diff(from: number, to: number): number | undefined {
+  async diff(from: number, to: number, pause: () => Promise<void>, page = DIFF_SCAN_PAGE): Promise<number | undefined> {
     if (to < from) return undefined;
-    return this.#transaction(() => {
-      const sql = this.#sql();
-      sql.exec("DROP TABLE IF EXISTS diff");
-      sql.exec("CREATE TABLE diff (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL)");
-      const changed = "FROM listed l LEFT JOIN objects o ON o.key = l.key WHERE (o.key IS NULL OR o.uid != l.uid OR o.rv != l.rv)";
-      // A change in the gap has a resourceVersion inside it, of its own.
-      if (sql.exec(`SELECT 1 ${changed} AND (l.rv <= ? OR l.rv > ?) LIMIT 1`, from, to).toArray().length > 0) return undefined;
-      if (sql.exec("SELECT 1 FROM listed WHERE rv > ? GROUP BY rv HAVING COUNT(*) > 1 LIMIT 1", from).toArray().length > 0) return undefined;
-      sql.exec(`INSERT INTO diff (rv, type, key, uid) SELECT l.rv, CASE WHEN o.key IS NULL OR o.uid != l.uid THEN 'ADDED' ELSE 'MODIFIED' END, l.key, l.uid ${changed}`);
-      const taken = (rv: number) => sql.exec("SELECT 1 FROM diff WHERE rv = ?", rv).toArray().length > 0;
-      const remove = (key: string, uid: string, rv: number) => sql.exec("INSERT INTO diff (rv, type, key, uid) VALUES (?, 'DELETED', ?, ?)", rv, key, uid);
-      // Names taken by another object since: each old one gone before its successor came.
-      for (let after = ""; ; ) {
-        const rows = sql
-          .exec<{ key: string; uid: string; next: number }>(
-            "SELECT o.key, o.uid, l.rv AS next FROM objects o JOIN listed l ON l.key = o.key WHERE l.uid != o.uid AND o.key > ? ORDER BY o.key LIMIT ?",
-            after,
-            KEYS_PAGE,
+    const sql = () => this.#sql();
+    this.#transaction(() => {
+      sql().exec("DROP TABLE IF EXISTS diff");
+      sql().exec("DROP TABLE IF EXISTS diff_old");
+      sql().exec("CREATE TABLE diff (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL)");
+      // The collection's objects that go: `next` is the resourceVersion of the one that took the name since, if any.
+      sql().exec("CREATE TABLE diff_old (key TEXT PRIMARY KEY, uid TEXT NOT NULL, next INTEGER) WITHOUT ROWID");
+    });
+    // Two changes in the gap never share a resourceVersion (the collection's own are all at or below `from`).
+    if (sql().exec("SELECT 1 FROM listed WHERE rv > ? GROUP BY rv HAVING COUNT(*) > 1 LIMIT 1", from).toArray().length > 0) return undefined;
+    for (let after = ""; ; ) {
+      const bound = this.#pageEnd(after, page);
+      const consistent = this.#transaction(() => {
+        // A range the table's key order serves: the last page has no end.
+        const range = (column: string): [string, ...string[]] => (bound === null ? [`${column} > ?`, after] : [`${column} > ? AND ${column} <= ?`, after, bound]);
+        const [listedRange, ...listedKeys] = range("l.key");
+        const changed = sql()
+          .exec<{ key: string; uid: string; rv: number; added: number }>(
+            `SELECT l.key, l.uid, l.rv, (o.key IS NULL OR o.uid != l.uid) AS added FROM listed l LEFT JOIN objects o ON o.key = l.key WHERE ${listedRange} AND (o.key IS NULL OR o.uid != l.uid OR o.rv != l.rv)`,
+            ...listedKeys,
           )
           .toArray();
-        for (const row of rows) {
-          let rv = row.next - 1;
-          while (rv > from && taken(rv)) rv--;
-          if (rv <= from) return undefined;
-          remove(row.key, row.uid, rv);
-          after = row.key;
-        }
-        if (rows.length < KEYS_PAGE) break;
-      }
-      // Gone: the latest revisions left free, in key order.
-      let free = to;
+        // A change in the gap has a resourceVersion inside it, of its own.
+        if (changed.some((c) => c.rv <= from || c.rv > to)) return false;
+        for (const c of changed) sql().exec("INSERT INTO diff (rv, type, key, uid) VALUES (?, ?, ?, ?)", c.rv, c.added ? "ADDED" : "MODIFIED", c.key, c.uid);
+        const [objectsRange, ...objectsKeys] = range("o.key");
+        sql().exec(
+          `INSERT INTO diff_old (key, uid, next) SELECT o.key, o.uid, l.rv FROM objects o LEFT JOIN listed l ON l.key = o.key WHERE ${objectsRange} AND (l.key IS NULL OR l.uid != o.uid)`,
+          ...objectsKeys,
+        );
+        return true;
+      });
+      if (!consistent) return undefined;
+      if (bound === null) break;
+      after = bound;
+      await pause();
+    }
+    const taken = (rv: number) => sql().exec("SELECT 1 FROM diff WHERE rv = ?", rv).toArray().length > 0;
+    const remove = (key: string, uid: string, rv: number) => sql().exec("INSERT INTO diff (rv, type, key, uid) VALUES (?, 'DELETED', ?, ?)", rv, key, uid);
+    /** Each of the collection's objects that go (`renamed`: those whose name another has taken since), a page at a time, given its revision by `at`. */
+    const each = async (renamed: boolean, at: (next: number | null) => number | undefined): Promise<boolean> => {
       for (let after = ""; ; ) {
-        const rows = sql
-          .exec<{ key: string; uid: string }>("SELECT o.key, o.uid FROM objects o WHERE NOT EXISTS (SELECT 1 FROM listed l WHERE l.key = o.key) AND o.key > ? ORDER BY o.key LIMIT ?", after, KEYS_PAGE)
-          .toArray();
-        for (const row of rows) {
-          while (free > from && taken(free)) free--;
-          if (free <= from) return undefined;
-          remove(row.key, row.uid, free--);
-          after = row.key;
-        }
-        if (rows.length < KEYS_PAGE) break;
+        const done = this.#transaction(() => {
+          const rows = sql()
+            .exec<{ key: string; uid: string; next: number | null }>(`SELECT key, uid, next FROM diff_old WHERE next IS ${renamed ? "NOT " : ""}NULL AND key > ? ORDER BY key LIMIT ?`, after, page)
+            .toArray();
+          for (const row of rows) {
+            const rv = at(row.next);
+            if (rv === undefined) return undefined;
+            remove(row.key, row.uid, rv);
+            after = row.key;
+          }
+          return rows.length < page;
+        });
+        if (done !== false) return done === true;
+        await pause();
       }
-      return sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM diff").one().n;
-    });
+    };
+    // Names taken by another object since: each old one gone before its successor came.
+    const beforeSuccessor = (next: number | null) => {
+      let rv = (next as number) - 1;
+      while (rv > from && taken(rv)) rv--;
+      return rv > from ? rv : undefined;
+    };
+    if (!(await each(true, beforeSuccessor))) return undefined;
+    // Gone: the latest revisions left free, in key order.
+    let free = to;
+    const latestFree = () => {
+      while (free > from && taken(free)) free--;
+      return free > from ? free-- : undefined;
+    };
+    if (!(await each(false, latestFree))) return undefined;
+    return sql().exec<{ n: number }>("SELECT COUNT(*) AS n FROM diff").one().n;
+  }
+
+  /** The last key of the next page after `after`: the `page`th key on from it in the staged list or the collection, whichever comes first; null when neither has that many left. */
+  #pageEnd(after: string, page: number): string | null {
+    const nth = (table: string) => `SELECT key FROM (SELECT key FROM ${table} WHERE key > ? ORDER BY key LIMIT 1 OFFSET ?)`;
+    return this.#sql()
+      .exec<{ bound: string | null }>(`SELECT min(key) AS bound FROM (${nth("listed")} UNION ALL ${nth("objects")})`, after, page - 1, after, page - 1)
+      .one().bound;
   }
 
   /** Up to `limit` of the difference's events after `after`, in resourceVersion order; the collection must not have moved past `after` meanwhile. */
@@ -127,6 +166,7 @@ export class StagedList {
 
   #drop(): void {
     this.#sql().exec("DROP TABLE IF EXISTS diff");
+    this.#sql().exec("DROP TABLE IF EXISTS diff_old");
     this.#sql().exec("DROP TABLE IF EXISTS listed");
     this.#sql().exec("DROP TABLE IF EXISTS listed_rows");
   }

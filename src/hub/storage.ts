@@ -34,7 +34,7 @@ CREATE INDEX IF NOT EXISTS tombstones_by_age ON tombstones (at);
 `;
 
 /** Tables of an earlier schema, dropped before this one is made. */
-const TABLES = ["meta", "objects", "versions", "events", "tombstones", "view_rows", "listed", "listed_rows", "diff"];
+const TABLES = ["meta", "objects", "versions", "events", "tombstones", "view_rows", "listed", "listed_rows", "diff", "diff_old"];
 
 /** The database as the hub's tables use it: statements. */
 export type Sql = Pick<SqlStorage, "exec">;
