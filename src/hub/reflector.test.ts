@@ -255,11 +255,8 @@ describe("Reflector", () => {
     expect([asked, permits.held]).toEqual([[], 0]);
   });
 
-  it("gives a page's permit back when its list fails", async () => {
-    const upstream = new ScriptedUpstream();
-    const handler = new Recorder();
-    const permits = new PagePermits(1);
-    upstream.failures.push(new Response("no", { status: 500 }));
+  /** A reflector listing with `permits` whose list fails: resolves once it backs off. */
+  const failOnce = async (upstream: ScriptedUpstream, handler: Recorder, permits: PagePermits) => {
     const reflector = new Reflector(key, upstream, handler, {
       stallMs: 60_000,
       watchTimeoutSeconds: () => 300,
@@ -271,6 +268,15 @@ describe("Reflector", () => {
     });
     reflector.start();
     await handler.backoffs(1);
+    return reflector;
+  };
+
+  it("gives a page's permit back when its list fails", async () => {
+    const upstream = new ScriptedUpstream();
+    const handler = new Recorder();
+    const permits = new PagePermits(1);
+    upstream.failures.push(new Response("no", { status: 500 }));
+    const reflector = await failOnce(upstream, handler, permits);
     expect(permits.held).toBe(0);
     reflector.stop();
   });
@@ -293,17 +299,7 @@ describe("Reflector", () => {
     }
     const handler = new Failing();
     const permits = new PagePermits(2);
-    const reflector = new Reflector(key, upstream, handler, {
-      stallMs: 60_000,
-      watchTimeoutSeconds: () => 300,
-      random: () => 0.5,
-      observer: observer().o,
-      clock: new FakeClock(),
-      pages: permits,
-      backoff: { initialMs: 20, maxMs: MAX_BACKOFF_MS },
-    });
-    reflector.start();
-    await handler.backoffs(1);
+    const reflector = await failOnce(upstream, handler, permits);
     // The second page was asked for while the first was handed over, and neither permit is held after.
     expect([asked, permits.held]).toEqual([["first", "1"], 0]);
     reflector.stop();
