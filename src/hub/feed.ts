@@ -395,8 +395,9 @@ export class Feed implements ReflectorHandler {
       this.#listing = undefined;
     }
     const listed = listing.objects;
+    const listMs = this.#clock.now() - listing.since;
     if (previous && changes !== undefined) {
-      this.#log("relisted upstream; emitting the difference as events", { changes, from, to, objects: listed, diffMs });
+      this.#log("relisted upstream; emitting the difference as events", { changes, from, to, objects: listed, listMs, diffMs });
       for (let after = from; ; ) {
         const page = this.#staged.events(after, DIFF_PAGE);
         const last = page.at(-1);
@@ -413,7 +414,7 @@ export class Feed implements ReflectorHandler {
         this.#log("upstream history is inconsistent with the hub's; window reset", { head: from, listed: to });
         this.#listener.reset(to);
       } else {
-        this.#log("synced from upstream list", { objects: listed, resourceVersion: to });
+        this.#log("synced from upstream list", { objects: listed, resourceVersion: to, listMs });
       }
     }
     this.#live = true;
