@@ -37,15 +37,6 @@ export class PagePermits {
       if (cancelled()) return undefined;
     }
     if (cancelled()) return undefined;
-    return this.#give();
-  }
-
-  /** A permit if one is free now (the function that gives it back), else `undefined`: for work worth doing only without waiting. */
-  takeIfFree(): (() => void) | undefined {
-    return this.#held < this.#limit ? this.#give() : undefined;
-  }
-
-  #give(): () => void {
     this.#held++;
     let given = false;
     return () => {

@@ -270,67 +270,35 @@ export class Reflector {
   }
 
   /**
-   * The collection from the upstream, in pages of `PAGE_SIZE` (each read once the one before is
-   * taken, so no more than a page is ever in memory, and only with one of the isolate's page
-   * permits), consistent at the first page's resourceVersion (a continue token keeps the
-   * upstream's snapshot; one that expires fails the list, and it is made again). While the hub
-   * stores a page, the next is asked for if a permit is free at once: the upstream makes it
-   * meanwhile, and its answer waits unread, outside the isolate's heap, until the hub takes it.
+   * The collection from the upstream, in pages of `PAGE_SIZE` (each asked for once the one
+   * before is taken, so no more than a page is ever in memory, and only with one of the
+   * isolate's page permits), consistent at the first page's resourceVersion (a continue token
+   * keeps the upstream's snapshot; one that expires fails the list, and it is made again).
    */
   async #list(): Promise<ListedCollection> {
     const first = await this.#page(undefined);
     const pages = async function* (this: Reflector): AsyncGenerator<KubeObject[]> {
       let page = first;
-      let ahead: Ahead | undefined;
-      try {
-        for (;;) {
-          ahead = page.continue ? this.#askAhead(page.continue) : undefined;
-          yield page.items;
-          // Taken: the page's permit goes back before the next is read.
-          this.#pageHeld?.();
-          this.#pageHeld = undefined;
-          if (!page.continue) return;
-          const asked = ahead;
-          ahead = undefined;
-          page = await this.#page(page.continue, asked);
-        }
-      } finally {
-        // A list that ended early (failed, or stopped): the page asked for ahead goes unread.
-        if (ahead) drop(ahead);
+      for (;;) {
+        yield page.items;
+        // Taken: the page's permit goes back before the next is asked for.
+        this.#pageHeld?.();
+        this.#pageHeld = undefined;
+        if (!page.continue) return;
+        page = await this.#page(page.continue);
       }
     };
     return { kind: first.kind, apiVersion: first.apiVersion, resourceVersion: first.resourceVersion, pages: pages.call(this) };
   }
 
-  /** The page after `cont`, asked for now with a permit free now; `undefined` when none is, or the hub is stopping. */
-  #askAhead(cont: string): Ahead | undefined {
-    const permit = this.#options.pages ? this.#options.pages.takeIfFree() : () => undefined;
-    if (!permit || this.#stopped) {
-      permit?.();
-      return undefined;
-    }
-    const response = this.#request(this.#pageUrl(cont));
-    // Its failure is thrown where the page is read; until then it must not go unhandled.
-    response.catch(() => undefined);
-    return { permit, response };
-  }
-
-  #pageUrl(cont: string | undefined): string {
+  async #page(cont: string | undefined): Promise<{ kind: string; apiVersion: string; resourceVersion: number; items: KubeObject[]; continue: string | undefined }> {
     const params: Record<string, string> = { limit: String(PAGE_SIZE) };
     if (cont) params.continue = cont;
-    return upstreamCollectionUrl(this.#key, params);
-  }
-
-  /** The page after `cont` (the first without it), read from what was asked for ahead if it was, else asked for once a permit is free. */
-  async #page(cont: string | undefined, ahead?: Ahead): Promise<{ kind: string; apiVersion: string; resourceVersion: number; items: KubeObject[]; continue: string | undefined }> {
     // Held until the page is taken (`#list`), or the list ends however it ends (`run`).
-    this.#pageHeld = ahead ? ahead.permit : await this.#options.pages?.take(this.#clock, () => this.#stopped);
-    // Stopped while it waited: the list ends here, without reading its next page.
-    if (this.#stopped) {
-      if (ahead) drop(ahead);
-      throw new UpstreamError(0, "the hub stopped before its list's next page");
-    }
-    const page = (await this.#json(this.#pageUrl(cont), ahead?.response)) as {
+    this.#pageHeld = await this.#options.pages?.take(this.#clock, () => this.#stopped);
+    // Stopped while it waited: the list ends here, without asking the upstream for its page.
+    if (this.#stopped) throw new UpstreamError(0, "the hub stopped before its list's next page");
+    const page = (await this.#json(upstreamCollectionUrl(this.#key, params))) as {
       kind?: string;
       apiVersion?: string;
       metadata?: { resourceVersion?: string; continue?: string };
@@ -351,9 +319,8 @@ export class Reflector {
     return rv;
   }
 
-  /** `url`'s answer as JSON; `asked`: the answer, if it was asked for already. */
-  async #json(url: string, asked?: Promise<Response>): Promise<unknown> {
-    const response = await (asked ?? this.#request(url));
+  async #json(url: string): Promise<unknown> {
+    const response = await this.#request(url);
     try {
       return await response.json();
     } catch (e) {
@@ -469,19 +436,4 @@ export class Reflector {
       this.#wake = done;
     });
   }
-}
-
-/** A list's next page, asked for while the hub stored the one before: its permit, and the upstream's answer, unread. */
-interface Ahead {
-  permit: () => void;
-  response: Promise<Response>;
-}
-
-/** A page asked for ahead and not wanted: its permit back, its answer unread. */
-function drop(ahead: Ahead): void {
-  ahead.permit();
-  ahead.response.then(
-    (response) => response.body?.cancel().catch(() => undefined),
-    () => undefined,
-  );
 }
