@@ -309,6 +309,8 @@ export interface BigRow extends Rounds, StepCost {
   deliveredPerSec?: number;
   p99Ms?: number | null;
   cpuUsPerEvent?: number | null;
+  /** The hub's slowest answer to the step's polls of its stats (every 250 ms, as it relists): how long its thread was held at most. */
+  slowestAnswerMs?: number;
   /** What the step did, in a few words (the events a relist made, what a restart restored). */
   note?: string;
 }

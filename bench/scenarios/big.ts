@@ -317,11 +317,14 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     const target = await sim.step(NAMESPACE, size.missed);
     const expected = await sim.count(NAMESPACE);
     const seq = await sim.requestSeq();
+    let slowestAnswerMs = 0;
     const traced = await step(name, async () => {
       const started = performance.now();
       await sim.faults({ compact: true, expireWatches: true });
       const relisted = await until(async () => {
+        const asked = performance.now();
         const s = await stats();
+        slowestAnswerMs = Math.max(slowestAnswerMs, performance.now() - asked);
         return s.upstream === "watching" && s.resourceVersion >= target && s.objects === expected;
       }, size.timeoutMs);
       return relisted ? performance.now() - started : null;
@@ -332,7 +335,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
         ms: traced.result === null ? null : Math.round(traced.result),
         upstreamRequests: upstream.all,
         pages: upstream.pages,
-        note: upstream.said,
+        slowestAnswerMs: Math.round(slowestAnswerMs),
+        note: `${upstream.said}; the hub's slowest answer meanwhile ${Math.round(slowestAnswerMs)} ms`,
       }),
     );
   }
