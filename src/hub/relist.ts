@@ -99,41 +99,46 @@ export class StagedList {
       await pause();
     }
     const taken = (rv: number) => sql().exec("SELECT 1 FROM diff WHERE rv = ?", rv).toArray().length > 0;
-    const remove = (key: string, uid: string, rv: number) => sql().exec("INSERT INTO diff (rv, type, key, uid) VALUES (?, 'DELETED', ?, ?)", rv, key, uid);
-    /** Each of the collection's objects that go (`renamed`: those whose name another has taken since), a page at a time, given its revision by `at`. */
-    const each = async (renamed: boolean, at: (next: number | null) => number | undefined): Promise<boolean> => {
-      for (let after = ""; ; ) {
-        const done = this.#transaction(() => {
-          const rows = sql()
-            .exec<{ key: string; uid: string; next: number | null }>(`SELECT key, uid, next FROM diff_old WHERE next IS ${renamed ? "NOT " : ""}NULL AND key > ? ORDER BY key LIMIT ?`, after, page)
-            .toArray();
-          for (const row of rows) {
-            const rv = at(row.next);
-            if (rv === undefined) return undefined;
-            remove(row.key, row.uid, rv);
-            after = row.key;
-          }
-          return rows.length < page;
-        });
-        if (done !== false) return done === true;
-        await pause();
-      }
-    };
     // Names taken by another object since: each old one gone before its successor came.
     const beforeSuccessor = (next: number | null) => {
       let rv = (next as number) - 1;
       while (rv > from && taken(rv)) rv--;
       return rv > from ? rv : undefined;
     };
-    if (!(await each(true, beforeSuccessor))) return undefined;
+    if (!(await this.#deleted(true, beforeSuccessor, pause, page))) return undefined;
     // Gone: the latest revisions left free, in key order.
     let free = to;
     const latestFree = () => {
       while (free > from && taken(free)) free--;
       return free > from ? free-- : undefined;
     };
-    if (!(await each(false, latestFree))) return undefined;
+    if (!(await this.#deleted(false, latestFree, pause, page))) return undefined;
     return sql().exec<{ n: number }>("SELECT COUNT(*) AS n FROM diff").one().n;
+  }
+
+  /**
+   * The DELETED events of the collection's objects that go (`renamed`: those whose name another
+   * has taken since; else those gone), in key order, `page` a step, each at the revision `at`
+   * gives it; false if it gives none.
+   */
+  async #deleted(renamed: boolean, at: (next: number | null) => number | undefined, pause: () => Promise<void>, page: number): Promise<boolean> {
+    for (let after = ""; ; ) {
+      const step = this.#transaction((): "more" | "done" | "none free" => {
+        const sql = this.#sql();
+        const rows = sql
+          .exec<{ key: string; uid: string; next: number | null }>(`SELECT key, uid, next FROM diff_old WHERE next IS ${renamed ? "NOT " : ""}NULL AND key > ? ORDER BY key LIMIT ?`, after, page)
+          .toArray();
+        for (const row of rows) {
+          const rv = at(row.next);
+          if (rv === undefined) return "none free";
+          sql.exec("INSERT INTO diff (rv, type, key, uid) VALUES (?, 'DELETED', ?, ?)", rv, row.key, row.uid);
+          after = row.key;
+        }
+        return rows.length < page ? "done" : "more";
+      });
+      if (step !== "more") return step === "done";
+      await pause();
+    }
   }
 
   /** The last key of the next page after `after`: the `page`th key on from it in the staged list or the collection, whichever comes first; null when neither has that many left. */
