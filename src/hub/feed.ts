@@ -369,14 +369,15 @@ export class Feed implements ReflectorHandler {
     const apiVersion = list.apiVersion || keyApiVersion(this.#key);
     const identity: HubIdentity = { key: this.#key, kind: list.kind.replace(/List$/, ""), listKind: list.kind, apiVersion, replica: this.#replica };
     const to = list.resourceVersion;
-    this.#staged.begin();
-    const listing = (this.#listing ??= { objects: 0, since: this.#clock.now() });
     const previous = this.#identity;
+    this.#staged.begin(previous !== undefined);
+    const listing = (this.#listing ??= { objects: 0, since: this.#clock.now() });
     const from = this.window.head;
     // The fan-out sends what it has, and the hub answers its requests, between pages.
     const pause = () => new Promise<void>((resolve) => this.#clock.after(0, resolve));
     let changes: number | undefined;
     let diffMs = 0;
+    let staged = 0;
     try {
       for await (const items of list.pages) {
         const records: ObjectRecord[] = [];
@@ -384,7 +385,7 @@ export class Feed implements ReflectorHandler {
           const taken = this.#take(item, identity);
           if (taken) records.push(taken.object);
         }
-        this.#staged.add(records, to);
+        staged += this.#staged.add(records, to);
         listing.objects += records.length;
       }
       // Still the list under way (an idle hub finishes it): the diff is its last part.
@@ -397,7 +398,7 @@ export class Feed implements ReflectorHandler {
     const listed = listing.objects;
     const listMs = this.#clock.now() - listing.since;
     if (previous && changes !== undefined) {
-      this.#log("relisted upstream; emitting the difference as events", { changes, from, to, objects: listed, listMs, diffMs });
+      this.#log("relisted upstream; emitting the difference as events", { changes, from, to, objects: listed, staged, listMs, diffMs });
       for (let after = from; ; ) {
         const page = this.#staged.events(after, DIFF_PAGE);
         const last = page.at(-1);
@@ -427,8 +428,13 @@ export class Feed implements ReflectorHandler {
   /** The staged list is the collection, at `rv`: an empty window and no tombstones. Every snapshot of the old one is gone. */
   #newHistory(identity: HubIdentity, rv: number): void {
     this.#storage.transaction(() => {
-      this.collection.replaceWithListed();
-      this.viewRows.replaceWithListed();
+      if (this.#staged.against) {
+        this.#staged.replaceDiffering();
+        this.collection.clearVersions();
+      } else {
+        this.collection.replaceWithListed();
+        this.viewRows.replaceWithListed();
+      }
       this.window.clear();
       this.tombstones.clear();
       this.#storage.setMeta("identity", JSON.stringify(identity));

@@ -10,7 +10,7 @@ function object(uid: string, name: string, rv: number, extra: Record<string, unk
   return { uid, key: `ns/${name}`, rv, json };
 }
 
-/** A hub's collection holding `before`, and `listed` staged as a list arriving in pages of two. */
+/** A hub's collection holding `before`, and `listed` staged as a relist arriving in pages of two, in the order given. */
 function staged(before: readonly ObjectRecord[], listed: readonly ObjectRecord[]) {
   const storage = new HubStorage(durableStorage(database()));
   storage.make();
@@ -30,8 +30,9 @@ function staged(before: readonly ObjectRecord[], listed: readonly ObjectRecord[]
     () => storage.sql,
     (w) => storage.transaction(w),
   );
-  list.begin();
-  for (let i = 0; i < listed.length; i += 2) list.add(listed.slice(i, i + 2), 0);
+  list.begin(true);
+  let stagedRows = 0;
+  for (let i = 0; i < listed.length; i += 2) stagedRows += list.add(listed.slice(i, i + 2), 0);
   /** The difference's events, applied to the collection a page of `page` at a time as the feed does. */
   const events = (from: number, page = 3) => {
     const all: ObjectEvent[] = [];
@@ -47,7 +48,9 @@ function staged(before: readonly ObjectRecord[], listed: readonly ObjectRecord[]
   let pauses = 0;
   /** The difference, compared `page` keys at a step, counting the pauses between steps. */
   const diff = (from: number, to: number, page?: number) => list.diff(from, to, async () => void pauses++, page);
-  return { diff, events, now, collection, pauses: () => pauses };
+  /** The relist as a new history: the collection made the list's in place (after `diff`). */
+  const replace = () => storage.transaction(() => list.replaceDiffering());
+  return { diff, events, now, replace, collection, pauses: () => pauses, staged: () => stagedRows };
 }
 
 describe("a staged list against the collection", () => {
@@ -91,55 +94,100 @@ describe("a staged list against the collection", () => {
     expect(paged.events(30).map(types)).toEqual(whole.events(30).map(types));
   });
 
-  it("refuses histories it cannot represent exactly", async () => {
-    expect(await staged([object("a", "a", 5)], [object("a", "a", 4)]).diff(6, 10)).toBeUndefined(); // went back in time
-    expect(await staged([], [object("a", "a", 3)]).diff(6, 10)).toBeUndefined(); // appeared before the gap
-    expect(await staged([object("a", "a", 1), object("b", "b", 2)], []).diff(9, 10)).toBeUndefined(); // more deletes than revisions
-    expect(await staged([], []).diff(10, 9)).toBeUndefined(); // list older than the collection
-    expect(await staged([object("old", "x", 3)], [object("new", "x", 6)]).diff(5, 10)).toBeUndefined(); // no revision left before the new one
+  it("refuses histories it cannot represent exactly, and then makes the collection the list's in place", async () => {
+    const cases: Array<[string, ObjectRecord[], ObjectRecord[], number, number]> = [
+      ["went back in time", [object("a", "a", 5), object("b", "b", 2)], [object("a", "a", 4), object("b", "b", 2)], 6, 10],
+      ["appeared before the gap", [object("b", "b", 2)], [object("a", "a", 3), object("b", "b", 2)], 6, 10],
+      ["more deletes than revisions", [object("a", "a", 1), object("b", "b", 2)], [], 9, 10],
+      ["list older than the collection", [object("a", "a", 1), object("b", "b", 12), object("c", "c", 3)], [object("a", "a", 1), object("c", "c", 3)], 12, 9],
+      ["no revision left before the new one", [object("old", "x", 3), object("y", "y", 4)], [object("new", "x", 6), object("y", "y", 4)], 5, 10],
+    ];
+    for (const [what, before, listed, from, to] of cases) {
+      const relist = staged(before, listed);
+      expect(await relist.diff(from, to), what).toBeUndefined();
+      relist.replace();
+      expect(
+        relist.now().map((o) => [o.uid, o.rv]),
+        what,
+      ).toEqual(listed.map((o) => [o.uid, o.rv]));
+    }
   });
 
-  it("property: applying the difference gives exactly the listed state, in strictly increasing versions inside the gap, however many keys a step compares", async () => {
+  it("stages only what differs from the collection, whatever order the pages come in", async () => {
+    const before = Array.from({ length: 30 }, (_, i) => object(`u${i}`, `p${String(i).padStart(2, "0")}`, i + 1));
+    // By 50: two modified, one deleted, one new; the other 27 as they were.
+    const modified = new Map([
+      ["u3", 41],
+      ["u20", 45],
+    ]);
+    const listed = [...before.filter((o) => o.uid !== "u7").map((o) => ({ ...o, rv: modified.get(o.uid) ?? o.rv })), object("n", "p30", 47)];
+    const types = (e: ObjectEvent) => [e.type, e.object.uid, e.object.rv];
+    const expected = [
+      ["MODIFIED", "u3", 41],
+      ["MODIFIED", "u20", 45],
+      ["ADDED", "n", 47],
+      ["DELETED", "u7", 50],
+    ];
+    for (const order of [listed, [...listed].reverse(), [...listed.slice(15), ...listed.slice(0, 15)]]) {
+      const relist = staged(before, order);
+      expect(await relist.diff(30, 50)).toBe(4);
+      expect(relist.staged()).toBe(3);
+      expect(relist.events(30).map(types)).toEqual(expected);
+      expect(relist.now().map((o) => o.uid)).toEqual([...listed].sort((x, y) => (x.key < y.key ? -1 : 1)).map((o) => o.uid));
+    }
+  });
+
+  it("property: applying the difference gives exactly the listed state, in strictly increasing versions inside the gap, however many keys a step compares and in whatever order the list comes", async () => {
     // A random history: objects created, updated, deleted and recreated, one revision each.
     const op = fc.record({ kind: fc.constantFrom("create", "update", "delete"), name: fc.integer({ min: 0, max: 6 }), idle: fc.integer({ min: 0, max: 2 }) });
+    // The order the list comes in: the key's (etcd's), backwards, or the objects' creation.
+    const order = fc.constantFrom("keys", "reversed", "created");
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 8 }), async (ops, cut, page, step) => {
-        let rv = 100;
-        let uidSeq = 0;
-        const live = new Map<number, Omit<ObjectRecord, "row">>();
-        let atCut: ObjectRecord[] | undefined;
-        let cutRv = rv;
-        ops.forEach((o, i) => {
-          if (i === cut) {
+      fc.asyncProperty(
+        fc.array(op, { maxLength: 40 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 8 }),
+        order,
+        async (ops, cut, page, step, listOrder) => {
+          let rv = 100;
+          let uidSeq = 0;
+          const live = new Map<number, Omit<ObjectRecord, "row">>();
+          let atCut: ObjectRecord[] | undefined;
+          let cutRv = rv;
+          ops.forEach((o, i) => {
+            if (i === cut) {
+              atCut = [...live.values()];
+              cutRv = rv;
+            }
+            rv += 1 + o.idle; // other keys' writes also consume revisions
+            const current = live.get(o.name);
+            if (o.kind === "create" && !current) live.set(o.name, object(`u${uidSeq++}`, `n${o.name}`, rv));
+            else if (o.kind === "update" && current) live.set(o.name, object(current.uid, current.key.slice(3), rv, { spec: rv }));
+            else if (o.kind === "delete" && current) live.delete(o.name);
+          });
+          if (atCut === undefined) {
             atCut = [...live.values()];
             cutRv = rv;
           }
-          rv += 1 + o.idle; // other keys' writes also consume revisions
-          const current = live.get(o.name);
-          if (o.kind === "create" && !current) live.set(o.name, object(`u${uidSeq++}`, `n${o.name}`, rv));
-          else if (o.kind === "update" && current) live.set(o.name, object(current.uid, current.key.slice(3), rv, { spec: rv }));
-          else if (o.kind === "delete" && current) live.delete(o.name);
-        });
-        if (atCut === undefined) {
-          atCut = [...live.values()];
-          cutRv = rv;
-        }
-        const listed = [...live.values()];
-        const { diff, events, now } = staged(atCut, listed);
-        expect(await diff(cutRv, rv, step)).toBeDefined();
-        const emitted = events(cutRv, page);
-        const rvs = emitted.map((e) => e.object.rv);
-        expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
-        expect(new Set(rvs).size).toBe(rvs.length);
-        for (const v of rvs) expect(v > cutRv && v <= rv).toBe(true);
-        // A client that keys by name is never told a successor was deleted.
-        const byName = new Map<string, string>();
-        for (const e of emitted) {
-          if (e.type === "DELETED") expect(byName.get(e.object.key) ?? e.object.uid).toBe(e.object.uid);
-          else byName.set(e.object.key, e.object.uid);
-        }
-        expect(now().map((o) => [o.uid, o.rv])).toEqual(listed.sort((a, b) => (a.key < b.key ? -1 : 1)).map((o) => [o.uid, o.rv]));
-      }),
+          const byKey = [...live.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
+          const listed = listOrder === "keys" ? byKey : listOrder === "reversed" ? [...byKey].reverse() : [...live.values()];
+          const { diff, events, now } = staged(atCut, listed);
+          expect(await diff(cutRv, rv, step)).toBeDefined();
+          const emitted = events(cutRv, page);
+          const rvs = emitted.map((e) => e.object.rv);
+          expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
+          expect(new Set(rvs).size).toBe(rvs.length);
+          for (const v of rvs) expect(v > cutRv && v <= rv).toBe(true);
+          // A client that keys by name is never told a successor was deleted.
+          const byName = new Map<string, string>();
+          for (const e of emitted) {
+            if (e.type === "DELETED") expect(byName.get(e.object.key) ?? e.object.uid).toBe(e.object.uid);
+            else byName.set(e.object.key, e.object.uid);
+          }
+          expect(now().map((o) => [o.uid, o.rv])).toEqual(byKey.map((o) => [o.uid, o.rv]));
+        },
+      ),
       { seed: 7, numRuns: 400 },
     );
   });

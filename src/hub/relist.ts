@@ -2,7 +2,10 @@
  * @module
  * A list from the upstream, staged in the hub's storage a page at a time as it arrives (never
  * the whole list in memory, nor beside the collection in memory), and then either the hub's new
- * history or the difference from what the hub holds, as events. The difference is how an
+ * history or the difference from what the hub holds, as events. A first list is staged whole
+ * and becomes the collection; a relist is compared with the collection as each page arrives and
+ * stages only what differs (the objects that changed, and the keys of those gone), so a relist of
+ * a million objects of which a thousand changed writes thousands of rows, not millions. The difference is how an
  * upstream 410 stays invisible to subscribers: instead of making every subscriber relist, the
  * hub emits it as ordinary events, each at its own resourceVersion in `(from, to]`, in
  * resourceVersion order, so a resume from any of them stays exact.
@@ -25,72 +28,123 @@ const DIFF_SCAN_PAGE = 2000;
 export class StagedList {
   readonly #sql: () => Sql;
   readonly #transaction: <T>(write: () => T) => T;
+  /** Staging a relist: only what differs from the collection. */
+  #against = false;
+  /**
+   * A relist's highest key listed so far, in SQLite's order: the collection's objects up to it
+   * that the list has not had are marked gone. Lists come in key order (etcd's, and the watch
+   * cache's), but a page that reaches back below it is still right: its keys' marks go.
+   */
+  #covered = "";
 
   constructor(sql: () => Sql, transaction: <T>(write: () => T) => T) {
     this.#sql = sql;
     this.#transaction = transaction;
   }
 
-  /** A list begins: nothing staged. */
-  begin(): void {
+  /** A list begins: nothing staged. `against` the collection (a relist): only what differs from it will be. */
+  begin(against: boolean): void {
+    this.#against = against;
+    this.#covered = "";
     this.#transaction(() => {
+      const sql = this.#sql();
       this.#drop();
-      this.#sql().exec(objectsTable("listed"));
-      this.#sql().exec("CREATE INDEX listed_by_rv ON listed (rv)");
-      this.#sql().exec(viewRowsTable("listed_rows"));
+      sql.exec(objectsTable("listed"));
+      sql.exec("CREATE INDEX listed_by_rv ON listed (rv)");
+      sql.exec(viewRowsTable("listed_rows"));
+      // The collection's objects that go: `next` is the resourceVersion of the one that took the name since, if any.
+      if (against) sql.exec("CREATE TABLE diff_old (key TEXT PRIMARY KEY, uid TEXT NOT NULL, next INTEGER) WITHOUT ROWID");
     });
   }
 
-  /** One page of the list, stored (with the objects' rows); `since`: the list's resourceVersion, where a new history's objects begin. */
-  add(records: readonly ObjectRecord[], since: number): void {
-    this.#transaction(() => {
+  /** Whether what is staged is a relist's difference (else a whole list). */
+  get against(): boolean {
+    return this.#against;
+  }
+
+  /**
+   * One page of the list, stored (with the objects' rows): all of it, or for a relist what
+   * differs from the collection; how many objects were staged. `since`: the list's
+   * resourceVersion, where a new history's objects begin.
+   */
+  add(records: readonly ObjectRecord[], since: number): number {
+    return this.#transaction(() => {
       const sql = this.#sql();
-      for (const o of records) {
+      const staged = this.#against && records.length > 0 ? this.#differing(records) : records;
+      for (const o of staged) {
         sql.exec("INSERT OR REPLACE INTO listed (key, uid, rv, since, json) VALUES (?, ?, ?, ?, ?)", o.key, o.uid, o.rv, since, o.json);
         if (o.row) writeRow(sql, "listed_rows", o.row, o.rv);
       }
+      return staged.length;
     });
   }
 
   /**
-   * The staged list (at `to`) against the collection (at `from`), as events to come: how many,
-   * or `undefined` when the two histories cannot be told apart by events. Both are read in
-   * pages of `page` keys, a range of keys at a time in one transaction, and `pause` runs
-   * between pages, so a million-object diff never holds the hub's thread for more than a page:
-   * the hub goes on serving its current state meanwhile, and the collection must not change.
+   * Of a relist's page, the objects that differ from the collection's (another uid or
+   * resourceVersion, or none there); the collection's objects it shows gone are marked: those
+   * whose name another has taken, and those in the keys the list has passed that it did not
+   * have. Every comparison of keys is SQLite's, so its order decides, not JavaScript's.
+   */
+  #differing(records: readonly ObjectRecord[]): ObjectRecord[] {
+    const sql = this.#sql();
+    const keys = JSON.stringify(records.map((o) => o.key));
+    const page = sql
+      .exec<{ last: string; back: number; onward: number }>("SELECT max(value) AS last, min(value) <= ? AS back, max(value) > ? AS onward FROM json_each(?)", this.#covered, this.#covered, keys)
+      .one();
+    // Out of key order: a key of this page may have been marked gone by a page before it.
+    if (page.back) sql.exec("DELETE FROM diff_old WHERE key IN (SELECT value FROM json_each(?))", keys);
+    if (page.onward) {
+      sql.exec(
+        "INSERT OR IGNORE INTO diff_old (key, uid, next) SELECT key, uid, NULL FROM objects WHERE key > ? AND key <= ? AND key NOT IN (SELECT value FROM json_each(?))",
+        this.#covered,
+        page.last,
+        keys,
+      );
+      this.#covered = page.last;
+    }
+    const held = new Map<string, { uid: string; rv: number }>();
+    for (const o of sql.exec<{ key: string; uid: string; rv: number }>("SELECT o.key, o.uid, o.rv FROM json_each(?) j JOIN objects o ON o.key = j.value", keys)) held.set(o.key, o);
+    const differing: ObjectRecord[] = [];
+    for (const o of records) {
+      const was = held.get(o.key);
+      if (was && was.uid !== o.uid) sql.exec("INSERT OR REPLACE INTO diff_old (key, uid, next) VALUES (?, ?, ?)", o.key, was.uid, o.rv);
+      if (was?.uid !== o.uid || was.rv !== o.rv) differing.push(o);
+    }
+    return differing;
+  }
+
+  /**
+   * A relist's difference (the list at `to`, the collection at `from`) as events to come: how
+   * many, or `undefined` when the two histories cannot be told apart by events. First the
+   * collection's objects after the list's last key are marked gone; then what was staged and
+   * marked is given its revisions. Each part goes `page` keys a step, one transaction each, and
+   * `pause` runs between steps, so a million-object relist never holds the hub's thread for more
+   * than a step: the hub goes on serving its current state meanwhile, and the collection must
+   * not change (nor while the list is staged, which it was compared with).
    */
   async diff(from: number, to: number, pause: () => Promise<void>, page = DIFF_SCAN_PAGE): Promise<number | undefined> {
+    await this.#goneAfterList(pause, page);
     if (to < from) return undefined;
     const sql = () => this.#sql();
     this.#transaction(() => {
       sql().exec("DROP TABLE IF EXISTS diff");
-      sql().exec("DROP TABLE IF EXISTS diff_old");
       sql().exec("CREATE TABLE diff (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL)");
-      // The collection's objects that go: `next` is the resourceVersion of the one that took the name since, if any.
-      sql().exec("CREATE TABLE diff_old (key TEXT PRIMARY KEY, uid TEXT NOT NULL, next INTEGER) WITHOUT ROWID");
     });
     // Two changes in the gap never share a resourceVersion (the collection's own are all at or below `from`).
     if (sql().exec("SELECT 1 FROM listed WHERE rv > ? GROUP BY rv HAVING COUNT(*) > 1 LIMIT 1", from).toArray().length > 0) return undefined;
     for (let after = ""; ; ) {
-      const bound = this.#pageEnd(after, page);
+      const bound = this.#pageEnd("listed", after, page);
       const consistent = this.#transaction(() => {
-        // A range the table's key order serves: the last page has no end.
-        const range = (column: string): [string, ...string[]] => (bound === null ? [`${column} > ?`, after] : [`${column} > ? AND ${column} <= ?`, after, bound]);
-        const [listedRange, ...listedKeys] = range("l.key");
+        const [range, ...keys] = keyRange("l.key", after, bound);
         const changed = sql()
           .exec<{ key: string; uid: string; rv: number; added: number }>(
-            `SELECT l.key, l.uid, l.rv, (o.key IS NULL OR o.uid != l.uid) AS added FROM listed l LEFT JOIN objects o ON o.key = l.key WHERE ${listedRange} AND (o.key IS NULL OR o.uid != l.uid OR o.rv != l.rv)`,
-            ...listedKeys,
+            `SELECT l.key, l.uid, l.rv, (o.key IS NULL OR o.uid != l.uid) AS added FROM listed l LEFT JOIN objects o ON o.key = l.key WHERE ${range}`,
+            ...keys,
           )
           .toArray();
         // A change in the gap has a resourceVersion inside it, of its own.
         if (changed.some((c) => c.rv <= from || c.rv > to)) return false;
         for (const c of changed) sql().exec("INSERT INTO diff (rv, type, key, uid) VALUES (?, ?, ?, ?)", c.rv, c.added ? "ADDED" : "MODIFIED", c.key, c.uid);
-        const [objectsRange, ...objectsKeys] = range("o.key");
-        sql().exec(
-          `INSERT INTO diff_old (key, uid, next) SELECT o.key, o.uid, l.rv FROM objects o LEFT JOIN listed l ON l.key = o.key WHERE ${objectsRange} AND (l.key IS NULL OR l.uid != o.uid)`,
-          ...objectsKeys,
-        );
         return true;
       });
       if (!consistent) return undefined;
@@ -141,12 +195,27 @@ export class StagedList {
     }
   }
 
-  /** The last key of the next page after `after`: the `page`th key on from it in the staged list or the collection, whichever comes first; null when neither has that many left. */
-  #pageEnd(after: string, page: number): string | null {
-    const nth = (table: string) => `SELECT key FROM (SELECT key FROM ${table} WHERE key > ? ORDER BY key LIMIT 1 OFFSET ?)`;
-    return this.#sql()
-      .exec<{ bound: string | null }>(`SELECT min(key) AS bound FROM (${nth("listed")} UNION ALL ${nth("objects")})`, after, page - 1, after, page - 1)
-      .one().bound;
+  /** The collection's objects after the relist's last key are gone too: marked `page` keys a step. */
+  async #goneAfterList(pause: () => Promise<void>, page: number): Promise<void> {
+    for (;;) {
+      const bound = this.#pageEnd("objects", this.#covered, page);
+      this.#transaction(() => {
+        const [range, ...keys] = keyRange("key", this.#covered, bound);
+        this.#sql().exec(`INSERT OR IGNORE INTO diff_old (key, uid, next) SELECT key, uid, NULL FROM objects WHERE ${range}`, ...keys);
+      });
+      if (bound === null) return;
+      this.#covered = bound;
+      await pause();
+    }
+  }
+
+  /** The `page`th key of `table` after `after`, the last of a step; null when it has fewer left. */
+  #pageEnd(table: "listed" | "objects", after: string, page: number): string | null {
+    return (
+      this.#sql()
+        .exec<{ key: string }>(`SELECT key FROM ${table} WHERE key > ? ORDER BY key LIMIT 1 OFFSET ?`, after, page - 1)
+        .toArray()[0]?.key ?? null
+    );
   }
 
   /** Up to `limit` of the difference's events after `after`, in resourceVersion order; the collection must not have moved past `after` meanwhile. */
@@ -164,6 +233,19 @@ export class StagedList {
     });
   }
 
+  /**
+   * A relist whose history cannot be told as events (`diff` gave none): the collection made
+   * the list's, in place, in the caller's transaction, after `diff` marked all that goes. What
+   * it keeps is as listed, and entered the collection by its resourceVersion, so by the list's.
+   */
+  replaceDiffering(): void {
+    const sql = this.#sql();
+    sql.exec("DELETE FROM objects WHERE key IN (SELECT key FROM diff_old)");
+    sql.exec("DELETE FROM view_rows WHERE key IN (SELECT key FROM diff_old)");
+    sql.exec("INSERT OR REPLACE INTO objects (key, uid, rv, since, json) SELECT key, uid, rv, since, json FROM listed");
+    sql.exec("INSERT OR REPLACE INTO view_rows SELECT * FROM listed_rows");
+  }
+
   /** Done with the list: what was staged goes. */
   end(): void {
     this.#transaction(() => this.#drop());
@@ -175,4 +257,9 @@ export class StagedList {
     this.#sql().exec("DROP TABLE IF EXISTS listed");
     this.#sql().exec("DROP TABLE IF EXISTS listed_rows");
   }
+}
+
+/** Keys after `after`, up to `bound` (none: to the end), as a condition the table's key order serves, with its parameters. */
+function keyRange(column: string, after: string, bound: string | null): [string, ...string[]] {
+  return bound === null ? [`${column} > ?`, after] : [`${column} > ? AND ${column} <= ?`, after, bound];
 }

@@ -16,12 +16,20 @@ const path = (ns: string, query = "") => `/clusters/${cluster}${podsPath(ns)}${q
 
 describe("an upstream that goes back in time", () => {
   it("a watching hub relists and starts a new history; subscribers ahead of it are told their version is too large", async () => {
+    /** A live view's page of the namespace's pods, by name backwards: the hub's view rows, through an index made for that order. */
+    const viewed = async (ns: string) => {
+      const page = (await (await relay(path(ns, "view=1&sort=-name&limit=10"))).json()) as { count: number; rows: Array<{ key: string }> };
+      return { count: page.count, keys: page.rows.map((r) => r.key) };
+    };
     const backup = Number((await sim.stats()).resourceVersion);
     const ns = uniqueNamespace("r");
     await sim.createPod(ns, "old");
     for (let i = 0; i < 5; i++) await sim.patchPod(ns, "old", { metadata: { labels: { step: String(i) } } });
+    await sim.createPod(ns, "zed");
     const sub = await httpWatch(path(ns, "watch=1&allowWatchBookmarks=true"));
     expect(nameOf(await sub.events.next())).toBe("old");
+    expect(nameOf(await sub.events.next())).toBe("zed");
+    expect(await viewed(ns)).toEqual({ count: 2, keys: [`${ns}/zed`, `${ns}/old`] });
     const held = rvOf((await (await relay(path(ns, "resourceVersion=0"))).json()) as { metadata: { resourceVersion: string } });
 
     // Restored from a backup taken before the namespace's pods: revisions start again after `backup`.
@@ -39,6 +47,7 @@ describe("an upstream that goes back in time", () => {
     // The hub serves the new history: a list, and a watch from it.
     const list = (await (await relay(path(ns))).json()) as { metadata: { resourceVersion: string }; items: Array<{ metadata: { name: string } }> };
     expect(list.items.map((p) => p.metadata.name)).toEqual(["new"]);
+    expect(await viewed(ns)).toEqual({ count: 1, keys: [`${ns}/new`] });
     expect(Number(list.metadata.resourceVersion)).toBeLessThan(held);
     const resumed = await httpWatch(path(ns, `watch=1&resourceVersion=${list.metadata.resourceVersion}`));
     const next = await sim.patchPod(ns, "new", { metadata: { labels: { after: "restore" } } });
