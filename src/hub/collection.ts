@@ -38,12 +38,21 @@ export interface ObjectEvent {
   readonly object: ObjectRecord;
 }
 
-/** An object as the hub keeps it (`json`: its text, when already serialised), or `undefined` when it lacks a uid, a name or a resourceVersion. */
-export function toRecord(object: KubeObject, json?: string): ObjectRecord | undefined {
+/** Which object, at which version: its key, uid and resourceVersion. */
+export type ObjectIdentity = Pick<ObjectRecord, "key" | "uid" | "rv">;
+
+/** An object's key, uid and resourceVersion, read from its metadata; `undefined` when it lacks one of them. */
+export function identityOf(object: KubeObject): ObjectIdentity | undefined {
   const metadata = object.metadata;
   const rv = objectVersion(object);
   if (!metadata?.uid || !metadata.name || rv === undefined) return undefined;
-  return { uid: metadata.uid, key: metaNamespaceKey(metadata.namespace, metadata.name), rv, json: json ?? JSON.stringify(object) };
+  return { uid: metadata.uid, key: metaNamespaceKey(metadata.namespace, metadata.name), rv };
+}
+
+/** An object as the hub keeps it (`json`: its text, when already serialised), or `undefined` when it lacks a uid, a name or a resourceVersion. */
+export function toRecord(object: KubeObject, json?: string): ObjectRecord | undefined {
+  const identity = identityOf(object);
+  return identity && { ...identity, json: json ?? JSON.stringify(object) };
 }
 
 /** Copy of an object with a new resourceVersion (a DELETED carries the deletion's RV). */

@@ -12,7 +12,7 @@ import { VersionWaiters } from "../k8s/waiters.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Cancel, Clock } from "./clock.ts";
-import { Collection, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
+import { Collection, identityOf, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
 import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
 import type { ReplicaRole } from "./request.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
@@ -380,13 +380,17 @@ export class Feed implements ReflectorHandler {
     let staged = 0;
     try {
       for await (const items of list.pages) {
+        // A relist takes (serialises, and makes the rows of) only the objects it does not have.
+        const taking = previous ? this.#staged.differing(items, identityOf) : items;
         const records: ObjectRecord[] = [];
-        for (const item of items) {
+        for (const item of taking) {
           const taken = this.#take(item, identity);
           if (taken) records.push(taken.object);
         }
-        staged += this.#staged.add(records, to);
-        listing.objects += records.length;
+        this.#staged.add(records, to);
+        staged += records.length;
+        // Those it already had, and those taken.
+        listing.objects += items.length - taking.length + records.length;
       }
       // Still the list under way (an idle hub finishes it): the diff is its last part.
       const diffing = this.#clock.now();

@@ -32,7 +32,11 @@ function staged(before: readonly ObjectRecord[], listed: readonly ObjectRecord[]
   );
   list.begin(true);
   let stagedRows = 0;
-  for (let i = 0; i < listed.length; i += 2) stagedRows += list.add(listed.slice(i, i + 2), 0);
+  for (let i = 0; i < listed.length; i += 2) {
+    const differing = list.differing(listed.slice(i, i + 2), (o) => o);
+    list.add(differing, 0);
+    stagedRows += differing.length;
+  }
   /** The difference's events, applied to the collection a page of `page` at a time as the feed does. */
   const events = (from: number, page = 3) => {
     const all: ObjectEvent[] = [];

@@ -3,12 +3,14 @@
  * A list from the upstream, staged in the hub's storage a page at a time as it arrives (never
  * the whole list in memory, nor beside the collection in memory), and then either the hub's new
  * history or the difference from what the hub holds, as events. A first list is staged whole
- * and becomes the collection; a relist is compared with the collection as each page arrives and
- * stages only what differs (the objects that changed, and the keys of those gone), so a relist of
- * a million objects of which a thousand changed writes thousands of rows, not millions. The difference is how an
- * upstream 410 stays invisible to subscribers: instead of making every subscriber relist, the
- * hub emits it as ordinary events, each at its own resourceVersion in `(from, to]`, in
- * resourceVersion order, so a resume from any of them stays exact.
+ * and becomes the collection. A relist is compared with the collection as each page arrives,
+ * and only what differs is taken and staged (the objects that changed, and the keys of those
+ * gone): a relist of a million objects of which a thousand changed serialises a thousand and
+ * writes thousands of rows, not millions.
+ *
+ * The difference is how an upstream 410 stays invisible to subscribers: instead of making every
+ * subscriber relist, the hub emits it as ordinary events, each at its own resourceVersion in
+ * `(from, to]`, in resourceVersion order, so a resume from any of them stays exact.
  *
  * Added and modified objects keep their own resourceVersions: they were written in the gap, so
  * those lie in `(from, to]` and are distinct. Deleted objects get the latest ones left free
@@ -19,7 +21,7 @@
  * different cluster): then there is no difference to tell, and the list starts a new history.
  */
 import { objectsTable, type Sql } from "./storage.ts";
-import { type ObjectEvent, type ObjectRecord, withVersion } from "./collection.ts";
+import { type ObjectEvent, type ObjectIdentity, type ObjectRecord, withVersion } from "./collection.ts";
 import { readRow, viewRowsTable, writeRow } from "./view-rows.ts";
 
 /** Keys compared in one step of a diff, between which the hub serves its other work. */
@@ -62,55 +64,56 @@ export class StagedList {
     return this.#against;
   }
 
-  /**
-   * One page of the list, stored (with the objects' rows): all of it, or for a relist what
-   * differs from the collection; how many objects were staged. `since`: the list's
-   * resourceVersion, where a new history's objects begin.
-   */
-  add(records: readonly ObjectRecord[], since: number): number {
-    return this.#transaction(() => {
+  /** One page of the list's objects (for a relist, those `differing` left), stored with their rows; `since`: the list's resourceVersion, where a new history's objects begin. */
+  add(records: readonly ObjectRecord[], since: number): void {
+    this.#transaction(() => {
       const sql = this.#sql();
-      const staged = this.#against && records.length > 0 ? this.#differing(records) : records;
-      for (const o of staged) {
+      for (const o of records) {
         sql.exec("INSERT OR REPLACE INTO listed (key, uid, rv, since, json) VALUES (?, ?, ?, ?, ?)", o.key, o.uid, o.rv, since, o.json);
         if (o.row) writeRow(sql, "listed_rows", o.row, o.rv);
       }
-      return staged.length;
     });
   }
 
   /**
-   * Of a relist's page, the objects that differ from the collection's (another uid or
-   * resourceVersion, or none there); the collection's objects it shows gone are marked: those
-   * whose name another has taken, and those in the keys the list has passed that it did not
-   * have. Every comparison of keys is SQLite's, so its order decides, not JavaScript's.
+   * Of a relist's page, as it arrives, the items whose object differs from the collection's
+   * (another uid or resourceVersion, or none there; `identify` reads which it is, and an item
+   * it cannot is kept), which are all the relist need take and stage: the rest it has. The
+   * collection's objects the page shows gone are marked: those whose name another has taken, and
+   * those in the keys the list has passed that it did not have. Every comparison of keys is
+   * SQLite's, so its order decides, not JavaScript's.
    */
-  #differing(records: readonly ObjectRecord[]): ObjectRecord[] {
-    const sql = this.#sql();
-    const keys = JSON.stringify(records.map((o) => o.key));
-    const page = sql
-      .exec<{ last: string; back: number; onward: number }>("SELECT max(value) AS last, min(value) <= ? AS back, max(value) > ? AS onward FROM json_each(?)", this.#covered, this.#covered, keys)
-      .one();
-    // Out of key order: a key of this page may have been marked gone by a page before it.
-    if (page.back) sql.exec("DELETE FROM diff_old WHERE key IN (SELECT value FROM json_each(?))", keys);
-    if (page.onward) {
-      sql.exec(
-        "INSERT OR IGNORE INTO diff_old (key, uid, next) SELECT key, uid, NULL FROM objects WHERE key > ? AND key <= ? AND key NOT IN (SELECT value FROM json_each(?))",
-        this.#covered,
-        page.last,
-        keys,
-      );
-      this.#covered = page.last;
-    }
-    const held = new Map<string, { uid: string; rv: number }>();
-    for (const o of sql.exec<{ key: string; uid: string; rv: number }>("SELECT o.key, o.uid, o.rv FROM json_each(?) j JOIN objects o ON o.key = j.value", keys)) held.set(o.key, o);
-    const differing: ObjectRecord[] = [];
-    for (const o of records) {
-      const was = held.get(o.key);
-      if (was && was.uid !== o.uid) sql.exec("INSERT OR REPLACE INTO diff_old (key, uid, next) VALUES (?, ?, ?)", o.key, was.uid, o.rv);
-      if (was?.uid !== o.uid || was.rv !== o.rv) differing.push(o);
-    }
-    return differing;
+  differing<T>(items: readonly T[], identify: (item: T) => ObjectIdentity | undefined): T[] {
+    return this.#transaction(() => {
+      const sql = this.#sql();
+      const page = items.map((item) => ({ item, id: identify(item) }));
+      const known = page.flatMap((p) => (p.id ? [p.id] : []));
+      if (known.length === 0) return [...items];
+      const keys = JSON.stringify(known.map((o) => o.key));
+      const range = sql
+        .exec<{ last: string; back: number; onward: number }>("SELECT max(value) AS last, min(value) <= ? AS back, max(value) > ? AS onward FROM json_each(?)", this.#covered, this.#covered, keys)
+        .one();
+      // Out of key order: a key of this page may have been marked gone by a page before it.
+      if (range.back) sql.exec("DELETE FROM diff_old WHERE key IN (SELECT value FROM json_each(?))", keys);
+      if (range.onward) {
+        sql.exec(
+          "INSERT OR IGNORE INTO diff_old (key, uid, next) SELECT key, uid, NULL FROM objects WHERE key > ? AND key <= ? AND key NOT IN (SELECT value FROM json_each(?))",
+          this.#covered,
+          range.last,
+          keys,
+        );
+        this.#covered = range.last;
+      }
+      const held = new Map<string, { uid: string; rv: number }>();
+      for (const o of sql.exec<{ key: string; uid: string; rv: number }>("SELECT o.key, o.uid, o.rv FROM json_each(?) j JOIN objects o ON o.key = j.value", keys)) held.set(o.key, o);
+      const differing: T[] = [];
+      for (const { item, id } of page) {
+        const was = id && held.get(id.key);
+        if (id && was && was.uid !== id.uid) sql.exec("INSERT OR REPLACE INTO diff_old (key, uid, next) VALUES (?, ?, ?)", id.key, was.uid, id.rv);
+        if (!id || was?.uid !== id.uid || was.rv !== id.rv) differing.push(item);
+      }
+      return differing;
+    });
   }
 
   /**
