@@ -39,6 +39,11 @@ export interface HubSettings {
   authRecheckMs: number;
   /** Drop `metadata.managedFields` from relayed objects (`STRIP_MANAGED_FIELDS`, default true). */
   stripManagedFields: boolean;
+  /**
+   * How long an index made for a live view's order stays once no view reads through it
+   * (`VIEW_INDEX_IDLE_SECONDS`): every write to the collection updates each index it has.
+   */
+  viewIndexIdleMs: number;
   /** Deletions kept for net-change resumes (`TOMBSTONES_MAX`, `TOMBSTONE_TTL_SECONDS`). */
   tombstones: { max: number; maxAgeMs: number };
   /**
@@ -70,6 +75,7 @@ export function hubSettings(env: Vars): HubSettings {
     maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
     stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",
+    viewIndexIdleMs: int(env, "VIEW_INDEX_IDLE_SECONDS", 3600, 0) * 1000,
     tombstones: { max: int(env, "TOMBSTONES_MAX", 100_000, 0), maxAgeMs: int(env, "TOMBSTONE_TTL_SECONDS", 86_400, 0) * 1000 },
     memory: { lines: int(env, "LINE_MEMORY_BYTES", 16 * 1024 * 1024, 0), slices: int(env, "SLICE_MEMORY_BYTES", 8 * 1024 * 1024, 0), pages: int(env, "LIST_PAGES_AT_ONCE", 4, 1) },
   };

@@ -174,6 +174,12 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       keepAlive: () => out.keepAlive(),
       quotas,
       metrics,
+      views: {
+        retireIndexes: () => {
+          const dropped = views?.retireIndexes(settings.viewIndexIdleMs) ?? [];
+          if (dropped.length > 0) log("dropped indexes of views' orders no view has read through for VIEW_INDEX_IDLE_SECONDS", { indexes: dropped });
+        },
+      },
       tree: reports,
       storage: {
         get holdsState() {

@@ -167,7 +167,7 @@ export class Feed implements ReflectorHandler {
     this.#wantRows = settings.wantRows;
     const sql = () => storage.sql;
     this.collection = new Collection(sql);
-    this.viewRows = new ViewRows(sql);
+    this.viewRows = new ViewRows(sql, () => clock.now());
     this.window = new EventWindow(sql, { maxEvents: settings.windowEvents, maxBytes: settings.windowBytes }, tail);
     this.tombstones = new Tombstones(sql, settings.tombstones);
     this.#staged = new StagedList(sql, (write) => storage.transaction(write));

@@ -57,6 +57,7 @@ function hub() {
       },
     },
     metrics: { watching: (n) => void reports.push(`watching ${n}`), beat: () => void reports.push("beat"), stopped: () => void reports.push("stopped") },
+    views: { retireIndexes: () => void reports.push("views' idle indexes") },
     alarm: {
       get: async () => state.alarm,
       set: async (at) => {
@@ -111,7 +112,7 @@ describe("Lifecycle", () => {
     state.subscribers = 0;
     lifecycle.settle();
     expect(clock.pending).toEqual([]);
-    expect(reports).toEqual(["watching 2", "beat", "watching 0"]);
+    expect(reports).toEqual(["watching 2", "beat", "views' idle indexes", "watching 0"]);
   });
 
   it("with nobody subscribed: stops the watch after the grace, releases its share, stops beating", async () => {
@@ -128,7 +129,7 @@ describe("Lifecycle", () => {
     expect([state.stops, state.released, state.alarm]).toEqual([1, 1, null]);
     // The heartbeat that stops the hub renews nothing and says it stopped.
     expect([state.renewals, state.streamRenewals]).toEqual([1, 1]);
-    expect(reports).toEqual(["watching 0", "beat", "stopped"]);
+    expect(reports).toEqual(["watching 0", "beat", "views' idle indexes", "stopped"]);
   });
 
   it("with nobody subscribed, finishes a list under way when its grace runs out, then stops", async () => {

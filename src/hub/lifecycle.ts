@@ -39,6 +39,8 @@ export interface LifecycleParts {
   tree?: { changed(): void; beat(): void } | undefined;
   /** The hub's report to the metrics registry: when it watches, on each beat, when it stops. */
   metrics: { watching(subscribers: number): void; beat(): void; stopped(): void };
+  /** Indexes made for views' orders that none has read through for a while go, on the heartbeat. */
+  views?: { retireIndexes(): void } | undefined;
   /** The object's alarm (one per Durable Object). */
   alarm: { get(): Promise<number | null>; set(at: number): Promise<void> };
 }
@@ -121,6 +123,7 @@ export class Lifecycle {
     quotas.renew();
     this.#parts.metrics.beat();
     this.#parts.tree?.beat();
+    this.#parts.views?.retireIndexes();
     await this.#arm();
   }
 

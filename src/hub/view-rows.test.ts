@@ -3,12 +3,20 @@ import { describe, expect, it } from "vitest";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
 import { compareRows, matches, VIEW_COLUMNS, type Filter, type SortKey, type ViewRow, type ViewSpec } from "../k8s/view.ts";
 import { HubStorage, type Sql } from "./storage.ts";
-import { MAX_VIEW_INDEXES, ViewRows } from "./view-rows.ts";
+import { MAX_VIEW_INDEXES, orderIndex, ViewRows } from "./view-rows.ts";
 
 function open() {
   const storage = new HubStorage(durableStorage(database()));
   storage.make();
-  return { rows: new ViewRows(() => storage.sql), storage };
+  let now = 0;
+  return {
+    rows: new ViewRows(
+      () => storage.sql,
+      () => now,
+    ),
+    storage,
+    later: (ms: number) => void (now += ms),
+  };
 }
 
 // Few distinct values, so orders tie and filters match; text past the BMP and around it, where UTF-16 and SQLite's byte order part.
@@ -99,7 +107,10 @@ describe("ViewRows", () => {
       asked.push({ query, bindings });
       return storage.sql.exec(query, ...bindings);
     };
-    const rows = new ViewRows(() => ({ exec }) as Sql);
+    const rows = new ViewRows(
+      () => ({ exec }) as Sql,
+      () => 0,
+    );
     // Every pod Running: an index on Status narrows nothing, and sorting what it finds by name is every row.
     const pods: ViewRow[] = Array.from({ length: 300 }, (_, i) => ({ key: `a/p${i}`, namespace: "a", name: `p${i}`, created: i, values: [`p${i}`, "1/1", "Running"], labels: {} }));
     storage.transaction(() => pods.forEach((r, i) => rows.write(r.key, r, i + 1)));
@@ -128,8 +139,46 @@ describe("ViewRows", () => {
     const plan = storage.sql.exec<{ detail: string }>("EXPLAIN QUERY PLAN SELECT key FROM view_rows ORDER BY c10, key LIMIT 5").toArray();
     expect(plan.map((p) => p.detail).join(" ")).toMatch(/USING (COVERING )?INDEX view_/);
     // A new instance finds the indexes storage kept, and still keeps no more.
-    const again = new ViewRows(() => storage.sql);
+    const again = new ViewRows(
+      () => storage.sql,
+      () => 0,
+    );
     for (let i = 1; i <= 3; i++) again.window({ ...by(i), sort: [{ by: { kind: "label", key: `k${i}` }, descending: true }] });
     expect(indexes()).toBe(MAX_VIEW_INDEXES);
+  });
+
+  it("drops an index no open view reads through once none has read through it for the idle time, and keeps those open views read through", () => {
+    const { rows, storage, later } = open();
+    const indexes = () =>
+      storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'view_%' ORDER BY name")
+        .toArray()
+        .map((i) => i.name);
+    const by = (index: number): ViewSpec => ({ sort: [{ by: { kind: "column", index }, descending: false }], filter: [], offset: 0, limit: 5, rows: "cells" });
+    const [a, b, c] = [by(1), by(2), by(3)];
+    for (const spec of [a, b, c]) rows.window(spec);
+    const [ia, ib, ic] = [a, b, c].map((spec) => orderIndex(spec) as string);
+    expect(indexes()).toEqual([ia, ib, ic].sort());
+    later(50);
+    rows.window(b); // read through again
+    expect(rows.retire(new Set([ic as string]), 100)).toEqual([]); // none idle for 100 yet
+    later(60);
+    // `a` last read 110 ago; `b` 60 ago; `c` 110 ago, but an open view reads through it.
+    expect(rows.retire(new Set([ic as string]), 100)).toEqual([ia]);
+    expect(indexes()).toEqual([ib, ic].sort());
+    later(60);
+    // The view on `c` closed since the last look, 60 ago, when it was still open: `b` goes, `c` not yet.
+    expect(rows.retire(new Set(), 100)).toEqual([ib]);
+    later(100);
+    expect(rows.retire(new Set(), 100)).toEqual([ic]);
+    expect(indexes()).toEqual([]);
+    // An order asked for again gets its index again; one a previous instance made counts as read through when first seen.
+    rows.window(a);
+    const again = new ViewRows(
+      () => storage.sql,
+      () => 1_000,
+    );
+    expect(again.retire(new Set(), 100)).toEqual([]);
+    expect(indexes()).toEqual([ia]);
   });
 });

@@ -57,13 +57,22 @@ function stored(r: SqlRow): StoredRow {
  */
 export const MAX_VIEW_INDEXES = 8;
 
+/** The name of the index made for a view's order; none for the key's own order (a view sorted by nothing), which the table's is. */
+export function orderIndex(spec: Pick<ViewSpec, "sort">): string | undefined {
+  return spec.sort.length === 0 ? undefined : `view_${hash(orderSql(spec))}`;
+}
+
 export class ViewRows {
   readonly #sql: () => Sql;
+  readonly #now: () => number;
   /** Indexes made for views' orders, by name, least recently used first; read from storage once. */
   #indexes: Set<string> | undefined;
+  /** When each index was last read through (ms), or seen to be by an open view. */
+  readonly #used = new Map<string, number>();
 
-  constructor(sql: () => Sql) {
+  constructor(sql: () => Sql, now: () => number) {
     this.#sql = sql;
+    this.#now = now;
   }
 
   /** Write an object's row, or delete it (`row` absent), in the caller's transaction. */
@@ -119,27 +128,52 @@ export class ViewRows {
     sql.exec("DROP TABLE view_rows");
     sql.exec("ALTER TABLE listed_rows RENAME TO view_rows");
     this.#indexes = new Set();
+    this.#used.clear();
+  }
+
+  /**
+   * Indexes of views' orders that no view reads through now (`reading`: those of the open
+   * views) and none has for `idleMs`, dropped: each costs every write to the collection more
+   * rows written (billed) for as long as it stays, and a dashboard that once tried an order
+   * would otherwise leave its index on the hub for good. Those a previous instance made count
+   * as read through when this one first looks. Returns the names dropped.
+   */
+  retire(reading: ReadonlySet<string>, idleMs: number): string[] {
+    const indexes = (this.#indexes ??= this.#stored());
+    const now = this.#now();
+    const dropped: string[] = [];
+    for (const name of indexes) {
+      const used = this.#used.get(name);
+      if (used === undefined || reading.has(name)) this.#used.set(name, now);
+      else if (now - used >= idleMs) dropped.push(name);
+    }
+    for (const name of dropped) this.#drop(name);
+    return dropped;
   }
 
   /** The index that serves the view's order, made if need be; none for the key's own order (a view sorted by nothing). */
   #index(spec: Pick<ViewSpec, "sort">): string | undefined {
-    if (spec.sort.length === 0) return undefined;
-    const order = orderSql(spec);
+    const name = orderIndex(spec);
+    if (name === undefined) return undefined;
     const indexes = (this.#indexes ??= this.#stored());
-    const name = `view_${hash(order)}`;
+    this.#used.set(name, this.#now());
     if (indexes.delete(name)) {
       indexes.add(name);
       return name;
     }
-    const sql = this.#sql();
     for (const old of indexes) {
       if (indexes.size < MAX_VIEW_INDEXES) break;
-      sql.exec(`DROP INDEX IF EXISTS ${old}`);
-      indexes.delete(old);
+      this.#drop(old);
     }
-    sql.exec(`CREATE INDEX IF NOT EXISTS ${name} ON view_rows (${order})`);
+    this.#sql().exec(`CREATE INDEX IF NOT EXISTS ${name} ON view_rows (${orderSql(spec)})`);
     indexes.add(name);
     return name;
+  }
+
+  #drop(name: string): void {
+    this.#sql().exec(`DROP INDEX IF EXISTS ${name}`);
+    this.#indexes?.delete(name);
+    this.#used.delete(name);
   }
 
   /** The views' indexes a previous instance made, which storage kept. */

@@ -4,7 +4,7 @@ import { database, durableStorage } from "../../test/kit/sqlite.ts";
 import { applyChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8s/view.ts";
 import { HubStorage } from "./storage.ts";
 import { Subscriber, type LineBatch, type Sink } from "./subscriber.ts";
-import { ViewRows, type RowUpdate } from "./view-rows.ts";
+import { orderIndex, ViewRows, type RowUpdate } from "./view-rows.ts";
 import { Views } from "./views.ts";
 
 type SentRow = { key: string; resourceVersion: string; cells?: unknown[]; object?: { metadata: { name: string } } };
@@ -39,7 +39,10 @@ const spec = (over: Partial<ViewSpec> = {}): ViewSpec => ({ sort: [], filter: []
 function hub() {
   const storage = new HubStorage(durableStorage(database()));
   storage.make();
-  const rows = new ViewRows(() => storage.sql);
+  const rows = new ViewRows(
+    () => storage.sql,
+    () => 0,
+  );
   const objects = new Map<string, string>();
   let head = 1;
   const views = new Views({ rows, json: (key) => objects.get(key), head: () => head }, { group: "", resource: "pods" }, 1000);
@@ -64,7 +67,12 @@ function hub() {
     views.open(subscriber, asked);
     return { client, subscriber };
   };
-  return { views, rows, commit, open };
+  const indexes = () =>
+    storage.sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'view_%'")
+      .toArray()
+      .map((i) => i.name);
+  return { views, rows, commit, open, indexes };
 }
 
 const named = (name: string, created = 0, labels: Record<string, string> = {}) => ({ namespace: "a", name, created, labels });
@@ -155,5 +163,20 @@ describe("Views", () => {
       }),
       { seed: 26, numRuns: 300 },
     );
+  });
+
+  it("drops the indexes of orders no open view reads through, and keeps those open views do", () => {
+    const { views, commit, open, indexes } = hub();
+    commit(["d", "b"].map((n) => [`a/${n}`, named(n)]));
+    const byName = spec({ sort: [{ by: { kind: "name" }, descending: true }] });
+    const byAge = spec({ sort: [{ by: { kind: "created" }, descending: false }] });
+    const { subscriber } = open(byName);
+    views.page(byAge); // a GET of another order: its index is made, and no view stays open on it
+    expect(indexes().sort()).toEqual([orderIndex(byName), orderIndex(byAge)].sort());
+    expect(views.retireIndexes(0)).toEqual([orderIndex(byAge)]);
+    expect(indexes()).toEqual([orderIndex(byName)]);
+    views.remove(subscriber);
+    expect(views.retireIndexes(0)).toEqual([orderIndex(byName)]);
+    expect(indexes()).toEqual([]);
   });
 });

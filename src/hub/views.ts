@@ -17,7 +17,7 @@ import { compareRows, matches, VIEW_COLUMNS, windowChanges, type RowChange, type
 import { failure, type Result } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { LineBatch, type Subscriber } from "./subscriber.ts";
-import type { RowUpdate, ViewRows } from "./view-rows.ts";
+import { orderIndex, type RowUpdate, type ViewRows } from "./view-rows.ts";
 
 export interface ViewsSource {
   readonly rows: ViewRows;
@@ -140,6 +140,16 @@ export class Views {
     group.members.add(member);
     this.#members.set(subscriber, member);
     this.#send(member, this.#wholeFrame(group, member.rows));
+  }
+
+  /** Indexes of views' orders no open view reads through and none has for `idleMs`, dropped (`ViewRows.retire`); their names. */
+  retireIndexes(idleMs: number): string[] {
+    const reading = new Set<string>();
+    for (const group of this.#groups.values()) {
+      const index = orderIndex(group.spec);
+      if (index !== undefined) reading.add(index);
+    }
+    return this.#source.rows.retire(reading, idleMs);
   }
 
   /** The view's subscriber left. Idempotent. */
