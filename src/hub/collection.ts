@@ -216,7 +216,6 @@ export class Collection {
   replaceWithListed(): void {
     const sql = this.#sql();
     sql.exec("DROP TABLE objects");
-    sql.exec("DROP INDEX IF EXISTS listed_by_rv");
     sql.exec("ALTER TABLE listed RENAME TO objects");
     sql.exec("CREATE INDEX IF NOT EXISTS objects_by_rv ON objects (rv)");
     this.clearVersions();

@@ -51,8 +51,8 @@ export class StagedList {
     this.#transaction(() => {
       const sql = this.#sql();
       this.#drop();
+      // No index by resourceVersion while it fills: a first list's is made once, whole, when it becomes the collection.
       sql.exec(objectsTable("listed"));
-      sql.exec("CREATE INDEX listed_by_rv ON listed (rv)");
       sql.exec(viewRowsTable("listed_rows"));
       // The collection's objects that go: `next` is the resourceVersion of the one that took the name since, if any.
       if (against) sql.exec("CREATE TABLE diff_old (key TEXT PRIMARY KEY, uid TEXT NOT NULL, next INTEGER) WITHOUT ROWID");
