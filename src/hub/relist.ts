@@ -88,7 +88,7 @@ export class StagedList {
       const sql = this.#sql();
       const page = items.map((item) => ({ item, id: identify(item) }));
       const known = page.flatMap((p) => (p.id ? [p.id] : []));
-      if (known.length === 0) return [...items];
+      if (known.length === 0) return items.slice();
       const keys = JSON.stringify(known.map((o) => o.key));
       const range = sql
         .exec<{ last: string; back: number; onward: number }>("SELECT max(value) AS last, min(value) <= ? AS back, max(value) > ? AS onward FROM json_each(?)", this.#covered, this.#covered, keys)
@@ -126,6 +126,7 @@ export class StagedList {
    * not change (nor while the list is staged, which it was compared with).
    */
   async diff(from: number, to: number, pause: () => Promise<void>, page = DIFF_SCAN_PAGE): Promise<number | undefined> {
+    // Before any refusal: a history told as no events is made the collection in place from these marks.
     await this.#goneAfterList(pause, page);
     if (to < from) return undefined;
     const sql = () => this.#sql();
