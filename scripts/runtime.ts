@@ -34,16 +34,21 @@
  *   running out of it is fatal to workerd, as it is to an object deployed.
  * - A hot key stays one hub unless `vars` ask for replicas (scripts/one-thread.ts): every
  *   object here shares workerd's one thread, where a replica adds work and no capacity.
+ * - `replicaWorkerd`: a hot key's replica hubs run in a second workerd (`replicaPid`), the same
+ *   Worker named apart, which reaches the relay's other objects (roots, quotas, metrics) through
+ *   Miniflare's dev registry, and serves the Worker on `replicaUrl` too (clients next to the
+ *   replicas). Tethered and stopped as the first.
  * - `stop()` ends workerd, waits for it, and releases the state directory; it may be called
  *   more than once.
  */
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
+import { Log, LogLevel, Miniflare, convertV4MiniflareOptions, type V4DurableObject } from "miniflare";
 import { holdToPlatformHeap } from "./heap-limit.ts";
 import { oneThreadDefaults } from "./one-thread.ts";
 import { parentOf } from "./proc.ts";
@@ -75,6 +80,12 @@ export interface RelayRuntimeOptions {
   inspector?: boolean;
   /** The Wrangler configuration file (default: the repository's `wrangler.toml`). */
   configPath?: string;
+  /**
+   * Run a hot key's replica hubs in a second workerd (DESIGN.md, "Hot keys"), so a tree has a
+   * thread per tier as it does deployed, where every object has its own: the benchmark's
+   * measure of the extra hop. Its other objects stay in the first; `replicaPid` is the second.
+   */
+  replicaWorkerd?: boolean;
   /** Where the runtime's output goes, one line at a time (default: dropped). */
   log?: (line: string, level: RuntimeLogLevel) => void;
 }
@@ -84,6 +95,14 @@ export interface RelayRuntime {
   url: string;
   /** workerd's process id. */
   pid: number;
+  /** The replicas' workerd, with `replicaWorkerd`. */
+  replicaPid?: number;
+  /**
+   * Where the replicas' workerd serves the same Worker (loopback), with `replicaWorkerd`: a
+   * client that connects there is admitted next to the replicas, as deployed the Worker that
+   * admits a replica's subscribers runs near them, so their messages never pass the roots' thread.
+   */
+  replicaUrl?: string;
   /** workerd's DevTools endpoint for the relay's isolate, when `inspector` was asked for. */
   inspectorUrl?: string;
   stop(): Promise<void>;
@@ -162,6 +181,78 @@ function childWith(marker: string): number | undefined {
   return undefined;
 }
 
+/** What differs between the relay's workerd and its replicas' (`replicaWorkerd`). */
+interface Instance {
+  name: string;
+  durableObjects: Record<string, V4DurableObject>;
+  sockets: Record<string, unknown>;
+  persistPath?: string;
+  inspector: boolean;
+}
+
+/** One Miniflare of the relay's Worker; `marker` finds its workerd among this process's children. */
+function miniflareOf(
+  worker: BuiltWorker,
+  instance: Instance,
+  options: RelayRuntimeOptions,
+  marker: string,
+  devRegistry: string | undefined,
+  log: (line: string, level: RuntimeLogLevel) => void,
+  prefix = "",
+): Miniflare {
+  const [markerName, markerValue] = marker.split("=") as [string, string];
+  return new Miniflare(
+    convertV4MiniflareOptions({
+      ...worker.workerOptions,
+      name: instance.name,
+      durableObjects: instance.durableObjects,
+      modules: [{ type: "ESModule", path: join(root, "relay.mjs"), contents: worker.script }],
+      bindings: { ...oneThreadDefaults(options.vars), ...options.secrets },
+      ...instance.sockets,
+      // wrangler dev --persist-to's layout; without it, Miniflare's own temporary directory.
+      ...(instance.persistPath ? { resourcePersistencePath: instance.persistPath } : {}),
+      ...(instance.inspector ? { inspectorPort: 0 } : {}),
+      ...(devRegistry ? { unsafeDevRegistryPath: devRegistry } : {}),
+      unsafeRuntimeEnv: { RELAY_WORKERD: previousWorkerdPath ?? WORKERD, [markerName]: markerValue },
+      // No request for Cloudflare's `cf` object template over the internet.
+      cf: false,
+      telemetry: { enabled: false },
+      log: new LineLog((line, level) => log(`${prefix}${line}`, level)),
+      handleStructuredLogs: ({ level, message }) => {
+        for (const line of message.split("\n")) if (line) log(line, level === "error" || level === "warn" ? level : "info");
+      },
+    }),
+  );
+}
+
+const REPLICAS_SUFFIX = "-replicas";
+
+/** The Worker's Durable Object bindings, as wrangler's configuration gives them to Miniflare. */
+const bindingsOf = (worker: BuiltWorker) => (worker.workerOptions.durableObjects ?? {}) as Record<string, V4DurableObject>;
+
+/** Its hubs' binding, which replicas are made of. */
+function hubsOf(objects: Record<string, V4DurableObject>): V4DurableObject {
+  const hubs = objects.WATCH_HUB;
+  if (!hubs) throw new Error("the Worker has no WATCH_HUB binding to run replicas of");
+  return hubs;
+}
+
+/**
+ * The replicas' workerd (`replicaWorkerd`): the same Worker, named apart, whose `WATCH_REPLICAS`
+ * hubs are its own and every other object its relay's, reached through Miniflare's dev registry.
+ */
+function replicaInstance(worker: BuiltWorker, persistDir: string | undefined): Instance {
+  const objects = bindingsOf(worker);
+  return {
+    name: `${worker.name}${REPLICAS_SUFFIX}`,
+    durableObjects: { ...Object.fromEntries(Object.entries(objects).map(([binding, o]) => [binding, { ...o, scriptName: worker.name }])), WATCH_REPLICAS: hubsOf(objects) },
+    // Its Worker serves too (`replicaUrl`), on loopback: clients admitted next to the replicas.
+    sockets: { host: "127.0.0.1", port: 0, unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] },
+    persistPath: persistDir ? join(persistDir, "replicas", "v3") : undefined,
+    inspector: false,
+  };
+}
+
 export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Promise<RelayRuntime> {
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? (() => undefined);
@@ -172,54 +263,64 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
   const untether = tether(log);
   // Finds this runtime's workerd among this process's children (several runtimes may share a process).
   const marker = `RELAY_RUNTIME=${randomBytes(8).toString("hex")}`;
-  const [markerName, markerValue] = marker.split("=") as [string, string];
-  let mf: Miniflare | undefined;
+  const replicaMarker = `${marker}${REPLICAS_SUFFIX}`;
+  const devRegistry = options.replicaWorkerd ? mkdtempSync(join(tmpdir(), "relay-registry-")) : undefined;
+  const cleanUp = () => {
+    untether();
+    release();
+    if (devRegistry) rmSync(devRegistry, { recursive: true, force: true });
+  };
+  const running: Miniflare[] = [];
+  let replicaUrl: string | undefined;
   holdToPlatformHeap();
   try {
-    mf = new Miniflare(
-      convertV4MiniflareOptions({
-        ...worker.workerOptions,
+    if (options.replicaWorkerd) {
+      // Its Worker's lines name the replica they are of; Miniflare's own need saying which workerd.
+      const replicas = miniflareOf(worker, replicaInstance(worker, persistDir), options, replicaMarker, devRegistry, log, "replicas' workerd: ");
+      running.push(replicas);
+      await replicas.ready;
+      replicaUrl = (await replicas.unsafeGetDirectURL()).origin;
+    }
+    const objects = bindingsOf(worker);
+    const mf = miniflareOf(
+      worker,
+      {
         name: worker.name,
-        modules: [{ type: "ESModule", path: join(root, "relay.mjs"), contents: worker.script }],
-        bindings: { ...oneThreadDefaults(options.vars), ...options.secrets },
-        ...(options.tls
+        durableObjects: options.replicaWorkerd ? { ...objects, WATCH_REPLICAS: { ...hubsOf(objects), scriptName: `${worker.name}${REPLICAS_SUFFIX}` } } : objects,
+        sockets: options.tls
           ? { host, port: options.port ?? 0, httpsKey: options.tls.key, httpsCert: options.tls.cert, logRequests: false }
           : // Miniflare's own entry socket: loopback, on a port the kernel picks. Clients use the direct socket.
-            { host: "127.0.0.1", port: 0, unsafeDirectSockets: [{ host, port: options.port ?? 0 }] }),
-        // wrangler dev --persist-to's layout; without it, Miniflare's own temporary directory.
-        ...(persistDir ? { resourcePersistencePath: join(persistDir, "v3") } : {}),
-        ...(options.inspector ? { inspectorPort: 0 } : {}),
-        unsafeRuntimeEnv: { RELAY_WORKERD: previousWorkerdPath ?? WORKERD, [markerName]: markerValue },
-        // No request for Cloudflare's `cf` object template over the internet.
-        cf: false,
-        telemetry: { enabled: false },
-        log: new LineLog(log),
-        handleStructuredLogs: ({ level, message }) => {
-          for (const line of message.split("\n")) if (line) log(line, level === "error" || level === "warn" ? level : "info");
-        },
-      }),
+            { host: "127.0.0.1", port: 0, unsafeDirectSockets: [{ host, port: options.port ?? 0 }] },
+        persistPath: persistDir ? join(persistDir, "v3") : undefined,
+        inspector: options.inspector === true,
+      },
+      options,
+      marker,
+      devRegistry,
+      log,
     );
+    running.push(mf);
     const entry = await mf.ready;
     const served = options.tls ? entry : await mf.unsafeGetDirectURL();
     const pid = childWith(marker);
-    if (pid === undefined) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
+    const replicaPid = options.replicaWorkerd ? childWith(replicaMarker) : undefined;
+    if (pid === undefined || (options.replicaWorkerd && replicaPid === undefined)) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
     const inspectorUrl = options.inspector ? `${(await mf.getInspectorURL()).origin}/core:user:${worker.name}` : undefined;
     let stopping: Promise<void> | undefined;
-    const running = mf;
     return {
       url: served.origin,
       pid,
+      replicaPid,
+      replicaUrl,
       inspectorUrl,
       stop: () =>
-        (stopping ??= running.dispose().finally(() => {
-          untether();
-          release();
-        })),
+        (stopping ??= Promise.all(running.map((m) => m.dispose()))
+          .then(() => undefined)
+          .finally(cleanUp)),
     };
   } catch (e) {
-    await mf?.dispose().catch(() => undefined);
-    untether();
-    release();
+    await Promise.all(running.map((m) => m.dispose().catch(() => undefined)));
+    cleanUp();
     throw e;
   }
 }

@@ -54,14 +54,17 @@ async function main(): Promise<void> {
     }
     say(`TLS: ${tls.made ? "made" : "reusing"} a certificate for 127.0.0.1 and localhost, signed by the CA in ${tls.caFile}`);
   }
+  // A hot key's replica hubs on a thread of their own, as deployed (DESIGN.md, "Hot keys").
+  const replicaWorkerd = process.env.REPLICA_WORKERD === "1";
   try {
-    relay = await startRelayRuntime({ host, port, vars, secrets, persistDir, tls, log: runtimeLog });
+    relay = await startRelayRuntime({ host, port, vars, secrets, persistDir, tls, replicaWorkerd, log: runtimeLog });
   } catch (e) {
     if (e instanceof StateDirectoryInUse) return fail(`${e.message}: stop it, or give this relay another PERSIST_DIR`);
     if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") return fail(`${host}:${port} is in use: stop what listens there, or set PORT`);
     return fail(`the relay did not start: ${(e as Error).message}`);
   }
   say(`relay is workerd pid ${relay.pid} (launcher pid ${process.pid}); state ${persistDir ? `in ${persistDir}` : "temporary"}`);
+  if (relay.replicaPid) say(`hot keys' replica hubs are workerd pid ${relay.replicaPid} (REPLICA_WORKERD=1), which serves the relay at ${relay.replicaUrl} too`);
 
   const url = relay.url;
   const ca = tls && readFileSync(tls.caFile, "utf8");

@@ -12,6 +12,12 @@ import type { Vars } from "./vars.ts";
 
 export interface Env extends Vars {
   WATCH_HUB: DurableObjectNamespace<WatchHub>;
+  /**
+   * A hot key's replica hubs, where they run apart from their roots: locally, in a second
+   * workerd (`scripts/runtime.ts`, `replicaWorkerd`), to measure a tree with a thread per tier.
+   * Unset when deployed, where a replica is a `WATCH_HUB` like its root and has its own thread.
+   */
+  WATCH_REPLICAS?: DurableObjectNamespace<WatchHub>;
   /** One per followed log (`src/logs`). */
   LOG_HUB: DurableObjectNamespace<LogHub>;
   QUOTA: DurableObjectNamespace<Quota>;
@@ -24,3 +30,6 @@ export interface Env extends Vars {
    */
   WATCH_MUX: DurableObjectNamespace;
 }
+
+/** The namespace of a hot key's replica hubs (DESIGN.md, "Hot keys"). */
+export const replicaHubs = (env: Pick<Env, "WATCH_HUB" | "WATCH_REPLICAS">): DurableObjectNamespace<WatchHub> => env.WATCH_REPLICAS ?? env.WATCH_HUB;

@@ -10,7 +10,7 @@
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { ConfigError, logLevel } from "../config.ts";
-import type { Env } from "../env.ts";
+import { replicaHubs, type Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
 import { negotiate, notAcceptable, YAML } from "../k8s/negotiate.ts";
@@ -172,7 +172,7 @@ export function createApp(): Hono<App> {
     const replica = new URL(c.req.url).searchParams.get("replica");
     if (replica !== null && !isReplicaOf(replica, root))
       return statusResponse(badRequest(`replica ${JSON.stringify(replica)} is not one of this key's replica hubs: give a name from its root's stats ("replicas")`));
-    const stats = await c.env.WATCH_HUB.getByName(replica ?? root).stats();
+    const stats = await (replica === null ? c.env.WATCH_HUB.getByName(root) : replicaHubs(c.env).getByName(replica)).stats();
     // A key without a hub (none yet, or its storage reclaimed) holds nothing: the same fields, at zero.
     const none = {
       subscribers: 0,
@@ -268,7 +268,9 @@ function hubAnswer(env: Env, raw: Request, request: HubRequest, identity: Identi
   const forwarded = live ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject };
   // A hot key's lists and watches go to its replicas; a get is its root's.
   if (request.verb === "get") return env.WATCH_HUB.getByName(hubName(request.key)).fetch(hubRequests.attach(raw, forwarded));
-  return placements.send(env.WATCH_HUB, request.key, regionOf(raw.cf), (replicaOf, region, here) => hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }));
+  return placements.send({ roots: env.WATCH_HUB, replicas: replicaHubs(env) }, request.key, regionOf(raw.cf), (replicaOf, region, here) =>
+    hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }),
+  );
 }
 
 /** What a resource path is served as: JSON, a Table, or YAML. */

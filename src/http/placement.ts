@@ -24,6 +24,12 @@ const LOCAL = "local";
 /** A request for a hub: `replicaOf` if it is a replica, the region it came in from, and `here` when the hub must serve it itself. */
 export type Making = (replicaOf: ReplicaRole | undefined, region: string, here: boolean) => Request;
 
+/** Where a key's root hubs live, and where its replicas do (the same namespace, deployed). */
+export interface Hubs {
+  roots: DurableObjectNamespace<WatchHub>;
+  replicas: DurableObjectNamespace<WatchHub>;
+}
+
 export class Placements {
   readonly #known = new Map<string, { replicas: NamedReplica[]; until: number }>();
 
@@ -32,7 +38,7 @@ export class Placements {
    * response of the hub that serves it. A replica behind the resourceVersion asked for sends
    * it back to the root, which then serves it.
    */
-  async send(hubs: DurableObjectNamespace<WatchHub>, key: WatchKey, region: Region | undefined, as: Making, now = Date.now()): Promise<Response> {
+  async send(hubs: Hubs, key: WatchKey, region: Region | undefined, as: Making, now = Date.now()): Promise<Response> {
     const root = hubName(key);
     const where = region ?? LOCAL;
     const id = `${where} ${root}`;
@@ -42,7 +48,7 @@ export class Placements {
       known = undefined;
     }
     if (!known) {
-      const response = await hubs.getByName(root).fetch(as(undefined, where, false));
+      const response = await hubs.roots.getByName(root).fetch(as(undefined, where, false));
       const named = replicasOf(response);
       if (!named) return response;
       known = { replicas: named, until: now + FRESH_MS };
@@ -51,8 +57,8 @@ export class Placements {
     }
     const { name } = emptiest(known.replicas);
     // Made near the clients of its region, where the platform allows.
-    const response = await hubs.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false));
-    return replicasOf(response) ? hubs.getByName(root).fetch(as(undefined, where, true)) : response;
+    const response = await hubs.replicas.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false));
+    return replicasOf(response) ? hubs.roots.getByName(root).fetch(as(undefined, where, true)) : response;
   }
 }
 

@@ -90,8 +90,8 @@ export function launch(env: Record<string, string>): Launch {
 export interface RunningRelay extends Launch {
   url: string;
   port: number;
-  /** The launcher (`node scripts/start.ts`) and the relay's workerd, as the launcher printed them. */
-  pids: { launcher: number; workerd: number };
+  /** The launcher (`node scripts/start.ts`), the relay's workerd and its replica hubs' (`REPLICA_WORKERD=1`), as the launcher printed them. */
+  pids: { launcher: number; workerd: number; replicas?: number };
   /** Ctrl-C, then wait until npm, the launcher and workerd have all exited. */
   stop(): Promise<void>;
 }
@@ -121,14 +121,16 @@ export async function relayReady(started: Launch): Promise<RunningRelay> {
   const port = Number(ready[1]);
   const launcher = Number(pids[2]);
   const workerd = Number(pids[1]);
+  const replicasPid = /replica hubs are workerd pid (\d+)/.exec(output());
+  const replicas = replicasPid ? Number(replicasPid[1]) : undefined;
   return {
     ...started,
     url: `http://127.0.0.1:${port}`,
     port,
-    pids: { launcher, workerd },
+    pids: { launcher, workerd, replicas },
     async stop() {
       await started.interrupt();
-      await Promise.all([processExit(launcher), processExit(workerd)]);
+      await Promise.all([launcher, workerd, ...(replicas === undefined ? [] : [replicas])].map((pid) => processExit(pid)));
     },
   };
 }

@@ -1,0 +1,90 @@
+/**
+ * `REPLICA_WORKERD=1 npm start`: a hot key's replica hubs in a second workerd, a thread of their
+ * own as each hub has deployed (scripts/runtime.ts). A replica there serves its subscriber the
+ * root's history exactly; the root's subscribers go on while that workerd is stopped; both
+ * workerds stop with the launcher, kill -9 included.
+ */
+import { describe, expect, it } from "vitest";
+import type { HubIndexEntry } from "../../src/metrics/report.ts";
+import { openWatch, type WatchReader } from "../kit/lines.ts";
+import { eventually } from "../kit/wait.ts";
+import { processExit, running, startRelay } from "./harness.ts";
+
+const PODS = "/api/v1/namespaces/default/pods";
+
+/** What identifies an event in a history. */
+const step = (line: string) => {
+  const event = JSON.parse(line) as { type: string; object: { metadata: { name: string; resourceVersion: string } } };
+  return `${event.type} ${event.object.metadata.name} ${event.object.metadata.resourceVersion}`;
+};
+const rvOf = (line: string) => Number(step(line).split(" ")[2]);
+
+describe.concurrent("npm start with REPLICA_WORKERD=1", () => {
+  it("a replica hub runs in the second workerd: its subscriber gets the root's history while the root's goes on without it, and both workerds stop with npm start", async () => {
+    const relay = await startRelay({ SUBSCRIBERS_PER_HUB: "1", REPLICA_WORKERD: "1", SIM_CHURN: "20" });
+    const readers: WatchReader[] = [];
+    try {
+      const replicasPid = relay.pids.replicas;
+      expect(replicasPid).toBeDefined();
+      expect(replicasPid).not.toBe(relay.pids.workerd);
+      const stats = async (replica?: string) => {
+        const response = await fetch(`${relay.url}/_relay/stats${PODS}${replica === undefined ? "" : `?replica=${encodeURIComponent(replica)}`}`);
+        expect(response.status).toBe(200);
+        return (await response.json()) as { subscribers: number };
+      };
+      const list = (await (await fetch(`${relay.url}${PODS}`)).json()) as { metadata: { resourceVersion: string } };
+      const from = `${relay.url}${PODS}?watch=1&resourceVersion=${list.metadata.resourceVersion}`;
+      // The first is the root's own (its share is one); the root sends the next to a replica.
+      const onRoot = await openWatch(from);
+      readers.push(onRoot);
+      await eventually(async () => (await stats()).subscribers === 1, "the root to count its subscriber");
+      const onReplica = await openWatch(from);
+      readers.push(onReplica);
+      const root = await eventually(async () => {
+        const { hubs } = (await (await fetch(`${relay.url}/_relay/hubs`)).json()) as { hubs: HubIndexEntry[] };
+        return hubs.find((hub) => hub.root === undefined)?.hub;
+      }, "the root in the hub index");
+      await eventually(async () => (await stats(`${root}#local-1`)).subscribers === 1, "the replica to hold the second subscriber");
+      await onReplica.nextLine("the replica's first event", 30_000);
+
+      // The replicas' workerd stopped: the root's subscriber goes on, the replica's cannot.
+      process.kill(replicasPid!, "SIGSTOP");
+      try {
+        // What was on its way from the replicas' workerd has arrived once the root's has had 10 more.
+        const more = async (n: number) => {
+          const target = onRoot.lines.length + n;
+          await eventually(() => onRoot.lines.length >= target, `${n} more events on the root`);
+        };
+        await more(10);
+        const held = onReplica.lines.length;
+        await more(30);
+        expect(onReplica.lines.length).toBe(held);
+        expect(rvOf(onRoot.lines.at(-1)!)).toBeGreaterThan(rvOf(onReplica.lines.at(-1)!));
+      } finally {
+        process.kill(replicasPid!, "SIGCONT");
+      }
+
+      // Back: the replica's subscriber has every event the root's had, in the same order, once.
+      const head = rvOf(onRoot.lines.at(-1)!);
+      await onReplica.untilLine((line) => rvOf(line) >= head, "the replica's subscriber to catch up", 30_000);
+      const upTo = (lines: string[]) => lines.filter((line) => rvOf(line) <= head).map(step);
+      expect(upTo(onReplica.lines)).toEqual(upTo(onRoot.lines));
+      expect(new Set(upTo(onRoot.lines)).size).toBe(upTo(onRoot.lines).length);
+    } finally {
+      for (const reader of readers) reader.close();
+      await relay.stop();
+    }
+    expect(running(relay.pids.workerd)).toBe(false);
+    expect(running(relay.pids.replicas!)).toBe(false);
+  });
+
+  it("kill -9 of the launcher: both workerds exit", async () => {
+    const relay = await startRelay({ REPLICA_WORKERD: "1", SIM_CHURN: "0" });
+    try {
+      process.kill(relay.pids.launcher, "SIGKILL");
+      await Promise.all([processExit(relay.pids.workerd, 10_000), processExit(relay.pids.replicas!, 10_000)]);
+    } finally {
+      await relay.stop();
+    }
+  });
+});
