@@ -24,6 +24,7 @@ export const DIMENSIONS = [
   "clients",
   "objects",
   "replicas",
+  "replicaWorkerd",
   "measurement",
   "list",
   "step",

@@ -199,6 +199,8 @@ export interface HotRow extends Common, Delivery {
   /** Replica hubs asked for (the cluster's `subscribersPerHub` is subscribers ÷ replicas), and those that served subscribers. */
   replicas: number;
   replicasLive: number;
+  /** Measured on a relay whose replica hubs ran in a second workerd (a thread of their own, as deployed); absent: one workerd for all. */
+  replicaWorkerd?: true;
   /** The root first, then each replica. */
   hubs: TreeHub[];
   /** Most watches held open on the API server at once (sampled three times in the window). */

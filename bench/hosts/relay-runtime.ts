@@ -11,21 +11,26 @@ export interface RelayRuntimeArgs {
   vars: Record<string, string>;
   /** A fresh directory the orchestrator removes. */
   stateDir: string;
+  /** A hot key's replica hubs in a second workerd (`scripts/runtime.ts`). */
+  replicaWorkerd?: boolean;
 }
 
 export interface RelayRuntimeInfo {
   url: string;
   /** workerd's process: the relay, its hubs and every socket. */
   pid: number;
+  /** The replicas' workerd, with `replicaWorkerd`, and where it serves the relay too. */
+  replicaPid?: number;
+  replicaUrl?: string;
   inspectorUrl: string;
 }
 
-serveParent<RelayRuntimeArgs>(async ({ vars, stateDir }) => {
-  const runtime = await startRelayRuntime({ vars, persistDir: stateDir, inspector: true, log: (line, level) => level !== "debug" && console.log(line) });
+serveParent<RelayRuntimeArgs>(async ({ vars, stateDir, replicaWorkerd }) => {
+  const runtime = await startRelayRuntime({ vars, persistDir: stateDir, inspector: true, replicaWorkerd, log: (line, level) => level !== "debug" && console.log(line) });
   if (!runtime.inspectorUrl) {
     await runtime.stop();
     throw new Error("the relay's runtime opened no inspector");
   }
-  const info: RelayRuntimeInfo = { url: runtime.url, pid: runtime.pid, inspectorUrl: runtime.inspectorUrl };
+  const info: RelayRuntimeInfo = { url: runtime.url, pid: runtime.pid, replicaPid: runtime.replicaPid, replicaUrl: runtime.replicaUrl, inspectorUrl: runtime.inspectorUrl };
   return { info, ops: {}, stop: () => runtime.stop() };
 });

@@ -18,17 +18,23 @@
  * each replica). At the main size, then a storm: every subscriber drops, the collection
  * changes, all come back at once from their last resourceVersion; how long until the last has
  * caught up, and whether they came back to the replicas or to the root.
+ *
+ * The hop's pair is measured again on a relay of the scenario's own whose replica hubs run in a
+ * second workerd (`REPLICA_WORKERD=1`): a thread per tier, as deployed each hub has its own. One
+ * hub's subscribers connect to the first workerd, next to their hub; a tree's to the second, next
+ * to its replicas, as deployed the Worker that admits a replica's subscribers runs near them.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureWindow, round } from "../measure.ts";
 import { sizesFor, type Mode, type Sizes } from "../modes.ts";
-import { waitIdle } from "../proc.ts";
+import { descendants, waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
 import type { HotRow, TreeHub } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
 import type { SubscriberSpec } from "../loadgen.ts";
 import { subscriber, type System } from "../systems/system.ts";
+import { startRelay, type Relay } from "../systems/workerd.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 /** The Worker keeps a root's list of replicas this long (`src/http/placement.ts`): a wave after it is placed afresh. */
@@ -38,16 +44,27 @@ const REPORT_MS = 1000;
 
 const SOLO = "bench-hot-solo";
 const clusterOf = (subscribers: number, replicas: number) => (replicas === 0 ? SOLO : `bench-hot-${subscribers / replicas}`);
-const namespaceOf = (system: string, subscribers: number, replicas: number) => `hot-${system}-${subscribers}-${replicas}`;
+const namespaceOf = (system: string, subscribers: number, replicas: number, split: boolean) => `hot-${system}-${subscribers}-${replicas}${split ? "-split" : ""}`;
 const pathOf = (cluster: string, namespace: string) => `/clusters/${cluster}${podsOf(namespace)}`;
 
-/** Every (subscribers, replicas) a mode measures: the main size without replicas and with each count, and the hop's two. */
-function plan(sizes: Sizes): Array<{ subscribers: number; replicas: number; storm: boolean; measureMs: number }> {
+interface Measurement {
+  subscribers: number;
+  replicas: number;
+  storm: boolean;
+  measureMs: number;
+  /** On a relay whose replica hubs run in a second workerd. */
+  split: boolean;
+}
+
+/**
+ * Every measurement a mode makes: the main size without replicas and with each count, and the
+ * hop's two; then the hop's two again on a relay whose replicas have a workerd, so a thread, of
+ * their own, as each hub has deployed: there the hop is measured apart from one thread's queue.
+ */
+function plan(sizes: Sizes): Measurement[] {
   const { subscribers, replicas, hop, measureMs } = sizes.hot;
-  return [
-    ...[0, ...replicas].map((r) => ({ subscribers, replicas: r, storm: true, measureMs })),
-    ...[0, hop.replicas].map((r) => ({ subscribers: hop.subscribers, replicas: r, storm: false, measureMs: hop.measureMs })),
-  ];
+  const hopOf = (split: boolean) => [0, hop.replicas].map((r) => ({ subscribers: hop.subscribers, replicas: r, storm: false, measureMs: hop.measureMs, split }));
+  return [...[0, ...replicas].map((r) => ({ subscribers, replicas: r, storm: true, measureMs, split: false })), ...hopOf(false), ...hopOf(true)];
 }
 
 /**
@@ -71,11 +88,26 @@ export function hotClusters(upstreamUrl: string): string {
 export const hot: Scenario = {
   name: "hot",
   systems: ["relay", "relay-batched"],
-  namespaces: (sizes, systems) => plan(sizes).flatMap((p) => systems.map((s) => namespaceOf(s, p.subscribers, p.replicas))),
+  namespaces: (sizes, systems) => plan(sizes).flatMap((p) => systems.map((s) => namespaceOf(s, p.subscribers, p.replicas, p.split))),
   async run(context, systems) {
     const rows: HotRow[] = [];
-    for (const measurement of plan(context.sizes)) {
-      for (const system of systems) rows.push(await runOne(context, system, measurement));
+    let split: { relay: Relay; context: Context } | undefined;
+    try {
+      for (const measurement of plan(context.sizes)) {
+        for (const system of systems) {
+          if (!measurement.split) {
+            rows.push(await runOne(context, system, measurement));
+            continue;
+          }
+          split ??= await startSplit(context);
+          // A tree's subscribers are admitted next to its replicas, as deployed; one hub's next to it.
+          const same = (measurement.replicas === 0 ? split.relay.systems : (split.relay.nearReplicas ?? [])).find((s) => s.name === system.name);
+          if (!same) throw new Error(`hot: the relay with a replicas' workerd serves no ${system.name}`);
+          rows.push({ ...(await runOne(split.context, same, measurement)), replicaWorkerd: true });
+        }
+      }
+    } finally {
+      await split?.relay.stop();
     }
     return rows;
   },
@@ -89,11 +121,19 @@ interface Stats {
   replicas: Array<{ name: string; subscribers: number }>;
 }
 
-async function runOne(context: Context, system: System, { subscribers, replicas, storm, measureMs }: ReturnType<typeof plan>[number]): Promise<HotRow> {
+/** A relay of the scenario's own on the same simulator, its replica hubs in a second workerd; its processes are the bench's. */
+async function startSplit(context: Context): Promise<{ relay: Relay; context: Context }> {
+  context.progress("hot: starting a relay whose replica hubs run in a second workerd");
+  const relay = await startRelay(context.sim, context.logDir, { name: inRound("hot-split-relay", context.round), replicaWorkerd: true });
+  context.started(relay.processes);
+  return { relay, context: { ...context, benchPids: [process.pid, ...descendants(process.pid)] } };
+}
+
+async function runOne(context: Context, system: System, { subscribers, replicas, storm, measureMs, split }: Measurement): Promise<HotRow> {
   const { sim, loadgens, sizes } = context;
   const base = system.listBase;
   if (!base) throw new Error(`hot: ${system.name} serves no HTTP`);
-  const namespace = inRound(namespaceOf(system.name, subscribers, replicas), context.round);
+  const namespace = inRound(namespaceOf(system.name, subscribers, replicas, split), context.round);
   const path = pathOf(clusterOf(subscribers, replicas), namespace);
   // Asked again after a server error: the relay answers some requests 500 while its isolate
   // refreshes a cluster's discovery under concurrent requests (see BENCHMARKS.md, hot).
@@ -129,7 +169,7 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
     return { own: root.subscribers - root.replicas.length, onReplicas: root.replicas.reduce((n, r) => n + r.subscribers, 0) };
   };
   const spec = subscriber(system, "ws", sim, path);
-  context.progress(`hot ${system.name}: ${subscribers} subscribers, ${replicas === 0 ? "no replicas" : `${replicas} replicas`}, ${sizes.hot.rate} events/s`);
+  context.progress(`hot ${system.name}: ${subscribers} subscribers, ${replicas === 0 ? "no replicas" : `${replicas} replicas`}, ${sizes.hot.rate} events/s${split ? " (replicas' workerd)" : ""}`);
   await context.quiesce();
   let release: (() => void) | undefined;
   if (replicas === 0) {

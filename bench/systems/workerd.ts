@@ -26,6 +26,8 @@ export interface Relay extends Launched {
   /** The relay as `npm start` serves it, which the CPU profiles sample; and its clients on relay sockets. */
   relay: System;
   socket: System;
+  /** With `replicaWorkerd`: the same systems served by the replicas' workerd, whose Worker admits clients next to the replicas. */
+  nearReplicas?: System[];
   info: RelayRuntimeInfo;
   /** One DevTools session for the run. */
   inspector: Inspector;
@@ -87,31 +89,46 @@ export function relayServing(name: SystemName, url: string, pids: readonly numbe
   };
 }
 
+/** The relay served at `url` as each of its systems: `relay`, `relay-batched`, `relay-delta` and `relay-socket`. */
+function relaySystems(url: string, pids: readonly number[], heapBytes: () => Promise<number>): [System, System, System, System] {
+  const relay = relayServing("relay", url, pids, heapBytes);
+  const batched: System = { ...relay, name: "relay-batched", endpoints: { ws: { base: ws(url), ack: true, protocol: BATCH_PROTOCOL } } };
+  const delta: System = { ...relay, name: "relay-delta", endpoints: { ws: { base: ws(url), ack: true, protocol: DELTA_PROTOCOL, compact: true } } };
+  const socket: System = { ...relay, name: "relay-socket", endpoints: { ws: { base: ws(url), ack: true, protocol: BATCH_PROTOCOL, socket: true } } };
+  return [relay, batched, delta, socket];
+}
+
 /**
  * The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta` and `relay-socket`.
  * `name` names its log and, unless `stateDir` is given, its state directory (a scenario with a
  * relay of its own names it apart; a relay started again on a `stateDir` restores its hubs).
  */
-export async function startRelay(sim: Sim, logDir: string, { name = "relay", stateDir = join(logDir, `${name}-state`) }: { name?: string; stateDir?: string } = {}): Promise<Relay> {
+export async function startRelay(
+  sim: Sim,
+  logDir: string,
+  { name = "relay", stateDir = join(logDir, `${name}-state`), replicaWorkerd = false }: { name?: string; stateDir?: string; replicaWorkerd?: boolean } = {},
+): Promise<Relay> {
   // The hot scenario's clusters: the same upstream, each with its own share per hub.
-  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: hotClusters(sim.url) }, stateDir };
+  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: hotClusters(sim.url) }, stateDir, replicaWorkerd };
   const child = await startChild<RelayRuntimeInfo>(name, new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
   const { info } = child;
   // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.
   const inspector = await Inspector.connect(info.inspectorUrl, `${info.url}/_bench/nudge`);
   const heapBytes = () => isolateHeap(inspector);
-  const relay = relayServing("relay", info.url, [info.pid], heapBytes);
-  const batched: System = { ...relay, name: "relay-batched", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL } } };
-  const delta: System = { ...relay, name: "relay-delta", endpoints: { ws: { base: ws(info.url), ack: true, protocol: DELTA_PROTOCOL, compact: true } } };
-  const socket: System = { ...relay, name: "relay-socket", endpoints: { ws: { base: ws(info.url), ack: true, protocol: BATCH_PROTOCOL, socket: true } } };
+  // Its cost is both workerds' where replicas have one of their own.
+  const pids = info.replicaPid === undefined ? [info.pid] : [info.pid, info.replicaPid];
+  const systems = relaySystems(info.url, pids, heapBytes);
+  const [relay, , , socket] = systems;
   const processes = [
     { role: `${name} (workerd)`, pid: info.pid },
+    ...(info.replicaPid === undefined ? [] : [{ role: `${name}: replica hubs (workerd)`, pid: info.replicaPid }]),
     { role: `${name}: npm start's runtime host (node)`, pid: child.pid },
   ];
   return {
     relay,
     socket,
-    systems: [relay, batched, delta, socket],
+    systems,
+    nearReplicas: info.replicaUrl === undefined ? undefined : relaySystems(info.replicaUrl, pids, heapBytes),
     info,
     inspector,
     processes,

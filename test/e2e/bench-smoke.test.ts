@@ -304,12 +304,14 @@ describe("npm run bench -- --smoke", () => {
     expect(hubs[1]?.deliveredPerSec).toBeGreaterThan(0);
   });
 
-  it("spreads a hot key over its replica hubs: the root sends to them only, the upstream sees one watch, a storm resumes without it", () => {
+  it("spreads a hot key over its replica hubs: the root sends to them only, the upstream sees one watch, a storm resumes without it; the hop again with replicas in a second workerd", () => {
     const { subscribers, replicas, hop } = results.sizes.hot;
     const hot = rows<HotRow>("hot");
-    expect(new Set(hot.map((r) => `${r.subscribers} ${r.replicas}`))).toEqual(
-      new Set([...[0, ...replicas].map((n) => `${subscribers} ${n}`), `${hop.subscribers} 0`, `${hop.subscribers} ${hop.replicas}`]),
+    const hops = [`${hop.subscribers} 0`, `${hop.subscribers} ${hop.replicas}`];
+    expect(new Set(hot.map((r) => `${r.subscribers} ${r.replicas}${r.replicaWorkerd ? " own workerd" : ""}`))).toEqual(
+      new Set([...[0, ...replicas].map((n) => `${subscribers} ${n}`), ...hops, ...hops.map((h) => `${h} own workerd`)]),
     );
+    expect(results.processes.map((p) => p.role)).toContain("hot-split-relay: replica hubs (workerd)");
     for (const row of hot) {
       const label = `${row.system} ${row.subscribers} on ${row.replicas} replicas`;
       expect(row.upstreamWatches, label).toBe(1);

@@ -84,22 +84,43 @@ describe("the benchmark's rounds", () => {
     expect(missed?.met).toBe(false);
   });
 
-  it("judge the hot key's hop on the median of each round's difference, not on two rows' median rounds", () => {
-    const hot = (replicas: number, p50Ms: number, deliveredPerSec: number) =>
-      ({ scenario: "hot", system: "relay-batched", transport: "ws", subscribers: 1000, replicas, eventsPerSec: 100, deliveredPerSec, deliveredPct: 100, p50Ms, hubs: [] }) as unknown as Row;
+  it("judge the hot key's hop on the median of each round's difference, where its replicas had a workerd of their own and both kept up", () => {
+    const hot = (replicas: number, p50Ms: number, deliveredPerSec: number, own = true, deliveredPct = 100) =>
+      ({
+        scenario: "hot",
+        system: "relay-batched",
+        transport: "ws",
+        subscribers: 1000,
+        replicas,
+        eventsPerSec: 100,
+        deliveredPerSec,
+        deliveredPct,
+        p50Ms,
+        hubs: [],
+        ...(own ? { replicaWorkerd: true } : {}),
+      }) as unknown as Row;
+    const judged = (rows: Row[]) => hotTargets(rows).find((t) => t.target.includes("relay-batched: 4 replicas") && t.target.includes("second workerd"));
     // Median rows by delivery: 171 without, 123 with (-48 ms); the rounds' differences: +304, -20, +80.
     const rows = medianRounds([
       [hot(0, 171, 2), hot(4, 475, 1)],
       [hot(0, 143, 1), hot(4, 123, 2)],
       [hot(0, 117, 3), hot(4, 197, 3)],
     ]);
-    const hop = hotTargets(rows).find((t) => t.target.includes("relay-batched: 4 replicas"));
+    const hop = judged(rows);
     expect(hop?.measured).toBe("+80 ms, the median of each round's difference (p50 without replicas, then with: 171, 475 ms; 143, 123 ms; 117, 197 ms)");
     expect(hop?.met).toBe(false);
     // One round: its two rows.
-    const once = hotTargets(medianRounds([[hot(0, 100, 1), hot(4, 120, 1)]])).find((t) => t.target.includes("relay-batched: 4 replicas"));
+    const once = judged(medianRounds([[hot(0, 100, 1), hot(4, 120, 1)]]));
     expect(once?.measured).toBe("p50 100 ms without replicas, 120 ms with: +20 ms");
     expect(once?.met).toBe(true);
+    // Either fell behind: both p50s are a saturated thread's queue.
+    expect(judged(medianRounds([[hot(0, 2000, 1, true, 60), hot(4, 1500, 1, true, 70)]]))?.met).toBeUndefined();
+    // Every hub on one thread: said, not judged.
+    const shared = hotTargets(medianRounds([[hot(0, 100, 1, false), hot(4, 120, 1, false)]]));
+    expect(shared.find((t) => t.target.includes("second workerd"))).toBeUndefined();
+    const said = shared.find((t) => t.target.includes("relay-batched: 4 replicas") && t.target.includes("one workerd thread"));
+    expect(said?.measured).toBe("p50 100 ms without replicas, 120 ms with: +20 ms");
+    expect(said?.met).toBeUndefined();
   });
 
   it("say the hop's CPU did not show when the tree cost less than one hub, rather than give a negative cost", () => {
