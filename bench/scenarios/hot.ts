@@ -27,7 +27,6 @@
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureWindow, round } from "../measure.ts";
-import { sizesFor, type Mode, type Sizes } from "../modes.ts";
 import { descendants, waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
 import type { HotRow, TreeHub } from "../rows.ts";
@@ -35,6 +34,7 @@ import { percentileOf } from "../stats.ts";
 import type { SubscriberSpec } from "../loadgen.ts";
 import { subscriber, type System } from "../systems/system.ts";
 import { startRelay, type Relay } from "../systems/workerd.ts";
+import { clusterOf, plan, type Measurement } from "./hot-plan.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 /** The Worker keeps a root's list of replicas this long (`src/http/placement.ts`): a wave after it is placed afresh. */
@@ -42,48 +42,8 @@ const PLACEMENT_FRESH_MS = 5000;
 /** A replica tells its root its subscribers within this long of a change (`src/hub/replicas.ts`). */
 const REPORT_MS = 1000;
 
-const SOLO = "bench-hot-solo";
-const clusterOf = (subscribers: number, replicas: number) => (replicas === 0 ? SOLO : `bench-hot-${subscribers / replicas}`);
 const namespaceOf = (system: string, subscribers: number, replicas: number, split: boolean) => `hot-${system}-${subscribers}-${replicas}${split ? "-split" : ""}`;
 const pathOf = (cluster: string, namespace: string) => `/clusters/${cluster}${podsOf(namespace)}`;
-
-interface Measurement {
-  subscribers: number;
-  replicas: number;
-  storm: boolean;
-  measureMs: number;
-  /** On a relay whose replica hubs run in a second workerd. */
-  split: boolean;
-}
-
-/**
- * Every measurement a mode makes: the main size without replicas and with each count, and the
- * hop's two; then the hop's two again on a relay whose replicas have a workerd, so a thread, of
- * their own, as each hub has deployed: there the hop is measured apart from one thread's queue.
- */
-function plan(sizes: Sizes): Measurement[] {
-  const { subscribers, replicas, hop, measureMs } = sizes.hot;
-  const hopOf = (split: boolean) => [0, hop.replicas].map((r) => ({ subscribers: hop.subscribers, replicas: r, storm: false, measureMs: hop.measureMs, split }));
-  return [...[0, ...replicas].map((r) => ({ subscribers, replicas: r, storm: true, measureMs, split: false })), ...hopOf(false), ...hopOf(true)];
-}
-
-/**
- * The relay's `CLUSTERS` for this scenario: one per share any mode asks for, each on `upstreamUrl`,
- * and one that never spreads. The relay starts before the mode's sizes matter, so it has them all.
- */
-export function hotClusters(upstreamUrl: string): string {
-  const shares = new Set<number>();
-  for (const mode of ["smoke", "quick", "full"] as Mode[]) {
-    for (const { subscribers, replicas } of plan(sizesFor(mode, 2))) {
-      if (replicas === 0) continue;
-      if (subscribers % replicas !== 0) throw new Error(`hot: ${replicas} replicas must divide ${subscribers} subscribers`);
-      shares.add(subscribers / replicas);
-    }
-  }
-  const clusters: Record<string, { url: string; subscribersPerHub: number }> = { [SOLO]: { url: upstreamUrl, subscribersPerHub: 1_000_000_000 } };
-  for (const share of shares) clusters[`bench-hot-${share}`] = { url: upstreamUrl, subscribersPerHub: share };
-  return JSON.stringify(clusters);
-}
 
 export const hot: Scenario = {
   name: "hot",

@@ -18,7 +18,7 @@ import { startChild } from "../children.ts";
 import type { RelayRuntimeArgs, RelayRuntimeInfo } from "../hosts/relay-runtime.ts";
 import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
 import { Inspector } from "../inspector.ts";
-import { hotClusters } from "../scenarios/hot.ts";
+import { hotClusters } from "../scenarios/hot-plan.ts";
 import type { Sim } from "../sim.ts";
 import type { Launched, Processes, System, SystemName } from "./system.ts";
 
