@@ -7,10 +7,12 @@
 import { describe, expect, it } from "vitest";
 import type { HubIndexEntry } from "../../src/metrics/report.ts";
 import { openWatch, type WatchReader } from "../kit/lines.ts";
+import { jwtFor } from "../kit/tokens.ts";
 import { eventually } from "../kit/wait.ts";
 import { processExit, running, startRelay } from "./harness.ts";
 
 const PODS = "/api/v1/namespaces/default/pods";
+const SECRET = "replica-workerd-secret-long-enough-for-hs256";
 
 /** What identifies an event in a history. */
 const step = (line: string) => {
@@ -20,28 +22,31 @@ const step = (line: string) => {
 const rvOf = (line: string) => Number(step(line).split(" ")[2]);
 
 describe.concurrent("npm start with REPLICA_WORKERD=1", () => {
-  it("a replica hub runs in the second workerd: its subscriber gets the root's history while the root's goes on without it, and both workerds stop with npm start", async () => {
-    const relay = await startRelay({ SUBSCRIBERS_PER_HUB: "1", REPLICA_WORKERD: "1", SIM_CHURN: "20" });
+  it("in jwt mode, a replica hub runs in the second workerd: its subscriber gets the root's history while the root's goes on without it, and both workerds stop with npm start", async () => {
+    // In jwt mode: the second workerd has the first's secrets, and a replica serves the grant its subscriber's token carried.
+    const relay = await startRelay({ AUTH_MODE: "jwt", AUTH_JWT_SECRET: SECRET, SUBSCRIBERS_PER_HUB: "1", REPLICA_WORKERD: "1", SIM_CHURN: "20" });
     const readers: WatchReader[] = [];
     try {
+      const auth = { authorization: `Bearer ${await jwtFor("ops", [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }], { secret: SECRET })}` };
+      const get = (path: string) => fetch(`${relay.url}${path}`, { headers: auth });
       const replicasPid = relay.pids.replicas;
       expect(replicasPid).toBeDefined();
       expect(replicasPid).not.toBe(relay.pids.workerd);
       const stats = async (replica?: string) => {
-        const response = await fetch(`${relay.url}/_relay/stats${PODS}${replica === undefined ? "" : `?replica=${encodeURIComponent(replica)}`}`);
+        const response = await get(`/_relay/stats${PODS}${replica === undefined ? "" : `?replica=${encodeURIComponent(replica)}`}`);
         expect(response.status).toBe(200);
         return (await response.json()) as { subscribers: number };
       };
-      const list = (await (await fetch(`${relay.url}${PODS}`)).json()) as { metadata: { resourceVersion: string } };
+      const list = (await (await get(PODS)).json()) as { metadata: { resourceVersion: string } };
       const from = `${relay.url}${PODS}?watch=1&resourceVersion=${list.metadata.resourceVersion}`;
       // The first is the root's own (its share is one); the root sends the next to a replica.
-      const onRoot = await openWatch(from);
+      const onRoot = await openWatch(from, auth);
       readers.push(onRoot);
       await eventually(async () => (await stats()).subscribers === 1, "the root to count its subscriber");
-      const onReplica = await openWatch(from);
+      const onReplica = await openWatch(from, auth);
       readers.push(onReplica);
       const root = await eventually(async () => {
-        const { hubs } = (await (await fetch(`${relay.url}/_relay/hubs`)).json()) as { hubs: HubIndexEntry[] };
+        const { hubs } = (await (await get("/_relay/hubs")).json()) as { hubs: HubIndexEntry[] };
         return hubs.find((hub) => hub.root === undefined)?.hub;
       }, "the root in the hub index");
       await eventually(async () => (await stats(`${root}#local-1`)).subscribers === 1, "the replica to hold the second subscriber");
