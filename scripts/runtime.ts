@@ -265,10 +265,14 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
   const marker = `RELAY_RUNTIME=${randomBytes(8).toString("hex")}`;
   const replicaMarker = `${marker}${REPLICAS_SUFFIX}`;
   const devRegistry = options.replicaWorkerd ? mkdtempSync(join(tmpdir(), "relay-registry-")) : undefined;
+  const removeRegistry = () => devRegistry && rmSync(devRegistry, { recursive: true, force: true });
+  // Miniflare's own SIGINT and SIGTERM handlers end the process without waiting for `stop()`.
+  if (devRegistry) process.once("exit", removeRegistry);
   const cleanUp = () => {
     untether();
     release();
-    if (devRegistry) rmSync(devRegistry, { recursive: true, force: true });
+    removeRegistry();
+    process.removeListener("exit", removeRegistry);
   };
   const running: Miniflare[] = [];
   let replicaUrl: string | undefined;
