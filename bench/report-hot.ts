@@ -31,6 +31,9 @@ const atOf =
   (system: SystemName, subscribers: number | undefined, replicas: number, split = false): HotRow | undefined =>
     rows.find((r) => r.system === system && r.subscribers === subscribers && r.replicas === replicas && (r.replicaWorkerd ?? false) === split);
 
+/** Both rows of a pair measured, and each delivered what was asked (95%): its p50s are not a saturated thread's queue. */
+const keptUp = (pair: ReadonlyArray<HotRow | undefined>): pair is readonly [HotRow, HotRow] => pair.every((r) => r !== undefined && r.deliveredPct >= 95);
+
 /** The tree's size (the main size, the largest measured) and the hop's (the smaller), as a run measured them. */
 function sizesOf(rows: readonly HotRow[]) {
   const sizes = [...new Set(rows.map((r) => r.subscribers))].sort((a, b) => b - a);
@@ -175,7 +178,7 @@ export function hotTargets(all: readonly Row[]): TargetResult[] {
 function hopTarget(system: SystemName, hop: number, replicas: number, split: boolean, solo: HotRow | undefined, treeRow: HotRow | undefined): TargetResult {
   const rate = treeRow?.eventsPerSec ?? solo?.eventsPerSec ?? 0;
   const { pairs, added } = solo && treeRow ? hopAdded(solo, treeRow) : { pairs: [], added: undefined };
-  const kept = solo && treeRow && solo.deliveredPct >= 95 && treeRow.deliveredPct >= 95;
+  const kept = keptUp([solo, treeRow]);
   const signed = (ms: number) => `${ms >= 0 ? "+" : ""}${num(ms)} ms`;
   const where = split ? "replicas in a second workerd" : "every hub on one workerd thread, said, not judged";
   return {
@@ -251,7 +254,6 @@ function capacity({ tree, hop, most, hopReplicas, at }: { tree: number | undefin
     const even = tree / most;
     const top = fullest(spread)?.subscribers ?? even;
     const rootPerEvent = rootOf(spread)?.messagesPerEvent ?? most;
-    const keptUp = (pair: Array<HotRow | undefined>): pair is [HotRow, HotRow] => pair.every((r) => r !== undefined && r.deliveredPct >= 95);
     // Its CPU where every hub is in one process (the difference is then the hop's work alone);
     // its p50 where the replicas had a thread of their own, if measured.
     const shared = [at(system, hop, 0), at(system, hop, hopReplicas)];
@@ -280,7 +282,7 @@ function capacity({ tree, hop, most, hopReplicas, at }: { tree: number | undefin
       `**The hop on a thread of its own.** The hop's pair is measured twice: on the relay every other row measures, where the root, its replicas and every send share one workerd thread (so the tree's p50 is that thread's queue, which the replicas' turns lengthen), ` +
         `and on a relay started with its replica hubs in a second workerd (\`REPLICA_WORKERD=1\`, \`own workerd\` in the table), which reaches the root and every other object through Miniflare's dev registry, as deployed each hub has a thread of its own. ` +
         `There one hub's subscribers connect to the first workerd, next to their hub, and a tree's to the second, next to its replicas (as deployed, the Worker that admits a replica's subscribers runs near them), so only the root's messages to its replicas cross between the two. ` +
-        `The target is judged on the second: it is the tree as deployed, two threads for five hubs rather than one each, so it still errs against the tree. On one thread the difference is that thread's queue, which the replicas' turns lengthen.`,
+        `The target is judged on the second, where each hub has a thread as deployed (the machine's cores shared by both workerds, the load generators and the API server). On one thread the difference is that thread's queue, which the replica's turns lengthen.`,
     );
   return lines;
 }

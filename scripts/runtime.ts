@@ -38,8 +38,8 @@
  *   Worker named apart, which reaches the relay's other objects (roots, quotas, metrics) through
  *   Miniflare's dev registry, and serves the Worker on `replicaUrl` too (clients next to the
  *   replicas). Tethered and stopped as the first.
- * - `stop()` ends workerd, waits for it, and releases the state directory; it may be called
- *   more than once.
+ * - `stop()` ends workerd (both, with `replicaWorkerd`), waits for it, and releases the state
+ *   directory; it may be called more than once.
  */
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -188,19 +188,15 @@ interface Instance {
   sockets: Record<string, unknown>;
   persistPath?: string;
   inspector: boolean;
+  /** In its workerd's environment, to find it among this process's children. */
+  marker: string;
+  /** Before each of Miniflare's own lines, to say which workerd (the Worker's own lines name their hub). */
+  logPrefix: string;
 }
 
-/** One Miniflare of the relay's Worker; `marker` finds its workerd among this process's children. */
-function miniflareOf(
-  worker: BuiltWorker,
-  instance: Instance,
-  options: RelayRuntimeOptions,
-  marker: string,
-  devRegistry: string | undefined,
-  log: (line: string, level: RuntimeLogLevel) => void,
-  prefix = "",
-): Miniflare {
-  const [markerName, markerValue] = marker.split("=") as [string, string];
+/** One Miniflare of the relay's Worker. */
+function miniflareOf(worker: BuiltWorker, instance: Instance, options: RelayRuntimeOptions, devRegistry: string | undefined, log: (line: string, level: RuntimeLogLevel) => void): Miniflare {
+  const [markerName, markerValue] = instance.marker.split("=") as [string, string];
   return new Miniflare(
     convertV4MiniflareOptions({
       ...worker.workerOptions,
@@ -217,7 +213,7 @@ function miniflareOf(
       // No request for Cloudflare's `cf` object template over the internet.
       cf: false,
       telemetry: { enabled: false },
-      log: new LineLog((line, level) => log(`${prefix}${line}`, level)),
+      log: new LineLog((line, level) => log(`${instance.logPrefix}${line}`, level)),
       handleStructuredLogs: ({ level, message }) => {
         for (const line of message.split("\n")) if (line) log(line, level === "error" || level === "warn" ? level : "info");
       },
@@ -241,7 +237,7 @@ function hubsOf(objects: Record<string, V4DurableObject>): V4DurableObject {
  * The replicas' workerd (`replicaWorkerd`): the same Worker, named apart, whose `WATCH_REPLICAS`
  * hubs are its own and every other object its relay's, reached through Miniflare's dev registry.
  */
-function replicaInstance(worker: BuiltWorker, persistDir: string | undefined): Instance {
+function replicaInstance(worker: BuiltWorker, persistDir: string | undefined, marker: string): Instance {
   const objects = bindingsOf(worker);
   return {
     name: `${worker.name}${REPLICAS_SUFFIX}`,
@@ -250,6 +246,8 @@ function replicaInstance(worker: BuiltWorker, persistDir: string | undefined): I
     sockets: { host: "127.0.0.1", port: 0, unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] },
     persistPath: persistDir ? join(persistDir, "replicas", "v3") : undefined,
     inspector: false,
+    marker: `${marker}${REPLICAS_SUFFIX}`,
+    logPrefix: "replicas' workerd: ",
   };
 }
 
@@ -263,7 +261,6 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
   const untether = tether(log);
   // Finds this runtime's workerd among this process's children (several runtimes may share a process).
   const marker = `RELAY_RUNTIME=${randomBytes(8).toString("hex")}`;
-  const replicaMarker = `${marker}${REPLICAS_SUFFIX}`;
   const devRegistry = options.replicaWorkerd ? mkdtempSync(join(tmpdir(), "relay-registry-")) : undefined;
   const removeRegistry = () => devRegistry && rmSync(devRegistry, { recursive: true, force: true });
   // Miniflare's own SIGINT and SIGTERM handlers end the process without waiting for `stop()`.
@@ -275,12 +272,13 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
     process.removeListener("exit", removeRegistry);
   };
   const running: Miniflare[] = [];
+  let replicaSide: Instance | undefined;
   let replicaUrl: string | undefined;
   holdToPlatformHeap();
   try {
     if (options.replicaWorkerd) {
-      // Its Worker's lines name the replica they are of; Miniflare's own need saying which workerd.
-      const replicas = miniflareOf(worker, replicaInstance(worker, persistDir), options, replicaMarker, devRegistry, log, "replicas' workerd: ");
+      replicaSide = replicaInstance(worker, persistDir, marker);
+      const replicas = miniflareOf(worker, replicaSide, options, devRegistry, log);
       running.push(replicas);
       await replicas.ready;
       replicaUrl = (await replicas.unsafeGetDirectURL()).origin;
@@ -290,16 +288,17 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
       worker,
       {
         name: worker.name,
-        durableObjects: options.replicaWorkerd ? { ...objects, WATCH_REPLICAS: { ...hubsOf(objects), scriptName: `${worker.name}${REPLICAS_SUFFIX}` } } : objects,
+        durableObjects: replicaSide ? { ...objects, WATCH_REPLICAS: { ...hubsOf(objects), scriptName: replicaSide.name } } : objects,
         sockets: options.tls
           ? { host, port: options.port ?? 0, httpsKey: options.tls.key, httpsCert: options.tls.cert, logRequests: false }
           : // Miniflare's own entry socket: loopback, on a port the kernel picks. Clients use the direct socket.
             { host: "127.0.0.1", port: 0, unsafeDirectSockets: [{ host, port: options.port ?? 0 }] },
         persistPath: persistDir ? join(persistDir, "v3") : undefined,
         inspector: options.inspector === true,
+        marker,
+        logPrefix: "",
       },
       options,
-      marker,
       devRegistry,
       log,
     );
@@ -307,8 +306,8 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
     const entry = await mf.ready;
     const served = options.tls ? entry : await mf.unsafeGetDirectURL();
     const pid = childWith(marker);
-    const replicaPid = options.replicaWorkerd ? childWith(replicaMarker) : undefined;
-    if (pid === undefined || (options.replicaWorkerd && replicaPid === undefined)) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
+    const replicaPid = replicaSide ? childWith(replicaSide.marker) : undefined;
+    if (pid === undefined || (replicaSide && replicaPid === undefined)) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
     const inspectorUrl = options.inspector ? `${(await mf.getInspectorURL()).origin}/core:user:${worker.name}` : undefined;
     let stopping: Promise<void> | undefined;
     return {
