@@ -11,7 +11,11 @@
  *   deploy or the first request); migration tags unique;
  * - `limits.cpu_ms` within 5 minutes (and only on Paid, the default plan), and long enough for an upstream stream read between two
  *   renewals (`WATCH_RENEW_SECONDS` plus the 30 s heartbeat: DESIGN.md, "CPU limits");
- * - a compatibility date from 2026-10-01 on (pending I/O keeps a hub from eviction).
+ * - a compatibility date from 2026-10-01 on (pending I/O keeps a hub from eviction);
+ * - a configuration that serves (`deploy-config.ts`): an upstream, `AUTH_MODE` decided, every
+ *   secret it names among the deploy's secrets (`[secrets] required`, which `wrangler deploy`
+ *   checks are set on the Worker, or a `--secrets-file`), with `--var KEY:VALUE` as `wrangler
+ *   deploy` takes it.
  * Exits 1 naming every problem, 0 with a summary. Needs no Cloudflare account.
  */
 import { execFile } from "node:child_process";
@@ -24,6 +28,7 @@ import { build } from "esbuild";
 import { unstable_readConfig } from "wrangler";
 import { DEFAULT_WATCH_RENEW_SECONDS, HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { buildClient } from "./build-client.ts";
+import { configurationProblems, configurationSummary, type DeployConfiguration, parseVar, secretNames } from "./deploy-config.ts";
 
 const MiB = 1024 * 1024;
 
@@ -132,9 +137,22 @@ function migrated(migrations: readonly Migration[]): { classes: Set<string>; pro
   return { classes, problems };
 }
 
-export async function checkDeploy(configPath: string, limits: DeployLimits): Promise<DeployReport> {
+/** What the deploy adds to the configuration file: `--var`s, a secrets file's names, the acknowledgement of `AUTH_MODE=none`. */
+export interface DeployInputs {
+  vars?: Readonly<Record<string, string>>;
+  secrets?: readonly string[];
+  allowUnauthenticated?: boolean;
+}
+
+export async function checkDeploy(configPath: string, limits: DeployLimits, inputs: DeployInputs = {}): Promise<DeployReport> {
   const summary: string[] = [];
   const config = unstable_readConfig({ config: configPath }, { hideWarnings: true });
+  const deployed: DeployConfiguration = {
+    vars: { ...(config.vars as Record<string, unknown>), ...inputs.vars },
+    fetchBindings: new Set([...(config.services ?? []), ...(config.vpc_services ?? [])].map((b) => b.binding)),
+    secrets: new Set([...(config.secrets?.required ?? []), ...(inputs.secrets ?? [])]),
+    allowUnauthenticated: inputs.allowUnauthenticated ?? false,
+  };
   await buildClient();
   const outdir = mkdtempSync(join(tmpdir(), "kwr-deploy-"));
   try {
@@ -175,6 +193,8 @@ export async function checkDeploy(configPath: string, limits: DeployLimits): Pro
         `an upstream stream may be read for ${readMs} ms (WATCH_RENEW_SECONDS ${renewSeconds} plus the 30 s heartbeat) by one invocation, longer than its CPU limit of ${cpuMs} ms: raise limits.cpu_ms or lower WATCH_RENEW_SECONDS`,
       );
     }
+    summary.push(`configuration: ${configurationSummary(deployed)}`);
+    problems.push(...configurationProblems(deployed));
     if (!config.compatibility_date || config.compatibility_date < MIN_COMPATIBILITY_DATE) {
       problems.push(`compatibility_date ${config.compatibility_date ?? "(none)"} is before ${MIN_COMPATIBILITY_DATE}, when pending I/O started to keep a Durable Object from eviction`);
     }
@@ -185,10 +205,34 @@ export async function checkDeploy(configPath: string, limits: DeployLimits): Pro
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { config: { type: "string", default: "wrangler.toml" }, plan: { type: "string", default: "paid" } } });
-  if (values.plan !== "paid" && values.plan !== "free") throw new Error(`--plan is free or paid, not ${values.plan}`);
-  const plan = values.plan;
-  const report = await checkDeploy(resolve(values.config), PLANS[plan]);
+  let inputs: DeployInputs;
+  let values: { config: string; plan: string };
+  try {
+    const args = parseArgs({
+      options: {
+        config: { type: "string", default: "wrangler.toml" },
+        plan: { type: "string", default: "paid" },
+        var: { type: "string", multiple: true, default: [] },
+        "secrets-file": { type: "string" },
+        "allow-unauthenticated": { type: "boolean", default: false },
+      },
+    }).values;
+    if (args.plan !== "paid" && args.plan !== "free") throw new Error(`--plan is free or paid, not ${args.plan}`);
+    const file = args["secrets-file"];
+    inputs = {
+      vars: Object.fromEntries(args.var.map(parseVar)),
+      secrets: file === undefined ? [] : secretNames(readFileSync(file, "utf8")),
+      allowUnauthenticated: args["allow-unauthenticated"],
+    };
+    values = args;
+  } catch (e) {
+    console.error(
+      `check:deploy: ${(e as Error).message} (usage: npm run check:deploy -- [--config wrangler.toml] [--plan paid|free] [--var KEY:VALUE]... [--secrets-file FILE] [--allow-unauthenticated])`,
+    );
+    process.exit(2);
+  }
+  const plan = values.plan as "paid" | "free";
+  const report = await checkDeploy(resolve(values.config), PLANS[plan], inputs);
   for (const line of report.summary) console.log(`check:deploy: ${line}`);
   if (report.problems.length > 0) {
     for (const problem of report.problems) console.error(`check:deploy: ${problem}`);

@@ -5,6 +5,7 @@
  */
 import { DEFAULT_WATCH_RENEW_SECONDS } from "./heartbeat.ts";
 import { LOG_LEVELS, type LogLevel } from "./log.ts";
+import { type ClusterEntry, parseClusters } from "./cluster-entries.ts";
 import type { Vars } from "./vars.ts";
 
 export class ConfigError extends Error {}
@@ -104,24 +105,12 @@ export function logSettings(env: Vars): LogSettings {
   };
 }
 
-/** One entry of `CLUSTERS`: `{"prod": {"url": "...", "tokenSecret": "PROD_TOKEN", "maxHubs": 50}}` or `{"binding": "PROD_VPC"}`. */
-export interface ClusterEntry {
-  url?: string;
-  binding?: string;
-  tokenSecret?: string;
-  maxHubs?: number;
-  subscribersPerHub?: number;
-}
-
-/** A Map, so a name from a request (`constructor`) can never find a prototype property. */
+/** The named clusters (`cluster-entries.ts`). */
 export function clusters(env: Vars): ReadonlyMap<string, ClusterEntry> {
-  if (!env.CLUSTERS) return new Map();
   try {
-    const parsed: unknown = JSON.parse(env.CLUSTERS);
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
-    return new Map(Object.entries(parsed as Record<string, ClusterEntry>));
+    return parseClusters(env.CLUSTERS);
   } catch (e) {
-    throw new ConfigError(`CLUSTERS must be a JSON object of {name: {url|binding, tokenSecret?, maxHubs?}}: ${(e as Error).message}`);
+    throw new ConfigError((e as Error).message);
   }
 }
 
