@@ -5,14 +5,17 @@
  * whose tokens it prints). Once ready, it prints commands that work as printed (hints.ts). Every relay variable set in this
  * process's environment reaches the Worker, secrets in memory only. The relay runs in one
  * workerd process (scripts/runtime.ts) that dies with this one, however it ends; Ctrl-C stops
- * everything this started.
+ * everything this started. `npm start -- --detach` runs it in the background and returns once
+ * the relay is ready; `npm stop` stops it (detached.ts).
  */
 import { readFileSync } from "node:fs";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
 import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Simulator } from "../src/sim/index.ts";
 import { relayUpstream } from "./demo-cluster.ts";
+import { DETACHED_ENV, detach, stopCommand } from "./detached.ts";
 import { hints, type HintContext } from "./hints.ts";
 import { localCertificate } from "./local-tls.ts";
 import { onOrphaned } from "./proc.ts";
@@ -75,7 +78,8 @@ async function main(): Promise<void> {
   }
   say(`relay ready at ${url}`);
   for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], caFile: tls?.caFile, users })) say(line);
-  say(`Ctrl-C stops the relay${sim ? " and the simulated cluster" : ""}`);
+  const stops = detached ? `${stopCommand(port)} stops` : "Ctrl-C stops";
+  say(`${stops} the relay${sim ? " and the simulated cluster" : ""}`);
 }
 
 /** The runtime's lines, as they come; one saying it ran out of heap ends the relay, saying why in one line. */
@@ -122,8 +126,26 @@ function shutdown(code: number): Promise<void> {
   return stopping;
 }
 
-// Orphaned, we would keep the relay, the simulator and their ports.
-onOrphaned(() => void shutdown(0));
+/** Started by `--detach`: its parent returns once the relay is ready, and `npm stop` ends it. */
+const detached = process.env[DETACHED_ENV] === "1";
+const args = process.argv.slice(2);
+if (args.length > 0 && !(args.length === 1 && args[0] === "--detach")) {
+  console.error(
+    `[start] npm start takes --detach (return once the relay is ready; npm stop stops it), not ${args.join(" ")}; settings are environment variables: PORT, AUTH_MODE, UPSTREAM_URL, TLS=1 (README)`,
+  );
+  process.exit(2);
+}
+if (args[0] === "--detach") {
+  const port = Number(process.env.PORT ?? 8787);
+  if (!Number.isInteger(port) || port <= 0) {
+    console.error("[start] --detach needs a fixed PORT (npm stop finds the relay by it), not 0");
+    process.exit(2);
+  }
+  process.exit(await detach(fileURLToPath(import.meta.url), port));
+}
+
+// Orphaned, we would keep the relay, the simulator and their ports (detached, that is the point).
+if (!detached) onOrphaned(() => void shutdown(0));
 
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));

@@ -1,12 +1,13 @@
 /**
  * What a newcomer pastes works as printed: each shell block of the README marked
  * `<!-- example -->` (or `<!-- example: after "npm start" -->`, for a block run against a relay
- * the reader started already) is run line by line in one shell session, as a reader would, and
- * then so is every command the `npm start` it started printed. Each block gets its own relay on
- * a free port, its own state directory and its own HOME and kubeconfig; the README's
- * `127.0.0.1:8787` and `.wrangler/state` are those. A command that watches (`watch=1`, `-w`)
- * must print a first good line, then is stopped; any other must succeed, and a `curl` must not
- * have been answered with a failure Status.
+ * the reader started already, in another terminal) is run line by line in one shell session, as
+ * a reader would, its `npm start -- --detach` too, with no wait of the test's own between lines;
+ * before the block's `npm stop`, so is every command that `npm start` printed. Each block gets
+ * its own port and state directory (`PORT` and `PERSIST_DIR` in its environment) and its own
+ * HOME and kubeconfig; the README's `127.0.0.1:8787` and `.wrangler/state` are those. A command
+ * that watches (`watch=1`, `-w`) must print a first good line, then is stopped; any other must
+ * succeed, and a `curl` must not have been answered with a failure Status.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -16,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { LineReader } from "../kit/lines.ts";
 import { have } from "../kit/tools.ts";
-import { freePort, launch, relayReady, waitForOutput, type RunningRelay } from "./harness.ts";
+import { freePort, launch, processExit, relayReady, waitForOutput, type RunningRelay } from "./harness.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const toolsHere = have("kubectl", "the README's examples") && have("curl", "the README's examples") && have("openssl", "the README's examples");
@@ -53,9 +54,9 @@ function examples(readme: string): Example[] {
   return found;
 }
 
-/** `[VAR=value ...] npm start [&]`: its variables, or `undefined` for any other command. */
+/** `[VAR=value ...] npm start[ -- --detach]`: its variables, or `undefined` for any other command. */
 function startLine(command: string): Record<string, string> | undefined {
-  const match = /^((?:[A-Z_][A-Z0-9_]*=\S+\s+)*)npm start(?:\s*&)?$/.exec(command);
+  const match = /^((?:[A-Z_][A-Z0-9_]*=\S+\s+)*)npm start(?: -- --detach)?$/.exec(command);
   if (!match) return undefined;
   return Object.fromEntries(
     (match[1] ?? "")
@@ -79,7 +80,7 @@ interface Ran {
 }
 
 /** `command` in bash with `env`: to its end, or (a watch) until its first line, then stopped. */
-function run(command: string, env: NodeJS.ProcessEnv, firstLineOnly: boolean): Promise<Ran & { first?: string }> {
+function run(command: string, env: NodeJS.ProcessEnv, firstLineOnly: boolean, ms = 60_000): Promise<Ran & { first?: string }> {
   const child = spawn("bash", ["-c", command], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -92,7 +93,7 @@ function run(command: string, env: NodeJS.ProcessEnv, firstLineOnly: boolean): P
   };
   const stdout = new LineReader(child.stdout, stop);
   const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
-  const deadline = setTimeout(stop, 60_000);
+  const deadline = setTimeout(stop, ms);
   return (async () => {
     try {
       if (firstLineOnly) {
@@ -121,25 +122,32 @@ class Session {
     this.env = { ...env };
   }
 
-  async do(command: string): Promise<void> {
+  async do(command: string): Promise<string> {
+    if (startLine(command) !== undefined) {
+      // A relay's start, in the background: it returns once the relay is ready, having printed what to try.
+      const result = await run(command, this.env, false, 120_000);
+      expect([command, result.code], `${result.stdout}\n${result.stderr}`).toEqual([command, 0]);
+      return result.stdout;
+    }
     const name = assigned(command);
     if (name) {
       const result = await run(`${command}\nprintf '%s\\n' "$${name}"`, this.env, false);
       succeeded(command, result);
       expect(result.stdout, command).not.toBe("");
       this.env[name] = result.stdout;
-      return;
+      return result.stdout;
     }
     if (watches(command)) {
       const result = await run(command, this.env, true);
       expect(result.first, `${command} printed nothing; stderr: ${result.stderr}`).toBeDefined();
       good(command, result.first!);
-      return;
+      return result.stdout;
     }
     const result = await run(command, this.env, false);
     succeeded(command, result);
     if (command.startsWith("curl ")) good(command, result.stdout);
     if (command.startsWith("echo ")) expect(result.stdout, command).toMatch(/^https?:\/\/127\.0\.0\.1:\d+\/#token=\S+$/);
+    return result.stdout;
   }
 }
 
@@ -161,6 +169,14 @@ function good(command: string, output: string): void {
   } else if (command.startsWith("kubectl")) {
     expect(first, command).toMatch(/^(NAMESPACE\s+)?NAME\s+/);
   }
+}
+
+/** Every command a relay's start printed, in a session of its own (the reader's environment as the block left it). */
+async function tryPrinted(output: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const printed = output.split("\n").flatMap((line) => /^\[start\] {5}(\S.*)$/.exec(line)?.[1] ?? []);
+  expect(printed.length).toBeGreaterThanOrEqual(2);
+  const again = new Session(env);
+  for (const command of printed) await again.do(command);
 }
 
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -188,29 +204,43 @@ describe.skipIf(!toolsHere)("the README's examples, as printed", () => {
       const home = mkdtempSync(join(tmpdir(), "readme-home-"));
       dirs.push(state, home);
       const local = (command: string) => command.replaceAll("127.0.0.1:8787", `127.0.0.1:${port}`).replaceAll(".wrangler/state", state);
-      const session = new Session({ ...process.env, HOME: home, KUBECONFIG: join(home, "kubeconfig") });
-      let relay: RunningRelay | undefined;
-      for (const command of [...(block.after ? [block.after] : []), ...block.commands].map(local)) {
-        const vars = startLine(command);
-        if (vars === undefined) {
-          await session.do(command);
-          continue;
-        }
-        expect(relay, "one relay a block").toBeUndefined();
-        relay = await relayReady(launch({ ...(session.env as Record<string, string>), ...vars, PORT: String(port), PERSIST_DIR: state }));
+      const session = new Session({ ...process.env, HOME: home, KUBECONFIG: join(home, "kubeconfig"), PORT: String(port), PERSIST_DIR: state });
+      /** What the relay's start printed: the commands it says work as printed. */
+      let printed: string | undefined;
+      let launcher: number | undefined;
+      if (block.after) {
+        // The reader's other terminal.
+        const relay = await relayReady(launch({ ...(session.env as Record<string, string>), ...startLine(block.after) }));
         started.push(relay);
+        await waitForOutput(relay.process, relay.output, "[start] Ctrl-C stops");
+        printed = relay.output();
       }
-      expect(relay, "the block starts a relay").toBeDefined();
-      await waitForOutput(relay!.process, relay!.output, "[start] Ctrl-C stops");
-      // And what that relay printed, in a session of its own (the reader's environment as the block left it).
-      const printed = relay!
-        .output()
-        .split("\n")
-        .flatMap((line) => /^\[start\] {5}(\S.*)$/.exec(line)?.[1] ?? []);
-      expect(printed.length).toBeGreaterThanOrEqual(2);
-      const again = new Session(session.env);
-      for (const command of printed) await again.do(command);
-      await relay!.stop();
+      try {
+        for (const command of block.commands.map(local)) {
+          if (command === "npm stop") {
+            expect(printed, "npm stop stops a relay the block started").toBeDefined();
+            await tryPrinted(printed!, session.env);
+            printed = undefined;
+          }
+          const output = await session.do(command);
+          if (startLine(command) !== undefined) {
+            expect(printed, "one relay a block").toBeUndefined();
+            printed = output;
+            launcher = Number(/launcher pid (\d+)/.exec(output)?.[1]);
+            expect(output).toContain(`[start] relay ready at`);
+          }
+          if (command === "npm stop") {
+            await processExit(launcher!);
+            launcher = undefined;
+          }
+        }
+        if (block.after) {
+          await tryPrinted(printed!, session.env);
+          await started.at(-1)!.stop();
+        } else expect([launcher, printed], "a block that starts a relay stops it (npm stop), having tried what it printed").toEqual([undefined, undefined]);
+      } finally {
+        if (launcher !== undefined) process.kill(-launcher, "SIGTERM");
+      }
     }, 180_000);
   }
 });
