@@ -8,7 +8,7 @@
  * per port says which launcher `npm stop` stops.
  */
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { procStat } from "./proc.ts";
@@ -17,7 +17,7 @@ import { procStat } from "./proc.ts";
 export const DETACHED_ENV = "KUBE_WATCH_RELAY_DETACHED";
 
 /** The pid file and log of the detached launcher on `port`, in the state directory (`PERSIST_DIR`). */
-export function detachedFiles(port: number, stateDir = process.env.PERSIST_DIR ?? ".wrangler/state"): { pid: string; log: string } {
+export function detachedFiles(port: number | string, stateDir = process.env.PERSIST_DIR ?? ".wrangler/state"): { pid: string; log: string } {
   const dir = resolve(stateDir);
   return { pid: join(dir, `start-${port}.pid`), log: join(dir, `start-${port}.log`) };
 }
@@ -25,25 +25,30 @@ export function detachedFiles(port: number, stateDir = process.env.PERSIST_DIR ?
 /** How a reader stops the detached relay on `port`. */
 export const stopCommand = (port: number): string => (port === 8787 ? "npm stop" : `PORT=${port} npm stop`);
 
+/** Where the launcher says the relay serves. */
+const READY = /^\[start\] relay ready at https?:\/\/[^:]+:(\d+)/m;
+
 /** The launcher's line once the relay is ready and everything is printed (start.ts's last). */
 const LAST_LINE = /^\[start\] (npm stop|PORT=\d+ npm stop) stops/m;
 
 /**
- * Start `script` (the launcher) detached on `port`, print what it prints until the relay is
- * ready, and resolve with 0; or, when it fails first, with its exit code.
+ * Start `script` (the launcher) detached on `port` (`0`: one the kernel picks as the relay binds,
+ * which the launcher prints), print what it prints until the relay is ready, and resolve with 0;
+ * or, when it fails first, with its exit code.
  */
 export async function detach(script: string, port: number): Promise<number> {
-  const files = detachedFiles(port);
-  const running = launcherOn(port);
+  const running = port === 0 ? undefined : launcherOn(port);
   if (running !== undefined) {
     console.error(`[start] a relay started with --detach already runs on port ${port} (launcher pid ${running}): ${stopCommand(port)} stops it`);
     return 1;
   }
+  // A port the kernel picks is known once the relay is ready: its files are named for it then.
+  let files = detachedFiles(port === 0 ? `0-${process.pid}` : port);
   mkdirSync(resolve(files.log, ".."), { recursive: true });
   const log = openSync(files.log, "w");
   const child = spawn(process.execPath, [script], { detached: true, stdio: ["ignore", log, log], env: { ...process.env, [DETACHED_ENV]: "1" } });
   closeSync(log);
-  writeFileSync(files.pid, `${child.pid}\n`);
+  if (port !== 0) writeFileSync(files.pid, `${child.pid}\n`);
   const exited = new Promise<number>((done) => child.once("exit", (code, signal) => done(code ?? (signal ? 128 : 1))));
   // Interrupted while it waits: the launcher it started goes too.
   const interrupt = () => {
@@ -72,6 +77,12 @@ export async function detach(script: string, port: number): Promise<number> {
   process.off("SIGINT", interrupt);
   process.off("SIGTERM", interrupt);
   child.unref();
+  if (port === 0) {
+    const bound = detachedFiles(Number(READY.exec(follow.all)?.[1]));
+    renameSync(files.log, bound.log);
+    writeFileSync(bound.pid, `${child.pid}\n`);
+    files = bound;
+  }
   console.log(`[start] the relay runs in the background (its log: ${files.log})`);
   return 0;
 }

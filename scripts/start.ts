@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   }
   say(`relay ready at ${url}`);
   for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], caFile: tls?.caFile, users })) say(line);
-  const stops = detached ? `${stopCommand(port)} stops` : "Ctrl-C stops";
+  const stops = detached ? `${stopCommand(Number(new URL(url).port))} stops` : "Ctrl-C stops";
   say(`${stops} the relay${sim ? " and the simulated cluster" : ""}`);
 }
 
@@ -131,14 +131,14 @@ const detached = process.env[DETACHED_ENV] === "1";
 const args = process.argv.slice(2);
 if (args.length > 0 && !(args.length === 1 && args[0] === "--detach")) {
   console.error(
-    `[start] npm start takes --detach (return once the relay is ready; npm stop stops it), not ${args.join(" ")}; settings are environment variables: PORT, AUTH_MODE, UPSTREAM_URL, TLS=1 (README)`,
+    `[start] npm start takes --detach (return once the relay is ready; npm stop stops it), not ${args.join(" ")}; settings are environment variables: PORT, AUTH_MODE, UPSTREAM_URL, TLS=1 (docs/configuration.md)`,
   );
   process.exit(2);
 }
 if (args[0] === "--detach") {
   const port = Number(process.env.PORT ?? 8787);
-  if (!Number.isInteger(port) || port <= 0) {
-    console.error("[start] --detach needs a fixed PORT (npm stop finds the relay by it), not 0");
+  if (!Number.isInteger(port) || port < 0) {
+    console.error(`[start] PORT must be a port number (0: one the kernel picks), not ${JSON.stringify(process.env.PORT)}`);
     process.exit(2);
   }
   process.exit(await detach(fileURLToPath(import.meta.url), port));

@@ -1,55 +1,65 @@
 /**
- * What a newcomer pastes works as printed: each shell block of the README marked
+ * What a newcomer pastes works as printed: each shell block of README.md and docs/ marked
  * `<!-- example -->` (or `<!-- example: after "npm start" -->`, for a block run against a relay
  * the reader started already, in another terminal) is run line by line in one shell session, as
  * a reader would, its `npm start -- --detach` too, with no wait of the test's own between lines;
  * before the block's `npm stop`, so is every command that `npm start` printed. Each block gets
- * its own port and state directory (`PORT` and `PERSIST_DIR` in its environment) and its own
- * HOME and kubeconfig; the README's `127.0.0.1:8787` and `.wrangler/state` are those. A command
+ * its own port (`PORT=0` in its environment: the kernel picks one as the relay binds, and the
+ * relay prints it) and state directory (`PERSIST_DIR`), and its own HOME and kubeconfig; the
+ * page's `127.0.0.1:8787` and `.wrangler/state` are those. A command
  * that watches (`watch=1`, `-w`) must print a first good line, then is stopped; any other must
  * succeed, and a `curl` must not have been answered with a failure Status.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { LineReader } from "../kit/lines.ts";
 import { have } from "../kit/tools.ts";
-import { freePort, launch, processExit, relayReady, waitForOutput, type RunningRelay } from "./harness.ts";
+import { launch, processExit, relayReady, waitForOutput, type RunningRelay } from "./harness.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const toolsHere = have("kubectl", "the README's examples") && have("curl", "the README's examples") && have("openssl", "the README's examples");
 
 interface Example {
-  /** Where the block starts in the README, to name it. */
-  line: number;
+  /** Where the block starts (`README.md:32`, `docs/auth.md:18`), to name it. */
+  at: string;
   /** What the reader started before the block, if anything (`npm start`). */
   after?: string;
   commands: string[];
 }
 
-/** The README's marked shell blocks, each as its commands (continuations joined, comment lines dropped). */
-function examples(readme: string): Example[] {
+/**
+ * A page's marked shell blocks, each as its commands (continuations joined, comment lines
+ * dropped). Every shell block stands under a marker: `<!-- example -->` and `<!-- example: after
+ * "npm start" -->` are run; `<!-- not run: why -->` says why one cannot be here (a cluster of the
+ * reader's own, a Cloudflare account).
+ */
+function examples(file: string, text: string): Example[] {
   const found: Example[] = [];
-  const lines = readme.split("\n");
+  const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
-    const marker = /^<!-- example(?:: after "([^"]+)")? -->$/.exec(lines[i]!);
-    if (!marker) continue;
-    if (lines[i + 1] !== "```sh") throw new Error(`README.md:${i + 1}: an example marker must stand right above a \`\`\`sh block`);
+    const fence = /^(\s*)```sh$/.exec(lines[i]!);
+    if (!fence) continue;
+    const above = lines[i - 1]?.slice(fence[1]!.length) ?? "";
+    if (/^<!-- not run: .+ -->$/.test(above)) continue;
+    const marker = /^<!-- example(?:: after "([^"]+)")? -->$/.exec(above);
+    if (!marker || fence[1] !== "")
+      throw new Error(`${file}:${i + 1}: a shell block stands under <!-- example -->, <!-- example: after "npm start" --> (at the start of a line) or <!-- not run: why -->`);
     const commands: string[] = [];
     let pending = "";
-    for (let j = i + 2; lines[j] !== "```"; j++) {
-      if (j >= lines.length) throw new Error(`README.md:${i + 1}: the example's block never ends`);
-      const text = lines[j]!;
-      if (text.trim() === "" || text.trim().startsWith("#")) continue;
-      pending += text.endsWith("\\") ? `${text.slice(0, -1)} ` : text;
-      if (text.endsWith("\\")) continue;
+    for (let j = i + 1; lines[j] !== "```"; j++) {
+      if (j >= lines.length) throw new Error(`${file}:${i + 1}: the example's block never ends`);
+      const line = lines[j]!;
+      if (line.trim() === "" || line.trim().startsWith("#")) continue;
+      pending += line.endsWith("\\") ? `${line.slice(0, -1)} ` : line;
+      if (line.endsWith("\\")) continue;
       commands.push(pending.trim());
       pending = "";
     }
-    found.push({ line: i + 1, ...(marker[1] ? { after: marker[1] } : {}), commands });
+    found.push({ at: `${file}:${i}`, ...(marker[1] ? { after: marker[1] } : {}), commands });
   }
   return found;
 }
@@ -70,8 +80,8 @@ function startLine(command: string): Record<string, string> | undefined {
 /** `[export ]NAME=...`: the variable it sets. */
 const assigned = (command: string): string | undefined => /^(?:export\s+)?([A-Z_][A-Z0-9_]*)=\S/.exec(command)?.[1];
 
-/** A command that keeps printing until stopped. */
-const watches = (command: string): boolean => /watch=1|\s-w(\s|$)/.test(command);
+/** A command that keeps printing until stopped: a watch, a followed log. */
+const watches = (command: string): boolean => /watch=1|follow=true|\s-[wf](\s|$)/.test(command);
 
 interface Ran {
   code: number | null;
@@ -166,7 +176,7 @@ function good(command: string, output: string): void {
     // A live view opens with its window whole; a watch with an event.
     const opening = /[?&]view=1\b/.test(command) ? ["VIEW"] : ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"];
     if (watches(command)) expect(opening, `${command}: ${first}`).toContain(parsed.type);
-  } else if (command.startsWith("kubectl")) {
+  } else if (command.startsWith("kubectl") && !/\slogs\s/.test(command)) {
     expect(first, command).toMatch(/^(NAMESPACE\s+)?NAME\s+/);
   }
 }
@@ -179,8 +189,13 @@ async function tryPrinted(output: string, env: NodeJS.ProcessEnv): Promise<void>
   for (const command of printed) await again.do(command);
 }
 
-const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-const blocks = examples(readme);
+const pages = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
+const blocks = pages.flatMap((page) => examples(page, readFileSync(join(ROOT, page), "utf8")));
 const started: RunningRelay[] = [];
 const dirs: string[] = [];
 
@@ -189,7 +204,7 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-describe.skipIf(!toolsHere)("the README's examples, as printed", () => {
+describe.skipIf(!toolsHere)("the shell blocks of README.md and docs/, as printed", () => {
   it("marks the examples of every mode", () => {
     const starts = blocks.map((b) => b.commands.map(startLine).find((vars) => vars !== undefined) ?? (b.after ? startLine(b.after) : undefined));
     const modes = starts.map((vars) => `${vars?.AUTH_MODE ?? "none"}${vars?.TLS === "1" ? "+TLS" : ""}`);
@@ -197,14 +212,15 @@ describe.skipIf(!toolsHere)("the README's examples, as printed", () => {
   });
 
   for (const block of blocks) {
-    const title = block.after ? `README.md:${block.line} (after ${block.after}): ${block.commands[0]}` : `README.md:${block.line}: ${block.commands.join(" ⏎ ").slice(0, 80)}`;
+    const title = block.after ? `${block.at} (after ${block.after}): ${block.commands[0]}` : `${block.at}: ${block.commands.join(" ⏎ ").slice(0, 80)}`;
     it(title, async () => {
-      const port = await freePort();
       const state = mkdtempSync(join(tmpdir(), "readme-state-"));
       const home = mkdtempSync(join(tmpdir(), "readme-home-"));
       dirs.push(state, home);
+      // The relay binds a port the kernel picks (PORT=0), which it prints; the page's 8787 is that port.
+      let port = 0;
       const local = (command: string) => command.replaceAll("127.0.0.1:8787", `127.0.0.1:${port}`).replaceAll(".wrangler/state", state);
-      const session = new Session({ ...process.env, HOME: home, KUBECONFIG: join(home, "kubeconfig"), PORT: String(port), PERSIST_DIR: state });
+      const session = new Session({ ...process.env, HOME: home, KUBECONFIG: join(home, "kubeconfig"), PORT: "0", PERSIST_DIR: state });
       /** What the relay's start printed: the commands it says work as printed. */
       let printed: string | undefined;
       let launcher: number | undefined;
@@ -214,20 +230,24 @@ describe.skipIf(!toolsHere)("the README's examples, as printed", () => {
         started.push(relay);
         await waitForOutput(relay.process, relay.output, "[start] Ctrl-C stops");
         printed = relay.output();
+        port = relay.port;
       }
       try {
-        for (const command of block.commands.map(local)) {
+        for (const command of block.commands) {
           if (command === "npm stop") {
             expect(printed, "npm stop stops a relay the block started").toBeDefined();
             await tryPrinted(printed!, session.env);
             printed = undefined;
           }
-          const output = await session.do(command);
+          const output = await session.do(local(command));
           if (startLine(command) !== undefined) {
             expect(printed, "one relay a block").toBeUndefined();
             printed = output;
             launcher = Number(/launcher pid (\d+)/.exec(output)?.[1]);
-            expect(output).toContain(`[start] relay ready at`);
+            port = Number(/\[start\] relay ready at https?:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+            expect(port, output).toBeGreaterThan(0);
+            // Where the reader's `npm stop` finds it.
+            session.env.PORT = String(port);
           }
           if (command === "npm stop") {
             await processExit(launcher!);
