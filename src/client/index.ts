@@ -8,7 +8,7 @@
  * watches several collections over one.
  *
  * ```ts
- * import { informer } from "kube-watch-relay/client";
+ * import { informer } from "@kube-watch-relay/client";
  * import type { Pod } from "kubernetes-types/core/v1";
  *
  * const pods = informer<Pod>("https://relay.example/api/v1/pods", {
