@@ -1,7 +1,7 @@
 // A live map of the pods in `default`, from a browser. The relay serves its client at
 // /client.js: open the relay's page (http://127.0.0.1:8787/ with `npm start`), open the
-// developer tools' console, and paste this. In an app, `import { informer } from
-// "kube-watch-relay/client"` and let your bundler include it.
+// developer tools' console, and paste this. In an app, install the client package, `import {
+// informer } from "@kube-watch-relay/client"` and let your bundler include it.
 const { informer } = await import("/client.js");
 
 const pods = informer("/api/v1/namespaces/default/pods", {

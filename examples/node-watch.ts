@@ -6,7 +6,8 @@
  *   npx node examples/node-watch.ts http://127.0.0.1:8787/api/v1/pods
  *   RELAY_TOKEN=... npx node examples/node-watch.ts https://relay.example/api/v1/namespaces/prod/pods?labelSelector=app%3Dweb
  *
- * Outside this repository, import from "kube-watch-relay/client" instead.
+ * Outside this repository, install the client package and import from "@kube-watch-relay/client"
+ * instead (the README's "Browser and Node client" says how).
  */
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { watch } from "../src/client/index.ts";

@@ -1,12 +1,13 @@
 /**
- * Bundle the browser side into `public/`: `client.js`, the client library as one ES module
+ * Bundle the browser side into `public/`: `client.js`, the client package's bundle minified
  * (any page on the relay's origin, or a devtools console, can `await import("/client.js")`),
  * and `app.js`, the live cluster page, which loads the library from `client.js` like any other
  * page would. Both are generated, not committed: `npm start` and the browser test build them.
  */
-import { build, type BuildOptions, type Plugin } from "esbuild";
+import { build, type Plugin } from "esbuild";
 import { rename, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { bundleClient } from "../packages/client/bundle.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -18,22 +19,23 @@ const libraryFromClientJs: Plugin = {
   },
 };
 
-const common: BuildOptions = {
-  absWorkingDir: root,
-  bundle: true,
-  format: "esm",
-  target: "es2022",
-  minify: true,
-  sourcemap: "linked",
-  legalComments: "none",
-  logLevel: "warning",
-  write: false,
-};
-
 export async function buildClient(): Promise<void> {
   const results = await Promise.all([
-    build({ ...common, entryPoints: ["src/client/index.ts"], outfile: "public/client.js" }),
-    build({ ...common, entryPoints: ["src/client/page/main.ts"], outfile: "public/app.js", plugins: [libraryFromClientJs] }),
+    bundleClient(`${root}public/client.js`, { minify: true, sourcemap: "linked" }),
+    build({
+      absWorkingDir: root,
+      entryPoints: ["src/client/page/main.ts"],
+      outfile: "public/app.js",
+      plugins: [libraryFromClientJs],
+      bundle: true,
+      format: "esm",
+      target: "es2022",
+      minify: true,
+      sourcemap: "linked",
+      legalComments: "none",
+      logLevel: "warning",
+      write: false,
+    }),
   ]);
   // Write-then-rename: a relay serving public/ (or a concurrent build) never sees half a file.
   for (const file of results.flatMap((r) => r.outputFiles ?? [])) {

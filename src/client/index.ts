@@ -8,7 +8,7 @@
  * watches several collections over one.
  *
  * ```ts
- * import { informer } from "kube-watch-relay/client";
+ * import { informer } from "@kube-watch-relay/client";
  * import type { Pod } from "kubernetes-types/core/v1";
  *
  * const pods = informer<Pod>("https://relay.example/api/v1/pods", {
@@ -21,7 +21,7 @@ export { watch } from "./watch.ts";
 export { informer, Informer, type InformerOptions } from "./informer.ts";
 export { view, View, type ViewCell, type ViewColumn, type ViewOptions, type ViewRow, type ViewStatus, type ViewWindow } from "./view.ts";
 export { objectKey } from "./keys.ts";
-export { WatchError } from "./errors.ts";
+export { WatchError, type WatchErrorDetails } from "./errors.ts";
 export { relaySocket, RelaySocket, type LogEnd, type RelaySocketOptions } from "./relay-socket.ts";
 export { watchMany, type Failed, type NamedUpdate, type WatchManyOptions } from "./many.ts";
 export { statsUrl } from "./url.ts";
@@ -41,3 +41,7 @@ export type {
   WatchStatus,
   WatchUpdate,
 } from "./types.ts";
+// The protocol's types that the client's own types name, so that code using it can name them too.
+export type { BackoffOptions } from "../k8s/backoff.ts";
+export type { LogParameters } from "../k8s/mux.ts";
+export type { KubeList, KubeObject, ObjectMeta, Status } from "../k8s/types.ts";
