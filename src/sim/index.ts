@@ -50,6 +50,11 @@ export interface SimulatorOptions {
   /** Start churn immediately. */
   churn?: ChurnOptions;
   /**
+   * Publish OpenAPI (the `openapi` config, default off: a server with it turned off answers 404),
+   * which `kubectl explain`, `kubectl apply` and kubectl's field validation read.
+   */
+  openapi?: boolean;
+  /**
    * Where its revisions start (default 0, so a test's are small and repeatable). A simulator that
    * stands in for one cluster across restarts starts from `clockResourceVersion()`, so a restart
    * does not take its history back in time, which to a client is an etcd restore.
@@ -114,7 +119,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       historyLimit: options.historyLimit ?? 10_000,
       selfSubjectReviews: true,
-      openapi: false,
+      openapi: options.openapi ?? false,
       clientCertificateUser: null,
       listDelayMs: 0,
     },
