@@ -39,11 +39,12 @@ export type PatchType = (typeof PATCH_TYPES)[keyof typeof PATCH_TYPES];
 
 const NAMESPACES = resourceByName("namespaces");
 const PODS = resourceByName("pods");
+const SECRETS = resourceByName("secrets");
 
 const SUBDOMAIN_HELP =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
-/** What the registry strategies fill in on create, so `kubectl get` shows a STATUS for new pods and namespaces. */
+/** What the registry strategies fill in on create: a STATUS for new pods and namespaces, a Secret's type. */
 function withCreateDefaults(def: ResourceDef, object: KubeObject): KubeObject {
   if (def === NAMESPACES) {
     const name = object.metadata?.name ?? "";
@@ -51,6 +52,7 @@ function withCreateDefaults(def: ResourceDef, object: KubeObject): KubeObject {
     return { ...object, metadata: { ...object.metadata, labels }, spec: object.spec ?? { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
   }
   if (def === PODS && object.status === undefined) return { ...object, status: { phase: "Pending", qosClass: "BestEffort" } };
+  if (def === SECRETS && !object.type) return { ...object, type: "Opaque" };
   return object;
 }
 
