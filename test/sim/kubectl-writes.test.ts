@@ -118,7 +118,7 @@ spec:
     // The container merged by name: its env kept, its image changed; and a new ReplicaSet rolled out.
     expect(deployment("hello").spec.template.spec.containers).toEqual([expect.objectContaining({ name: "hello", image: "nginx:1.28", env: [{ name: "A", value: "1" }] })]);
     await settled("hello", 2);
-    expect(podsOf("hello").map((p) => p.spec?.containers?.[0]?.image)).toEqual(["nginx:1.28", "nginx:1.28"]);
+    expect(podsOf("hello").map((p) => (p.spec as { containers: Array<{ image: string }> }).containers[0]?.image)).toEqual(["nginx:1.28", "nginx:1.28"]);
     expect(await refused("create", "-f", manifest("nginx:1.28"))).toContain('deployments.apps "hello" already exists');
   });
 
