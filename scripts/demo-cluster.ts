@@ -1,7 +1,8 @@
 /**
  * @module
  * What `npm start` and `npm run dev` relay when no `UPSTREAM_URL` is given: the simulated
- * cluster, with churn (`SIM_CHURN` changes a second, 2 by default, on `SIM_PORT` or a free port)
+ * cluster, which takes kubectl's writes (its controllers keep Deployments, ReplicaSets and Pods
+ * consistent, and it publishes OpenAPI for `kubectl apply` and `kubectl explain`), with churn (`SIM_CHURN` changes a second, 2 by default, on `SIM_PORT` or a free port)
  * and its Events, its resourceVersions counted from the clock (so clients that outlive a
  * restart hold resourceVersions of the last run, as after an API server's), and, in `kube` mode,
  * users to try it with, so kube mode can be tried without reading the simulator's source: one
@@ -61,6 +62,8 @@ export async function startDemoCluster(authMode: string, env: NodeJS.ProcessEnv 
     port: Number(env.SIM_PORT ?? 0),
     churn: { ratePerSec: Number(churn), events: true },
     initialResourceVersion: clockResourceVersion(),
+    openapi: true,
+    controllers: true,
     ...(users ? { users } : {}),
   });
   const summary = `simulated cluster at ${sim.url} (churn ${churn} changes/s; SIM_CHURN to change)${users ? `, with demo users ${users.map((u) => u.name).join(" and ")}` : ""}`;

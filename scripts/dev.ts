@@ -75,7 +75,7 @@ async function main(): Promise<void> {
     ready = true;
     const url = `http://127.0.0.1:${port}`;
     say(`relay ready at ${url}, reloaded when its source changes`);
-    for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], users })) say(line);
+    for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], users, cluster: cluster?.sim.url })) say(line);
   });
   const stop = () => wrangler.kill("SIGINT");
   process.on("SIGINT", stop);

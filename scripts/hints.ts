@@ -3,7 +3,8 @@
  * What `npm start` prints once the relay is ready: how to reach it, as commands that work when
  * pasted into a shell as printed (each on a line of its own, indented under a line that says
  * what it does). In `jwt` mode a token is minted first; in `kube` mode with the simulated
- * cluster, each demo user's token comes with a command its rights allow. Over `https://`
+ * cluster, each demo user's token comes with a command its rights allow; with the simulated
+ * cluster, its address and a write to make there, whose pods the watch shows. Over `https://`
  * (`TLS=1`) kubectl gets the CA, and the kubeconfig lines add the relay beside the reader's
  * clusters without switching the current context.
  */
@@ -17,14 +18,19 @@ export interface HintContext {
   caFile?: string | undefined;
   /** `kube` mode's demo users, when the relay's cluster is the simulated one. */
   users?: DemoUser[] | undefined;
+  /** The simulated cluster's address, when the relay relays it. */
+  cluster?: string | undefined;
 }
+
+/** The write `npm start` suggests: team-a's pods, which every printed watch sees, change with it. */
+export const DEMO_WRITE = "scale deploy/web -n team-a --replicas=6";
 
 /** The name the relay gets in a kubeconfig: cluster, user and context alike. */
 export const KUBECONFIG_NAME = "kube-watch-relay";
 
 const command = (line: string) => `    ${line}`;
 
-export function hints({ url, mode, caFile, users }: HintContext): string[] {
+export function hints({ url, mode, caFile, users, cluster }: HintContext): string[] {
   const tokens = mode !== "none";
   const words = (...parts: Array<string | false>) => command(parts.filter((part) => part !== false).join(" "));
   const curl = (path: string, watch = false) => words("curl", watch && "-N", caFile !== undefined && `--cacert '${caFile}'`, tokens && '-H "Authorization: Bearer $TOKEN"', `'${url}${path}'`);
@@ -62,6 +68,10 @@ export function hints({ url, mode, caFile, users }: HintContext): string[] {
     lines.push(command(`echo "${url}/#token=$TOKEN"`));
   }
   if (!kubectlWorks) lines.push("  kubectl sends no token over http://: start the relay with TLS=1 for an https:// address kubectl can use");
+  if (cluster) {
+    lines.push(`  the simulated cluster is at ${cluster} and takes kubectl's writes (create, apply, scale, edit, delete...); make one there, and see its pods come through the watch above:`);
+    lines.push(command(`kubectl --server ${cluster} ${DEMO_WRITE}`));
+  }
   if (caFile) {
     lines.push(`  or add the relay to your kubeconfig beside your clusters (your current context stays as it is), and use it with --context ${KUBECONFIG_NAME}:`);
     lines.push(command(`kubectl config set-cluster ${KUBECONFIG_NAME} --server ${url} --certificate-authority '${caFile}' --embed-certs`));

@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     return fail(`the relay cannot reach the upstream at ${vars.UPSTREAM_URL} although this launcher could (its log above says why; for https://, NODE_EXTRA_CA_CERTS must name the CA)`);
   }
   say(`relay ready at ${url}`);
-  for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], caFile: tls?.caFile, users })) say(line);
+  for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], caFile: tls?.caFile, users, cluster: sim?.url })) say(line);
   const stops = detached ? `${stopCommand(Number(new URL(url).port))} stops` : "Ctrl-C stops";
   say(`${stops} the relay${sim ? " and the simulated cluster" : ""}`);
 }

@@ -15,6 +15,7 @@
  * `schemaValidation.validateResource`), so a mistaken `kubectl apply` reaches the relay's
  * read-only 405, which says what is wrong, instead of failing to download a schema.
  */
+import { emptyOpenApiV2Json, OPENAPI_V2_PROTOBUF } from "../k8s/openapi-v2.ts";
 import { isDnsLabel } from "../k8s/path.ts";
 import { serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { DocumentUnavailable, type DocumentCache, type DocumentFetch, type UpstreamDocument } from "./document-cache.ts";
@@ -35,9 +36,6 @@ const V3 = "/openapi/v3";
 /** What the upstream is asked with: kubectl's own Accept for each representation. */
 const JSON_TYPE = "application/json";
 const PROTOBUF = { v2: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", v3: "application/com.github.proto-openapi.spec.v3@v1.0+protobuf" };
-
-/** kube-openapi's protobuf media type, with the `.` spelling Go's mime parser accepts in a Content-Type. */
-const V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 /** Where the documents live, and the index's current location of each, parsed once per index document. */
 const indexes = new WeakMap<UpstreamDocument, Map<string, string>>();
@@ -115,7 +113,6 @@ function respond(document: UpstreamDocument, request: Request, caching: boolean)
 /** An OpenAPI v2 document with no definitions: empty protobuf (zero bytes) or minimal JSON, as asked. */
 function emptyV2(protobuf: boolean): Response {
   const headers = { "cache-control": "no-cache, private" };
-  if (protobuf) return new Response(new Uint8Array(0), { headers: { ...headers, "content-type": V2_PROTOBUF } });
-  const document = { swagger: "2.0", info: { title: "the upstream API server publishes no OpenAPI document", version: "unversioned" }, paths: {} };
-  return new Response(`${JSON.stringify(document)}\n`, { headers: { ...headers, "content-type": "application/json" } });
+  if (protobuf) return new Response(new Uint8Array(0), { headers: { ...headers, "content-type": OPENAPI_V2_PROTOBUF } });
+  return new Response(emptyOpenApiV2Json("the upstream API server publishes no OpenAPI document"), { headers: { ...headers, "content-type": "application/json" } });
 }

@@ -9,26 +9,29 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseFieldSelector } from "../k8s/fields.ts";
 import { isWatch, parseListOptions, parseWatchOptions } from "../k8s/options.ts";
 import { isValidObjectName, parseApiPath, collectionPath, type ApiPath, type ResourcePath } from "../k8s/path.ts";
-import { failure, internalError, methodNotAllowed, notFound, tooLargeResourceVersion, unauthorized } from "../k8s/status.ts";
+import { badRequest, failure, internalError, methodNotAllowed, notFound, tooLargeResourceVersion, unauthorized } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { AGGREGATED_DISCOVERY, negotiate, notAcceptable, type Representation } from "../k8s/negotiate.ts";
 import { tableOptions, toTable } from "../k8s/table.ts";
 import { discoveryDocument } from "./discovery.ts";
 import { ApiError, pathNotFound, unsupportedMediaType } from "./errors.ts";
 import { requestFilter } from "./filter.ts";
-import { readJson, sendJson, sendList, sendStatus, wantsPretty } from "./http.ts";
+import { readBytes, readJson, sendJson, sendList, sendStatus, wantsPretty } from "./http.ts";
 import { FRESHNESS_WAIT_MS, listBody, listObjects } from "./list.ts";
 import { serveLog } from "./logs.ts";
 import { OPENAPI_PREFIX, serveOpenApi } from "./openapi.ts";
 import { authorize, certificateIdentity, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
 import type { Verb } from "./requestlog.ts";
-import { findResource, type ApiResource, type ResourceDef } from "./resources.ts";
+import { findResource, SUBRESOURCES, type ApiResource, type ResourceDef } from "./resources.ts";
 import { findMetricsResource, metricsItems, metricsList, metricsObject } from "./metrics.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
 import { reviewAnswer, type Answer } from "./reviews.ts";
 import type { SimState } from "./state.ts";
 import { WatchStream } from "./watch.ts";
-import { PATCH_TYPES } from "./writes.ts";
+import { PATCH_TYPES, type Propagation, type WriteOptions } from "./writes.ts";
+import { decodeProtobuf, PROTOBUF } from "./protobuf.ts";
+import { patchScale, replaceScale, scaleOf } from "./scale.ts";
+import { parseFieldValidation } from "./validation.ts";
 
 const WRITE_VERBS: Record<string, Verb> = { POST: "create", PUT: "update", PATCH: "patch", DELETE: "delete" };
 
@@ -105,8 +108,10 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
       if (method !== "GET") throw new ApiError(methodNotAllowed());
       return serveLog(state.store, state.logs, req, res, path.namespace, path.name, query);
     }
-    if (!def || path.subresource !== undefined || (path.namespace !== undefined && !def.namespaced)) throw new ApiError(pathNotFound());
+    const scaled = def !== undefined && path.subresource === "scale" && SUBRESOURCES.some((s) => s.parent === def && s.subresource === "scale");
+    if (!def || (path.subresource !== undefined && !scaled) || (path.namespace !== undefined && !def.namespaced)) throw new ApiError(pathNotFound());
     if (def.namespaced && path.namespace === undefined && path.name !== undefined) throw new ApiError(pathNotFound());
+    if (scaled) return await serveScale(state, req, res, def, path, query, pretty);
     await serveResource(state, req, res, def, path, verb, query, pretty);
   } catch (e) {
     if (res.headersSent) {
@@ -174,22 +179,94 @@ async function serveResource(state: SimState, req: IncomingMessage, res: ServerR
     return sendJson(res, 200, object, { pretty });
   }
   if (method === "POST" && name === undefined && (namespace !== undefined || !def.namespaced)) {
-    requireContentType(req, ["application/json"]);
-    return sendJson(res, 201, state.writes.create(def, namespace, await readJson(req)), { pretty });
+    const options = writeOptions(query);
+    const created = state.writes.create(def, namespace, await readObject(req, def), options);
+    return sendWritten(res, 201, created, options, pretty);
   }
   if (method === "PUT" && name !== undefined) {
-    requireContentType(req, ["application/json"]);
-    return sendJson(res, 200, state.writes.replace(def, namespace, name, await readJson(req)), { pretty });
+    const options = writeOptions(query);
+    return sendWritten(res, 200, state.writes.replace(def, namespace, name, await readObject(req, def), options), options, pretty);
   }
   if (method === "PATCH" && name !== undefined) {
-    const type = requireContentType(req, Object.keys(PATCH_TYPES)) as keyof typeof PATCH_TYPES;
-    return sendJson(res, 200, state.writes.patch(def, namespace, name, PATCH_TYPES[type], await readJson(req)), { pretty });
+    const options = writeOptions(query);
+    const type = requireContentType(req, patchTypesOf(def)) as keyof typeof PATCH_TYPES;
+    return sendWritten(res, 200, state.writes.patch(def, namespace, name, PATCH_TYPES[type], await readJson(req), options), options, pretty);
   }
   if (method === "DELETE" && name !== undefined) {
-    const deleted = state.writes.remove(def, namespace, name);
+    writeOptions(query);
+    const deleted = state.writes.remove(def, namespace, name, await readPropagation(req));
     return sendJson(res, 200, def.returnDeletedObject ? deleted : deletedStatus(def, deleted), { pretty });
   }
   throw new ApiError(methodNotAllowed());
+}
+
+/** Custom resources take no strategic merge patch (the API server's 415 for them lists the others). */
+const patchTypesOf = (def: ResourceDef): string[] => Object.keys(PATCH_TYPES).filter((t) => !def.custom || PATCH_TYPES[t as keyof typeof PATCH_TYPES] !== "strategic");
+
+const dryRunRefused = (): ApiError => new ApiError(badRequest("the simulated cluster does not do server-side dry runs (dryRun=All): use kubectl's --dry-run=client, or leave the flag out"));
+
+/** A write's query: its field validation; a dry run, which the simulator does not do, is refused rather than done for real. */
+function writeOptions(query: URLSearchParams): WriteOptions & { warnings: string[] } {
+  if (query.getAll("dryRun").some((v) => v !== "")) throw dryRunRefused();
+  return { fieldValidation: parseFieldValidation(query), warnings: [] };
+}
+
+/** A written object, with a `Warning` header for each field `fieldValidation=Warn` found unknown. */
+function sendWritten(res: ServerResponse, code: number, object: unknown, options: { warnings: string[] }, pretty: boolean): void {
+  if (options.warnings.length)
+    res.setHeader(
+      "Warning",
+      options.warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+    );
+  sendJson(res, code, object, { pretty });
+}
+
+/** A create or update body: JSON, or for built-in kinds the protobuf kubectl's typed client sends. */
+async function readObject(req: IncomingMessage, def: ResourceDef): Promise<unknown> {
+  const type = requireContentType(req, def.custom ? ["application/json"] : ["application/json", PROTOBUF]);
+  return type === PROTOBUF ? decodeProtobuf(await readBytes(req)) : readJson(req);
+}
+
+/** DELETE's optional `DeleteOptions` body: its `propagationPolicy` (Background when not given). */
+async function readPropagation(req: IncomingMessage): Promise<Propagation> {
+  const body = await readBytes(req);
+  if (body.length === 0) return "Background";
+  let options: unknown;
+  try {
+    options = JSON.parse(body.toString("utf8"));
+  } catch {
+    throw new ApiError(badRequest("the body of a DELETE must be a JSON DeleteOptions, or empty"));
+  }
+  const { propagationPolicy: policy = "Background", dryRun = [] } = (options ?? {}) as { propagationPolicy?: unknown; dryRun?: unknown };
+  if (Array.isArray(dryRun) && dryRun.length > 0) throw dryRunRefused();
+  if (policy !== "Background" && policy !== "Foreground" && policy !== "Orphan") {
+    throw new ApiError(badRequest(`propagationPolicy must be Background, Foreground or Orphan, not ${JSON.stringify(policy)}`));
+  }
+  return policy;
+}
+
+/** `.../deployments/web/scale`: read, replace or patch the Scale of a Deployment or ReplicaSet. */
+async function serveScale(state: SimState, req: IncomingMessage, res: ServerResponse, def: ResourceDef, path: ResourcePath, query: URLSearchParams, pretty: boolean): Promise<void> {
+  const { namespace, name } = path;
+  if (name === undefined || path.legacyWatch) throw new ApiError(pathNotFound());
+  const object = state.store.get(def, metaNamespaceKey(namespace, name));
+  if (!object) throw new ApiError(notFound(def.resource, name, def.group));
+  switch (req.method) {
+    case "GET":
+      readRepresentation(req);
+      return sendJson(res, 200, scaleOf(object), { pretty });
+    case "PUT":
+      writeOptions(query);
+      requireContentType(req, ["application/json"]);
+      return sendJson(res, 200, replaceScale(state.writes, def, object, await readJson(req)), { pretty });
+    case "PATCH": {
+      writeOptions(query);
+      const type = requireContentType(req, Object.keys(PATCH_TYPES)) as keyof typeof PATCH_TYPES;
+      return sendJson(res, 200, patchScale(state.writes, def, object, PATCH_TYPES[type], await readJson(req)), { pretty });
+    }
+    default:
+      throw new ApiError(methodNotAllowed());
+  }
 }
 
 /**

@@ -89,8 +89,12 @@ export class Churn {
   #last = 0;
   #budget = 0;
 
+  /** With controllers, ReplicaSets keep their pods' number: churn deletes pods (which they replace) but makes none. */
+  readonly #controlled: boolean;
+
   /** `eventRng`: the Events' own, so recording them leaves churn's sequence as it would be without. */
-  constructor(store: Store, writes: Writes, cluster: Cluster, rng: Random, eventRng: Random) {
+  constructor(store: Store, writes: Writes, cluster: Cluster, rng: Random, eventRng: Random, controlled = false) {
+    this.#controlled = controlled;
     this.#store = store;
     this.#writes = writes;
     this.#cluster = cluster;
@@ -184,12 +188,21 @@ export class Churn {
     const live = pods.live.keys;
     const terminating = pods.terminating.keys;
     if (terminating.length > 0 && rng.chance(0.5)) return void this.#store.remove(PODS, rng.pick(terminating));
+    if (this.#controlled) return this.#disturb(live);
     if (live.length === 0 || live.length < target * 0.75) return this.#create(namespace);
     if (live.length > target * 1.25) return this.#terminate(rng.pick(live));
     const r = rng.next();
     if (r < 0.15) return this.#create(namespace);
     if (r < 0.3) return this.#terminate(rng.pick(live));
     this.#update(rng.pick(live), (pod) => this.#progress(pod));
+  }
+
+  /** Under controllers: a pod is deleted now and then (its ReplicaSet replaces it), or changes as running pods do. */
+  #disturb(live: readonly string[]): void {
+    if (live.length === 0) return;
+    const key = this.#rng.pick(live);
+    if (this.#rng.chance(0.15)) return this.#terminate(key);
+    this.#update(key, (pod) => this.#progress(pod));
   }
 
   #terminate(key: string): void {

@@ -5,7 +5,7 @@
  * aggregated discovery (`APIGroupDiscoveryList`, what kubectl ≥1.30 asks for first). Shapes and field
  * order follow the API server's output (see `api/discovery/*.json` in kubernetes/kubernetes).
  */
-import { DISCOVERABLE, GROUPS, type ApiResource } from "./resources.ts";
+import { DISCOVERABLE, GROUPS, SUBRESOURCES, type ApiResource } from "./resources.ts";
 
 const VERSION_INFO = {
   major: "1",
@@ -37,6 +37,20 @@ function apiResource(r: ApiResource): Record<string, unknown> {
   return entry;
 }
 
+/** A resource's entry followed by its subresources' (`deployments/scale`, with the Scale kind's group and version). */
+const withSubresources = (r: ApiResource): Array<Record<string, unknown>> => [
+  apiResource(r),
+  ...SUBRESOURCES.filter((s) => s.parent === r).map((s) => ({
+    name: `${r.resource}/${s.subresource}`,
+    singularName: "",
+    namespaced: r.namespaced,
+    group: s.group,
+    version: s.version,
+    kind: s.kind,
+    verbs: [...s.verbs],
+  })),
+];
+
 function apiGroup(group: string): Record<string, unknown> {
   const versions = versionsOf(group).map((version) => ({ groupVersion: `${group}/${version}`, version }));
   return { name: group, versions, preferredVersion: versions[0] };
@@ -54,6 +68,8 @@ function discoveryResource(r: ApiResource): Record<string, unknown> {
   };
   if (r.shortNames.length) entry.shortNames = r.shortNames;
   if (r.categories.length) entry.categories = r.categories;
+  const subresources = SUBRESOURCES.filter((s) => s.parent === r).map((s) => ({ subresource: s.subresource, responseKind: { group: s.group, version: s.version, kind: s.kind }, verbs: [...s.verbs] }));
+  if (subresources.length) entry.subresources = subresources;
   return entry;
 }
 
@@ -89,7 +105,7 @@ export function discoveryDocument(path: string, aggregated: boolean, serverAddre
   const core = /^\/api\/([^/]+)$/.exec(path);
   if (core?.[1] && versionsOf("").includes(core[1])) {
     // The core group's resource list carries no apiVersion; named groups' lists do.
-    return { kind: "APIResourceList", groupVersion: core[1], resources: inGroupVersion("", core[1]).map(apiResource) };
+    return { kind: "APIResourceList", groupVersion: core[1], resources: inGroupVersion("", core[1]).flatMap(withSubresources) };
   }
   const named = /^\/apis\/([^/]+)(?:\/([^/]+))?$/.exec(path);
   const group = named?.[1];
@@ -97,5 +113,5 @@ export function discoveryDocument(path: string, aggregated: boolean, serverAddre
   const version = named?.[2];
   if (version === undefined) return { kind: "APIGroup", apiVersion: "v1", ...apiGroup(group) };
   if (!versionsOf(group).includes(version)) return undefined;
-  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: `${group}/${version}`, resources: inGroupVersion(group, version).map(apiResource) };
+  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: `${group}/${version}`, resources: inGroupVersion(group, version).flatMap(withSubresources) };
 }

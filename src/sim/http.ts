@@ -75,6 +75,10 @@ export function wantsPretty(req: IncomingMessage, query: URLSearchParams): boole
 const MAX_BODY = 3 * 1024 * 1024;
 
 export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readBytes(req)).toString("utf8");
+}
+
+export async function readBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -82,7 +86,7 @@ export async function readBody(req: IncomingMessage): Promise<string> {
     if (size > MAX_BODY) throw new ApiError(failure(413, "RequestEntityTooLarge", `Request entity too large: limit is ${MAX_BODY}`));
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 /** Parse a JSON body, or fail with 400 naming the parse error. */

@@ -50,6 +50,17 @@ export interface SimulatorOptions {
   /** Start churn immediately. */
   churn?: ChurnOptions;
   /**
+   * Publish OpenAPI (the `openapi` config, default off: a server with it turned off answers 404),
+   * which `kubectl explain`, `kubectl apply` and kubectl's field validation read.
+   */
+  openapi?: boolean;
+  /**
+   * Run the workload controllers (default off): Deployments own ReplicaSets that own Pods,
+   * scaling and rollouts make and remove pods, pods start a moment after they are made, and
+   * statuses follow the pods. Off, objects change only when written (the benchmark's churn).
+   */
+  controllers?: boolean;
+  /**
    * Where its revisions start (default 0, so a test's are small and repeatable). A simulator that
    * stands in for one cluster across restarts starts from `clockResourceVersion()`, so a restart
    * does not take its history back in time, which to a client is an etcd restore.
@@ -108,13 +119,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const state = new SimState({
     seed: options.seed ?? 1,
     initial: options.initial ?? {},
+    controllers: options.controllers ?? false,
     token: options.token,
     users: options.users ?? [],
     config: {
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       historyLimit: options.historyLimit ?? 10_000,
       selfSubjectReviews: true,
-      openapi: false,
+      openapi: options.openapi ?? false,
       clientCertificateUser: null,
       listDelayMs: 0,
     },

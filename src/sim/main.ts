@@ -13,6 +13,8 @@ const USAGE = `usage: npm run sim -- [options]
   --churn R                 pod operations per second (default 0)
   --churn-namespaces a,b    namespaces to churn (default: the seeded ones)
   --no-events               churn records no Events (by default it records what a cluster would)
+  --no-controllers          no workload controllers: Deployments, ReplicaSets and Pods change only when written
+  --no-openapi              publish no OpenAPI (kubectl apply and explain need it)
   --namespaces a,b          seeded namespaces (default default,team-a,team-b,team-c)
   --pods-per-namespace N    seeded pods per namespace (default 8)
   --nodes N                 seeded nodes (default 3)
@@ -30,6 +32,8 @@ const { values } = parseArgs({
     churn: { type: "string", default: "0" },
     "churn-namespaces": { type: "string" },
     events: { type: "boolean", default: true },
+    controllers: { type: "boolean", default: true },
+    openapi: { type: "boolean", default: true },
     namespaces: { type: "string" },
     "pods-per-namespace": { type: "string" },
     nodes: { type: "string" },
@@ -86,6 +90,8 @@ const sim = await startSimulator({
     nodes: number("nodes", values.nodes),
     deployments: number("deployments", values.deployments),
   },
+  controllers: values.controllers,
+  openapi: values.openapi,
   churn: churnRate > 0 ? { ratePerSec: churnRate, events: values.events, ...(churnNamespaces ? { namespaces: churnNamespaces } : {}) } : undefined,
   // A cluster that restarts keeps going forward in resourceVersions, as etcd does.
   initialResourceVersion: clockResourceVersion(),
@@ -95,7 +101,9 @@ const stats = sim.stats();
 console.log(`simulated Kubernetes API server (v1.34) listening on ${sim.url}`);
 console.log(`  resources: ${RESOURCES.map((r) => r.id).join(", ")}`);
 console.log(`  resourceVersion ${stats.resourceVersion}; churn ${stats.churn.ratePerSec}/s over ${stats.churn.namespaces.join(", ")}`);
-console.log(`  try: kubectl --server ${sim.url}${values.token ? ` --token ${values.token}` : ""} get pods -A`);
+const kubectl = `kubectl --server ${sim.url}${values.token ? ` --token ${values.token}` : ""}`;
+console.log(`  try: ${kubectl} get pods -A -w`);
+console.log(`  and in another shell: ${kubectl} scale deploy/web --replicas=6`);
 console.log(`  control: ${sim.url}/_sim/stats, /_sim/requests, POST /_sim/{churn,config,faults,reset}, GET|PUT /_sim/users`);
 
 let stopping = false;

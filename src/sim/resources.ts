@@ -93,6 +93,26 @@ export const RESOURCES: readonly ResourceDef[] = [
   define({ group: "example.com", version: "v1", resource: "widgets", kind: "Widget", namespaced: true, shortNames: ["wdg"], storageVersionHash: "Hq4hO6bQ4hE=", custom: true }),
 ];
 
+/** A subresource with a kind of its own: `deployments/scale` reads and writes an `autoscaling/v1` `Scale`. */
+export interface Subresource {
+  parent: ResourceDef;
+  subresource: string;
+  group: string;
+  version: string;
+  kind: string;
+  verbs: readonly string[];
+}
+
+/** The scale subresources `kubectl scale` finds in discovery (`scale.go`). */
+export const SUBRESOURCES: readonly Subresource[] = RESOURCES.filter((r) => r.resource === "deployments" || r.resource === "replicasets").map((parent) => ({
+  parent,
+  subresource: "scale",
+  group: "autoscaling",
+  version: "v1",
+  kind: "Scale",
+  verbs: ["get", "patch", "update"],
+}));
+
 const review = (group: string, resource: string, kind: string): ApiResource => ({
   group,
   version: "v1",

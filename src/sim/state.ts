@@ -6,6 +6,7 @@
  */
 import { badRequest } from "../k8s/status.ts";
 import { Churn, type ChurnOptions } from "./churn.ts";
+import { Controllers } from "./controllers.ts";
 import { ApiError } from "./errors.ts";
 import { Faults, type FaultRequest } from "./faults.ts";
 import { LogFollows } from "./logs.ts";
@@ -48,11 +49,14 @@ interface World {
   cluster: Cluster;
   writes: Writes;
   churn: Churn;
+  controllers: Controllers | undefined;
 }
 
 export class SimState {
   readonly seed: number;
   readonly initial: InitialOptions;
+  /** Run the workload controllers (`controllers.ts`). */
+  readonly controllers: boolean;
   /** Identities and their rules; like the config, they outlive `reset`. */
   readonly users: Users;
   readonly config: SimConfig;
@@ -64,9 +68,10 @@ export class SimState {
   readonly timeouts: Random;
   #world: World;
 
-  constructor(options: { seed: number; initial: InitialOptions; token: string | undefined; users: unknown; config: SimConfig; initialResourceVersion?: number | undefined }) {
+  constructor(options: { seed: number; initial: InitialOptions; controllers?: boolean; token: string | undefined; users: unknown; config: SimConfig; initialResourceVersion?: number | undefined }) {
     this.seed = options.seed;
     this.initial = options.initial;
+    this.controllers = options.controllers ?? false;
     this.users = new Users(options.token, options.users);
     this.config = { ...options.config };
     this.timeouts = new Random(options.seed + 3);
@@ -82,8 +87,9 @@ export class SimState {
     const cluster = new Cluster(store, new Random(this.seed), this.initial);
     store.compact();
     const writes = new Writes(store, new Random(this.seed + 2));
-    const churn = new Churn(store, writes, cluster, new Random(this.seed + 1), new Random(this.seed + 4));
-    return { store, cluster, writes, churn };
+    const controllers = this.controllers ? new Controllers(store, new Random(this.seed + 5), cluster.nodes) : undefined;
+    const churn = new Churn(store, writes, cluster, new Random(this.seed + 1), new Random(this.seed + 4), controllers !== undefined);
+    return { store, cluster, writes, churn, controllers };
   }
 
   get store(): Store {
@@ -164,6 +170,7 @@ export class SimState {
     this.faults.clear();
     this.log.reset();
     this.#world.churn.close();
+    this.#world.controllers?.close();
     this.#world.store.close();
     this.#world = this.#build(from);
   }
@@ -172,6 +179,7 @@ export class SimState {
     this.watchers.forEach((w) => w.end());
     this.logs.endAll();
     this.#world.churn.close();
+    this.#world.controllers?.close();
     this.#world.store.close();
   }
 }

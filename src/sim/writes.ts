@@ -10,28 +10,41 @@ import type { KubeObject } from "../k8s/types.ts";
 import { alreadyExists, ApiError, conflict, invalid } from "./errors.ts";
 import { namespaceObject } from "./fixtures.ts";
 import { acceptBody, isJsonObject, timestamp } from "./meta.ts";
-import { jsonPatch, mergePatch } from "./patch.ts";
+import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.ts";
 import { NAME_ALPHABET, type Random } from "./random.ts";
 import { apiVersionOfResource, RESOURCES, resourceByName, type ResourceDef } from "./resources.ts";
+import { kindSchema } from "./schemas.ts";
+import { validateFields, type FieldValidation } from "./validation.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
 import type { Store } from "./store.ts";
+import { isDeepStrictEqual } from "node:util";
 
-/** PATCH Content-Types the simulator reads; strategic merge is applied as a merge patch. */
+/** What a request asks of a write beyond its body: field validation, whose warnings are collected in `warnings`. */
+export interface WriteOptions {
+  fieldValidation?: FieldValidation;
+  warnings?: string[];
+}
+
+/** What happens to the objects a deleted one owns (`DeleteOptions.propagationPolicy`). */
+export type Propagation = "Background" | "Foreground" | "Orphan";
+
+/** PATCH Content-Types the simulator reads (custom resources take no strategic merge patch, as on the API server). */
 export const PATCH_TYPES = {
   "application/json-patch+json": "json",
   "application/merge-patch+json": "merge",
-  "application/strategic-merge-patch+json": "merge",
+  "application/strategic-merge-patch+json": "strategic",
 } as const;
 
 export type PatchType = (typeof PATCH_TYPES)[keyof typeof PATCH_TYPES];
 
 const NAMESPACES = resourceByName("namespaces");
 const PODS = resourceByName("pods");
+const SECRETS = resourceByName("secrets");
 
 const SUBDOMAIN_HELP =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
-/** What the registry strategies fill in on create, so `kubectl get` shows a STATUS for new pods and namespaces. */
+/** What the registry strategies fill in on create: a STATUS for new pods and namespaces, a Secret's type. */
 function withCreateDefaults(def: ResourceDef, object: KubeObject): KubeObject {
   if (def === NAMESPACES) {
     const name = object.metadata?.name ?? "";
@@ -39,8 +52,15 @@ function withCreateDefaults(def: ResourceDef, object: KubeObject): KubeObject {
     return { ...object, metadata: { ...object.metadata, labels }, spec: object.spec ?? { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
   }
   if (def === PODS && object.status === undefined) return { ...object, status: { phase: "Pending", qosClass: "BestEffort" } };
+  if (def === SECRETS && !object.type) return { ...object, type: "Opaque" };
   return object;
 }
+
+/** Kinds whose metadata.generation counts changes to their spec (workloads and custom resources). */
+const hasGeneration = (def: ResourceDef): boolean => def.group === "apps" || def.custom;
+
+/** Kinds that own others here: a Deployment its ReplicaSets, a ReplicaSet its Pods. */
+const OWNERS: Record<string, ResourceDef> = { Deployment: resourceByName("replicasets"), ReplicaSet: PODS };
 
 export class Writes {
   readonly #store: Store;
@@ -73,8 +93,9 @@ export class Writes {
     return current;
   }
 
-  create(def: ResourceDef, namespace: string | undefined, body: unknown): KubeObject {
+  create(def: ResourceDef, namespace: string | undefined, body: unknown, options: WriteOptions = {}): KubeObject {
     const object = this.#accept(def, namespace, body);
+    this.#validate(def, object, options);
     const meta = object.metadata ?? {};
     const name = meta.name || (meta.generateName ? meta.generateName + this.#rng.string(NAME_ALPHABET, 5) : "");
     if (!name) throw new ApiError(invalid(def.kind, def.group, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required"));
@@ -83,12 +104,13 @@ export class Writes {
     if (this.#store.get(def, key)) throw new ApiError(alreadyExists(def.resource, def.group, name));
     if (meta.namespace) this.ensureNamespace(meta.namespace);
     // Server-owned fields; the store stamps resourceVersion.
-    object.metadata = { ...meta, name, uid: this.#rng.uuid(), creationTimestamp: timestamp(Date.now()), deletionTimestamp: undefined };
+    object.metadata = { ...meta, name, uid: this.#rng.uuid(), creationTimestamp: timestamp(Date.now()), deletionTimestamp: undefined, ...(hasGeneration(def) ? { generation: 1 } : {}) };
     return this.#store.put(def, key, withCreateDefaults(def, object)).object;
   }
 
-  replace(def: ResourceDef, namespace: string | undefined, name: string, body: unknown): KubeObject {
+  replace(def: ResourceDef, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): KubeObject {
     const object = this.#accept(def, namespace, body);
+    this.#validate(def, object, options);
     const meta = object.metadata ?? {};
     if (meta.name !== undefined && meta.name !== name) {
       throw new ApiError(badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`));
@@ -96,10 +118,17 @@ export class Writes {
     return this.#update(def, namespace, name, object);
   }
 
-  patch(def: ResourceDef, namespace: string | undefined, name: string, type: PatchType, patch: unknown): KubeObject {
+  patch(def: ResourceDef, namespace: string | undefined, name: string, type: PatchType, patch: unknown, options: WriteOptions = {}): KubeObject {
     const current = this.#existing(def, namespace, name);
-    const patched = type === "json" ? jsonPatch(current, patch) : mergePatch(current, patch);
-    return this.#update(def, namespace, name, this.#accept(def, namespace, patched));
+    const patched = type === "json" ? jsonPatch(current, patch) : type === "strategic" ? strategicMergePatch(current, patch, kindSchema(def)) : mergePatch(current, patch);
+    const object = this.#accept(def, namespace, patched);
+    this.#validate(def, object, options);
+    return this.#update(def, namespace, name, object);
+  }
+
+  #validate(def: ResourceDef, object: KubeObject, options: WriteOptions): void {
+    const warnings = validateFields(object, kindSchema(def), options.fieldValidation ?? "Ignore");
+    options.warnings?.push(...warnings);
   }
 
   /** Shared by replace and patch: optimistic concurrency, then keep what the server owns. */
@@ -111,12 +140,18 @@ export class Writes {
       throw new ApiError(conflict(def.resource, def.group, name));
     }
     const owned = current.metadata ?? {};
-    object.metadata = { ...meta, name, uid: owned.uid, creationTimestamp: owned.creationTimestamp, deletionTimestamp: owned.deletionTimestamp };
+    // A change to what the object asks for (anything but metadata and status) is a new generation, which controllers observe.
+    const generation = hasGeneration(def) ? (owned.generation ?? 1) + (isDeepStrictEqual(object.spec, current.spec) ? 0 : 1) : meta.generation;
+    object.metadata = { ...meta, name, uid: owned.uid, creationTimestamp: owned.creationTimestamp, deletionTimestamp: owned.deletionTimestamp, generation };
     return this.#store.put(def, metaNamespaceKey(namespace, name), object).object;
   }
 
-  /** Immediate delete (no graceful period); deleting a namespace deletes what is in it first. */
-  remove(def: ResourceDef, namespace: string | undefined, name: string): KubeObject {
+  /**
+   * Immediate delete (no graceful period); deleting a namespace deletes what is in it first. What
+   * the object owns (a Deployment's ReplicaSets, their Pods) is deleted right after it, as the
+   * garbage collector does in the background, or, with `Orphan`, keeps going without the owner.
+   */
+  remove(def: ResourceDef, namespace: string | undefined, name: string, propagation: Propagation = "Background"): KubeObject {
     const last = this.#existing(def, namespace, name);
     if (def === NAMESPACES) {
       for (const r of RESOURCES) {
@@ -124,7 +159,25 @@ export class Writes {
         for (const key of [...this.#store.objects(r).keys()]) if (key.startsWith(`${name}/`)) this.#store.remove(r, key);
       }
     }
-    return this.#store.remove(def, metaNamespaceKey(namespace, name))?.object ?? last;
+    const removed = this.#store.remove(def, metaNamespaceKey(namespace, name))?.object ?? last;
+    const dependents = OWNERS[def.kind];
+    if (dependents && namespace !== undefined) this.#release(dependents, namespace, last.metadata?.uid ?? "", propagation);
+    return removed;
+  }
+
+  /** The garbage collector's part: delete (or, for `Orphan`, disown) the objects of `dependents` in `namespace` owned by `uid`. */
+  #release(dependents: ResourceDef, namespace: string, uid: string, propagation: Propagation): void {
+    for (const [key, object] of [...this.#store.objects(dependents)]) {
+      if (!key.startsWith(`${namespace}/`)) continue;
+      const owners = object.metadata?.ownerReferences ?? [];
+      if (!owners.some((o) => o.uid === uid)) continue;
+      if (propagation === "Orphan") {
+        const rest = owners.filter((o) => o.uid !== uid);
+        this.#store.put(dependents, key, { ...object, metadata: { ...object.metadata, ownerReferences: rest.length ? rest : undefined } });
+      } else {
+        this.remove(dependents, namespace, object.metadata?.name ?? "", propagation);
+      }
+    }
   }
 
   /**

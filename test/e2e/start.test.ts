@@ -1,4 +1,8 @@
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,10 +10,11 @@ import WebSocket from "ws";
 import { have } from "../kit/tools.ts";
 import { eventually, within } from "../kit/wait.ts";
 import { simulatorUrl } from "./kube.ts";
-import { lines, portClosed, running, startRelay, type RunningRelay } from "./harness.ts";
+import { lines, portClosed, running, startRelay, waitForOutput, type RunningRelay } from "./harness.ts";
 import { firstCloseFrame } from "./raw-websocket.ts";
 
 const curlHere = have("curl", "the curl watch test of npm start");
+const kubectlHere = have("kubectl", "the write to the simulated cluster that npm start suggests");
 
 /** The processes `pid` started, from every one of its threads. */
 function children(pid: number): number[] {
@@ -64,6 +69,28 @@ describe("npm start", () => {
       expect(live.object.metadata.resourceVersion).toMatch(/^\d+$/);
     } finally {
       curl.stop();
+    }
+  });
+
+  it.skipIf(!kubectlHere)("the write it suggests, made with kubectl on the simulated cluster, comes through the relay to kubectl get -w", async () => {
+    await waitForOutput(relay.process, relay.output, "[start] Ctrl-C stops");
+    const write = /^\[start\] {5}(kubectl --server http:\/\/127\.0\.0\.1:\d+ scale .*)$/m.exec(relay.output())?.[1];
+    expect(write, relay.output()).toBeDefined();
+    const home = mkdtempSync(join(tmpdir(), "start-write-"));
+    const kubeconfig = join(home, "kubeconfig");
+    writeFileSync(kubeconfig, "");
+    const watch = lines("kubectl", ["--kubeconfig", kubeconfig, "--cache-dir", join(home, "cache"), "--server", relay.url, "get", "deploy", "web", "-n", "team-a", "-w"]);
+    try {
+      expect(await watch.next((l) => /^web\s+4\/4\s/.test(l))).toBeDefined();
+      const [command, ...args] = write!.split(" ");
+      const { stdout } = await promisify(execFile)(command!, [...args, "--kubeconfig", kubeconfig, "--cache-dir", join(home, "cache")], { timeout: 30_000 });
+      expect(stdout.trim()).toBe("deployment.apps/web scaled");
+      // The Deployment as the relay passes it on: six wanted, then six ready as its new pods start.
+      expect(await watch.next((l) => /^web\s+\d\/6\s/.test(l))).toBeDefined();
+      expect(await watch.next((l) => /^web\s+6\/6\s/.test(l))).toBeDefined();
+    } finally {
+      watch.stop();
+      rmSync(home, { recursive: true, force: true });
     }
   });
 

@@ -42,8 +42,12 @@ describe("discovery", () => {
     expect(apps).toMatchObject({ kind: "APIResourceList", apiVersion: "v1", groupVersion: "apps/v1" });
     expect(apps.resources.map((r: any) => [r.name, r.shortNames])).toEqual([
       ["deployments", ["deploy"]],
+      ["deployments/scale", undefined],
       ["replicasets", ["rs"]],
+      ["replicasets/scale", undefined],
     ]);
+    // What `kubectl scale` looks for: the scale subresource with the Scale kind's group and version.
+    expect(apps.resources[1]).toEqual({ name: "deployments/scale", singularName: "", namespaced: true, group: "autoscaling", version: "v1", kind: "Scale", verbs: ["get", "patch", "update"] });
     expect((await request(`${sim.url}/apis/example.com/v1`)).body.resources[0]).toMatchObject({ name: "widgets", kind: "Widget", namespaced: true });
     expect((await request(`${sim.url}/apis/apps`)).body).toMatchObject({ kind: "APIGroup", name: "apps" });
     expect((await request(`${sim.url}/apis/batch/v1`)).status).toBe(404);
@@ -63,6 +67,7 @@ describe("discovery", () => {
       verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
       shortNames: ["deploy"],
       categories: ["all"],
+      subresources: [{ subresource: "scale", responseKind: { group: "autoscaling", version: "v1", kind: "Scale" }, verbs: ["get", "patch", "update"] }],
     });
     const api = await request(`${sim.url}/api`, { headers: { Accept: accept } });
     expect(api.body.items).toHaveLength(1);
@@ -95,7 +100,10 @@ describe("OpenAPI v3, when published", () => {
       const held = await fetch(`${sim.url}${apps}`, { headers: { "If-None-Match": `"${hash}"` } });
       expect(held.status).toBe(304);
       expect((await request(`${sim.url}/openapi/v3/apis/nope.io/v1`)).status).toBe(404);
-      expect((await request(`${sim.url}/openapi/v2`)).status).toBe(404);
+      // v2 is empty: kubectl, which downloads it before a write, finds no schema there and leaves validation to the server.
+      const v2 = await request(`${sim.url}/openapi/v2`, { headers: { Accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" } });
+      expect([v2.status, v2.headers.get("content-type"), v2.text]).toEqual([200, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf", ""]);
+      expect((await request(`${sim.url}/openapi/v2`)).body).toMatchObject({ swagger: "2.0", paths: {} });
     } finally {
       sim.configure({ openapi: false });
     }
