@@ -78,7 +78,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   const clock = realClock;
   const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
   const memory = isolateMemory<InitialSliceBatch>(settings.memory);
-  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log);
+  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log, clock);
   let fanout: Fanout | undefined;
   let views: Views | undefined;
   const feed = new Feed(
@@ -106,6 +106,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
         fanout?.expireAll(start);
         views?.reset();
       },
+      upstreamChanged: () => metrics.changed(),
     },
     log,
     clock,

@@ -3,13 +3,15 @@
  * One hub's numbers: its parts count what happens (upstream watches, relists, errors, events
  * in, deliveries out, cut-offs, resumes, quota refusals), and the reporter hands the counts to
  * the metrics registry with a snapshot of the hub — when the hub first watches, when it gains
- * its first subscriber or loses its last, on every heartbeat (30 s) and when it stops. A report that does not arrive is merged into the next, so
- * counts are late, never lost, while the hub lives. Subscribers' lag is sampled at each report.
+ * its first subscriber or loses its last, within a second of its upstream's state changing, on
+ * every heartbeat (30 s) and when it stops. A report that does not arrive is merged into the
+ * next, so counts are late, never lost, while the hub lives. Subscribers' lag is sampled at each
+ * report.
  */
 import type { Log } from "../log.ts";
 import type { CutoffReason, QuotaName, ResumeOutcome, Transport } from "./catalog.ts";
 import { MetricSet } from "./metric-set.ts";
-import { ScheduledReports } from "./scheduled-reports.ts";
+import { ScheduledReports, type ReportTimer } from "./scheduled-reports.ts";
 import type { HubReport, HubSnapshot } from "./report.ts";
 
 /** Where reports go: the registry's RPC method. */
@@ -30,6 +32,7 @@ const MESSAGE_MAX = 300;
 
 export class HubReporter extends ScheduledReports {
   readonly #sink: ReportSink;
+  readonly #timer: ReportTimer;
   readonly #identity: { hub: string; key: string; cluster: string; root?: string | undefined };
   readonly #log: Log;
   readonly #counts = new MetricSet();
@@ -46,9 +49,10 @@ export class HubReporter extends ScheduledReports {
   readonly #folded = { committed: 0, sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } } as Record<Transport, { events: number; messages: number }> };
   view: HubView | undefined;
 
-  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string; root?: string | undefined }, log: Log) {
-    super();
+  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string; root?: string | undefined }, log: Log, timer: ReportTimer) {
+    super(timer);
     this.#sink = sink;
+    this.#timer = timer;
     this.#identity = identity;
     this.#cluster = { cluster: identity.cluster };
     this.#log = log;
@@ -68,12 +72,12 @@ export class HubReporter extends ScheduledReports {
     renewed: () => this.#counts.add("renewals", this.#cluster),
     failed: (status: number, message: string) => {
       this.#counts.add("upstreamErrors", { ...this.#cluster, code: status === 0 ? "connection" : String(status) });
-      this.#lastError = { status, message: message.slice(0, MESSAGE_MAX), at: Date.now() };
+      this.#lastError = { status, message: message.slice(0, MESSAGE_MAX), at: this.#timer.now() };
     },
   };
 
   committed(events: number, head: number): void {
-    const at = Date.now();
+    const at = this.#timer.now();
     // Summed here and labelled at the report, as sends are: commits are on the upstream reader's path.
     this.#committed += events;
     this.#lastEventAt = at;
@@ -89,7 +93,7 @@ export class HubReporter extends ScheduledReports {
 
   cutOff(transport: Transport, reason: CutoffReason, position: number, lagBytes: number): void {
     this.#counts.add("cutoffs", { ...this.#cluster, transport, reason });
-    this.#lag(transport, position, lagBytes, Date.now());
+    this.#lag(transport, position, lagBytes, this.#timer.now());
   }
 
   resumed(outcome: ResumeOutcome): void {
@@ -115,7 +119,7 @@ export class HubReporter extends ScheduledReports {
   protected send(stopped: boolean): number | undefined {
     const view = this.view;
     if (!view) return undefined;
-    const now = Date.now();
+    const now = this.#timer.now();
     const subscribers: Record<Transport, number> = { websocket: 0, http: 0 };
     for (const s of view.subscribers()) {
       subscribers[s.transport]++;
@@ -160,7 +164,7 @@ export class HubReporter extends ScheduledReports {
 
   /** How far behind the hub a reader at `position` is, in seconds (0 when it has everything committed). */
   lagSeconds(position: number): number {
-    return this.#behindSince(position, Date.now());
+    return this.#behindSince(position, this.#timer.now());
   }
 
   /** Seconds since the first commit past `position` (0 when it has everything committed). */
