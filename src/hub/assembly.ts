@@ -124,7 +124,8 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   out.onWake = () => views?.wake();
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
-  out.onCutOff = (subscriber, reason) => metrics.cutOff(subscriber.sink.transport, reason, subscriber.position, lagBytes(subscriber));
+  out.onCutOff = (subscriber, reason) =>
+    metrics.cutOff(subscriber.sink.transport, reason, subscriber.options.replica === undefined ? { position: subscriber.position, bytes: lagBytes(subscriber) } : undefined);
   metrics.view = {
     snapshot: () => ({
       upstream: feed.upstreamState,
@@ -137,7 +138,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       replicas: replicas?.live().map((r) => ({ hub: r.name, region: r.region, subscribers: r.subscribers, lagSeconds: metrics.lagSeconds(r.head) })),
     }),
     *subscribers() {
-      for (const s of out.subscribers) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
+      for (const s of out.subscribers) if (s.options.replica === undefined) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
     },
   };
   const reports = replica

@@ -22,7 +22,7 @@ export interface ReportSink {
 /** What the reporter reads of the hub when it reports. */
 export interface HubView {
   snapshot(): Omit<HubSnapshot, "hub" | "key" | "cluster" | "lastEventAt" | "lastError" | "subscribers">;
-  /** Each subscriber: its transport, its position, and the bytes it has yet to take. */
+  /** Each subscriber (a client: a replica hub watching this one is not one), its transport, position and the bytes it has yet to take. */
   subscribers(): Iterable<{ transport: Transport; position: number; lagBytes: number }>;
 }
 
@@ -91,9 +91,10 @@ export class HubReporter extends ScheduledReports {
     sent.messages += messages;
   }
 
-  cutOff(transport: Transport, reason: CutoffReason, position: number, lagBytes: number): void {
+  /** A stream cut off; `lag`, where it was (a client's, sampled: a replica's lag is its own gauge). */
+  cutOff(transport: Transport, reason: CutoffReason, lag: { position: number; bytes: number } | undefined): void {
     this.#counts.add("cutoffs", { ...this.#cluster, transport, reason });
-    this.#lag(transport, position, lagBytes, this.#timer.now());
+    if (lag) this.#lag(transport, lag.position, lag.bytes, this.#timer.now());
   }
 
   resumed(outcome: ResumeOutcome): void {

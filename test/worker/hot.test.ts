@@ -5,12 +5,13 @@
  * the upstream sees one watch; a replica or the root lost mid-burst costs nobody an event.
  */
 import { env } from "cloudflare:workers";
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { WatchEvent } from "../../src/k8s/types.ts";
 import { podsPath } from "../kit/paths.ts";
-import { metricValue, scrape } from "./metrics-helpers.ts";
+import type { HubIndexEntry } from "../../src/metrics/report.ts";
+import { metricValue, scrape, type Scrape } from "./metrics-helpers.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch, type Subscription } from "./helpers.ts";
 
 const cluster = "hot";
@@ -29,6 +30,7 @@ interface RootStats {
   sent: { websocket: Sent; http: Sent };
   replicas: Array<{ name: string; subscribers: number; head: number }>;
 }
+const rootOf = (ns: string) => env.WATCH_HUB.getByName(hubName(keyOf(ns)));
 const rootStats = async (ns: string) => (await (await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}`)).json()) as RootStats;
 /** One replica hub's own stats, by the name its root gives it. */
 const replicaStats = async (ns: string, name: string) => (await (await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}?replica=${encodeURIComponent(name)}`)).json()) as RootStats;
@@ -65,11 +67,26 @@ describe("a hot key: a tree of hubs", () => {
     const expected = await touch(ns, 5, "x");
     for (const sub of subs) expect((await sub.events.take(5)).map(rvOf)).toEqual(expected);
     expect(await sim.watchesOn(podsPath(ns))).toHaveLength(1);
-    // The tree as operators see it: the replica in the hub index with its root, and in /metrics.
-    const hubs = (await (await relay("/_relay/hubs")).json()) as { hubs: Array<{ hub: string; root?: string; subscribers: Record<string, number> }> };
-    const replica = hubs.hubs.find((h) => h.hub === stats.replicas[0]!.name);
+    // The tree as operators see it, once both hubs have reported on their heartbeat: six
+    // subscribers, all WebSocket clients; the replica is one of the replica hubs, not a
+    // subscriber of its root (nor an HTTP one), and in the hub index with its root.
+    const name = stats.replicas[0]!.name;
+    const subscribers = (s: Scrape, transport: string) => metricValue(s, "kube_watch_relay_subscribers", { cluster, transport });
+    const families = await eventually(async () => {
+      await runDurableObjectAlarm(rootOf(ns));
+      await runDurableObjectAlarm(env.WATCH_HUB.getByName(name));
+      const s = await scrape();
+      return subscribers(s, "websocket") === 6 ? s : undefined;
+    }, "both hubs' reports of their subscribers");
+    expect(subscribers(families, "http")).toBe(0);
+    expect(metricValue(families, "kube_watch_relay_replica_hubs", { cluster })).toBe(1);
+    const hubs = ((await (await relay("/_relay/hubs")).json()) as { hubs: HubIndexEntry[] }).hubs;
+    const root = hubs.find((h) => h.hub === hubName(keyOf(ns)));
+    expect(root?.subscribers).toEqual({ websocket: 2, http: 0 });
+    expect(root?.replicas).toMatchObject([{ hub: name, subscribers: 4 }]);
+    const replica = hubs.find((h) => h.hub === name);
     expect(replica?.root).toBe(hubName(keyOf(ns)));
-    expect(metricValue(await scrape(), "kube_watch_relay_replica_hubs", { cluster })).toBeGreaterThanOrEqual(1);
+    expect(replica?.subscribers).toEqual({ websocket: 4, http: 0 });
     for (const sub of subs) sub.close();
   });
 
