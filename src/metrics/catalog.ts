@@ -37,7 +37,12 @@ export const FAMILIES = {
   upstreamWatches: family("upstream_watches", "gauge", ["cluster"], "Upstream watch streams open: one per hub whose upstream watch is established (a key's root; its replicas watch the root)."),
   views: family("views", "gauge", ["cluster"], "Live views open on live hubs (each also counted among the subscribers)."),
   replicaHubs: family("replica_hubs", "gauge", ["cluster"], "Live replica hubs: hot keys' hubs that watch their key's root and serve a share of its subscribers."),
-  replicaLag: family("replica_lag_seconds", "gauge", ["cluster"], "How far behind its root the furthest replica hub is, as its root last heard (seconds since the root passed where the replica is)."),
+  replicaLag: family(
+    "replica_lag_seconds",
+    "gauge",
+    ["cluster"],
+    "The furthest replica hub's lag behind its root: how long after the root it committed the last event it reported committing, or, when more, how long the oldest event its watch of the root has not been sent has waited.",
+  ),
   windowEvents: family("window_events", "gauge", ["cluster"], "Events held in the replay windows of live hubs."),
   windowBytes: family("window_bytes", "gauge", ["cluster"], "Bytes of serialised events held in the replay windows of live hubs."),
   cacheObjects: family("cache_objects", "gauge", ["cluster"], "Objects in the collections of live hubs."),

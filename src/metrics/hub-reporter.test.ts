@@ -51,4 +51,25 @@ describe("a hub's reports", () => {
     clock.advance(2 * CHANGE_REPORT_MS);
     expect(reports.map((r) => r.stopped)).toEqual([false, false, false, false, true]);
   });
+
+  it("measure how long after a root its replica committed the same events, and how long a position not yet passed has waited", () => {
+    const { clock, metrics } = reporter();
+    const first = clock.now();
+    metrics.committed(2, 10);
+    clock.advance(100);
+    metrics.committed(1, 11);
+    expect(metrics.lastCommit()).toEqual({ head: 11, at: first + 100 });
+    // The replica committed up to 10 (in the root's first commit) 20 ms after the root; up to 11, 5 ms after.
+    expect(metrics.commitLagSeconds({ head: 10, at: first + 20 })).toBeCloseTo(0.02);
+    expect(metrics.commitLagSeconds({ head: 9, at: first + 20 })).toBeCloseTo(0.02);
+    expect(metrics.commitLagSeconds({ head: 11, at: first + 105 })).toBeCloseTo(0.005);
+    // Its clock a little behind the root's is no lag; nothing committed yet, none.
+    expect(metrics.commitLagSeconds({ head: 11, at: first + 90 })).toBe(0);
+    expect(metrics.commitLagSeconds(undefined)).toBe(0);
+    // A position the root passed 2 s ago has waited that long; one at the head, not at all.
+    clock.advance(1_900);
+    expect(metrics.lagSeconds(10)).toBeCloseTo(1.9);
+    expect(metrics.lagSeconds(9)).toBeCloseTo(2);
+    expect(metrics.lagSeconds(11)).toBe(0);
+  });
 });

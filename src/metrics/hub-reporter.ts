@@ -6,7 +6,8 @@
  * its first subscriber or loses its last, within a second of its upstream's state changing, on
  * every heartbeat (30 s) and when it stops. A report that does not arrive is merged into the
  * next, so counts are late, never lost, while the hub lives. Subscribers' lag is sampled at each
- * report.
+ * report. It also keeps when the hub committed what: how long ago a subscriber's position was
+ * passed, and, for a hot key's root, how long after it a replica committed the same events.
  */
 import type { Log } from "../log.ts";
 import type { CutoffReason, QuotaName, ResumeOutcome, Transport } from "./catalog.ts";
@@ -37,7 +38,7 @@ export class HubReporter extends ScheduledReports {
   readonly #log: Log;
   readonly #counts = new MetricSet();
   readonly #cluster: { cluster: string };
-  /** The window head after each commit, and when: how long ago a position was passed. */
+  /** The last event of each commit, and when: how long ago a position was passed. */
   #commits: Array<{ head: number; at: number }> = [];
   #lastEventAt: number | undefined;
   #lastError: HubSnapshot["lastError"];
@@ -76,6 +77,7 @@ export class HubReporter extends ScheduledReports {
     },
   };
 
+  /** A commit of `events`, the last of them at `head`. */
   committed(events: number, head: number): void {
     const at = this.#timer.now();
     // Summed here and labelled at the report, as sends are: commits are on the upstream reader's path.
@@ -168,8 +170,31 @@ export class HubReporter extends ScheduledReports {
     return this.#behindSince(position, this.#timer.now());
   }
 
+  /** The hub's last commit of events: the last event's resourceVersion, and when (what a replica tells its root). */
+  lastCommit(): { head: number; at: number } | undefined {
+    return this.#commits.at(-1);
+  }
+
+  /**
+   * How long after this hub (a root) a replica committed the events up to `committed.head`, at
+   * `committed.at` by its own clock, in seconds: 0 for a replica that has committed none.
+   */
+  commitLagSeconds(committed: { head: number; at: number } | undefined): number {
+    if (!committed) return 0;
+    // The commit here that held the replica's last event (one committed before the oldest kept
+    // counts from that oldest: a replica that far behind is found by its watch's unsent events).
+    const here = this.#commits[this.#firstAfter(committed.head - 1)];
+    return here === undefined ? 0 : Math.max(0, (committed.at - here.at) / 1000);
+  }
+
   /** Seconds since the first commit past `position` (0 when it has everything committed). */
   #behindSince(position: number, now: number): number {
+    const first = this.#commits[this.#firstAfter(position)];
+    return first === undefined ? 0 : Math.max(0, (now - first.at) / 1000);
+  }
+
+  /** The index of the first commit whose last event is after `position`. */
+  #firstAfter(position: number): number {
     const commits = this.#commits;
     let lo = 0;
     let hi = commits.length;
@@ -178,7 +203,6 @@ export class HubReporter extends ScheduledReports {
       if (commits[mid]!.head <= position) lo = mid + 1;
       else hi = mid;
     }
-    const first = commits[lo];
-    return first === undefined ? 0 : Math.max(0, (now - first.at) / 1000);
+    return lo;
   }
 }

@@ -18,6 +18,9 @@ const cluster = "hot";
 const sim = new Sim(cluster);
 const path = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(ns)}?${query}`;
 
+/** A replica that keeps up, on one machine: its commit follows the root's by milliseconds; the rest is slack for a loaded machine. */
+const NEAR_ZERO_S = 0.5;
+
 const keyOf = (ns: string) => watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace: ns, namespaced: true, labelSelector: null, fieldSelector: null });
 
 interface Sent {
@@ -87,6 +90,40 @@ describe("a hot key: a tree of hubs", () => {
     const replica = hubs.find((h) => h.hub === name);
     expect(replica?.root).toBe(hubName(keyOf(ns)));
     expect(replica?.subscribers).toEqual({ websocket: 4, http: 0 });
+    for (const sub of subs) sub.close();
+  });
+
+  it("replica_lag_seconds is how long after the root a replica committed an event: near zero while it keeps up", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    const subs = await subscribe(ns, 3);
+    const { replicas } = await eventually(async () => {
+      const s = await rootStats(ns);
+      return s.replicas.reduce((n, r) => n + r.subscribers, 0) === 1 ? s : undefined;
+    }, "the replica to report its subscriber");
+    const name = replicas[0]!.name;
+    const expected = await touch(ns, 5, "l");
+    for (const sub of subs) expect((await sub.events.take(5)).map(rvOf)).toEqual(expected);
+    const lagOf = (hubs: HubIndexEntry[]) => hubs.find((h) => h.hub === hubName(keyOf(ns)))?.replicas?.find((r) => r.hub === name)?.lagSeconds;
+    /** The root's report on its heartbeat, as the index and /metrics have it. */
+    const reported = async () => {
+      await runDurableObjectAlarm(rootOf(ns));
+      const hubs = ((await (await relay("/_relay/hubs")).json()) as { hubs: HubIndexEntry[] }).hubs;
+      return { lag: lagOf(hubs), gauge: metricValue(await scrape(), "kube_watch_relay_replica_lag_seconds", { cluster }) };
+    };
+    // Every client has every event, and time passes: what passes is what is tested (a lag that
+    // grew with it since the replica's last report would be no lag at all), so it is waited out.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const idle = await reported();
+    expect(idle.lag).toBeLessThan(NEAR_ZERO_S);
+    expect(idle.gauge).toBeLessThan(NEAR_ZERO_S);
+    // The replica's heartbeat tells its root what it committed, and when: measured, near zero.
+    await runDurableObjectAlarm(env.WATCH_HUB.getByName(name));
+    await eventually(async () => (await rootStats(ns)).replicas.find((r) => r.name === name)?.head === expected.at(-1), "the replica's report of its head");
+    const measured = await reported();
+    expect(measured.lag).toBeGreaterThanOrEqual(0);
+    expect(measured.lag).toBeLessThan(NEAR_ZERO_S);
+    expect(measured.gauge).toBeLessThan(NEAR_ZERO_S);
     for (const sub of subs) sub.close();
   });
 
