@@ -27,7 +27,7 @@ import { Lifecycle } from "./lifecycle.ts";
 import { isolateMemory } from "./memory.ts";
 import { HubQuotas } from "./quotas.ts";
 import type { WatchHub } from "./hub.ts";
-import { Replicas, RootReports } from "./replicas.ts";
+import { Replicas, RootReports, type ReplicaState } from "./replicas.ts";
 import type { ReplicaRole } from "./request.ts";
 import { rootUpstream } from "./root-upstream.ts";
 import type { Reader } from "./reads.ts";
@@ -78,7 +78,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   const clock = realClock;
   const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
   const memory = isolateMemory<InitialSliceBatch>(settings.memory);
-  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log);
+  const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log, clock);
   let fanout: Fanout | undefined;
   let views: Views | undefined;
   const feed = new Feed(
@@ -98,7 +98,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     },
     {
       published: (events, rows) => {
-        metrics.committed(events.length, feed.window.head);
+        metrics.committed(events.length, events.at(-1)!.rv);
         fanout?.publish();
         if (rows) views?.changed(rows);
       },
@@ -106,6 +106,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
         fanout?.expireAll(start);
         views?.reset();
       },
+      upstreamChanged: () => metrics.changed(),
     },
     log,
     clock,
@@ -123,7 +124,8 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   out.onWake = () => views?.wake();
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
-  out.onCutOff = (subscriber, reason) => metrics.cutOff(subscriber.sink.transport, reason, subscriber.position, lagBytes(subscriber));
+  out.onCutOff = (subscriber, reason) =>
+    metrics.cutOff(subscriber.sink.transport, reason, subscriber.options.replica === undefined ? { position: subscriber.position, bytes: lagBytes(subscriber) } : undefined);
   metrics.view = {
     snapshot: () => ({
       upstream: feed.upstreamState,
@@ -133,16 +135,27 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
       views: views?.size ?? 0,
       storageBytes: storage.bytes,
       memoryBytes: feed.window.heldBytes,
-      replicas: replicas?.live().map((r) => ({ hub: r.name, region: r.region, subscribers: r.subscribers, lagSeconds: metrics.lagSeconds(r.head) })),
+      replicas: replicas && replicaLags(replicas.live()),
     }),
     *subscribers() {
-      for (const s of out.subscribers) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
+      for (const s of out.subscribers) if (s.options.replica === undefined) yield { transport: s.sink.transport, position: s.position, lagBytes: lagBytes(s) };
     },
+  };
+  // Each replica's lag: how long after the root it committed what it last reported committing,
+  // or, when more, how long the oldest event its watch has not been sent yet has waited (a
+  // replica that stopped taking its stream, found now rather than at its next report).
+  const replicaLags = (live: ReplicaState[]) => {
+    const unsent = new Map<string, number>();
+    for (const s of out.subscribers) {
+      const name = s.options.replica;
+      if (name !== undefined) unsent.set(name, Math.max(unsent.get(name) ?? 0, metrics.lagSeconds(s.position)));
+    }
+    return live.map((r) => ({ hub: r.name, region: r.region, subscribers: r.subscribers, lagSeconds: Math.max(r.commitLagSeconds, unsent.get(r.name) ?? 0) }));
   };
   const reports = replica
     ? new RootReports(
         (report) => env.WATCH_HUB.getByName(root).replicaReport(report),
-        () => ({ name: replica.name, region: replica.region, subscribers: out.clients, head: feed.window.head }),
+        () => ({ name: replica.name, region: replica.region, subscribers: out.clients, head: feed.window.head, committed: metrics.lastCommit() }),
         (ms, run) => clock.after(ms, run),
       )
     : undefined;

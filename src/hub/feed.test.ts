@@ -68,7 +68,7 @@ async function watching(settings: FeedSettings) {
     new HubStorage(durableStorage(database())),
     upstream,
     settings,
-    { published: () => undefined, reset: () => undefined },
+    { published: () => undefined, reset: () => undefined, upstreamChanged: () => undefined },
     () => undefined,
     clock,
     new LineMemory(1 << 20).tail(),

@@ -33,6 +33,8 @@ export interface FeedListener {
   published(events: readonly WindowEvent[], rows: readonly RowUpdate[] | undefined): void;
   /** History was reset at `start` (upstream history inconsistent with ours): older resumes are gone. */
   reset(start: number): void;
+  /** The upstream's state changed (`upstreamState`): its watch opened, a list began, a backoff, a stop. */
+  upstreamChanged(): void;
 }
 
 /** A change to commit; from the upstream's watch it comes with the object as parsed (relist differences do not). */
@@ -501,6 +503,7 @@ export class Feed implements ReflectorHandler {
   }
 
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
+    const changed = state !== this.upstreamState;
     this.upstreamState = state;
     if (state === "listing") this.#listing ??= { objects: 0, since: this.#clock.now() };
     else this.#listing = undefined;
@@ -520,6 +523,7 @@ export class Feed implements ReflectorHandler {
     // Failing, the stored state is what there is: resumes waiting for the upstream go on with it.
     if (error) for (const done of [...this.#catchUpWaiters]) done();
     this.#settle(error);
+    if (changed) this.#listener.upstreamChanged();
   }
 
   checking(): void {

@@ -18,7 +18,7 @@ import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { AHEAD_WAIT_MS, serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
-import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport } from "./replicas.ts";
+import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaState } from "./replicas.ts";
 import { freshnessFor, hubRequests, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
 
@@ -82,7 +82,7 @@ export class WatchHub extends DurableObject<HubEnv> {
         /** Events committed, and events and messages sent by transport, since this instance of the hub started. */
         eventsCommitted: number;
         sent: Record<"websocket" | "http", { events: number; messages: number }>;
-        replicas: ReplicaReport[];
+        replicas: ReplicaState[];
       }
     | undefined {
     const parts = this.#open();
@@ -110,7 +110,8 @@ export class WatchHub extends DurableObject<HubEnv> {
 
   /** A replica's report to its root. */
   replicaReport(report: ReplicaReport): void {
-    this.#open()?.replicas?.report(report);
+    const parts = this.#open();
+    parts?.replicas?.report(report, parts.metrics.commitLagSeconds(report.committed));
   }
 
   async #serve(request: Request, hubRequest: HubRequest, parts: Parts): Promise<Response> {

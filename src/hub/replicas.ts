@@ -19,6 +19,13 @@ export interface ReplicaReport {
   subscribers: number;
   /** The resourceVersion it has reached. */
   head: number;
+  /** Its last commit of events: the last event's resourceVersion, and when (epoch ms, by its clock); none yet, absent. */
+  committed?: { head: number; at: number } | undefined;
+}
+
+/** A replica as its root knows it: its last report, and how long after the root it committed what that report says it committed. */
+export interface ReplicaState extends ReplicaReport {
+  commitLagSeconds: number;
 }
 
 /** A replica a root names for new subscribers, with the subscribers it last reported (0: not made yet, or empty). */
@@ -34,7 +41,7 @@ export class Replicas {
   readonly #root: string;
   readonly #perHub: number;
   readonly #now: () => number;
-  readonly #reports = new Map<string, { report: ReplicaReport; at: number }>();
+  readonly #reports = new Map<string, { report: ReplicaState; at: number }>();
   /** New subscribers go to replicas. */
   #spread = false;
 
@@ -44,13 +51,14 @@ export class Replicas {
     this.#now = now;
   }
 
-  report(report: ReplicaReport): void {
+  /** A replica's report, and how long after the root it committed what it reports (measured as it arrives, while the root's commits of those events are still known). */
+  report(report: ReplicaReport, commitLagSeconds: number): void {
     if (report.subscribers === 0) this.#reports.delete(report.name);
-    else this.#reports.set(report.name, { report, at: this.#now() });
+    else this.#reports.set(report.name, { report: { ...report, commitLagSeconds }, at: this.#now() });
   }
 
   /** The live replicas' last reports. */
-  live(): ReplicaReport[] {
+  live(): ReplicaState[] {
     const now = this.#now();
     for (const [name, { at }] of this.#reports) if (now - at > REPORT_TTL_MS) this.#reports.delete(name);
     return [...this.#reports.values()].map((r) => r.report);

@@ -85,7 +85,7 @@ function assemble(state: DurableObjectState, env: HubEnv, key: LogKey): Parts {
   const clock = realClock;
   const name = logHubName(key);
   const log = logger({ logHub: describeLogKey(key) });
-  const metrics = new LogReporter(env.METRICS.getByName(REGISTRY), { hub: name, key: describeLogKey(key), cluster: key.cluster }, log);
+  const metrics = new LogReporter(env.METRICS.getByName(REGISTRY), { hub: name, key: describeLogKey(key), cluster: key.cluster }, log, clock);
   const fanout = new LogFanout(settings.subscriberBudget, log, clock);
   const source = new LogSource(
     key,

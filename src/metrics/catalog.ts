@@ -28,11 +28,21 @@ const family = (name: string, type: MetricType, labels: readonly string[], help:
 export const FAMILIES = {
   // Gauges, from the hubs' latest reports.
   hubs: family("hubs", "gauge", ["cluster", "upstream_state"], "Live hubs (one per watch key) by the state of their upstream watch: watching, listing, backoff or stopped."),
-  subscribers: family("subscribers", "gauge", ["cluster", "transport"], "Subscribers connected to live hubs, by transport (websocket or http)."),
+  subscribers: family(
+    "subscribers",
+    "gauge",
+    ["cluster", "transport"],
+    "Clients watching live hubs, by transport (websocket or http); a hot key's replica hubs, which watch their root, are replica_hubs, not subscribers.",
+  ),
   upstreamWatches: family("upstream_watches", "gauge", ["cluster"], "Upstream watch streams open: one per hub whose upstream watch is established (a key's root; its replicas watch the root)."),
   views: family("views", "gauge", ["cluster"], "Live views open on live hubs (each also counted among the subscribers)."),
   replicaHubs: family("replica_hubs", "gauge", ["cluster"], "Live replica hubs: hot keys' hubs that watch their key's root and serve a share of its subscribers."),
-  replicaLag: family("replica_lag_seconds", "gauge", ["cluster"], "How far behind its root the furthest replica hub is, as its root last heard (seconds since the root passed where the replica is)."),
+  replicaLag: family(
+    "replica_lag_seconds",
+    "gauge",
+    ["cluster"],
+    "The furthest replica hub's lag behind its root: how long after the root it committed the last event it reported committing, or, when more, how long the oldest event its watch of the root has not been sent has waited.",
+  ),
   windowEvents: family("window_events", "gauge", ["cluster"], "Events held in the replay windows of live hubs."),
   windowBytes: family("window_bytes", "gauge", ["cluster"], "Bytes of serialised events held in the replay windows of live hubs."),
   cacheObjects: family("cache_objects", "gauge", ["cluster"], "Objects in the collections of live hubs."),
@@ -50,13 +60,18 @@ export const FAMILIES = {
   upstreamErrors: family("upstream_errors_total", "counter", ["cluster", "code"], "Upstream requests that failed, by HTTP status (connection for no answer)."),
   stalls: family("upstream_stalls_total", "counter", ["cluster"], "Upstream watches restarted because no bytes arrived for UPSTREAM_STALL_SECONDS."),
   events: family("events_total", "counter", ["cluster"], "Watch events the hubs committed to their windows (events in)."),
-  delivered: family("delivered_events_total", "counter", ["cluster", "transport"], "Watch events (bookmarks and errors included) sent to subscribers (deliveries out)."),
-  messages: family("sent_messages_total", "counter", ["cluster", "transport"], "WebSocket messages and HTTP chunks sent to subscribers."),
+  delivered: family(
+    "delivered_events_total",
+    "counter",
+    ["cluster", "transport"],
+    "Watch events (bookmarks and errors included) sent to subscribers (deliveries out); a hot key's root counts its sends to its replica hubs too, as http.",
+  ),
+  messages: family("sent_messages_total", "counter", ["cluster", "transport"], "WebSocket messages and HTTP chunks sent to subscribers (a root's to its replica hubs included, as http)."),
   cutoffs: family(
     "subscriber_cutoffs_total",
     "counter",
     ["cluster", "transport", "reason"],
-    "Subscribers cut off: slow (beyond SUBSCRIBER_BUDGET_BYTES) or window (fell out of the replay window while catching up).",
+    "Subscribers cut off: slow (beyond SUBSCRIBER_BUDGET_BYTES) or window (fell out of the replay window while catching up); a replica hub its root cuts off too, as http.",
   ),
   resumes: family(
     "resumes_total",
@@ -69,14 +84,14 @@ export const FAMILIES = {
     "subscriber_lag_bytes",
     "histogram",
     ["cluster", "transport"],
-    "How far behind the head subscribers are, in bytes sent but not taken plus bytes not yet sent; sampled every heartbeat and at cut-offs.",
+    "How far behind the head clients are, in bytes sent but not taken plus bytes not yet sent; sampled every heartbeat and at cut-offs of clients (replica hubs: replica_lag_seconds).",
     [1024, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216],
   ),
   lagSeconds: family(
     "subscriber_lag_seconds",
     "histogram",
     ["cluster", "transport"],
-    "How long ago the oldest event a subscriber has not been sent was committed; sampled every heartbeat and at cut-offs.",
+    "How long ago the oldest event a client has not been sent was committed; sampled every heartbeat and at cut-offs of clients (replica hubs: replica_lag_seconds).",
     [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
   ),
 

@@ -3,13 +3,16 @@
  * One hub's numbers: its parts count what happens (upstream watches, relists, errors, events
  * in, deliveries out, cut-offs, resumes, quota refusals), and the reporter hands the counts to
  * the metrics registry with a snapshot of the hub — when the hub first watches, when it gains
- * its first subscriber or loses its last, on every heartbeat (30 s) and when it stops. A report that does not arrive is merged into the next, so
- * counts are late, never lost, while the hub lives. Subscribers' lag is sampled at each report.
+ * its first subscriber or loses its last, within a second of its upstream's state changing, on
+ * every heartbeat (30 s) and when it stops. A report that does not arrive is merged into the
+ * next, so counts are late, never lost, while the hub lives. Subscribers' lag is sampled at each
+ * report. It also keeps when the hub committed what: how long ago a subscriber's position was
+ * passed, and, for a hot key's root, how long after it a replica committed the same events.
  */
 import type { Log } from "../log.ts";
 import type { CutoffReason, QuotaName, ResumeOutcome, Transport } from "./catalog.ts";
 import { MetricSet } from "./metric-set.ts";
-import { ScheduledReports } from "./scheduled-reports.ts";
+import { ScheduledReports, type ReportTimer } from "./scheduled-reports.ts";
 import type { HubReport, HubSnapshot } from "./report.ts";
 
 /** Where reports go: the registry's RPC method. */
@@ -20,7 +23,7 @@ export interface ReportSink {
 /** What the reporter reads of the hub when it reports. */
 export interface HubView {
   snapshot(): Omit<HubSnapshot, "hub" | "key" | "cluster" | "lastEventAt" | "lastError" | "subscribers">;
-  /** Each subscriber: its transport, its position, and the bytes it has yet to take. */
+  /** Each subscriber (a client: a replica hub watching this one is not one), its transport, position and the bytes it has yet to take. */
   subscribers(): Iterable<{ transport: Transport; position: number; lagBytes: number }>;
 }
 
@@ -30,11 +33,12 @@ const MESSAGE_MAX = 300;
 
 export class HubReporter extends ScheduledReports {
   readonly #sink: ReportSink;
+  readonly #timer: ReportTimer;
   readonly #identity: { hub: string; key: string; cluster: string; root?: string | undefined };
   readonly #log: Log;
   readonly #counts = new MetricSet();
   readonly #cluster: { cluster: string };
-  /** The window head after each commit, and when: how long ago a position was passed. */
+  /** The last event of each commit, and when: how long ago a position was passed. */
   #commits: Array<{ head: number; at: number }> = [];
   #lastEventAt: number | undefined;
   #lastError: HubSnapshot["lastError"];
@@ -46,9 +50,10 @@ export class HubReporter extends ScheduledReports {
   readonly #folded = { committed: 0, sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } } as Record<Transport, { events: number; messages: number }> };
   view: HubView | undefined;
 
-  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string; root?: string | undefined }, log: Log) {
-    super();
+  constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string; root?: string | undefined }, log: Log, timer: ReportTimer) {
+    super(timer);
     this.#sink = sink;
+    this.#timer = timer;
     this.#identity = identity;
     this.#cluster = { cluster: identity.cluster };
     this.#log = log;
@@ -68,12 +73,13 @@ export class HubReporter extends ScheduledReports {
     renewed: () => this.#counts.add("renewals", this.#cluster),
     failed: (status: number, message: string) => {
       this.#counts.add("upstreamErrors", { ...this.#cluster, code: status === 0 ? "connection" : String(status) });
-      this.#lastError = { status, message: message.slice(0, MESSAGE_MAX), at: Date.now() };
+      this.#lastError = { status, message: message.slice(0, MESSAGE_MAX), at: this.#timer.now() };
     },
   };
 
+  /** A commit of `events`, the last of them at `head`. */
   committed(events: number, head: number): void {
-    const at = Date.now();
+    const at = this.#timer.now();
     // Summed here and labelled at the report, as sends are: commits are on the upstream reader's path.
     this.#committed += events;
     this.#lastEventAt = at;
@@ -87,9 +93,10 @@ export class HubReporter extends ScheduledReports {
     sent.messages += messages;
   }
 
-  cutOff(transport: Transport, reason: CutoffReason, position: number, lagBytes: number): void {
+  /** A stream cut off; `lag`, where it was (a client's, sampled: a replica's lag is its own gauge). */
+  cutOff(transport: Transport, reason: CutoffReason, lag: { position: number; bytes: number } | undefined): void {
     this.#counts.add("cutoffs", { ...this.#cluster, transport, reason });
-    this.#lag(transport, position, lagBytes, Date.now());
+    if (lag) this.#lag(transport, lag.position, lag.bytes, this.#timer.now());
   }
 
   resumed(outcome: ResumeOutcome): void {
@@ -115,7 +122,7 @@ export class HubReporter extends ScheduledReports {
   protected send(stopped: boolean): number | undefined {
     const view = this.view;
     if (!view) return undefined;
-    const now = Date.now();
+    const now = this.#timer.now();
     const subscribers: Record<Transport, number> = { websocket: 0, http: 0 };
     for (const s of view.subscribers()) {
       subscribers[s.transport]++;
@@ -160,11 +167,34 @@ export class HubReporter extends ScheduledReports {
 
   /** How far behind the hub a reader at `position` is, in seconds (0 when it has everything committed). */
   lagSeconds(position: number): number {
-    return this.#behindSince(position, Date.now());
+    return this.#behindSince(position, this.#timer.now());
+  }
+
+  /** The hub's last commit of events: the last event's resourceVersion, and when (what a replica tells its root). */
+  lastCommit(): { head: number; at: number } | undefined {
+    return this.#commits.at(-1);
+  }
+
+  /**
+   * How long after this hub (a root) a replica committed the events up to `committed.head`, at
+   * `committed.at` by its own clock, in seconds: 0 for a replica that has committed none.
+   */
+  commitLagSeconds(committed: { head: number; at: number } | undefined): number {
+    if (!committed) return 0;
+    // The commit here that held the replica's last event (one committed before the oldest kept
+    // counts from that oldest: a replica that far behind is found by its watch's unsent events).
+    const here = this.#commits[this.#firstAfter(committed.head - 1)];
+    return here === undefined ? 0 : Math.max(0, (committed.at - here.at) / 1000);
   }
 
   /** Seconds since the first commit past `position` (0 when it has everything committed). */
   #behindSince(position: number, now: number): number {
+    const first = this.#commits[this.#firstAfter(position)];
+    return first === undefined ? 0 : Math.max(0, (now - first.at) / 1000);
+  }
+
+  /** The index of the first commit whose last event is after `position`. */
+  #firstAfter(position: number): number {
     const commits = this.#commits;
     let lo = 0;
     let hi = commits.length;
@@ -173,7 +203,6 @@ export class HubReporter extends ScheduledReports {
       if (commits[mid]!.head <= position) lo = mid + 1;
       else hi = mid;
     }
-    const first = commits[lo];
-    return first === undefined ? 0 : Math.max(0, (now - first.at) / 1000);
+    return lo;
   }
 }

@@ -10,7 +10,7 @@
 import type { Log } from "../log.ts";
 import type { QuotaName, Transport } from "./catalog.ts";
 import { MetricSet } from "./metric-set.ts";
-import { ScheduledReports } from "./scheduled-reports.ts";
+import { ScheduledReports, type ReportTimer } from "./scheduled-reports.ts";
 import type { LogHubReport, LogHubSnapshot } from "./report.ts";
 
 export interface LogReportSink {
@@ -30,8 +30,8 @@ export class LogReporter extends ScheduledReports {
   readonly #sent: Record<Transport, number> = { websocket: 0, http: 0 };
   view: LogView | undefined;
 
-  constructor(sink: LogReportSink, identity: { hub: string; key: string; cluster: string }, log: Log) {
-    super();
+  constructor(sink: LogReportSink, identity: { hub: string; key: string; cluster: string }, log: Log, timer: ReportTimer) {
+    super(timer);
     this.#sink = sink;
     this.#identity = identity;
     this.#cluster = { cluster: identity.cluster };

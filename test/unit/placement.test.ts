@@ -15,8 +15,8 @@ describe("hot key placement", () => {
     const replicas = new Replicas(ROOT, PER_HUB, () => 0);
     expect(replicas.placement("enam", PER_HUB - 1)).toEqual([]);
     expect(replicas.placement("enam", PER_HUB)).toEqual([{ name: replicaName(ROOT, "enam", 1), subscribers: 0 }]);
-    replicas.report({ name: replicaName(ROOT, "enam", 1), region: "enam", subscribers: 250, head: 1 });
-    replicas.report({ name: replicaName(ROOT, "weur", 1), region: "weur", subscribers: 40, head: 1 });
+    replicas.report({ name: replicaName(ROOT, "enam", 1), region: "enam", subscribers: 250, head: 1 }, 0);
+    replicas.report({ name: replicaName(ROOT, "weur", 1), region: "weur", subscribers: 40, head: 1 }, 0);
     expect(replicas.placement("enam", PER_HUB)).toEqual([
       { name: replicaName(ROOT, "enam", 1), subscribers: 250 },
       { name: replicaName(ROOT, "enam", 2), subscribers: 0 },
@@ -33,7 +33,7 @@ describe("hot key placement", () => {
         const { name } = emptiest(named);
         held.set(name, (held.get(name) ?? 0) + 1);
       }
-      for (const [name, subscribers] of held) replicas.report({ name, region: "local", subscribers, head: 1 });
+      for (const [name, subscribers] of held) replicas.report({ name, region: "local", subscribers, head: 1 }, 0);
     }
     expect([...held.values()]).toEqual(Array.from({ length: 8 }, () => PER_HUB));
   });

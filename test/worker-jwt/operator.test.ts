@@ -1,17 +1,23 @@
 /**
  * AUTH_MODE=jwt: `/metrics` and `/_relay/hubs` are the relay's own resources (group
  * relay.kube-watch-relay.dev): a token needs a rule naming them, a reader of pods gets 403, no
- * token 401; `/metrics` also takes the METRICS_TOKEN secret, for scrapers.
+ * token 401; `/metrics` also takes the METRICS_TOKEN secret, for scrapers. What they say of a
+ * hub's upstream follows the hub within a second, not its next heartbeat.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RELAY_GROUP } from "../../src/auth/operator.ts";
+import { DEFAULT_CLUSTER, hubName, watchKey } from "../../src/k8s/key.ts";
 import type { Rule } from "../../src/auth/rules.ts";
 import type { HubIndexEntry } from "../../src/metrics/report.ts";
 import { eventually, relay, Sim, uniqueNamespace, wsWatch } from "../worker/helpers.ts";
 import { scrape, metricValue } from "../worker/metrics-helpers.ts";
+import { podsPath } from "../kit/paths.ts";
 import { jwtFor } from "../kit/tokens.ts";
 
 const METRICS_TOKEN = "scraper-token-for-the-tests";
+/** A change of a hub's upstream state is reported within a second; the rest is slack for a loaded machine. */
+const STATE_REPORTED_MS = 2_000;
 const sim = new Sim();
 
 const token = (sub: string, rules: Rule[]) => jwtFor(sub, rules);
@@ -57,6 +63,35 @@ describe("operator endpoints in AUTH_MODE=jwt", () => {
       return ((await response.json()) as { hubs: HubIndexEntry[] }).hubs.find((h) => h.key === `default:/api/v1/namespaces/${ns}/pods`);
     }, "the watched key in the hub index");
     expect(entry.subscribers).toEqual({ websocket: 1, http: 0 });
+    sub.close();
+  });
+
+  it("a hub's upstream state reads watching in the hub index and kube_watch_relay_hubs within a second of its watch opening", async () => {
+    const ns = uniqueNamespace("state");
+    await sim.createPod(ns, "a");
+    const sub = await wsWatch(`${podsPath(ns)}?watch=1`, bearer(await podReader()));
+    await sub.events.next();
+    // When the hub's own upstream watch opened, as the hub itself says (not as it reported).
+    const key = watchKey({ cluster: DEFAULT_CLUSTER, group: "", version: "v1", resource: "pods", namespace: ns, namespaced: true, labelSelector: null, fieldSelector: null });
+    const hub = env.WATCH_HUB.getByName(hubName(key));
+    await eventually(async () => (await hub.stats())?.upstream === "watching", "the hub's upstream watch to open");
+    // Its first report (at its first request) said listing: its next says watching, within a
+    // second of the change (and some slack for a loaded machine), not on the heartbeat 30 s later.
+    const operator = bearer(await operatorOf("hubs"));
+    const entry = await eventually(
+      async () => {
+        const response = await relay("/_relay/hubs", { headers: operator });
+        const hubs = ((await response.json()) as { hubs: HubIndexEntry[] }).hubs;
+        return hubs.find((h) => h.key === `${DEFAULT_CLUSTER}:${podsPath(ns)}` && h.upstream === "watching");
+      },
+      "the hub index to say the hub is watching",
+      STATE_REPORTED_MS,
+    );
+    expect(entry.watching).toBe(true);
+    const families = await scrape(bearer(METRICS_TOKEN));
+    // Every hub of this file's relay has had its watch open longer than that.
+    expect(metricValue(families, "kube_watch_relay_hubs", { cluster: DEFAULT_CLUSTER, upstream_state: "listing" })).toBe(0);
+    expect(metricValue(families, "kube_watch_relay_hubs", { cluster: DEFAULT_CLUSTER, upstream_state: "watching" })).toBeGreaterThanOrEqual(1);
     sub.close();
   });
 });

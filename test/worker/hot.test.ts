@@ -5,17 +5,21 @@
  * the upstream sees one watch; a replica or the root lost mid-burst costs nobody an event.
  */
 import { env } from "cloudflare:workers";
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { WatchEvent } from "../../src/k8s/types.ts";
 import { podsPath } from "../kit/paths.ts";
-import { metricValue, scrape } from "./metrics-helpers.ts";
+import type { HubIndexEntry } from "../../src/metrics/report.ts";
+import { metricValue, scrape, type Scrape } from "./metrics-helpers.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace, wsWatch, type Subscription } from "./helpers.ts";
 
 const cluster = "hot";
 const sim = new Sim(cluster);
 const path = (ns: string, query = "watch=1") => `/clusters/${cluster}${podsPath(ns)}?${query}`;
+
+/** A replica that keeps up, on one machine: its commit follows the root's by milliseconds; the rest is slack for a loaded machine. */
+const NEAR_ZERO_S = 0.5;
 
 const keyOf = (ns: string) => watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace: ns, namespaced: true, labelSelector: null, fieldSelector: null });
 
@@ -29,6 +33,7 @@ interface RootStats {
   sent: { websocket: Sent; http: Sent };
   replicas: Array<{ name: string; subscribers: number; head: number }>;
 }
+const rootOf = (ns: string) => env.WATCH_HUB.getByName(hubName(keyOf(ns)));
 const rootStats = async (ns: string) => (await (await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}`)).json()) as RootStats;
 /** One replica hub's own stats, by the name its root gives it. */
 const replicaStats = async (ns: string, name: string) => (await (await relay(`/_relay/stats/clusters/${cluster}${podsPath(ns)}?replica=${encodeURIComponent(name)}`)).json()) as RootStats;
@@ -65,11 +70,60 @@ describe("a hot key: a tree of hubs", () => {
     const expected = await touch(ns, 5, "x");
     for (const sub of subs) expect((await sub.events.take(5)).map(rvOf)).toEqual(expected);
     expect(await sim.watchesOn(podsPath(ns))).toHaveLength(1);
-    // The tree as operators see it: the replica in the hub index with its root, and in /metrics.
-    const hubs = (await (await relay("/_relay/hubs")).json()) as { hubs: Array<{ hub: string; root?: string; subscribers: Record<string, number> }> };
-    const replica = hubs.hubs.find((h) => h.hub === stats.replicas[0]!.name);
+    // The tree as operators see it, once both hubs have reported on their heartbeat: six
+    // subscribers, all WebSocket clients; the replica is one of the replica hubs, not a
+    // subscriber of its root (nor an HTTP one), and in the hub index with its root.
+    const name = stats.replicas[0]!.name;
+    const subscribers = (s: Scrape, transport: string) => metricValue(s, "kube_watch_relay_subscribers", { cluster, transport });
+    const families = await eventually(async () => {
+      await runDurableObjectAlarm(rootOf(ns));
+      await runDurableObjectAlarm(env.WATCH_HUB.getByName(name));
+      const s = await scrape();
+      return subscribers(s, "websocket") === 6 ? s : undefined;
+    }, "both hubs' reports of their subscribers");
+    expect(subscribers(families, "http")).toBe(0);
+    expect(metricValue(families, "kube_watch_relay_replica_hubs", { cluster })).toBe(1);
+    const hubs = ((await (await relay("/_relay/hubs")).json()) as { hubs: HubIndexEntry[] }).hubs;
+    const root = hubs.find((h) => h.hub === hubName(keyOf(ns)));
+    expect(root?.subscribers).toEqual({ websocket: 2, http: 0 });
+    expect(root?.replicas).toMatchObject([{ hub: name, subscribers: 4 }]);
+    const replica = hubs.find((h) => h.hub === name);
     expect(replica?.root).toBe(hubName(keyOf(ns)));
-    expect(metricValue(await scrape(), "kube_watch_relay_replica_hubs", { cluster })).toBeGreaterThanOrEqual(1);
+    expect(replica?.subscribers).toEqual({ websocket: 4, http: 0 });
+    for (const sub of subs) sub.close();
+  });
+
+  it("replica_lag_seconds is how long after the root a replica committed an event: near zero while it keeps up", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    const subs = await subscribe(ns, 3);
+    const { replicas } = await eventually(async () => {
+      const s = await rootStats(ns);
+      return s.replicas.reduce((n, r) => n + r.subscribers, 0) === 1 ? s : undefined;
+    }, "the replica to report its subscriber");
+    const name = replicas[0]!.name;
+    const expected = await touch(ns, 5, "l");
+    for (const sub of subs) expect((await sub.events.take(5)).map(rvOf)).toEqual(expected);
+    const lagOf = (hubs: HubIndexEntry[]) => hubs.find((h) => h.hub === hubName(keyOf(ns)))?.replicas?.find((r) => r.hub === name)?.lagSeconds;
+    /** The root's report on its heartbeat, as the index and /metrics have it. */
+    const reported = async () => {
+      await runDurableObjectAlarm(rootOf(ns));
+      const hubs = ((await (await relay("/_relay/hubs")).json()) as { hubs: HubIndexEntry[] }).hubs;
+      return { lag: lagOf(hubs), gauge: metricValue(await scrape(), "kube_watch_relay_replica_lag_seconds", { cluster }) };
+    };
+    // Every client has every event, and time passes: what passes is what is tested (a lag that
+    // grew with it since the replica's last report would be no lag at all), so it is waited out.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const idle = await reported();
+    expect(idle.lag).toBeLessThan(NEAR_ZERO_S);
+    expect(idle.gauge).toBeLessThan(NEAR_ZERO_S);
+    // The replica's heartbeat tells its root what it committed, and when: measured, near zero.
+    await runDurableObjectAlarm(env.WATCH_HUB.getByName(name));
+    await eventually(async () => (await rootStats(ns)).replicas.find((r) => r.name === name)?.head === expected.at(-1), "the replica's report of its head");
+    const measured = await reported();
+    expect(measured.lag).toBeGreaterThanOrEqual(0);
+    expect(measured.lag).toBeLessThan(NEAR_ZERO_S);
+    expect(measured.gauge).toBeLessThan(NEAR_ZERO_S);
     for (const sub of subs) sub.close();
   });
 
