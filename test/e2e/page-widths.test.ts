@@ -4,10 +4,10 @@
  * pods table is one line of one height (the table is scrolled as if every row were there) and
  * every cell shows its text whole: a name in full (names that share a prefix never look alike),
  * `Running` on one line. At 1400 and 1920 px the table fits its panel (the resource version shown
- * where there is room for it); at 390 it scrolls sideways, the names in view. A row leaving does
- * not move the columns. Screenshots go to the system's temporary directory
- * (`kube-watch-relay-page/width-<px>.png`); with UPDATE_SCREENSHOT=1 they become the README's
- * docs/page-<px>.png.
+ * where there is room for it); at 390 it scrolls sideways, the names in view. No pod log panel
+ * shows until a pod is followed. A row leaving does not move the columns. Screenshots go to the
+ * system's temporary directory (`kube-watch-relay-page/width-<px>.png`); with UPDATE_SCREENSHOT=1
+ * they become the README's docs/page-<px>.png.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -109,11 +109,13 @@ describe.skipIf(!chromiumHere)("the live page at common widths", () => {
   }
 
   for (const screen of SCREENS) {
-    it(`at ${screen.width} px: every row one line, every cell whole, the names in full`, async () => {
+    it(`at ${screen.width} px: every row one line, every cell whole, the names in full; no panel that is not in use`, async () => {
       const page = await visit("/", screen);
       // As a reader finds it: every watch on the socket live, the relay's numbers in.
       await page.waitForFunction(() => document.querySelectorAll('#watches .state[data-state="live"]').length === 3 && /\(watching\)/.test(document.getElementById("relay-stats")?.textContent ?? ""));
       expect(await rowFaults(page)).toEqual([]);
+      // No pod followed, no pod log panel.
+      expect(await page.isVisible("#pod-log")).toBe(false);
       const { content, shown, columns, nameEnds } = await panel(page);
       if (screen.width >= 1400) {
         expect(content).toBeLessThanOrEqual(shown);
