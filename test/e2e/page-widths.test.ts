@@ -5,9 +5,10 @@
  * every cell shows its text whole: a name in full (names that share a prefix never look alike),
  * `Running` on one line. At 1400 and 1920 px the table fits its panel (the resource version shown
  * where there is room for it); at 390 it scrolls sideways, the names in view. No pod log panel
- * shows until a pod is followed. A row leaving does not move the columns. Screenshots go to the
- * system's temporary directory (`kube-watch-relay-page/width-<px>.png`); with UPDATE_SCREENSHOT=1
- * they become the README's docs/page-<px>.png.
+ * shows until a pod is followed. A row leaving does not move the columns; a long namespace wraps
+ * in the sidebar. Screenshots go to the system's temporary directory
+ * (`kube-watch-relay-page/width-<px>.png`, `long-namespace.png`); with UPDATE_SCREENSHOT=1 the
+ * widths' become the README's docs/page-<px>.png.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -131,7 +132,7 @@ describe.skipIf(!chromiumHere)("the live page at common widths", () => {
     });
   }
 
-  it("a row leaving does not move the columns: each is as wide as its widest cell in the collection so far", async () => {
+  it("a row leaving does not move the columns: each is as wide as its widest cell in the collection so far; a long namespace wraps in the sidebar", async () => {
     const sim = simulatorUrl(relay);
     const wide = "page-widths-a-namespace-of-a-long-name";
     const post = async (path: string, body: object) => {
@@ -142,6 +143,9 @@ describe.skipIf(!chromiumHere)("the live page at common widths", () => {
     for (const namespace of [wide, "default"]) await post(`/api/v1/namespaces/${namespace}/pods`, { metadata: { name: "widths-probe" }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] } });
     const page = await visit("/?filter=widths-probe", SCREENS[2]!);
     await page.waitForFunction(() => document.querySelectorAll("#objects tbody tr[data-key]").length === 2);
+    // The sidebar shows the long namespace whole, wrapped.
+    const inSidebar = page.locator(`#namespaces li[data-namespace="${wide}"] button`);
+    expect(await inSidebar.evaluate((button) => ({ text: button.textContent, cut: button.scrollWidth > button.clientWidth }))).toEqual({ text: wide, cut: false });
     await laidOut(page);
     const before = await headers(page);
     const response = await fetch(`${sim}/api/v1/namespaces/${wide}/pods/widths-probe`, { method: "DELETE" });
@@ -150,6 +154,7 @@ describe.skipIf(!chromiumHere)("the live page at common widths", () => {
     await laidOut(page);
     expect(await headers(page)).toEqual(before);
     expect(await rowFaults(page)).toEqual([]);
+    writeFileSync(join(SHOTS, "long-namespace.png"), await page.screenshot());
     expect(pageErrors).toEqual([]);
     await page.close();
   });
