@@ -7,7 +7,9 @@
  * scroll goes on, and one when it stops). Its columns are the resource's Table's, as `kubectl
  * get` prints them, and the namespace; a column's header sorts by it, again for descending, a
  * third time not at all. A changed row flashes; a deleted row fades out before it goes; ages
- * tick on from each row's creation time.
+ * tick on from each row's creation time. A row is one line (the stylesheet's): each column as
+ * wide as its widest cell so far in the collection, so rows that change or scroll in do not move
+ * the columns under the reader.
  */
 import { VIEW_LIMIT_MAX } from "../../k8s/view.ts";
 import type { ViewColumn, ViewRow, ViewWindow } from "../index.ts";
@@ -48,6 +50,8 @@ export class ViewTable {
   /** The window's rows, in order (a deleted row fading out is no longer among them). */
   #rows: HTMLTableRowElement[] = [];
   #columns: Shown[] = [];
+  /** The column that takes the room the others leave. */
+  #filling: Shown | undefined;
   #columnsOf = "";
   #resource: Resource | undefined;
   /** The window held: its first row's position, how many rows it asked for, its order and filter. */
@@ -58,6 +62,18 @@ export class ViewTable {
   #measured = false;
   #scrollTimer: ReturnType<typeof setTimeout> | undefined;
   #lastScroll = 0;
+  /**
+   * A header's width as its column grows (observed once laid out, so no layout is forced) becomes
+   * its least, until another collection. Not the fill's, which gives its room back when the panel
+   * narrows.
+   */
+  readonly #widest = new ResizeObserver((entries) => {
+    for (const { target, borderBoxSize } of entries) {
+      const th = target as HTMLElement;
+      const width = borderBoxSize[0]?.inlineSize ?? 0;
+      if (width > (Number.parseFloat(th.style.minWidth) || 0)) th.style.minWidth = `${width}px`;
+    }
+  });
 
   constructor(scroll: HTMLElement, table: HTMLTableElement, events: TableEvents) {
     this.#scroll = scroll;
@@ -85,6 +101,7 @@ export class ViewTable {
     this.#measured = false;
     this.#rows = [];
     this.#body.replaceChildren();
+    for (const th of this.#table.tHead?.rows[0]?.cells ?? []) th.style.minWidth = "";
     this.#scroll.scrollTop = 0;
   }
 
@@ -176,6 +193,10 @@ export class ViewTable {
       if (resource?.namespaced && !shown.includes(NAMESPACE)) shown.unshift(NAMESPACE);
       shown.push({ label: "Resource version", className: "rv", sort: undefined, cell: (row) => row.resourceVersion });
       this.#columns = shown;
+      // The name takes the room the other columns leave; an event, which has none, gives it to its message.
+      const fill = shown.find((c) => c.className === "name") ?? shown.find((c) => c.label === "Message");
+      this.#filling = fill;
+      this.#widest.disconnect();
       const head = document.createElement("tr");
       for (const column of shown) {
         const th = document.createElement("th");
@@ -189,6 +210,8 @@ export class ViewTable {
           button.addEventListener("click", () => this.#events.sort(nextSort(this.#window.sort, sort)));
           th.append(button);
         }
+        if (column === fill) th.classList.add("fill");
+        else this.#widest.observe(th);
         head.append(th);
       }
       (this.#table.tHead ?? this.#table.createTHead()).replaceChildren(head);
@@ -204,7 +227,11 @@ export class ViewTable {
 
   #newRow(): HTMLTableRowElement {
     const tr = document.createElement("tr");
-    for (const column of this.#columns) tr.insertCell().className = column.className;
+    for (const column of this.#columns) {
+      const td = tr.insertCell();
+      td.className = column.className;
+      if (column === this.#filling) td.classList.add("fill");
+    }
     return tr;
   }
 
@@ -223,7 +250,7 @@ export class ViewTable {
     return tr;
   }
 
-  /** A row's height, as the collection's first window draws it (a row is one line, but may wrap on a narrow screen). */
+  /** A row's height, as the collection's first window draws it (one line, of the stylesheet's height, unless the reader's font is larger). */
   #measure(): void {
     const first = this.#rows[0];
     const last = this.#rows.at(-1);
