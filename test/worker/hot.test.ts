@@ -128,6 +128,28 @@ describe("a hot key: a tree of hubs", () => {
     onReplica!.close();
   });
 
+  it("placement costs no client a relist: a new replica that does not hold a resume point or a continue token sends the request to its root", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    await sim.createPod(ns, "b");
+    // A paged list, from the root (nobody watches yet), and where it stands.
+    const first = (await (await relay(path(ns, "limit=1"))).json()) as { metadata: { resourceVersion: string; continue: string }; items: Array<{ metadata: { name: string } }> };
+    const from = first.metadata.resourceVersion;
+    const missed = await touch(ns, 3, "r");
+    // Four resume from the list: the root takes two, the other two are placed on a replica made after `from`.
+    const subs: Subscription[] = [];
+    for (let i = 0; i < 4; i++) subs.push(await wsWatch(path(ns, `watch=1&resourceVersion=${from}`)));
+    for (const [i, sub] of subs.entries()) expect((await sub.events.take(3)).map(rvOf), `subscriber ${i}`).toEqual(missed);
+    // The replica sent those two back to the root, which held where they resumed from: the root
+    // serves the four and the replica's own watch of it.
+    expect((await rootStats(ns)).subscribers).toBe(5);
+    // The list's next page is placed on the replica too, whose snapshots began after the root's.
+    const response = await relay(path(ns, `limit=1&continue=${encodeURIComponent(first.metadata.continue)}`));
+    const next = (await response.json()) as typeof first;
+    expect([response.status, next.metadata.resourceVersion, next.items?.map((pod) => pod.metadata.name)]).toEqual([200, from, ["b"]]);
+    for (const sub of subs) sub.close();
+  });
+
   it("the replicas and the root lost mid-burst: every subscriber resumes and gets every change once", async () => {
     const ns = uniqueNamespace("h");
     await sim.createPod(ns, "a");
