@@ -87,8 +87,9 @@ export function holdsSnapshot(source: Pick<ListSource, "head" | "snapshots">, op
   return requested > source.head() || exactly(source, requested);
 }
 
-/** What the hub reads from: its identity's kinds, its state, and how to wait for a resourceVersion. */
+/** What the hub reads from: its identity's kinds, its state, and how to wait for a resourceVersion; its own name, for its continue tokens. */
 export interface Reader extends ListSource {
+  readonly hub: string;
   readonly listKind: string;
   readonly apiVersion: string;
   readonly collection: Pick<Collection, "page" | "joinedPage" | "keyAfter" | "sizeAt" | "get">;
@@ -109,7 +110,7 @@ export async function serveList(reader: Reader, key: WatchKey, options: ListOpti
   if (limit !== undefined) {
     const last = admits ? pageEnd(collection, lease.rv, after, limit, admits) : collection.keyAfter(lease.rv, after, limit);
     if (last !== undefined && (admits ? pageEnd(collection, lease.rv, last, 1, admits) : collection.keyAfter(lease.rv, last, 1)) !== undefined) {
-      next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit });
+      next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit, hub: reader.hub });
       snapshots.keep(lease.rv);
       // As the API server: an estimate of what is left, only when nothing is filtered out.
       if (!key.labelSelector && !key.fieldSelector && !shard) remaining = collection.sizeAt(lease.rv) - (sent + limit);

@@ -7,6 +7,7 @@
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { decodeContinue, encodeContinue } from "../../src/hub/snapshots.ts";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { WatchEvent } from "../../src/k8s/types.ts";
 import { podsPath } from "../kit/paths.ts";
@@ -143,10 +144,16 @@ describe("a hot key: a tree of hubs", () => {
     // The replica sent those two back to the root, which held where they resumed from: the root
     // serves the four and the replica's own watch of it.
     expect((await rootStats(ns)).subscribers).toBe(5);
-    // The list's next page is placed on the replica too, whose snapshots began after the root's.
-    const response = await relay(path(ns, `limit=1&continue=${encodeURIComponent(first.metadata.continue)}`));
-    const next = (await response.json()) as typeof first;
-    expect([response.status, next.metadata.resourceVersion, next.items?.map((pod) => pod.metadata.name)]).toEqual([200, from, ["b"]]);
+    // The list's next page goes on at the root, whose snapshot its token names; a token that
+    // names no hub is placed on the replica, whose snapshots began after the root's, and the
+    // replica sends it back to the root.
+    const cursor = decodeContinue(first.metadata.continue);
+    expect(cursor?.hub).toBe(hubName(keyOf(ns)));
+    for (const token of [first.metadata.continue, encodeContinue({ ...cursor!, hub: undefined })]) {
+      const response = await relay(path(ns, `limit=1&continue=${encodeURIComponent(token)}`));
+      const next = (await response.json()) as typeof first;
+      expect([response.status, next.metadata.resourceVersion, next.items?.map((pod) => pod.metadata.name)]).toEqual([200, from, ["b"]]);
+    }
     for (const sub of subs) sub.close();
   });
 
