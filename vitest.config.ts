@@ -22,6 +22,8 @@ const tuning = {
   // A log longer than this makes a follower of the whole of it read its own history first.
   LOG_BUFFER_LINES: "20",
   LOG_IDLE_GRACE_SECONDS: "1",
+  // An upstream's log read that does not answer (or stops) fails in 2 s, not 10.
+  LOG_UPSTREAM_TIMEOUT_SECONDS: "2",
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 

@@ -18,6 +18,25 @@ export function procStat(pid: number | string): string[] | undefined {
   }
 }
 
+/** A process's start time (clock ticks since boot), or "" where /proc does not say. */
+export const startTime = (pid: number): string => procStat(pid)?.[19] ?? "";
+
+/**
+ * Whether the process that had `pid` and started at `started` ("": unknown) still runs: not a
+ * zombie, and not another process that got its pid since.
+ */
+export function alive(pid: number, started: string): boolean {
+  const stat = procStat(pid);
+  if (stat) return stat[0] !== "Z" && (started === "" || stat[19] === started);
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists, as someone else.
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** The parent of a process; `undefined` when there is no such process (or no /proc). */
 export function parentOf(pid: number): number | undefined {
   const ppid = procStat(pid)?.[1];

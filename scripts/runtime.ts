@@ -37,18 +37,20 @@
  * - `replicaWorkerd`: a hot key's replica hubs run in a second workerd (`replicaPid`), the same
  *   Worker named apart, which reaches the relay's other objects (roots, quotas, metrics) through
  *   Miniflare's dev registry, and serves the Worker on `replicaUrl` too (clients next to the
- *   replicas). Tethered and stopped as the first.
+ *   replicas). Tethered and stopped as the first. The dev registry is a temporary directory
+ *   (scripts/dev-registry.ts), removed at `stop()` or exit, or by the next runtime that makes
+ *   one once this process is dead (a kill -9 leaves it behind).
  * - `stop()` ends workerd (both, with `replicaWorkerd`), waits for it, and releases the state
  *   directory; it may be called more than once.
  */
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions, type V4DurableObject } from "miniflare";
+import { makeDevRegistry } from "./dev-registry.ts";
 import { holdToPlatformHeap } from "./heap-limit.ts";
 import { oneThreadDefaults } from "./one-thread.ts";
 import { parentOf } from "./proc.ts";
@@ -261,7 +263,7 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
   const untether = tether(log);
   // Finds this runtime's workerd among this process's children (several runtimes may share a process).
   const marker = `RELAY_RUNTIME=${randomBytes(8).toString("hex")}`;
-  const devRegistry = options.replicaWorkerd ? mkdtempSync(join(tmpdir(), "relay-registry-")) : undefined;
+  const devRegistry = options.replicaWorkerd ? makeDevRegistry() : undefined;
   const removeRegistry = () => devRegistry && rmSync(devRegistry, { recursive: true, force: true });
   // Miniflare's own SIGINT and SIGTERM handlers end the process without waiting for `stop()`.
   if (devRegistry) process.once("exit", removeRegistry);

@@ -16,7 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { procStat } from "./proc.ts";
+import { alive, startTime } from "./proc.ts";
 
 const LOCK_FILE = /^relay\.lock\.(\d+)$/;
 const lockFile = (directory: string, n: number): string => join(directory, `relay.lock.${n}`);
@@ -28,22 +28,6 @@ export class StateDirectoryInUse extends Error {
     super(`the state directory ${directory} is in use by another relay (pid ${pid})`);
     this.directory = directory;
     this.pid = pid;
-  }
-}
-
-/** The process's start time, or "" where /proc does not say. */
-const startTime = (pid: number): string => procStat(pid)?.[19] ?? "";
-
-/** Whether the holder still runs: not a zombie, and not another process that got its pid since. */
-function alive(pid: number, started: string): boolean {
-  const stat = procStat(pid);
-  if (stat) return stat[0] !== "Z" && (started === "" || stat[19] === started);
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it exists, as someone else.
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -95,6 +95,8 @@ export interface LogSettings {
   memoryBytes: number;
   /** How long a log hub keeps following after its last follower left (`LOG_IDLE_GRACE_SECONDS`). */
   idleGraceMs: number;
+  /** How long the upstream has to answer a log's probe whole, a follow or a history with its head, and a history's next bytes (`LOG_UPSTREAM_TIMEOUT_SECONDS`). */
+  upstreamTimeoutMs: number;
 }
 
 export function logSettings(env: Vars): LogSettings {
@@ -102,6 +104,7 @@ export function logSettings(env: Vars): LogSettings {
     bufferLines: int(env, "LOG_BUFFER_LINES", 1000, 0),
     memoryBytes: int(env, "LOG_MEMORY_BYTES", 16 * 1024 * 1024, 0),
     idleGraceMs: int(env, "LOG_IDLE_GRACE_SECONDS", 10, 0) * 1000,
+    upstreamTimeoutMs: int(env, "LOG_UPSTREAM_TIMEOUT_SECONDS", 10, 1) * 1000,
   };
 }
 

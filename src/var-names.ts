@@ -36,6 +36,7 @@ export const VARIABLE_NAMES = [
   "LOG_BUFFER_LINES",
   "LOG_MEMORY_BYTES",
   "LOG_IDLE_GRACE_SECONDS",
+  "LOG_UPSTREAM_TIMEOUT_SECONDS",
 ] as const;
 
 /** Secrets: `UPSTREAM_TOKEN` for the default cluster, the jwt mode's key, and a token that may read `/metrics` whatever AUTH_MODE says. */

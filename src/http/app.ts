@@ -21,6 +21,7 @@ import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
 import { isReplicaOf } from "../hub/replicas.ts";
 import { hubRequests, type HubRequest } from "../hub/request.ts";
+import { decodeContinue } from "../hub/snapshots.ts";
 import { cacheOutcome, listCacheRequests } from "../lists/request.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
@@ -268,8 +269,14 @@ function hubAnswer(env: Env, raw: Request, request: HubRequest, identity: Identi
   const forwarded = live ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject };
   // A hot key's lists and watches go to its replicas; a get is its root's.
   if (request.verb === "get") return env.WATCH_HUB.getByName(hubName(request.key)).fetch(hubRequests.attach(raw, forwarded));
-  return placements.send({ roots: env.WATCH_HUB, replicas: replicaHubs(env) }, request.key, regionOf(raw.cf), (replicaOf, region, here) =>
-    hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }),
+  // A list's next page goes to the hub that holds its snapshot.
+  const holder = request.verb === "list" && request.options.continue ? decodeContinue(request.options.continue)?.hub : undefined;
+  return placements.send(
+    { roots: env.WATCH_HUB, replicas: replicaHubs(env) },
+    request.key,
+    regionOf(raw.cf),
+    (replicaOf, region, here) => hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }),
+    { holder },
   );
 }
 

@@ -10,6 +10,7 @@
  * larger than the whole bound is not read past it: the upstream is then reported as unable to
  * answer, as no isolate can hold what it would take.
  */
+import { readAtMost } from "../bounded-read.ts";
 import { join } from "./shared-work.ts";
 
 /** One upstream answer, as the upstream gave it. */
@@ -136,27 +137,9 @@ async function readBounded(response: Response, max: number): Promise<Uint8Array>
     await response.body?.cancel();
     throw tooLarge();
   }
-  if (!response.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.byteLength;
-    if (length > max) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
+  const head = await readAtMost(response.body, max);
+  if (!head.whole) throw tooLarge();
+  return head.bytes;
 }
 
 /** What went wrong upstream, in words an operator can act on. */

@@ -35,12 +35,15 @@ export class Placements {
 
   /**
    * Send a request (made for a hub by `as`) to the key's root or to one of its replicas: the
-   * response of the hub that serves it. A replica behind the resourceVersion asked for sends
-   * it back to the root, which then serves it.
+   * response of the hub that serves it. A replica behind the resourceVersion asked for, or that
+   * does not hold it, sends it back to the root, which then serves it. `holder`: the hub a list's
+   * continue token says holds its snapshot, which serves the next page: the root itself, or the
+   * replica of that name if the root names it (a token names no hub the root did not make).
    */
-  async send(hubs: Hubs, key: WatchKey, region: Region | undefined, as: Making, now = Date.now()): Promise<Response> {
+  async send(hubs: Hubs, key: WatchKey, region: Region | undefined, as: Making, { holder, now = Date.now() }: { holder?: string | undefined; now?: number } = {}): Promise<Response> {
     const root = hubName(key);
     const where = region ?? LOCAL;
+    if (holder === root) return hubs.roots.getByName(root).fetch(as(undefined, where, true));
     const id = `${where} ${root}`;
     let known = this.#known.get(id);
     if (known && known.until <= now) {
@@ -55,7 +58,7 @@ export class Placements {
       this.#known.set(id, known);
       if (this.#known.size > KEPT) this.#known.delete(this.#known.keys().next().value as string);
     }
-    const { name } = emptiest(known.replicas);
+    const { name } = known.replicas.find((replica) => replica.name === holder) ?? emptiest(known.replicas);
     // Made near the clients of its region, where the platform allows.
     const response = await hubs.replicas.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false));
     return replicasOf(response) ? hubs.roots.getByName(root).fetch(as(undefined, where, true)) : response;

@@ -58,6 +58,12 @@ export function startOf(options: WatchOptions, window: { head: number; start: nu
   return { position, first: undefined };
 }
 
+/** Whether this hub holds where a watch starts: anything but a resume from before its window (or, for net changes, its horizon). */
+export function holdsStart(options: WatchOptions, window: { head: number; start: number }, horizon: number): boolean {
+  const start = startOf(options, window, horizon, true);
+  return !("refused" in start) || start.refused.code !== 410;
+}
+
 /**
  * How long a resume waits for a hub that was stopped to catch up with the upstream (a restored
  * hub's first watch opens within a probe and a watch request): what it missed is then replayed

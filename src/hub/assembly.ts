@@ -213,6 +213,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     lifecycle.settle();
   };
   const reader: Reader = {
+    hub: replica?.name ?? root,
     get listKind() {
       return feed.identity?.listKind ?? "";
     },

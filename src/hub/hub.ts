@@ -13,10 +13,10 @@ import { badRequest, failure, internalError, serviceUnavailable, statusResponse 
 import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logger, setLogLevel, type Log } from "../log.ts";
-import { admitView, admitWatch } from "./admission.ts";
+import { admitView, admitWatch, holdsStart } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
-import { AHEAD_WAIT_MS, serveGet, serveList } from "./reads.ts";
+import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
 import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaState } from "./replicas.ts";
 import { freshnessFor, hubRequests, type HubRequest, type ReplicaRole } from "./request.ts";
@@ -141,6 +141,9 @@ export class WatchHub extends DurableObject<HubEnv> {
       if (e instanceof SyncTimeout && listing) return statusResponse(stillListing(listing, now));
       return statusResponse(unavailable(e, feed.held, now));
     }
+    // Nor does a replica answer 410 for what its root holds: a resume from before the replica was
+    // made (or from past its window), or a list's snapshot its root gave out (a continue token).
+    if (hubRequest.replicaOf && !holds(hubRequest, parts)) return placedElsewhere([{ name: hubName(hubRequest.key), subscribers: 0 }]);
     switch (hubRequest.verb) {
       case "list":
         return serveList(parts.reader, hubRequest.key, hubRequest.options);
@@ -174,6 +177,13 @@ export class WatchHub extends DurableObject<HubEnv> {
 
 /** The region of a request the Worker placed nowhere (locally, without Cloudflare's `cf`). */
 const LOCAL = "local";
+
+/** Whether the hub holds where a request starts (a watch's resume point, a list's snapshot), rather than answer it 410. */
+function holds(request: HubRequest, { feed, reader }: Parts): boolean {
+  if (request.verb === "watch") return holdsStart(request.options, feed.window, feed.horizon);
+  if (request.verb === "list") return holdsSnapshot(reader, request.options);
+  return true;
+}
 
 /** A root's answer that a request goes to one of `replicas` instead: the Worker sends it there. */
 function placedElsewhere(replicas: NamedReplica[]): Response {

@@ -39,6 +39,7 @@ function reader(head: number, names: string[], reachable = head) {
   at = head;
   const waited: number[] = [];
   const r: Reader & { waited: number[]; write: typeof write } = {
+    hub: "the-hub",
     listKind: "PodList",
     apiVersion: "v1",
     head: () => at,
@@ -80,6 +81,8 @@ describe("continue tokens", () => {
       n: 500,
     });
     expect(decodeContinue(token)).toEqual({ rv: 42, start: "ns/pod-ü", sent: 500 });
+    // The hub that holds its snapshot, where a hot key's tree has several.
+    expect(decodeContinue(encodeContinue({ rv: 42, start: "a", sent: 1, hub: "key#local-2" }))).toEqual({ rv: 42, start: "a", sent: 1, hub: "key#local-2" });
     expect(decodeContinue("not-a-token")).toBeUndefined();
     expect(decodeContinue(btoa(JSON.stringify({ v: "other", rv: 1, start: "" })))).toBeUndefined();
   });
@@ -106,7 +109,7 @@ describe("lists", () => {
   it("pages in key order with a token and the count left; the next pages read the token's snapshot while the collection changes", async () => {
     const r = reader(9, ["a", "b", "c", "d", "e"]);
     const first = await list(r, { limit: 2 });
-    expect([first.names, first.remainingItemCount]).toEqual([["a", "b"], 3]);
+    expect([first.names, first.remainingItemCount, decodeContinue(first.continue ?? "")?.hub]).toEqual([["a", "b"], 3, "the-hub"]);
     r.write("c", "MODIFIED", 10);
     r.write("d", "DELETED", 11);
     r.write("f", "ADDED", 12);

@@ -56,7 +56,7 @@ export async function listPlan(source: ListSource, options: ListOptions): Promis
   let rv = source.head();
   if (options.resourceVersion.kind === "exact") {
     const requested = options.resourceVersion.rv;
-    const exact = options.resourceVersionMatch === "Exact" || (options.resourceVersionMatch === undefined && options.limit !== undefined);
+    const exact = readsExactly(options);
     if (!(await source.waitFor(requested, AHEAD_WAIT_MS))) return { ok: false, status: tooLargeResourceVersion(requested, source.head()) };
     if (exact && !exactly(source, requested)) return { ok: false, status: expired("The resourceVersion for the provided list is too old.") };
     rv = exact ? requested : source.head();
@@ -65,12 +65,31 @@ export async function listPlan(source: ListSource, options: ListOptions): Promis
   return { ok: true, value: { lease: source.snapshots.hold(rv), after: "", limit: options.limit, sent: 0 } };
 }
 
-function exactly(source: ListSource, rv: number): boolean {
+function exactly(source: Pick<ListSource, "head" | "snapshots">, rv: number): boolean {
   return source.head() === rv || source.snapshots.kept(rv);
 }
 
-/** What the hub reads from: its identity's kinds, its state, and how to wait for a resourceVersion. */
+/** A list of the state at exactly its resourceVersion (`Exact`, or a `limit` without a match), not of one at least as new. */
+const readsExactly = (options: ListOptions): boolean => options.resourceVersionMatch === "Exact" || (options.resourceVersionMatch === undefined && options.limit !== undefined);
+
+/**
+ * Whether the snapshot a list asks for is one this hub can read: a continue token's, or an exact
+ * resourceVersion's at or behind its head, it holds (current, or kept); any other list reads the
+ * current state (or waits for one ahead). A hot key's replica sends a list it cannot read to its root.
+ */
+export function holdsSnapshot(source: Pick<ListSource, "head" | "snapshots">, options: ListOptions): boolean {
+  if (options.continue) {
+    const cursor = decodeContinue(options.continue);
+    return cursor === undefined || exactly(source, cursor.rv);
+  }
+  if (options.resourceVersion.kind !== "exact" || !readsExactly(options)) return true;
+  const requested = options.resourceVersion.rv;
+  return requested > source.head() || exactly(source, requested);
+}
+
+/** What the hub reads from: its identity's kinds, its state, and how to wait for a resourceVersion; its own name, for its continue tokens. */
 export interface Reader extends ListSource {
+  readonly hub: string;
   readonly listKind: string;
   readonly apiVersion: string;
   readonly collection: Pick<Collection, "page" | "joinedPage" | "keyAfter" | "sizeAt" | "get">;
@@ -91,7 +110,7 @@ export async function serveList(reader: Reader, key: WatchKey, options: ListOpti
   if (limit !== undefined) {
     const last = admits ? pageEnd(collection, lease.rv, after, limit, admits) : collection.keyAfter(lease.rv, after, limit);
     if (last !== undefined && (admits ? pageEnd(collection, lease.rv, last, 1, admits) : collection.keyAfter(lease.rv, last, 1)) !== undefined) {
-      next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit });
+      next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit, hub: reader.hub });
       snapshots.keep(lease.rv);
       // As the API server: an estimate of what is left, only when nothing is filtered out.
       if (!key.labelSelector && !key.fieldSelector && !shard) remaining = collection.sizeAt(lease.rv) - (sent + limit);

@@ -10,7 +10,8 @@
  *
  * Continue tokens have the API server's shape (apiserver `pkg/storage/continue.go`): base64url
  * of `{"v":"meta.k8s.io/v1","rv":R,"start":"<key>\u0000"}`, and the relay's count of items
- * already sent (`n`), for `remainingItemCount`.
+ * already sent (`n`), for `remainingItemCount`, and the hub that holds its snapshot (`h`), where
+ * the Worker sends the next page of a hot key's list.
  */
 import { decodeBase64Url, encodeBase64Url } from "../k8s/base64url.ts";
 
@@ -20,21 +21,23 @@ export interface Cursor {
   start: string;
   /** Items sent in the pages before. */
   sent: number;
+  /** The hub that holds its snapshot (of a hot key's tree, the one that served the page). */
+  hub?: string | undefined;
 }
 
 const VERSION = "meta.k8s.io/v1";
 
 export function encodeContinue(cursor: Cursor): string {
-  return encodeBase64Url(JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000`, n: cursor.sent }));
+  return encodeBase64Url(JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000`, n: cursor.sent, ...(cursor.hub === undefined ? {} : { h: cursor.hub }) }));
 }
 
 /** The cursor in a continue token, or `undefined` if it is not one of ours. */
 export function decodeContinue(token: string): Cursor | undefined {
   try {
-    const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown; n?: unknown };
+    const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown; n?: unknown; h?: unknown };
     if (parsed.v !== VERSION || typeof parsed.rv !== "number" || typeof parsed.start !== "string") return undefined;
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the NUL a continue token's start ends with, on purpose
-    return { rv: parsed.rv, start: parsed.start.replace(/\u0000$/, ""), sent: typeof parsed.n === "number" && parsed.n >= 0 ? parsed.n : 0 };
+    return { rv: parsed.rv, start: parsed.start.replace(/\u0000$/, ""), sent: typeof parsed.n === "number" && parsed.n >= 0 ? parsed.n : 0, hub: typeof parsed.h === "string" ? parsed.h : undefined };
   } catch {
     return undefined;
   }

@@ -64,18 +64,27 @@ export class LogLineReader {
     this.#maxLine = maxLine;
   }
 
-  /** The lines `chunk` completes (and a fragment, when a line runs past the longest held back). */
+  /**
+   * The lines `chunk` completes, each at most the longest held back: a line that runs past it goes
+   * on in fragments of exactly that many bytes, however large the chunk it came in.
+   */
   push(chunk: Uint8Array): LogLine[] {
     const lines: LogLine[] = [];
     let start = 0;
-    for (let end = chunk.indexOf(NEWLINE); end >= 0; end = chunk.indexOf(NEWLINE, start)) {
-      lines.push(this.#line(this.#take(chunk.subarray(start, end + 1)), true));
-      start = end + 1;
-    }
-    if (start < chunk.length) {
-      this.#pending.push(chunk.slice(start));
-      this.#pendingBytes += chunk.length - start;
-      if (this.#pendingBytes >= this.#maxLine) lines.push(this.#line(this.#take(new Uint8Array(0)), false));
+    while (start < chunk.length) {
+      const room = this.#maxLine - this.#pendingBytes;
+      const end = chunk.indexOf(NEWLINE, start);
+      if (end >= 0 && end + 1 - start <= room) {
+        lines.push(this.#line(this.#take(chunk.subarray(start, end + 1)), true));
+        start = end + 1;
+      } else if (chunk.length - start >= room) {
+        lines.push(this.#line(this.#take(chunk.subarray(start, start + room)), false));
+        start += room;
+      } else {
+        this.#pending.push(chunk.slice(start));
+        this.#pendingBytes += chunk.length - start;
+        start = chunk.length;
+      }
     }
     return lines;
   }

@@ -134,6 +134,8 @@ function goInteger(s: string): bigint | undefined {
   return sign === "" && value <= UINT64_MAX ? value : undefined;
 }
 
+/** What Go's `ParseFloat` takes that starts with a dot: digits after it, `_` only between two digits (as in Go's literals), an exponent. */
+const GO_DOT_FLOAT = /^\.[0-9](?:_?[0-9])*(?:[eE][-+]?[0-9](?:_?[0-9])*)?$/;
 const YAML_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 const BASE60_FLOAT = /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/;
 /** go-yaml's YAML 1.1 words: booleans, nulls, special floats (its `<<` is never looked up for a string: `<` starts nothing it resolves). */
@@ -144,17 +146,21 @@ const RESOLVED = new Set(
 /** Days in a month of the proleptic Gregorian calendar, as Go's `time` counts them (year 0 is a leap year). */
 const daysIn = (month: number, year: number): number => (month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31);
 
-/** Whether Go's `time.Parse` takes `s` in one of go-yaml's timestamp layouts (`2006-1-2`, with `T15:4:5.999999999Z07:00`, `t…`, or ` 15:4:5.999999999`). */
+/**
+ * Whether Go's `time.Parse` takes `s` in one of go-yaml's timestamp layouts (`2006-1-2`, with
+ * `T15:4:5.999999999Z07:00`, `t…`, or ` 15:4:5.999999999`, whose space takes a run of spaces, as
+ * every space of a Go layout does).
+ */
 function isTimestamp(s: string): boolean {
-  const m = /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:([Tt ])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.,][0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$/.exec(s);
+  const m = /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:([Tt]| +)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.,][0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$/.exec(s);
   if (!m) return false;
   const [, year, month, day, sep, hour, minute, second, zone] = m;
   const mo = Number(month);
   if (mo < 1 || mo > 12 || Number(day) < 1 || Number(day) > daysIn(mo, Number(year))) return false;
   if (sep === undefined) return true;
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return false;
-  // With a T the layout has a zone; with a space it has none.
-  if ((sep === " ") !== (zone === undefined)) return false;
+  // With a T the layout has a zone; with spaces it has none.
+  if (sep.startsWith(" ") !== (zone === undefined)) return false;
   if (zone && zone !== "Z" && (Number(zone.slice(1, 3)) > 24 || Number(zone.slice(4)) > 60)) return false;
   return true;
 }
@@ -163,7 +169,8 @@ function isTimestamp(s: string): boolean {
 export function resolvesToNonString(s: string): boolean {
   if (s === "" || RESOLVED.has(s)) return true;
   const c = s[0] as string;
-  if (c === ".") return /^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(s) && Number.isFinite(Number(s));
+  // Not one of the words: a float if Go's `ParseFloat` takes it whole, underscores and all.
+  if (c === ".") return GO_DOT_FLOAT.test(s) && Number.isFinite(Number(s.replaceAll("_", "")));
   if (!/[0-9+-]/.test(c)) return false;
   if (isTimestamp(s)) return true;
   const plain = s.replaceAll("_", "");
@@ -302,8 +309,8 @@ const isBlankz = (c: number | undefined): boolean => c === undefined || c === 0x
 
 /** Line breaks, as YAML counts them. */
 const BREAKS = /[\r\n\u0085\u2028\u2029]/;
-/** What a double-quoted scalar escapes: anything unprintable (astral characters included), a break, `"` and `\`. */
-const ESCAPES = /[^\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]|[\ufeff"\\]/;
+/** What a double-quoted scalar escapes: anything unprintable (astral characters included), a break (U+2028 and U+2029 too), `"` and `\`. */
+const ESCAPES = /[^\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]|[\ufeff\u2028\u2029"\\]/;
 
 /** The characters of a string as code points, as the emitter walks them (one column each). */
 const codePoints = (s: string): number[] => Array.from(s, (ch) => ch.codePointAt(0) as number);

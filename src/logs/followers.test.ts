@@ -98,6 +98,23 @@ describe("LogFanout", () => {
     expect(sink.text).toBe(logText(9, 13));
   });
 
+  it("a follower that leaves while its history is read cancels that read, whose upstream sends nothing more", async () => {
+    const { fanout, buffer, follow } = setUp();
+    const { follower } = follow({}, buffer.head, true);
+    let cancelled = false;
+    // Its upstream answered and then held its connection with nothing more to say.
+    const held = new ReadableStream<Uint8Array>({
+      pull: () => new Promise(() => undefined),
+      cancel: () => {
+        cancelled = true;
+      },
+    });
+    const reading = fanout.history(follower, held);
+    fanout.detach(follower);
+    expect(cancelled).toBe(true);
+    await reading;
+  });
+
   it("limitBytes ends a follower's stream after exactly that many bytes, mid-line if need be", () => {
     const { clock, buffer, follow } = setUp();
     const { sink } = follow({ limitBytes: 50 }, 2, false);

@@ -84,6 +84,8 @@ export class LogFanout {
   readonly #followers = new Set<Follower>();
   /** Histories waiting for their follower's backlog to drain. */
   #drained: Array<() => void> = [];
+  /** The histories being read, by follower: cancelled when it leaves, so the upstream's read ends with it. */
+  readonly #histories = new Map<Follower, ReadableStreamDefaultReader<Uint8Array>>();
   #turnTimer: Cancel | undefined;
   #turnDelay = 0;
   #waiting = false;
@@ -118,6 +120,9 @@ export class LogFanout {
   detach(follower: Follower, reason?: CloseReason): void {
     if (!this.#followers.delete(follower)) return;
     if (reason) follower.sink.close(reason);
+    const history = this.#histories.get(follower);
+    this.#histories.delete(follower);
+    void history?.cancel().catch(() => undefined);
     this.onDetach(follower);
     this.#wakeHistories();
   }
@@ -138,25 +143,32 @@ export class LogFanout {
   /** Stream a follower's own history (`body`: the log with timestamps) to it, then let it join the buffer's lines. */
   async history(follower: Follower, body: ReadableStream<Uint8Array>): Promise<void> {
     const reader = body.getReader();
+    if (!this.#followers.has(follower)) return void reader.cancel().catch(() => undefined);
+    this.#histories.set(follower, reader);
     const lines = new LogLineReader();
     let last: LinePlace | undefined;
     try {
       for (;;) {
         while (this.#followers.has(follower) && follower.sink.backlog() > this.#inFlight) await this.#drain();
-        if (!this.#followers.has(follower)) return void reader.cancel().catch(() => undefined);
+        if (!this.#followers.has(follower)) return;
         const { done, value } = await reader.read();
+        // Gone while it waited: its detach cancelled the read.
+        if (!this.#followers.has(follower)) return;
         if (done) break;
         const complete = lines.push(value);
         if (complete.length === 0) continue;
         this.#deliver(follower, joinLines(complete, follower.options.timestamps ? (l) => l.bytes : withoutTimestamp), complete.length);
         for (const line of complete) if (line.complete) last = line;
-        if (!this.#followers.has(follower)) return void reader.cancel().catch(() => undefined);
+        if (!this.#followers.has(follower)) return;
       }
     } catch (e) {
+      if (!this.#followers.has(follower)) return;
       // As the API server's own stream would have ended.
       this.#log("log follower's history failed", { follower: follower.id, error: String(e) });
       this.detach(follower, { code: CLOSE.normal, reason: "the upstream ended the log's history early" });
       return;
+    } finally {
+      if (this.#histories.get(follower) === reader) this.#histories.delete(follower);
     }
     // A last line without its newline is being written: the buffer's lines bring it whole.
     follower.after = last;

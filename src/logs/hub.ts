@@ -33,7 +33,6 @@ import { isolateLogMemory } from "./buffer.ts";
 import { Follower, LogFanout, type LogSink } from "./followers.ts";
 import { describeLogKey, logHubName, logRequests, type LogKey, type LogRequest } from "./request.ts";
 import { LogSource } from "./source.ts";
-import { unreachable, upstreamStatus } from "./upstream.ts";
 
 interface Parts {
   clock: Clock;
@@ -90,6 +89,7 @@ function assemble(state: DurableObjectState, env: HubEnv, key: LogKey): Parts {
   const source = new LogSource(
     key,
     upstream,
+    logs.upstreamTimeoutMs,
     { memory: isolateLogMemory(logs.memoryBytes), maxLines: logs.bufferLines },
     {
       published: (buffer) => {
@@ -205,14 +205,9 @@ async function follow(parts: Parts, request: LogRequest, options: LogOptions, we
   if (position === undefined) {
     // Its place first: whatever the stream brings while its history is read waits for it there.
     position = buffer.head;
-    let answer: Response;
-    try {
-      answer = await source.history(options);
-    } catch (e) {
-      return refuse(statusResponse(unreachable(e)));
-    }
-    if (!answer.ok) return refuse(statusResponse(await upstreamStatus(answer)));
-    history = answer.body ?? new ReadableStream({ start: (c) => c.close() });
+    const answer = await source.history(options);
+    if (!answer.ok) return refuse(statusResponse(answer.status));
+    history = answer.value;
   }
 
   let follower: Follower | undefined;

@@ -8,7 +8,14 @@
  *   (`sinceTime`, which the API server passes on to the second), whose lines up to that last one
  *   are dropped by their place in the log (timestamp, then place among lines of that timestamp).
  * So the buffer holds the log without a gap or a duplicate from the probe's first line on (from
- * the log's start when the probe had all of it). The same join renews the stream from the
+ * the log's start when the probe had all of it).
+ *
+ * The upstream is held to bounds of the relay's own, not to the `limitBytes` it was asked for:
+ * a probe is read to 1 MiB and for at most `LOG_UPSTREAM_TIMEOUT_SECONDS` (what it has then is
+ * the buffer's start; nothing at all is a `504` for every waiting follower), a stream's lines are
+ * cut into fragments of 64 KiB (`LogLineReader`), a follow or a history must answer within that
+ * timeout, and a history that stops sending for as long fails its follower, who leaves it
+ * cancelled (`LogFanout`), as the stream is once nobody follows. The same join renews the stream from the
  * heartbeat (`WATCH_RENEW_SECONDS`, as a watch hub renews its upstream watch: no invocation reads
  * a stream for longer). When the stream ends on its own — the container stopped, as the API server
  * ends `kubectl logs -f` then — the buffer is marked ended and its followers end once they have
@@ -18,12 +25,13 @@ import { comparePlace, LogLineReader, readLines, type LinePlace, type LogLine } 
 import type { LogOptions } from "../k8s/log-options.ts";
 import { floorSecond } from "../k8s/rfc3339.ts";
 import type { Result } from "../k8s/status.ts";
+import { readAtMost } from "../bounded-read.ts";
 import type { Log } from "../log.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Clock } from "../hub/clock.ts";
 import { LogBuffer, type LogMemory } from "./buffer.ts";
 import type { LogKey } from "./request.ts";
-import { fetchLog, unreachable, upstreamStatus } from "./upstream.ts";
+import { fetchLog, unreachable, upstreamStatus, upstreamTimeout } from "./upstream.ts";
 
 /** The most a probe reads: a buffer's worth of ordinary lines. */
 export const PROBE_BYTES = 1024 * 1024;
@@ -44,6 +52,7 @@ export interface SourceObserver {
 export class LogSource {
   readonly #key: LogKey;
   readonly #upstream: Upstream;
+  readonly #timeoutMs: number;
   readonly #memory: LogMemory;
   readonly #maxLines: number;
   readonly #events: SourceEvents;
@@ -57,9 +66,11 @@ export class LogSource {
   /** Bumped by every new stream and by a stop: a loop of an older one only stops. */
   #generation = 0;
 
-  constructor(key: LogKey, upstream: Upstream, buffer: { memory: LogMemory; maxLines: number }, events: SourceEvents, observer: SourceObserver, log: Log, clock: Clock) {
+  /** `timeoutMs`: `LOG_UPSTREAM_TIMEOUT_SECONDS`. */
+  constructor(key: LogKey, upstream: Upstream, timeoutMs: number, buffer: { memory: LogMemory; maxLines: number }, events: SourceEvents, observer: SourceObserver, log: Log, clock: Clock) {
     this.#key = key;
     this.#upstream = upstream;
+    this.#timeoutMs = timeoutMs;
     this.#memory = buffer.memory;
     this.#maxLines = buffer.maxLines;
     this.#events = events;
@@ -87,11 +98,27 @@ export class LogSource {
     return this.#starting;
   }
 
-  /** A follower's own read of the log (not followed, with timestamps): the answer, whatever it is, or why there is none. */
-  async history(options: LogOptions): Promise<Response> {
+  /**
+   * A follower's own read of the log (not followed, with timestamps): its body, which fails once
+   * the upstream sends nothing for the timeout while it is read; or the Status of why there is none.
+   */
+  async history(options: LogOptions): Promise<Result<ReadableStream<Uint8Array>>> {
     this.#observer.requested("history");
     const { tailLines, sinceSeconds, sinceTime } = options;
-    return fetchLog(this.#upstream, this.#key, { ...this.#base(), timestamps: true, tailLines, sinceSeconds, sinceTime });
+    const abort = new AbortController();
+    const cancel = this.#clock.after(this.#timeoutMs, () => abort.abort());
+    try {
+      let answer: Response;
+      try {
+        answer = await fetchLog(this.#upstream, this.#key, { ...this.#base(), timestamps: true, tailLines, sinceSeconds, sinceTime }, abort.signal);
+      } catch (e) {
+        return { ok: false, status: abort.signal.aborted ? upstreamTimeout("a follower's read of the log", this.#timeoutMs) : unreachable(e) };
+      }
+      if (!answer.ok) return { ok: false, status: await upstreamStatus(answer, abort.signal) };
+      return { ok: true, value: answer.body ? stallGuard(answer.body, this.#timeoutMs, this.#clock) : new ReadableStream({ start: (c) => c.close() }) };
+    } finally {
+      cancel();
+    }
   }
 
   /** From the heartbeat: a stream read for longer than `maxAgeMs` goes on in a new one, joined where the old left off. */
@@ -121,17 +148,27 @@ export class LogSource {
 
   async #start(): Promise<Result<LogBuffer>> {
     const tailLines = Math.max(1, this.#maxLines);
-    let probe: Response;
+    // The whole probe within the timeout, its body included: what it has then is what it has.
+    const abort = new AbortController();
+    const cancel = this.#clock.after(this.#timeoutMs, () => abort.abort());
+    let head: { bytes: Uint8Array; whole: boolean };
     try {
-      this.#observer.requested("history");
-      probe = await fetchLog(this.#upstream, this.#key, { ...this.#base(), timestamps: true, tailLines, limitBytes: PROBE_BYTES });
-    } catch (e) {
-      return { ok: false, status: unreachable(e) };
+      let probe: Response;
+      try {
+        this.#observer.requested("history");
+        probe = await fetchLog(this.#upstream, this.#key, { ...this.#base(), timestamps: true, tailLines, limitBytes: PROBE_BYTES }, abort.signal);
+      } catch (e) {
+        return { ok: false, status: abort.signal.aborted ? upstreamTimeout("the log's first read", this.#timeoutMs) : unreachable(e) };
+      }
+      if (!probe.ok) return { ok: false, status: await upstreamStatus(probe, abort.signal) };
+      head = await readAtMost(probe.body, PROBE_BYTES, abort.signal);
+    } finally {
+      cancel();
     }
-    if (!probe.ok) return { ok: false, status: await upstreamStatus(probe) };
-    const body = new Uint8Array(await probe.arrayBuffer());
+    if (!head.whole) this.#log("the upstream's first read of the log was cut short", { bytes: head.bytes.length, why: abort.signal.aborted ? "timeout" : "too long" });
+    const body = head.bytes;
     let lines = readLines(body);
-    const cut = lines.length >= tailLines || body.length >= PROBE_BYTES;
+    const cut = lines.length >= tailLines || !head.whole;
     // A last line without its newline is being written: the stream brings it whole.
     if (lines.length > 0 && !(lines.at(-1) as LogLine).complete) lines = lines.slice(0, -1);
     // Nothing read: the stream starts at the log's start, so the buffer will hold all of it.
@@ -165,14 +202,21 @@ export class LogSource {
       this.#events.published(buffer);
     };
     let why: string;
+    // Its answer, a refusal's body included, within the timeout; its lines as long as they come.
+    let timedOut = false;
+    const cancel = this.#clock.after(this.#timeoutMs, () => {
+      timedOut = true;
+      stream.abort.abort();
+    });
     try {
       this.#observer.requested("follow");
       const response = await fetchLog(this.#upstream, this.#key, { ...this.#base(), follow: true, timestamps: true, sinceTime: after ? floorSecond(after.time) : undefined }, stream.abort.signal);
       if (!current()) return void response.body?.cancel().catch(() => undefined);
       if (!response.ok) {
-        const status = await upstreamStatus(response);
+        const status = await upstreamStatus(response, stream.abort.signal);
         why = `the upstream refused the log stream (${status.code}): ${status.message}`;
       } else {
+        cancel();
         const reader = (response.body as ReadableStream<Uint8Array>).getReader();
         for (;;) {
           const { done, value } = await reader.read();
@@ -186,7 +230,9 @@ export class LogSource {
       }
     } catch (e) {
       if (!current()) return;
-      why = `the upstream log stream failed: ${String(e)}`;
+      why = timedOut ? `the upstream did not answer the log stream within ${this.#timeoutMs / 1000} s (LOG_UPSTREAM_TIMEOUT_SECONDS)` : `the upstream log stream failed: ${String(e)}`;
+    } finally {
+      cancel();
     }
     if (!current()) return;
     this.#stream = undefined;
@@ -194,4 +240,37 @@ export class LogSource {
     this.#log("upstream log stream ended", { why });
     this.#events.ended(buffer, why);
   }
+}
+
+/**
+ * `body`, failed once the upstream sends nothing for `ms` while it is being read: a read that is
+ * not followed has no reason to pause, and one that does would hold its follower and its
+ * connection for as long as the upstream likes. Only time spent waiting on the upstream counts:
+ * the body is pulled as its reader takes it.
+ */
+function stallGuard(body: ReadableStream<Uint8Array>, ms: number, clock: Clock): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let stalled = false;
+        const cancel = clock.after(ms, () => {
+          stalled = true;
+          void reader.cancel().catch(() => undefined);
+        });
+        try {
+          const read = await reader.read();
+          if (stalled) controller.error(new Error(`the upstream sent nothing for ${ms / 1000} s (LOG_UPSTREAM_TIMEOUT_SECONDS)`));
+          else if (read.done) controller.close();
+          else controller.enqueue(read.value);
+        } catch (e) {
+          controller.error(e);
+        } finally {
+          cancel();
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
 }

@@ -6,6 +6,7 @@
  * "c" in pod "x" is waiting to start: ContainerCreating`), passed on as they are, except where
  * they are about the relay's own credentials, which the client cannot fix.
  */
+import { readAtMost } from "../bounded-read.ts";
 import { logQuery, type LogOptions } from "../k8s/log-options.ts";
 import { failure, serviceUnavailable } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
@@ -20,9 +21,12 @@ export function fetchLog(upstream: Upstream, key: Pick<LogKey, "namespace" | "po
 
 const REASONS: Record<number, string> = { 400: "BadRequest", 404: "NotFound", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout" };
 
-/** The Status of a refused log request (the upstream's own where it sent one). */
-export async function upstreamStatus(response: Response): Promise<Status> {
-  const text = await response.text();
+/** The most of a refusal's body read: a Status is a few hundred bytes. */
+const STATUS_BYTES = 64 * 1024;
+
+/** The Status of a refused log request (the upstream's own where it sent one), from at most 64 KiB of its body, read until `signal` aborts. */
+export async function upstreamStatus(response: Response, signal?: AbortSignal): Promise<Status> {
+  const text = new TextDecoder().decode((await readAtMost(response.body, STATUS_BYTES, signal)).bytes);
   let status: Status | undefined;
   try {
     const parsed = JSON.parse(text) as Status;
@@ -36,6 +40,13 @@ export async function upstreamStatus(response: Response): Promise<Status> {
     return failure(403, "Forbidden", `the upstream API server refuses the relay's own identity for this pod's log (give it get on pods/log; deploy/rbac.yaml has it): ${message}`);
   }
   return status ?? failure(response.status, REASONS[response.status] ?? "InternalError", message || `the upstream API server answered ${response.status}`);
+}
+
+/** The Status for an upstream that did not answer `what` within `LOG_UPSTREAM_TIMEOUT_SECONDS`. */
+export function upstreamTimeout(what: string, ms: number): Status {
+  return failure(504, "Timeout", `the upstream API server did not answer ${what} within ${ms / 1000} s (LOG_UPSTREAM_TIMEOUT_SECONDS): try again, or raise the setting if its kubelets are that slow`, {
+    retryAfterSeconds: 1,
+  });
 }
 
 /** The Status for an upstream that could not be reached. */

@@ -18,7 +18,7 @@ import { ApiError, pathNotFound, unsupportedMediaType } from "./errors.ts";
 import { requestFilter } from "./filter.ts";
 import { readBytes, readJson, sendJson, sendList, sendStatus, wantsPretty } from "./http.ts";
 import { FRESHNESS_WAIT_MS, listBody, listObjects } from "./list.ts";
-import { serveLog } from "./logs.ts";
+import { serveHostileLog, serveLog } from "./logs.ts";
 import { OPENAPI_PREFIX, serveOpenApi } from "./openapi.ts";
 import { authorize, certificateIdentity, forbiddenStatus, type Attributes, type Identity } from "./rbac.ts";
 import type { Verb } from "./requestlog.ts";
@@ -106,6 +106,8 @@ export async function handleApi(state: SimState, req: IncomingMessage, res: Serv
     const def = findResource(path.group, path.version, path.resource);
     if (def?.resource === "pods" && path.subresource === "log" && path.namespace !== undefined && path.name !== undefined && !path.legacyWatch) {
       if (method !== "GET") throw new ApiError(methodNotAllowed());
+      const hostile = state.faults.takeHostileLog(url.pathname);
+      if (hostile !== undefined) return serveHostileLog(res, hostile);
       return serveLog(state.store, state.logs, req, res, path.namespace, path.name, query);
     }
     const scaled = def !== undefined && path.subresource === "scale" && SUBRESOURCES.some((s) => s.parent === def && s.subresource === "scale");

@@ -1,9 +1,9 @@
 /**
  * @module
  * Fault injection for the relay's resilience tests: failing the next N requests with a chosen
- * status or holding them a while, and acting on every open watch (drop mid-event, stall,
- * expire, malformed lines) or on the history (compaction). Restart is the server's job;
- * `parseFaults` only validates it.
+ * status or holding them a while, answering pod log reads as a hostile kubelet would, and acting
+ * on every open watch (drop mid-event, stall, expire, malformed lines) or on the history
+ * (compaction). Restart is the server's job; `parseFaults` only validates it.
  */
 import { badRequest, failure, internalError, serviceUnavailable, tooManyRequests } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
@@ -33,12 +33,22 @@ export interface DelayRequests extends RequestScope {
   ms: number;
 }
 
+/**
+ * Pod log reads (followed or not) answered as a broken or hostile kubelet might: `bytes` of one
+ * line with no newline, whatever `limitBytes` asked, as fast as the client takes them, then
+ * nothing, the connection held open until the client leaves.
+ */
+export interface HostileLogs extends RequestScope {
+  bytes: number;
+}
+
 export interface FaultRequest {
   dropWatches?: boolean;
   stallWatches?: boolean;
   expireWatches?: boolean;
   failRequests?: FailRequests;
   delayRequests?: DelayRequests;
+  hostileLogs?: HostileLogs;
   malformedLines?: number;
   compact?: true | { resourceVersion: string };
   restart?: { downtimeMs: number };
@@ -53,7 +63,7 @@ export function parseFaults(body: unknown): FaultRequest {
   const bad = (why: string) => new ApiError(badRequest(`invalid fault request: ${why}`));
   if (!isJsonObject(body)) throw bad("the body must be a JSON object");
   const f = body;
-  const known = new Set(["dropWatches", "stallWatches", "expireWatches", "failRequests", "delayRequests", "malformedLines", "compact", "restart"]);
+  const known = new Set(["dropWatches", "stallWatches", "expireWatches", "failRequests", "delayRequests", "hostileLogs", "malformedLines", "compact", "restart"]);
   for (const key of Object.keys(f)) if (!known.has(key)) throw bad(`unknown field "${key}" (known: ${[...known].join(", ")})`);
   for (const key of ["dropWatches", "stallWatches", "expireWatches"]) {
     if (f[key] !== undefined && typeof f[key] !== "boolean") throw bad(`${key} must be a boolean`);
@@ -78,6 +88,8 @@ export function parseFaults(body: unknown): FaultRequest {
   }
   const delay = scoped("delayRequests");
   if (delay && !isCount(delay.ms)) throw bad("delayRequests.ms must be a non-negative integer");
+  const hostile = scoped("hostileLogs");
+  if (hostile && !isCount(hostile.bytes)) throw bad("hostileLogs.bytes must be a non-negative integer");
   if (f.compact !== undefined && f.compact !== true) {
     const rv = (f.compact as { resourceVersion?: unknown } | null)?.resourceVersion;
     if (typeof rv !== "string" || !/^[0-9]+$/.test(rv)) throw bad('compact must be true or {"resourceVersion": "<digits>"}');
@@ -121,6 +133,7 @@ function take(scope: RequestScope & { remaining: number }, verb: Verb, path: str
 export class Faults {
   #fail: (FailRequests & { remaining: number }) | undefined;
   #delay: (DelayRequests & { remaining: number }) | undefined;
+  #hostileLogs: (HostileLogs & { remaining: number }) | undefined;
 
   /** Consume one injected failure if the next request with this verb should fail. */
   takeFailure(verb: Verb, path: string): Status | undefined {
@@ -134,6 +147,12 @@ export class Faults {
     return delay && take(delay, verb, path) ? delay.ms : 0;
   }
 
+  /** How many bytes of one endless line to answer a pod's log read at `path` with, consuming one injected hostile answer; `undefined`: the log as it is. */
+  takeHostileLog(path: string): number | undefined {
+    const hostile = this.#hostileLogs;
+    return hostile && take(hostile, "get", path) ? hostile.bytes : undefined;
+  }
+
   /** Apply everything but `restart` (which the server performs after answering). */
   apply(request: FaultRequest, watchers: Watchers, store: Store): void {
     const compactTo = request.compact === undefined || request.compact === true ? store.resourceVersion : Number(request.compact.resourceVersion);
@@ -142,6 +161,7 @@ export class Faults {
     }
     if (request.failRequests) this.#fail = { ...request.failRequests, remaining: request.failRequests.count };
     if (request.delayRequests) this.#delay = { ...request.delayRequests, remaining: request.delayRequests.count };
+    if (request.hostileLogs) this.#hostileLogs = { ...request.hostileLogs, remaining: request.hostileLogs.count };
     if (request.malformedLines) {
       const count = request.malformedLines;
       watchers.forEach((w) => w.injectMalformed(count));
@@ -155,5 +175,6 @@ export class Faults {
   clear(): void {
     this.#fail = undefined;
     this.#delay = undefined;
+    this.#hostileLogs = undefined;
   }
 }

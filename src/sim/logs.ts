@@ -202,6 +202,28 @@ export class LogFollows {
   }
 }
 
+/**
+ * A pod's log answered as a broken or hostile kubelet might (fault injection): `bytes` of one
+ * line with no newline, whatever `limitBytes` asked, as fast as the client takes them, then
+ * nothing, the connection held open until the client leaves.
+ */
+export function serveHostileLog(res: ServerResponse, bytes: number): void {
+  res.writeHead(200, apiHeaders("text/plain"));
+  const chunk = Buffer.alloc(64 * 1024, "x");
+  let left = bytes;
+  res.once("close", () => {
+    left = 0;
+  });
+  const write = () => {
+    while (left > 0) {
+      const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+      left -= piece.length;
+      if (!res.write(piece)) return void res.once("drain", write);
+    }
+  };
+  write();
+}
+
 /** `GET /api/v1/namespaces/{namespace}/pods/{name}/log`. */
 export function serveLog(store: Store, follows: LogFollows, req: IncomingMessage, res: ServerResponse, namespace: string, name: string, query: URLSearchParams): void {
   const parsed = parseLogOptions(query, name);

@@ -19,6 +19,8 @@ export interface LoggedRequest {
   query: string;
   /** HTTP status once the response head is written; 0 before that (or if the client left first). */
   status: number;
+  /** Its response is still open: being written, or held (a watch, a follow). */
+  open: boolean;
 }
 
 export interface RequestCounts {
@@ -42,9 +44,10 @@ export class RequestLog {
   #counts: RequestCounts = { list: 0, watch: 0, get: 0, write: 0, discovery: 0 };
 
   record(method: string, verb: Verb, path: string, query: string, res: ServerResponse): void {
-    const entry: Entry = { seq: this.#nextSeq++, method, verb, path, query, status: 0, res };
+    const entry: Entry = { seq: this.#nextSeq++, method, verb, path, query, status: 0, open: true, res };
     res.once("close", () => {
       entry.status = res.headersSent ? res.statusCode : 0;
+      entry.open = false;
       entry.res = undefined;
     });
     this.#entries.push(entry);

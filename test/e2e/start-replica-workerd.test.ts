@@ -2,8 +2,12 @@
  * `REPLICA_WORKERD=1 npm start`: a hot key's replica hubs in a second workerd, a thread of their
  * own as each hub has deployed (scripts/runtime.ts). A replica there serves its subscriber the
  * root's history exactly; the root's subscribers go on while that workerd is stopped; both
- * workerds stop with the launcher, kill -9 included.
+ * workerds stop with the launcher, kill -9 included, and the dev registry a killed launcher left
+ * behind is removed by the next start.
  */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { HubIndexEntry } from "../../src/metrics/report.ts";
 import { openWatch, type WatchReader } from "../kit/lines.ts";
@@ -95,13 +99,35 @@ describe.concurrent("npm start with REPLICA_WORKERD=1", () => {
     expect(running(relay.pids.replicas!)).toBe(false);
   });
 
-  it("kill -9 of the launcher: both workerds exit", async () => {
-    const relay = await startRelay({ REPLICA_WORKERD: "1", SIM_CHURN: "0" });
+  it("kill -9 of the launcher: both workerds exit, and the next start removes the dev registry it left behind", async () => {
+    // A temporary directory of its own, so the registries in it are this test's relays' alone.
+    const temp = mkdtempSync(join(tmpdir(), "relay-replica-tmp-"));
+    const registries = () => readdirSync(temp).filter((name) => name.startsWith("relay-registry-"));
     try {
-      process.kill(relay.pids.launcher, "SIGKILL");
-      await Promise.all([processExit(relay.pids.workerd, 10_000), processExit(relay.pids.replicas!, 10_000)]);
+      const killed = await startRelay({ REPLICA_WORKERD: "1", SIM_CHURN: "0", TMPDIR: temp });
+      let left: string[];
+      try {
+        left = registries();
+        expect(left).toHaveLength(1);
+        process.kill(killed.pids.launcher, "SIGKILL");
+        await Promise.all([processExit(killed.pids.workerd, 10_000), processExit(killed.pids.replicas!, 10_000)]);
+        expect(registries()).toEqual(left);
+      } finally {
+        await killed.stop();
+      }
+      const next = await startRelay({ REPLICA_WORKERD: "1", SIM_CHURN: "0", TMPDIR: temp });
+      try {
+        const now = registries();
+        expect(now).toHaveLength(1);
+        expect(now).not.toEqual(left);
+        // The live relay's own registry serves it: a hub's list answers.
+        expect((await fetch(`${next.url}${PODS}`)).status).toBe(200);
+      } finally {
+        await next.stop();
+      }
+      expect(registries()).toEqual([]);
     } finally {
-      await relay.stop();
+      rmSync(temp, { recursive: true, force: true });
     }
   });
 });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { clockResourceVersion, startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { openWatch, type WatchReader } from "../kit/lines.ts";
-import { within } from "../kit/wait.ts";
+import { eventually, within } from "../kit/wait.ts";
 import { podManifest, request, sendJson } from "./helpers.ts";
 
 let sim: Simulator;
@@ -107,6 +107,25 @@ describe("faults", () => {
     expect(done).toEqual(["other 200", "held 200"]);
   });
 
+  it("hostileLogs answers the next N log reads with one line that never ends, whatever limitBytes asked, held open until the client leaves", async () => {
+    expect((await fault({ hostileLogs: { count: 1, bytes: -1 } })).status).toBe(400);
+    const path = "/api/v1/namespaces/default/pods/anything/log";
+    await fault({ hostileLogs: { count: 1, bytes: 200_000, path } });
+    const abort = new AbortController();
+    const response = await fetch(`${sim.url}${path}?limitBytes=10`, { signal: abort.signal });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    let got = 0;
+    while (got < 200_000) got += ((await reader.read()).value as Uint8Array).length;
+    expect(got).toBe(200_000);
+    const held = () => sim.requests({ path }).requests.at(-1)?.open;
+    expect(held()).toBe(true);
+    abort.abort();
+    await eventually(() => held() === false, "the simulator to see the client leave");
+    // Used up: the next read is the API server's own answer (no such pod).
+    expect((await fetch(`${sim.url}${path}`)).status).toBe(404);
+  });
+
   it("malformedLines precedes the next N events with a line that is not JSON", async () => {
     const w = await watchPods("team-c");
     await fault({ malformedLines: 1 });
@@ -172,8 +191,8 @@ describe("control API", () => {
     const log = (await request(`${sim.url}/_sim/requests?since=2&path=/api/v1/namespaces/default/pods`)).body;
     expect(log.next).toBe(5);
     expect(log.requests).toEqual([
-      { seq: 2, method: "GET", verb: "list", path: "/api/v1/namespaces/default/pods", query: "limit=5", status: 200 },
-      { seq: 3, method: "GET", verb: "get", path: "/api/v1/namespaces/default/pods/nope", query: "", status: 404 },
+      { seq: 2, method: "GET", verb: "list", path: "/api/v1/namespaces/default/pods", query: "limit=5", status: 200, open: false },
+      { seq: 3, method: "GET", verb: "get", path: "/api/v1/namespaces/default/pods/nope", query: "", status: 404, open: false },
     ]);
   });
 

@@ -98,14 +98,23 @@ describe("log lines", () => {
   });
 
   it("a line longer than the longest held back goes on as fragments of one place; a last line without its newline ends the log", () => {
-    const reader = new LogLineReader(10);
-    const lines = [...reader.push(bytes("2026-03-04T05:06:07Z ")), ...reader.push(bytes("0123456789")), ...reader.push(bytes("abc\n"))];
+    const reader = new LogLineReader(30);
+    const lines = [...reader.push(bytes("2026-03-04T05:06:07Z ")), ...reader.push(bytes("0123456789")), ...reader.push(bytes("abcdefghijklmnopqrstuvwxyz0123456789ABCD\n"))];
     expect(lines.map((l) => [text(l.bytes), l.starts, l.complete, l.ordinal])).toEqual([
-      ["2026-03-04T05:06:07Z ", true, false, 0],
-      ["0123456789", false, false, 0],
-      ["abc\n", false, true, 0],
+      ["2026-03-04T05:06:07Z 012345678", true, false, 0],
+      ["9abcdefghijklmnopqrstuvwxyz012", false, false, 0],
+      ["3456789ABCD\n", false, true, 0],
     ]);
     expect(lines.every((l) => l.time === lines[0]!.time)).toBe(true);
+    // However large the chunk it comes in: a hostile upstream's line of megabytes is held a fragment at a time.
+    const one = new LogLineReader(30).push(bytes(`2026-03-04T05:06:07Z ${"x".repeat(100)}\nnext`));
+    expect(one.map((l) => [l.bytes.length, l.complete])).toEqual([
+      [30, false],
+      [30, false],
+      [30, false],
+      [30, false],
+      [2, true],
+    ]);
     const ending = new LogLineReader();
     expect(ending.push(bytes("2026-03-04T05:06:08Z tail"))).toEqual([]);
     const last = ending.finish()!;

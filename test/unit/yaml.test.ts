@@ -69,9 +69,13 @@ describe("JSON to YAML, as the API server writes it", () => {
       "0000-02-29",
       "2000-02-29",
       ".inf",
+      ".5_0",
+      ".5e1_0",
+      "2024-01-02  03:04:05",
     ])
       expect(resolvesToNonString(s)).toBe(true);
-    for (const s of ["<<", "1.2.3", "v1", "0x", "1e400", "2024-02-30", "1900-02-29", "2024-01-02T03:04:05", "nginx:1.27", "-", "+", "."]) expect(resolvesToNonString(s)).toBe(false);
+    for (const s of ["<<", "1.2.3", "v1", "0x", "1e400", "2024-02-30", "1900-02-29", "2024-01-02T03:04:05", "nginx:1.27", "-", "+", ".", "._5", ".5_", ".e5", "2024-01-02 03:04:05Z"])
+      expect(resolvesToNonString(s)).toBe(false);
   });
 
   it("prints numbers as go-yaml resolves them: ints as ints, floats as Go's shortest %g", () => {

@@ -89,7 +89,7 @@ export class Sim {
     return (await this.stats()).activeWatches.filter((w) => w.path === path);
   }
 
-  async requests(path: string, since = 0): Promise<{ next: number; requests: Array<{ seq: number; verb: string; path: string; query: string; status: number }> }> {
+  async requests(path: string, since = 0): Promise<{ next: number; requests: Array<{ seq: number; verb: string; path: string; query: string; status: number; open: boolean }> }> {
     return this.#call("GET", `/_sim/requests?since=${since}&path=${encodeURIComponent(path)}`);
   }
 

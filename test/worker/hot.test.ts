@@ -7,6 +7,7 @@
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { decodeContinue, encodeContinue } from "../../src/hub/snapshots.ts";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { WatchEvent } from "../../src/k8s/types.ts";
 import { podsPath } from "../kit/paths.ts";
@@ -180,6 +181,34 @@ describe("a hot key: a tree of hubs", () => {
     expect((await resumed.events.take(3)).map(rvOf)).toEqual(missed);
     resumed.close();
     onReplica!.close();
+  });
+
+  it("placement costs no client a relist: a new replica that does not hold a resume point or a continue token sends the request to its root", async () => {
+    const ns = uniqueNamespace("h");
+    await sim.createPod(ns, "a");
+    await sim.createPod(ns, "b");
+    // A paged list, from the root (nobody watches yet), and where it stands.
+    const first = (await (await relay(path(ns, "limit=1"))).json()) as { metadata: { resourceVersion: string; continue: string }; items: Array<{ metadata: { name: string } }> };
+    const from = first.metadata.resourceVersion;
+    const missed = await touch(ns, 3, "r");
+    // Four resume from the list: the root takes two, the other two are placed on a replica made after `from`.
+    const subs: Subscription[] = [];
+    for (let i = 0; i < 4; i++) subs.push(await wsWatch(path(ns, `watch=1&resourceVersion=${from}`)));
+    for (const [i, sub] of subs.entries()) expect((await sub.events.take(3)).map(rvOf), `subscriber ${i}`).toEqual(missed);
+    // The replica sent those two back to the root, which held where they resumed from: the root
+    // serves the four and the replica's own watch of it.
+    expect((await rootStats(ns)).subscribers).toBe(5);
+    // The list's next page goes on at the root, whose snapshot its token names; a token that
+    // names no hub is placed on the replica, whose snapshots began after the root's, and the
+    // replica sends it back to the root.
+    const cursor = decodeContinue(first.metadata.continue);
+    expect(cursor?.hub).toBe(hubName(keyOf(ns)));
+    for (const token of [first.metadata.continue, encodeContinue({ ...cursor!, hub: undefined })]) {
+      const response = await relay(path(ns, `limit=1&continue=${encodeURIComponent(token)}`));
+      const next = (await response.json()) as typeof first;
+      expect([response.status, next.metadata.resourceVersion, next.items?.map((pod) => pod.metadata.name)]).toEqual([200, from, ["b"]]);
+    }
+    for (const sub of subs) sub.close();
   });
 
   it("the replicas and the root lost mid-burst: every subscriber resumes and gets every change once", async () => {

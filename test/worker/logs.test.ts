@@ -220,3 +220,64 @@ describe("a pod's log, followed", () => {
     }, "the cut-off and the read passed through to be counted");
   });
 });
+
+describe("a pod's log from an upstream that does not behave (LOG_UPSTREAM_TIMEOUT_SECONDS is 2 here)", () => {
+  /** Whether the simulator's answer to the first log read since `since` is closed: the relay hung up on it. */
+  const hungUp = async (path: string, since: number) => (await sim.requests(path, since)).requests.find((r) => r.path === path)?.open === false;
+
+  it("a first read that ignores limitBytes and holds its one line open: read to 1 MiB and hung up on, and the followers get the log", async () => {
+    const ns = uniqueNamespace("log");
+    await runningPod(sim, ns, "web", { startedAgoMs: 1500, intervalMs: 20 });
+    const path = `/api/v1/namespaces/${ns}/pods/web/log`;
+    const since = await mark();
+    await sim.faults({ hostileLogs: { count: 1, bytes: 64 * 1024 * 1024, path } });
+    const follower = await followHttp(`${path}?follow=true`);
+    await follower.until("its first lines", (f) => f.lines.length >= 5);
+    // The line it read never ended: the stream brings the log from its start, as the API server would send it.
+    expect(follower.lines.slice(0, 5)).toEqual(linesOf(await simLog(sim, path)).slice(0, 5));
+    await eventually(() => hungUp(path, since), "the relay to hang up on the first read");
+    follower.close();
+  });
+
+  it("a first read held open with less than that: what it had after the timeout is the start, and the followers get the log", async () => {
+    const ns = uniqueNamespace("log");
+    await runningPod(sim, ns, "web", { startedAgoMs: 1500, intervalMs: 20 });
+    const path = `/api/v1/namespaces/${ns}/pods/web/log`;
+    const since = await mark();
+    await sim.faults({ hostileLogs: { count: 1, bytes: 1000, path } });
+    const follower = await followHttp(`${path}?follow=true`);
+    await follower.until("its first lines", (f) => f.lines.length >= 5);
+    expect(follower.lines.slice(0, 5)).toEqual(linesOf(await simLog(sim, path)).slice(0, 5));
+    expect(await hungUp(path, since)).toBe(true);
+    follower.close();
+  });
+
+  it("an upstream that does not answer the first read: 504 with a Status naming the setting", async () => {
+    const ns = uniqueNamespace("log");
+    await runningPod(sim, ns, "web");
+    const path = `/api/v1/namespaces/${ns}/pods/web/log`;
+    await sim.faults({ delayRequests: { count: 1, ms: 15_000, path } });
+    const refused = await relay(`${path}?follow=true`);
+    expect([refused.status, await refused.json()]).toEqual([
+      504,
+      expect.objectContaining({ kind: "Status", code: 504, reason: "Timeout", message: expect.stringContaining("within 2 s (LOG_UPSTREAM_TIMEOUT_SECONDS)") }),
+    ]);
+  });
+
+  it("a follower's own history that stops coming: its stream ends, the upstream's answer is hung up on, and the log's other followers go on", async () => {
+    const ns = uniqueNamespace("log");
+    // More lines than the buffer keeps (20 here): a follower of the whole log reads its own history.
+    await runningPod(sim, ns, "web", { startedAgoMs: 3000, intervalMs: 20 });
+    const path = `/api/v1/namespaces/${ns}/pods/web/log`;
+    const other = await followHttp(`${path}?follow=true&tailLines=1`);
+    await other.until("a line", (f) => f.lines.length >= 1);
+    const since = await mark();
+    await sim.faults({ hostileLogs: { count: 1, bytes: 100, path } });
+    const whole = await followHttp(`${path}?follow=true`);
+    expect(await whole.end()).toEqual({});
+    await eventually(() => hungUp(path, since), "the relay to hang up on the history");
+    const seen = other.lines.length;
+    await other.until("more lines", (f) => f.lines.length > seen + 3);
+    other.close();
+  });
+});
