@@ -123,6 +123,24 @@ describe("Views", () => {
     expect(views.active).toBe(false);
   });
 
+  it("orders and filters by a label named like a property every object inherits as by any other, and no view on the hub misses a commit", () => {
+    const { commit, open } = hub();
+    commit([
+      ["a/a", named("a", 0, { constructor: "2", toString: "x" })],
+      ["a/b", named("b", 0, { constructor: "1" })],
+    ]);
+    const byName = open(spec()).client;
+    const byConstructor = open(spec({ sort: [{ by: { kind: "label", key: "constructor" }, descending: false }], limit: 2 })).client;
+    const byToString = open(spec({ filter: [{ kind: "label", key: "toString", equals: "x" }] })).client;
+    expect(byConstructor.rows.map((r) => r.key)).toEqual(["a/b", "a/a"]);
+    // No label "constructor" of its own: it sorts first, as a missing value does.
+    commit([["a/c", named("c", 0, { hasOwnProperty: "y" })]]);
+    expect(byName.rows.map((r) => r.key)).toEqual(["a/a", "a/b", "a/c"]);
+    expect(byConstructor.rows.map((r) => r.key)).toEqual(["a/c", "a/b"]);
+    expect(byToString.rows.map((r) => r.key)).toEqual(["a/a"]);
+    expect([byName.count, byConstructor.count, byToString.count]).toEqual([3, 3, 1]);
+  });
+
   it("holds frames back from a client that is behind, then sends it the window whole once it has caught up", () => {
     const { commit, open, views } = hub();
     commit([["a/a", named("a")]]);

@@ -217,7 +217,8 @@ function valueAt(row: ViewRow, by: SortKey): string | number | null {
     case "column":
       return row.values[by.index] ?? null;
     case "label":
-      return row.labels[by.key] ?? null;
+      // Its own labels only: every object "has" `constructor` and `toString` (SQL's json_extract has no such thing).
+      return Object.hasOwn(row.labels, by.key) ? (row.labels[by.key] ?? null) : null;
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { badRequest, failure } from "../k8s/status.ts";
 import { ApiError } from "./errors.ts";
-import { isJsonObject as isObject } from "./meta.ts";
+import { isJsonObject as isObject, ownValue, setOwn } from "./meta.ts";
 
 /** RFC 7386: `null` removes a key, objects merge recursively, anything else replaces. `target` is not modified. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
@@ -14,7 +14,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete out[key];
-    else out[key] = mergePatch(out[key], value);
+    else setOwn(out, key, mergePatch(ownValue(out, key), value));
   }
   return out;
 }
@@ -37,7 +37,7 @@ function parsePointer(pointer: unknown): string[] {
 function locate(doc: unknown, path: string[]): { parent: Record<string, unknown> | unknown[]; key: string } {
   let node: unknown = doc;
   for (const segment of path.slice(0, -1)) {
-    node = Array.isArray(node) ? node[Number(segment)] : isObject(node) ? node[segment] : undefined;
+    node = Array.isArray(node) ? node[Number(segment)] : isObject(node) ? ownValue(node, segment) : undefined;
     if (node === undefined) throw rejected(`path /${path.join("/")} does not exist`);
   }
   const key = path[path.length - 1];
@@ -48,7 +48,7 @@ function locate(doc: unknown, path: string[]): { parent: Record<string, unknown>
 function read(doc: unknown, path: string[]): unknown {
   if (path.length === 0) return doc;
   const { parent, key } = locate(doc, path);
-  const value = Array.isArray(parent) ? parent[Number(key)] : parent[key];
+  const value = Array.isArray(parent) ? parent[Number(key)] : ownValue(parent, key);
   if (value === undefined) throw rejected(`path /${path.join("/")} does not exist`);
   return value;
 }
@@ -59,7 +59,7 @@ function remove(doc: unknown, path: string[]): void {
     if (Number(key) >= parent.length) throw rejected(`path /${path.join("/")} does not exist`);
     parent.splice(Number(key), 1);
   } else {
-    if (!(key in parent)) throw rejected(`path /${path.join("/")} does not exist`);
+    if (!Object.hasOwn(parent, key)) throw rejected(`path /${path.join("/")} does not exist`);
     delete parent[key];
   }
 }
@@ -71,8 +71,8 @@ function add(doc: unknown, path: string[], value: unknown, replace: boolean): vo
     if (!Number.isInteger(index) || index < 0 || index > parent.length) throw rejected(`index ${key} is out of range`);
     parent.splice(index, replace ? 1 : 0, value);
   } else {
-    if (replace && !(key in parent)) throw rejected(`path /${path.join("/")} does not exist`);
-    parent[key] = value;
+    if (replace && !Object.hasOwn(parent, key)) throw rejected(`path /${path.join("/")} does not exist`);
+    setOwn(parent, key, value);
   }
 }
 
