@@ -151,6 +151,31 @@ describe("ViewRows", () => {
     expect(indexes()).toBe(MAX_VIEW_INDEXES);
   });
 
+  it("evicts the least recently asked for index only once the new one is made: a build that fails drops nothing", () => {
+    const { storage } = open();
+    const failing = { order: "" };
+    const exec = (query: string, ...bindings: SqlStorageValue[]) => {
+      if (failing.order && query.startsWith("CREATE INDEX") && query.includes(failing.order)) throw new Error("too many columns in index: SQLITE_ERROR");
+      return storage.sql.exec(query, ...bindings);
+    };
+    const rows = new ViewRows(
+      () => ({ exec }) as Sql,
+      () => 0,
+    );
+    const indexes = () => storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'view_%' ORDER BY name").toArray();
+    const by = (key: string): ViewSpec => ({ sort: [{ by: { kind: "label", key }, descending: false }], filter: [], offset: 0, limit: 5, rows: "cells" });
+    for (let i = 0; i < MAX_VIEW_INDEXES; i++) rows.window(by(`k${i}`));
+    const kept = indexes();
+    expect(kept).toHaveLength(MAX_VIEW_INDEXES);
+    failing.order = "failing";
+    expect(() => rows.window(by("failing"))).toThrow(/too many columns in index/);
+    expect(indexes()).toEqual(kept);
+    // Made, it takes the place of the least recently asked for.
+    rows.window(by("made"));
+    expect(indexes()).toHaveLength(MAX_VIEW_INDEXES);
+    expect(indexes()).not.toContainEqual({ name: orderIndex(by("k0")) });
+  });
+
   it("drops an index no open view reads through once none has read through it for the idle time, and keeps those open views read through", () => {
     const { rows, storage, later } = open();
     const indexes = () =>

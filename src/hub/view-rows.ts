@@ -161,11 +161,12 @@ export class ViewRows {
       indexes.add(name);
       return name;
     }
+    // Made before another goes: a build that fails (SQLite's own limits) costs no view its index.
+    this.#sql().exec(`CREATE INDEX IF NOT EXISTS ${name} ON view_rows (${orderSql(spec)})`);
     for (const old of indexes) {
       if (indexes.size < MAX_VIEW_INDEXES) break;
       this.#drop(old);
     }
-    this.#sql().exec(`CREATE INDEX IF NOT EXISTS ${name} ON view_rows (${orderSql(spec)})`);
     indexes.add(name);
     return name;
   }

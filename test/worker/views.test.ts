@@ -115,6 +115,25 @@ describe("a view's page (GET ?view=1)", () => {
     expect(await limit.json()).toMatchObject({ code: 400, message: expect.stringContaining("limit must be a whole number from 0 to 500") });
   });
 
+  it("answers sort keys and filter terms past what SQLite takes in one statement with a 400 that names the limit", async () => {
+    const ns = uniqueNamespace("view");
+    const labels = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, "v"]));
+    for (const name of ["p1", "p2"]) await sim.createPod(ns, name, labels);
+    const refused = async (query: string) => {
+      const response = await relay(`${podsPath(ns)}?view=1&${query}`);
+      return { status: response.status, body: (await response.json()) as { kind: string; code: number; message: string } };
+    };
+    const sort = (n: number) => `sort=${Array.from({ length: n }, (_, i) => `label:k${i}`).join(",")}`;
+    const filter = (n: number) => `filter=${Array.from({ length: n }, (_, i) => `label:k${i}=v`).join(",")}`;
+    for (const query of [`${sort(13)}&anchor=${ns}/p1`, sort(200)]) {
+      expect(await refused(query)).toMatchObject({ status: 400, body: { kind: "Status", code: 400, message: expect.stringContaining("at most 8 sort keys") } });
+    }
+    expect(await refused(filter(120))).toMatchObject({ status: 400, body: { kind: "Status", code: 400, message: expect.stringContaining("at most 16 filter terms") } });
+    // At the limits, with an anchor (every bound parameter of its position's count), it answers.
+    const most = await relay(`${podsPath(ns)}?view=1&${sort(8)}&${filter(16)}&anchor=${ns}/p2`);
+    expect(await most.json()).toMatchObject({ type: "VIEW", count: 2, offset: 1 });
+  });
+
   it("starts at an anchor row, wherever the order and filter put it, and says 404 for a row that is not one of the view's", async () => {
     const ns = await namespaceWith(["p1", "p2", "p3", "p4", "p5"]);
     const page = async (query: string) => (await (await relay(`${podsPath(ns)}?view=1&${query}`)).json()) as Extract<Frame, { type: "VIEW" }>;
