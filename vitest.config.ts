@@ -22,6 +22,8 @@ const tuning = {
   // A log longer than this makes a follower of the whole of it read its own history first.
   LOG_BUFFER_LINES: "20",
   LOG_IDLE_GRACE_SECONDS: "1",
+  // The tests' namespaces hold a few pods: every view's order is read through its index, as a large collection's is.
+  VIEW_SCAN_OBJECTS: "0",
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 
@@ -78,6 +80,10 @@ export default defineConfig({
         AUTH_JWT_SECRET: TEST_JWT_SECRET,
         ALLOWED_ORIGINS: "https://dashboard.example",
         MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
+        // Indexes for views' orders: a collection of more than 2 pods needs one; 3 builds an hour a subject, 12 a hub.
+        VIEW_SCAN_OBJECTS: "2",
+        MAX_VIEW_INDEX_BUILDS_PER_SUBJECT: "3",
+        MAX_VIEW_INDEX_BUILDS_PER_HUB: "12",
         METRICS_TOKEN: "scraper-token-for-the-tests",
         // Every access allowed is logged too, which a test reads.
         LOG_LEVEL: "debug",

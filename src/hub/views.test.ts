@@ -42,6 +42,8 @@ function hub() {
   const rows = new ViewRows(
     () => storage.sql,
     () => 0,
+    // An index for every order, as a collection too large to scan has.
+    { size: () => Number.POSITIVE_INFINITY, objects: 0 },
   );
   const objects = new Map<string, string>();
   let head = 1;

@@ -17,7 +17,7 @@ import { compareRows, matches, VIEW_COLUMNS, windowChanges, type RowChange, type
 import { failure, type Result } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { LineBatch, type Subscriber } from "./subscriber.ts";
-import { orderIndex, type RowUpdate, type ViewRows } from "./view-rows.ts";
+import type { IndexNeed, RowUpdate, ViewRows } from "./view-rows.ts";
 
 export interface ViewsSource {
   readonly rows: ViewRows;
@@ -135,6 +135,7 @@ export class Views {
     if (!group) {
       group = new Group(spec, this.#source.rows);
       this.#groups.set(id, group);
+      this.#source.rows.hold(spec);
     }
     const member: Member = { subscriber, rows: spec.rows, group, stale: false };
     group.members.add(member);
@@ -142,14 +143,14 @@ export class Views {
     this.#send(member, this.#wholeFrame(group, member.rows));
   }
 
+  /** What opening a view of this order would take: an index to be built first, or one that cannot be (`ViewRows.need`). */
+  indexNeed(spec: ViewSpec): IndexNeed {
+    return this.#source.rows.need(spec);
+  }
+
   /** Indexes of views' orders no open view reads through and none has for `idleMs`, dropped (`ViewRows.retire`); their names. */
   retireIndexes(idleMs: number): string[] {
-    const reading = new Set<string>();
-    for (const group of this.#groups.values()) {
-      const index = orderIndex(group.spec);
-      if (index !== undefined) reading.add(index);
-    }
-    return this.#source.rows.retire(reading, idleMs);
+    return this.#source.rows.retire(idleMs);
   }
 
   /** The view's subscriber left. Idempotent. */
@@ -158,7 +159,9 @@ export class Views {
     if (!member) return;
     this.#members.delete(subscriber);
     member.group.members.delete(member);
-    if (member.group.members.size === 0) this.#groups.delete(groupId(member.group.spec));
+    if (member.group.members.size > 0) return;
+    this.#groups.delete(groupId(member.group.spec));
+    this.#source.rows.release(member.group.spec);
   }
 
   /** A commit changed these rows: each group whose window they reach reads it again; its members get the difference and the count. */
