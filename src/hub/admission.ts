@@ -135,7 +135,10 @@ export async function admitView(parts: AdmissionParts, request: ViewRequest, web
     if (request.watch && grant) quotas.releaseSubscriber(grant.subject);
     return statusResponse(refused);
   }
-  if (!request.watch) return new Response(views.page(spec.value), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
+  if (!request.watch) {
+    const page = views.page(spec.value);
+    return page.ok ? new Response(page.value, { headers: { "content-type": "application/json", "cache-control": "no-store" } }) : statusResponse(page.status);
+  }
   let subscriber: Subscriber | undefined;
   const opened = websocket
     ? sockets.open(request.protocol === BATCH_PROTOCOL, request.protocol)
