@@ -24,6 +24,8 @@ const tuning = {
   LOG_IDLE_GRACE_SECONDS: "1",
   // An upstream's log read that does not answer (or stops) fails in 2 s, not 10.
   LOG_UPSTREAM_TIMEOUT_SECONDS: "2",
+  // The tests' namespaces hold a few pods: every view's order is read through its index, as a large collection's is.
+  VIEW_SCAN_OBJECTS: "0",
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 
@@ -80,6 +82,10 @@ export default defineConfig({
         AUTH_JWT_SECRET: TEST_JWT_SECRET,
         ALLOWED_ORIGINS: "https://dashboard.example",
         MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
+        // Indexes for views' orders: a collection of more than 2 pods needs one; 3 builds an hour a subject, 12 a hub.
+        VIEW_SCAN_OBJECTS: "2",
+        MAX_VIEW_INDEX_BUILDS_PER_SUBJECT: "3",
+        MAX_VIEW_INDEX_BUILDS_PER_HUB: "12",
         METRICS_TOKEN: "scraper-token-for-the-tests",
         // Every access allowed is logged too, which a test reads.
         LOG_LEVEL: "debug",

@@ -45,6 +45,18 @@ export interface HubSettings {
    * (`VIEW_INDEX_IDLE_SECONDS`): every write to the collection updates each index it has.
    */
   viewIndexIdleMs: number;
+  /**
+   * A collection of at most this many objects is read without an index for a view's order that
+   * has none (`VIEW_SCAN_OBJECTS`): scanning its narrow rows costs about what the index's build
+   * would, and writes nothing.
+   */
+  viewScanObjects: number;
+  /**
+   * Indexes built for views' orders in an hour, per subject across the relay and per hub
+   * (`MAX_VIEW_INDEX_BUILDS_PER_SUBJECT`, `MAX_VIEW_INDEX_BUILDS_PER_HUB`): a build writes a row
+   * per object (billed), and takes the place of another order's index.
+   */
+  viewIndexBuilds: { perSubject: number; perHub: number };
   /** Deletions kept for net-change resumes (`TOMBSTONES_MAX`, `TOMBSTONE_TTL_SECONDS`). */
   tombstones: { max: number; maxAgeMs: number };
   /**
@@ -77,6 +89,8 @@ export function hubSettings(env: Vars): HubSettings {
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
     stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",
     viewIndexIdleMs: int(env, "VIEW_INDEX_IDLE_SECONDS", 3600, 0) * 1000,
+    viewScanObjects: int(env, "VIEW_SCAN_OBJECTS", 5000, 0),
+    viewIndexBuilds: { perSubject: int(env, "MAX_VIEW_INDEX_BUILDS_PER_SUBJECT", 8, 1), perHub: int(env, "MAX_VIEW_INDEX_BUILDS_PER_HUB", 16, 1) },
     tombstones: { max: int(env, "TOMBSTONES_MAX", 100_000, 0), maxAgeMs: int(env, "TOMBSTONE_TTL_SECONDS", 86_400, 0) * 1000 },
     memory: { lines: int(env, "LINE_MEMORY_BYTES", 16 * 1024 * 1024, 0), slices: int(env, "SLICE_MEMORY_BYTES", 8 * 1024 * 1024, 0), pages: int(env, "LIST_PAGES_AT_ONCE", 4, 1) },
   };

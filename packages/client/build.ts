@@ -1,15 +1,14 @@
 /**
  * Build the package (`npm run build`, and `npm pack` before it packs): `dist/index.js`, the client
  * as one ES module (bundle.ts); `dist/index.d.ts`, its types in one file, so what the package
- * ships refers to nothing outside it; `dist/THIRD-PARTY-LICENSES.txt`, the licences of the code
- * the bundle copies in.
+ * ships refers to nothing outside it.
  */
 import { Extractor, ExtractorConfig, ExtractorLogLevel } from "@microsoft/api-extractor";
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { bundledLicences, bundleClient } from "./bundle.ts";
+import { bundleClient } from "./bundle.ts";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const dist = join(here, "dist");
@@ -21,11 +20,10 @@ async function replace(path: string, contents: string | Uint8Array): Promise<voi
   await rename(partial, path);
 }
 
-/** `dist/index.js` (readable: an application's bundler minifies it) and the licences of what it holds. */
+/** `dist/index.js` (readable: an application's bundler minifies it). */
 async function buildJs(): Promise<void> {
   const result = await bundleClient(join(dist, "index.js"));
   for (const file of result.outputFiles) await replace(file.path, file.contents);
-  await replace(join(dist, "THIRD-PARTY-LICENSES.txt"), await bundledLicences(result));
 }
 
 /**

@@ -10,6 +10,7 @@ import type { WatchOptions } from "../k8s/options.ts";
 import { admitsEvent, shardKey } from "../k8s/shard.ts";
 import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
+import type { ViewSpec } from "../k8s/view.ts";
 import { BATCH_PROTOCOL, CLOSE, DELTA_PROTOCOL } from "../k8s/websocket.ts";
 import type { AccessGuard } from "./access.ts";
 import type { ResumeOutcome } from "../metrics/catalog.ts";
@@ -20,6 +21,7 @@ import { AHEAD_WAIT_MS } from "./reads.ts";
 import type { ViewRequest, WatchRequest } from "./request.ts";
 import type { HubSockets } from "./sockets.ts";
 import { HttpSink, LineBatch, Subscriber, WebSocketSink, type Sink } from "./subscriber.ts";
+import type { ViewIndexBuilds } from "./view-index-builds.ts";
 import type { Views } from "./views.ts";
 
 export interface AdmissionParts {
@@ -29,6 +31,7 @@ export interface AdmissionParts {
   guard: AccessGuard;
   sockets: HubSockets;
   views: Views;
+  indexBuilds: ViewIndexBuilds;
   metrics: { resumed(outcome: ResumeOutcome): void };
 }
 
@@ -128,11 +131,19 @@ export async function admitView(parts: AdmissionParts, request: ViewRequest, web
   await parts.feed.caughtUp(CATCH_UP_WAIT_MS);
   const spec = views.anchored(request.view);
   if (!spec.ok) return statusResponse(spec.status);
-  if (!request.watch) return new Response(views.page(spec.value), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
   const grant = request.grant;
-  if (grant) {
+  if (request.watch && grant) {
     const refused = await quotas.admitSubscriber(grant.subject);
     if (refused) return statusResponse(refused);
+  }
+  const refused = await admitIndex(parts, spec.value, request.subject);
+  if (refused) {
+    if (request.watch && grant) quotas.releaseSubscriber(grant.subject);
+    return statusResponse(refused);
+  }
+  if (!request.watch) {
+    const page = views.page(spec.value);
+    return page.ok ? new Response(page.value, { headers: { "content-type": "application/json", "cache-control": "no-store" } }) : statusResponse(page.status);
   }
   let subscriber: Subscriber | undefined;
   const opened = websocket
@@ -145,6 +156,13 @@ export async function admitView(parts: AdmissionParts, request: ViewRequest, web
   attach(parts, subscriber, opened.sink, grant);
   views.open(subscriber, spec.value);
   return opened.response;
+}
+
+/** An order that needs an index built first takes one of the subject's builds and one of the hub's; `undefined`, or the 429. */
+async function admitIndex({ views, indexBuilds }: AdmissionParts, spec: ViewSpec, subject: string | undefined): Promise<Status | undefined> {
+  const need = views.indexNeed(spec);
+  if (need === "full") return indexBuilds.full();
+  return need === "build" ? indexBuilds.admit(subject) : undefined;
 }
 
 /** A subscriber starts: its rights watched, its socket's messages its own, the upstream watched, the fan-out holding it. */

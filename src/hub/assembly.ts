@@ -34,6 +34,7 @@ import type { Reader } from "./reads.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
 import type { CloseReason, Subscriber } from "./subscriber.ts";
+import { ViewIndexBuilds } from "./view-index-builds.ts";
 import { Views } from "./views.ts";
 
 /** The bindings a hub uses: the variables, the quota and metrics objects it talks to, and the hubs (a replica's root). */
@@ -51,6 +52,8 @@ export interface Parts {
   /** The live views open on the hub's collection. */
   views: Views;
   quotas: HubQuotas;
+  /** The quota on indexes built for views' orders. */
+  indexBuilds: ViewIndexBuilds;
   guard: AccessGuard;
   lifecycle: Lifecycle;
   sockets: HubSockets;
@@ -162,6 +165,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   const limits = { maxHubs: maxHubs(env, key.cluster), maxHubsPerSubject: maxHubsPerSubject(env, key.cluster), maxPerSubject: settings.maxSubscriptionsPerSubject };
   // Each hub of a tree holds its own share of a subject's subscriptions.
   const quotas = new HubQuotas(env.QUOTA, key.cluster, replica?.name ?? root, limits, log, (quota) => metrics.quotaRefused(quota));
+  const indexBuilds = new ViewIndexBuilds(env.QUOTA, replica?.name ?? root, settings.viewIndexBuilds, log, (quota) => metrics.quotaRefused(quota));
   const guard = new AccessGuard(
     (token, access) => mayAccess(upstream, token, access),
     settings.authRecheckMs,
@@ -225,7 +229,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     collection: feed.collection,
     snapshots: feed.snapshots,
   };
-  return { clock, feed, fanout: out, views, quotas, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
+  return { clock, feed, fanout: out, views, quotas, indexBuilds, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

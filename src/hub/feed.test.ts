@@ -25,6 +25,7 @@ const settings = (): FeedSettings => ({
   gather: new Gather(() => GATHER_MS),
   wantDeltas: () => false,
   wantRows: () => false,
+  viewScanObjects: 0,
   observer: { watch: () => undefined, relisted: () => undefined, expired: () => undefined, stalled: () => undefined, renewed: () => undefined, failed: () => undefined },
 });
 

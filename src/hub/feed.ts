@@ -54,6 +54,8 @@ export interface FeedSettings {
   wantDeltas: () => boolean;
   /** Whether any live view is open: only then is what each change did to its row told. */
   wantRows: () => boolean;
+  /** A collection of at most this many objects is read without an index for a view's order that has none. */
+  viewScanObjects: number;
   /** Who counts what the reflector sees of the upstream. */
   observer: UpstreamObserver;
   /** The isolate's permits for upstream list pages in memory (none: a page needs none). */
@@ -169,7 +171,7 @@ export class Feed implements ReflectorHandler {
     this.#wantRows = settings.wantRows;
     const sql = () => storage.sql;
     this.collection = new Collection(sql);
-    this.viewRows = new ViewRows(sql, () => clock.now());
+    this.viewRows = new ViewRows(sql, () => clock.now(), { size: () => this.collection.size, objects: settings.viewScanObjects });
     this.window = new EventWindow(sql, { maxEvents: settings.windowEvents, maxBytes: settings.windowBytes }, tail);
     this.tombstones = new Tombstones(sql, settings.tombstones);
     this.#staged = new StagedList(sql, (write) => storage.transaction(write));

@@ -53,7 +53,8 @@ function stored(r: SqlRow): StoredRow {
 
 /**
  * Most indexes made for views' orders a hub keeps: each costs every later write one more
- * B-tree update, so the least recently asked for goes when another is needed.
+ * B-tree update, so the least recently asked for that no open view reads through goes when
+ * another is needed, and none is made while open views read through all of them.
  */
 export const MAX_VIEW_INDEXES = 8;
 
@@ -62,17 +63,35 @@ export function orderIndex(spec: Pick<ViewSpec, "sort">): string | undefined {
   return spec.sort.length === 0 ? undefined : `view_${hash(orderSql(spec))}`;
 }
 
+/**
+ * What reading a view's order takes: nothing more (its index is there, it needs none, or the
+ * collection is small enough to scan), an index to be `built`, or one that cannot be, as open
+ * views read through every index the hub may keep (`full`).
+ */
+export type IndexNeed = "none" | "build" | "full";
+
+export interface ScanLimit {
+  /** How many objects the collection has now. */
+  size: () => number;
+  /** A collection of at most this many is read without an index for an order that has none (`VIEW_SCAN_OBJECTS`). */
+  objects: number;
+}
+
 export class ViewRows {
   readonly #sql: () => Sql;
   readonly #now: () => number;
+  readonly #scan: ScanLimit;
   /** Indexes made for views' orders, by name, least recently used first; read from storage once. */
   #indexes: Set<string> | undefined;
   /** When each index was last read through (ms), or seen to be by an open view. */
   readonly #used = new Map<string, number>();
+  /** How many open views read through each index, by name: none of these is dropped. */
+  readonly #held = new Map<string, number>();
 
-  constructor(sql: () => Sql, now: () => number) {
+  constructor(sql: () => Sql, now: () => number, scan: ScanLimit) {
     this.#sql = sql;
     this.#now = now;
+    this.#scan = scan;
   }
 
   /** Write an object's row, or delete it (`row` absent), in the caller's transaction. */
@@ -95,7 +114,7 @@ export class ViewRows {
   window(spec: Pick<ViewSpec, "sort" | "filter" | "offset" | "limit">): StoredRow[] {
     const index = this.#index(spec);
     const { where, params } = filterSql(spec);
-    // The key's own order is the table's (WITHOUT ROWID, by key).
+    // The key's own order is the table's (WITHOUT ROWID, by key); a small collection without its order's index is scanned.
     const through = index === undefined ? "NOT INDEXED" : `INDEXED BY ${index}`;
     return this.#sql()
       .exec<SqlRow>(`SELECT ${COLUMNS} FROM view_rows ${through} WHERE ${where} ORDER BY ${orderSql(spec)} LIMIT ? OFFSET ?`, ...params, spec.limit, spec.offset)
@@ -131,41 +150,74 @@ export class ViewRows {
     this.#used.clear();
   }
 
+  /** An open view reads through its order's index from now on, until `release`: it is not dropped meanwhile. */
+  hold(spec: Pick<ViewSpec, "sort">): void {
+    const name = orderIndex(spec);
+    if (name !== undefined) this.#held.set(name, (this.#held.get(name) ?? 0) + 1);
+  }
+
+  release(spec: Pick<ViewSpec, "sort">): void {
+    const name = orderIndex(spec);
+    const held = name === undefined ? 0 : (this.#held.get(name) ?? 0);
+    if (name === undefined || held === 0) return;
+    if (held > 1) this.#held.set(name, held - 1);
+    else this.#held.delete(name);
+    // Idle from now, not from when it was last asked for.
+    if (held === 1 && this.#used.has(name)) this.#used.set(name, this.#now());
+  }
+
+  /** What reading the view's order takes now (`IndexNeed`): an index is made only where the collection is larger than a scan is worth. */
+  need(spec: Pick<ViewSpec, "sort">): IndexNeed {
+    const name = orderIndex(spec);
+    const indexes = (this.#indexes ??= this.#stored());
+    if (name === undefined || indexes.has(name) || this.#scan.size() <= this.#scan.objects) return "none";
+    return indexes.size < MAX_VIEW_INDEXES || [...indexes].some((i) => !this.#held.has(i)) ? "build" : "full";
+  }
+
   /**
-   * Indexes of views' orders that no view reads through now (`reading`: those of the open
-   * views) and none has for `idleMs`, dropped: each costs every write to the collection more
-   * rows written (billed) for as long as it stays, and a dashboard that once tried an order
-   * would otherwise leave its index on the hub for good. Those a previous instance made count
-   * as read through when this one first looks. Returns the names dropped.
+   * Indexes of views' orders that no open view reads through and none has for `idleMs`,
+   * dropped: each costs every write to the collection more rows written (billed) for as long as
+   * it stays, and a dashboard that once tried an order would otherwise leave its index on the
+   * hub for good. Those a previous instance made count as read through when this one first
+   * looks. Returns the names dropped.
    */
-  retire(reading: ReadonlySet<string>, idleMs: number): string[] {
+  retire(idleMs: number): string[] {
     const indexes = (this.#indexes ??= this.#stored());
     const now = this.#now();
     const dropped: string[] = [];
     for (const name of indexes) {
       const used = this.#used.get(name);
-      if (used === undefined || reading.has(name)) this.#used.set(name, now);
+      if (used === undefined || this.#held.has(name)) this.#used.set(name, now);
       else if (now - used >= idleMs) dropped.push(name);
     }
     for (const name of dropped) this.#drop(name);
     return dropped;
   }
 
-  /** The index that serves the view's order, made if need be; none for the key's own order (a view sorted by nothing). */
+  /**
+   * The index that serves the view's order, made if need be; none for the key's own order (a
+   * view sorted by nothing) and none for an order without one over a collection small enough to
+   * scan: a scan of its narrow rows costs about what the index's build would, and writes nothing.
+   */
   #index(spec: Pick<ViewSpec, "sort">): string | undefined {
     const name = orderIndex(spec);
     if (name === undefined) return undefined;
     const indexes = (this.#indexes ??= this.#stored());
-    this.#used.set(name, this.#now());
     if (indexes.delete(name)) {
+      this.#used.set(name, this.#now());
       indexes.add(name);
       return name;
     }
+    if (this.#scan.size() <= this.#scan.objects) return undefined;
+    // Made before another goes: a build that fails (SQLite's own limits) costs no view its index.
+    this.#sql().exec(`CREATE INDEX IF NOT EXISTS ${name} ON view_rows (${orderSql(spec)})`);
+    this.#used.set(name, this.#now());
+    // The least recently asked for that no open view reads through; a view admitted while none
+    // was free (its collection grew past a scan since) leaves the hub one over until one is.
     for (const old of indexes) {
       if (indexes.size < MAX_VIEW_INDEXES) break;
-      this.#drop(old);
+      if (!this.#held.has(old)) this.#drop(old);
     }
-    this.#sql().exec(`CREATE INDEX IF NOT EXISTS ${name} ON view_rows (${orderSql(spec)})`);
     indexes.add(name);
     return name;
   }

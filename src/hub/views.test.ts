@@ -5,7 +5,7 @@ import { applyChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8
 import { HubStorage } from "./storage.ts";
 import { Subscriber, type LineBatch, type Sink } from "./subscriber.ts";
 import { orderIndex, ViewRows, type RowUpdate } from "./view-rows.ts";
-import { Views } from "./views.ts";
+import { PART_BYTES, Views } from "./views.ts";
 
 type SentRow = { key: string; resourceVersion: string; cells?: unknown[]; object?: { metadata: { name: string } } };
 type Frame = { type: "VIEW"; resourceVersion: string; count: number; rows: SentRow[] } | { type: "ROWS"; resourceVersion: string; count: number; changes: Array<RowChange<SentRow>> };
@@ -20,13 +20,20 @@ class Client implements Sink {
   /** Bytes the runtime holds for it, not yet taken. */
   held = 0;
 
+  /** Every line sent, as sent. */
+  lines: string[] = [];
+  /** Called after each send (a client that stops taking). */
+  onSend: () => void = () => undefined;
+
   send(batch: LineBatch): number {
+    this.lines.push(...batch.lines);
     for (const line of batch.lines) {
       const frame = JSON.parse(line) as Frame;
       this.frames.push(frame);
       this.rows = frame.type === "VIEW" ? frame.rows : applyChanges(this.rows, frame.changes);
       this.count = frame.count;
     }
+    this.onSend();
     return batch.lines.length;
   }
   alive = () => true;
@@ -36,12 +43,15 @@ class Client implements Sink {
 
 const spec = (over: Partial<ViewSpec> = {}): ViewSpec => ({ sort: [], filter: [], offset: 0, limit: 3, rows: "cells", ...over });
 
-function hub() {
+/** A hub's views over SQLite; each object `padding` characters more than its metadata (a big object). */
+function hub(padding = 0) {
   const storage = new HubStorage(durableStorage(database()));
   storage.make();
   const rows = new ViewRows(
     () => storage.sql,
     () => 0,
+    // An index for every order, as a collection too large to scan has.
+    { size: () => Number.POSITIVE_INFINITY, objects: 0 },
   );
   const objects = new Map<string, string>();
   let head = 1;
@@ -55,7 +65,7 @@ function hub() {
         const after = r && { ...r, key, values: [r.name] };
         updates.push({ before: rows.get(key)?.row, after });
         rows.write(key, after, head);
-        if (r) objects.set(key, JSON.stringify({ metadata: { name: r.name, namespace: r.namespace, resourceVersion: String(head) } }));
+        if (r) objects.set(key, JSON.stringify({ metadata: { name: r.name, namespace: r.namespace, resourceVersion: String(head) }, padding: "x".repeat(padding) }));
         else objects.delete(key);
       }
     });
@@ -123,7 +133,25 @@ describe("Views", () => {
     expect(views.active).toBe(false);
   });
 
-  it("holds frames back from a client that is behind, then sends it the window whole once it has caught up", () => {
+  it("orders and filters by a label named like a property every object inherits as by any other, and no view on the hub misses a commit", () => {
+    const { commit, open } = hub();
+    commit([
+      ["a/a", named("a", 0, { constructor: "2", toString: "x" })],
+      ["a/b", named("b", 0, { constructor: "1" })],
+    ]);
+    const byName = open(spec()).client;
+    const byConstructor = open(spec({ sort: [{ by: { kind: "label", key: "constructor" }, descending: false }], limit: 2 })).client;
+    const byToString = open(spec({ filter: [{ kind: "label", key: "toString", equals: "x" }] })).client;
+    expect(byConstructor.rows.map((r) => r.key)).toEqual(["a/b", "a/a"]);
+    // No label "constructor" of its own: it sorts first, as a missing value does.
+    commit([["a/c", named("c", 0, { hasOwnProperty: "y" })]]);
+    expect(byName.rows.map((r) => r.key)).toEqual(["a/a", "a/b", "a/c"]);
+    expect(byConstructor.rows.map((r) => r.key)).toEqual(["a/c", "a/b"]);
+    expect(byToString.rows.map((r) => r.key)).toEqual(["a/a"]);
+    expect([byName.count, byConstructor.count, byToString.count]).toEqual([3, 3, 1]);
+  });
+
+  it("holds frames back from a client that is behind, then sends it what changed meanwhile once it has caught up", () => {
     const { commit, open, views } = hub();
     commit([["a/a", named("a")]]);
     const { client } = open(spec());
@@ -133,7 +161,38 @@ describe("Views", () => {
     expect(client.frames.length).toBe(1);
     client.held = 0;
     views.wake();
-    expect(client.frames.at(-1)).toMatchObject({ type: "VIEW", count: 1, rows: [{ key: "a/b" }] });
+    expect(client.frames.at(-1)).toMatchObject({
+      type: "ROWS",
+      count: 1,
+      changes: [
+        { op: "remove", at: 0 },
+        { op: "insert", at: 0, row: { key: "a/b" } },
+      ],
+    });
+    expect(client.rows.map((r) => r.key)).toEqual(["a/b"]);
+  });
+
+  it("sends a window of objects larger than a part in parts, each once its client has taken the last, and keeps no frame that large", () => {
+    // Objects of 100 KB: a part (256 KiB) holds two.
+    const { commit, open, views } = hub(100_000);
+    commit(["a", "b", "c", "d", "e"].map((n) => [`a/${n}`, named(n)]));
+    const { client } = open(spec({ limit: 5, rows: "object" }));
+    expect(client.frames.map((f) => f.type)).toEqual(["VIEW", "ROWS", "ROWS"]);
+    expect(client.frames[0]).toMatchObject({ count: 5, rows: [{ key: "a/a" }, { key: "a/b" }] });
+    expect(client.rows.map((r) => r.key)).toEqual(["a/a", "a/b", "a/c", "a/d", "a/e"]);
+    // Held after its first part, a second client gets the rest as its client takes it.
+    const second = new Client();
+    second.onSend = () => void (second.held = 1_000_000);
+    views.open(new Subscriber(second, 0, { bookmarks: false, timeoutMs: undefined, view: true }), spec({ limit: 5, rows: "object" }));
+    expect(second.frames.map((f) => f.type)).toEqual(["VIEW"]);
+    commit([["a/b", undefined]]);
+    expect(client.rows.map((r) => r.key)).toEqual(["a/a", "a/c", "a/d", "a/e"]);
+    expect(second.frames).toHaveLength(1);
+    second.onSend = () => undefined;
+    second.held = 0;
+    views.wake();
+    expect(second.rows.map((r) => r.key)).toEqual(["a/a", "a/c", "a/d", "a/e"]);
+    expect(Math.max(...[...client.lines, ...second.lines].map((l) => l.length))).toBeLessThan(PART_BYTES + 100_000);
   });
 
   it("keeps every client's window and count equal to the collection's, whatever changes and however they are batched", () => {
@@ -162,6 +221,41 @@ describe("Views", () => {
         }
       }),
       { seed: 26, numRuns: 300 },
+    );
+  });
+
+  it("keeps every client's window equal to the collection's when windows come in parts and clients fall behind and catch up, whatever commits come between", () => {
+    const key = fc.constantFrom("a/a", "a/b", "a/c", "a/d", "a/e", "a/f");
+    const change = fc.tuple(key, fc.option(fc.record({ created: fc.integer({ min: 0, max: 3 }) }), { nil: undefined }));
+    const asked = fc.record({
+      sort: fc.subarray([{ by: { kind: "created" as const }, descending: true }]),
+      filter: fc.constant<ViewSpec["filter"]>([]),
+      offset: fc.integer({ min: 0, max: 2 }),
+      limit: fc.integer({ min: 1, max: 5 }),
+      rows: fc.constant("object" as const),
+    });
+    // Each step: a commit, and which clients stop taking what they are sent (the others take all of it).
+    const step = fc.record({ batch: fc.array(change, { minLength: 1, maxLength: 3 }), behind: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }) });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 8 }), fc.array(asked, { minLength: 1, maxLength: 3 }), (steps, specs) => {
+        // Objects of 70 KB: a window of four or more is more than a part.
+        const { commit, open, rows, views } = hub(70_000);
+        const clients = specs.map((s) => ({ s, client: open(s).client }));
+        const same = (s: ViewSpec, client: Client) => {
+          expect(client.rows.map((r) => [r.key, r.resourceVersion])).toEqual(rows.window(s).map((r) => [r.row.key, String(r.rv)]));
+          expect(client.count).toBe(rows.count(s));
+        };
+        for (const { batch, behind } of steps) {
+          clients.forEach(({ client }, i) => void (client.held = behind[i] ? 1_000_000 : 0));
+          commit(batch.map(([k, c]) => [k, c && named(k.slice(2), c.created)]));
+          views.wake();
+          clients.forEach(({ s, client }, i) => void (behind[i] || same(s, client)));
+        }
+        for (const { client } of clients) client.held = 0;
+        views.wake();
+        for (const { s, client } of clients) same(s, client);
+      }),
+      { seed: 27, numRuns: 60 },
     );
   });
 

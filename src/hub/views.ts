@@ -11,13 +11,26 @@
  * index of its order (`view-rows.ts`), and the difference sent as row changes; otherwise at most
  * its count changes, which is told from the rows alone. So an event costs each group a few
  * comparisons, and the groups it touches a read of one window.
+ *
+ * A window of objects can be tens of MB, more than an isolate holds for several: no frame
+ * carries more than a part (`PART_BYTES`) of rows, past one row. A member knows the window its
+ * client has; one that is behind (a window too large for one frame, frames held back from a
+ * client that had not taken the last, a commit's changes too large to share) is sent the
+ * difference to the group's window a part at a time, each once its client has taken what came
+ * before, as a watch's initial state is. A group keeps no frame larger than a part.
  */
 import { tableHead, tableRow, type TableResource } from "../k8s/table.ts";
-import { compareRows, matches, VIEW_COLUMNS, windowChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8s/view.ts";
-import { failure, type Result } from "../k8s/status.ts";
+import { applyChanges, compareRows, matches, VIEW_COLUMNS, windowChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8s/view.ts";
+import { badRequest, failure, type Result } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
+import { SLICE } from "./fanout.ts";
 import { LineBatch, type Subscriber } from "./subscriber.ts";
-import { orderIndex, type RowUpdate, type ViewRows } from "./view-rows.ts";
+import type { IndexNeed, RowUpdate, ViewRows } from "./view-rows.ts";
+
+/** Most a view's page (its window as one answer) may be: the answer is made whole, so past it the page is refused, saying how many rows fit. */
+export const VIEW_PAGE_BYTES = 8 * 1024 * 1024;
+/** Most rows' bytes a live view's frame carries, past its first row: what one send to a subscriber is (the fan-out's slice). */
+export const PART_BYTES = SLICE;
 
 export interface ViewsSource {
   readonly rows: ViewRows;
@@ -33,8 +46,10 @@ interface Member {
   readonly subscriber: Subscriber;
   readonly rows: RowsAs;
   readonly group: Group;
-  /** Frames were held back while its client was behind: it gets the whole window again once it has caught up. */
-  stale: boolean;
+  /** The window its client has, as sent (the group's own when it is in step); `undefined`: none yet, it is owed a `VIEW`. */
+  has: readonly WindowRow[] | undefined;
+  /** The count it was last sent. */
+  count: number;
 }
 
 /** A row of a window as a group holds it: which object, at which version (what its changes are told by). */
@@ -43,16 +58,19 @@ interface WindowRow {
   readonly rv: number;
 }
 
+const keyOf = (r: WindowRow) => r.key;
+const versionOf = (r: WindowRow) => r.rv;
+
 class Group {
   readonly spec: ViewSpec;
   readonly compare: (a: ViewRow, b: ViewRow) => number;
   readonly members = new Set<Member>();
-  /** Keys and versions only (a window may be 500 rows, and a hub many groups): the last row whole, which changes are compared with. */
-  window: WindowRow[] = [];
+  /** Keys and versions only (a window may be 500 rows, and a hub many groups), replaced when it changes: the last row whole, which changes are compared with. */
+  window: readonly WindowRow[] = [];
   last: ViewRow | undefined;
   count: number;
-  /** The whole window as a frame, per way of sending rows, while neither the window nor the count changes. */
-  readonly frames = new Map<RowsAs, string>();
+  /** The whole window as one frame, per way of sending rows, while neither changes and it is no larger than a part: shared by the views that open on it. */
+  readonly frames = new Map<RowsAs, LineBatch>();
 
   constructor(spec: ViewSpec, rows: ViewRows) {
     this.spec = spec;
@@ -61,17 +79,12 @@ class Group {
     this.count = rows.count(spec);
   }
 
-  /** Read the window again; the changes from the one held. */
+  /** Read the window again; the changes from the one held (which stays, the same array, when there are none). */
   read(rows: ViewRows): Array<RowChange<WindowRow>> {
     const stored = rows.window(this.spec);
     const next = stored.map(({ row, rv }) => ({ key: row.key, rv }));
-    const changes = windowChanges(
-      this.window,
-      next,
-      (r) => r.key,
-      (r) => r.rv,
-    );
-    this.window = next;
+    const changes = windowChanges(this.window, next, keyOf, versionOf);
+    if (changes.length > 0) this.window = next;
     this.last = stored.at(-1)?.row;
     return changes;
   }
@@ -120,12 +133,23 @@ export class Views {
     return { ok: true, value: { sort: spec.sort, filter: spec.filter, offset, limit: spec.limit, rows: spec.rows } };
   }
 
-  /** A view's window now, as the frame a GET answers (no view is opened). */
-  page(spec: ViewSpec): string {
+  /**
+   * A view's window now, as the frame a GET answers (no view is opened), or the 400 that says it
+   * is more than one answer may be (`VIEW_PAGE_BYTES`) and how many of its rows fit.
+   */
+  page(spec: ViewSpec): Result<string> {
     const existing = this.#groups.get(groupId(spec));
     const window = existing?.window ?? this.#source.rows.window(spec).map(({ row, rv }) => ({ key: row.key, rv }));
     const count = existing?.count ?? this.#source.rows.count(spec);
-    return this.#viewFrame(spec, window, count, spec.rows);
+    const { frame, taken } = this.#viewFrame(spec, window, count, spec.rows, VIEW_PAGE_BYTES);
+    if (taken === window.length) return { ok: true, value: frame };
+    const fewer = taken > 0 ? `limit=${taken} or fewer, ` : "";
+    return {
+      ok: false,
+      status: badRequest(
+        `the view's page of ${window.length} rows as ${spec.rows === "object" ? "objects" : "cells"} is more than ${VIEW_PAGE_BYTES / 1024 / 1024} MiB, the most one answer may be (its first ${taken} fit): ask ${fewer}rows=cells, or watch=1, which sends a window in parts`,
+      ),
+    };
   }
 
   /** Open `subscriber`'s view: it is sent the window now, then its changes. */
@@ -135,21 +159,22 @@ export class Views {
     if (!group) {
       group = new Group(spec, this.#source.rows);
       this.#groups.set(id, group);
+      this.#source.rows.hold(spec);
     }
-    const member: Member = { subscriber, rows: spec.rows, group, stale: false };
+    const member: Member = { subscriber, rows: spec.rows, group, has: undefined, count: -1 };
     group.members.add(member);
     this.#members.set(subscriber, member);
-    this.#send(member, this.#wholeFrame(group, member.rows));
+    this.#catchUp(member);
+  }
+
+  /** What opening a view of this order would take: an index to be built first, or one that cannot be (`ViewRows.need`). */
+  indexNeed(spec: ViewSpec): IndexNeed {
+    return this.#source.rows.need(spec);
   }
 
   /** Indexes of views' orders no open view reads through and none has for `idleMs`, dropped (`ViewRows.retire`); their names. */
   retireIndexes(idleMs: number): string[] {
-    const reading = new Set<string>();
-    for (const group of this.#groups.values()) {
-      const index = orderIndex(group.spec);
-      if (index !== undefined) reading.add(index);
-    }
-    return this.#source.rows.retire(reading, idleMs);
+    return this.#source.rows.retire(idleMs);
   }
 
   /** The view's subscriber left. Idempotent. */
@@ -158,10 +183,16 @@ export class Views {
     if (!member) return;
     this.#members.delete(subscriber);
     member.group.members.delete(member);
-    if (member.group.members.size === 0) this.#groups.delete(groupId(member.group.spec));
+    if (member.group.members.size > 0) return;
+    this.#groups.delete(groupId(member.group.spec));
+    this.#source.rows.release(member.group.spec);
   }
 
-  /** A commit changed these rows: each group whose window they reach reads it again; its members get the difference and the count. */
+  /**
+   * A commit changed these rows: each group whose window they reach reads it again. Its members
+   * in step with it get the difference and the count, one frame serialised once for all that
+   * take rows alike (when it is no larger than a part); the others catch up.
+   */
   changed(updates: readonly RowUpdate[]): void {
     for (const group of this.#groups.values()) {
       let delta = 0;
@@ -170,19 +201,30 @@ export class Views {
         delta += (after && matches(group.spec, after) ? 1 : 0) - (before && matches(group.spec, before) ? 1 : 0);
         touched ||= group.reaches(before) || group.reaches(after);
       }
+      const was = { window: group.window, count: group.count };
       const changes = touched ? group.read(this.#source.rows) : [];
       group.count += delta;
       if (changes.length === 0 && delta === 0) continue;
       group.frames.clear();
-      const frames = new Map<RowsAs, string>();
+      // Per way of sending rows: the frame, or null where the changes are more than a part.
+      const shared = new Map<RowsAs, LineBatch | null>();
       for (const member of group.members) {
-        if (member.stale) continue;
-        let frame = frames.get(member.rows);
-        if (frame === undefined) {
-          frame = this.#rowsFrame(group.count, changes, member.rows);
-          frames.set(member.rows, frame);
+        const inStep = member.has === was.window && member.count === was.count;
+        if (inStep && member.subscriber.sink.backlog() <= this.#inFlight) {
+          let batch = shared.get(member.rows);
+          if (batch === undefined) {
+            const { frame, taken } = this.#rowsFrame(group.count, changes, member.rows, PART_BYTES);
+            batch = taken === changes.length ? LineBatch.of(frame) : null;
+            shared.set(member.rows, batch);
+          }
+          if (batch) {
+            member.has = group.window;
+            member.count = group.count;
+            this.#send(member, batch);
+            continue;
+          }
         }
-        this.#send(member, frame);
+        this.#catchUp(member);
       }
     }
   }
@@ -194,61 +236,91 @@ export class Views {
       group.count = this.#source.rows.count(group.spec);
       group.frames.clear();
       for (const member of group.members) {
-        member.stale = false;
-        this.#send(member, this.#wholeFrame(group, member.rows));
+        member.has = undefined;
+        this.#catchUp(member);
       }
     }
   }
 
-  /** Clients took what was sent: a member held back that has caught up gets its window whole. */
+  /** Clients took what was sent: members behind their group's window are sent more of what they lack. */
   wake(): void {
-    for (const member of this.#members.values()) {
-      if (!member.stale || member.subscriber.sink.backlog() > this.#inFlight) continue;
-      member.stale = false;
-      this.#send(member, this.#wholeFrame(member.group, member.rows));
-    }
+    for (const member of this.#members.values()) this.#catchUp(member);
   }
 
-  #send(member: Member, frame: string): void {
+  /**
+   * Send `member` what its client lacks of its group's window, a part at a time, while its
+   * client keeps up (its unacknowledged bytes within the in-flight bound): the window's first
+   * part as a `VIEW` when it has none, then the changes from what it has, the count with each.
+   */
+  #catchUp(member: Member): void {
+    const { group } = member;
     const sink = member.subscriber.sink;
-    if (sink.backlog() > this.#inFlight) {
-      member.stale = true;
-      return;
+    while (!sink.closed && sink.backlog() <= this.#inFlight) {
+      if (member.has === undefined) {
+        const { batch, taken } = this.#firstPart(group, member.rows);
+        member.has = taken === group.window.length ? group.window : group.window.slice(0, taken);
+        member.count = group.count;
+        this.#send(member, batch);
+        continue;
+      }
+      const changes = member.has === group.window ? [] : windowChanges(member.has, group.window, keyOf, versionOf);
+      if (changes.length === 0) {
+        member.has = group.window;
+        if (member.count === group.count) return;
+      }
+      const { frame, taken } = this.#rowsFrame(group.count, changes, member.rows, PART_BYTES);
+      member.has = taken === changes.length ? group.window : applyChanges(member.has, changes.slice(0, taken));
+      member.count = group.count;
+      this.#send(member, LineBatch.of(frame));
     }
-    this.onSent(member.subscriber, sink.send(LineBatch.of(frame)));
   }
 
-  #wholeFrame(group: Group, rows: RowsAs): string {
-    let frame = group.frames.get(rows);
-    if (frame === undefined) {
-      frame = this.#viewFrame(group.spec, group.window, group.count, rows);
-      group.frames.set(rows, frame);
-    }
-    return frame;
+  #send(member: Member, batch: LineBatch): void {
+    this.onSent(member.subscriber, member.subscriber.sink.send(batch));
   }
 
-  /** `{"type":"VIEW",…}`: the window whole, with the columns its rows' cells are of. */
-  #viewFrame(spec: ViewSpec, window: readonly WindowRow[], count: number, rows: RowsAs): string {
+  /** The `VIEW` of the group's window, whole when it fits in a part (kept then, for the views that open on it), else its first part; and the rows it has. */
+  #firstPart(group: Group, rows: RowsAs): { batch: LineBatch; taken: number } {
+    const kept = group.frames.get(rows);
+    if (kept) return { batch: kept, taken: group.window.length };
+    const { frame, taken } = this.#viewFrame(group.spec, group.window, group.count, rows, PART_BYTES);
+    const batch = LineBatch.of(frame);
+    if (taken === group.window.length && frame.length <= PART_BYTES) group.frames.set(rows, batch);
+    return { batch, taken };
+  }
+
+  /** `{"type":"VIEW",…}`: the window's first rows, as many as `budget` bytes hold (at least one), with the columns their cells are of. */
+  #viewFrame(spec: ViewSpec, window: readonly WindowRow[], count: number, rows: RowsAs, budget: number): { frame: string; taken: number } {
     const now = Date.now();
     const columns = tableHead(this.#resource, {}, { version: "v1", includeObject: "None" }).columnDefinitions?.slice(0, VIEW_COLUMNS) ?? [];
     const head = JSON.stringify({ type: "VIEW", resourceVersion: String(this.#source.head()), count, offset: spec.offset, limit: spec.limit, columns });
-    const body = window.map((r) => this.#row(r, rows, now)).join(",");
-    return `${head.slice(0, -1)},"rows":[${body}]}\n`;
+    const body = this.#upTo(window, budget, (r) => this.#row(r, rows, now));
+    return { frame: `${head.slice(0, -1)},"rows":[${body.join(",")}]}\n`, taken: body.length };
   }
 
-  /** `{"type":"ROWS",…}`: what changed in the window, in order, and the count now. */
-  #rowsFrame(count: number, changes: ReadonlyArray<RowChange<WindowRow>>, rows: RowsAs): string {
+  /** `{"type":"ROWS",…}`: the first of `changes` in the window, as many as `budget` bytes hold (at least one), and the count now. */
+  #rowsFrame(count: number, changes: ReadonlyArray<RowChange<WindowRow>>, rows: RowsAs, budget: number): { frame: string; taken: number } {
     const now = Date.now();
-    const body = changes
-      .map((c) => {
-        if (c.op === "remove") return `{"op":"remove","at":${c.at}}`;
-        if (c.op === "move") return `{"op":"move","from":${c.from},"to":${c.to}}`;
-        return `{"op":"${c.op}","at":${c.at},"row":${this.#row(c.row, rows, now)}}`;
-      })
-      .join(",");
-    return `{"type":"ROWS","resourceVersion":"${this.#source.head()}","count":${count},"changes":[${body}]}\n`;
+    const body = this.#upTo(changes, budget, (c) => {
+      if (c.op === "remove") return `{"op":"remove","at":${c.at}}`;
+      if (c.op === "move") return `{"op":"move","from":${c.from},"to":${c.to}}`;
+      return `{"op":"${c.op}","at":${c.at},"row":${this.#row(c.row, rows, now)}}`;
+    });
+    return { frame: `{"type":"ROWS","resourceVersion":"${this.#source.head()}","count":${count},"changes":[${body.join(",")}]}\n`, taken: body.length };
   }
 
+  /** The first of `items`, serialised, as many as `budget` bytes hold and at least one. */
+  #upTo<T>(items: readonly T[], budget: number, text: (item: T) => string): string[] {
+    const out: string[] = [];
+    let bytes = 0;
+    for (const item of items) {
+      const one = text(item);
+      if (out.length > 0 && bytes + one.length > budget) break;
+      out.push(one);
+      bytes += one.length;
+    }
+    return out;
+  }
   /** One row as sent: the object whole, or its Table cells as of `now` (with its creation time, for ages that tick on). */
   #row({ key, rv }: WindowRow, rows: RowsAs, now: number): string {
     const json = this.#source.json(key) ?? "null";

@@ -13,7 +13,7 @@
  * (its `metadata.resourceVersion` included). A line that starts `{"type":"MODIFIED","base":`
  * is a delta; every other line is an ordinary watch event.
  */
-import { apply, generate } from "json-merge-patch";
+import { applyMergePatch, mergePatchBetween } from "./merge-patch.ts";
 import type { KubeObject } from "./types.ts";
 
 /** How every delta line starts: its type, then its base (a reader tells a delta by this alone). */
@@ -26,11 +26,13 @@ export interface Delta {
   patch: unknown;
 }
 
-/** The delta line turning `before` into `after` (one object's consecutive versions), or `undefined` when it would not be shorter than `full`. */
+/** The delta line turning `before` into `after` (one object's consecutive versions), or `undefined` when it would not be shorter than `full`, or no merge patch says it. */
 export function deltaLine(before: KubeObject, after: KubeObject, full: string): string | undefined {
   const base = before.metadata?.resourceVersion;
   if (!base) return undefined;
-  const line = `${DELTA_HEAD}${JSON.stringify(base)},"patch":${JSON.stringify(generate(before, after) ?? {})}}\n`;
+  const patch = mergePatchBetween(before as Record<string, unknown>, after as Record<string, unknown>);
+  if (patch === undefined) return undefined;
+  const line = `${DELTA_HEAD}${JSON.stringify(base)},"patch":${JSON.stringify(patch)}}\n`;
   return line.length < full.length ? line : undefined;
 }
 
@@ -48,5 +50,5 @@ export function parseDelta(line: string): Delta | undefined {
 
 /** The new version: `patch` applied to a copy of `current` (which is left as it was). */
 export function applyDelta<T>(current: T, delta: Delta): T {
-  return apply(structuredClone(current), delta.patch) as T;
+  return applyMergePatch(current, delta.patch) as T;
 }

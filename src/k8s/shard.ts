@@ -29,7 +29,11 @@ export interface ShardSelector {
 /** Why a selector is refused, in the API server parser's words. */
 export class ShardSelectorError extends Error {}
 
-const FIELDS: Record<string, ShardField> = { "object.metadata.uid": "uid", "object.metadata.namespace": "namespace" };
+// Maps, not object literals, wherever the selector's text is looked up: an object "has" `constructor`.
+const FIELDS: ReadonlyMap<string, ShardField> = new Map([
+  ["object.metadata.uid", "uid"],
+  ["object.metadata.namespace", "namespace"],
+]);
 const END_OF_SPACE = "0x10000000000000000";
 
 /** The selector `text` stands for; throws `ShardSelectorError` for what the API server refuses. */
@@ -43,7 +47,7 @@ export function parseShardSelector(text: string): ShardSelector {
     if (r.field !== first.field) throw new ShardSelectorError(`all shard ranges must use the same field, got "${first.field}" and "${r.field}"`);
   }
   const first = ranges[0] as (typeof ranges)[number];
-  return { selector: text, field: FIELDS[first.field] as ShardField, ranges: ranges.map(({ start, end }) => ({ start, end })) };
+  return { selector: text, field: FIELDS.get(first.field) as ShardField, ranges: ranges.map(({ start, end }) => ({ start, end })) };
 }
 
 /** Numeric order of normalised bounds: a 17-digit 2^64 is above every 16-digit value (apimachinery `HexLess`). */
@@ -170,24 +174,26 @@ type Token =
 type Arg = { kind: "path"; path: string } | { kind: "string"; value: string } | { kind: "literal"; type: string } | { kind: "call"; name: string; args: Arg[] };
 
 /** CEL's names of the operators it parses into calls. */
-const OPERATORS: Record<string, string> = {
-  "&&": "_&&_",
-  "==": "_==_",
-  "!=": "_!=_",
-  "<=": "_<=_",
-  ">=": "_>=_",
-  "<": "_<_",
-  ">": "_>_",
-  "+": "_+_",
-  "-": "_-_",
-  "*": "_*_",
-  "/": "_/_",
-  "%": "_%_",
-  "!": "!_",
-  "?": "_?_:_",
-};
+const OPERATORS: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    "&&": "_&&_",
+    "==": "_==_",
+    "!=": "_!=_",
+    "<=": "_<=_",
+    ">=": "_>=_",
+    "<": "_<_",
+    ">": "_>_",
+    "+": "_+_",
+    "-": "_-_",
+    "*": "_*_",
+    "/": "_/_",
+    "%": "_%_",
+    "!": "!_",
+    "?": "_?_:_",
+  }),
+);
 
-const ESCAPES: Record<string, string> = { a: "\x07", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?" };
+const ESCAPES: ReadonlyMap<string, string> = new Map(Object.entries({ a: "\x07", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?" }));
 
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
@@ -206,11 +212,11 @@ function tokenize(text: string): Token[] {
     } else if ("(),.".includes(c)) {
       tokens.push({ kind: "punct", text: c as "(" | ")" | "," | "." });
       i++;
-    } else if (OPERATORS[two]) {
-      tokens.push({ kind: "operator", name: OPERATORS[two] as string });
+    } else if (OPERATORS.has(two)) {
+      tokens.push({ kind: "operator", name: OPERATORS.get(two) as string });
       i += 2;
-    } else if (OPERATORS[c]) {
-      tokens.push({ kind: "operator", name: OPERATORS[c] as string });
+    } else if (OPERATORS.has(c)) {
+      tokens.push({ kind: "operator", name: OPERATORS.get(c) as string });
       i++;
     } else if (/[A-Za-z_]/.test(c) && !((c === "r" || c === "R") && (text[i + 1] === "'" || text[i + 1] === '"'))) {
       const ident = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i))?.[0] as string;
@@ -247,8 +253,8 @@ function tokenize(text: string): Token[] {
           } else if (/[0-3]/.test(next) && /^[0-7]{2}$/.test(text.slice(i + 2, i + 4))) {
             value += String.fromCharCode(Number.parseInt(text.slice(i + 1, i + 4), 8));
             i += 4;
-          } else if (ESCAPES[next] !== undefined) {
-            value += ESCAPES[next];
+          } else if (ESCAPES.has(next)) {
+            value += ESCAPES.get(next);
             i += 2;
           } else {
             throw syntax("token recognition error: invalid escape in a string literal");
@@ -363,7 +369,7 @@ function shardRange(args: Arg[]): ShardRange & { field: string } {
   if (args.length !== 3) throw new ShardSelectorError(`shardRange() requires exactly 3 arguments, got ${args.length}`);
   const [field, start, end] = args as [Arg, Arg, Arg];
   if (field.kind !== "path") throw new ShardSelectorError(`shardRange() first argument: expected field path (e.g. object.metadata.uid), got expression kind ${kindOf(field)}`);
-  if (!(field.path in FIELDS)) throw new ShardSelectorError(`unsupported field path "${field.path}"; supported: object.metadata.uid, object.metadata.namespace`);
+  if (!FIELDS.has(field.path)) throw new ShardSelectorError(`unsupported field path "${field.path}"; supported: object.metadata.uid, object.metadata.namespace`);
   const range = { field: field.path, start: hexBound(start, "hexStart"), end: hexBound(end, "hexEnd") };
   if (!hexLess(range.start, range.end)) throw new ShardSelectorError(`shard range start ${range.start} must be less than end ${range.end}`);
   return range;

@@ -57,6 +57,8 @@ describe("parseViewSpec", () => {
     expect(message("limit=0")).toMatch(/at least 1/);
     expect(message("offset=-1")).toMatch(/offset must be a whole number/);
     expect(message("rows=yaml")).toMatch(/rows is cells or object/);
+    expect(message(`sort=${"name,".repeat(9)}`)).toMatch(/at most 8 sort keys, got 9/);
+    expect(message(`filter=${"name~a,".repeat(17)}`)).toMatch(/at most 16 filter terms, got 17/);
     expect(message("anchor=team-a/web-1&offset=0")).toMatch(/offset or as anchor, not both/);
     for (const key of ["/web-1", "team-a/", "a/b/c", "x".repeat(508)]) expect(message(`anchor=${key}`)).toMatch(/is not a row's key: namespace\/name, or name/);
     expect(parse("sort=Colour")).toMatchObject({ ok: false, status: { code: 400, reason: "BadRequest" } });

@@ -62,6 +62,14 @@ export interface ViewSpec {
 
 export const VIEW_LIMIT_DEFAULT = 50;
 export const VIEW_LIMIT_MAX = 500;
+/**
+ * Most sort keys and filter terms a view may have: an anchor's position is counted in one
+ * statement whose bound parameters grow with the square of the keys (`beforeSql`: 45 at 8, and
+ * the filter's beside them, of the 100 a Durable Object's SQLite takes), an order's index has a
+ * column per key, and the filter is one expression of its terms.
+ */
+export const VIEW_SORT_KEYS_MAX = 8;
+export const VIEW_FILTERS_MAX = 16;
 
 /** A label key as the API server validates one (`[prefix/]name`), which makes it safe in a JSON path. */
 const LABEL_KEY = /^(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
@@ -79,7 +87,9 @@ export function parseViewSpec(query: URLSearchParams, tableColumns: ReadonlyArra
   const columnOf = (name: string) => columns.findIndex((c) => c.name.toLowerCase() === name.toLowerCase());
   const names = () => ["name", "namespace", "creationTimestamp", ...columns.map((c) => c.name), "label:<key>"].join(", ");
   const sort: ViewSpec["sort"] = [];
-  for (const term of (query.get("sort") ?? "").split(",").filter((t) => t !== "")) {
+  const sortTerms = (query.get("sort") ?? "").split(",").filter((t) => t !== "");
+  if (sortTerms.length > VIEW_SORT_KEYS_MAX) return bad(`at most ${VIEW_SORT_KEYS_MAX} sort keys, got ${sortTerms.length}: sort by fewer (the key breaks whatever ties remain)`);
+  for (const term of sortTerms) {
     const descending = term.startsWith("-");
     const name = descending ? term.slice(1) : term;
     let by: SortKey;
@@ -95,7 +105,9 @@ export function parseViewSpec(query: URLSearchParams, tableColumns: ReadonlyArra
     sort.push({ by, descending });
   }
   const filter: Filter[] = [];
-  for (const term of (query.get("filter") ?? "").split(",").filter((t) => t !== "")) {
+  const filterTerms = (query.get("filter") ?? "").split(",").filter((t) => t !== "");
+  if (filterTerms.length > VIEW_FILTERS_MAX) return bad(`at most ${VIEW_FILTERS_MAX} filter terms, got ${filterTerms.length}: filter by fewer`);
+  for (const term of filterTerms) {
     const contains = /^name~(.*)$/.exec(term);
     if (contains) {
       filter.push({ kind: "name", contains: (contains[1] ?? "").toLowerCase() });
@@ -217,7 +229,8 @@ function valueAt(row: ViewRow, by: SortKey): string | number | null {
     case "column":
       return row.values[by.index] ?? null;
     case "label":
-      return row.labels[by.key] ?? null;
+      // Its own labels only: every object "has" `constructor` and `toString` (SQL's json_extract has no such thing).
+      return Object.hasOwn(row.labels, by.key) ? (row.labels[by.key] ?? null) : null;
   }
 }
 

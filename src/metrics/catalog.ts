@@ -79,7 +79,12 @@ export const FAMILIES = {
     ["cluster", "outcome"],
     "Watches resuming from a resourceVersion, by outcome: window (replayed exactly), compacted (answered from the cache in compact form), expired (410) or too_large (504).",
   ),
-  quotaRefusals: family("quota_refusals_total", "counter", ["cluster", "quota"], "Requests refused with 429 by a quota: max_hubs, max_hubs_per_subject or max_subscriptions_per_subject."),
+  quotaRefusals: family(
+    "quota_refusals_total",
+    "counter",
+    ["cluster", "quota"],
+    "Requests refused with 429 by a quota: max_hubs, max_hubs_per_subject, max_subscriptions_per_subject, max_view_index_builds_per_subject, max_view_index_builds_per_hub or max_view_indexes.",
+  ),
   lagBytes: family(
     "subscriber_lag_bytes",
     "histogram",
@@ -157,5 +162,5 @@ export const KNOWN_VALUES: Partial<Record<FamilyId, Record<string, readonly stri
 export type Transport = "websocket" | "http";
 export type CutoffReason = "slow" | "window";
 export type ResumeOutcome = "window" | "compacted" | "expired" | "too_large";
-export type QuotaName = "max_hubs" | "max_hubs_per_subject" | "max_subscriptions_per_subject";
+export type QuotaName = "max_hubs" | "max_hubs_per_subject" | "max_subscriptions_per_subject" | "max_view_index_builds_per_subject" | "max_view_index_builds_per_hub" | "max_view_indexes";
 export type RefusalReason = "unauthenticated" | "forbidden" | "denied_resource" | "unverifiable" | "rate_limited" | "host" | "origin";

@@ -13,6 +13,13 @@ import { ApiError } from "./errors.ts";
 /** A JSON object (not null, not an array). */
 export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/**
+ * A JSON object's keys are its client's: its own properties only, read and written as data
+ * (`constructor` is not a label map's constructor, and `__proto__` is a key, not its prototype).
+ */
+export const ownValue = (object: Record<string, unknown>, key: string): unknown => (Object.hasOwn(object, key) ? object[key] : undefined);
+export const setOwn = (object: Record<string, unknown>, key: string, value: unknown): void => void Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+
 /** A request body, which must be an object whose `apiVersion` and `kind`, where given, are the ones its URL serves (else 400). */
 export function acceptBody(body: unknown, apiVersion: string, kind: string): Record<string, unknown> {
   if (!isJsonObject(body)) throw new ApiError(badRequest("the request body must be a JSON object"));
@@ -53,7 +60,7 @@ const OBJECT_META_ORDER = [
 function ordered(object: Record<string, unknown>, first: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of first) if (object[key] !== undefined) out[key] = object[key];
-  for (const [key, value] of Object.entries(object)) if (!(key in out) && value !== undefined) out[key] = value;
+  for (const [key, value] of Object.entries(object)) if (!Object.hasOwn(out, key) && value !== undefined) setOwn(out, key, value);
   return out;
 }
 
@@ -61,7 +68,7 @@ function sortedDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedDeep);
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) out[key] = sortedDeep((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value).sort()) setOwn(out, key, sortedDeep((value as Record<string, unknown>)[key]));
   return out;
 }
 

@@ -156,7 +156,7 @@ spec:
     await kubectl("patch", "deploy", "hello", "--type=merge", "-p", '{"metadata":{"labels":{"team":"a"}}}');
     await kubectl("patch", "deploy", "hello", "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":1}]');
     expect([deployment("hello").metadata.labels.team, deployment("hello").spec.replicas]).toEqual(["a", 1]);
-    expect(await refused("patch", "deploy", "hello", "--type=json", "-p", '[{"op":"test","path":"/spec/replicas","value":5}]')).toContain("Test operation failed");
+    expect(await refused("patch", "deploy", "hello", "--type=json", "-p", '[{"op":"test","path":"/spec/replicas","value":5}]')).toContain("testing value /spec/replicas failed: test failed");
   });
 
   it("edit: what the editor saved is patched in", async () => {

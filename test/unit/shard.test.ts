@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { admitsEvent, admitsObject, fnv1a64, hexLess, parseShardSelector, ShardSelectorError, stringAt } from "../../src/k8s/shard.ts";
 
@@ -72,6 +73,17 @@ describe("shardSelector, parsed as the API server parses it", () => {
   ])("refuses %j: %s", (text, message) => {
     expect(() => parseShardSelector(text)).toThrow(ShardSelectorError);
     expect(() => parseShardSelector(text)).toThrow(message);
+  });
+
+  it("refuses a field path that names a property every JavaScript object inherits, as any other it does not support", () => {
+    const inherited = fc.constantFrom("constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "isPrototypeOf");
+    fc.assert(
+      fc.property(inherited, fc.boolean(), (name, nested) => {
+        const path = nested ? `object.${name}` : name;
+        expect(() => parseShardSelector(`shardRange(${path}, '0x0000000000000000', '0x8000000000000000')`)).toThrow(`unsupported field path "${path}"`);
+      }),
+      { seed: 5, numRuns: 50 },
+    );
   });
 });
 

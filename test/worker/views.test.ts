@@ -5,6 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { evictDurableObject } from "cloudflare:test";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 import type { RowChange } from "../../src/k8s/view.ts";
@@ -113,6 +114,75 @@ describe("a view's page (GET ?view=1)", () => {
     expect(await named.json()).toMatchObject({ message: expect.stringContaining("a view is of a collection") });
     const limit = await relay(`${podsPath(ns)}?view=1&limit=100000`);
     expect(await limit.json()).toMatchObject({ code: 400, message: expect.stringContaining("limit must be a whole number from 0 to 500") });
+  });
+
+  it("answers sort keys and filter terms past what SQLite takes in one statement with a 400 that names the limit", async () => {
+    const ns = uniqueNamespace("view");
+    const labels = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, "v"]));
+    for (const name of ["p1", "p2"]) await sim.createPod(ns, name, labels);
+    const refused = async (query: string) => {
+      const response = await relay(`${podsPath(ns)}?view=1&${query}`);
+      return { status: response.status, body: (await response.json()) as { kind: string; code: number; message: string } };
+    };
+    const sort = (n: number) => `sort=${Array.from({ length: n }, (_, i) => `label:k${i}`).join(",")}`;
+    const filter = (n: number) => `filter=${Array.from({ length: n }, (_, i) => `label:k${i}=v`).join(",")}`;
+    for (const query of [`${sort(13)}&anchor=${ns}/p1`, sort(200)]) {
+      expect(await refused(query)).toMatchObject({ status: 400, body: { kind: "Status", code: 400, message: expect.stringContaining("at most 8 sort keys") } });
+    }
+    expect(await refused(filter(120))).toMatchObject({ status: 400, body: { kind: "Status", code: 400, message: expect.stringContaining("at most 16 filter terms") } });
+    // At the limits, with an anchor (every bound parameter of its position's count), it answers.
+    const most = await relay(`${podsPath(ns)}?view=1&${sort(8)}&${filter(16)}&anchor=${ns}/p2`);
+    expect(await most.json()).toMatchObject({ type: "VIEW", count: 2, offset: 1 });
+  });
+
+  it("answers any view query with its page or a Status, never a 5xx", async () => {
+    const ns = uniqueNamespace("view");
+    const labels = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, String(i % 3)]));
+    for (const name of ["p1", "p2", "p3"]) await sim.createPod(ns, name, { ...labels, constructor: name });
+    const label = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 20 }).map((i) => `k${i}`) }, { weight: 1, arbitrary: fc.constantFrom("constructor", "toString", "hasOwnProperty") });
+    const sortKey = fc
+      .tuple(
+        fc.boolean(),
+        fc.oneof({ weight: 6, arbitrary: label.map((l) => `label:${l}`) }, { weight: 1, arbitrary: fc.constantFrom("name", "namespace", "creationTimestamp", "Status", "restarts", "Age", "IP") }),
+      )
+      .map(([d, k]) => `${d ? "-" : ""}${k}`);
+    const term = fc.oneof(
+      // Mostly what every pod has, so an anchor passes the filter.
+      { weight: 6, arbitrary: fc.integer({ min: 0, max: 15 }).map((i) => `label:k${i}=${i % 3}`) },
+      { weight: 1, arbitrary: fc.tuple(label, fc.constantFrom("0", "1", "2")).map(([l, v]) => `label:${l}=${v}`) },
+      { weight: 1, arbitrary: fc.constantFrom("name~p", "name~", "Status=Pending", "Restarts=0", "Ready=0/1") },
+    );
+    // Few keys and terms, or many (past what one SQLite statement takes); now and then one the view cannot take.
+    const many = <T>(item: fc.Arbitrary<T>, most: number) => fc.oneof(fc.array(item, { maxLength: 10 }), fc.array(item, { minLength: 10, maxLength: most }));
+    const query = fc.record({
+      sort: many(sortKey, 250),
+      filter: many(term, 150),
+      bad: fc.oneof(
+        { weight: 5, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom("sort=Colour", "sort=label:__proto__", "sort=label:-x", "filter=Restarts=x", "filter=Age=1m", "filter=a/b") },
+      ),
+      start: fc.oneof(
+        fc.constant(""),
+        fc.nat({ max: 5 }).map((o) => `&offset=${o}`),
+        fc.constant(`&anchor=${ns}/p2`),
+        fc.constantFrom(`&anchor=${ns}/gone`, "&anchor=a/b/c"),
+      ),
+      limit: fc.oneof({ weight: 5, arbitrary: fc.constantFrom("", "&limit=1", "&limit=500") }, { weight: 1, arbitrary: fc.constantFrom("&limit=501", "&limit=0") }),
+      rows: fc.oneof({ weight: 5, arbitrary: fc.constantFrom("", "&rows=object") }, { weight: 1, arbitrary: fc.constant("&rows=yaml") }),
+    });
+    await fc.assert(
+      fc.asyncProperty(query, async (q) => {
+        const [badName, badValue] = (q.bad ?? "").split(/=(.*)/);
+        const sort = [...q.sort, ...(badName === "sort" ? [badValue] : [])].join(",");
+        const filter = [...q.filter, ...(badName === "filter" ? [badValue] : [])].join(",");
+        const path = `${podsPath(ns)}?view=1&sort=${encodeURIComponent(sort)}&filter=${encodeURIComponent(filter)}${q.start}${q.limit}${q.rows}`;
+        const response = await relay(path);
+        const body = (await response.json()) as { type?: string; kind?: string; code?: number };
+        expect(response.status, path).toBeLessThan(500);
+        expect(response.status === 200 ? body.type : body, path).toEqual(response.status === 200 ? "VIEW" : expect.objectContaining({ kind: "Status", code: response.status }));
+      }),
+      { seed: 8, numRuns: 150 },
+    );
   });
 
   it("starts at an anchor row, wherever the order and filter put it, and says 404 for a row that is not one of the view's", async () => {
