@@ -21,7 +21,7 @@ import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logger, type Log } from "../log.ts";
 import { LogReporter } from "../metrics/log-reporter.ts";
 import { REGISTRY } from "../metrics/registry.ts";
-import { upstreamFor } from "../upstream.ts";
+import { unreachable, upstreamFor } from "../upstream.ts";
 import { AccessGuard } from "../hub/access.ts";
 import { closeFor, type HubEnv } from "../hub/assembly.ts";
 import { realClock, type Clock } from "../hub/clock.ts";
@@ -33,7 +33,7 @@ import { isolateLogMemory } from "./buffer.ts";
 import { Follower, LogFanout, type LogSink } from "./followers.ts";
 import { describeLogKey, logHubName, logRequests, type LogKey, type LogRequest } from "./request.ts";
 import { LogSource } from "./source.ts";
-import { unreachable, upstreamStatus } from "./upstream.ts";
+import { logRefusal } from "./upstream.ts";
 
 interface Parts {
   clock: Clock;
@@ -211,7 +211,7 @@ async function follow(parts: Parts, request: LogRequest, options: LogOptions, we
     } catch (e) {
       return refuse(statusResponse(unreachable(e)));
     }
-    if (!answer.ok) return refuse(statusResponse(await upstreamStatus(answer)));
+    if (!answer.ok) return refuse(statusResponse(await logRefusal(answer)));
     history = answer.body ?? new ReadableStream({ start: (c) => c.close() });
   }
 

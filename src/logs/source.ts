@@ -19,11 +19,11 @@ import type { LogOptions } from "../k8s/log-options.ts";
 import { floorSecond } from "../k8s/rfc3339.ts";
 import type { Result } from "../k8s/status.ts";
 import type { Log } from "../log.ts";
-import type { Upstream } from "../upstream.ts";
+import { unreachable, type Upstream } from "../upstream.ts";
 import type { Clock } from "../hub/clock.ts";
 import { LogBuffer, type LogMemory } from "./buffer.ts";
 import type { LogKey } from "./request.ts";
-import { fetchLog, unreachable, upstreamStatus } from "./upstream.ts";
+import { fetchLog, logRefusal } from "./upstream.ts";
 
 /** The most a probe reads: a buffer's worth of ordinary lines. */
 export const PROBE_BYTES = 1024 * 1024;
@@ -128,7 +128,7 @@ export class LogSource {
     } catch (e) {
       return { ok: false, status: unreachable(e) };
     }
-    if (!probe.ok) return { ok: false, status: await upstreamStatus(probe) };
+    if (!probe.ok) return { ok: false, status: await logRefusal(probe) };
     const body = new Uint8Array(await probe.arrayBuffer());
     let lines = readLines(body);
     const cut = lines.length >= tailLines || body.length >= PROBE_BYTES;
@@ -170,7 +170,7 @@ export class LogSource {
       const response = await fetchLog(this.#upstream, this.#key, { ...this.#base(), follow: true, timestamps: true, sinceTime: after ? floorSecond(after.time) : undefined }, stream.abort.signal);
       if (!current()) return void response.body?.cancel().catch(() => undefined);
       if (!response.ok) {
-        const status = await upstreamStatus(response);
+        const status = await logRefusal(response);
         why = `the upstream refused the log stream (${status.code}): ${status.message}`;
       } else {
         const reader = (response.body as ReadableStream<Uint8Array>).getReader();
