@@ -10,6 +10,7 @@ import { DurableObject } from "cloudflare:workers";
 import { hubSettings, logLevel, type HubSettings } from "../config.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import { badRequest, failure, internalError, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import type { WatchOptions } from "../k8s/options.ts";
 import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logger, setLogLevel, type Log } from "../log.ts";
@@ -133,6 +134,8 @@ export class WatchHub extends DurableObject<HubEnv> {
       const refused = await quotas.admitHub(hubRequest.subject);
       if (refused) return statusResponse(refused);
     }
+    const from = hubRequest.verb === "watch" && !hubRequest.replicaOf ? resumedFrom(hubRequest.options) : undefined;
+    if (from !== undefined) feed.listFirstAt(from);
     try {
       await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS, parts.clock);
     } catch (e) {
@@ -178,6 +181,11 @@ const LOCAL = "local";
 /** A root's answer that a request goes to one of `replicas` instead: the Worker sends it there. */
 function placedElsewhere(replicas: NamedReplica[]): Response {
   return new Response(null, { status: 307, headers: { [REPLICAS_HEADER]: JSON.stringify(replicas) } });
+}
+
+/** The resourceVersion a watch resumes from: after it exactly, with `compact` its net changes since. */
+function resumedFrom(options: WatchOptions): number | undefined {
+  return options.resourceVersion.kind === "exact" && options.sendInitialEvents !== true ? options.resourceVersion.rv : undefined;
 }
 
 /** A request's wait for the hub to sync ran out. */
