@@ -112,10 +112,11 @@ describe("Feed", () => {
     }
   });
 
-  it("a first list at a past resourceVersion is not current: a consistent read checks the upstream, and relists as it has moved", async () => {
+  it("a first list at a past resourceVersion is held for what is live, not as current: a consistent read checks the upstream, and relists as it has moved", async () => {
     const { clock, upstream, feed } = await watching(settings(), 7);
     expect(upstream.lists).toEqual(["limit=500&resourceVersion=7&resourceVersionMatch=Exact"]);
     expect(feed.window.head).toBe(7);
+    expect([feed.holds("live", 7), feed.holds("live", 8), feed.holds("current", 0)]).toEqual([true, false, false]);
 
     let current = false;
     void feed.synced("current").then(() => (current = true));
@@ -126,7 +127,8 @@ describe("Feed", () => {
     }
     expect(current).toBe(true);
     expect(upstream.lists).toEqual(["limit=500&resourceVersion=7&resourceVersionMatch=Exact", "limit=1", "limit=500"]);
-    expect(feed.window.head).toBe(10);
+    expect([feed.window.head, feed.holds("current", 0)]).toEqual([10, true]);
     feed.stop();
+    expect(feed.holds("live", 0)).toBe(false);
   });
 });

@@ -320,6 +320,14 @@ export class Feed implements ReflectorHandler {
     return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
   }
 
+  /**
+   * Whether the hub serves a read needing `need`, of a state at `reached` or later, from what it
+   * holds now: with its watch running, asking the upstream nothing (see `synced`).
+   */
+  holds(need: Freshness, reached: number): boolean {
+    return this.watching && this.#ready(need) && this.window.head >= reached;
+  }
+
   /** The state is current once the head reaches this (a replica catching up with its root). */
   #currentAt: number | undefined;
 

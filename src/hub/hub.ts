@@ -20,7 +20,7 @@ import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { AHEAD_WAIT_MS, serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
 import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaState } from "./replicas.ts";
-import { freshnessFor, hubRequests, type HubRequest, type ReplicaRole } from "./request.ts";
+import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
 
 /** How long a request waits for a hub's first upstream list before answering 503. */
@@ -42,6 +42,8 @@ export class WatchHub extends DurableObject<HubEnv> {
   override async fetch(request: Request): Promise<Response> {
     const hubRequest = hubRequests.read(request);
     if (!hubRequest) return statusResponse(badRequest("a hub is reached through the relay's Kubernetes API paths"));
+    // A hub not in memory is not watching: a read held here needs nothing restored or started.
+    if (hubRequest.held && !this.#parts) return notHeld();
     const parts = this.#open(hubRequest.key, hubRequest.replicaOf);
     try {
       return await this.#serve(request, hubRequest, parts);
@@ -121,6 +123,12 @@ export class WatchHub extends DurableObject<HubEnv> {
     const placed = hubRequest.verb !== "get" && !hubRequest.fromReplica && !hubRequest.here;
     const replicas = placed ? parts.replicas?.placement(hubRequest.region ?? LOCAL, parts.fanout.clients) : undefined;
     if (replicas && replicas.length > 0) return placedElsewhere(replicas);
+    if (hubRequest.held) {
+      // A next page is read from the snapshot its token names, kept here or gone (410), however fresh the hub is.
+      if (hubRequest.verb === "list" && hubRequest.options.continue) return serveList(parts.reader, hubRequest.key, hubRequest.options);
+      const needs = heldNeeds(hubRequest);
+      if (!needs || !feed.holds(needs.freshness, needs.reached)) return notHeld();
+    }
     // A replica behind a resourceVersion its tree has given out (restarting, or slow) sends the
     // request to its root, which has it, rather than answer "too large" (DESIGN.md, "Hot keys").
     const ahead = hubRequest.verb === "get" || hubRequest.verb === "view" || hubRequest.options.resourceVersion.kind !== "exact" ? undefined : hubRequest.options.resourceVersion.rv;
@@ -148,7 +156,7 @@ export class WatchHub extends DurableObject<HubEnv> {
       case "list":
         return serveList(parts.reader, hubRequest.key, hubRequest.options);
       case "get":
-        return serveGet(parts.reader, hubRequest.key, hubRequest.name);
+        return serveGet(parts.reader, hubRequest.key, hubRequest.namespace, hubRequest.name);
       case "watch":
         return admitWatch(parts, hubRequest, isWebSocketUpgrade(request));
       case "view":

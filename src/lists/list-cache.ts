@@ -16,7 +16,7 @@ import { badRequest, notFound, serviceUnavailable, statusResponse } from "../k8s
 import type { Status } from "../k8s/types.ts";
 import { unreachable, upstreamFor, upstreamRefusal, type Upstream } from "../upstream.ts";
 import type { Vars } from "../vars.ts";
-import { findItem, shardedList } from "./list-body.ts";
+import { findItem, trimmedList } from "./list-body.ts";
 import { cacheStatus, listCacheRequests, type ListCacheRequest } from "./request.ts";
 import { SharedLoad, type Shared } from "./shared-load.ts";
 
@@ -75,7 +75,7 @@ async function answer(asked: ListCacheRequest, shared: Shared<Answer>, lists: Sh
   return new Response(
     body()
       .pipeThrough(new TextDecoderStream())
-      .pipeThrough(shardedList(shardSelector)),
+      .pipeThrough(trimmedList({ shard: shardSelector })),
     { headers },
   );
 }
