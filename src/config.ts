@@ -87,13 +87,18 @@ export function hubSettings(env: Vars): HubSettings {
     watchRenewMs: int(env, "WATCH_RENEW_SECONDS", DEFAULT_WATCH_RENEW_SECONDS, 0) * 1000,
     maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),
     authRecheckMs: int(env, "AUTH_RECHECK_SECONDS", 60, 1) * 1000,
-    stripManagedFields: env.STRIP_MANAGED_FIELDS !== "false",
+    stripManagedFields: stripsManagedFields(env),
     viewIndexIdleMs: int(env, "VIEW_INDEX_IDLE_SECONDS", 3600, 0) * 1000,
     viewScanObjects: int(env, "VIEW_SCAN_OBJECTS", 5000, 0),
     viewIndexBuilds: { perSubject: int(env, "MAX_VIEW_INDEX_BUILDS_PER_SUBJECT", 8, 1), perHub: int(env, "MAX_VIEW_INDEX_BUILDS_PER_HUB", 16, 1) },
     tombstones: { max: int(env, "TOMBSTONES_MAX", 100_000, 0), maxAgeMs: int(env, "TOMBSTONE_TTL_SECONDS", 86_400, 0) * 1000 },
     memory: { lines: int(env, "LINE_MEMORY_BYTES", 16 * 1024 * 1024, 0), slices: int(env, "SLICE_MEMORY_BYTES", 8 * 1024 * 1024, 0), pages: int(env, "LIST_PAGES_AT_ONCE", 4, 1) },
   };
+}
+
+/** Whether relayed objects lose `metadata.managedFields` (`STRIP_MANAGED_FIELDS`, default true): a hub's, and a read passed through. */
+export function stripsManagedFields(env: Vars): boolean {
+  return env.STRIP_MANAGED_FIELDS !== "false";
 }
 
 /** How long a list of a resource without watch is shared (`LIST_CACHE_SECONDS`): one upstream list per key per this long. */

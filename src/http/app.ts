@@ -9,7 +9,7 @@
  */
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { ConfigError, logLevel } from "../config.ts";
+import { ConfigError, logLevel, stripsManagedFields } from "../config.ts";
 import { replicaHubs, type Env } from "../env.ts";
 import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
@@ -39,6 +39,7 @@ import type { Upstream } from "../upstream.ts";
 import { discovery } from "./discovery.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
+import { getObject, listOnce, listsOnce } from "./reads.ts";
 import { resolveKey, resolveRequest } from "./resolve.ts";
 import { notFoundPath, resolveResource, type ResourceInfo } from "./resource-resolver.ts";
 import { tableResponse } from "./table-response.ts";
@@ -243,11 +244,23 @@ export function createApp(): Hono<App> {
     // The API server has no YAML stream serializer: a watch negotiates among its stream types.
     if (!representation || (representation.kind === "yaml" && verb === "watch"))
       return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
-    const response = resource.verbs.includes("watch") ? await hubAnswer(c.env, raw, request.value, identity, access, placements) : await cachedList(c.env, raw, request.value, resource);
+    const response = resource.verbs.includes("watch") ? await watchable(c.env, raw, request.value, identity, access, upstream) : await cachedList(c.env, raw, request.value, resource);
     if (representation.kind === "yaml" && verb !== "watch") return yamlResponse(response, verb);
     if (representation.kind !== "table") return response;
     return tableResponse(response, verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
   });
+
+  /**
+   * Get, list or watch of a watchable resource: from the hub of its key; a get, and a list of a
+   * field-selected key, from a live hub that holds them, or else one upstream request (`reads.ts`).
+   */
+  function watchable(env: Env, raw: Request, request: HubRequest, identity: Identity, access: Access, upstream: Upstream): Promise<Response> {
+    if (request.verb !== "get" && (request.verb !== "list" || !listsOnce(request))) return hubAnswer(env, raw, request, identity, access, placements);
+    const route = { env, raw, upstream, strip: stripsManagedFields(env), passedThrough: (verb: "get" | "list") => metrics.readPassedThrough(upstream.cluster, verb) };
+    const asked = { ...request, subject: identity.subject };
+    if (asked.verb === "get") return getObject(route, asked);
+    return listOnce(route, asked, () => placed(env, raw, { ...asked, held: true }, placements));
+  }
 
   /** A resource without watch: its list (or an object of it) from the key's list cache, counted by where it came from. */
   async function cachedList(env: Env, raw: Request, request: HubRequest, resource: ResourceInfo): Promise<Response> {
@@ -263,17 +276,18 @@ export function createApp(): Hono<App> {
   return app;
 }
 
-/** Get, list or watch of a watchable resource: from the hub of its key. */
+/** A list, watch or view of a watchable resource: from the hub of its key. */
 function hubAnswer(env: Env, raw: Request, request: HubRequest, identity: Identity, access: Access, placements: Placements): Promise<Response> {
   const live = request.verb === "watch" || (request.verb === "view" && request.watch);
-  const forwarded = live ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject };
-  // A hot key's lists and watches go to its replicas; a get is its root's.
-  if (request.verb === "get") return env.WATCH_HUB.getByName(hubName(request.key)).fetch(hubRequests.attach(raw, forwarded));
-  // A list's next page goes to the hub that holds its snapshot.
-  const holder = request.verb === "list" && request.options.continue ? decodeContinue(request.options.continue)?.hub : undefined;
+  return placed(env, raw, live ? { ...request, subject: identity.subject, grant: grantOf(identity, access) } : { ...request, subject: identity.subject }, placements);
+}
+
+/** A request for a key's hub: its root's, or a hot key's replica's (DESIGN.md, "Hot keys"); a list's next page the hub's that holds its snapshot. */
+function placed(env: Env, raw: Request, forwarded: HubRequest, placements: Placements): Promise<Response> {
+  const holder = forwarded.verb === "list" && forwarded.options.continue ? decodeContinue(forwarded.options.continue)?.hub : undefined;
   return placements.send(
     { roots: env.WATCH_HUB, replicas: replicaHubs(env) },
-    request.key,
+    forwarded.key,
     regionOf(raw.cf),
     (replicaOf, region, here) => hubRequests.attach(raw, { ...forwarded, replicaOf, region, here }),
     { holder },

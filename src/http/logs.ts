@@ -19,9 +19,9 @@ import { badRequest, statusResponse } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { CLOSE, isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logHubName, logKey, logRequests, type LogKey } from "../logs/request.ts";
-import { fetchLog, unreachable, upstreamStatus } from "../logs/upstream.ts";
+import { fetchLog, logRefusal } from "../logs/upstream.ts";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
-import type { Upstream } from "../upstream.ts";
+import { unreachable, type Upstream } from "../upstream.ts";
 import type { Identity } from "./auth.ts";
 import { notFoundPath } from "./resource-resolver.ts";
 import { websocketProtocol } from "./websocket.ts";
@@ -80,7 +80,7 @@ async function once(route: LogRoute, key: LogKey, options: LogOptions, websocket
   } catch (e) {
     return statusResponse(unreachable(e));
   }
-  if (!answer.ok) return statusResponse(await upstreamStatus(answer));
+  if (!answer.ok) return statusResponse(await logRefusal(answer));
   if (websocket) return logSocket(answer.body, protocol);
   // Never compressed: the runtime would gzip text/plain for a client that accepts it, and a gzip layer holds lines back.
   return new Response(answer.body, { headers: { "content-type": answer.headers.get("content-type") ?? "text/plain", "cache-control": "no-cache, private", "content-encoding": "identity" } });

@@ -6,7 +6,7 @@
  */
 import { SelectorError } from "../k8s/labels.ts";
 import { watchKey, type WatchKey } from "../k8s/key.ts";
-import { isWatch, parseListOptions, parseWatchOptions, queryBool } from "../k8s/options.ts";
+import { isWatch, parseGetOptions, parseListOptions, parseWatchOptions, queryBool } from "../k8s/options.ts";
 import type { ResourcePath } from "../k8s/path.ts";
 import { badRequest, type Result } from "../k8s/status.ts";
 import { columnsFor } from "../k8s/table.ts";
@@ -53,9 +53,11 @@ export function resolveRequest(path: ResourcePath, resource: ResourceInfo, query
   const unsupported = unsupportedVerb(resource, verb);
   if (unsupported) return { ok: false, status: unsupported };
   if (verb === "get" && path.name !== undefined) {
-    // A single-object GET is served from its collection's hub, whatever selectors it carries.
+    // A single-object GET names its collection without selectors, whatever it carries (the API server's GetOptions have none).
     const key = resolveKey(path, resource, new URLSearchParams());
-    return key.ok ? { ok: true, value: { verb: "get", key: key.value, name: path.name } } : key;
+    if (!key.ok) return key;
+    const options = parseGetOptions(query);
+    return options.ok ? { ok: true, value: { verb: "get", key: key.value, namespace: path.namespace, name: path.name, options: options.value } } : options;
   }
   const key = resolveKey(path, resource, query, watch);
   if (!key.ok) return key;

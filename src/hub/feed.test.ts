@@ -4,7 +4,7 @@ import { eventually } from "../../test/kit/wait.ts";
 import { watchKey } from "../k8s/key.ts";
 import type { WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
-import { FakeClock } from "./clock.fake.ts";
+import { FakeClock, settled } from "./clock.fake.ts";
 import { Feed, type FeedSettings } from "./feed.ts";
 import { Gather } from "./gather.ts";
 import { LineMemory } from "./memory.ts";
@@ -29,14 +29,21 @@ const settings = (): FeedSettings => ({
   observer: { watch: () => undefined, relisted: () => undefined, expired: () => undefined, stalled: () => undefined, renewed: () => undefined, failed: () => undefined },
 });
 
-/** An API server holding pod `a` at 10: a list answers at once, a watch is a stream the test writes to. */
+/**
+ * An API server holding pod `a` at 10 (and, at an exact resourceVersion asked for, at that one):
+ * a list answers at once, a watch is a stream the test writes to. `lists`: the lists it was asked for.
+ */
 class OneWatch implements Upstream {
   readonly cluster = "c";
+  readonly lists: string[] = [];
   #send: ((line: string) => void) | undefined;
 
   async fetch(pathAndQuery: string, init?: RequestInit): Promise<Response> {
-    if (new URL(pathAndQuery, "http://x").searchParams.get("watch") !== "1") {
-      return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: "10" }, items: [pod("a", 10)] });
+    const query = new URL(pathAndQuery, "http://x").searchParams;
+    if (query.get("watch") !== "1") {
+      this.lists.push(query.toString());
+      const rv = query.get("resourceVersionMatch") === "Exact" ? Number(query.get("resourceVersion")) : 10;
+      return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(rv) }, items: [pod("a", rv)] });
     }
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -60,8 +67,8 @@ class OneWatch implements Upstream {
   }
 }
 
-/** A feed with `settings` over its own storage, synced and watching its upstream, on a clock that stands still. */
-async function watching(settings: FeedSettings) {
+/** A feed with `settings` over its own storage, synced and watching its upstream (first listed at `firstAt`, when given), on a clock that stands still. */
+async function watching(settings: FeedSettings, firstAt?: number) {
   const clock = new FakeClock();
   const upstream = new OneWatch();
   const feed = new Feed(
@@ -74,6 +81,7 @@ async function watching(settings: FeedSettings) {
     clock,
     new LineMemory(1 << 20).tail(),
   );
+  if (firstAt !== undefined) feed.listFirstAt(firstAt);
   await feed.synced("live");
   await eventually(() => upstream.watching, "the upstream watch");
   return { clock, upstream, feed };
@@ -103,5 +111,25 @@ describe("Feed", () => {
       expect(feed.collection.get("ns/a")?.json).toBe(replica ? object : JSON.stringify(JSON.parse(object)));
       feed.stop();
     }
+  });
+
+  it("a first list at a past resourceVersion is held for what is live, not as current: a consistent read checks the upstream, and relists as it has moved", async () => {
+    const { clock, upstream, feed } = await watching(settings(), 7);
+    expect(upstream.lists).toEqual(["limit=500&resourceVersion=7&resourceVersionMatch=Exact"]);
+    expect(feed.window.head).toBe(7);
+    expect([feed.holds("live", 7), feed.holds("live", 8), feed.holds("current", 0)]).toEqual([true, false, false]);
+
+    let current = false;
+    void feed.synced("current").then(() => (current = true));
+    // A relist gives the hub's other work a turn between its steps, on the clock.
+    for (let i = 0; i < 100 && !current; i++) {
+      clock.advance(1);
+      await settled();
+    }
+    expect(current).toBe(true);
+    expect(upstream.lists).toEqual(["limit=500&resourceVersion=7&resourceVersionMatch=Exact", "limit=1", "limit=500"]);
+    expect([feed.window.head, feed.holds("current", 0)]).toEqual([10, true]);
+    feed.stop();
+    expect(feed.holds("live", 0)).toBe(false);
   });
 });

@@ -117,9 +117,9 @@ export class Feed implements ReflectorHandler {
   /** The upstream watch (or a list) has been established since the last start. */
   #live = false;
   /**
-   * The state is known to be the upstream's current one: a list, or a probe that found the
-   * upstream where the hub is, since the last start or upstream failure; kept while the watch
-   * goes on (a healthy stream's end and re-watch included).
+   * The state is known to be the upstream's current one: a list of its current state, or a probe
+   * that found the upstream where the hub is, since the last start or upstream failure; kept
+   * while the watch goes on (a healthy stream's end and re-watch included).
    */
   #current = false;
   /** Checks of the upstream begun, and the one that last made the state current. */
@@ -138,9 +138,10 @@ export class Feed implements ReflectorHandler {
   /** Net changes can be told from after this resourceVersion on (see `tombstones.ts`). */
   #horizon = 0;
   /**
-   * Since its last start the hub has read what the upstream had for it: a list, a check that
-   * found the upstream where the hub is, or its watch open `CATCH_UP_SETTLE_MS`. Before that its
-   * state is what it stored, however old; resumes wait for it (`caughtUp`).
+   * Since its last start the hub has read what the upstream had for it: a list of its current
+   * state, a check that found the upstream where the hub is, or its watch open
+   * `CATCH_UP_SETTLE_MS`. Before that its state is what it stored, however old; resumes wait for
+   * it (`caughtUp`).
    */
   #caughtUp = false;
   #settling: Cancel | undefined;
@@ -254,6 +255,14 @@ export class Feed implements ReflectorHandler {
     this.#reflector.start();
   }
 
+  /**
+   * A watch from `rv` is about to make a hub that holds nothing yet: its first list is at exactly
+   * `rv`, so the watch is replayed what followed it (see `Reflector.listFirstAt`).
+   */
+  listFirstAt(rv: number): void {
+    if (this.#identity === undefined && !this.watching) this.#reflector.listFirstAt(rv);
+  }
+
   /** End an upstream watch stream older than `maxAgeMs`, to be read on in the caller's invocation. */
   renew(maxAgeMs: number): void {
     this.#reflector.renew(maxAgeMs);
@@ -311,6 +320,14 @@ export class Feed implements ReflectorHandler {
     this.start();
     if (need === "current") this.#reflector.refresh();
     return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
+  }
+
+  /**
+   * Whether the hub serves a read needing `need`, of a state at `reached` or later, from what it
+   * holds now: with its watch running, asking the upstream nothing (see `synced`).
+   */
+  holds(need: Freshness, reached: number): boolean {
+    return this.watching && this.#ready(need) && this.window.head >= reached;
   }
 
   /** The state is current once the head reaches this (a replica catching up with its root). */
@@ -423,13 +440,16 @@ export class Feed implements ReflectorHandler {
         this.#log("upstream history is inconsistent with the hub's; window reset", { head: from, listed: to });
         this.#listener.reset(to);
       } else {
-        this.#log("synced from upstream list", { objects: listed, resourceVersion: to, listMs });
+        this.#log("synced from upstream list", { objects: listed, resourceVersion: to, listMs, ...(list.past ? { past: true } : {}) });
       }
     }
     this.#live = true;
-    this.#current = true;
-    this.#currentAsOf = this.#checks;
-    this.#markCaughtUp();
+    // A past state (`listFirstAt`) is caught up with as a resumed watch is: by the watch from it.
+    if (!list.past) {
+      this.#current = true;
+      this.#currentAsOf = this.#checks;
+      this.#markCaughtUp();
+    }
     this.#settle();
   }
 

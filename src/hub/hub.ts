@@ -10,6 +10,7 @@ import { DurableObject } from "cloudflare:workers";
 import { hubSettings, logLevel, type HubSettings } from "../config.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
 import { badRequest, failure, internalError, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import type { WatchOptions } from "../k8s/options.ts";
 import type { Status } from "../k8s/types.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import { logger, setLogLevel, type Log } from "../log.ts";
@@ -19,7 +20,7 @@ import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList } from "./reads.ts";
 import { UpstreamError } from "./reflector.ts";
 import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaState } from "./replicas.ts";
-import { freshnessFor, hubRequests, type HubRequest, type ReplicaRole } from "./request.ts";
+import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
 
 /** How long a request waits for a hub's first upstream list before answering 503. */
@@ -41,6 +42,8 @@ export class WatchHub extends DurableObject<HubEnv> {
   override async fetch(request: Request): Promise<Response> {
     const hubRequest = hubRequests.read(request);
     if (!hubRequest) return statusResponse(badRequest("a hub is reached through the relay's Kubernetes API paths"));
+    // A hub not in memory is not watching: a read held here needs nothing restored or started.
+    if (hubRequest.held && !this.#parts) return notHeld();
     const parts = this.#open(hubRequest.key, hubRequest.replicaOf);
     try {
       return await this.#serve(request, hubRequest, parts);
@@ -120,6 +123,12 @@ export class WatchHub extends DurableObject<HubEnv> {
     const placed = hubRequest.verb !== "get" && !hubRequest.fromReplica && !hubRequest.here;
     const replicas = placed ? parts.replicas?.placement(hubRequest.region ?? LOCAL, parts.fanout.clients) : undefined;
     if (replicas && replicas.length > 0) return placedElsewhere(replicas);
+    if (hubRequest.held) {
+      // A next page is read from the snapshot its token names, kept here or gone (410), however fresh the hub is.
+      if (hubRequest.verb === "list" && hubRequest.options.continue) return serveList(parts.reader, hubRequest.key, hubRequest.options);
+      const needs = heldNeeds(hubRequest);
+      if (!needs || !feed.holds(needs.freshness, needs.reached)) return notHeld();
+    }
     // A replica behind a resourceVersion its tree has given out (restarting, or slow) sends the
     // request to its root, which has it, rather than answer "too large" (DESIGN.md, "Hot keys").
     const ahead = hubRequest.verb === "get" || hubRequest.verb === "view" || hubRequest.options.resourceVersion.kind !== "exact" ? undefined : hubRequest.options.resourceVersion.rv;
@@ -133,6 +142,8 @@ export class WatchHub extends DurableObject<HubEnv> {
       const refused = await quotas.admitHub(hubRequest.subject);
       if (refused) return statusResponse(refused);
     }
+    const from = hubRequest.verb === "watch" && !hubRequest.replicaOf ? resumedFrom(hubRequest.options) : undefined;
+    if (from !== undefined) feed.listFirstAt(from);
     try {
       await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS, parts.clock);
     } catch (e) {
@@ -148,7 +159,7 @@ export class WatchHub extends DurableObject<HubEnv> {
       case "list":
         return serveList(parts.reader, hubRequest.key, hubRequest.options);
       case "get":
-        return serveGet(parts.reader, hubRequest.key, hubRequest.name);
+        return serveGet(parts.reader, hubRequest.key, hubRequest.namespace, hubRequest.name);
       case "watch":
         return admitWatch(parts, hubRequest, isWebSocketUpgrade(request));
       case "view":
@@ -188,6 +199,11 @@ function holds(request: HubRequest, { feed, reader }: Parts): boolean {
 /** A root's answer that a request goes to one of `replicas` instead: the Worker sends it there. */
 function placedElsewhere(replicas: NamedReplica[]): Response {
   return new Response(null, { status: 307, headers: { [REPLICAS_HEADER]: JSON.stringify(replicas) } });
+}
+
+/** The resourceVersion a watch resumes from: after it exactly, with `compact` its net changes since. */
+function resumedFrom(options: WatchOptions): number | undefined {
+  return options.resourceVersion.kind === "exact" && options.sendInitialEvents !== true ? options.resourceVersion.rv : undefined;
 }
 
 /** A request's wait for the hub to sync ran out. */

@@ -143,9 +143,9 @@ function pageEnd(collection: Pick<Collection, "page">, rv: number, after: string
   }
 }
 
-/** A get: the named object of the current state, or 404. */
-export function serveGet(reader: Reader, key: WatchKey, name: string): Response {
-  const found = reader.collection.get(metaNamespaceKey(key.namespace, name));
+/** A get: the named object (of `namespace`, which a hub of every namespace serves too) of the current state, or 404. */
+export function serveGet(reader: Reader, key: WatchKey, namespace: string | undefined, name: string): Response {
+  const found = reader.collection.get(metaNamespaceKey(namespace, name));
   if (!found) return statusResponse(notFound(key.resource, name, key.group));
   return new Response(`${found.json}\n`, { headers: JSON_HEADERS });
 }

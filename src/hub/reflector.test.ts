@@ -58,7 +58,9 @@ class ScriptedUpstream implements Upstream {
       if (query.get("limit") === "1") return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(this.rv) }, items: this.items.slice(0, 1) });
       const from = Number(query.get("continue") ?? 0);
       const to = Math.min(this.items.length, from + this.pageSize);
-      const metadata = { resourceVersion: String(this.rv), ...(to < this.items.length ? { continue: String(to) } : {}) };
+      // A continue token here is an index: a list at an exact resourceVersion answers at it, from its first page on.
+      const rv = query.get("resourceVersionMatch") === "Exact" ? Number(query.get("resourceVersion")) : this.rv;
+      const metadata = { resourceVersion: String(rv), ...(to < this.items.length ? { continue: String(to) } : {}) };
       return Response.json({ kind: "PodList", apiVersion: "v1", metadata, items: this.items.slice(from, to) });
     }
     const stream = new Stream(Number(query.get("resourceVersion")));
@@ -79,7 +81,7 @@ class ScriptedUpstream implements Upstream {
 /** The handler's side: what the reflector reported, with waits for it. */
 class Recorder implements ReflectorHandler {
   head: number | undefined;
-  readonly lists: Array<{ resourceVersion: number; items: KubeObject[] }> = [];
+  readonly lists: Array<{ resourceVersion: number; past: boolean; items: KubeObject[] }> = [];
   readonly batches: WatchEvent[][] = [];
   readonly states: Array<[ReflectorState, string | undefined, UpstreamError | undefined]> = [];
   checks = 0;
@@ -96,7 +98,7 @@ class Recorder implements ReflectorHandler {
       this.log?.push(`took ${page.length}`);
       items.push(...page);
     }
-    this.lists.push({ resourceVersion: list.resourceVersion, items });
+    this.lists.push({ resourceVersion: list.resourceVersion, past: list.past === true, items });
     this.head = list.resourceVersion;
     this.#changes.changed();
   }
@@ -144,9 +146,10 @@ function observer() {
   return { o, seen };
 }
 
-function start(options: { stallMs?: number; followsHub?: boolean } = {}) {
+function start(options: { stallMs?: number; followsHub?: boolean; firstAt?: number; pageSize?: number } = {}) {
   const clock = new FakeClock();
   const upstream = new ScriptedUpstream();
+  if (options.pageSize !== undefined) upstream.pageSize = options.pageSize;
   const handler = new Recorder();
   const { o, seen } = observer();
   const reflector = new Reflector(key, upstream, handler, {
@@ -158,11 +161,40 @@ function start(options: { stallMs?: number; followsHub?: boolean } = {}) {
     clock,
     followsHub: options.followsHub,
   });
+  if (options.firstAt !== undefined) reflector.listFirstAt(options.firstAt);
   reflector.start();
   return { upstream, handler, reflector, seen, clock };
 }
 
 describe("Reflector", () => {
+  it("made by a watch from N: its first list is at exactly N (its next pages by their continue token), its watch from N; a relist is of the current state", async () => {
+    const { upstream, handler, reflector } = start({ firstAt: 7, pageSize: 1 });
+    upstream.items = [pod("a", 5), pod("b", 6)];
+    const first = await upstream.watch(1);
+    expect(upstream.requests.slice(0, 2)).toEqual(["/api/v1/namespaces/ns/pods?limit=500&resourceVersion=7&resourceVersionMatch=Exact", "/api/v1/namespaces/ns/pods?limit=500&continue=1"]);
+    expect([handler.lists[0]?.resourceVersion, handler.lists[0]?.past, first.from]).toEqual([7, true, 7]);
+    first.send({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
+    await upstream.watch(2);
+    expect(upstream.requests.filter((r) => !r.includes("watch=1")).slice(2)).toEqual(["/api/v1/namespaces/ns/pods?limit=500", "/api/v1/namespaces/ns/pods?limit=500&continue=1"]);
+    expect([handler.lists[1]?.resourceVersion, handler.lists[1]?.past]).toEqual([10, false]);
+    reflector.stop();
+  });
+
+  it("a past state the upstream no longer has (410): the first list is of the current state at once, without a backoff", async () => {
+    const clock = new FakeClock();
+    const upstream = new ScriptedUpstream();
+    upstream.failures.push(Response.json({ kind: "Status", code: 410, reason: "Expired", message: "The resourceVersion for the provided list is too old." }, { status: 410 }));
+    const handler = new Recorder();
+    const reflector = new Reflector(key, upstream, handler, { stallMs: 60_000, watchTimeoutSeconds: () => 300, random: () => 0.5, observer: observer().o, clock });
+    reflector.listFirstAt(7);
+    reflector.start();
+    expect((await upstream.watch(1)).from).toBe(10);
+    expect(upstream.requests.slice(0, 2)).toEqual(["/api/v1/namespaces/ns/pods?limit=500&resourceVersion=7&resourceVersionMatch=Exact", "/api/v1/namespaces/ns/pods?limit=500"]);
+    expect(handler.states.map(([state]) => state)).not.toContain("backoff");
+    expect(handler.lists.map((l) => l.resourceVersion)).toEqual([10]);
+    reflector.stop();
+  });
+
   it("lists, watches from the list's resourceVersion, and re-watches from the last event when a stream ends", async () => {
     const { upstream, handler, reflector } = start();
     const first = await upstream.watch(1);

@@ -20,6 +20,8 @@ export interface ListedCollection {
   kind: string;
   apiVersion: string;
   resourceVersion: number;
+  /** Listed at exactly `resourceVersion`, a past state (`Reflector.listFirstAt`), not the upstream's current one. */
+  past?: boolean | undefined;
   /** The items a page at a time, as the upstream sends them: the first read, the rest asked for as they are taken. */
   pages: AsyncIterable<KubeObject[]>;
 }
@@ -115,6 +117,8 @@ export class Reflector {
   #wake: (() => void) | undefined;
   /** Someone needs the state to be current: check the upstream, and relist if it has moved. */
   #refresh = false;
+  /** Where the first list is made, when a watch from there made the hub (`listFirstAt`). */
+  #firstAt: number | undefined;
   /** The open watch stream is being ended so that it is read on in a fresh invocation. */
   #renewing = false;
   /** When the open watch stream was requested (0: none is open). */
@@ -153,6 +157,17 @@ export class Reflector {
   }
 
   /**
+   * Make the hub's first list at exactly `rv` (a past state the upstream still holds: a list
+   * answered by the upstream, or a hub whose storage was deleted, gave a client `rv`), so a watch
+   * from `rv` that made the hub is replayed exactly what followed it; not a 410 for a history that
+   * began after it. One attempt: a state the upstream no longer has (410), or any other refusal,
+   * and the list is of the current state, as always.
+   */
+  listFirstAt(rv: number): void {
+    if (this.#handler.resumeVersion() === undefined) this.#firstAt = rv;
+  }
+
+  /**
    * Make the state current: the loop asks the upstream for its resourceVersion (a `limit=1`
    * list, the cheapest consistent read) and relists when it has moved past the hub. A running
    * watch is ended for it; a backoff is not cut short.
@@ -188,12 +203,15 @@ export class Reflector {
     while (!this.#stopped) {
       try {
         if (mustList) {
-          this.#refresh = false; // a list is as current as a check can make it
+          const at = this.#handler.resumeVersion() === undefined ? this.#firstAt : undefined;
+          this.#firstAt = undefined;
+          // A list is as current as a check can make it; one of a past state is not.
+          if (at === undefined) this.#refresh = false;
           if (this.#handler.resumeVersion() !== undefined) observer.relisted();
           this.#handler.checking();
           this.#handler.state("listing");
           try {
-            await this.#handler.listed(await this.#list());
+            await this.#handler.listed(await this.#listFrom(at));
           } finally {
             this.#pageHeld?.();
             this.#pageHeld = undefined;
@@ -275,8 +293,8 @@ export class Reflector {
    * isolate's page permits), consistent at the first page's resourceVersion (a continue token
    * keeps the upstream's snapshot; one that expires fails the list, and it is made again).
    */
-  async #list(): Promise<ListedCollection> {
-    const first = await this.#page(undefined);
+  async #list(at?: number): Promise<ListedCollection> {
+    const first = await this.#page(undefined, at);
     const pages = async function* (this: Reflector): AsyncGenerator<KubeObject[]> {
       let page = first;
       for (;;) {
@@ -288,12 +306,30 @@ export class Reflector {
         page = await this.#page(page.continue);
       }
     };
-    return { kind: first.kind, apiVersion: first.apiVersion, resourceVersion: first.resourceVersion, pages: pages.call(this) };
+    return { kind: first.kind, apiVersion: first.apiVersion, resourceVersion: first.resourceVersion, past: at !== undefined, pages: pages.call(this) };
   }
 
-  async #page(cont: string | undefined): Promise<{ kind: string; apiVersion: string; resourceVersion: number; items: KubeObject[]; continue: string | undefined }> {
+  /** The list at exactly `at` (see `listFirstAt`), or, refused, of the current state. */
+  async #listFrom(at: number | undefined): Promise<ListedCollection> {
+    if (at !== undefined) {
+      try {
+        return await this.#list(at);
+      } catch (e) {
+        if (!(e instanceof UpstreamError) || this.#stopped) throw e;
+        this.#pageHeld?.();
+        this.#pageHeld = undefined;
+        this.#handler.state("listing", `the upstream cannot list resourceVersion ${at} exactly (${e.message}): listing its current state`);
+        this.#refresh = false;
+      }
+    }
+    return this.#list();
+  }
+
+  async #page(cont: string | undefined, at?: number): Promise<{ kind: string; apiVersion: string; resourceVersion: number; items: KubeObject[]; continue: string | undefined }> {
     const params: Record<string, string> = { limit: String(PAGE_SIZE) };
     if (cont) params.continue = cont;
+    // The next pages' continue tokens keep the first's snapshot.
+    if (at !== undefined) Object.assign(params, { resourceVersion: String(at), resourceVersionMatch: "Exact" });
     // Held until the page is taken (`#list`), or the list ends however it ends (`run`).
     this.#pageHeld = await this.#options.pages?.take(this.#clock, () => this.#stopped);
     // Stopped while it waited: the list ends here, without asking the upstream for its page.

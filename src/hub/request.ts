@@ -8,7 +8,7 @@ import { carrier } from "../forwarded.ts";
 import type { WatchKey } from "../k8s/key.ts";
 import type { Grant } from "../auth/access.ts";
 import type { Freshness } from "./feed.ts";
-import type { ListOptions, WatchOptions } from "../k8s/options.ts";
+import type { GetOptions, ListOptions, WatchOptions } from "../k8s/options.ts";
 import type { ViewSpec } from "../k8s/view.ts";
 
 /** The hub a request is sent to is a replica of its key's root (whose name is the key's): its own name and region. */
@@ -23,7 +23,8 @@ export interface ReplicaRole {
  */
 export type HubRequest = (
   | { verb: "list"; key: WatchKey; options: ListOptions }
-  | { verb: "get"; key: WatchKey; name: string }
+  /** One object (`namespace`: its own, which the key of every namespace's hub does not name). */
+  | { verb: "get"; key: WatchKey; namespace: string | undefined; name: string; options: GetOptions }
   | {
       verb: "watch";
       key: WatchKey;
@@ -52,6 +53,11 @@ export type HubRequest = (
   here?: boolean | undefined;
   /** The region the request came in from, where a hot key's replica for it is made (`local` without one). */
   region?: string | undefined;
+  /**
+   * A read to answer only from what the hub holds now, asking the upstream nothing and starting
+   * nothing; else `notHeld()`, and the Worker asks the upstream (DESIGN.md, "Reads that make no hub").
+   */
+  held?: boolean | undefined;
 };
 
 export type WatchRequest = Extract<HubRequest, { verb: "watch" }>;
@@ -68,10 +74,32 @@ export const hubRequests = carrier<HubRequest>("x-relay-request");
 export function freshnessFor(request: HubRequest): Freshness {
   // A view is of the live cache, as a watch from "any" is.
   if (request.verb === "view") return "live";
-  const rv = request.verb === "get" ? { kind: "unset" as const } : request.options.resourceVersion;
+  const rv = request.options.resourceVersion;
   if (request.verb === "watch") {
     if (rv.kind === "exact" && request.options.sendInitialEvents !== true) return "stored";
     return rv.kind === "unset" && request.options.sendInitialEvents === true ? "current" : "live";
   }
   return rv.kind === "unset" ? "current" : "live";
 }
+
+/**
+ * What a `held` read needs of a hub to be answered from what it holds: the freshness, and the
+ * resourceVersion its state must have reached (`resourceVersion=N` is "not older than N");
+ * `undefined` for what only the upstream answers as asked: a list at an exact past
+ * resourceVersion.
+ */
+export function heldNeeds(request: HubRequest): { freshness: Freshness; reached: number } | undefined {
+  if (request.verb !== "get" && request.verb !== "list") return undefined;
+  const options = request.options;
+  const rv = options.resourceVersion;
+  if (rv.kind !== "exact") return { freshness: freshnessFor(request), reached: 0 };
+  if ("limit" in options && (options.resourceVersionMatch === "Exact" || (options.resourceVersionMatch === undefined && options.limit !== undefined))) return undefined;
+  return { freshness: "live", reached: rv.rv };
+}
+
+const NOT_HELD_HEADER = "x-relay-not-held";
+
+/** A hub's answer to a `held` read it cannot answer from what it holds. */
+export const notHeld = (): Response => new Response(null, { status: 204, headers: { [NOT_HELD_HEADER]: "1" } });
+
+export const isNotHeld = (response: Response): boolean => response.headers.has(NOT_HELD_HEADER);

@@ -18,6 +18,11 @@ export interface ListOptions {
   shardSelector?: ShardSelector | undefined;
 }
 
+/** A get's options (`GetOptions`): which state of the object is good enough. */
+export interface GetOptions {
+  resourceVersion: RequestedVersion;
+}
+
 export interface WatchOptions {
   resourceVersion: RequestedVersion;
   resourceVersionMatch: "NotOlderThan" | undefined;
@@ -107,6 +112,11 @@ export function parseListOptions(query: URLSearchParams): Result<ListOptions> {
     ok: true,
     value: { resourceVersion: rv, resourceVersionMatch: rvm.value as ListOptions["resourceVersionMatch"], limit: limit && limit > 0 ? limit : undefined, continue: cont, shardSelector },
   };
+}
+
+export function parseGetOptions(query: URLSearchParams): Result<GetOptions> {
+  const rv = requested(query);
+  return isStatus(rv) ? { ok: false, status: rv } : { ok: true, value: { resourceVersion: rv } };
 }
 
 export function parseWatchOptions(query: URLSearchParams): Result<WatchOptions> {

@@ -1,32 +1,55 @@
 /**
  * @module
- * A list body, as the list cache holds or streams it, read an item at a time
- * (`k8s/list-items.ts`): a shard's part of it (its items, and `shardInfo` in its metadata), and
- * one object of it found by name. Never the whole list parsed.
+ * An upstream's list body as the relay passes it on (the list cache's, held or streamed, and a
+ * list no hub holds), read an item at a time (`k8s/list-items.ts`): a shard's part of it (its
+ * items, and `shardInfo` in its metadata), its items without `metadata.managedFields` (as a hub
+ * keeps them), and one object of it found by name. Never the whole list parsed.
  */
 import { ListItems } from "../k8s/list-items.ts";
 import { admitsObject, stringAt, type ShardSelector } from "../k8s/shard.ts";
 
-/** The list with only the shard's items, and the selector echoed in `metadata.shardInfo`, as the API server writes a sharded list. */
-export function shardedList(shard: ShardSelector): TransformStream<string, Uint8Array> {
+/** What of an upstream list is passed on: only a shard's items, and items without `metadata.managedFields`. */
+export interface ListTrim {
+  shard?: ShardSelector | undefined;
+  stripManagedFields?: boolean | undefined;
+}
+
+/**
+ * The list trimmed as `trim` says: a shard's with the selector echoed in `metadata.shardInfo`, as
+ * the API server writes a sharded list.
+ */
+export function trimmedList(trim: ListTrim): TransformStream<string, Uint8Array> {
   const items = new ListItems();
   const encoder = new TextEncoder();
+  const { shard, stripManagedFields } = trim;
   let written = 0;
   return new TransformStream({
     transform(chunk, controller) {
       const pieces = items.push(chunk);
       let out = "";
       if (pieces.head) {
-        const head = { ...pieces.head, metadata: { ...(pieces.head.metadata as object | undefined), shardInfo: { selector: shard.selector } } };
+        const head = shard ? { ...pieces.head, metadata: { ...(pieces.head.metadata as object | undefined), shardInfo: { selector: shard.selector } } } : pieces.head;
         out += `${JSON.stringify(head).slice(0, -1)},"items":[`;
       }
-      for (const item of pieces.items) if (admitsObject(shard, item)) out += (written++ > 0 ? "," : "") + item;
+      for (const item of pieces.items) {
+        if (shard && !admitsObject(shard, item)) continue;
+        out += (written++ > 0 ? "," : "") + (stripManagedFields ? withoutManagedFields(item) : item);
+      }
       if (out) controller.enqueue(encoder.encode(out));
     },
     flush(controller) {
       controller.enqueue(encoder.encode("]}\n"));
     },
   });
+}
+
+/** An object's JSON without `metadata.managedFields` (who wrote which field: the API server's business, and a large share of every object). */
+export function withoutManagedFields(json: string): string {
+  if (!json.includes('"managedFields"')) return json;
+  const object = JSON.parse(json) as { metadata?: { managedFields?: unknown } };
+  if (object.metadata?.managedFields === undefined) return json;
+  delete object.metadata.managedFields;
+  return JSON.stringify(object);
 }
 
 /**

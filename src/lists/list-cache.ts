@@ -12,11 +12,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { ConfigError, listCacheSeconds } from "../config.ts";
 import { upstreamCollectionUrl } from "../k8s/key.ts";
-import { badRequest, failure, notFound, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import { badRequest, notFound, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
-import { upstreamFor, type Upstream } from "../upstream.ts";
+import { unreachable, upstreamFor, upstreamRefusal, type Upstream } from "../upstream.ts";
 import type { Vars } from "../vars.ts";
-import { findItem, shardedList } from "./list-body.ts";
+import { findItem, trimmedList } from "./list-body.ts";
 import { cacheStatus, listCacheRequests, type ListCacheRequest } from "./request.ts";
 import { SharedLoad, type Shared } from "./shared-load.ts";
 
@@ -72,7 +72,12 @@ async function answer(asked: ListCacheRequest, shared: Shared<Answer>, lists: Sh
     return new Response(`${JSON.stringify(found)}\n`, { headers });
   }
   if (!shardSelector) return new Response(body(), { headers });
-  return new Response(body().pipeThrough(new TextDecoderStream()).pipeThrough(shardedList(shardSelector)), { headers });
+  return new Response(
+    body()
+      .pipeThrough(new TextDecoderStream())
+      .pipeThrough(trimmedList({ shard: shardSelector })),
+    { headers },
+  );
 }
 
 /** The key's list from the upstream: held whole when it fits, an error as its Status, or streamed on. */
@@ -81,7 +86,7 @@ async function listUpstream(upstream: Upstream, asked: ListCacheRequest): Promis
   try {
     response = await upstream.fetch(upstreamCollectionUrl(asked.key));
   } catch (e) {
-    return held(serviceUnavailable(`the relay cannot reach the upstream API server: ${e instanceof Error ? e.message : String(e)}`, 5));
+    return held(unreachable(e));
   }
   if (response.status !== 200 || !response.body) return held(await upstreamStatus(response));
   // Read up to the bound; a list that does not fit goes on streaming from where the reading stopped.
@@ -115,22 +120,12 @@ const held = (status: Status): Answer => ({ kind: "held", status: status.code ??
 
 /**
  * What a failed upstream list means to the client: the upstream's own Status where it is about
- * the request, and where it is the relay's credentials that are refused, that.
+ * the request, what to fix where it is the relay's credentials or rights that are refused, and
+ * a failure of the upstream's own as one to retry.
  */
 async function upstreamStatus(response: Response): Promise<Status> {
-  const text = await response.text();
-  let status: Status | undefined;
-  try {
-    const parsed = JSON.parse(text) as Status;
-    if (parsed?.kind === "Status") status = parsed;
-  } catch {
-    // not a Status: described below
-  }
-  const message = status?.message ?? `HTTP ${response.status}: ${text.slice(0, 200)}`;
-  if (response.status === 403) return failure(403, "Forbidden", `the upstream API server refuses the relay's own identity for this collection (give it list there; deploy/ has the RBAC): ${message}`);
-  if (response.status === 401) return serviceUnavailable(`the upstream API server does not accept the relay's own credentials (UPSTREAM_TOKEN, or the cluster's tokenSecret): ${message}`, 30);
-  if (status && response.status >= 400 && response.status < 500) return { ...status, code: response.status };
-  return serviceUnavailable(`the upstream API server failed to list this collection: ${message}`, 5);
+  const status = await upstreamRefusal(response, { what: "this collection", needs: "list there" });
+  return response.status >= 500 ? serviceUnavailable(`the upstream API server failed to list this collection: ${status.message}`, 5) : status;
 }
 
 function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {

@@ -27,11 +27,11 @@ import { floorSecond } from "../k8s/rfc3339.ts";
 import type { Result } from "../k8s/status.ts";
 import { readAtMost } from "../bounded-read.ts";
 import type { Log } from "../log.ts";
-import type { Upstream } from "../upstream.ts";
+import { unreachable, type Upstream } from "../upstream.ts";
 import type { Clock } from "../hub/clock.ts";
 import { LogBuffer, type LogMemory } from "./buffer.ts";
 import type { LogKey } from "./request.ts";
-import { fetchLog, unreachable, upstreamStatus, upstreamTimeout } from "./upstream.ts";
+import { fetchLog, logRefusal, upstreamTimeout } from "./upstream.ts";
 
 /** The most a probe reads: a buffer's worth of ordinary lines. */
 export const PROBE_BYTES = 1024 * 1024;
@@ -114,7 +114,7 @@ export class LogSource {
       } catch (e) {
         return { ok: false, status: abort.signal.aborted ? upstreamTimeout("a follower's read of the log", this.#timeoutMs) : unreachable(e) };
       }
-      if (!answer.ok) return { ok: false, status: await upstreamStatus(answer, abort.signal) };
+      if (!answer.ok) return { ok: false, status: await logRefusal(answer, abort.signal) };
       return { ok: true, value: answer.body ? stallGuard(answer.body, this.#timeoutMs, this.#clock) : new ReadableStream({ start: (c) => c.close() }) };
     } finally {
       cancel();
@@ -160,7 +160,7 @@ export class LogSource {
       } catch (e) {
         return { ok: false, status: abort.signal.aborted ? upstreamTimeout("the log's first read", this.#timeoutMs) : unreachable(e) };
       }
-      if (!probe.ok) return { ok: false, status: await upstreamStatus(probe, abort.signal) };
+      if (!probe.ok) return { ok: false, status: await logRefusal(probe, abort.signal) };
       head = await readAtMost(probe.body, PROBE_BYTES, abort.signal);
     } finally {
       cancel();
@@ -213,7 +213,7 @@ export class LogSource {
       const response = await fetchLog(this.#upstream, this.#key, { ...this.#base(), follow: true, timestamps: true, sinceTime: after ? floorSecond(after.time) : undefined }, stream.abort.signal);
       if (!current()) return void response.body?.cancel().catch(() => undefined);
       if (!response.ok) {
-        const status = await upstreamStatus(response, stream.abort.signal);
+        const status = await logRefusal(response, stream.abort.signal);
         why = `the upstream refused the log stream (${status.code}): ${status.message}`;
       } else {
         cancel();

@@ -142,6 +142,12 @@ export const FAMILIES = {
     ["cluster"],
     "Lists of resources without watch the list cache sent upstream (at most one per key per LIST_CACHE_SECONDS, or one per request for a list too large to hold).",
   ),
+  readsPassedThrough: family(
+    "reads_passed_through_total",
+    "counter",
+    ["cluster", "verb"],
+    "Reads that make no hub and that no live hub held, each sent upstream once by the Worker: get (a single object) or list (a field-selected key's, as kubectl describe asks for an object's Events).",
+  ),
   authRefusals: family(
     "auth_refusals_total",
     "counter",
@@ -157,6 +163,7 @@ export const KNOWN_VALUES: Partial<Record<FamilyId, Record<string, readonly stri
   resumes: { outcome: ["window", "compacted", "expired", "too_large"] },
   authRefusals: { reason: ["unauthenticated", "forbidden", "denied_resource", "unverifiable", "rate_limited", "host", "origin"] },
   logUpstreamRequests: { kind: ["follow", "history", "once"] },
+  readsPassedThrough: { verb: ["get", "list"] },
 };
 
 export type Transport = "websocket" | "http";

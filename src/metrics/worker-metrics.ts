@@ -1,7 +1,7 @@
 /**
  * @module
  * The Worker's own counts (refusals decided before any hub, where the list cache's answers
- * came from, logs passed through), one set per isolate, sent to the
+ * came from, logs and reads passed through), one set per isolate, sent to the
  * metrics registry in batches: at most one batch per isolate every `FLUSH_MS`, after the
  * response (in `waitUntil`), and always before a scrape this isolate serves. An isolate that
  * serves no further request holds its last counts until it does, and loses them if it is
@@ -30,6 +30,11 @@ export class WorkerMetrics {
   /** A pod's log read once, passed through from the upstream (a followed one is its log hub's to count). */
   logReadOnce(cluster: string): void {
     this.#counts.add("logUpstreamRequests", { cluster, kind: "once" });
+  }
+
+  /** A get or list no live hub held, sent upstream (DESIGN.md, "Reads that make no hub"). */
+  readPassedThrough(cluster: string, verb: "get" | "list"): void {
+    this.#counts.add("readsPassedThrough", { cluster, verb });
   }
 
   /** After a response: send the batch if one is due. */

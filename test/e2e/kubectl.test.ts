@@ -107,6 +107,30 @@ describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
     }
   });
 
+  it("describe pod costs the API server what it costs without the relay: two gets of the pod and one list of its Events, no watch", async () => {
+    const ns = "e2e-describe-cost";
+    const created = await fetch(`${sim}/api/v1/namespaces/${ns}/pods`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "described" }, spec: { containers: [{ name: "main", image: "nginx:1.27" }] } }),
+    });
+    expect(created.status).toBe(201);
+    /** What `kubectl describe` asked of the simulated cluster about the namespace, through `server`. */
+    const describe = async (...server: string[]) => {
+      const { next } = await simGet<{ next: number }>(sim, "/_sim/requests?path=/nothing");
+      expect(await ok(...server, "describe", "pod", "described", "-n", ns)).toMatch(/^Name:\s+described\n/);
+      const { requests } = await simGet<{ requests: Array<{ verb: string; path: string; query: string }> }>(sim, `/_sim/requests?since=${next}&path=/api/v1/namespaces/${ns}/`);
+      return requests.map((r) => `${r.verb} ${r.path}?${new URLSearchParams(r.query).get("fieldSelector") ?? ""}`);
+    };
+    const direct = await describe("--server", sim);
+    expect(direct).toEqual([
+      `get /api/v1/namespaces/${ns}/pods/described?`,
+      `get /api/v1/namespaces/${ns}/pods/described?`,
+      expect.stringMatching(new RegExp(`^list /api/v1/namespaces/${ns}/events\\?involvedObject.name=described,`)),
+    ]);
+    expect(await describe()).toEqual(direct);
+  });
+
   it("describe pod: the Events the simulated cluster recorded for what churn did to it", async () => {
     const ns = "e2e-describe";
     await setChurn(sim, { ratePerSec: 40, namespaces: [ns] });

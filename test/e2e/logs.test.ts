@@ -163,6 +163,23 @@ describe.skipIf(!chromiumHere)("the live page", () => {
     await browser?.close();
   });
 
+  it("a row clicked in every namespace's table: the pod comes from that table's hub, and the API server is asked for its log only", async () => {
+    await runningPod("everywhere", ["main"], 1000, 100);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${relay.url}/?filter=everywhere`);
+    const row = `#objects tr[data-key="${NS}/everywhere"]`;
+    await page.waitForSelector(row);
+    const since = (await simCall("GET", "/_sim/requests?path=/nothing")).next;
+    await page.click(row);
+    await page.waitForSelector("#pod-log:not([hidden])");
+    expect(await page.textContent("#pod-log .pod")).toBe(`${NS}/everywhere · main`);
+    await page.waitForFunction(() => (document.querySelector("#pod-log pre")?.textContent ?? "").length > 0);
+    const requests: Array<{ verb: string; path: string }> = (await simCall("GET", `/_sim/requests?since=${since}&path=/api/v1/namespaces/${NS}/pods`)).requests;
+    expect(requests.filter((r) => !r.path.endsWith("/log")).map((r) => `${r.verb} ${r.path}`)).toEqual([]);
+    expect(requests.length).toBeGreaterThan(0);
+    await page.close();
+  });
+
   it("follows a pod's log over its relay socket when the pod's row is clicked", async () => {
     await runningPod("clicked", ["main"], 1000, 100);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

@@ -112,6 +112,16 @@ describe("authorization matrix", async () => {
     }
   });
 
+  it("a get is allowed by the token's rules as a get; refused, the upstream is not asked for the object", async () => {
+    const [mine, theirs] = await Promise.all(["team-a", "team-b"].map(async (ns) => (await sim.createPod(ns, uniqueNamespace("get"))).metadata!.name!));
+    const { next } = await sim.requests("/nothing");
+    const allowed = await relay(`/api/v1/namespaces/team-a/pods/${mine}`, { headers: bearer(tokens.teamA!) });
+    expect([allowed.status, ((await allowed.json()) as { metadata: { name: string } }).metadata.name]).toEqual([200, mine]);
+    const refused = await relay(`/api/v1/namespaces/team-b/pods/${theirs}`, { headers: bearer(tokens.teamA!) });
+    expect(await refused.json()).toMatchObject({ code: 403, message: `pods "${theirs}" is forbidden: User "alice" cannot get resource "pods" in API group "" in the namespace "team-b"` });
+    expect((await sim.requests("/api/v1/namespaces/team-b/pods", next)).requests).toEqual([]);
+  });
+
   it("refused requests create no hub", async () => {
     const before = (await listDurableObjectIds(env.WATCH_HUB)).length;
     await attempt("/api/v1/namespaces/team-b/pods", tokens.teamA);

@@ -52,6 +52,19 @@ describe("the cluster decides", () => {
     socket.webSocket!.close();
   });
 
+  it("a get is the cluster's to allow, as a get; refused, the upstream is not asked for the object", async () => {
+    const ns = uniqueNamespace("g");
+    await grant(ns, { alice: [ns] });
+    const { next } = await sim.requests("/nothing");
+    const allowed = await relay(`/api/v1/namespaces/${ns}/pods/p`, { headers: bearer("alice-token") });
+    expect([allowed.status, ((await allowed.json()) as { metadata: { name: string } }).metadata.name]).toEqual([200, "p"]);
+    const refused = await relay(`/api/v1/namespaces/${ns}-other/pods/p`, { headers: bearer("alice-token") });
+    expect(await refused.json()).toMatchObject({ code: 403, message: `pods "p" is forbidden: User "alice" cannot get resource "pods" in API group "" in the namespace "${ns}-other"` });
+    const asked = async (path: string) => (await sim.requests(path, next)).requests.map((r) => `${r.verb} ${r.path}`);
+    expect(await asked(`/api/v1/namespaces/${ns}/pods`)).toEqual([`get /api/v1/namespaces/${ns}/pods/p`]);
+    expect(await asked(`/api/v1/namespaces/${ns}-other/pods`)).toEqual([]);
+  });
+
   it("decisions are cached per token and access for a short while", async () => {
     const ns = uniqueNamespace("c");
     await grant(ns, { carol: [ns] });

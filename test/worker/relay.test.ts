@@ -134,7 +134,7 @@ describe("list snapshot", () => {
     expect((await sim.requests(podsPath(ns), before.next)).requests).toEqual([]);
   });
 
-  it("serves a single object from the collection's cache", async () => {
+  it("serves a single object, and the API server's NotFound for one that is not there", async () => {
     const ns = uniqueNamespace();
     const pod = await sim.createPod(ns, "solo");
     const response = await relay(`${podsPath(ns)}/solo`);
