@@ -11,7 +11,7 @@
  */
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { KubeObject } from "../k8s/types.ts";
-import { EventRecorder } from "./events.ts";
+import type { EventRecorder } from "./events.ts";
 import { copyForTransition, flapReadiness, isTerminating, markTerminating, newPod, relabel, restartContainer, startPod } from "./pods.ts";
 import type { Random } from "./random.ts";
 import { resourceByName } from "./resources.ts";
@@ -92,14 +92,14 @@ export class Churn {
   /** With controllers, ReplicaSets keep their pods' number: churn deletes pods (which they replace) but makes none. */
   readonly #controlled: boolean;
 
-  /** `eventRng`: the Events' own, so recording them leaves churn's sequence as it would be without. */
-  constructor(store: Store, writes: Writes, cluster: Cluster, rng: Random, eventRng: Random, controlled = false) {
+  /** `recorder`: the Events, with a random sequence of their own, so recording them leaves churn's as it would be without. */
+  constructor(store: Store, writes: Writes, cluster: Cluster, rng: Random, recorder: EventRecorder, controlled = false) {
     this.#controlled = controlled;
     this.#store = store;
     this.#writes = writes;
     this.#cluster = cluster;
     this.#rng = rng;
-    this.#recorder = new EventRecorder(store, eventRng);
+    this.#recorder = recorder;
     this.#namespaces = [...cluster.options.namespaces];
     for (const [key, pod] of store.objects(PODS)) this.#place(key, pod);
     this.#unsubscribe = store.subscribe((event) => {

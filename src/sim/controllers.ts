@@ -18,6 +18,7 @@ import { copyObject, timestamp } from "./meta.ts";
 import { isTerminating, markTerminating, startPod, type NodeRef } from "./pods.ts";
 import { NAME_ALPHABET, type Random } from "./random.ts";
 import { resourceByName } from "./resources.ts";
+import type { EventRecorder } from "./events.ts";
 import type { Store, StoredEvent } from "./store.ts";
 
 const PODS = resourceByName("pods");
@@ -77,13 +78,16 @@ export class Controllers {
   readonly #queue = new Map<string, { def: typeof PODS; key: string }>();
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   readonly #unsubscribe: () => void;
+  /** The Events the scheduler and the kubelet record about the pods started here, while they are on. */
+  readonly #events: { recorder: EventRecorder; on: () => boolean } | undefined;
   #flushing = false;
   #closed = false;
 
-  constructor(store: Store, rng: Random, nodes: readonly NodeRef[]) {
+  constructor(store: Store, rng: Random, nodes: readonly NodeRef[], events?: { recorder: EventRecorder; on: () => boolean }) {
     this.#store = store;
     this.#rng = rng;
     this.#nodes = nodes;
+    this.#events = events;
     this.#unsubscribe = store.subscribe((event) => this.#observe(event));
     for (const key of store.objects(DEPLOYMENTS).keys()) this.#enqueue(DEPLOYMENTS, key);
     for (const key of store.objects(REPLICA_SETS).keys()) this.#enqueue(REPLICA_SETS, key);
@@ -287,8 +291,7 @@ export class Controllers {
       } as Pod["spec"],
     };
     const key = metaNamespaceKey(meta.namespace, name);
-    this.#store.put(PODS, key, this.#pending(pod, node) as KubeObject);
-    this.#startLater(key, node);
+    this.#scheduled(key, this.#pending(pod, node), node);
   }
 
   /** A pod as the kubelet first reports it: scheduled, its containers being created. */
@@ -337,7 +340,13 @@ export class Controllers {
     const pod = this.#store.get(PODS, key) as Pod | undefined;
     if (!pod || isTerminating(pod) || pod.status?.containerStatuses) return;
     const node = this.#nodes.find((n) => n.name === pod.spec?.nodeName) ?? this.#rng.pick(this.#nodes);
-    this.#store.put(PODS, key, this.#pending({ ...pod, spec: { ...(pod.spec as Pod["spec"]), nodeName: node.name } as Pod["spec"] }, node) as KubeObject);
+    this.#scheduled(key, this.#pending({ ...pod, spec: { ...(pod.spec as Pod["spec"]), nodeName: node.name } as Pod["spec"] }, node), node);
+  }
+
+  /** A pod bound to its node, as the scheduler says it is, to be started a moment later. */
+  #scheduled(key: string, pod: Pod, node: NodeRef): void {
+    const stored = this.#store.put(PODS, key, pod as KubeObject);
+    if (this.#events?.on()) this.#events.recorder.scheduled(stored.object as Pod, Date.now());
     this.#startLater(key, node);
   }
 
@@ -355,7 +364,8 @@ export class Controllers {
       if (!pod || isTerminating(pod) || pod.status?.phase !== "Pending") return;
       const started: Pod = { ...pod, status: copyObject(pod.status) };
       startPod(started, this.#rng, node, Date.now());
-      this.#store.put(PODS, key, started as KubeObject);
+      const stored = this.#store.put(PODS, key, started as KubeObject);
+      if (this.#events?.on()) this.#events.recorder.started(stored.object as Pod, Date.now());
     });
   }
 

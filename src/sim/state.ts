@@ -6,6 +6,7 @@
  */
 import { badRequest } from "../k8s/status.ts";
 import { Churn, type ChurnOptions } from "./churn.ts";
+import { EventRecorder } from "./events.ts";
 import { Controllers } from "./controllers.ts";
 import { ApiError } from "./errors.ts";
 import { Faults, type FaultRequest } from "./faults.ts";
@@ -87,8 +88,11 @@ export class SimState {
     const cluster = new Cluster(store, new Random(this.seed), this.initial);
     store.compact();
     const writes = new Writes(store, new Random(this.seed + 2));
-    const controllers = this.controllers ? new Controllers(store, new Random(this.seed + 5), cluster.nodes) : undefined;
-    const churn = new Churn(store, writes, cluster, new Random(this.seed + 1), new Random(this.seed + 4), controllers !== undefined);
+    // One recorder of Events for churn and the controllers, which record them while churn does (its `events` setting).
+    const recorder = new EventRecorder(store, new Random(this.seed + 4));
+    let churn: Churn | undefined;
+    const controllers = this.controllers ? new Controllers(store, new Random(this.seed + 5), cluster.nodes, { recorder, on: () => churn?.settings.events === true }) : undefined;
+    churn = new Churn(store, writes, cluster, new Random(this.seed + 1), recorder, controllers !== undefined);
     return { store, cluster, writes, churn, controllers };
   }
 

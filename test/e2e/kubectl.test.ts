@@ -107,7 +107,7 @@ describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
     }
   });
 
-  it("describe pod costs the API server what it costs without the relay: two gets of the pod and one list of its Events, no watch", async () => {
+  it("describe pod costs the API server at most what it costs without the relay: two gets of the pod and one list of its Events, no watch", async () => {
     const ns = "e2e-describe-cost";
     const created = await fetch(`${sim}/api/v1/namespaces/${ns}/pods`, {
       method: "POST",
@@ -128,20 +128,33 @@ describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
       `get /api/v1/namespaces/${ns}/pods/described?`,
       expect.stringMatching(new RegExp(`^list /api/v1/namespaces/${ns}/events\\?involvedObject.name=described,`)),
     ]);
-    expect(await describe()).toEqual(direct);
+    // Through the relay, no more than that: a get a live hub can answer (the all-namespaces pods an
+    // earlier test listed) costs nothing, and nothing is watched.
+    const relayed = await describe();
+    expect(relayed.length).toBeGreaterThan(0);
+    for (const request of relayed) expect(direct).toContainEqual(request);
+    expect(relayed.filter((r) => r === direct[0]).length).toBeLessThanOrEqual(2);
   });
 
-  it("describe pod: the Events the simulated cluster recorded for what churn did to it", async () => {
+  it("describe pod: the Events the simulated cluster recorded about a pod its controllers started", async () => {
     const ns = "e2e-describe";
-    await setChurn(sim, { ratePerSec: 40, namespaces: [ns] });
-    let running: KubeObject;
-    try {
-      // A pod churn created and then started: scheduled, its image pulled, its container created and started.
-      const isRunning = (p: KubeObject) => (p as { status?: { phase?: string } }).status?.phase === "Running";
-      running = await eventually(async () => (await simGet(sim, `/api/v1/namespaces/${ns}/pods`)).items.find(isRunning), "a pod churn started", 30_000);
-    } finally {
-      await setChurn(sim, { ratePerSec: 0 });
-    }
+    // npm start's simulated cluster records Events (its churn's `events`): the scheduler's and the kubelet's.
+    const created = await fetch(`${sim}/api/v1/namespaces/${ns}/pods`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "started" }, spec: { containers: [{ name: "main", image: "nginx:1.27" }] } }),
+    });
+    expect(created.status).toBe(201);
+    // Scheduled, its image pulled, its container created and started.
+    const isRunning = (p: KubeObject) => (p as { status?: { phase?: string } }).status?.phase === "Running";
+    const running = await eventually(
+      async () => {
+        const pod = await simGet<KubeObject>(sim, `/api/v1/namespaces/${ns}/pods/started`);
+        return isRunning(pod) && pod;
+      },
+      "the pod to be started",
+      30_000,
+    );
     const out = await ok("describe", "pod", running.metadata!.name!, "-n", ns);
     const events = out.slice(out.indexOf("\nEvents:"));
     expect(events).toMatch(/^\nEvents:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n/);
