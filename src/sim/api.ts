@@ -338,6 +338,7 @@ async function serveWatch(state: SimState, req: IncomingMessage, res: ServerResp
       table: representation.kind === "table" ? { ...tableOptions(representation.version, query), contentType: representation.contentType } : undefined,
       timeoutMs,
       bookmarkIntervalMs: state.config.bookmarkIntervalMs,
+      watchDelayMs: () => state.config.watchDelayMs,
     },
     state.store,
     res,
