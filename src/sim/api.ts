@@ -187,6 +187,8 @@ async function serveResource(state: SimState, req: IncomingMessage, res: ServerR
     const options = writeOptions(query);
     return sendWritten(res, 200, state.writes.replace(def, namespace, name, await readObject(req, def), options), options, pretty);
   }
+  // An object a write names is looked up first, as the API server does, so a dry run of an absent one is its 404.
+  if ((method === "PATCH" || method === "DELETE") && name !== undefined && !state.store.get(def, metaNamespaceKey(namespace, name))) throw new ApiError(notFound(def.resource, name, def.group));
   if (method === "PATCH" && name !== undefined) {
     const options = writeOptions(query);
     const type = requireContentType(req, patchTypesOf(def)) as keyof typeof PATCH_TYPES;
