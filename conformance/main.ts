@@ -2,7 +2,7 @@
  * @module
  * `npm run conformance -- --server <url> …`: the list+watch contract checked against any
  * server (the API server, `kubectl proxy`, the relay, the simulator, another proxy), a line per
- * check; exit 1 if any fails, 2 if it cannot run at all.
+ * check; exit 1 if any fails (or one declared to fail passes), 2 if it cannot run at all.
  */
 import { CHECKS } from "./checks/index.ts";
 import { discoverCollection } from "./collection.ts";
@@ -12,7 +12,7 @@ import { removeLeftovers } from "./objects.ts";
 import { parseOptions, UsageError, USAGE, type Options } from "./options.ts";
 import { describe } from "./reads.ts";
 import { headingText, reportJson, resultLine, summaryText, type Heading } from "./report.ts";
-import { runChecks } from "./run.ts";
+import { chosen, failed, runChecks } from "./run.ts";
 
 async function main(): Promise<number> {
   let options: ReturnType<typeof parseOptions>;
@@ -31,8 +31,8 @@ async function main(): Promise<number> {
     for (const check of CHECKS) console.log(`${check.id.padEnd(22)}${check.title}`);
     return 0;
   }
-  const checks = CHECKS.filter((c) => !options.only || options.only.includes(c.id));
-  const unknown = options.only?.filter((id) => !CHECKS.some((c) => c.id === id)) ?? [];
+  const checks = chosen(CHECKS, options.only, options.skip);
+  const unknown = [...(options.only ?? []), ...options.skip, ...options.expectFail].filter((id) => !CHECKS.some((c) => c.id === id));
   if (unknown.length > 0) {
     console.error(`no check ${unknown.join(", ")} (--list names them)`);
     return 2;
@@ -60,7 +60,7 @@ async function main(): Promise<number> {
 
   const started = Date.now();
   if (!options.json) console.log(headingText(heading));
-  const results = await runChecks(settings, checks, (result) => {
+  const results = await runChecks(settings, checks, new Set(options.expectFail), (result) => {
     if (!options.json) console.log(resultLine(result));
   });
   let cleanup = "";
@@ -75,7 +75,7 @@ async function main(): Promise<number> {
   if (options.json) console.log(reportJson(heading, results, ms));
   else console.log(`\n${summaryText(results, ms)}`);
   if (cleanup) console.error(cleanup);
-  return results.some((r) => r.verdict === "fail") ? 1 : 0;
+  return failed(results) ? 1 : 0;
 }
 
 /** What the server says it is (`/version`); also whether it can be reached at all. */

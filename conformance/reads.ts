@@ -64,10 +64,12 @@ export async function watch(api: Api, collection: Collection, query: Query, defe
 
 export interface Gathered {
   events: WatchEvent<KubeObject>[];
+  /** When each event arrived (ms since the epoch), in step with `events`. */
+  arrived: number[];
   /** How it stopped: `until` held, the stream ended, or time ran out. */
   stop: "until" | "end" | "timeout";
-  /** The end, when it ended: its close code and reason on a WebSocket. */
-  end?: Extract<Read, { kind: "end" }>;
+  /** The end, when it ended: its close code and reason on a WebSocket, and when (ms). */
+  end?: Extract<Read, { kind: "end" }> & { at: number };
 }
 
 /**
@@ -77,14 +79,25 @@ export interface Gathered {
 export async function gather(stream: EventStream, ms: number, until: (event: WatchEvent<KubeObject>) => boolean = () => false): Promise<Gathered> {
   const deadline = Date.now() + ms;
   const events: WatchEvent<KubeObject>[] = [];
+  const arrived: number[] = [];
   for (;;) {
     const read = await stream.next(Math.max(0, deadline - Date.now()));
-    if (read.kind === "timeout") return { events, stop: "timeout" };
-    if (read.kind === "end") return { events, stop: "end", end: read };
+    if (read.kind === "timeout") return { events, arrived, stop: "timeout" };
+    if (read.kind === "end") return { events, arrived, stop: "end", end: { ...read, at: Date.now() } };
     if (read.kind === "garbage") fail(`the watch sent something that is not a watch event: ${read.text}`);
     events.push(read.event);
-    if (until(read.event)) return { events, stop: "until" };
+    arrived.push(Date.now());
+    if (until(read.event)) return { events, arrived, stop: "until" };
   }
+}
+
+/**
+ * A list not older than `rv`: once it answers, the server has what was written up to `rv`
+ * (one whose watch lags waits for it, as the API server's cache does), so a check's reads that
+ * follow are about what it checks, not about how fresh a read without resourceVersion is.
+ */
+export async function reached(api: Api, collection: Collection, query: Query, rv: bigint): Promise<void> {
+  await list(api, collection, { ...query, resourceVersion: String(rv), resourceVersionMatch: "NotOlderThan" });
 }
 
 /** The changes among `events`: bookmarks left out. */

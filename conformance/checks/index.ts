@@ -6,6 +6,7 @@ import type { Check } from "../context.ts";
 import { bookmarksCheck } from "./bookmarks.ts";
 import { consistentReadCheck } from "./consistent-read.ts";
 import { continueExpiryCheck } from "./continue-expiry.ts";
+import { firstListCheck } from "./first-list.ts";
 import { listCheck } from "./list.ts";
 import { pagingCheck } from "./paging.ts";
 import { readOnlyCheck } from "./read-only.ts";
@@ -23,6 +24,7 @@ import { websocketCheck } from "./websocket-watch.ts";
 export const CHECKS: readonly Check[] = [
   listCheck,
   consistentReadCheck,
+  firstListCheck,
   resourceVersionCheck,
   pagingCheck,
   continueExpiryCheck,

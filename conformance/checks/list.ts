@@ -4,10 +4,11 @@
  * {resourceVersion}, items}`, each item named (and in its namespace); with writes, exactly the
  * check's own objects.
  */
+import type { KubeObject } from "../../src/k8s/types.ts";
 import { apiVersion, configMaps, pathOf } from "../collection.ts";
 import type { Check } from "../context.ts";
 import { expect } from "../outcome.ts";
-import { describe, keyOf, nameOf, version } from "../reads.ts";
+import { describe, keyOf, nameOf, reached, version, versionOf } from "../reads.ts";
 
 export const listCheck: Check = {
   id: "list",
@@ -16,7 +17,9 @@ export const listCheck: Check = {
     const objects = ctx.writer ? ctx.objects() : undefined;
     const collection = objects ? configMaps(ctx.namespace) : ctx.observed;
     const query = objects ? { labelSelector: objects.selector } : {};
-    const expected = objects ? [nameOf(await objects.create("a")), nameOf(await objects.create("b"))] : undefined;
+    const made = objects ? [await objects.create("a"), await objects.create("b")] : undefined;
+    const expected = made?.map(nameOf);
+    if (made) await reached(ctx.api, collection, query, versionOf(made[1] as KubeObject, "the write"));
 
     const reply = await ctx.api.get(pathOf(collection), query);
     expect(reply.status === 200, () => `GET ${pathOf(collection)} answered ${describe(reply)}`);

@@ -10,7 +10,7 @@ import { configMaps, pathOf, type Collection } from "../collection.ts";
 import type { Check, Context } from "../context.ts";
 import type { Query } from "../http.ts";
 import { expect, notApplicable } from "../outcome.ts";
-import { describe, keyOf, list, nameOf, queryText } from "../reads.ts";
+import { describe, keyOf, list, nameOf, queryText, reached, versionOf } from "../reads.ts";
 
 const PAGE = 2;
 
@@ -22,8 +22,10 @@ export const pagingCheck: Check = {
     const objects = ctx.objects();
     const collection = configMaps(ctx.namespace);
     const query = { labelSelector: objects.selector };
-    const expected: string[] = [];
-    for (const n of ["1", "2", "3", "4", "5"]) expected.push(nameOf(await objects.create(n)));
+    const made: KubeObject[] = [];
+    for (const n of ["1", "2", "3", "4", "5"]) made.push(await objects.create(n));
+    const expected = made.map(nameOf);
+    await reached(ctx.api, collection, query, versionOf(made[4] as KubeObject, "the write"));
     const pages = await pagesOf(ctx, collection, query, PAGE, async () => {
       await objects.create("6");
     });

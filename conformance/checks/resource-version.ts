@@ -13,7 +13,7 @@ import { configMaps, pathOf, type Collection } from "../collection.ts";
 import type { Check, Context } from "../context.ts";
 import type { Query } from "../http.ts";
 import { expect } from "../outcome.ts";
-import { describe, errorIn, gather, keyOf, list, queryText, statusOf, version } from "../reads.ts";
+import { describe, errorIn, gather, keyOf, list, queryText, reached, statusOf, version, versionOf } from "../reads.ts";
 
 /** Far beyond any revision a cluster has written while the check runs. */
 const AHEAD_BY = 1_000_000_000n;
@@ -27,7 +27,7 @@ export const resourceVersionCheck: Check = {
     const query: Query = objects ? { labelSelector: objects.selector } : {};
     if (objects) {
       await objects.create("a");
-      await objects.create("b");
+      await reached(ctx.api, collection, query, versionOf(await objects.create("b"), "the write"));
     }
     const current = version((await list(ctx.api, collection, query)).metadata.resourceVersion, "the list");
 

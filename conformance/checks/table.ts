@@ -11,7 +11,7 @@ import { configMaps, itemPath, pathOf, type Collection } from "../collection.ts"
 import type { Check, Context } from "../context.ts";
 import type { Query } from "../http.ts";
 import { expect } from "../outcome.ts";
-import { changes, describe, eventsText, gather, list, nameOf, queryText, watch } from "../reads.ts";
+import { changes, describe, eventsText, gather, list, nameOf, queryText, reached, versionOf, watch } from "../reads.ts";
 
 /** What kubectl get sends. */
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
@@ -32,6 +32,7 @@ export const tableCheck: Check = {
     const collection = objects ? configMaps(ctx.namespace) : ctx.observed;
     const query: Query = objects ? { labelSelector: objects.selector } : {};
     const made = objects ? [await objects.create("a"), await objects.create("b")] : [];
+    if (made[1]) await reached(ctx.api, collection, query, versionOf(made[1], "the write"));
 
     const listed = await tableOf(ctx, pathOf(collection), query);
     const columns = checkTable(listed, "a list", "PartialObjectMetadata");
@@ -43,6 +44,8 @@ export const tableCheck: Check = {
     let rest = "";
     if (first) {
       checkTable(await tableOf(ctx, pathOf(collection), { ...query, includeObject: "Object" }), "a list with includeObject=Object", collection.kind);
+      // A relay may serve a get from what it holds of the whole namespace: held as of the writes too.
+      if (made[1]) await reached(ctx.api, collection, {}, versionOf(made[1], "the write"));
       const one = await tableOf(ctx, itemPath(collection, first.metadata?.namespace, nameOf(first)), {});
       checkTable(one, "an object", "PartialObjectMetadata");
       expect(one.rows?.length === 1 && nameOf(one.rows[0]?.object ?? {}) === nameOf(first), `the Table of object ${nameOf(first)} does not have its one row`);

@@ -9,7 +9,7 @@ import { INITIAL_EVENTS_END } from "../../src/k8s/types.ts";
 import { configMaps, pathOf } from "../collection.ts";
 import type { Check } from "../context.ts";
 import { expect, notApplicable } from "../outcome.ts";
-import { changes, describe, errorIn, eventsText, gather, keyOf, nameOf, versionOf } from "../reads.ts";
+import { changes, describe, errorIn, eventsText, gather, keyOf, nameOf, reached, versionOf } from "../reads.ts";
 
 const WAIT_MS = 15_000;
 
@@ -21,6 +21,7 @@ export const watchListCheck: Check = {
     const collection = objects ? configMaps(ctx.namespace) : ctx.observed;
     const query = objects ? { labelSelector: objects.selector } : {};
     const made = objects ? [await objects.create("a"), await objects.create("b"), await objects.create("c")] : [];
+    if (made[2]) await reached(ctx.api, collection, query, versionOf(made[2], "the write"));
 
     const opened = await ctx.api.watch(pathOf(collection), { ...query, sendInitialEvents: true, resourceVersionMatch: "NotOlderThan", allowWatchBookmarks: true });
     if (!opened.ok) {

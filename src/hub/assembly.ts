@@ -125,6 +125,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   views = new Views({ rows: feed.viewRows, json: (key) => feed.collection.get(key)?.json, head: () => feed.window.head }, key, inFlightLimit(settings.subscriberBudget));
   views.onSent = (subscriber, messages) => metrics.sent(subscriber.sink.transport, 1, messages);
   out.onWake = () => views?.wake();
+  out.onProgressWanted = (since) => feed.progress(since);
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
   out.onCutOff = (subscriber, reason) =>

@@ -177,6 +177,57 @@ describe("Fanout", () => {
     expect(clock.pending).toEqual([]);
   });
 
+  it("sends a stream that asked for bookmarks one at the head 2 s before its timeoutSeconds, if the head moved past it, and another at its end if it moved again", () => {
+    const { clock, window, subscribe } = setup(1);
+    const timed = subscribe(1, { bookmarks: true, timeoutMs: 10_000 });
+    const without = subscribe(1, { timeoutMs: 10_000 });
+    const caughtUp = subscribe(1, { bookmarks: true, timeoutMs: 10_000 });
+    clock.turn();
+    // Each resume's own bookmark, where its replay ended.
+    for (const s of [timed, caughtUp]) expect(s.sink.batches.splice(0)).toHaveLength(1);
+    window.advance(5); // the upstream's bookmark: nothing for these subscribers but a newer resume point
+    clock.advance(7_999);
+    expect(timed.sink.lines).toEqual([]);
+    // Sent the head some other way (the hub's periodic bookmark): nothing newer before its end.
+    caughtUp.subscriber.position = 5;
+    clock.advance(1);
+    expect(timed.sink.lines).toEqual([`{"type":"BOOKMARK","rv":5}\n`]);
+    expect(timed.subscriber.position).toBe(5);
+    expect(caughtUp.sink.lines).toEqual([]);
+    window.advance(6);
+    clock.advance(2_000);
+    expect(timed.sink.lines).toEqual([`{"type":"BOOKMARK","rv":5}\n`, `{"type":"BOOKMARK","rv":6}\n`]);
+    expect(timed.sink.closedWith?.reason).toBe("timeoutSeconds reached");
+    expect(without.sink.lines).toEqual([]);
+    expect(clock.pending).toEqual([]);
+  });
+
+  it("asks how far the upstream has got 3 s before a stream's bookmark before its end, only when it has nothing newer for it", () => {
+    const { clock, window, fanout, subscribe } = setup(1);
+    const asked: number[] = [];
+    fanout.onProgressWanted = (since) => asked.push(since);
+    const started = clock.now();
+    const atHead = subscribe(1, { bookmarks: true, timeoutMs: 10_000 });
+    // An event still to send it (held: too much unacknowledged): nothing to ask.
+    subscribe(0, { bookmarks: true, timeoutMs: 10_000 }).sink.backlogBytes = 2 * SLICE + 1;
+    subscribe(1, { timeoutMs: 10_000 }); // no bookmarks asked for
+    subscribe(1, { bookmarks: true, timeoutMs: 2_000 }); // too short for a bookmark before its end, as on the API server
+    clock.advance(1_000);
+    const short = subscribe(1, { bookmarks: true, timeoutMs: 4_000 }); // asks at once
+    expect(asked).toEqual([]);
+    clock.turn();
+    expect(asked).toEqual([started + 1_000]);
+    clock.advance(3_999);
+    expect(asked).toEqual([started + 1_000]);
+    clock.advance(1);
+    expect(asked).toEqual([started + 1_000, started]);
+    // Heard meanwhile: the bookmark before its end has the head.
+    window.advance(3);
+    clock.advance(3_000);
+    expect(atHead.sink.lines.at(-1)).toEqual(`{"type":"BOOKMARK","rv":3}\n`);
+    expect(short.sink.closed).toBe(true);
+  });
+
   it("wake does nothing when nobody is waiting on its backlog", () => {
     const { clock, fanout, subscribe } = setup(1);
     subscribe(0);

@@ -64,6 +64,10 @@ export const TURN_MESSAGES = 1000;
 export const TURN_BYTES = 8 * 1024 * 1024;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 const BLOCKED_RETRY_MS = 20;
+/** A stream that asked for bookmarks is sent one this long before its `timeoutSeconds` ends it, as the API server's cacher does (`nextBookmarkTime`). */
+export const BOOKMARK_BEFORE_END_MS = 2000;
+/** How long before that bookmark the hub asks the upstream how far it has got, when it has nothing newer to send (a short upstream watch's answer takes about a second). */
+export const PROGRESS_LEAD_MS = 3000;
 
 export class Fanout {
   readonly #source: FanoutSource;
@@ -88,6 +92,11 @@ export class Fanout {
   onWake: () => void = () => undefined;
   /** Called as a subscriber is cut off: too slow, or fell out of the window (metrics). */
   onCutOff: (subscriber: Subscriber, reason: "slow" | "window") => void = () => undefined;
+  /**
+   * Called shortly before a stream's bookmark before its end, when the hub has nothing newer to
+   * send it: learn how far the upstream has got, unless heard since `since` (the stream's start, ms).
+   */
+  onProgressWanted: (since: number) => void = () => undefined;
 
   constructor(source: FanoutSource, settings: FanoutSettings, log: Log, clock: Clock = realClock) {
     this.#source = source;
@@ -121,12 +130,32 @@ export class Fanout {
     if (subscriber.options.deltasAfter !== undefined) this.#deltaSubscribers++;
     if (subscriber.options.replica !== undefined) this.#replicas++;
     const timeoutMs = subscriber.options.timeoutMs;
-    if (timeoutMs !== undefined)
-      this.#deadlines.set(
-        subscriber,
-        this.#clock.after(timeoutMs, () => this.#expire(subscriber)),
-      );
+    if (timeoutMs !== undefined) this.#deadlines.set(subscriber, this.#timers(subscriber, timeoutMs));
     this.#schedule(0);
+  }
+
+  /**
+   * The end of a stream at `timeoutMs`, and, if it asked for bookmarks, its bookmark
+   * `BOOKMARK_BEFORE_END_MS` before (none for a stream too short for it, as the API server's),
+   * with a look `PROGRESS_LEAD_MS` before that at whether the hub has anything newer for it.
+   */
+  #timers(subscriber: Subscriber, timeoutMs: number): Cancel {
+    const cancels = [this.#clock.after(timeoutMs, () => this.#expire(subscriber))];
+    const bookmarkMs = timeoutMs - BOOKMARK_BEFORE_END_MS;
+    if (subscriber.options.bookmarks && bookmarkMs > 0) {
+      const since = this.#clock.now();
+      cancels.push(
+        this.#clock.after(Math.max(0, bookmarkMs - PROGRESS_LEAD_MS), () => {
+          if (this.#hasAll(subscriber) && subscriber.position >= this.#source.window.head) this.onProgressWanted(since);
+        }),
+        this.#clock.after(bookmarkMs, () => {
+          if (this.#behindOnlyByBookmark(subscriber)) this.#toHead(subscriber);
+        }),
+      );
+    }
+    return () => {
+      for (const cancel of cancels) cancel();
+    };
   }
 
   /** Remove a subscriber, closing its sink with `reason` when given. Idempotent. */
@@ -348,7 +377,7 @@ export class Fanout {
     this.detach(subscriber, { code: CLOSE.slow, reason: `slow subscriber: ${why}; resume from your last resourceVersion` });
   }
 
-  /** `timeoutSeconds` reached: a last bookmark if it has everything (so the client resumes cheaply), then a clean end. */
+  /** `timeoutSeconds` reached: a last bookmark if the head moved since the one before the end (so the client resumes from as late as can be), then a clean end. */
   #expire(subscriber: Subscriber): void {
     if (this.#behindOnlyByBookmark(subscriber)) this.#toHead(subscriber);
     this.detach(subscriber, { code: CLOSE.normal, reason: "timeoutSeconds reached" });
@@ -356,7 +385,11 @@ export class Fanout {
 
   /** It asked for bookmarks, has every event, and the head has moved past it by bookmarks alone. */
   #behindOnlyByBookmark(subscriber: Subscriber): boolean {
-    const window = this.#source.window;
-    return subscriber.options.bookmarks && !subscriber.initial && subscriber.position < window.head && !window.hasEventsAfter(subscriber.position);
+    return this.#hasAll(subscriber) && subscriber.position < this.#source.window.head;
+  }
+
+  /** It asked for bookmarks and has been sent every event the window holds (its initial state too). */
+  #hasAll(subscriber: Subscriber): boolean {
+    return subscriber.options.bookmarks && !subscriber.initial && !this.#source.window.hasEventsAfter(subscriber.position);
   }
 }

@@ -7,6 +7,7 @@ import type { Upstream } from "../upstream.ts";
 import { FakeClock, settled } from "./clock.fake.ts";
 import { Feed, type FeedSettings } from "./feed.ts";
 import { Gather } from "./gather.ts";
+import { PROGRESS_TIMEOUT_SECONDS } from "./reflector.ts";
 import { LineMemory } from "./memory.ts";
 import { HubStorage } from "./storage.ts";
 
@@ -36,7 +37,12 @@ const settings = (): FeedSettings => ({
 class OneWatch implements Upstream {
   readonly cluster = "c";
   readonly lists: string[] = [];
+  /** The `timeoutSeconds` of each watch asked for, in order. */
+  readonly watches: string[] = [];
+  /** Open watches the reflector ended (as it does, at once, to ask how far the upstream has got). */
+  aborted = 0;
   #send: ((line: string) => void) | undefined;
+  #end: (() => void) | undefined;
 
   async fetch(pathAndQuery: string, init?: RequestInit): Promise<Response> {
     const query = new URL(pathAndQuery, "http://x").searchParams;
@@ -45,13 +51,28 @@ class OneWatch implements Upstream {
       const rv = query.get("resourceVersionMatch") === "Exact" ? Number(query.get("resourceVersion")) : 10;
       return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(rv) }, items: [pod("a", rv)] });
     }
+    this.watches.push(query.get("timeoutSeconds") ?? "");
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
+        let open = true;
         this.#send = (line) => controller.enqueue(new TextEncoder().encode(line));
-        init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason));
+        this.#end = () => {
+          open = false;
+          controller.close();
+        };
+        init?.signal?.addEventListener("abort", () => {
+          if (open) this.aborted++;
+          open = false;
+          controller.error(init.signal?.reason);
+        });
       },
     });
     return new Response(body);
+  }
+
+  /** The open stream ends, as at its timeoutSeconds. */
+  end(): void {
+    this.#end?.();
   }
 
   get watching(): boolean {
@@ -97,6 +118,31 @@ describe("Feed", () => {
 
     await feed.synced("current");
     expect(feed.window.head).toBe(11);
+    feed.stop();
+  });
+
+  it("asks the upstream how far it has got only for a subscriber that began after the hub last heard it (a list, its watch's events and bookmarks, the last answer)", async () => {
+    const { clock, upstream, feed } = await watching(settings());
+    const listed = clock.now();
+    clock.advance(5_000);
+    feed.progress(listed); // heard when it began: nothing to ask
+    expect(upstream.aborted).toBe(0);
+    feed.progress(listed + 1);
+    expect(upstream.aborted).toBe(1);
+    await eventually(() => upstream.watches.length === 2, "a watch that asks");
+    expect(upstream.watches[1]).toBe(String(PROGRESS_TIMEOUT_SECONDS));
+    upstream.send({ type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "15" } } });
+    await eventually(() => clock.pending.some((t) => t.ms === GATHER_MS), "the feed to gather the bookmark");
+    clock.advance(GATHER_MS);
+    expect(feed.window.head).toBe(15);
+    const answered = clock.now();
+    upstream.end();
+    await eventually(() => upstream.watches.length === 3, "the watch going on as before");
+    expect(upstream.watches[2]).not.toBe(String(PROGRESS_TIMEOUT_SECONDS));
+    feed.progress(answered);
+    expect(upstream.aborted).toBe(1);
+    feed.progress(clock.now() + 1);
+    expect(upstream.aborted).toBe(2);
     feed.stop();
   });
 

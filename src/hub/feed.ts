@@ -150,6 +150,8 @@ export class Feed implements ReflectorHandler {
   #failing: { since: number; error: UpstreamError } | undefined;
   /** A list from the upstream under way: objects taken so far, since when (ms). */
   #listing: { objects: number; since: number } | undefined;
+  /** When the hub last heard how far the upstream has got: a list, a check, its watch's events or bookmarks, an answer to `progress` (ms). */
+  #heardAt = 0;
   #lastInitial: StateEvents | undefined;
   #lastNet: NetChangeEvents | undefined;
   upstreamState: ReflectorState = "stopped";
@@ -261,6 +263,17 @@ export class Feed implements ReflectorHandler {
    */
   listFirstAt(rv: number): void {
     if (this.#identity === undefined && !this.watching) this.#reflector.listFirstAt(rv);
+  }
+
+  /**
+   * Learn how far the upstream has got (`Reflector.progress`), unless the hub has heard it since
+   * `since` (ms): so a subscriber about to end with nothing newer to be bookmarked at is sent the
+   * upstream's progress, as the API server sends it 2 s before a watch's end, at the cost of a
+   * short upstream watch at most once per subscriber, and none while the upstream speaks (its
+   * own bookmarks come about once a minute).
+   */
+  progress(since: number): void {
+    if (this.#heardAt < since) this.#reflector.progress();
   }
 
   /** End an upstream watch stream older than `maxAgeMs`, to be read on in the caller's invocation. */
@@ -450,6 +463,7 @@ export class Feed implements ReflectorHandler {
       this.#currentAsOf = this.#checks;
       this.#markCaughtUp();
     }
+    this.#heardAt = this.#clock.now();
     this.#settle();
   }
 
@@ -503,6 +517,7 @@ export class Feed implements ReflectorHandler {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
+    this.#heardAt = this.#clock.now();
     const identity = this.#identity;
     if (!identity) return;
     const changes: Change[] = [];
@@ -557,9 +572,14 @@ export class Feed implements ReflectorHandler {
     this.#headMoved();
   }
 
+  progressed(): void {
+    this.#heardAt = this.#clock.now();
+  }
+
   upToDate(): void {
     this.#currentAt = undefined;
     this.#failing = undefined;
+    this.#heardAt = this.#clock.now();
     this.#current = true;
     this.#currentAsOf = this.#checks;
     this.#markCaughtUp();

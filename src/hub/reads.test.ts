@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { encodeBase64Url } from "../k8s/base64url.ts";
 import { describe, expect, it } from "vitest";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
 import { watchKey } from "../k8s/key.ts";
@@ -7,7 +8,7 @@ import { parseShardSelector } from "../k8s/shard.ts";
 import { shardSelector } from "../../test/kit/shards.ts";
 import { Collection } from "./collection.ts";
 import { listPlan, serveList, type Reader } from "./reads.ts";
-import { decodeContinue, encodeContinue, SnapshotRegistry } from "./snapshots.ts";
+import { decodeContinue, encodeContinue, LATEST, SnapshotRegistry } from "./snapshots.ts";
 import { HubStorage } from "./storage.ts";
 
 const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
@@ -86,6 +87,14 @@ describe("continue tokens", () => {
     expect(decodeContinue("not-a-token")).toBeUndefined();
     expect(decodeContinue(btoa(JSON.stringify({ v: "other", rv: 1, start: "" })))).toBeUndefined();
   });
+
+  it("read a negative resourceVersion as the latest state and 0 as no token, as the API server's decoder does", () => {
+    const token = (rv: unknown) => encodeBase64Url(JSON.stringify({ v: "meta.k8s.io/v1", rv, start: "ns/b\u0000" }));
+    expect(decodeContinue(token(-1))).toEqual({ rv: LATEST, start: "ns/b", sent: 0 });
+    expect(decodeContinue(token(-7))).toEqual({ rv: LATEST, start: "ns/b", sent: 0 });
+    expect(decodeContinue(token(0))).toBeUndefined();
+    expect(decodeContinue(token(1.5))).toBeUndefined();
+  });
 });
 
 describe("lists", () => {
@@ -130,6 +139,25 @@ describe("lists", () => {
     const body = (await response.json()) as { items: Array<{ name: string; rv: number }> };
     expect(body.items.map((i) => i.name)).toEqual(names);
     expect(body.items.every((i) => i.rv === 1)).toBe(true);
+  });
+
+  it("a token whose snapshot is gone is 410 with one for the latest state, which pages on through the current state from the same key", async () => {
+    const r = reader(9, ["a", "b", "c", "d", "e"]);
+    const first = await list(r, { limit: 2 });
+    r.write("c", "MODIFIED", 10);
+    r.write("d", "DELETED", 11);
+    r.write("f", "ADDED", 12);
+    // Four newer paged lists: the first's snapshot is no longer kept.
+    for (const rv of [10, 11, 12, 13]) r.snapshots.keep(rv);
+    const plan = await listPlan(r, options({ continue: first.continue, limit: 2 }));
+    if (plan.ok) throw new Error("expected a Status");
+    expect(plan.status).toMatchObject({ kind: "Status", code: 410, reason: "Expired", message: expect.stringContaining("use the continue token in this response") });
+    const latest = plan.status.metadata?.continue as string;
+    expect(decodeContinue(latest)).toMatchObject({ rv: LATEST, start: "ns/b", sent: 2 });
+    const second = await list(r, { continue: latest, limit: 2 });
+    expect([second.resourceVersion, second.names, second.remainingItemCount]).toEqual(["12", ["c", "e"], 1]);
+    const last = await list(r, { continue: second.continue, limit: 2 });
+    expect([last.resourceVersion, last.names, last.continue]).toEqual(["12", ["f"], undefined]);
   });
 
   it("a lost or foreign token is 410 or 400", async () => {

@@ -9,7 +9,9 @@
  *   (waiting up to 3 s, then 504 Too large resource version);
  * - `N` with `limit` and no match, or `resourceVersionMatch=Exact`: the state at exactly `N`, if
  *   it is current or kept for continue tokens, else 410;
- * - `continue`: the next page of the token's snapshot, or 410 once it is gone.
+ * - `continue`: the next page of the token's snapshot, or, once it is gone, 410 with a token
+ *   that goes on from the same key at the latest state; such a token (`rv` -1) reads the current
+ *   state from its key on, as a consistent read (the cacher's `ShouldDelegateContinue`).
  * Responses are the API server's shapes, streamed from storage a few rows at a time in the
  * snapshot's key order, so a list of any size is never held in memory, and its first bytes go
  * out as soon as the first rows are read.
@@ -17,9 +19,9 @@
 import { metaNamespaceKey, type WatchKey } from "../k8s/key.ts";
 import type { ListOptions } from "../k8s/options.ts";
 import { admitsObject } from "../k8s/shard.ts";
-import { badRequest, expired, notFound, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
+import { badRequest, continueExpired, expired, notFound, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
 import type { Collection, StoredObject } from "./collection.ts";
-import { decodeContinue, encodeContinue, type Lease, type SnapshotRegistry } from "./snapshots.ts";
+import { decodeContinue, encodeContinue, LATEST, type Lease, type SnapshotRegistry } from "./snapshots.ts";
 
 /** How long a request for a resourceVersion ahead of the hub waits for it (`blockTimeout`). */
 export const AHEAD_WAIT_MS = 3000;
@@ -43,14 +45,14 @@ export interface PagePlan {
   sent: number;
 }
 
-const CONTINUE_EXPIRED = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
-
 /** Which snapshot, and where in it, a list reads; the snapshot is held from the moment it is chosen. */
 export async function listPlan(source: ListSource, options: ListOptions): Promise<Result<PagePlan>> {
   if (options.continue) {
     const cursor = decodeContinue(options.continue);
     if (!cursor) return { ok: false, status: badRequest("continue key is not valid: it was not issued by this relay") };
-    if (!exactly(source, cursor.rv)) return { ok: false, status: expired(CONTINUE_EXPIRED) };
+    // The count sent before stays an estimate at another state: remainingItemCount is one.
+    if (cursor.rv === LATEST) return { ok: true, value: { lease: source.snapshots.hold(source.head()), after: cursor.start, limit: options.limit, sent: cursor.sent } };
+    if (!exactly(source, cursor.rv)) return { ok: false, status: continueExpired(encodeContinue({ ...cursor, rv: LATEST })) };
     return { ok: true, value: { lease: source.snapshots.hold(cursor.rv), after: cursor.start, limit: options.limit, sent: cursor.sent } };
   }
   let rv = source.head();
@@ -113,7 +115,8 @@ export async function serveList(reader: Reader, key: WatchKey, options: ListOpti
       next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit, hub: reader.hub });
       snapshots.keep(lease.rv);
       // As the API server: an estimate of what is left, only when nothing is filtered out.
-      if (!key.labelSelector && !key.fieldSelector && !shard) remaining = collection.sizeAt(lease.rv) - (sent + limit);
+      // At least the next page's first: after a token for the latest state, the count sent is of another state.
+      if (!key.labelSelector && !key.fieldSelector && !shard) remaining = Math.max(1, collection.sizeAt(lease.rv) - (sent + limit));
     }
   }
   const head: ListHead = {

@@ -5,7 +5,7 @@ import type { Upstream } from "../upstream.ts";
 import { Changes } from "../../test/kit/wait.ts";
 import { FakeClock, settled } from "./clock.fake.ts";
 import { PagePermits } from "./page-permits.ts";
-import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
+import { PROGRESS_TIMEOUT_SECONDS, Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
 
 const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
 const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", uid: `u-${name}`, resourceVersion: String(rv) } });
@@ -116,6 +116,11 @@ class Recorder implements ReflectorHandler {
   }
   upToDate(): void {
     this.current++;
+    this.#changes.changed();
+  }
+  progress = 0;
+  progressed(): void {
+    this.progress++;
     this.#changes.changed();
   }
   readonly caughtUp: number[] = [];
@@ -397,6 +402,30 @@ describe("Reflector", () => {
     expect(handler.states.map(([state]) => state)).not.toContain("backoff");
     expect(handler.lists).toHaveLength(1);
     expect(seen).toEqual(["watch", "renewed", "rewatch"]);
+    reflector.stop();
+  });
+
+  it("asked how far the upstream has got, ends its stream and watches on from where it is with a short timeout, whose bookmark says, then as before; one at a time", async () => {
+    const { upstream, handler, reflector, seen } = start();
+    const first = await upstream.watch(1);
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    await handler.until("the event", () => handler.head === 11);
+    reflector.progress();
+    reflector.progress();
+    const asking = await upstream.watch(2);
+    expect(asking.from).toBe(11);
+    expect(new URL(upstream.requests.at(-1) as string, "http://x").searchParams.get("timeoutSeconds")).toBe(String(PROGRESS_TIMEOUT_SECONDS));
+    reflector.progress(); // already asking
+    asking.send({ type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "20" } } });
+    asking.end();
+    const after = await upstream.watch(3);
+    expect(after.from).toBe(20);
+    expect(new URL(upstream.requests.at(-1) as string, "http://x").searchParams.get("timeoutSeconds")).toBe("300");
+    expect(handler.progress).toBe(1);
+    expect(upstream.streams).toHaveLength(3);
+    expect(handler.states.map(([state]) => state)).not.toContain("backoff");
+    expect(handler.lists).toHaveLength(1);
+    expect(seen).toEqual(["watch", "rewatch", "rewatch"]);
     reflector.stop();
   });
 

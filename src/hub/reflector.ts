@@ -46,6 +46,8 @@ export interface ReflectorHandler {
   upToDate(): void;
   /** The last check found the upstream (a root hub: `followsHub`) at `rv`, ahead of the hub: current once the watch has brought it there. */
   currentOnceAt(rv: number): void;
+  /** A watch asked for how far the upstream has got has ended: what it had to say (a BOOKMARK, if it had moved) has been delivered. */
+  progressed(): void;
 }
 
 /** What the reflector reports of the upstream, for the relay's metrics. */
@@ -99,6 +101,13 @@ class StallError extends UpstreamError {}
 /** Objects asked for in each page of an upstream list. */
 export const PAGE_SIZE = 500;
 
+/**
+ * `timeoutSeconds` of a watch that asks how far the upstream has got: the API server sends a
+ * watch a BOOKMARK 2 s before its end if its resourceVersion has moved past what the watch was
+ * sent (cacher `nextBookmarkTime`), so this one's comes about a second in.
+ */
+export const PROGRESS_TIMEOUT_SECONDS = 3;
+
 /** How a watch ended: its stream ended, its resume point is too old (410), or ahead of the upstream. */
 type WatchOutcome = "ended" | "expired" | "ahead";
 
@@ -121,6 +130,8 @@ export class Reflector {
   #firstAt: number | undefined;
   /** The open watch stream is being ended so that it is read on in a fresh invocation. */
   #renewing = false;
+  /** How far the upstream has got: to be asked (the open stream is being ended for it), being asked, or not wanted. */
+  #progress: "asked" | "asking" | undefined;
   /** When the open watch stream was requested (0: none is open). */
   #streamSince = 0;
   /** Last time bytes arrived from upstream (or a request was answered). */
@@ -190,6 +201,20 @@ export class Reflector {
     this.#abort?.abort();
   }
 
+  /**
+   * Learn how far the upstream has got, which a watch of a quiet selector hears only from the
+   * API server's bookmarks, about once a minute: the open stream is ended and the next one asked
+   * with `PROGRESS_TIMEOUT_SECONDS`, so the API server's bookmark before its end says where it
+   * is (if it has moved), then the watch goes on as before. A watch from where the hub is, so
+   * nothing is missed or read twice; one at a time, and nothing to ask without an open stream (a
+   * list, a backoff).
+   */
+  progress(): void {
+    if (this.#streamSince === 0 || this.#progress !== undefined) return;
+    this.#progress = "asked";
+    this.#abort?.abort();
+  }
+
   async #loop(): Promise<void> {
     const observer = this.#options.observer;
     let watched = false;
@@ -254,7 +279,12 @@ export class Reflector {
         const started = this.#clock.now();
         observer.watch(watched);
         watched = true;
-        const { outcome, received } = await this.#watch(this.#handler.resumeVersion() ?? 0);
+        const progress = this.#progress === "asked";
+        this.#progress = progress ? "asking" : undefined;
+        const { outcome, received } = await this.#watch(this.#handler.resumeVersion() ?? 0, progress ? PROGRESS_TIMEOUT_SECONDS : this.#options.watchTimeoutSeconds()).finally(() => {
+          if (progress) this.#progress = undefined;
+        });
+        if (progress && outcome === "ended") this.#handler.progressed();
         if (outcome === "expired") {
           observer.expired();
           mustList = true;
@@ -276,6 +306,7 @@ export class Reflector {
           this.#renewing = false;
           continue; // ended to be read on in a fresh invocation
         }
+        if (this.#progress === "asked") continue; // ended to ask how far the upstream has got
         const error = e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`);
         if (error instanceof StallError) observer.stalled();
         else observer.failed(error.status, error.message);
@@ -384,7 +415,7 @@ export class Reflector {
     );
   }
 
-  async #watch(from: number): Promise<{ outcome: WatchOutcome; received: boolean }> {
+  async #watch(from: number, timeoutSeconds: number): Promise<{ outcome: WatchOutcome; received: boolean }> {
     const abort = new AbortController();
     this.#abort = abort;
     this.#streamSince = this.#clock.now();
@@ -393,7 +424,7 @@ export class Reflector {
       watch: "1",
       resourceVersion: String(from),
       allowWatchBookmarks: "true",
-      timeoutSeconds: String(this.#options.watchTimeoutSeconds()),
+      timeoutSeconds: String(timeoutSeconds),
     });
     // One timer for the whole stream, re-armed only when it fires: moving it on every chunk
     // costs more than the rest of reading the chunk.

@@ -11,11 +11,13 @@
  * Continue tokens have the API server's shape (apiserver `pkg/storage/continue.go`): base64url
  * of `{"v":"meta.k8s.io/v1","rv":R,"start":"<key>\u0000"}`, and the relay's count of items
  * already sent (`n`), for `remainingItemCount`, and the hub that holds its snapshot (`h`), where
- * the Worker sends the next page of a hot key's list.
+ * the Worker sends the next page of a hot key's list. A negative `rv` (`LATEST`, what the 410 for
+ * an expired token offers) reads on at the state of the moment: an inconsistent list.
  */
 import { decodeBase64Url, encodeBase64Url } from "../k8s/base64url.ts";
 
 export interface Cursor {
+  /** The snapshot's resourceVersion; `LATEST`: the current state, whatever it is. */
   rv: number;
   /** The key the next page starts after. */
   start: string;
@@ -27,6 +29,9 @@ export interface Cursor {
 
 const VERSION = "meta.k8s.io/v1";
 
+/** A token's `rv` for "continue at the latest state", as the API server writes it (any negative reads so). */
+export const LATEST = -1;
+
 export function encodeContinue(cursor: Cursor): string {
   return encodeBase64Url(JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000`, n: cursor.sent, ...(cursor.hub === undefined ? {} : { h: cursor.hub }) }));
 }
@@ -35,9 +40,15 @@ export function encodeContinue(cursor: Cursor): string {
 export function decodeContinue(token: string): Cursor | undefined {
   try {
     const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown; n?: unknown; h?: unknown };
-    if (parsed.v !== VERSION || typeof parsed.rv !== "number" || typeof parsed.start !== "string") return undefined;
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the NUL a continue token's start ends with, on purpose
-    return { rv: parsed.rv, start: parsed.start.replace(/\u0000$/, ""), sent: typeof parsed.n === "number" && parsed.n >= 0 ? parsed.n : 0, hub: typeof parsed.h === "string" ? parsed.h : undefined };
+    // 0 is no version at all, as the API server's decoder says; a negative one is the latest state.
+    if (parsed.v !== VERSION || !Number.isSafeInteger(parsed.rv) || parsed.rv === 0 || typeof parsed.start !== "string") return undefined;
+    return {
+      rv: Math.max(parsed.rv as number, LATEST),
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the NUL a continue token's start ends with, on purpose
+      start: parsed.start.replace(/\u0000$/, ""),
+      sent: typeof parsed.n === "number" && parsed.n >= 0 ? parsed.n : 0,
+      hub: typeof parsed.h === "string" ? parsed.h : undefined,
+    };
   } catch {
     return undefined;
   }

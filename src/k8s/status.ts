@@ -61,6 +61,19 @@ export const expired = (message: string): Status => failure(410, "Expired", mess
 
 export const tooOldResourceVersion = (requested: number, oldest: number): Status => expired(`too old resource version: ${requested} (${oldest})`);
 
+/**
+ * A continue token whose snapshot is gone (etcd compacted past it): 410 with `metadata.continue`,
+ * a token that goes on from the same key at the latest state, for a client that will take an
+ * inconsistent list (apiserver `pkg/storage/etcd3/errors.go` `handleCompactedErrorForPaging`).
+ */
+export function continueExpired(latestToken: string): Status {
+  const status = expired(
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+  );
+  status.metadata = { continue: latestToken };
+  return status;
+}
+
 /** `ListOptions.meta.k8s.io "" is invalid: field: Forbidden: ...` as `apierrors.NewInvalid` writes it. */
 export function invalidListOptions(causes: Array<{ field: string; type: "Forbidden" | "Invalid" | "Unsupported"; detail: string; value?: string }>): Status {
   const describe = (c: (typeof causes)[number]) => (c.type === "Forbidden" ? `Forbidden: ${c.detail}` : `${c.type} value: ${JSON.stringify(c.value ?? "")}: ${c.detail}`);

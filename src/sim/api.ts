@@ -189,6 +189,8 @@ async function serveResource(state: SimState, req: IncomingMessage, res: ServerR
     const options = writeOptions(query);
     return sendWritten(res, 200, state.writes.replace(def, namespace, name, await readObject(req, def), options), options, pretty);
   }
+  // An object a write names is looked up first, as the API server does, so a dry run of an absent one is its 404.
+  if ((method === "PATCH" || method === "DELETE") && name !== undefined && !state.store.get(def, metaNamespaceKey(namespace, name))) throw new ApiError(notFound(def.resource, name, def.group));
   if (method === "PATCH" && name !== undefined) {
     const options = writeOptions(query);
     const type = requireContentType(req, patchTypesOf(def)) as keyof typeof PATCH_TYPES;
@@ -340,6 +342,7 @@ async function serveWatch(state: SimState, req: IncomingMessage, res: ServerResp
       table: representation.kind === "table" ? { ...tableOptions(representation.version, query), contentType: representation.contentType } : undefined,
       timeoutMs,
       bookmarkIntervalMs: state.config.bookmarkIntervalMs,
+      watchDelayMs: () => state.config.watchDelayMs,
     },
     state.store,
     res,

@@ -129,6 +129,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       openapi: options.openapi ?? false,
       clientCertificateUser: null,
       listDelayMs: 0,
+      watchDelayMs: 0,
     },
     initialResourceVersion: options.initialResourceVersion,
   });

@@ -5,7 +5,7 @@
  * filtering, and `limit`/`continue` paging over a consistent snapshot in key order.
  */
 import { parseListOptions } from "../k8s/options.ts";
-import { badRequest, expired, tooLargeResourceVersion } from "../k8s/status.ts";
+import { badRequest, continueExpired, expired, tooLargeResourceVersion } from "../k8s/status.ts";
 import type { KubeList, KubeObject } from "../k8s/types.ts";
 import { ApiError } from "./errors.ts";
 import type { ObjectFilter } from "./filter.ts";
@@ -15,16 +15,13 @@ import type { Store } from "./store.ts";
 /** How long a request for a resourceVersion ahead of the store waits before 504 (cacher `blockTimeout`). */
 export const FRESHNESS_WAIT_MS = 3000;
 
-export const CONTINUE_EXPIRED =
-  "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the error response to get an inconsistent list result.";
-
 export interface ListResult {
   items: KubeObject[];
   metadata: KubeList["metadata"];
 }
 
 interface ContinueToken {
-  /** Snapshot RV; -1 means "continue at the latest state" (inconsistent). */
+  /** Snapshot RV; -1 (any negative) means "continue at the latest state" (inconsistent). */
   rv: number;
   /** First key to return (the last returned key plus `\0`). */
   start: string;
@@ -42,9 +39,9 @@ function decodeContinue(value: string): ContinueToken {
     throw invalid("the token is not base64url-encoded JSON");
   }
   if (parsed.v !== "meta.k8s.io/v1") throw invalid("server does not recognize this encoded version");
-  if (typeof parsed.rv !== "number" || parsed.rv === 0 || parsed.rv < -1) throw invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+  if (!Number.isSafeInteger(parsed.rv) || parsed.rv === 0) throw invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
   if (typeof parsed.start !== "string" || parsed.start === "") throw invalid("encoded start key empty");
-  return { rv: parsed.rv, start: parsed.start };
+  return { rv: Math.max(parsed.rv as number, -1), start: parsed.start };
 }
 
 /** Wait (up to 3 s) for the store to reach `rv`, else the cacher's 504 TooLarge. */
@@ -73,11 +70,7 @@ export async function listObjects(store: Store, def: ResourceDef, filter: Object
     start = token.start;
     if (token.rv !== -1) {
       snapshotRV = token.rv;
-      snapshot = snapshotOrExpired(store, def, token.rv, () => {
-        const status = expired(CONTINUE_EXPIRED);
-        status.metadata = { continue: encodeContinue({ rv: -1, start }) };
-        return new ApiError(status);
-      });
+      snapshot = snapshotOrExpired(store, def, token.rv, () => new ApiError(continueExpired(encodeContinue({ rv: -1, start }))));
     }
   } else if (options.resourceVersion.kind === "zero") {
     // The watch cache ignores limit for resourceVersion=0 (cacher `computeListLimit`).

@@ -34,6 +34,11 @@ export interface SimConfig {
   clientCertificateUser: string | null;
   /** Each list's answer waits this long (ms): an API server that takes a while to list a big collection. */
   listDelayMs: number;
+  /**
+   * Each change and bookmark reaches the watches this long after it is made (ms), in order: a
+   * watch cache behind etcd, whose lists and gets are not (they read the store).
+   */
+  watchDelayMs: number;
 }
 
 export interface SimStats {
@@ -136,12 +141,12 @@ export class SimState {
         if (value !== null && (typeof value !== "string" || value === "")) throw new ApiError(badRequest(`${key} must be a user name, or null`));
         continue;
       }
-      if (key === "listDelayMs") {
+      if (key === "listDelayMs" || key === "watchDelayMs") {
         if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw new ApiError(badRequest(`${key} must be a non-negative integer`));
         continue;
       }
       if (key !== "bookmarkIntervalMs" && key !== "historyLimit") {
-        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, clientCertificateUser, listDelayMs)`));
+        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, clientCertificateUser, listDelayMs, watchDelayMs)`));
       }
       if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ApiError(badRequest(`${key} must be a positive integer`));
     }
@@ -149,6 +154,7 @@ export class SimState {
     if (config.openapi !== undefined) this.config.openapi = config.openapi;
     if (config.clientCertificateUser !== undefined) this.config.clientCertificateUser = config.clientCertificateUser;
     if (config.listDelayMs !== undefined) this.config.listDelayMs = config.listDelayMs;
+    if (config.watchDelayMs !== undefined) this.config.watchDelayMs = config.watchDelayMs;
     if (config.historyLimit !== undefined) {
       this.config.historyLimit = config.historyLimit;
       this.store.setHistoryLimit(config.historyLimit);

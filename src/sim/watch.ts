@@ -32,6 +32,8 @@ export interface WatchSpec {
   table: (TableOptions & { contentType: string }) | undefined;
   timeoutMs: number;
   bookmarkIntervalMs: number;
+  /** How long after a change (or a bookmark's moment) the stream has it (`SimConfig.watchDelayMs`). */
+  watchDelayMs: () => number;
 }
 
 /** Buffered live bytes past which a client counts as unresponsive and its watch is ended (cacher behaviour). */
@@ -74,6 +76,9 @@ export class WatchStream {
   #unsubscribe: (() => void) | undefined;
   readonly #timers: Array<ReturnType<typeof setTimeout>> = [];
   #bookmarkTimer: ReturnType<typeof setInterval> | undefined;
+  /** Live changes and bookmarks held back by `watchDelayMs`, in order, each with when it is due. */
+  readonly #delayed: Array<{ due: number; run: () => void }> = [];
+  #delayTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(spec: WatchSpec, store: Store, res: ServerResponse, onClose: () => void) {
     this.id = spec.id;
@@ -121,13 +126,28 @@ export class WatchStream {
     // Stalled during a replay: silent from here on, as `stall` promises.
     if (this.#closed || this.#stalled) return;
     this.#live = true;
-    this.#unsubscribe = this.#store.subscribe((event) => this.#onEvent(event));
+    this.#unsubscribe = this.#store.subscribe((event) => this.#later(() => this.#onEvent(event)));
     this.#timers.push(setTimeout(() => this.end(), this.#spec.timeoutMs));
     if (allowWatchBookmarks) {
       this.setBookmarkInterval(this.#spec.bookmarkIntervalMs);
       // The cacher also sends a bookmark 2 s before the deadline, so clients can resume from it.
       if (this.#spec.timeoutMs > 2000) this.#timers.push(setTimeout(() => this.#sendBookmark(false), this.#spec.timeoutMs - 2000));
     }
+  }
+
+  /** Run `run` `watchDelayMs` from now, after whatever was held back before it. */
+  #later(run: () => void): void {
+    const ms = this.#spec.watchDelayMs();
+    if (ms <= 0 && this.#delayed.length === 0) return run();
+    this.#delayed.push({ due: Date.now() + ms, run });
+    this.#delayTimer ??= setTimeout(() => this.#runDue(), ms);
+  }
+
+  #runDue(): void {
+    this.#delayTimer = undefined;
+    while (this.#delayed.length > 0 && (this.#delayed[0] as { due: number }).due <= Date.now()) this.#delayed.shift()?.run();
+    const next = this.#delayed[0];
+    if (next && !this.#closed) this.#delayTimer = setTimeout(() => this.#runDue(), Math.max(0, next.due - Date.now()));
   }
 
   #sendInitialEvents(): void {
@@ -209,9 +229,14 @@ export class WatchStream {
     if (this.#live && this.#res.writableLength > MAX_BUFFERED) this.end();
   }
 
-  /** A BOOKMARK at the store's RV, only if that is past what this client has seen (cacher rule). */
+  /** A BOOKMARK at the store's RV, only if that is past what this client has seen (cacher rule); a periodic one as late as the changes. */
   #sendBookmark(initialEventsEnd: boolean): void {
     const rv = this.#store.resourceVersion;
+    if (!initialEventsEnd) return this.#later(() => this.#bookmarkAt(rv, false));
+    this.#bookmarkAt(rv, true);
+  }
+
+  #bookmarkAt(rv: number, initialEventsEnd: boolean): void {
     if (this.#stalled || (!initialEventsEnd && rv <= this.#lastSent)) return;
     const def = this.#spec.def;
     const metadata = initialEventsEnd ? { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: "true" } } : { resourceVersion: String(rv) };
@@ -231,6 +256,8 @@ export class WatchStream {
     this.#unsubscribe?.();
     for (const t of this.#timers) clearTimeout(t);
     clearInterval(this.#bookmarkTimer);
+    clearTimeout(this.#delayTimer);
+    this.#delayed.length = 0;
     this.#onClose();
   }
 

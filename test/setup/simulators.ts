@@ -8,7 +8,26 @@ import type { TestProject } from "vitest/node";
 import { startSimulator } from "../../src/sim/index.ts";
 
 /** Clusters the tests use; `down` points at a port nobody listens on. */
-export const CLUSTER_NAMES = ["default", "faults", "evict", "soak", "slow", "other", "quota", "fuzz", "metrics", "ready", "rewind", "openapi", "proxied", "reviews", "hot", "access", "logs"] as const;
+export const CLUSTER_NAMES = [
+  "default",
+  "faults",
+  "evict",
+  "soak",
+  "slow",
+  "other",
+  "quota",
+  "fuzz",
+  "metrics",
+  "ready",
+  "rewind",
+  "openapi",
+  "proxied",
+  "reviews",
+  "hot",
+  "access",
+  "logs",
+  "quiet",
+] as const;
 
 declare module "vitest" {
   interface ProvidedContext {
@@ -21,7 +40,8 @@ export default async function setup({ provide }: TestProject): Promise<() => Pro
     CLUSTER_NAMES.map((name) =>
       startSimulator({
         seed: 1,
-        bookmarkIntervalMs: 1000,
+        // `quiet` bookmarks as an API server does, once a minute; the others every second.
+        bookmarkIntervalMs: name === "quiet" ? 60_000 : 1000,
         // Tests create their own namespaces; `default` keeps a little seeded data for list tests.
         initial: name === "default" ? { namespaces: ["default", "team-a"], podsPerNamespace: 4, nodes: 2, deployments: 1 } : { namespaces: [], podsPerNamespace: 0, nodes: 1, deployments: 0 },
       }),

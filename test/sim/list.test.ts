@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { STREAMED_LIST_ITEMS } from "../../src/sim/http.ts";
-import { CONTINUE_EXPIRED } from "../../src/sim/list.ts";
+import { continueExpired } from "../../src/k8s/status.ts";
 import { podManifest, request } from "./helpers.ts";
 
 let sim: Simulator;
@@ -128,7 +128,7 @@ describe("list", () => {
     await sim.faults({ compact: true });
     const res = await request(pods("team-c", `limit=2&continue=${first.body.metadata.continue}`));
     expect(res.status).toBe(410);
-    expect(res.body).toMatchObject({ kind: "Status", status: "Failure", reason: "Expired", code: 410, message: CONTINUE_EXPIRED });
+    expect(res.body).toMatchObject({ kind: "Status", status: "Failure", reason: "Expired", code: 410, message: continueExpired("").message });
     const retry = await request(pods("team-c", `limit=100&continue=${res.body.metadata.continue}`));
     expect(retry.status).toBe(200);
     expect(retry.body.items.map((p: any) => p.metadata.name)).toContain("zz-after-first-page");

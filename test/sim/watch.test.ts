@@ -106,6 +106,32 @@ describe("watch", () => {
     expect(await deployments.nextLine()).toBe(`{"type":"BOOKMARK","object":{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"resourceVersion":"${sim.resourceVersion}"}}}`);
   });
 
+  it("watchDelayMs holds each change and bookmark back from the watches, in order, while lists see the change at once (a watch cache behind etcd)", async () => {
+    sim.configure({ watchDelayMs: 300 });
+    try {
+      const from = sim.resourceVersion;
+      const w = await watch(`/api/v1/namespaces/team-b/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${from}`);
+      const made = Date.now();
+      sim.create("pods", podManifest("team-b", "late-1"));
+      sim.create("pods", podManifest("team-b", "late-2"));
+      const listed = await request(`${sim.url}/api/v1/namespaces/team-b/pods`);
+      expect(listed.body.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(expect.arrayContaining(["late-1", "late-2"]));
+      expect(w.lines).toEqual([]);
+      const events = await w.until((e) => e.object.metadata?.name === "late-2");
+      expect(Date.now() - made).toBeGreaterThanOrEqual(290);
+      // Bookmarks (every 40 ms here) come as late as the changes, so none says the watch has what it has not been sent yet.
+      const changes = events.filter((e) => e.type !== "BOOKMARK");
+      expect(changes.map((e) => [e.type, e.object.metadata.name])).toEqual([
+        ["ADDED", "late-1"],
+        ["ADDED", "late-2"],
+      ]);
+      const first = Number(changes[0]!.object.metadata.resourceVersion);
+      for (const bookmark of events.slice(0, events.indexOf(changes[0]!))) expect(Number(bookmark.object.metadata.resourceVersion)).toBeLessThan(first);
+    } finally {
+      sim.configure({ watchDelayMs: 0 });
+    }
+  });
+
   it("sendInitialEvents: ADDED in key order, then the initial-events-end BOOKMARK, then live events", async () => {
     const expected = sim.list("pods", "team-a").map((p) => p.metadata?.name);
     const rv = sim.resourceVersion;

@@ -88,6 +88,17 @@ describe("writes", () => {
     expect((await request(`${sim.url}/apis/example.com/v1/namespaces/brand-new/widgets/w`)).status).toBe(404);
   });
 
+  it("answers a write of an absent object 404, as the API server, before refusing its dry run", async () => {
+    const absent = `${sim.url}/api/v1/namespaces/default/configmaps/absent?dryRun=All`;
+    const deleted = await request(absent, { method: "DELETE" });
+    const patched = await sendJson(absent, "PATCH", {}, "application/merge-patch+json");
+    for (const reply of [deleted, patched]) expect([reply.status, reply.body?.reason]).toEqual([404, "NotFound"]);
+    sim.create("configmaps", { metadata: { name: "present", namespace: "default" } });
+    const dryRun = await request(`${sim.url}/api/v1/namespaces/default/configmaps/present?dryRun=All`, { method: "DELETE" });
+    expect(dryRun.status).toBe(400);
+    expect(sim.get("configmaps", "default", "present")).toBeDefined();
+  });
+
   it("rejects bodies that do not match the URL", async () => {
     expect((await sendJson(podsUrl("default"), "POST", { ...podManifest("team-a", "x") })).status).toBe(400);
     expect((await sendJson(podsUrl("default"), "POST", { kind: "Service", metadata: { name: "x" } })).status).toBe(400);

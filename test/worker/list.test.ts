@@ -42,6 +42,34 @@ describe("paging", () => {
     expect(fresh.items.map((o) => o.metadata!.name)).toEqual(["p0", "p1", "p2", "p3", "p5", "p6", "p9"]);
   });
 
+  it("a token whose snapshot is no longer kept is 410 with the API server's token for the latest state, which pages on through the current state from its key", async () => {
+    const ns = uniqueNamespace("expire");
+    for (let i = 0; i < 4; i++) await sim.createPod(ns, `p${i}`);
+    const first = (await (await relay(`${podsPath(ns)}?limit=2`)).json()) as List;
+    expect(first.items.map((o) => o.metadata!.name)).toEqual(["p0", "p1"]);
+    await sim.deletePod(ns, "p2");
+    // Four paged lists of newer states, each once the hub has the write before it: the relay
+    // keeps the newest four snapshots for continue tokens, so the first page's goes.
+    for (let i = 4; i < 8; i++) {
+      const rv = (await sim.createPod(ns, `p${i}`)).metadata!.resourceVersion!;
+      expect((await relay(`${podsPath(ns)}?limit=1&resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`)).status).toBe(200);
+    }
+    const expired = await relay(`${podsPath(ns)}?limit=2&continue=${first.metadata.continue}`);
+    expect(expired.status).toBe(410);
+    const status = (await expired.json()) as { reason: string; message: string; metadata: { continue?: string } };
+    expect(status).toMatchObject({ reason: "Expired", message: expect.stringContaining("inconsistent list") });
+    const pages: List[] = [];
+    for (let token = status.metadata.continue; token; token = pages.at(-1)!.metadata.continue) {
+      const page = await relay(`${podsPath(ns)}?limit=2&continue=${token}`);
+      expect(page.status).toBe(200);
+      pages.push((await page.json()) as List);
+    }
+    expect(pages.flatMap((p) => p.items.map((o) => o.metadata!.name))).toEqual(["p3", "p4", "p5", "p6", "p7"]);
+    // One state, newer than the first page's.
+    expect(new Set(pages.map((p) => p.metadata.resourceVersion)).size).toBe(1);
+    expect(Number(pages[0]!.metadata.resourceVersion)).toBeGreaterThan(Number(first.metadata.resourceVersion));
+  });
+
   it("a continue token the relay did not issue is a 400", async () => {
     const response = await relay(`${podsPath(uniqueNamespace())}?limit=1&continue=bm9wZQ`);
     expect(response.status).toBe(400);
