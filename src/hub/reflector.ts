@@ -8,9 +8,12 @@
 import { Backoff, REFLECTOR_BACKOFF, retryAfterMs } from "../k8s/backoff.ts";
 import { upstreamCollectionUrl, type WatchKey } from "../k8s/key.ts";
 import { objectJsonOf, parseEventLine } from "../k8s/event.ts";
-import { LineSplitter } from "../k8s/ndjson.ts";
+import { LineSplitter, LineTooLong } from "../k8s/ndjson.ts";
 import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { isTooLargeResourceVersion } from "../k8s/status.ts";
+import { UPSTREAM_OBJECT_CHARS } from "./row-limit.ts";
+import { openList, parseItem } from "./list-reader.ts";
+import { ObjectTooLarge, tooLarge, UpstreamError } from "./upstream-error.ts";
 import type { Upstream } from "../upstream.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
 import type { PagePermits } from "./page-permits.ts";
@@ -77,25 +80,15 @@ export interface ReflectorOptions {
   pages?: PagePermits | undefined;
 }
 
-/** An upstream failure: an HTTP status (0 for a connection error) and what the server said. */
-export class UpstreamError extends Error {
-  readonly status: number;
-  readonly retryAfterMs: number;
-  /** The upstream said the resourceVersion asked for is ahead of it ("Too large resource version"). */
-  readonly tooLarge: boolean;
-  constructor(status: number, message: string, retryAfter = 0, tooLarge = false) {
-    super(message);
-    this.status = status;
-    this.retryAfterMs = retryAfter;
-    this.tooLarge = tooLarge;
-  }
-}
-
 /** A watch ended because it went silent: counted as a stall, not as an upstream error. */
 class StallError extends UpstreamError {}
 
-/** Objects asked for in each page of an upstream list. */
+/** Objects asked for in each page of an upstream list, at most. */
 export const PAGE_SIZE = 500;
+/** What a page of an upstream list should hold, in characters: pages of big objects ask for fewer than `PAGE_SIZE` (84 MB would be 70 ConfigMaps of 1.2 MB). */
+export const PAGE_CHARS = 8 * 1024 * 1024;
+/** A page is handed over in batches of items of about this many characters (or one item, if bigger). */
+export const BATCH_CHARS = 1024 * 1024;
 
 /** How a watch ended: its stream ended, its resume point is too old (410), or ahead of the upstream. */
 type WatchOutcome = "ended" | "expired" | "ahead";
@@ -107,6 +100,8 @@ export class Reflector {
   readonly #options: ReflectorOptions;
   readonly #backoff: Backoff;
   readonly #clock: Clock;
+  /** Objects to ask for in the next list page: fewer than `PAGE_SIZE` once pages are big (`PAGE_CHARS`). */
+  #pageLimit = PAGE_SIZE;
   /** Gives back the list page permit this hub holds, if it holds one. */
   #pageHeld: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -161,6 +156,14 @@ export class Reflector {
     if (this.#refresh) return;
     this.#refresh = true;
     this.#abort?.abort();
+  }
+
+  /**
+   * The hub cannot take what the open watch brought (an object too big to store): the watch
+   * fails with `error`, and the loop backs off and lists again.
+   */
+  fail(error: UpstreamError): void {
+    this.#abort?.abort(error);
   }
 
   /**
@@ -259,6 +262,9 @@ export class Reflector {
           continue; // ended to be read on in a fresh invocation
         }
         const error = e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`);
+        // The watch would bring the same object again: a list finds the collection as it is now,
+        // and the hub takes it once the object is small enough again, or gone.
+        if (error instanceof ObjectTooLarge) mustList = true;
         if (error instanceof StallError) observer.stalled();
         else observer.failed(error.status, error.message);
         const delay = this.#backoff.next(error.retryAfterMs);
@@ -270,17 +276,18 @@ export class Reflector {
   }
 
   /**
-   * The collection from the upstream, in pages of `PAGE_SIZE` (each asked for once the one
-   * before is taken, so no more than a page is ever in memory, and only with one of the
-   * isolate's page permits), consistent at the first page's resourceVersion (a continue token
-   * keeps the upstream's snapshot; one that expires fails the list, and it is made again).
+   * The collection from the upstream, a page at a time (each asked for once the one before is
+   * taken, and only with one of the isolate's page permits), consistent at the first page's
+   * resourceVersion (a continue token keeps the upstream's snapshot; one that expires fails the
+   * list, and it is made again). A page is read as it streams in and handed over in batches of
+   * about `BATCH_CHARS`, so what a page holds in memory is bounded whatever its objects' size.
    */
   async #list(): Promise<ListedCollection> {
     const first = await this.#page(undefined);
     const pages = async function* (this: Reflector): AsyncGenerator<KubeObject[]> {
       let page = first;
       for (;;) {
-        yield page.items;
+        yield* page.batches;
         // Taken: the page's permit goes back before the next is asked for.
         this.#pageHeld?.();
         this.#pageHeld = undefined;
@@ -291,41 +298,63 @@ export class Reflector {
     return { kind: first.kind, apiVersion: first.apiVersion, resourceVersion: first.resourceVersion, pages: pages.call(this) };
   }
 
-  async #page(cont: string | undefined): Promise<{ kind: string; apiVersion: string; resourceVersion: number; items: KubeObject[]; continue: string | undefined }> {
-    const params: Record<string, string> = { limit: String(PAGE_SIZE) };
+  /** A page of the list: its head, read before the items, and its items in batches as they arrive. */
+  async #page(cont: string | undefined): Promise<{ kind: string; apiVersion: string; resourceVersion: number; continue: string | undefined; batches: AsyncGenerator<KubeObject[]> }> {
+    const params: Record<string, string> = { limit: String(this.#pageLimit) };
     if (cont) params.continue = cont;
     // Held until the page is taken (`#list`), or the list ends however it ends (`run`).
     this.#pageHeld = await this.#options.pages?.take(this.#clock, () => this.#stopped);
     // Stopped while it waited: the list ends here, without asking the upstream for its page.
     if (this.#stopped) throw new UpstreamError(0, "the hub stopped before its list's next page");
-    const page = (await this.#json(upstreamCollectionUrl(this.#key, params))) as {
-      kind?: string;
-      apiVersion?: string;
-      metadata?: { resourceVersion?: string; continue?: string };
-      items?: KubeObject[];
+    const url = upstreamCollectionUrl(this.#key, params);
+    const list = await openList(await this.#request(url), url);
+    const { head, rv } = list;
+    const batches = async function* (this: Reflector): AsyncGenerator<KubeObject[]> {
+      /** Items read and not yet handed over, their characters; and the page's, to size the next page by. */
+      let waiting: string[] = [];
+      let waitingChars = 0;
+      let count = 0;
+      let chars = 0;
+      const batch = (): KubeObject[] => {
+        const texts = waiting;
+        count += texts.length;
+        chars += waitingChars;
+        waiting = [];
+        waitingChars = 0;
+        return texts.map((text) => parseItem(text, url));
+      };
+      try {
+        for (let items = await list.next(); items !== undefined; items = await list.next()) {
+          for (const item of items) {
+            waiting.push(item);
+            waitingChars += item.length;
+            if (waitingChars >= BATCH_CHARS) yield batch();
+          }
+        }
+        if (waiting.length > 0) yield batch();
+      } finally {
+        list.cancel();
+      }
+      // Pages of big objects ask for fewer: about `PAGE_CHARS` a page, never more than `PAGE_SIZE` objects.
+      if (count > 0) this.#pageLimit = Math.max(1, Math.min(PAGE_SIZE, Math.floor(PAGE_CHARS / (chars / count))));
     };
-    const rv = Number(page.metadata?.resourceVersion);
-    if (!page.kind || !Array.isArray(page.items) || !Number.isSafeInteger(rv)) {
-      throw new UpstreamError(502, "the upstream list is not a Kubernetes list (no kind, items or metadata.resourceVersion)");
-    }
-    return { kind: page.kind, apiVersion: page.apiVersion ?? "", resourceVersion: rv, items: page.items, continue: page.metadata?.continue || undefined };
+    const metadata = head.metadata as { continue?: string } | undefined;
+    return {
+      kind: head.kind as string,
+      apiVersion: typeof head.apiVersion === "string" ? head.apiVersion : "",
+      resourceVersion: rv,
+      continue: metadata?.continue || undefined,
+      batches: batches.call(this),
+    };
   }
 
   /** The upstream's current resourceVersion, from the cheapest list there is; `any`: as its cache has it (`resourceVersion=0`), else a consistent read. */
   async #currentVersion(any: boolean): Promise<number> {
-    const page = (await this.#json(upstreamCollectionUrl(this.#key, any ? { limit: "1", resourceVersion: "0" } : { limit: "1" }))) as { metadata?: { resourceVersion?: string } };
-    const rv = Number(page.metadata?.resourceVersion);
-    if (!Number.isSafeInteger(rv)) throw new UpstreamError(502, "the upstream list has no metadata.resourceVersion");
-    return rv;
-  }
-
-  async #json(url: string): Promise<unknown> {
-    const response = await this.#request(url);
-    try {
-      return await response.json();
-    } catch (e) {
-      throw new UpstreamError(502, `the upstream answered ${url} with invalid JSON: ${(e as Error).message}`);
-    }
+    const url = upstreamCollectionUrl(this.#key, any ? { limit: "1", resourceVersion: "0" } : { limit: "1" });
+    // Only the head is read: an API server's cache lists everything for `resourceVersion=0`, whatever the limit.
+    const list = await openList(await this.#request(url), url);
+    list.cancel();
+    return list.rv;
   }
 
   async #request(url: string, signal?: AbortSignal): Promise<Response> {
@@ -381,7 +410,8 @@ export class Reflector {
       this.#handler.state("watching", `from resourceVersion ${from}`);
       if (!response.body) throw new UpstreamError(502, "the upstream watch has no body");
       const reader = response.body.getReader();
-      const lines = new LineSplitter();
+      // A line longer than any object a hub can store fails the watch before more of it is held.
+      const lines = new LineSplitter(UPSTREAM_OBJECT_CHARS);
       for (;;) {
         const { done, value } = await reader.read().catch((e: unknown) => {
           throw abort.signal.reason instanceof UpstreamError ? abort.signal.reason : e;
@@ -395,7 +425,14 @@ export class Reflector {
           received = true;
         }
         const batch: UpstreamEvent[] = [];
-        for (const line of lines.push(value)) {
+        let complete: string[];
+        try {
+          complete = lines.push(value);
+        } catch (e) {
+          if (e instanceof LineTooLong) throw tooLarge(`an event of the upstream watch from resourceVersion ${from}`, e.chars);
+          throw e;
+        }
+        for (const line of complete) {
           const event = parseEventLine(line);
           if (event === undefined) {
             this.#deliver(batch);

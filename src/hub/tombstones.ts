@@ -6,6 +6,7 @@
  * resourceVersion before which that is no longer possible: the start of the hub's history, or
  * the newest tombstone dropped. A table of the hub's storage.
  */
+import { fitting, READ_BYTES } from "./row-limit.ts";
 import type { Sql } from "./storage.ts";
 import type { StoredObject } from "./collection.ts";
 
@@ -83,17 +84,18 @@ export class Tombstones {
 
   /**
    * Up to `limit` deletions with a resourceVersion in `(after, upTo]` of objects that had been in
-   * the collection at `from` (`since <= from`), in resourceVersion order.
+   * the collection at `from` (`since <= from`), in resourceVersion order, and at most `maxBytes`
+   * of their JSON (or one). `more`: whether deletions may follow the last.
    */
-  page(from: number, after: number, upTo: number, limit: number): Tombstone[] {
-    return this.#sql()
-      .exec<{ uid: string; key: string; rv: number; json: string; since: number }>(
-        "SELECT uid, key, rv, json, since FROM tombstones WHERE rv > ? AND rv <= ? AND since <= ? ORDER BY rv LIMIT ?",
-        after,
-        upTo,
-        from,
-        limit,
-      )
-      .toArray();
+  page(from: number, after: number, upTo: number, limit: number, maxBytes = READ_BYTES): { rows: Tombstone[]; more: boolean } {
+    const sql = this.#sql();
+    const where = "rv > ? AND rv <= ? AND since <= ?";
+    const sizes = sql.exec<{ size: number }>(`SELECT octet_length(json) AS size FROM tombstones WHERE ${where} ORDER BY rv LIMIT ?`, after, upTo, from, limit).toArray();
+    const n = fitting(
+      sizes.map((r) => r.size),
+      maxBytes,
+    );
+    const rows = n === 0 ? [] : sql.exec<Tombstone>(`SELECT uid, key, rv, json, since FROM tombstones WHERE ${where} ORDER BY rv LIMIT ?`, after, upTo, from, n).toArray();
+    return { rows, more: n < sizes.length || sizes.length === limit };
   }
 }
