@@ -13,7 +13,7 @@ import type { KubeObject } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Cancel, Clock } from "./clock.ts";
 import { Collection, identityOf, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
-import { OBJECT_BYTES, utf8BytesOver } from "./row-limit.ts";
+import { OBJECT_BYTES, READ_BYTES, utf8BytesOver } from "./row-limit.ts";
 import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
 import { ObjectTooLarge, tooLarge, type UpstreamError } from "./upstream-error.ts";
 import type { ReplicaRole } from "./request.ts";
@@ -125,8 +125,9 @@ export class Feed implements ReflectorHandler {
   #currentAsOf = 0;
   /** `after`: a waiter for `current` state needs a check begun after it arrived. */
   #waiters: Array<{ need: Freshness; after: number; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
-  /** Upstream events read but not yet committed: they go to storage and subscribers together. */
+  /** Upstream events read but not yet committed: they go to storage and subscribers together. And their lines' characters. */
   #pending: UpstreamEvent[] = [];
+  #pendingChars = 0;
   #commitTimer: Cancel | undefined;
   readonly #clock: Clock;
   readonly #gather: CommitGather;
@@ -463,8 +464,15 @@ export class Feed implements ReflectorHandler {
    * with many subscribers and while the runtime is behind) from the first of them, and
    * committed together: one transaction, one write per subscriber.
    */
-  events(batch: UpstreamEvent[]): void {
+  events(batch: UpstreamEvent[], chars = 0): void {
     for (const event of batch) this.#pending.push(event);
+    this.#pendingChars += chars;
+    // A burst of big objects is committed as it comes, not held for the gather time: a stream
+    // can bring more than an isolate holds before a timer fires.
+    if (this.#pendingChars >= READ_BYTES) {
+      this.#commitPending();
+      return;
+    }
     if (this.#commitTimer !== undefined) return;
     const ms = this.#gather.ms;
     const started = this.#clock.now();
@@ -481,6 +489,7 @@ export class Feed implements ReflectorHandler {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
+    this.#pendingChars = 0;
     const identity = this.#identity;
     if (!identity) return;
     const changes: Change[] = [];

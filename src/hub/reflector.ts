@@ -38,8 +38,8 @@ export interface ReflectorHandler {
   resumeVersion(): number | undefined;
   /** Resolves once every page is taken (a failure to read one rejects). */
   listed(list: ListedCollection): Promise<void>;
-  /** A batch of events from one read of the stream, in order (ERROR events excluded). */
-  events(batch: UpstreamEvent[]): void;
+  /** A batch of events from one read of the stream, in order (ERROR events excluded), and the characters of their lines. */
+  events(batch: UpstreamEvent[], chars: number): void;
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void;
   /** A check of the upstream begins: a probe of its resourceVersion, or a list. */
   checking(): void;
@@ -425,6 +425,7 @@ export class Reflector {
           received = true;
         }
         const batch: UpstreamEvent[] = [];
+        let chars = 0;
         let complete: string[];
         try {
           complete = lines.push(value);
@@ -435,11 +436,11 @@ export class Reflector {
         for (const line of complete) {
           const event = parseEventLine(line);
           if (event === undefined) {
-            this.#deliver(batch);
+            this.#deliver(batch, chars);
             throw new UpstreamError(502, `malformed line in the upstream watch: ${line.slice(0, 120)}`);
           }
           if (event.type === "ERROR") {
-            this.#deliver(batch);
+            this.#deliver(batch, chars);
             const status = event.object as Status;
             if (status.code === 410) return { outcome: "expired", received };
             if (isTooLargeResourceVersion(status)) return { outcome: "ahead", received };
@@ -448,8 +449,9 @@ export class Reflector {
           // A root hub's lines hold its objects' JSON as it stores them: a replica keeps that text.
           if (this.#options.followsHub) (event as UpstreamEvent).objectJson = objectJsonOf(line, event.type);
           batch.push(event);
+          chars += line.length;
         }
-        this.#deliver(batch);
+        this.#deliver(batch, chars);
       }
     } finally {
       stall();
@@ -459,8 +461,8 @@ export class Reflector {
     }
   }
 
-  #deliver(batch: UpstreamEvent[]): void {
-    if (batch.length > 0) this.#handler.events(batch);
+  #deliver(batch: UpstreamEvent[], chars: number): void {
+    if (batch.length > 0) this.#handler.events(batch, chars);
   }
 
   #sleep(ms: number): Promise<void> {
