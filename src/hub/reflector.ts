@@ -87,8 +87,12 @@ class StallError extends UpstreamError {}
 export const PAGE_SIZE = 500;
 /** What a page of an upstream list should hold, in characters: pages of big objects ask for fewer than `PAGE_SIZE` (84 MB would be 70 ConfigMaps of 1.2 MB). */
 export const PAGE_CHARS = 8 * 1024 * 1024;
-/** A page is handed over in batches of items of about this many characters (or one item, if bigger). */
-export const BATCH_CHARS = 1024 * 1024;
+/**
+ * A page is handed over in batches of items of about this many characters (or one item, if
+ * bigger): each batch is a transaction of the staged list, so a page of 500 ordinary objects
+ * (pods of 4 KB) stays one, while a page of big ones holds no more than this and one object.
+ */
+export const BATCH_CHARS = 4 * 1024 * 1024;
 
 /** How a watch ended: its stream ended, its resume point is too old (410), or ahead of the upstream. */
 type WatchOutcome = "ended" | "expired" | "ahead";
