@@ -4,7 +4,10 @@
  * hold whole, and an object too big for one row of the hub's storage. The test shares the
  * relay's isolate, so it reads every list as a stream, an item at a time.
  */
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { hubName, watchKey } from "../../src/k8s/key.ts";
 import { ListItems } from "../../src/k8s/list-items.ts";
 import { LineSplitter } from "../../src/k8s/ndjson.ts";
 import type { KubeObject, Status, WatchEvent } from "../../src/k8s/types.ts";
@@ -173,8 +176,9 @@ describe("big objects", () => {
   }, async () => {
     const ns = uniqueNamespace("grows");
     const created = await sim.create(configMaps(ns), configMap("grows", 10));
+    // A subscriber from the object's creation: it keeps the hub watching, and sees no gap.
+    const watch = await httpWatch(`${configMaps(ns)}?watch=1&resourceVersion=${created.metadata?.resourceVersion}&allowWatchBookmarks=true`);
     try {
-      expect((await readList(configMaps(ns))).names).toEqual(["grows"]);
       await sim.patch(`${configMaps(ns)}/grows`, { data: { blob: "x".repeat(2_100_000) } });
       const refused = await eventually(async () => {
         const response = await relay(configMaps(ns));
@@ -183,7 +187,23 @@ describe("big objects", () => {
       expect(refused.message).toMatch(/the upstream object .*\/grows is [\d,]+ bytes .*2 MB a row.*served with resourceVersion=0/);
       const before = (await (await relay(`${configMaps(ns)}?resourceVersion=0`)).json()) as { items: KubeObject[] };
       expect(before.items.map((o) => [o.metadata?.name, o.metadata?.resourceVersion])).toEqual([["grows", created.metadata?.resourceVersion]]);
+      // The operators' index of hubs shows it too: the hub's last upstream error, as its heartbeat reports it.
+      type Entry = { key: string; lastError?: { status: number; message: string } };
+      const hub = env.WATCH_HUB.getByName(
+        hubName(watchKey({ cluster: "default", group: "", version: "v1", resource: "configmaps", namespace: ns, namespaced: true, labelSelector: null, fieldSelector: null })),
+      );
+      const entry = await eventually(async () => {
+        await runDurableObjectAlarm(hub);
+        const hubs = ((await (await relay("/_relay/hubs")).json()) as { hubs: Entry[] }).hubs;
+        return hubs.find((h) => h.key === `default:${configMaps(ns)}` && h.lastError?.status === 413);
+      }, "the hub index to show the refusal");
+      expect(entry.lastError?.message).toMatch(/\/grows is [\d,]+ bytes .*2 MB a row/);
+      // Small again: the hub lists, and the subscriber gets the change as an event, after nothing else.
+      await sim.patch(`${configMaps(ns)}/grows`, { data: { blob: "small again" } });
+      const events = await watch.events.until((e) => e.type === "MODIFIED", "the object's change once it is small again");
+      expect(events.filter((e) => e.type !== "BOOKMARK").map((e) => [e.type, (e.object as { data?: { blob?: string } }).data?.blob])).toEqual([["MODIFIED", "small again"]]);
     } finally {
+      watch.close();
       await unseed(ns, ["grows"]);
     }
   });
