@@ -64,9 +64,33 @@ export function withVersion<T extends ObjectRecord>(object: T, rv: number): T {
 }
 
 /** A read of rows, and whether rows may follow its last (it stopped at its limit, or its bytes). */
-export interface Rows {
-  readonly rows: StoredObject[];
+export interface Rows<T = StoredObject> {
+  readonly rows: T[];
   readonly more: boolean;
+}
+
+/**
+ * Up to `limit` rows (`columns`) of `table` that `where` selects, in `order`, and at most
+ * `maxBytes` of their `json` (or one row): their sizes are read first (`octet_length`, which
+ * reads no object), then as many rows as fit. `more`: whether rows may follow the last.
+ */
+export function readByBytes<T extends { json: string }>(
+  sql: Sql,
+  table: string,
+  columns: string,
+  where: string,
+  params: SqlStorageValue[],
+  order: "key" | "rv",
+  limit: number,
+  maxBytes: number,
+): Rows<T> {
+  const sizes = sql.exec<{ size: number }>(`SELECT octet_length(json) AS size FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ?`, ...params, limit).toArray();
+  const n = fitting(
+    sizes.map((r) => r.size),
+    maxBytes,
+  );
+  const rows = n === 0 ? [] : sql.exec<T & Record<string, SqlStorageValue>>(`SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ?`, ...params, n).toArray();
+  return { rows, more: n < sizes.length || sizes.length === limit };
 }
 
 const COLUMNS = "key, uid, rv, since, json";
@@ -137,9 +161,9 @@ export class Collection {
    */
   page(at: number, afterKey: string, limit: number, maxBytes = READ_BYTES): Rows {
     const sql = this.#sql();
-    const current = this.#read(sql, "objects", "key > ? AND rv <= ?", [afterKey, at], "key", limit, maxBytes);
+    const current = readByBytes<StoredObject>(sql, "objects", COLUMNS, "key > ? AND rv <= ?", [afterKey, at], "key", limit, maxBytes);
     if (!this.#versions) return current;
-    const kept = this.#read(sql, "versions", "key > ? AND rv <= ? AND until > ?", [afterKey, at, at], "key", limit, maxBytes);
+    const kept = readByBytes<StoredObject>(sql, "versions", COLUMNS, "key > ? AND rv <= ? AND until > ?", [afterKey, at, at], "key", limit, maxBytes);
     return mergeRows(current, kept, (o) => o.key, limit, maxBytes);
   }
 
@@ -174,21 +198,6 @@ export class Collection {
     return { bytes, last: row.last ?? afterKey, count: row.count, more: n < sizes.length || sizes.length === limit };
   }
 
-  /**
-   * Up to `limit` rows of `table` that `where` selects, in `order`, and at most `maxBytes` of
-   * JSON (or one row): their sizes are read first, then as many rows as fit. `more`: whether
-   * rows may follow the last.
-   */
-  #read(sql: Sql, table: "objects" | "versions", where: string, params: SqlStorageValue[], order: "key" | "rv", limit: number, maxBytes: number): Rows {
-    const sizes = sql.exec<{ size: number }>(`SELECT octet_length(json) AS size FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ?`, ...params, limit).toArray();
-    const n = fitting(
-      sizes.map((r) => r.size),
-      maxBytes,
-    );
-    const rows = n === 0 ? [] : sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ?`, ...params, n).toArray();
-    return { rows, more: n < sizes.length || sizes.length === limit };
-  }
-
   /** The key of the `n`th object after `afterKey` at `at` (the last of a page of `n`), or `undefined` when fewer are left. */
   keyAfter(at: number, afterKey: string, n: number): string | undefined {
     const sql = this.#sql();
@@ -213,9 +222,9 @@ export class Collection {
   changed(from: number, at: number, afterRv: number, limit: number, maxBytes = READ_BYTES): Rows {
     const sql = this.#sql();
     const after = Math.max(from, afterRv);
-    const current = this.#read(sql, "objects", "rv > ? AND rv <= ?", [after, at], "rv", limit, maxBytes);
+    const current = readByBytes<StoredObject>(sql, "objects", COLUMNS, "rv > ? AND rv <= ?", [after, at], "rv", limit, maxBytes);
     if (!this.#versions) return current;
-    const kept = this.#read(sql, "versions", "rv > ? AND rv <= ? AND until > ?", [after, at, at], "rv", limit, maxBytes);
+    const kept = readByBytes<StoredObject>(sql, "versions", COLUMNS, "rv > ? AND rv <= ? AND until > ?", [after, at, at], "rv", limit, maxBytes);
     return mergeRows(current, kept, (o) => o.rv, limit, maxBytes);
   }
 

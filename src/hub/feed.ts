@@ -509,7 +509,7 @@ export class Feed implements ReflectorHandler {
           taken = this.#take(event.object, identity, event.objectJson);
         } catch (e) {
           if (!(e instanceof ObjectTooLarge)) throw e;
-          // The hub stays before it: the watch fails, and from here it is watched again.
+          // The hub stays before it: the watch fails, and the hub lists again.
           refused = e;
           break;
         }

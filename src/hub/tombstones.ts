@@ -6,9 +6,9 @@
  * resourceVersion before which that is no longer possible: the start of the hub's history, or
  * the newest tombstone dropped. A table of the hub's storage.
  */
-import { fitting, READ_BYTES } from "./row-limit.ts";
+import { READ_BYTES } from "./row-limit.ts";
 import type { Sql } from "./storage.ts";
-import type { StoredObject } from "./collection.ts";
+import { readByBytes, type Rows, type StoredObject } from "./collection.ts";
 
 /** How many tombstones are kept, and for how long. */
 export interface TombstoneLimits {
@@ -87,15 +87,7 @@ export class Tombstones {
    * the collection at `from` (`since <= from`), in resourceVersion order, and at most `maxBytes`
    * of their JSON (or one). `more`: whether deletions may follow the last.
    */
-  page(from: number, after: number, upTo: number, limit: number, maxBytes = READ_BYTES): { rows: Tombstone[]; more: boolean } {
-    const sql = this.#sql();
-    const where = "rv > ? AND rv <= ? AND since <= ?";
-    const sizes = sql.exec<{ size: number }>(`SELECT octet_length(json) AS size FROM tombstones WHERE ${where} ORDER BY rv LIMIT ?`, after, upTo, from, limit).toArray();
-    const n = fitting(
-      sizes.map((r) => r.size),
-      maxBytes,
-    );
-    const rows = n === 0 ? [] : sql.exec<Tombstone>(`SELECT uid, key, rv, json, since FROM tombstones WHERE ${where} ORDER BY rv LIMIT ?`, after, upTo, from, n).toArray();
-    return { rows, more: n < sizes.length || sizes.length === limit };
+  page(from: number, after: number, upTo: number, limit: number, maxBytes = READ_BYTES): Rows<Tombstone> {
+    return readByBytes<Tombstone>(this.#sql(), "tombstones", "uid, key, rv, json, since", "rv > ? AND rv <= ? AND since <= ?", [after, upTo, from], "rv", limit, maxBytes);
   }
 }
