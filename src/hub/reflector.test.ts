@@ -471,8 +471,8 @@ describe("Reflector", () => {
     handler.log = [];
     reflector.start();
     await upstream.watch(1);
-    // Three items pass BATCH_CHARS: a batch of three, then the page's rest; the next page alone.
-    expect(handler.log).toEqual(["took 3", "took 2", "took 1"]);
+    // A third item would pass BATCH_CHARS: batches of two, then the page's last; the next page alone.
+    expect(handler.log).toEqual(["took 2", "took 2", "took 1", "took 1"]);
     const limits = upstream.requests.filter((r) => !r.includes("watch=1")).map((r) => new URL(r, "http://x").searchParams.get("limit"));
     const perItem = JSON.stringify(upstream.items[0]).length;
     expect(limits).toEqual(["500", String(Math.floor(PAGE_CHARS / perItem))]);

@@ -88,9 +88,9 @@ export const PAGE_SIZE = 500;
 /** What a page of an upstream list should hold, in characters: pages of big objects ask for fewer than `PAGE_SIZE` (84 MB would be 70 ConfigMaps of 1.2 MB). */
 export const PAGE_CHARS = 8 * 1024 * 1024;
 /**
- * A page is handed over in batches of items of about this many characters (or one item, if
+ * A page is handed over in batches of items of at most this many characters (or one item, if
  * bigger): each batch is a transaction of the staged list, so a page of 500 ordinary objects
- * (pods of 4 KB) stays one, while a page of big ones holds no more than this and one object.
+ * (pods of 4 KB) stays one, while a page of big ones holds no more than this.
  */
 export const BATCH_CHARS = 4 * 1024 * 1024;
 
@@ -330,9 +330,10 @@ export class Reflector {
       try {
         for (let items = await list.next(); items !== undefined; items = await list.next()) {
           for (const item of items) {
+            // Handed over before it would pass BATCH_CHARS: a batch is at most that, or one object.
+            if (waiting.length > 0 && waitingChars + item.length > BATCH_CHARS) yield batch();
             waiting.push(item);
             waitingChars += item.length;
-            if (waitingChars >= BATCH_CHARS) yield batch();
           }
         }
         if (waiting.length > 0) yield batch();
