@@ -26,23 +26,25 @@ function open(db = database()) {
     });
     collection.committed(added);
   };
-  /** Every object at `at`, read a page of `limit` at a time. */
-  const all = (at: number, limit: number) => {
+  /** Every object at `at`, read a page of `limit` (and `maxBytes`) at a time. */
+  const all = (at: number, limit: number, maxBytes?: number) => {
     const seen: StoredObject[] = [];
     for (let after = ""; ; ) {
-      const page = collection.page(at, after, limit);
-      seen.push(...page);
-      if (page.length < limit) return seen;
-      after = (page.at(-1) as StoredObject).key;
+      const { rows, more } = collection.page(at, after, limit, maxBytes);
+      if (maxBytes !== undefined && rows.length > 1) expect(rows.reduce((n, r) => n + r.json.length, 0)).toBeLessThanOrEqual(maxBytes);
+      seen.push(...rows);
+      if (!more || rows.length === 0) return seen;
+      after = (rows.at(-1) as StoredObject).key;
     }
   };
-  /** The same, as the JSON a list joins, read with `joinedPage`. */
-  const joined = (at: number, limit: number) => {
+  /** The same, as the JSON a list joins, read with `joinedPage`: never more than `maxBytes` joined, unless one object is. */
+  const joined = (at: number, limit: number, maxBytes?: number) => {
     const seen: string[] = [];
     for (let after = ""; ; ) {
-      const page = collection.joinedPage(at, after, limit);
+      const page = collection.joinedPage(at, after, limit, maxBytes);
+      if (maxBytes !== undefined && page.count > 1) expect(page.bytes.length).toBeLessThanOrEqual(maxBytes);
       if (page.count > 0) seen.push(new TextDecoder().decode(page.bytes));
-      if (page.count < limit) return seen.join(",");
+      if (!page.more || page.count === 0) return seen.join(",");
       after = page.last;
     }
   };
@@ -75,12 +77,26 @@ describe("Collection", () => {
       ["ns/d", 6],
     ]);
     expect([collection.sizeAt(3), collection.sizeAt(6), collection.keyAfter(3, "ns/a", 2), collection.keyAfter(3, "ns/b", 5)]).toEqual([3, 3, "ns/c", undefined]);
-    expect(collection.changed(1, 3, 0, 10).map((o) => o.rv)).toEqual([2, 3]);
+    expect(collection.changed(1, 3, 0, 10).rows.map((o) => o.rv)).toEqual([2, 3]);
     expect([collection.presentAt("ns/b", "u2", 3), collection.presentAt("ns/b", "u2", 6)]).toEqual([true, false]);
     const versions = () => storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM versions").one().n;
     expect(versions()).toBe(2);
     lease.release();
     expect(versions()).toBe(0);
+  });
+
+  it("a read stops at its bytes (or one object), and a snapshot's read never passes what it left unread of either table", () => {
+    const { snapshots, apply, all, collection } = open();
+    const sized = (name: string, uid: string, rv: number, pad: number): ObjectRecord => ({ ...record(name, uid, rv), json: JSON.stringify({ name, pad: "x".repeat(pad) }) });
+    apply({ type: "ADDED", object: sized("a", "u1", 1, 10) }, { type: "ADDED", object: sized("b", "u2", 2, 100) }, { type: "ADDED", object: sized("c", "u3", 3, 10) });
+    const lease = snapshots.hold(3);
+    // c's version at 3 is kept apart: the snapshot reads a and b from the objects, c from the kept versions.
+    apply({ type: "MODIFIED", object: sized("c", "u3", 4, 10) });
+    const first = collection.page(3, "", 10, 70);
+    expect([first.rows.map((o) => o.key), first.more]).toEqual([["ns/a"], true]);
+    expect(collection.page(3, "", 10, 1).rows.map((o) => o.key)).toEqual(["ns/a"]);
+    expect(all(3, 10, 70).map((o) => o.key)).toEqual(["ns/a", "ns/b", "ns/c"]);
+    lease.release();
   });
 
   it("keeps no versions while no snapshot is open", () => {
@@ -95,7 +111,7 @@ describe("Collection", () => {
       fc.record({ op: fc.constantFrom("create" as const, "update" as const, "delete" as const), name: fc.integer({ min: 0, max: 8 }) }),
       fc.record({ op: fc.constant("open" as const) }),
       fc.record({ op: fc.constant("close" as const), pick: fc.nat() }),
-      fc.record({ op: fc.constant("read" as const), pick: fc.nat(), limit: fc.integer({ min: 1, max: 4 }) }),
+      fc.record({ op: fc.constant("read" as const), pick: fc.nat(), limit: fc.integer({ min: 1, max: 4 }), maxBytes: fc.integer({ min: 1, max: 120 }) }),
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
@@ -119,8 +135,8 @@ describe("Collection", () => {
           }
           if (step.op === "read") {
             const lease = leases[step.pick % Math.max(1, leases.length)];
-            if (lease) expect(all(lease.rv, step.limit).map((o) => [o.key, o.rv])).toEqual((past.get(lease.rv) ?? []).map((o) => [o.key, o.rv]));
-            if (lease) expect(joined(lease.rv, step.limit)).toBe((past.get(lease.rv) ?? []).map((o) => o.json).join(","));
+            if (lease) expect(all(lease.rv, step.limit, step.maxBytes).map((o) => [o.key, o.rv])).toEqual((past.get(lease.rv) ?? []).map((o) => [o.key, o.rv]));
+            if (lease) expect(joined(lease.rv, step.limit, step.maxBytes)).toBe((past.get(lease.rv) ?? []).map((o) => o.json).join(","));
             continue;
           }
           const key = `ns/n${step.name}`;
@@ -131,7 +147,8 @@ describe("Collection", () => {
             live.set(key, o);
             apply({ type: "ADDED", object: o });
           } else if (step.op === "update" && current) {
-            const o = { ...current, rv, json: JSON.stringify({ rv }) };
+            // Objects of different sizes, so that reads stop at their bytes here and there.
+            const o = { ...current, rv, json: JSON.stringify({ rv, pad: "x".repeat(rv % 40) }) };
             live.set(key, o);
             apply({ type: "MODIFIED", object: o });
           } else if (step.op === "delete" && current) {
@@ -139,7 +156,7 @@ describe("Collection", () => {
             apply({ type: "DELETED", object: { ...current, rv } });
           }
         }
-        for (const lease of leases) expect(all(lease.rv, 3).map((o) => o.key)).toEqual((past.get(lease.rv) ?? []).map((o) => o.key));
+        for (const lease of leases) expect(all(lease.rv, 3, 60).map((o) => o.key)).toEqual((past.get(lease.rv) ?? []).map((o) => o.key));
         expect(joined(rv, 2)).toBe(
           state()
             .map((o) => o.json)

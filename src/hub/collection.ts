@@ -12,6 +12,7 @@
  * versions made by `S` and replaced after it. Versions no open snapshot can see are dropped.
  */
 import type { Sql } from "./storage.ts";
+import { fitting, READ_BYTES } from "./row-limit.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";
 import type { KubeObject } from "../k8s/types.ts";
@@ -60,6 +61,36 @@ export function withVersion<T extends ObjectRecord>(object: T, rv: number): T {
   const parsed = JSON.parse(object.json) as KubeObject;
   parsed.metadata = { ...parsed.metadata, resourceVersion: String(rv) };
   return { ...object, rv, json: JSON.stringify(parsed) };
+}
+
+/** A read of rows, and whether rows may follow its last (it stopped at its limit, or its bytes). */
+export interface Rows<T = StoredObject> {
+  readonly rows: T[];
+  readonly more: boolean;
+}
+
+/**
+ * Up to `limit` rows (`columns`) of `table` that `where` selects, in `order`, and at most
+ * `maxBytes` of their `json` (or one row): their sizes are read first (`octet_length`, which
+ * reads no object), then as many rows as fit. `more`: whether rows may follow the last.
+ */
+export function readByBytes<T extends { json: string }>(
+  sql: Sql,
+  table: string,
+  columns: string,
+  where: string,
+  params: SqlStorageValue[],
+  order: "key" | "rv",
+  limit: number,
+  maxBytes: number,
+): Rows<T> {
+  const sizes = sql.exec<{ size: number }>(`SELECT octet_length(json) AS size FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ?`, ...params, limit).toArray();
+  const n = fitting(
+    sizes.map((r) => r.size),
+    maxBytes,
+  );
+  const rows = n === 0 ? [] : sql.exec<T & Record<string, SqlStorageValue>>(`SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ?`, ...params, n).toArray();
+  return { rows, more: n < sizes.length || sizes.length === limit };
 }
 
 const COLUMNS = "key, uid, rv, since, json";
@@ -124,39 +155,47 @@ export class Collection {
   }
 
   /**
-   * Up to `limit` objects of the collection as it was at `at`, after `afterKey`, in key order:
-   * what a list or an initial state sends, a page at a time.
+   * Up to `limit` objects of the collection as it was at `at`, after `afterKey`, in key order,
+   * and at most `maxBytes` of them (or one): what a list or an initial state sends, a page at a
+   * time. `more`: whether objects may follow the last.
    */
-  page(at: number, afterKey: string, limit: number): StoredObject[] {
+  page(at: number, afterKey: string, limit: number, maxBytes = READ_BYTES): Rows {
     const sql = this.#sql();
-    const current = sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM objects WHERE key > ? AND rv <= ? ORDER BY key LIMIT ?`, afterKey, at, limit).toArray();
+    const current = readByBytes<StoredObject>(sql, "objects", COLUMNS, "key > ? AND rv <= ?", [afterKey, at], "key", limit, maxBytes);
     if (!this.#versions) return current;
-    const kept = sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM versions WHERE key > ? AND rv <= ? AND until > ? ORDER BY key LIMIT ?`, afterKey, at, at, limit).toArray();
-    return merge(current, kept, (o) => o.key, limit);
+    const kept = readByBytes<StoredObject>(sql, "versions", COLUMNS, "key > ? AND rv <= ? AND until > ?", [afterKey, at, at], "key", limit, maxBytes);
+    return mergeRows(current, kept, (o) => o.key, limit, maxBytes);
   }
 
   /**
-   * The JSON of up to `limit` objects of the collection at `at` after `afterKey`, joined with
-   * commas as UTF-8, with the last key and how many: a list's page as SQLite joins it, straight
-   * to bytes (no string per row, nor one to encode again).
+   * The JSON of the objects `page` reads, joined with commas as UTF-8, with the last key and how
+   * many: a list's page as SQLite joins it, straight to bytes (no string per row, nor one to
+   * encode again), at most `maxBytes` of it (or one object), never more than a value SQLite may build.
    */
-  joinedPage(at: number, afterKey: string, limit: number): { bytes: Uint8Array; last: string; count: number } {
+  joinedPage(at: number, afterKey: string, limit: number, maxBytes = READ_BYTES): { bytes: Uint8Array; last: string; count: number; more: boolean } {
     if (this.#versions) {
-      const rows = this.page(at, afterKey, limit);
-      return { bytes: encoder.encode(rows.map((r) => r.json).join(",")), last: rows.at(-1)?.key ?? afterKey, count: rows.length };
+      const { rows, more } = this.page(at, afterKey, limit, maxBytes);
+      return { bytes: encoder.encode(rows.map((r) => r.json).join(",")), last: rows.at(-1)?.key ?? afterKey, count: rows.length, more };
     }
-    const row = this.#sql()
+    const sql = this.#sql();
+    const sizes = sql.exec<{ size: number }>("SELECT octet_length(json) + 1 AS size FROM objects WHERE key > ? AND rv <= ? ORDER BY key LIMIT ?", afterKey, at, limit).toArray();
+    const n = fitting(
+      sizes.map((r) => r.size),
+      maxBytes,
+    );
+    if (n === 0) return { bytes: new Uint8Array(), last: afterKey, count: 0, more: false };
+    const row = sql
       .exec<{ json: ArrayBuffer | null; last: string | null; count: number }>(
         "SELECT CAST(group_concat(json, ',') AS BLOB) AS json, max(key) AS last, count(*) AS count FROM (SELECT key, json FROM objects WHERE key > ? AND rv <= ? ORDER BY key LIMIT ?)",
         afterKey,
         at,
-        limit,
+        n,
       )
       .one();
     // The runtime gives a BLOB as an ArrayBuffer (Node's SQLite, in the unit tests, as a Uint8Array).
     const json = row.json as ArrayBuffer | Uint8Array | null;
     const bytes = json === null ? new Uint8Array() : json instanceof Uint8Array ? json : new Uint8Array(json);
-    return { bytes, last: row.last ?? afterKey, count: row.count };
+    return { bytes, last: row.last ?? afterKey, count: row.count, more: n < sizes.length || sizes.length === limit };
   }
 
   /** The key of the `n`th object after `afterKey` at `at` (the last of a page of `n`), or `undefined` when fewer are left. */
@@ -177,15 +216,16 @@ export class Collection {
 
   /**
    * Up to `limit` objects of the collection as it was at `at` that changed after `from` (and
-   * after the cursor `afterRv`), in resourceVersion order: a resume's net changes.
+   * after the cursor `afterRv`), in resourceVersion order, at most `maxBytes` of them (or one):
+   * a resume's net changes. `more`: whether objects may follow the last.
    */
-  changed(from: number, at: number, afterRv: number, limit: number): StoredObject[] {
+  changed(from: number, at: number, afterRv: number, limit: number, maxBytes = READ_BYTES): Rows {
     const sql = this.#sql();
     const after = Math.max(from, afterRv);
-    const current = sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM objects WHERE rv > ? AND rv <= ? ORDER BY rv LIMIT ?`, after, at, limit).toArray();
+    const current = readByBytes<StoredObject>(sql, "objects", COLUMNS, "rv > ? AND rv <= ?", [after, at], "rv", limit, maxBytes);
     if (!this.#versions) return current;
-    const kept = sql.exec<StoredObject>(`SELECT ${COLUMNS} FROM versions WHERE rv > ? AND rv <= ? AND until > ? ORDER BY rv LIMIT ?`, after, at, at, limit).toArray();
-    return merge(current, kept, (o) => o.rv, limit);
+    const kept = readByBytes<StoredObject>(sql, "versions", COLUMNS, "rv > ? AND rv <= ? AND until > ?", [after, at, at], "rv", limit, maxBytes);
+    return mergeRows(current, kept, (o) => o.rv, limit, maxBytes);
   }
 
   /** Whether the object `uid` at `key` was in the collection at `at`. */
@@ -225,6 +265,21 @@ export class Collection {
   recount(): void {
     this.#size = this.#sql().exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n;
   }
+}
+
+/**
+ * Two reads each ordered by `by` as one, in that order: no further than either read reached
+ * (where one stopped short, what lies beyond it is unread), `limit` and `maxBytes` (or one row).
+ */
+function mergeRows(a: Rows, b: Rows, by: (row: StoredObject) => string | number, limit: number, maxBytes: number): Rows {
+  const merged = merge(a.rows, b.rows, by, limit);
+  const reached = [a, b].flatMap((read) => (read.more && read.rows.length > 0 ? [by(read.rows.at(-1) as StoredObject)] : []));
+  const read = reached.length === 0 ? merged : merged.filter((row) => reached.every((bound) => by(row) <= bound));
+  const n = fitting(
+    read.map((row) => row.json.length),
+    maxBytes,
+  );
+  return { rows: read.slice(0, n), more: a.more || b.more || n < read.length };
 }
 
 /** The first `limit` of two lists each ordered by `by`, in that order. */

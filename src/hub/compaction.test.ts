@@ -78,13 +78,13 @@ function hubAfter(events: ObjectEvent[]) {
     tombstones.committed(written.stones.count);
   }
   /** Every net change from `from` to `at`, read `limit` at a time. */
-  const net = (from: number, at: number, limit: number) => {
+  const net = (from: number, at: number, limit: number, maxBytes?: number) => {
     const all: NetChange[] = [];
     for (let after = from; ; ) {
-      const page = netChangesPage(collection, tombstones, from, at, after, limit);
-      all.push(...page);
-      if (page.length < limit) return all;
-      after = (page.at(-1) as NetChange).object.rv;
+      const { changes, more } = netChangesPage(collection, tombstones, from, at, after, limit, maxBytes);
+      all.push(...changes);
+      if (!more || changes.length === 0) return all;
+      after = (changes.at(-1) as NetChange).object.rv;
     }
   };
   return { net };
@@ -104,14 +104,14 @@ describe("net changes", () => {
   it("turn the collection at any resourceVersion into the current one, each object once, read a page at a time", () => {
     const base = 100;
     fc.assert(
-      fc.property(ops, fc.integer({ min: 1, max: 4 }), (list, limit) => {
+      fc.property(ops, fc.integer({ min: 1, max: 4 }), fc.option(fc.integer({ min: 1, max: 200 })), (list, limit, maxBytes) => {
         const events = history(list, base);
         const { net } = hubAfter(events);
         const now = stateOf(events);
         const head = events.at(-1)?.object.rv ?? base;
         for (let rv = base; rv <= head; rv++) {
           const state = stateOf(events.filter((e) => e.object.rv <= rv));
-          const changes = net(rv, head, limit);
+          const changes = net(rv, head, limit, maxBytes ?? undefined);
           expect(new Set(changes.map((c) => c.object.uid)).size).toBe(changes.length);
           expect(changes.map((c) => c.object.rv)).toEqual([...changes.map((c) => c.object.rv)].sort((a, b) => a - b));
           for (const c of changes) {

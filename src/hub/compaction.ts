@@ -11,6 +11,7 @@
  * page at a time: the changed objects by their resourceVersion, the tombstones by theirs.
  */
 import type { Collection, StoredObject } from "./collection.ts";
+import { READ_BYTES } from "./row-limit.ts";
 import type { Tombstones } from "./tombstones.ts";
 
 export interface NetChange {
@@ -21,22 +22,41 @@ export interface NetChange {
 /**
  * Up to `limit` net changes from `from` to `at` with a resourceVersion after `after`, in
  * resourceVersion order (the caller has checked that no tombstone after `from` is missing: the
- * hub's horizon).
+ * hub's horizon), and about `maxBytes` of them (or one). `more`: whether changes may follow.
  */
-export function netChangesPage(collection: Pick<Collection, "changed" | "presentAt">, tombstones: Pick<Tombstones, "page">, from: number, at: number, after: number, limit: number): NetChange[] {
+export function netChangesPage(
+  collection: Pick<Collection, "changed" | "presentAt">,
+  tombstones: Pick<Tombstones, "page">,
+  from: number,
+  at: number,
+  after: number,
+  limit: number,
+  maxBytes = READ_BYTES,
+): { changes: NetChange[]; more: boolean } {
   const changes: NetChange[] = [];
-  for (const object of collection.changed(from, at, after, limit)) changes.push({ type: object.since > from ? "ADDED" : "MODIFIED", object });
+  const changed = collection.changed(from, at, after, limit, maxBytes);
+  for (const object of changed.rows) changes.push({ type: object.since > from ? "ADDED" : "MODIFIED", object });
+  // Where a read stopped short, what lies past it is unread: the page ends there.
+  let bound = changed.more && changed.rows.length > 0 ? (changed.rows.at(-1) as StoredObject).rv : Number.POSITIVE_INFINITY;
+  let more = changed.more;
   // A page of the merged order needs no more than `limit` of each.
-  for (let cursor = after, deleted = 0; deleted < limit; ) {
-    const gone = tombstones.page(from, cursor, at, limit);
-    for (const object of gone) {
+  for (let cursor = after, deleted = 0, bytes = 0; deleted < limit && cursor < bound; ) {
+    const gone = tombstones.page(from, cursor, at, limit, maxBytes);
+    for (const object of gone.rows) {
       cursor = object.rv;
       // Left and came back: its state at `at` says it all.
       if (collection.presentAt(object.key, object.uid, at)) continue;
       changes.push({ type: "DELETED", object });
       deleted++;
+      bytes += object.json.length;
     }
-    if (gone.length < limit) break;
+    if (!gone.more || gone.rows.length === 0) break;
+    if (deleted >= limit || bytes >= maxBytes) {
+      bound = Math.min(bound, cursor);
+      more = true;
+      break;
+    }
   }
-  return changes.sort((a, b) => a.object.rv - b.object.rv).slice(0, limit);
+  const page = changes.sort((a, b) => a.object.rv - b.object.rv).filter((change) => change.object.rv <= bound);
+  return { changes: page.slice(0, limit), more: more || page.length > limit };
 }

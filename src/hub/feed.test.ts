@@ -9,7 +9,9 @@ import { Feed, type FeedSettings } from "./feed.ts";
 import { Gather } from "./gather.ts";
 import { PROGRESS_TIMEOUT_SECONDS } from "./reflector.ts";
 import { LineMemory } from "./memory.ts";
+import { OBJECT_BYTES, READ_BYTES } from "./row-limit.ts";
 import { HubStorage } from "./storage.ts";
+import { ObjectTooLarge } from "./upstream-error.ts";
 
 const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
 const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", uid: `u-${name}`, resourceVersion: String(rv) } });
@@ -177,5 +179,27 @@ describe("Feed", () => {
     expect([feed.window.head, feed.holds("current", 0)]).toEqual([10, true]);
     feed.stop();
     expect(feed.holds("live", 0)).toBe(false);
+  });
+
+  it("commits a burst of big objects as it comes, not after the gather time: what it holds uncommitted stays about READ_BYTES", async () => {
+    const { clock, upstream, feed } = await watching(settings());
+    const big = (rv: number) => ({ ...pod("a", rv), data: { blob: "x".repeat(READ_BYTES / 2) } });
+    upstream.send({ type: "MODIFIED", object: big(11) });
+    await eventually(() => clock.pending.some((t) => t.ms === GATHER_MS), "the feed to gather the first change");
+    expect(feed.window.head).toBe(10);
+    upstream.send({ type: "MODIFIED", object: big(12) });
+    // The clock stands still: only the bytes held can have made the commit.
+    await eventually(() => feed.window.head === 12, "the feed to commit the burst");
+    feed.stop();
+  });
+
+  it("an object too big to store: the changes before it are committed, the hub stays before it, and its watch fails as ObjectTooLarge", async () => {
+    const { upstream, feed } = await watching(settings());
+    upstream.send({ type: "MODIFIED", object: pod("a", 11) });
+    upstream.send({ type: "MODIFIED", object: { ...pod("a", 12), data: { blob: "x".repeat(OBJECT_BYTES) } } });
+    await eventually(() => feed.upstreamState === "backoff", "the watch to fail");
+    expect(feed.window.head).toBe(11);
+    await expect(feed.synced("current")).rejects.toBeInstanceOf(ObjectTooLarge);
+    feed.stop();
   });
 });

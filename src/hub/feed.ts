@@ -13,7 +13,9 @@ import type { KubeObject } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import type { Cancel, Clock } from "./clock.ts";
 import { Collection, identityOf, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
-import { Reflector, type UpstreamError, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
+import { OBJECT_BYTES, READ_BYTES, utf8BytesOver } from "./row-limit.ts";
+import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
+import { ObjectTooLarge, tooLarge, type UpstreamError } from "./upstream-error.ts";
 import type { ReplicaRole } from "./request.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
 import type { CommitGather } from "./gather.ts";
@@ -86,8 +88,8 @@ const KNOWN_DOWN_MS = 5000;
  */
 const CATCH_UP_SETTLE_MS = 250;
 
-/** Failures no retry mends without someone changing something: answered at once. */
-const DEFINITIVE = new Set([400, 401, 403, 404, 405, 422]);
+/** Failures no retry mends without someone changing something: answered at once (413: an object too big to store). */
+const DEFINITIVE = new Set([400, 401, 403, 404, 405, 413, 422]);
 
 /** Snapshots kept for paged lists (continue tokens older than this, or than the last few, get 410), and the longest a reader holds one. */
 const SNAPSHOTS_KEPT = 4;
@@ -127,8 +129,9 @@ export class Feed implements ReflectorHandler {
   #currentAsOf = 0;
   /** `after`: a waiter for `current` state needs a check begun after it arrived. */
   #waiters: Array<{ need: Freshness; after: number; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
-  /** Upstream events read but not yet committed: they go to storage and subscribers together. */
+  /** Upstream events read but not yet committed: they go to storage and subscribers together. And their lines' characters. */
   #pending: UpstreamEvent[] = [];
+  #pendingChars = 0;
   #commitTimer: Cancel | undefined;
   readonly #clock: Clock;
   readonly #gather: CommitGather;
@@ -499,8 +502,15 @@ export class Feed implements ReflectorHandler {
    * with many subscribers and while the runtime is behind) from the first of them, and
    * committed together: one transaction, one write per subscriber.
    */
-  events(batch: UpstreamEvent[]): void {
+  events(batch: UpstreamEvent[], chars = 0): void {
     for (const event of batch) this.#pending.push(event);
+    this.#pendingChars += chars;
+    // A burst of big objects is committed as it comes, not held for the gather time: a stream
+    // can bring more than an isolate holds before a timer fires.
+    if (this.#pendingChars >= READ_BYTES) {
+      this.#commitPending();
+      return;
+    }
     if (this.#commitTimer !== undefined) return;
     const ms = this.#gather.ms;
     const started = this.#clock.now();
@@ -518,10 +528,12 @@ export class Feed implements ReflectorHandler {
     if (batch.length === 0) return;
     this.#pending = [];
     this.#heardAt = this.#clock.now();
+    this.#pendingChars = 0;
     const identity = this.#identity;
     if (!identity) return;
     const changes: Change[] = [];
     let head = this.window.head;
+    let refused: ObjectTooLarge | undefined;
     for (const event of batch) {
       const rv = objectVersion(event.object);
       if (rv === undefined) {
@@ -531,12 +543,24 @@ export class Feed implements ReflectorHandler {
       } else if (rv <= head) {
         this.#log("skipped an upstream event the hub already has", { type: event.type, rv, head });
       } else {
-        const taken = this.#take(event.object, identity, event.objectJson);
+        let taken: { object: ObjectRecord; parsed: KubeObject } | undefined;
+        try {
+          taken = this.#take(event.object, identity, event.objectJson);
+        } catch (e) {
+          if (!(e instanceof ObjectTooLarge)) throw e;
+          // The hub stays before it: the watch fails, and the hub lists again.
+          refused = e;
+          break;
+        }
         if (taken) changes.push({ type: event.type as ObjectEvent["type"], ...taken });
         head = rv;
       }
     }
     this.#commit(changes, head);
+    if (refused) {
+      this.#log("an upstream object is too big to store; the watch fails and is retried", { error: refused.message }, "error");
+      this.#reflector.fail(refused);
+    }
   }
 
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
@@ -632,8 +656,9 @@ export class Feed implements ReflectorHandler {
 
   /**
    * An upstream object as the relay serves it (kind and apiVersion set, managedFields dropped),
-   * cached, and as parsed; `undefined`, logged, without a uid, name or resourceVersion. `json`:
-   * its text as the upstream sent it, kept when the object needs no change (a root hub's).
+   * cached, and as parsed; `undefined`, logged, without a uid, name or resourceVersion; an
+   * `ObjectTooLarge` thrown when its JSON is more than a row of storage holds (`row-limit.ts`).
+   * `json`: its text as the upstream sent it, kept when the object needs no change (a root hub's).
    */
   #take(item: KubeObject, identity: HubIdentity, json?: string): { object: ObjectRecord; parsed: KubeObject } | undefined {
     // Built-in list items come without kind/apiVersion; every watch event object needs them.
@@ -651,6 +676,8 @@ export class Feed implements ReflectorHandler {
       this.#log("skipped an upstream object without uid, name or resourceVersion");
       return undefined;
     }
+    const bytes = utf8BytesOver(record.json, OBJECT_BYTES);
+    if (bytes > OBJECT_BYTES) throw tooLarge(`the upstream object ${record.key}`, bytes);
     return { object: { ...record, row: viewRowOf(this.#key, record.key, parsed) }, parsed };
   }
 }

@@ -18,7 +18,7 @@ import { admitView, admitWatch, holdsStart } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList } from "./reads.ts";
-import { UpstreamError } from "./reflector.ts";
+import { ObjectTooLarge, UpstreamError } from "./upstream-error.ts";
 import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaState } from "./replicas.ts";
 import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
@@ -232,6 +232,10 @@ function stillListing(listing: { objects: number; since: number }, now: number):
  * or that the upstream is unreachable (and, when the hub holds the collection, how to read that).
  */
 function unavailable(error: unknown, held: { rv: number; since: number } | undefined, now: number): Status {
+  if (error instanceof ObjectTooLarge) {
+    const cached = held ? `; its state as of resourceVersion ${held.rv}, before that object, is served with resourceVersion=0` : "";
+    return serviceUnavailable(`${error.message}${cached}`, 30);
+  }
   if (error instanceof UpstreamError && [400, 404, 422].includes(error.status)) {
     return failure(error.status, error.status === 404 ? "NotFound" : error.status === 422 ? "Invalid" : "BadRequest", error.message);
   }

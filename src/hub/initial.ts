@@ -79,7 +79,7 @@ abstract class SnapshotEvents implements InitialEvents {
     let bytes = 0;
     let next = cursor;
     for (;;) {
-      const rows = this.page(next, PAGE);
+      const { rows, more } = this.page(next, PAGE);
       let taken = 0;
       for (; taken < rows.length && bytes < maxBytes; taken++) {
         const row = rows[taken] as (typeof rows)[number];
@@ -88,13 +88,13 @@ abstract class SnapshotEvents implements InitialEvents {
         bytes += line.length;
         next = row.cursor;
       }
-      if (taken < rows.length || (bytes >= maxBytes && rows.length === PAGE)) return { lines, next };
-      if (rows.length < PAGE) return { lines, next: undefined };
+      if (taken < rows.length || (bytes >= maxBytes && more)) return { lines, next };
+      if (!more || rows.length === 0) return { lines, next: undefined };
     }
   }
 
-  /** Up to `limit` rows after `cursor`, each with the cursor it leaves. */
-  protected abstract page(cursor: string, limit: number): Array<{ type: WatchEventType; object: StoredObject; cursor: string }>;
+  /** Up to `limit` rows after `cursor` (fewer, when they are big: `READ_BYTES`), each with the cursor it leaves; `more`: whether rows may follow. */
+  protected abstract page(cursor: string, limit: number): { rows: Array<{ type: WatchEventType; object: StoredObject; cursor: string }>; more: boolean };
 }
 
 /** The current state at `rv`: every object as ADDED, in key order. */
@@ -107,7 +107,8 @@ export class StateEvents extends SnapshotEvents {
   }
 
   protected page(cursor: string, limit: number) {
-    return this.#collection.page(this.rv, cursor, limit).map((object) => ({ type: "ADDED" as const, object, cursor: object.key }));
+    const { rows, more } = this.#collection.page(this.rv, cursor, limit);
+    return { rows: rows.map((object) => ({ type: "ADDED" as const, object, cursor: object.key })), more };
   }
 }
 
@@ -125,10 +126,7 @@ export class NetChangeEvents extends SnapshotEvents {
   }
 
   protected page(cursor: string, limit: number) {
-    return netChangesPage(this.#collection, this.#tombstones, this.from, this.rv, cursor === "" ? this.from : Number(cursor), limit).map((change) => ({
-      type: change.type,
-      object: change.object,
-      cursor: String(change.object.rv),
-    }));
+    const { changes, more } = netChangesPage(this.#collection, this.#tombstones, this.from, this.rv, cursor === "" ? this.from : Number(cursor), limit);
+    return { rows: changes.map((change) => ({ type: change.type, object: change.object, cursor: String(change.object.rv) })), more };
   }
 }

@@ -1,8 +1,9 @@
 /**
  * @module
- * How many upstream list pages the hubs of an isolate hold at once. A page (up to 500 objects,
- * megabytes once parsed) is in memory from its request until its hub has staged it in storage,
- * and hubs share an isolate and its 128 MB: a thousand hubs that list together (a relay's start
+ * How many upstream list pages the hubs of an isolate hold at once. A page being read (a batch
+ * of its objects, up to `BATCH_CHARS` and one object, megabytes once parsed) is in memory from
+ * its request until its hub has staged its last batch in storage, and hubs share an isolate and
+ * its 128 MB: a thousand hubs that list together (a relay's start
  * with a thousand keys watched, a burst of new selectors) would hold a thousand pages. So a page
  * takes a permit first (`LIST_PAGES_AT_ONCE`). A hub waits for one on its own clock, polling,
  * not on a promise another hub settles: each Durable Object runs in a context of its own, and

@@ -139,9 +139,9 @@ function pageEnd(collection: Pick<Collection, "page">, rv: number, after: string
   let from = after;
   let left = count;
   for (;;) {
-    const rows = collection.page(rv, from, ROWS);
+    const { rows, more } = collection.page(rv, from, ROWS);
     for (const row of rows) if (admits(row.json) && --left === 0) return row.key;
-    if (rows.length < ROWS) return undefined;
+    if (!more || rows.length === 0) return undefined;
     from = (rows.at(-1) as StoredObject).key;
   }
 }
@@ -158,9 +158,9 @@ const encoder = new TextEncoder();
 /** What a list body reads its items from. */
 type ListRows = Pick<Collection, "page" | "joinedPage">;
 
-/** A pull of the body reads storage until it holds this much, or the list ends (a read of `ROWS` may hold more). */
+/** A pull of the body reads storage until it holds this much, or the list ends (a read may hold more: up to `READ_BYTES`, or one object). */
 const CHUNK = 256 * 1024;
-/** Rows read from storage at a time. */
+/** Rows read from storage at a time, at most (and at most `READ_BYTES` of them, `collection.ts`). */
 const ROWS = 256;
 
 interface ListHead {
@@ -229,20 +229,20 @@ function listBody(head: ListHead, collection: ListRows, lease: Lease, start: str
 }
 
 /**
- * The next of a list's items after `after`, up to `left` (and `ROWS` read), as their JSON joined
+ * The next of a list's items after `after`, up to `left` (and a read of storage), as their JSON joined
  * by commas, in UTF-8: `last` is the last key read, `more` whether rows may follow it.
  */
 function nextItems(collection: ListRows, rv: number, after: string, left: number, admits: ((json: string) => boolean) | undefined): { bytes: Uint8Array; count: number; last: string; more: boolean } {
   if (!admits) {
-    const want = Math.min(ROWS, left);
-    const page = collection.joinedPage(rv, after, want);
-    return { ...page, more: page.count === want };
+    const page = collection.joinedPage(rv, after, Math.min(ROWS, left));
+    return { ...page, more: page.more && page.count > 0 };
   }
   // Filtered, a page of rows may hold fewer of the page's objects than are left to send.
-  const rows = collection.page(rv, after, ROWS);
+  const read = collection.page(rv, after, ROWS);
+  const rows = read.rows;
   const json: string[] = [];
   let last = after;
-  let more = rows.length === ROWS;
+  let more = read.more && rows.length > 0;
   for (const row of rows) {
     if (json.length >= left) {
       more = true;

@@ -5,10 +5,23 @@ import type { Upstream } from "../upstream.ts";
 import { Changes } from "../../test/kit/wait.ts";
 import { FakeClock, settled } from "./clock.fake.ts";
 import { PagePermits } from "./page-permits.ts";
-import { PROGRESS_TIMEOUT_SECONDS, Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamError, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
+import {
+  BATCH_CHARS,
+  PAGE_CHARS,
+  PROGRESS_TIMEOUT_SECONDS,
+  Reflector,
+  type ListedCollection,
+  type ReflectorHandler,
+  type ReflectorState,
+  type UpstreamEvent,
+  type UpstreamObserver,
+} from "./reflector.ts";
+import { ObjectTooLarge, type UpstreamError } from "./upstream-error.ts";
 
 const key = watchKey({ cluster: "c", group: "", version: "v1", resource: "pods", namespace: "ns", namespaced: true, labelSelector: null, fieldSelector: null });
 const pod = (name: string, rv: number) => ({ metadata: { name, namespace: "ns", uid: `u-${name}`, resourceVersion: String(rv) } });
+/** A pod of about `chars` characters of JSON. */
+const bigPod = (name: string, rv: number, chars: number) => ({ ...pod(name, rv), data: "x".repeat(chars) });
 /** The test's backoff cap: moving the clock this far ends any backoff that no Retry-After lengthened. */
 const MAX_BACKOFF_MS = 100;
 /** How long a wait for the reflector may take before it fails (under the test's timeout). */
@@ -151,7 +164,8 @@ function observer() {
   return { o, seen };
 }
 
-function start(options: { stallMs?: number; followsHub?: boolean; firstAt?: number; pageSize?: number } = {}) {
+/** A reflector on a scripted upstream, started unless `noList` (the test sets the upstream up first). */
+function start(options: { stallMs?: number; followsHub?: boolean; firstAt?: number; pageSize?: number; noList?: boolean } = {}) {
   const clock = new FakeClock();
   const upstream = new ScriptedUpstream();
   if (options.pageSize !== undefined) upstream.pageSize = options.pageSize;
@@ -167,7 +181,7 @@ function start(options: { stallMs?: number; followsHub?: boolean; firstAt?: numb
     followsHub: options.followsHub,
   });
   if (options.firstAt !== undefined) reflector.listFirstAt(options.firstAt);
-  reflector.start();
+  if (!options.noList) reflector.start();
   return { upstream, handler, reflector, seen, clock };
 }
 
@@ -517,6 +531,62 @@ describe("Reflector", () => {
     clock.advance(MAX_BACKOFF_MS);
     expect((await upstream.watch(2)).from).toBe(10);
     expect(handler.lists).toHaveLength(1);
+    reflector.stop();
+  });
+
+  it("hands a page over in batches of about BATCH_CHARS as it reads it, and asks for fewer objects a page once they are big", async () => {
+    const { upstream, handler, reflector } = start({ noList: true });
+    const chars = Math.ceil(BATCH_CHARS / 2.5);
+    upstream.items = ["a", "b", "c", "d", "e", "f"].map((name, i) => bigPod(name, i + 1, chars));
+    upstream.pageSize = 5;
+    handler.log = [];
+    reflector.start();
+    await upstream.watch(1);
+    // A third item would pass BATCH_CHARS: batches of two, then the page's last; the next page alone.
+    expect(handler.log).toEqual(["took 2", "took 2", "took 1", "took 1"]);
+    const limits = upstream.requests.filter((r) => !r.includes("watch=1")).map((r) => new URL(r, "http://x").searchParams.get("limit"));
+    const perItem = JSON.stringify(upstream.items[0]).length;
+    expect(limits).toEqual(["500", String(Math.floor(PAGE_CHARS / perItem))]);
+    reflector.stop();
+  });
+
+  it("fails a list with an object too big to store as ObjectTooLarge (413), naming the limit, without reading the object whole", async () => {
+    const { upstream, handler, reflector } = start({ noList: true });
+    upstream.items = [pod("a", 5), bigPod("b", 6, 4_100_000)];
+    reflector.start();
+    await handler.backoffs(1);
+    const error = handler.states.find(([state]) => state === "backoff")?.[2];
+    expect(error).toBeInstanceOf(ObjectTooLarge);
+    expect([error?.status, error?.message]).toEqual([413, expect.stringMatching(/an object of the upstream's list .* is [\d,]+ bytes or more as JSON, over the 1,995,904 bytes .*2 MB a row/)]);
+    expect(handler.lists).toEqual([]);
+    reflector.stop();
+  });
+
+  it("fails a watch whose event is too big to store as ObjectTooLarge, and lists again (the watch would bring it again)", async () => {
+    const { upstream, handler, reflector, clock } = start();
+    const first = await upstream.watch(1);
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    first.send({ type: "MODIFIED", object: bigPod("a", 12, 4_100_000) });
+    await handler.backoffs(1);
+    expect(handler.states.find(([state]) => state === "backoff")?.[2]).toBeInstanceOf(ObjectTooLarge);
+    clock.advance(MAX_BACKOFF_MS);
+    expect((await upstream.watch(2)).from).toBe(10);
+    expect(handler.lists).toHaveLength(2);
+    reflector.stop();
+  });
+
+  it("a watch the hub cannot take (`fail`) ends with that error, and is followed by a list", async () => {
+    const { upstream, handler, reflector, seen, clock } = start();
+    const first = await upstream.watch(1);
+    first.send({ type: "MODIFIED", object: pod("a", 11) });
+    await handler.until("the event", () => handler.head === 11);
+    reflector.fail(new ObjectTooLarge("too big"));
+    await handler.backoffs(1);
+    expect(handler.states.at(-1)?.[2]?.message).toBe("too big");
+    clock.advance(MAX_BACKOFF_MS);
+    await upstream.watch(2);
+    expect(handler.lists).toHaveLength(2);
+    expect(seen).toContain("failed 413");
     reflector.stop();
   });
 });

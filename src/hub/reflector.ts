@@ -8,9 +8,12 @@
 import { Backoff, REFLECTOR_BACKOFF, retryAfterMs } from "../k8s/backoff.ts";
 import { upstreamCollectionUrl, type WatchKey } from "../k8s/key.ts";
 import { objectJsonOf, parseEventLine } from "../k8s/event.ts";
-import { LineSplitter } from "../k8s/ndjson.ts";
+import { LineSplitter, LineTooLong } from "../k8s/ndjson.ts";
 import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { isTooLargeResourceVersion } from "../k8s/status.ts";
+import { UPSTREAM_OBJECT_CHARS } from "./row-limit.ts";
+import { openList, parseItem } from "./list-reader.ts";
+import { ObjectTooLarge, tooLarge, UpstreamError } from "./upstream-error.ts";
 import type { Upstream } from "../upstream.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
 import type { PagePermits } from "./page-permits.ts";
@@ -37,8 +40,8 @@ export interface ReflectorHandler {
   resumeVersion(): number | undefined;
   /** Resolves once every page is taken (a failure to read one rejects). */
   listed(list: ListedCollection): Promise<void>;
-  /** A batch of events from one read of the stream, in order (ERROR events excluded). */
-  events(batch: UpstreamEvent[]): void;
+  /** A batch of events from one read of the stream, in order (ERROR events excluded), and the characters of their lines. */
+  events(batch: UpstreamEvent[], chars: number): void;
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void;
   /** A check of the upstream begins: a probe of its resourceVersion, or a list. */
   checking(): void;
@@ -81,25 +84,19 @@ export interface ReflectorOptions {
   pages?: PagePermits | undefined;
 }
 
-/** An upstream failure: an HTTP status (0 for a connection error) and what the server said. */
-export class UpstreamError extends Error {
-  readonly status: number;
-  readonly retryAfterMs: number;
-  /** The upstream said the resourceVersion asked for is ahead of it ("Too large resource version"). */
-  readonly tooLarge: boolean;
-  constructor(status: number, message: string, retryAfter = 0, tooLarge = false) {
-    super(message);
-    this.status = status;
-    this.retryAfterMs = retryAfter;
-    this.tooLarge = tooLarge;
-  }
-}
-
 /** A watch ended because it went silent: counted as a stall, not as an upstream error. */
 class StallError extends UpstreamError {}
 
-/** Objects asked for in each page of an upstream list. */
+/** Objects asked for in each page of an upstream list, at most. */
 export const PAGE_SIZE = 500;
+/** What a page of an upstream list should hold, in characters: pages of big objects ask for fewer than `PAGE_SIZE` (84 MB would be 70 ConfigMaps of 1.2 MB). */
+export const PAGE_CHARS = 8 * 1024 * 1024;
+/**
+ * A page is handed over in batches of items of at most this many characters (or one item, if
+ * bigger): each batch is a transaction of the staged list, so a page of 500 ordinary objects
+ * (pods of 4 KB) stays one, while a page of big ones holds no more than this.
+ */
+export const BATCH_CHARS = 4 * 1024 * 1024;
 
 /**
  * `timeoutSeconds` of a watch that asks how far the upstream has got: the API server sends a
@@ -118,6 +115,8 @@ export class Reflector {
   readonly #options: ReflectorOptions;
   readonly #backoff: Backoff;
   readonly #clock: Clock;
+  /** Objects to ask for in the next list page: fewer than `PAGE_SIZE` once pages are big (`PAGE_CHARS`). */
+  #pageLimit = PAGE_SIZE;
   /** Gives back the list page permit this hub holds, if it holds one. */
   #pageHeld: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -187,6 +186,14 @@ export class Reflector {
     if (this.#refresh) return;
     this.#refresh = true;
     this.#abort?.abort();
+  }
+
+  /**
+   * The hub cannot take what the open watch brought (an object too big to store): the watch
+   * fails with `error`, and the loop backs off and lists again.
+   */
+  fail(error: UpstreamError): void {
+    this.#abort?.abort(error);
   }
 
   /**
@@ -308,6 +315,9 @@ export class Reflector {
         }
         if (this.#progress === "asked") continue; // ended to ask how far the upstream has got
         const error = e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`);
+        // The watch would bring the same object again: a list finds the collection as it is now,
+        // and the hub takes it once the object is small enough again, or gone.
+        if (error instanceof ObjectTooLarge) mustList = true;
         if (error instanceof StallError) observer.stalled();
         else observer.failed(error.status, error.message);
         const delay = this.#backoff.next(error.retryAfterMs);
@@ -319,17 +329,18 @@ export class Reflector {
   }
 
   /**
-   * The collection from the upstream, in pages of `PAGE_SIZE` (each asked for once the one
-   * before is taken, so no more than a page is ever in memory, and only with one of the
-   * isolate's page permits), consistent at the first page's resourceVersion (a continue token
-   * keeps the upstream's snapshot; one that expires fails the list, and it is made again).
+   * The collection from the upstream, a page at a time (each asked for once the one before is
+   * taken, and only with one of the isolate's page permits), consistent at the first page's
+   * resourceVersion (a continue token keeps the upstream's snapshot; one that expires fails the
+   * list, and it is made again). A page is read as it streams in and handed over in batches of
+   * about `BATCH_CHARS`, so what a page holds in memory is bounded whatever its objects' size.
    */
   async #list(at?: number): Promise<ListedCollection> {
     const first = await this.#page(undefined, at);
     const pages = async function* (this: Reflector): AsyncGenerator<KubeObject[]> {
       let page = first;
       for (;;) {
-        yield page.items;
+        yield* page.batches;
         // Taken: the page's permit goes back before the next is asked for.
         this.#pageHeld?.();
         this.#pageHeld = undefined;
@@ -356,8 +367,9 @@ export class Reflector {
     return this.#list();
   }
 
-  async #page(cont: string | undefined, at?: number): Promise<{ kind: string; apiVersion: string; resourceVersion: number; items: KubeObject[]; continue: string | undefined }> {
-    const params: Record<string, string> = { limit: String(PAGE_SIZE) };
+  /** A page of the list (at exactly `at`, when given): its head, read before the items, and its items in batches as they arrive. */
+  async #page(cont: string | undefined, at?: number): Promise<{ kind: string; apiVersion: string; resourceVersion: number; continue: string | undefined; batches: AsyncGenerator<KubeObject[]> }> {
+    const params: Record<string, string> = { limit: String(this.#pageLimit) };
     if (cont) params.continue = cont;
     // The next pages' continue tokens keep the first's snapshot.
     if (at !== undefined) Object.assign(params, { resourceVersion: String(at), resourceVersionMatch: "Exact" });
@@ -365,34 +377,56 @@ export class Reflector {
     this.#pageHeld = await this.#options.pages?.take(this.#clock, () => this.#stopped);
     // Stopped while it waited: the list ends here, without asking the upstream for its page.
     if (this.#stopped) throw new UpstreamError(0, "the hub stopped before its list's next page");
-    const page = (await this.#json(upstreamCollectionUrl(this.#key, params))) as {
-      kind?: string;
-      apiVersion?: string;
-      metadata?: { resourceVersion?: string; continue?: string };
-      items?: KubeObject[];
+    const url = upstreamCollectionUrl(this.#key, params);
+    const list = await openList(await this.#request(url), url);
+    const { head, rv } = list;
+    const batches = async function* (this: Reflector): AsyncGenerator<KubeObject[]> {
+      /** Items read and not yet handed over, their characters; and the page's, to size the next page by. */
+      let waiting: string[] = [];
+      let waitingChars = 0;
+      let count = 0;
+      let chars = 0;
+      const batch = (): KubeObject[] => {
+        const texts = waiting;
+        count += texts.length;
+        chars += waitingChars;
+        waiting = [];
+        waitingChars = 0;
+        return texts.map((text) => parseItem(text, url));
+      };
+      try {
+        for (let items = await list.next(); items !== undefined; items = await list.next()) {
+          for (const item of items) {
+            // Handed over before it would pass BATCH_CHARS: a batch is at most that, or one object.
+            if (waiting.length > 0 && waitingChars + item.length > BATCH_CHARS) yield batch();
+            waiting.push(item);
+            waitingChars += item.length;
+          }
+        }
+        if (waiting.length > 0) yield batch();
+      } finally {
+        list.cancel();
+      }
+      // Pages of big objects ask for fewer: about `PAGE_CHARS` a page, never more than `PAGE_SIZE` objects.
+      if (count > 0) this.#pageLimit = Math.max(1, Math.min(PAGE_SIZE, Math.floor(PAGE_CHARS / (chars / count))));
     };
-    const rv = Number(page.metadata?.resourceVersion);
-    if (!page.kind || !Array.isArray(page.items) || !Number.isSafeInteger(rv)) {
-      throw new UpstreamError(502, "the upstream list is not a Kubernetes list (no kind, items or metadata.resourceVersion)");
-    }
-    return { kind: page.kind, apiVersion: page.apiVersion ?? "", resourceVersion: rv, items: page.items, continue: page.metadata?.continue || undefined };
+    const metadata = head.metadata as { continue?: string } | undefined;
+    return {
+      kind: head.kind as string,
+      apiVersion: typeof head.apiVersion === "string" ? head.apiVersion : "",
+      resourceVersion: rv,
+      continue: metadata?.continue || undefined,
+      batches: batches.call(this),
+    };
   }
 
   /** The upstream's current resourceVersion, from the cheapest list there is; `any`: as its cache has it (`resourceVersion=0`), else a consistent read. */
   async #currentVersion(any: boolean): Promise<number> {
-    const page = (await this.#json(upstreamCollectionUrl(this.#key, any ? { limit: "1", resourceVersion: "0" } : { limit: "1" }))) as { metadata?: { resourceVersion?: string } };
-    const rv = Number(page.metadata?.resourceVersion);
-    if (!Number.isSafeInteger(rv)) throw new UpstreamError(502, "the upstream list has no metadata.resourceVersion");
-    return rv;
-  }
-
-  async #json(url: string): Promise<unknown> {
-    const response = await this.#request(url);
-    try {
-      return await response.json();
-    } catch (e) {
-      throw new UpstreamError(502, `the upstream answered ${url} with invalid JSON: ${(e as Error).message}`);
-    }
+    const url = upstreamCollectionUrl(this.#key, any ? { limit: "1", resourceVersion: "0" } : { limit: "1" });
+    // Only the head is read: an API server's cache lists everything for `resourceVersion=0`, whatever the limit.
+    const list = await openList(await this.#request(url), url);
+    list.cancel();
+    return list.rv;
   }
 
   async #request(url: string, signal?: AbortSignal): Promise<Response> {
@@ -448,7 +482,8 @@ export class Reflector {
       this.#handler.state("watching", `from resourceVersion ${from}`);
       if (!response.body) throw new UpstreamError(502, "the upstream watch has no body");
       const reader = response.body.getReader();
-      const lines = new LineSplitter();
+      // A line longer than any object a hub can store fails the watch before more of it is held.
+      const lines = new LineSplitter(UPSTREAM_OBJECT_CHARS);
       for (;;) {
         const { done, value } = await reader.read().catch((e: unknown) => {
           throw abort.signal.reason instanceof UpstreamError ? abort.signal.reason : e;
@@ -462,14 +497,22 @@ export class Reflector {
           received = true;
         }
         const batch: UpstreamEvent[] = [];
-        for (const line of lines.push(value)) {
+        let chars = 0;
+        let complete: string[];
+        try {
+          complete = lines.push(value);
+        } catch (e) {
+          if (e instanceof LineTooLong) throw tooLarge(`an event of the upstream watch from resourceVersion ${from}`, e.chars);
+          throw e;
+        }
+        for (const line of complete) {
           const event = parseEventLine(line);
           if (event === undefined) {
-            this.#deliver(batch);
+            this.#deliver(batch, chars);
             throw new UpstreamError(502, `malformed line in the upstream watch: ${line.slice(0, 120)}`);
           }
           if (event.type === "ERROR") {
-            this.#deliver(batch);
+            this.#deliver(batch, chars);
             const status = event.object as Status;
             if (status.code === 410) return { outcome: "expired", received };
             if (isTooLargeResourceVersion(status)) return { outcome: "ahead", received };
@@ -478,8 +521,9 @@ export class Reflector {
           // A root hub's lines hold its objects' JSON as it stores them: a replica keeps that text.
           if (this.#options.followsHub) (event as UpstreamEvent).objectJson = objectJsonOf(line, event.type);
           batch.push(event);
+          chars += line.length;
         }
-        this.#deliver(batch);
+        this.#deliver(batch, chars);
       }
     } finally {
       stall();
@@ -489,8 +533,8 @@ export class Reflector {
     }
   }
 
-  #deliver(batch: UpstreamEvent[]): void {
-    if (batch.length > 0) this.#handler.events(batch);
+  #deliver(batch: UpstreamEvent[], chars: number): void {
+    if (batch.length > 0) this.#handler.events(batch, chars);
   }
 
   #sleep(ms: number): Promise<void> {

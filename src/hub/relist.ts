@@ -23,6 +23,7 @@
 import { objectsTable, type Sql } from "./storage.ts";
 import { type ObjectEvent, type ObjectIdentity, type ObjectRecord, withVersion } from "./collection.ts";
 import { readRow, viewRowsTable, writeRow } from "./view-rows.ts";
+import { READ_BYTES } from "./row-limit.ts";
 
 /** Keys compared in one step of a diff, between which the hub serves its other work. */
 const DIFF_SCAN_PAGE = 2000;
@@ -222,19 +223,28 @@ export class StagedList {
     );
   }
 
-  /** Up to `limit` of the difference's events after `after`, in resourceVersion order; the collection must not have moved past `after` meanwhile. */
-  events(after: number, limit: number): ObjectEvent[] {
+  /**
+   * Up to `limit` of the difference's events after `after`, in resourceVersion order, and no
+   * more once they hold `maxBytes` of JSON; the collection must not have moved past `after` meanwhile.
+   */
+  events(after: number, limit: number, maxBytes = READ_BYTES): ObjectEvent[] {
     const sql = this.#sql();
     const rows = sql.exec<{ rv: number; type: ObjectEvent["type"]; key: string; uid: string }>("SELECT rv, type, key, uid FROM diff WHERE rv > ? ORDER BY rv LIMIT ?", after, limit).toArray();
-    return rows.map(({ rv, type, key, uid }) => {
+    const events: ObjectEvent[] = [];
+    let bytes = 0;
+    for (const { rv, type, key, uid } of rows) {
+      if (bytes >= maxBytes) break;
       if (type !== "DELETED") {
         const listed = sql.exec<Omit<ObjectRecord, "row">>("SELECT key, uid, rv, json FROM listed WHERE key = ?", key).one();
-        return { type, object: { ...listed, row: readRow(sql, "listed_rows", key)?.row } };
+        events.push({ type, object: { ...listed, row: readRow(sql, "listed_rows", key)?.row } });
+      } else {
+        // Its last state, at the revision it is gone by: read before this page changes the collection.
+        const last = sql.exec<Omit<ObjectRecord, "row">>("SELECT key, uid, rv, json FROM objects WHERE key = ? AND uid = ?", key, uid).one();
+        events.push({ type, object: withVersion(last, rv) });
       }
-      // Its last state, at the revision it is gone by: read before this page changes the collection.
-      const last = sql.exec<Omit<ObjectRecord, "row">>("SELECT key, uid, rv, json FROM objects WHERE key = ? AND uid = ?", key, uid).one();
-      return { type, object: withVersion(last, rv) };
-    });
+      bytes += (events.at(-1) as ObjectEvent).object.json.length;
+    }
+    return events;
   }
 
   /**

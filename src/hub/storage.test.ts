@@ -26,6 +26,17 @@ describe("HubStorage", () => {
     expect(new HubStorage(durableStorage(db)).history()).toEqual({ ...identity, head: 10, start: 10, horizon: 10 });
   });
 
+  it("refuses a row over the platform's 2 MB, as the platform's SQLite does, where the local one would take it", () => {
+    const storage = new HubStorage(durableStorage());
+    storage.make();
+    const row = (text: string) => storage.sql.exec("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", "big", text);
+    row("x".repeat(2_000_000 - 3));
+    expect(() => row("x".repeat(2_000_000 - 2))).toThrow(/SQLITE_TOOBIG .*at most 2000000/);
+    // Bytes, not characters: 700,000 three-byte characters are 2.1 MB.
+    expect(() => row("€".repeat(700_000))).toThrow(/SQLITE_TOOBIG/);
+    row("é".repeat(999_998));
+  });
+
   it("writes a transaction all or nothing", () => {
     const db = database();
     const storage = new HubStorage(durableStorage(db));

@@ -12,6 +12,7 @@
  */
 import type { WatchKey } from "../k8s/key.ts";
 import type { ReplicaRole } from "./request.ts";
+import { ROW_BYTES, utf8BytesOver } from "./row-limit.ts";
 import { viewRowsTable } from "./view-rows.ts";
 
 /** Bumped when the tables change shape: a hub with another version's tables starts afresh. */
@@ -35,6 +36,27 @@ CREATE INDEX IF NOT EXISTS tombstones_by_age ON tombstones (at);
 
 /** Tables of an earlier schema, dropped before this one is made. */
 const TABLES = ["meta", "objects", "versions", "events", "tombstones", "view_rows", "listed", "listed_rows", "diff", "diff_old"];
+
+/**
+ * A statement whose values would make a row over the platform's limit fails as the platform's
+ * SQLite fails it (`SQLITE_TOOBIG`), also where the local one would take it: a statement's
+ * strings and BLOBs together, which for an insert are its row.
+ */
+function refuseOverRow(bindings: readonly SqlStorageValue[]): void {
+  // At most 3 bytes of UTF-8 a UTF-16 unit: counted exactly only when that bound is over.
+  let most = 0;
+  for (const value of bindings) {
+    if (typeof value === "string") most += value.length * 3;
+    else if (value instanceof ArrayBuffer) most += value.byteLength;
+  }
+  if (most <= ROW_BYTES) return;
+  let bytes = 0;
+  for (const value of bindings) {
+    if (typeof value === "string") bytes += utf8BytesOver(value, 0);
+    else if (value instanceof ArrayBuffer) bytes += value.byteLength;
+  }
+  if (bytes > ROW_BYTES) throw new Error(`string or blob too big: SQLITE_TOOBIG (${bytes} bytes in one statement's values; Durable Object SQL holds at most ${ROW_BYTES} in a row)`);
+}
 
 /** The database as the hub's tables use it: statements. */
 export type Sql = Pick<SqlStorage, "exec">;
@@ -75,6 +97,7 @@ export class HubStorage {
     // A statement that returns no rows has run once `exec` returns, and its cursor says what it wrote.
     this.#counted = {
       exec: <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: SqlStorageValue[]) => {
+        refuseOverRow(bindings);
         const cursor = sql.exec<T>(query, ...bindings);
         this.#rowsWritten += cursor.rowsWritten ?? 0;
         return cursor;

@@ -18,7 +18,7 @@ function open(limits: TombstoneLimits, db: Database = database()) {
     horizon = written.horizon;
     return horizon;
   };
-  const goneAfter = (rv: number) => tombstones.page(rv, rv, Number.MAX_SAFE_INTEGER, 100).map((t) => t.uid);
+  const goneAfter = (rv: number) => tombstones.page(rv, rv, Number.MAX_SAFE_INTEGER, 100).rows.map((t) => t.uid);
   return { tombstones, write, goneAfter };
 }
 
@@ -28,7 +28,7 @@ describe("Tombstones", () => {
     let horizon = 10;
     for (const [i, rv] of [11, 12, 13].entries()) horizon = write([gone(`p${i}`, rv, 10)]);
     expect(horizon).toBe(11);
-    expect(tombstones.page(11, 11, 100, 10).map((t) => t.rv)).toEqual([12, 13]);
+    expect(tombstones.page(11, 11, 100, 10).rows.map((t) => t.rv)).toEqual([12, 13]);
     // An object that came after a resume's resourceVersion and left again is nothing to that resume.
     write([gone("late", 14, 13)]);
     expect(goneAfter(12)).toEqual(["u-p2"]);

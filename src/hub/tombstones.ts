@@ -6,8 +6,9 @@
  * resourceVersion before which that is no longer possible: the start of the hub's history, or
  * the newest tombstone dropped. A table of the hub's storage.
  */
+import { READ_BYTES } from "./row-limit.ts";
 import type { Sql } from "./storage.ts";
-import type { StoredObject } from "./collection.ts";
+import { readByBytes, type Rows, type StoredObject } from "./collection.ts";
 
 /** How many tombstones are kept, and for how long. */
 export interface TombstoneLimits {
@@ -83,17 +84,10 @@ export class Tombstones {
 
   /**
    * Up to `limit` deletions with a resourceVersion in `(after, upTo]` of objects that had been in
-   * the collection at `from` (`since <= from`), in resourceVersion order.
+   * the collection at `from` (`since <= from`), in resourceVersion order, and at most `maxBytes`
+   * of their JSON (or one). `more`: whether deletions may follow the last.
    */
-  page(from: number, after: number, upTo: number, limit: number): Tombstone[] {
-    return this.#sql()
-      .exec<{ uid: string; key: string; rv: number; json: string; since: number }>(
-        "SELECT uid, key, rv, json, since FROM tombstones WHERE rv > ? AND rv <= ? AND since <= ? ORDER BY rv LIMIT ?",
-        after,
-        upTo,
-        from,
-        limit,
-      )
-      .toArray();
+  page(from: number, after: number, upTo: number, limit: number, maxBytes = READ_BYTES): Rows<Tombstone> {
+    return readByBytes<Tombstone>(this.#sql(), "tombstones", "uid, key, rv, json, since", "rv > ? AND rv <= ? AND since <= ?", [after, upTo, from], "rv", limit, maxBytes);
   }
 }

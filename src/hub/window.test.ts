@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { database, durableStorage, type Database } from "../../test/kit/sqlite.ts";
 import { LineMemory } from "./memory.ts";
+import { READ_BYTES } from "./row-limit.ts";
 import { HubStorage } from "./storage.ts";
 import { EventWindow, type WindowEvent, type WindowLimits } from "./window.ts";
 
@@ -36,6 +37,17 @@ describe("EventWindow", () => {
     expect(rvsAfter(w, 107)).toEqual([]);
     expect(rvsAfter(w, 200)).toEqual([]); // ahead: nothing yet
     expect(rvsAfter(w, 99)).toBe("expired");
+  });
+
+  it("replays big lines from storage a few at a time (READ_BYTES a statement, or one line), all of them, in order", () => {
+    // No memory for lines: every replay is read from storage.
+    const { w, append } = open({ maxEvents: 100, maxBytes: 1e9 }, { memory: 0 });
+    w.reset(0);
+    const sizes = [READ_BYTES / 3, READ_BYTES + 1, 10, READ_BYTES / 2, READ_BYTES / 2, 10, 10];
+    sizes.forEach((size, i) => append(event(i + 1, size)));
+    expect(rvsAfter(w, 0)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    const some = w.after(0, READ_BYTES);
+    expect(some.kind === "events" && some.events.map((e) => e.rv)).toEqual([1, 2]);
   });
 
   it("evicts by count and moves the start to the last evicted event", () => {

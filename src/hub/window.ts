@@ -12,6 +12,7 @@
  * are sent. A subscriber further back is sent lines read from storage.
  */
 import type { Sql } from "./storage.ts";
+import { fitting, READ_BYTES } from "./row-limit.ts";
 import type { LineTail, TailEntry } from "./memory.ts";
 
 export interface WindowEvent {
@@ -189,14 +190,20 @@ export class EventWindow {
     const events: WindowEvent[] = [];
     let bytes = 0;
     for (let after = rv; events.length === 0 || bytes < maxBytes; ) {
-      const rows = this.#sql().exec<{ rv: number; line: string }>("SELECT rv, line FROM events WHERE rv > ? ORDER BY rv LIMIT ?", after, STORED_PAGE).toArray();
+      // Lines of big objects are up to a row each: a statement reads no more than `READ_BYTES` of them (or one).
+      const sizes = this.#sql().exec<{ size: number }>("SELECT size FROM events WHERE rv > ? ORDER BY rv LIMIT ?", after, STORED_PAGE).toArray();
+      const n = fitting(
+        sizes.map((r) => r.size),
+        Math.min(READ_BYTES, maxBytes - bytes),
+      );
+      const rows = n === 0 ? [] : this.#sql().exec<{ rv: number; line: string }>("SELECT rv, line FROM events WHERE rv > ? ORDER BY rv LIMIT ?", after, n).toArray();
       for (const row of rows) {
         if (events.length > 0 && bytes >= maxBytes) break;
         events.push({ rv: row.rv, line: row.line });
         bytes += row.line.length;
         after = row.rv;
       }
-      if (rows.length < STORED_PAGE) break;
+      if (sizes.length < STORED_PAGE && n === sizes.length) break;
     }
     return { kind: "events", events };
   }

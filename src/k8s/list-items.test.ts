@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ListItems } from "./list-items.ts";
+import { ListItems, ListItemTooLarge } from "./list-items.ts";
 
 /** `text` cut at `cuts` (positions, any order), pushed piece by piece: the head and the items' texts. */
 function split(text: string, cuts: number[]) {
@@ -47,5 +47,29 @@ describe("ListItems", () => {
       }),
       { seed: 91, numRuns: 300 },
     );
+  });
+
+  it("refuses an item, or a head, longer than it may be, before more of it is held", () => {
+    const item = JSON.stringify({ data: "x".repeat(100) });
+    const items = new ListItems(item.length);
+    expect(items.push(`{"kind":"L","items":[${item},`).items).toEqual([item]);
+    // The next item is refused once it has grown past the limit, not once it ends.
+    expect(() => items.push(`{"data":"${"y".repeat(120)}`)).toThrow(ListItemTooLarge);
+    expect(() => new ListItems(10).push('{"kind":"LongListKind","metadata":{')).toThrow(ListItemTooLarge);
+    // Whole in one chunk, it is refused too.
+    expect(() => new ListItems(10).push(`{"kind":"L","items":[${item}]}`)).toThrow(ListItemTooLarge);
+  });
+
+  it("gives the head of a list without items when it ends (`items` null, or none)", () => {
+    expect(split('{"kind":"L","metadata":{"resourceVersion":"3"},"items":null}', [7])).toEqual({ head: { kind: "L", metadata: { resourceVersion: "3" } }, texts: [], ended: true });
+    expect(split('{"kind":"L","metadata":{"resourceVersion":"3"}}', [])).toEqual({ head: { kind: "L", metadata: { resourceVersion: "3" } }, texts: [], ended: true });
+  });
+
+  it("skips a string's escapes however the chunks cut them: a backslash at a chunk's end escapes the next chunk's first character", () => {
+    const value = 'a\\"b\\\\\\"c\\';
+    const body = `{"kind":"L","items":[${JSON.stringify({ v: value })},{"w":1}]}`;
+    for (let cut = 0; cut <= body.length; cut++) {
+      for (const second of [cut + 1, cut + 2]) expect(split(body, [cut, second]).texts).toEqual([JSON.stringify({ v: value }), '{"w":1}']);
+    }
   });
 });

@@ -75,6 +75,29 @@ describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
     expect([printed[0]![0], printed[0]![5], printed[0]![6]]).toEqual([pod.metadata!.name, status?.podIP, (pod as { spec?: { nodeName?: string } }).spec?.nodeName]);
   });
 
+  it("get cm -n NS and get cm -A of ConfigMaps of 1.2 MB (Helm's release records are such): every one, listed as kubectl lists them (limit=500)", async () => {
+    const ns = "big-configmaps";
+    const created: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const name = `release-v${i}`;
+      const body = JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { release: "x".repeat(1_200_000) } });
+      const response = await fetch(`${sim}/api/v1/namespaces/${ns}/configmaps`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      expect(response.status).toBe(201);
+      created.push(name);
+    }
+    try {
+      // Before the relay listed a page by bytes, both were an empty reply: "Unable to connect to the server: EOF".
+      expect(rows(await ok("get", "cm", "-n", ns)).map((r) => r[0])).toEqual(created);
+      expect(
+        rows(await ok("get", "cm", "-A"))
+          .filter((r) => r[0] === ns)
+          .map((r) => r[1]),
+      ).toEqual(created);
+    } finally {
+      for (const name of created) await fetch(`${sim}/api/v1/namespaces/${ns}/configmaps/${name}`, { method: "DELETE" });
+    }
+  });
+
   it("a mistaken apply fails with the relay's read-only message", async () => {
     const manifest = join(kubectl.home, "pod.yaml");
     writeFileSync(manifest, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: mistaken\n  namespace: default\nspec:\n  containers:\n  - name: app\n    image: nginx\n");

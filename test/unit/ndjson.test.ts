@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineSplitter } from "../../src/k8s/ndjson.ts";
+import { LineSplitter, LineTooLong } from "../../src/k8s/ndjson.ts";
 
 describe("LineSplitter", () => {
   it("returns only complete lines and holds the rest", () => {
@@ -34,5 +34,21 @@ describe("LineSplitter", () => {
       ),
       { seed: 3, numRuns: 300 },
     );
+  });
+
+  it("keeps a long line's pieces until it ends, and joins them once", () => {
+    const lines = new LineSplitter();
+    const piece = "x".repeat(1000);
+    for (let i = 0; i < 100; i++) expect(lines.push(piece)).toEqual([]);
+    expect(lines.pending).toBe(100_000);
+    expect(lines.push("y\nz")).toEqual([`${piece.repeat(100)}y`]);
+    expect(lines.pending).toBe(1);
+  });
+
+  it("refuses a line longer than it may be once it has grown past it, not when it ends", () => {
+    const lines = new LineSplitter(10);
+    expect(lines.push("0123456789\n01234")).toEqual(["0123456789"]);
+    expect(() => lines.push("56789a")).toThrow(LineTooLong);
+    expect(() => new LineSplitter(10).push("0123456789a\n")).toThrow(LineTooLong);
   });
 });

@@ -138,6 +138,21 @@ export class Sim {
     return this.#call("DELETE", `/api/v1/namespaces/${namespace}/pods/${name}`);
   }
 
+  /** Create `object` in the collection at `path` (`/api/v1/namespaces/ns/configmaps`). */
+  create(path: string, object: KubeObject): Promise<KubeObject> {
+    return this.#callJson("POST", path, object);
+  }
+
+  /** Merge-patch the object at `path`. */
+  patch(path: string, patch: unknown): Promise<KubeObject> {
+    return this.#call("PATCH", path, patch);
+  }
+
+  /** Delete the object at `path`. */
+  delete(path: string): Promise<unknown> {
+    return this.#call("DELETE", path);
+  }
+
   list(path: string): Promise<{ metadata: { resourceVersion: string }; items: KubeObject[] }> {
     return this.#call("GET", path);
   }
