@@ -130,14 +130,19 @@ describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
     }
   });
 
-  it("describe pod costs the API server at most what it costs without the relay: two gets of the pod and one list of its Events, no watch", async () => {
-    const ns = "e2e-describe-cost";
-    const created = await fetch(`${sim}/api/v1/namespaces/${ns}/pods`, {
+  /** A pod of one container, made on the simulated cluster. */
+  async function createPod(namespace: string, name: string): Promise<void> {
+    const created = await fetch(`${sim}/api/v1/namespaces/${namespace}/pods`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "described" }, spec: { containers: [{ name: "main", image: "nginx:1.27" }] } }),
+      body: JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec: { containers: [{ name: "main", image: "nginx:1.27" }] } }),
     });
     expect(created.status).toBe(201);
+  }
+
+  it("describe pod costs the API server at most what it costs without the relay: two gets of the pod and one list of its Events, no watch", async () => {
+    const ns = "e2e-describe-cost";
+    await createPod(ns, "described");
     /** What `kubectl describe` asked of the simulated cluster about the namespace, through `server`. */
     const describe = async (...server: string[]) => {
       const { next } = await simGet<{ next: number }>(sim, "/_sim/requests?path=/nothing");
@@ -162,12 +167,7 @@ describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
   it("describe pod: the Events the simulated cluster recorded about a pod its controllers started", async () => {
     const ns = "e2e-describe";
     // npm start's simulated cluster records Events (its churn's `events`): the scheduler's and the kubelet's.
-    const created = await fetch(`${sim}/api/v1/namespaces/${ns}/pods`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "started" }, spec: { containers: [{ name: "main", image: "nginx:1.27" }] } }),
-    });
-    expect(created.status).toBe(201);
+    await createPod(ns, "started");
     // Scheduled, its image pulled, its container created and started.
     const isRunning = (p: KubeObject) => (p as { status?: { phase?: string } }).status?.phase === "Running";
     const running = await eventually(
