@@ -111,7 +111,9 @@ export class Controllers {
     } else if (resource === PODS) {
       const owner = ownerOf(object, "ReplicaSet");
       if (owner) this.#enqueue(REPLICA_SETS, metaNamespaceKey(namespace, owner.name));
-      if (event.type === "ADDED" && !(object as Pod).status?.containerStatuses) this.#enqueue(PODS, event.key);
+      // The default scheduler's: a pod that names another scheduler waits for that one, as in a cluster.
+      const scheduler = (object as Pod).spec?.schedulerName ?? "default-scheduler";
+      if (event.type === "ADDED" && !(object as Pod).status?.containerStatuses && scheduler === "default-scheduler") this.#enqueue(PODS, event.key);
     }
   }
 

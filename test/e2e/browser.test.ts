@@ -65,8 +65,14 @@ describe.skipIf(!chromiumHere)("the live cluster page", () => {
     return JSON.parse(text) as T;
   }
   type Obj = { metadata: { resourceVersion: string } };
+  // Scheduled by nobody (a scheduler the simulated cluster does not run), so the test alone moves them.
   const createPod = (name: string) =>
-    kube<Obj>("POST", `/api/v1/namespaces/${NS}/pods`, { apiVersion: "v1", kind: "Pod", metadata: { name }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] } });
+    kube<Obj>("POST", `/api/v1/namespaces/${NS}/pods`, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name },
+      spec: { schedulerName: "by-hand", containers: [{ name: "app", image: "nginx:1.27" }] },
+    });
   const podPath = (name: string) => `/api/v1/namespaces/${NS}/pods/${name}`;
   const row = (name: string) => `#objects tr[data-key="${NS}/${name}"]`;
   const cellText = (page: Page, name: string, cell: string) => page.textContent(`${row(name)} td.${cell}`);

@@ -115,11 +115,23 @@ describe.skipIf(!chromiumHere)("the live page on a first day", () => {
   it("its numbers agree: the table, the count above it and its watch's row, as the cluster changes", async () => {
     const sim = simulatorUrl(open);
     const ns = "page-counts";
+    // A Deployment's pods, which churn deletes and its ReplicaSet replaces, as the simulated cluster's controllers do.
+    const deployed = await fetch(`${sim}/apis/apps/v1/namespaces/${ns}/deployments`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "counted" },
+        spec: { replicas: 6, selector: { matchLabels: { app: "counted" } }, template: { metadata: { labels: { app: "counted" } }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] } } },
+      }),
+    });
+    expect(deployed.status).toBe(201);
     await setChurn(sim, { ratePerSec: 30, namespaces: [ns] });
     const page = await visit(`${open.url}/?namespace=${ns}`, 1280);
     try {
       await page.waitForSelector('#connection[data-state="live"]');
-      // Churn adds and deletes pods while the page watches.
+      // Churn deletes pods and the ReplicaSet adds others while the page watches.
       await page.waitForFunction(() => document.querySelectorAll("#log li[data-kind='DELETED']").length >= 3 && document.querySelectorAll("#log li[data-kind='ADDED']").length >= 3, undefined, {
         timeout: 30_000,
       });

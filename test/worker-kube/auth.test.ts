@@ -61,7 +61,10 @@ describe("the cluster decides", () => {
     const refused = await relay(`/api/v1/namespaces/${ns}-other/pods/p`, { headers: bearer("alice-token") });
     expect(await refused.json()).toMatchObject({ code: 403, message: `pods "p" is forbidden: User "alice" cannot get resource "pods" in API group "" in the namespace "${ns}-other"` });
     const asked = async (path: string) => (await sim.requests(path, next)).requests.map((r) => `${r.verb} ${r.path}`);
-    expect(await asked(`/api/v1/namespaces/${ns}/pods`)).toEqual([`get /api/v1/namespaces/${ns}/pods/p`]);
+    // One get upstream, or none where a hub that watches the pod (another test's of every namespace) answers it; never a list or a watch.
+    const gets = await asked(`/api/v1/namespaces/${ns}/pods`);
+    expect(gets.length).toBeLessThanOrEqual(1);
+    expect(gets.filter((r) => r !== `get /api/v1/namespaces/${ns}/pods/p`)).toEqual([]);
     expect(await asked(`/api/v1/namespaces/${ns}-other/pods`)).toEqual([]);
   });
 
