@@ -55,22 +55,37 @@ function workers(name: string, include: string[], bindings: Record<string, strin
         };
       }),
     ],
-    test: { name, include, globalSetup: ["test/setup/simulators.ts"], testTimeout: 30_000 },
+    // One file at a time: the files of a project share its simulated clusters, whose users and faults some of them change.
+    test: { name, include, globalSetup: ["test/setup/simulators.ts"], testTimeout: 30_000, fileParallelism: false, sequence: { groupOrder: 1 } },
   };
 }
+
+/**
+ * End-to-end files that measure time or load the machine (the page's 300 ms targets over 100,000
+ * pods, the benchmark's runs): run last, one at a time, with nothing beside them.
+ */
+const ALONE = ["test/e2e/page-scale.test.ts", "test/e2e/bench-smoke.test.ts", "test/e2e/bench-compare.test.ts", "test/e2e/bench-heap.test.ts"];
 
 export default defineConfig({
   test: {
     // Logs (the relay's structured lines) only for tests that fail.
     silent: "passed-only",
+    // Two files at a time where files may run side by side (on a 2-core machine vitest would run
+    // one): the groups run one after another, the pure modules first, then the Workers projects
+    // one file at a time, then the end-to-end files two at a time (each starts processes of its
+    // own, on ports the kernel picks), then those that measure time, alone.
+    maxWorkers: 2,
     projects: [
       {
         // Pure modules and the simulator, in Node.
-        test: { name: "node", include: ["src/**/*.test.ts", "test/unit/**/*.test.ts", "test/sim/**/*.test.ts", "test/client/**/*.test.ts"], environment: "node" },
+        test: { name: "node", include: ["src/**/*.test.ts", "test/unit/**/*.test.ts", "test/sim/**/*.test.ts", "test/client/**/*.test.ts"], environment: "node", sequence: { groupOrder: 0 } },
       },
       {
         // Real processes (npm start, wrangler dev, the simulator) and real clients.
-        test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 120_000 },
+        test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: ALONE, environment: "node", testTimeout: 120_000, hookTimeout: 120_000, sequence: { groupOrder: 2 } },
+      },
+      {
+        test: { name: "e2e-alone", include: ALONE, environment: "node", testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false },
       },
       // The Worker and its hubs in workerd, against simulated API servers started in Node; one
       // project per AUTH_MODE, since it is a Worker-wide setting.
