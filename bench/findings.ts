@@ -142,11 +142,21 @@ export function summary(results: Results): string[] {
     const paged = pRelay && pDirect ? ` In pages of ${num(pRelay.limit ?? 0)}: ${num(pRelay.ms)} ms from the relay against ${num(pDirect.ms)} ms from the API server.` : "";
     out.push(
       `**List snapshot** of ${num(lRelay.objects)} pods (${num(lRelay.bytes / 2 ** 20)} MB): ${num(lRelay.ms)} ms from the relay's storage against ${num(lDirect.ms)} ms from the API server ` +
-        `(${x(lDirect.ms, lRelay.ms)} faster), ${num(lRelay.upstreamRequests)} upstream requests; the first list, which builds the hub from a paged upstream list, took ${seconds(lRelay.coldMs)}.${paged}`,
+        `(${x(lDirect.ms, lRelay.ms)} faster), ${num(lRelay.upstreamRequests)} upstream requests; the first list, which builds the hub from a paged upstream list, took ${seconds(lRelay.coldMs)}.${paged}${consistentSummary(snapshots)}`,
     );
   }
   out.push(...heapSummary(results));
   return out;
+}
+
+/** What a consistent list costs over one of any state, from the relay, as the summary states it (nothing if not measured). */
+function consistentSummary(snapshots: readonly SnapshotRow[]): string {
+  const [consistent, any] = (["consistent", "any"] as const).map((list) => snapshots.find((r) => r.system === "relay" && r.list === list));
+  if (!consistent || !any) return "";
+  return (
+    ` A consistent list (\`resourceVersion\` unset), timed ${num(consistent.samples ?? 0)} times: p50 ${num(consistent.ms)} ms, p99 ${num(consistent.p99Ms ?? 0)} ms, its first byte at ${num(consistent.firstByteMs ?? 0)} ms (p99 ${num(consistent.firstByteP99Ms ?? 0)} ms), ` +
+    `against ${num(any.ms)} ms, ${num(any.p99Ms ?? 0)} ms and ${num(any.firstByteMs ?? 0)} ms (${num(any.firstByteP99Ms ?? 0)} ms) at \`resourceVersion=0\` (${num(consistent.upstreamRequests)} upstream requests, ${num(consistent.upstreamLists ?? 0)} of them lists).`
+  );
 }
 
 /** A burst row as the summary states it (its transport already said): events/s, p99, and how far short of every event it fell. */

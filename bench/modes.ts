@@ -59,8 +59,12 @@ export interface Sizes {
    * notify-then-refetch clients, each in a window of its own.
    */
   views: { objects: number; views: number; limit: number; rate: number; refetchers: number; warmupMs: number; measureMs: number; timeoutMs: number };
-  /** A list of `objects` pods, whole and in pages of `pageLimit`. */
-  snapshot: { objects: number; repeats: number; pageLimit: number };
+  /**
+   * A list of `objects` pods, whole and in pages of `pageLimit`; then `samples` pairs of a
+   * consistent list (`resourceVersion` unset) and one of any state (`resourceVersion=0`), timed
+   * for what a consistent read adds.
+   */
+  snapshot: { objects: number; repeats: number; pageLimit: number; samples: number };
   /**
    * One collection of `objects` pods of about 3.5 KB through one hub (a relay of its own):
    * `subscribers` getting its initial state at once (over each transport), `resumes` resuming at
@@ -114,7 +118,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         sockets: { clients: 4, watchesPerClient: 5, rate: 20, warmupMs: 200, measureMs: 600 },
         hot: { subscribers: 6, replicas: [1], rate: 20, hop: { subscribers: 4, replicas: 1, measureMs: 600 }, missed: 20, warmupMs: 200, measureMs: 600, timeoutMs: 10_000 },
         views: { objects: 300, views: 10, limit: 10, rate: 20, refetchers: 2, warmupMs: 300, measureMs: 1000, timeoutMs: 60_000 },
-        snapshot: { objects: 200, repeats: 2, pageLimit: 50 },
+        snapshot: { objects: 200, repeats: 2, pageLimit: 50, samples: 3 },
         big: { objects: 1000, subscribers: 5, resumes: 20, missed: 50, churn: 50, churnMs: 1000, pageLimit: 100, sampleMs: 250, timeoutMs: 30_000 },
         hubs: { keys: 5, objects: 100, churn: 20, churnMs: 1000, sampleMs: 250, timeoutMs: 30_000 },
         // 2 s, not 0.5: the isolate's work on 10 events was brief enough for a sampler that looks
@@ -147,7 +151,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         sockets: { clients: 200, watchesPerClient: 5, rate: 40, warmupMs: 750, measureMs: 2000 },
         hot: { subscribers: 2000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 1, measureMs: 10_000 }, missed: 1000, warmupMs: 1000, measureMs: 3000, timeoutMs: 30_000 },
         views: { objects: 100_000, views: 200, limit: 50, rate: 100, refetchers: 20, warmupMs: 2000, measureMs: 10_000, timeoutMs: 600_000 },
-        snapshot: { objects: 10_000, repeats: 3, pageLimit: 500 },
+        snapshot: { objects: 10_000, repeats: 3, pageLimit: 500, samples: 20 },
         big: { objects: 200_000, subscribers: 10, resumes: 1000, missed: 1000, churn: 100, churnMs: 30_000, pageLimit: 500, sampleMs: 1000, timeoutMs: 900_000 },
         hubs: { keys: 1000, objects: 1000, churn: 5, churnMs: 10_000, sampleMs: 1000, timeoutMs: 600_000 },
         profiles: [
@@ -176,7 +180,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         sockets: { clients: 200, watchesPerClient: 5, rate: 100, warmupMs: 2000, measureMs: 10_000 },
         hot: { subscribers: 5000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 1, measureMs: 10_000 }, missed: 1000, warmupMs: 2000, measureMs: 10_000, timeoutMs: 120_000 },
         views: { objects: 100_000, views: 200, limit: 50, rate: 100, refetchers: 20, warmupMs: 2000, measureMs: 30_000, timeoutMs: 600_000 },
-        snapshot: { objects: 10_000, repeats: 10, pageLimit: 500 },
+        snapshot: { objects: 10_000, repeats: 10, pageLimit: 500, samples: 50 },
         // A million pods (about 3.5 GB of JSON, 4.7 GB of the hub's storage). Initial states go
         // to 10 subscribers at once, as in quick mode: 100 would move 340 GB a transport. 100 at
         // 200,000 pods are in DESIGN.md ("Memory").

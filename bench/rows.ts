@@ -160,8 +160,12 @@ export interface SnapshotRow extends Rounds {
   /** Lists are plain HTTP requests. */
   transport: "http";
   objects: number;
-  /** How it was read: in one response, or in pages of `limit` following continue tokens. */
-  list: "full" | "paged";
+  /**
+   * How it was read: in one response, or in pages of `limit` following continue tokens; or, timed
+   * one by one in alternating pairs, whole as a consistent read (`resourceVersion` unset) and
+   * whole at any state (`resourceVersion=0`).
+   */
+  list: "full" | "paged" | "consistent" | "any";
   /** Items a page (paged lists). */
   limit?: number;
   /** First list (the relay builds its hub: an upstream list); then the median of the repeats, to the last byte. */
@@ -173,6 +177,12 @@ export interface SnapshotRow extends Rounds {
   MBps: number;
   /** Upstream requests made by the repeated (warm) lists. */
   upstreamRequests: number;
+  /** Of those, lists (a consistent read's probe is a watch-list; a list would be a relist). */
+  upstreamLists?: number;
+  /** Consistent and any-state lists: how many were timed (`ms` and `firstByteMs` are their medians), and their p99s. */
+  samples?: number;
+  p99Ms?: number;
+  firstByteP99Ms?: number;
 }
 
 /** One hub of a hot key's tree over a measurement (`/_relay/stats`, and `?replica=` for a replica). */

@@ -286,20 +286,36 @@ export function socketsTable(rows: SocketsRow[]): string {
 
 export function snapshotTable(rows: SnapshotRow[]): string {
   return table(
-    ["system", "objects", "list", "first list ms", "list ms (median)", "first byte ms", "MB", "MB/s", "upstream requests (repeats)"],
+    ["system", "objects", "list", "first list ms", "list ms (median)", "p99 ms", "first byte ms", "first byte p99 ms", "MB", "MB/s", "upstream requests (repeats)", "of them lists"],
     rows.map((r) => [
       r.system,
       r.objects,
-      // Runs from before paged lists were measured have only whole ones.
-      r.list === "paged" ? `paged, limit=${r.limit}` : "whole",
-      r.list === "paged" ? null : r.coldMs,
+      snapshotKind(r),
+      r.list === "full" || r.list === undefined ? r.coldMs : null,
       r.ms,
+      r.p99Ms,
       r.firstByteMs,
+      r.firstByteP99Ms,
       r.bytes / 2 ** 20,
       r.MBps,
       r.upstreamRequests,
+      r.upstreamLists,
     ]),
   );
+}
+
+/** How a snapshot row's list was read; runs from before paged lists were measured have only whole ones. */
+function snapshotKind(r: SnapshotRow): string {
+  switch (r.list) {
+    case "paged":
+      return `paged, limit=${r.limit}`;
+    case "consistent":
+      return `whole, resourceVersion unset, ${r.samples} timed`;
+    case "any":
+      return `whole, resourceVersion=0, ${r.samples} timed`;
+    default:
+      return "whole";
+  }
 }
 
 /** The columns of what a step cost the relay, shared by the big and hubs tables. */

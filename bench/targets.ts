@@ -7,7 +7,7 @@ import { heapTargets } from "./heap.ts";
 import { hotTargets } from "./report-hot.ts";
 import { viewsTargets } from "./report-views.ts";
 import { memoryGrowthText } from "./tables.ts";
-import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SocketsRow, type StormRow } from "./rows.ts";
+import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
 import { headline, middle } from "./rounds.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
@@ -233,6 +233,43 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: memory && memory.rssKB >= 0 ? memory.rssKB <= 20 : undefined,
     };
   });
-  results.push(...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows));
+  results.push(...snapshotTargets(rows), ...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows));
   return results;
+}
+
+/** How much faster than the API server's own a consistent list from the relay must stay. */
+const CONSISTENT_LIST_FASTER = 3;
+
+/**
+ * A consistent list (`resourceVersion` unset) of a hub that is watching: still at least 3× faster
+ * than the API server's own, what it adds over a list of any state (`resourceVersion=0`), and at
+ * most one small upstream request each, never a list (DESIGN.md, invariant 8).
+ */
+function snapshotTargets(rows: readonly Row[]): TargetResult[] {
+  const snapshots = rows.filter((r): r is SnapshotRow => r.scenario === "snapshot");
+  const of = (system: SystemName, list: SnapshotRow["list"]) => snapshots.find((r) => r.system === system && r.list === list);
+  const [relay, any, direct] = [of("relay", "consistent"), of("relay", "any"), of("direct", "consistent")];
+  if (!relay) return [];
+  const prefix = `snapshot of ${fmt(relay.objects)} pods, a consistent list from a watching hub:`;
+  const added = any
+    ? `; it adds ${fmt(relay.ms - any.ms)} ms at p50 and ${fmt((relay.p99Ms ?? 0) - (any.p99Ms ?? 0))} ms at p99 to a list at resourceVersion=0 (p50 ${fmt(any.ms)}, p99 ${fmt(any.p99Ms ?? 0)} ms), ` +
+      `and to its first byte ${fmt((relay.firstByteMs ?? 0) - (any.firstByteMs ?? 0))} ms at p50 and ${fmt((relay.firstByteP99Ms ?? 0) - (any.firstByteP99Ms ?? 0))} ms at p99 ` +
+      `(${fmt(relay.firstByteMs ?? 0)} and ${fmt(relay.firstByteP99Ms ?? 0)} ms against ${fmt(any.firstByteMs ?? 0)} and ${fmt(any.firstByteP99Ms ?? 0)} ms)`
+    : "";
+  const ratio = direct ? direct.ms / relay.ms : undefined;
+  return [
+    {
+      target: `${prefix} ≥ ${CONSISTENT_LIST_FASTER}× faster than the API server's own (p50)`,
+      measured:
+        direct && ratio !== undefined
+          ? `p50 ${fmt(relay.ms)} ms, p99 ${fmt(relay.p99Ms ?? 0)} ms vs the API server's p50 ${fmt(direct.ms)} ms: ${ratio.toFixed(2)}×${ratio < CONSISTENT_LIST_FASTER ? ` (short by ${((1 - ratio / CONSISTENT_LIST_FASTER) * 100).toFixed(0)}%)` : ""}${added}`
+          : "not measured",
+      met: ratio === undefined ? undefined : ratio >= CONSISTENT_LIST_FASTER,
+    },
+    {
+      target: `${prefix} at most 1 upstream request each, never a list`,
+      measured: `${relay.upstreamRequests} upstream requests for ${relay.samples} lists, ${relay.upstreamLists ?? 0} of them lists`,
+      met: relay.upstreamRequests <= (relay.samples ?? 0) && (relay.upstreamLists ?? 0) === 0,
+    },
+  ];
 }

@@ -3,12 +3,15 @@
  * `snapshot`: a list of a large collection from the relay (served from its hub's storage) against
  * the same list from the API server, whole and in pages (`limit` and `continue`, as kubectl and
  * informers list). The first request to the relay builds the hub (one paged upstream list); the
- * repeats are what every later client gets. Uncompressed, as the bytes on the wire are part of
- * the answer.
+ * repeats are what every later client gets. Then, in alternating pairs, a consistent list
+ * (`resourceVersion` unset: the hub first learns that it has what the upstream had, DESIGN.md
+ * invariant 8) and a list of any state (`resourceVersion=0`, served at once), each timed and its
+ * upstream requests counted. Uncompressed, as the bytes on the wire are part of the answer.
  */
 import { pagedList, timedList, type TimedList } from "../listing.ts";
 import { round } from "../measure.ts";
 import type { SnapshotRow } from "../rows.ts";
+import type { LoggedRequest } from "../../src/sim/index.ts";
 import { percentileOf } from "../stats.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 import { inRound } from "../rounds.ts";
@@ -21,7 +24,7 @@ export const snapshot: Scenario = {
   namespaces: () => [NAMESPACE],
   async run(context, systems) {
     const { sim, sizes } = context;
-    const { repeats, pageLimit } = sizes.snapshot;
+    const { repeats, pageLimit, samples } = sizes.snapshot;
     const namespace = inRound(NAMESPACE, context.round);
     context.progress(`snapshot: growing the collection to ${sizes.snapshot.objects} pods`);
     const objects = await sim.populate(namespace, sizes.snapshot.objects);
@@ -41,7 +44,7 @@ export const snapshot: Scenario = {
           if (read.items !== objects) throw new Error(`snapshot ${system.name}: a ${list} list had ${read.items} pods, expected ${objects}`);
           warm.push(read);
         }
-        const upstreamRequests = (await sim.requestsSince(seq, namespace)).length;
+        const asked = await sim.requestsSince(seq, namespace);
         const median = (of: (w: TimedList) => number) => percentileOf(warm.map(of), 50) ?? 0;
         const ms = median((w) => w.ms);
         rows.push({
@@ -56,7 +59,56 @@ export const snapshot: Scenario = {
           firstByteMs: round(median((w) => w.firstByteMs)),
           bytes: warm[0]?.bytes ?? cold.bytes,
           MBps: round((warm[0]?.bytes ?? cold.bytes) / 2 ** 20 / (ms / 1000)),
-          upstreamRequests,
+          upstreamRequests: asked.length,
+          upstreamLists: asked.filter((r) => r.verb === "list").length,
+        });
+      }
+      context.progress(`snapshot ${system.name}: ${samples} consistent lists and ${samples} at resourceVersion=0, alternately`);
+      const timed = { consistent: [] as TimedList[], any: [] as TimedList[] };
+      /** Where the request log was as each list began, and what each list was: to tell whose the upstream requests were. */
+      const starts: Array<{ seq: number; list: keyof typeof timed }> = [];
+      const from = await sim.requestSeq();
+      for (let i = 0; i < samples; i++) {
+        for (const list of ["consistent", "any"] as const) {
+          starts.push({ seq: await sim.requestSeq(), list });
+          const read = await timedList(list === "any" ? `${url}?resourceVersion=0` : url);
+          if (read.items !== objects) throw new Error(`snapshot ${system.name}: a ${list} list had ${read.items} pods, expected ${objects}`);
+          timed[list].push(read);
+        }
+      }
+      const asked = await sim.requestsSince(from, namespace);
+      const whose = (request: LoggedRequest) => starts.findLast((s) => s.seq <= request.seq)?.list;
+      for (const list of ["consistent", "any"] as const) {
+        const mine = asked.filter((r) => whose(r) === list);
+        const times = timed[list].map((t) => t.ms);
+        const ms = percentileOf(times, 50) ?? 0;
+        const bytes = timed[list][0]?.bytes ?? cold.bytes;
+        rows.push({
+          scenario: "snapshot",
+          system: system.name,
+          transport: "http",
+          objects,
+          list,
+          coldMs: round(cold.ms),
+          ms: round(ms),
+          firstByteMs: round(
+            percentileOf(
+              timed[list].map((t) => t.firstByteMs),
+              50,
+            ) ?? 0,
+          ),
+          bytes,
+          MBps: round(bytes / 2 ** 20 / (ms / 1000)),
+          upstreamRequests: mine.length,
+          samples,
+          p99Ms: round(percentileOf(times, 99) ?? 0),
+          firstByteP99Ms: round(
+            percentileOf(
+              timed[list].map((t) => t.firstByteMs),
+              99,
+            ) ?? 0,
+          ),
+          upstreamLists: mine.filter((r) => r.verb === "list").length,
         });
       }
     }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
 import { eventually } from "../../test/kit/wait.ts";
 import { watchKey } from "../k8s/key.ts";
-import type { WatchEvent } from "../k8s/types.ts";
+import { INITIAL_EVENTS_END, type WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { FakeClock, settled } from "./clock.fake.ts";
 import { Feed, type FeedSettings } from "./feed.ts";
@@ -32,28 +32,47 @@ const settings = (): FeedSettings => ({
   observer: { watch: () => undefined, relisted: () => undefined, expired: () => undefined, stalled: () => undefined, renewed: () => undefined, failed: () => undefined },
 });
 
+/** The line an API server ends a watch-list's initial events with, at `rv`. */
+const initialEventsEnd = (rv: number) =>
+  JSON.stringify({ type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: "true" } } } });
+
 /**
  * An API server holding pod `a` at 10 (and, at an exact resourceVersion asked for, at that one):
- * a list answers at once, a watch is a stream the test writes to. `lists`: the lists it was asked for.
+ * a list answers at once (at `rv`, for a `limit=1` one), a watch is a stream the test writes to,
+ * a watch-list (the hub's probe) is answered with `probeAnswer` at once, or, while that is
+ * `undefined`, when the test says. `lists`: the lists it was asked for.
  */
 class OneWatch implements Upstream {
   readonly cluster = "c";
   readonly lists: string[] = [];
+  /** Where a `limit=1` list finds the upstream (changes elsewhere in the cluster move it). */
+  rv = 10;
   /** The `timeoutSeconds` of each watch asked for, in order. */
   readonly watches: string[] = [];
   /** Open watches the reflector ended (as it does, at once, to ask how far the upstream has got). */
   aborted = 0;
+  /** Every probe asked for, in order, and the answers not yet given (`answer`). */
+  probes = 0;
+  readonly #unanswered: Array<(line: string) => void> = [];
+  /** The first line of each probe's answer, or `undefined` to hold it for `answer`; a function answers the request itself. */
+  probeAnswer: string | (() => Response) | undefined = initialEventsEnd(10);
+  /** While set, a watch asked for is answered once it resolves. */
+  gate: Promise<void> | undefined;
   #send: ((line: string) => void) | undefined;
   #end: (() => void) | undefined;
 
   async fetch(pathAndQuery: string, init?: RequestInit): Promise<Response> {
     const query = new URL(pathAndQuery, "http://x").searchParams;
+    if (query.get("sendInitialEvents") === "true") return this.#probe(init?.signal ?? undefined);
     if (query.get("watch") !== "1") {
       this.lists.push(query.toString());
-      const rv = query.get("resourceVersionMatch") === "Exact" ? Number(query.get("resourceVersion")) : 10;
+      const rv = query.get("resourceVersionMatch") === "Exact" ? Number(query.get("resourceVersion")) : query.get("limit") === "1" ? this.rv : 10;
       return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(rv) }, items: [pod("a", rv)] });
     }
     this.watches.push(query.get("timeoutSeconds") ?? "");
+    await this.gate;
+    // As fetch does, a request whose signal was aborted before it was answered fails.
+    init?.signal?.throwIfAborted();
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         let open = true;
@@ -70,6 +89,28 @@ class OneWatch implements Upstream {
       },
     });
     return new Response(body);
+  }
+
+  #probe(signal: AbortSignal | undefined): Response {
+    this.probes++;
+    const answer = this.probeAnswer;
+    if (typeof answer === "function") return answer();
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        const send = (line: string) => controller.enqueue(new TextEncoder().encode(`${line}\n`));
+        if (answer !== undefined) send(answer);
+        else this.#unanswered.push(send);
+        signal?.addEventListener("abort", () => controller.error(signal.reason));
+      },
+    });
+    return new Response(body);
+  }
+
+  /** Answer the oldest probe not yet answered with `line` (the end of its initial events by default). */
+  answer(line = initialEventsEnd(this.rv)): void {
+    const send = this.#unanswered.shift();
+    if (!send) throw new Error("no probe waits for an answer");
+    send(line);
   }
 
   /** The open stream ends, as at its timeoutSeconds. */
@@ -111,7 +152,7 @@ async function watching(settings: FeedSettings, firstAt?: number) {
 }
 
 describe("Feed", () => {
-  it("a read that must be current sees what the upstream has sent, not only what the gather has committed", async () => {
+  it("a consistent read of a hub in step with its upstream: a probe beside the watch, then what the watch has brought, not only what the gather has committed; no list", async () => {
     const { clock, upstream, feed } = await watching(settings());
     upstream.send({ type: "MODIFIED", object: pod("a", 11) });
     // Read, and gathered for a commit that the clock, standing still, never makes.
@@ -120,6 +161,122 @@ describe("Feed", () => {
 
     await feed.synced("current");
     expect(feed.window.head).toBe(11);
+    expect([upstream.probes, upstream.aborted, upstream.lists]).toEqual([1, 0, ["limit=500"]]);
+    // resourceVersion=0 asks nothing.
+    await feed.synced("live");
+    expect(upstream.probes).toBe(1);
+    feed.stop();
+  });
+
+  it("a consistent read is served only by a probe sent after it came: one probe at a time, and the reads that come while one is under way share the next", async () => {
+    const { upstream, feed } = await watching(settings());
+    upstream.probeAnswer = undefined;
+    const served: string[] = [];
+    const read = (name: string) => void feed.synced("current").then(() => served.push(name));
+    read("a");
+    await eventually(() => upstream.probes === 1, "the first probe");
+    read("b");
+    read("c");
+    await settled();
+    expect(upstream.probes).toBe(1);
+    upstream.answer();
+    await eventually(() => upstream.probes === 2, "one probe for the reads that came during the first");
+    expect(served).toEqual(["a"]);
+    read("d");
+    await settled();
+    expect(upstream.probes).toBe(2);
+    upstream.answer();
+    await eventually(() => upstream.probes === 3, "the probe for the read that came during the second");
+    expect(served).toEqual(["a", "b", "c"]);
+    upstream.answer();
+    await eventually(() => served.length === 4, "the last read");
+    expect([upstream.probes, upstream.aborted, upstream.lists]).toEqual([3, 0, ["limit=500"]]);
+    feed.stop();
+  });
+
+  it("a probe answered while no watch stream is open serves nothing: the next, once one is, does", async () => {
+    const { upstream, feed } = await watching(settings());
+    upstream.probeAnswer = undefined;
+    let served = false;
+    void feed.synced("current").then(() => (served = true));
+    await eventually(() => upstream.probes === 1, "the probe");
+    let open = () => {};
+    upstream.gate = new Promise((resolve) => (open = resolve));
+    upstream.send({ type: "MODIFIED", object: pod("a", 11) });
+    upstream.end();
+    await eventually(() => upstream.watches.length === 2, "the next watch asked for");
+    upstream.answer();
+    await settled();
+    expect([served, upstream.probes]).toEqual([false, 1]);
+    open();
+    await eventually(() => upstream.probes === 2, "a probe once the next stream is open");
+    upstream.answer();
+    await eventually(() => served, "the read");
+    expect(feed.window.head).toBe(11);
+    feed.stop();
+  });
+
+  it("a probe that fails answers the reads it was for with its failure; the reads after it get the next", async () => {
+    const { upstream, feed } = await watching(settings());
+    upstream.probeAnswer = undefined;
+    const first = feed.synced("current");
+    await eventually(() => upstream.probes === 1, "the probe");
+    const second = feed.synced("current");
+    upstream.answer(
+      JSON.stringify({
+        type: "ERROR",
+        object: {
+          kind: "Status",
+          apiVersion: "v1",
+          status: "Failure",
+          message: "Timeout: Too large resource version: 12, current: 10",
+          reason: "Timeout",
+          code: 504,
+          details: { causes: [{ reason: "ResourceVersionTooLarge" }] },
+        },
+      }),
+    );
+    await expect(first).rejects.toMatchObject({ status: 504 });
+    await eventually(() => upstream.probes === 2, "the next probe");
+    upstream.answer();
+    await second;
+    feed.stop();
+  });
+
+  it("against an upstream without watch-lists, a consistent read takes a check and the watch's bookmark: no list while the watch brings the hub where the check found the upstream", async () => {
+    const { clock, upstream, feed } = await watching(settings());
+    const refused = () =>
+      Response.json(
+        { kind: "Status", apiVersion: "v1", status: "Failure", reason: "Invalid", code: 422, message: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled" },
+        { status: 422 },
+      );
+    upstream.probeAnswer = refused;
+    upstream.rv = 12; // changes elsewhere in the cluster
+    let served = false;
+    void feed.synced("current").then(() => (served = true));
+    await eventually(() => upstream.watches.length === 2, "the watch that asks how far the upstream has got");
+    expect(upstream.watches[1]).toBe(String(PROGRESS_TIMEOUT_SECONDS));
+    expect(upstream.lists).toEqual(["limit=500", "limit=1"]);
+    expect(served).toBe(false);
+    upstream.send({ type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "12" } } });
+    await eventually(() => clock.pending.some((t) => t.ms === GATHER_MS), "the feed to gather the bookmark");
+    clock.advance(GATHER_MS);
+    await eventually(() => served, "the read, once the hub is where the check found the upstream");
+    expect(feed.window.head).toBe(12);
+
+    // The next read asks no probe; the upstream has not moved since: current at once.
+    await feed.synced("current");
+    expect(upstream.probes).toBe(1);
+    expect(upstream.lists).toEqual(["limit=500", "limit=1", "limit=1"]);
+
+    // Nothing says the hub is where the check found the upstream: a list does.
+    upstream.rv = 14;
+    served = false;
+    void feed.synced("current").then(() => (served = true));
+    await eventually(() => upstream.watches.at(-1) === String(PROGRESS_TIMEOUT_SECONDS) && upstream.lists.length === 4, "the watch that asks again");
+    upstream.end();
+    await eventually(() => served, "the read, after a list");
+    expect(upstream.lists).toEqual(["limit=500", "limit=1", "limit=1", "limit=1", "limit=500"]);
     feed.stop();
   });
 
@@ -165,7 +322,7 @@ describe("Feed", () => {
     const { clock, upstream, feed } = await watching(settings(), 7);
     expect(upstream.lists).toEqual(["limit=500&resourceVersion=7&resourceVersionMatch=Exact"]);
     expect(feed.window.head).toBe(7);
-    expect([feed.holds("live", 7), feed.holds("live", 8), feed.holds("current", 0)]).toEqual([true, false, false]);
+    expect([feed.holds(7), feed.holds(8)]).toEqual([true, false]);
 
     let current = false;
     void feed.synced("current").then(() => (current = true));
@@ -176,9 +333,10 @@ describe("Feed", () => {
     }
     expect(current).toBe(true);
     expect(upstream.lists).toEqual(["limit=500&resourceVersion=7&resourceVersionMatch=Exact", "limit=1", "limit=500"]);
-    expect([feed.window.head, feed.holds("current", 0)]).toEqual([10, true]);
+    expect(upstream.probes).toBe(0);
+    expect(feed.window.head).toBe(10);
     feed.stop();
-    expect(feed.holds("live", 0)).toBe(false);
+    expect(feed.holds(0)).toBe(false);
   });
 
   it("commits a burst of big objects as it comes, not after the gather time: what it holds uncommitted stays about READ_BYTES", async () => {

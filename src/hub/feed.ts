@@ -15,7 +15,7 @@ import type { Cancel, Clock } from "./clock.ts";
 import { Collection, identityOf, toRecord, type ObjectEvent, type ObjectRecord } from "./collection.ts";
 import { OBJECT_BYTES, READ_BYTES, utf8BytesOver } from "./row-limit.ts";
 import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
-import { ObjectTooLarge, tooLarge, type UpstreamError } from "./upstream-error.ts";
+import { ObjectTooLarge, tooLarge, UnconfirmedRead, type UpstreamError } from "./upstream-error.ts";
 import type { ReplicaRole } from "./request.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
 import type { CommitGather } from "./gather.ts";
@@ -68,8 +68,9 @@ export interface FeedSettings {
  * What a request needs of the hub's state: `stored` (any state it has: a resume from a
  * resourceVersion, served from the window), `live` (the upstream watch running: a list or a
  * watch at `resourceVersion=0`, "any"), or `current` (no older than the upstream at the time of
- * the request: a list or get with `resourceVersion` unset, or a watch-list without one, which the
- * API server serves as consistent reads).
+ * the request: a list with `resourceVersion` unset, or a watch-list without one, which the API
+ * server serves as consistent reads). A `current` read waits for a check of the upstream begun
+ * after it arrived (`synced`).
  */
 export type Freshness = "stored" | "live" | "current";
 
@@ -119,15 +120,17 @@ export class Feed implements ReflectorHandler {
   /** The upstream watch (or a list) has been established since the last start. */
   #live = false;
   /**
-   * The state is known to be the upstream's current one: a list of its current state, or a probe
-   * that found the upstream where the hub is, since the last start or upstream failure; kept
-   * while the watch goes on (a healthy stream's end and re-watch included).
+   * The hub is in step with its upstream: its state was known to be the upstream's current one (a
+   * list of its current state, or a check that found the upstream where the hub is) since the
+   * last start or upstream failure, and the watch has gone on since (a healthy stream's end and
+   * re-watch included). A consistent read of such a hub needs no list, only to learn that what
+   * the upstream had when it arrived has reached the hub (`Reflector.catchUp`).
    */
   #current = false;
-  /** Checks of the upstream begun, and the one that last made the state current. */
+  /** Checks of the upstream begun, and the last that found the hub current as of its beginning. */
   #checks = 0;
   #currentAsOf = 0;
-  /** `after`: a waiter for `current` state needs a check begun after it arrived. */
+  /** `after`: a waiter for `current` state needs a check begun after it arrived (numbered above `after`). */
   #waiters: Array<{ need: Freshness; after: number; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
   /** Upstream events read but not yet committed: they go to storage and subscribers together. And their lines' characters. */
   #pending: UpstreamEvent[] = [];
@@ -203,6 +206,7 @@ export class Feed implements ReflectorHandler {
       clock,
       followsHub: settings.replica !== undefined,
       pages: settings.pages,
+      log,
     });
   }
 
@@ -250,10 +254,8 @@ export class Feed implements ReflectorHandler {
     this.#lastInitial = undefined;
     this.#lastNet = undefined;
     this.#versionWaiters.reached(this.window.head);
-    if (this.#currentAt !== undefined && this.window.head >= this.#currentAt) {
-      this.#currentAt = undefined;
-      this.upToDate();
-    }
+    const at = this.#currentAt;
+    if (at !== undefined && this.window.head >= at.rv) this.upToDate(at.check);
   }
 
   start(): void {
@@ -323,31 +325,35 @@ export class Feed implements ReflectorHandler {
 
   /**
    * Resolves once the hub can serve a request that needs `need` (see `Freshness`); rejects when
-   * the upstream fails before then. A hub that is not known to be current makes its reflector
-   * check, and relist if the upstream has moved.
+   * the upstream fails before then. A `current` one waits for a check of the upstream begun after
+   * it arrived: a hub in step with its upstream asks whether what the upstream had has reached it
+   * (`Reflector.catchUp`: one small request, shared by the reads that arrive while one is under
+   * way), any other asks where the upstream is, and relists if it has moved.
    */
   synced(need: Freshness): Promise<void> {
-    // A consistent read sees what the upstream has sent so far, not only what was committed.
-    if (need === "current") this.#commitPending();
-    if (this.#ready(need)) return Promise.resolve();
+    if (need !== "current" && this.#holds(need)) return Promise.resolve();
     // Known to fail (refused, or down a while): the answer now, not after the next attempt.
     const failing = this.#failing;
     if (failing && (DEFINITIVE.has(failing.error.status) || this.#clock.now() - failing.since >= KNOWN_DOWN_MS)) return Promise.reject(failing.error);
     this.start();
-    if (need === "current") this.#reflector.refresh();
-    return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
+    const waited = new Promise<void>((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
+    if (need === "current") {
+      if (this.#current && this.watching) this.#reflector.catchUp();
+      else this.#reflector.refresh();
+    }
+    return waited;
   }
 
   /**
-   * Whether the hub serves a read needing `need`, of a state at `reached` or later, from what it
-   * holds now: with its watch running, asking the upstream nothing (see `synced`).
+   * Whether the hub serves a read of a state at `reached` or later, from what it holds now, with
+   * its watch running and asking the upstream nothing (a `held` read at `resourceVersion` 0 or N).
    */
-  holds(need: Freshness, reached: number): boolean {
-    return this.watching && this.#ready(need) && this.window.head >= reached;
+  holds(reached: number): boolean {
+    return this.watching && this.#holds("live") && this.window.head >= reached;
   }
 
-  /** The state is current once the head reaches this (a replica catching up with its root). */
-  #currentAt: number | undefined;
+  /** The state is current, as of check `check`, once the head reaches `rv` (the watch bringing the hub to where a check found the upstream). */
+  #currentAt: { rv: number; check: number } | undefined;
 
   /** A list from the upstream under way (a big collection takes a while): how far it has got. */
   get listing(): { objects: number; since: number } | undefined {
@@ -367,12 +373,16 @@ export class Feed implements ReflectorHandler {
     return this.#versionWaiters.wait(this.window.head, rv, ms);
   }
 
-  /** `after`: for a waiter, the checks begun before it arrived, which cannot vouch for it. */
-  #ready(need: Freshness, after?: number): boolean {
+  /** Whether the hub has a state to serve a request that needs `need`, `stored` or `live` (`current` needs a check: `#ready`). */
+  #holds(need: "stored" | "live"): boolean {
     if (this.#identity === undefined) return false;
-    if (need === "stored") return true;
-    if (need === "live") return this.#live;
-    return this.#current && (after === undefined || this.#currentAsOf > after);
+    return need === "stored" || this.#live;
+  }
+
+  /** Whether a waiter that needs `need` and came after check `after` is served. */
+  #ready(need: Freshness, after: number): boolean {
+    if (need !== "current") return this.#holds(need);
+    return this.#identity !== undefined && this.#current && this.#currentAsOf > after;
   }
 
   #settle(error?: UpstreamError): void {
@@ -399,7 +409,7 @@ export class Feed implements ReflectorHandler {
    * the last page meanwhile), or, for a first list or a history that went another way, a new
    * history.
    */
-  async listed(list: ListedCollection): Promise<void> {
+  async listed(list: ListedCollection, check: number): Promise<void> {
     this.#failing = undefined;
     // What the previous watch delivered comes first: the relist is diffed against it.
     this.#commitPending();
@@ -463,7 +473,7 @@ export class Feed implements ReflectorHandler {
     // A past state (`listFirstAt`) is caught up with as a resumed watch is: by the watch from it.
     if (!list.past) {
       this.#current = true;
-      this.#currentAsOf = this.#checks;
+      this.#currentAsOf = Math.max(this.#currentAsOf, check);
       this.#markCaughtUp();
     }
     this.#heardAt = this.#clock.now();
@@ -587,25 +597,44 @@ export class Feed implements ReflectorHandler {
     if (changed) this.#listener.upstreamChanged();
   }
 
-  checking(): void {
-    this.#checks++;
+  checking(): number {
+    return ++this.#checks;
   }
 
-  currentOnceAt(rv: number): void {
-    this.#currentAt = rv;
+  currentOnceAt(rv: number, check: number): void {
+    this.#currentAt = { rv, check };
     this.#headMoved();
+  }
+
+  passed(check: number): void {
+    // Out of step meanwhile (a list, a failed watch): the reads wait for what comes of that.
+    if (!this.#current) return;
+    // What the watch has brought so far, not only what was committed.
+    this.#commitPending();
+    this.#currentAsOf = Math.max(this.#currentAsOf, check);
+    this.#settle();
+  }
+
+  checkFailed(check: number, error: UpstreamError): void {
+    // The relay's own identity refused is said as such (`hub.ts`); anything else, as the read it failed.
+    const failed = error.status === 401 || error.status === 403 ? error : new UnconfirmedRead(error);
+    this.#waiters = this.#waiters.filter((w) => {
+      if (w.need !== "current" || w.after >= check) return true;
+      w.reject(failed);
+      return false;
+    });
   }
 
   progressed(): void {
     this.#heardAt = this.#clock.now();
   }
 
-  upToDate(): void {
+  upToDate(check: number): void {
     this.#currentAt = undefined;
     this.#failing = undefined;
     this.#heardAt = this.#clock.now();
     this.#current = true;
-    this.#currentAsOf = this.#checks;
+    this.#currentAsOf = Math.max(this.#currentAsOf, check);
     this.#markCaughtUp();
     this.#settle();
   }

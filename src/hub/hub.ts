@@ -18,7 +18,7 @@ import { admitView, admitWatch, holdsStart } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList } from "./reads.ts";
-import { ObjectTooLarge, UpstreamError } from "./upstream-error.ts";
+import { ObjectTooLarge, UnconfirmedRead, UpstreamError } from "./upstream-error.ts";
 import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaState } from "./replicas.ts";
 import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
@@ -126,8 +126,8 @@ export class WatchHub extends DurableObject<HubEnv> {
     if (hubRequest.held) {
       // A next page is read from the snapshot its token names, kept here or gone (410), however fresh the hub is.
       if (hubRequest.verb === "list" && hubRequest.options.continue) return serveList(parts.reader, hubRequest.key, hubRequest.options);
-      const needs = heldNeeds(hubRequest);
-      if (!needs || !feed.holds(needs.freshness, needs.reached)) return notHeld();
+      const reached = heldNeeds(hubRequest);
+      if (reached === undefined || !feed.holds(reached)) return notHeld();
     }
     // A replica behind a resourceVersion its tree has given out (restarting, or slow) sends the
     // request to its root, which has it, rather than answer "too large" (DESIGN.md, "Hot keys").
@@ -232,6 +232,7 @@ function stillListing(listing: { objects: number; since: number }, now: number):
  * or that the upstream is unreachable (and, when the hub holds the collection, how to read that).
  */
 function unavailable(error: unknown, held: { rv: number; since: number } | undefined, now: number): Status {
+  if (error instanceof UnconfirmedRead) return serviceUnavailable(`${error.message}; add resourceVersion=0 to read the relay's state as it is`, Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
   if (error instanceof ObjectTooLarge) {
     const cached = held ? `; its state as of resourceVersion ${held.rv}, before that object, is served with resourceVersion=0` : "";
     return serviceUnavailable(`${error.message}${cached}`, 30);

@@ -124,11 +124,22 @@ class Recorder implements ReflectorHandler {
     this.states.push([state, detail, error]);
     this.#changes.changed();
   }
-  checking(): void {
-    this.checks++;
+  checking(): number {
+    return ++this.checks;
   }
   upToDate(): void {
     this.current++;
+    this.#changes.changed();
+  }
+  /** The checks probes passed, and those that failed, with why. */
+  readonly passes: number[] = [];
+  readonly failures: Array<[number, UpstreamError]> = [];
+  passed(check: number): void {
+    this.passes.push(check);
+    this.#changes.changed();
+  }
+  checkFailed(check: number, error: UpstreamError): void {
+    this.failures.push([check, error]);
     this.#changes.changed();
   }
   progress = 0;
@@ -467,6 +478,18 @@ describe("Reflector", () => {
     expect((await upstream.watch(2)).from).toBe(10);
     expect(handler.caughtUp).toEqual([20]);
     expect(handler.lists).toHaveLength(1);
+    reflector.stop();
+  });
+
+  it("following a root hub, a consistent read's catch-up asks the root (a consistent list of one), never a probe, and watches on from the hub's head", async () => {
+    const { upstream, handler, reflector } = start({ followsHub: true });
+    await upstream.watch(1);
+    upstream.rv = 20;
+    reflector.catchUp();
+    expect((await upstream.watch(2)).from).toBe(10);
+    expect(handler.caughtUp).toEqual([20]);
+    expect(upstream.requests.filter((r) => r.includes("sendInitialEvents"))).toEqual([]);
+    expect(upstream.requests.filter((r) => r.includes("limit=1"))).toEqual(["/api/v1/namespaces/ns/pods?limit=1"]);
     reflector.stop();
   });
 

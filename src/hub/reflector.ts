@@ -5,7 +5,7 @@
  * stream ends, relist when the upstream answers 410, back off (with jitter, honouring
  * `Retry-After`) on errors, and treat a silent stream as dead. It never gives up while started.
  */
-import { Backoff, REFLECTOR_BACKOFF, retryAfterMs } from "../k8s/backoff.ts";
+import { Backoff, REFLECTOR_BACKOFF } from "../k8s/backoff.ts";
 import { upstreamCollectionUrl, type WatchKey } from "../k8s/key.ts";
 import { objectJsonOf, parseEventLine } from "../k8s/event.ts";
 import { LineSplitter, LineTooLong } from "../k8s/ndjson.ts";
@@ -13,10 +13,12 @@ import type { KubeObject, Status, WatchEvent } from "../k8s/types.ts";
 import { isTooLargeResourceVersion } from "../k8s/status.ts";
 import { UPSTREAM_OBJECT_CHARS } from "./row-limit.ts";
 import { openList, parseItem } from "./list-reader.ts";
-import { ObjectTooLarge, tooLarge, UpstreamError } from "./upstream-error.ts";
+import { probeUpstream, type ProbeAnswer } from "./probe.ts";
+import { ObjectTooLarge, tooLarge, upstreamFailure, UpstreamError } from "./upstream-error.ts";
 import type { Upstream } from "../upstream.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
 import type { PagePermits } from "./page-permits.ts";
+import type { Log } from "../log.ts";
 
 export interface ListedCollection {
   /** `PodList`, `WidgetList`, ... */
@@ -38,17 +40,21 @@ export type UpstreamEvent = WatchEvent & { objectJson?: string | undefined };
 export interface ReflectorHandler {
   /** The RV to watch from, or `undefined` when the hub has nothing and must list first. */
   resumeVersion(): number | undefined;
-  /** Resolves once every page is taken (a failure to read one rejects). */
-  listed(list: ListedCollection): Promise<void>;
+  /** Resolves once every page is taken (a failure to read one rejects); `check`: the list's number among the checks. */
+  listed(list: ListedCollection, check: number): Promise<void>;
   /** A batch of events from one read of the stream, in order (ERROR events excluded), and the characters of their lines. */
   events(batch: UpstreamEvent[], chars: number): void;
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void;
-  /** A check of the upstream begins: a probe of its resourceVersion, or a list. */
-  checking(): void;
-  /** The last check found the upstream where the hub is: its state is current. */
-  upToDate(): void;
-  /** The last check found the upstream (a root hub: `followsHub`) at `rv`, ahead of the hub: current once the watch has brought it there. */
-  currentOnceAt(rv: number): void;
+  /** A check of the upstream begins (a request for its resourceVersion, a list, a probe): its number, which the calls below name. */
+  checking(): number;
+  /** The check found the upstream where the hub is: its state is current. */
+  upToDate(check: number): void;
+  /** The check found the upstream at `rv`, ahead of the hub: current once the watch has brought it there. */
+  currentOnceAt(rv: number, check: number): void;
+  /** A probe (`catchUp`) found the open watch had been sent every change the upstream had made when the check began. */
+  passed(check: number): void;
+  /** A probe failed: the reads it was for get `error`. */
+  checkFailed(check: number, error: UpstreamError): void;
   /** A watch asked for how far the upstream has got has ended: what it had to say (a BOOKMARK, if it had moved) has been delivered. */
   progressed(): void;
 }
@@ -82,6 +88,8 @@ export interface ReflectorOptions {
   followsHub?: boolean;
   /** Permits for list pages in memory, shared by the isolate's hubs (none: a page needs none). */
   pages?: PagePermits | undefined;
+  /** Where the reflector says what it decided about its upstream (none: nowhere). */
+  log?: Log | undefined;
 }
 
 /** A watch ended because it went silent: counted as a stall, not as an upstream error. */
@@ -123,8 +131,21 @@ export class Reflector {
   #stopped = true;
   #abort: AbortController | undefined;
   #wake: (() => void) | undefined;
-  /** Someone needs the state to be current: check the upstream, and relist if it has moved. */
-  #refresh = false;
+  /**
+   * Someone needs the state to be current: check the upstream, and relist if it has moved; or,
+   * `in-step` (the hub's watch has run since it was last current), have the watch bring the hub to
+   * where the check found the upstream.
+   */
+  #refresh: "relist" | "in-step" | undefined;
+  /** Whether the upstream serves watch-lists, which `catchUp` probes with: unknown until a probe says. */
+  #watchLists: boolean | undefined;
+  /** A probe is under way; another is wanted (reads came while it was, or while no stream was open). */
+  #probing = false;
+  #probeWanted = false;
+  /** A watch stream is open: the upstream took the request and has not ended it. */
+  #streaming = false;
+  /** Where an `in-step` check found the upstream: the watch that asks how far it has got should bring the hub there. */
+  #passing: number | undefined;
   /** Where the first list is made, when a watch from there made the hub (`listFirstAt`). */
   #firstAt: number | undefined;
   /** The open watch stream is being ended so that it is read on in a fresh invocation. */
@@ -162,6 +183,8 @@ export class Reflector {
 
   stop(): void {
     this.#stopped = true;
+    // Nobody waits on a probe of a stopped hub: its next start asks none.
+    this.#probeWanted = false;
     this.#abort?.abort();
     this.#wake?.();
   }
@@ -183,9 +206,64 @@ export class Reflector {
    * watch is ended for it; a backoff is not cut short.
    */
   refresh(): void {
-    if (this.#refresh) return;
-    this.#refresh = true;
+    if (this.#refresh === "relist") return;
+    this.#refresh = "relist";
     this.#abort?.abort();
+  }
+
+  /**
+   * For reads arriving now at a hub in step with its upstream (its watch has run since its state
+   * was last known current): make sure the hub holds every change the upstream had made by now,
+   * without a list. With watch-lists, a probe beside the watch (`probe.ts`), one at a time: the
+   * reads that arrive while one is under way share the next, sent once it is answered (`checking`
+   * numbers each, and `passed` serves the reads that came before it was sent). Without, the check
+   * `refresh` makes, then the watch asked how far the upstream has got (`progress`) until the hub
+   * is where the check found the upstream. Following a root hub, a refresh (which never relists).
+   */
+  catchUp(): void {
+    if (this.#watchLists === false || this.#options.followsHub) {
+      if (this.#refresh !== undefined) return;
+      this.#refresh = "in-step";
+      this.#abort?.abort();
+      return;
+    }
+    this.#probeWanted = true;
+    this.#probeNext();
+  }
+
+  /** The next probe, if one is wanted and none is under way; only while a stream is open (the probe vouches for it). */
+  #probeNext(): void {
+    if (!this.#probeWanted || this.#probing || !this.#streaming || this.#stopped) return;
+    this.#probeWanted = false;
+    this.#probing = true;
+    void this.#probe().finally(() => {
+      this.#probing = false;
+      this.#probeNext();
+    });
+  }
+
+  async #probe(): Promise<void> {
+    const check = this.#handler.checking();
+    let answer: ProbeAnswer;
+    try {
+      answer = await probeUpstream(this.#key, (url, signal) => this.#fetch(url, signal), this.#clock);
+    } catch (e) {
+      this.#handler.checkFailed(check, e instanceof UpstreamError ? e : new UpstreamError(0, `connection failed: ${(e as Error).message}`));
+      return;
+    }
+    if ("unsupported" in answer) {
+      // From now on the check and the watch's progress; the reads waiting now too.
+      this.#watchLists = false;
+      this.#options.log?.("the upstream serves no watch-lists: consistent reads wait for its watch to say how far it has got", { reason: answer.unsupported });
+      this.catchUp();
+      return;
+    }
+    this.#watchLists = true;
+    // The stream open now was open when the upstream answered: it had been sent every change the
+    // upstream's cache had by then. Between streams, the next one may still be to bring some:
+    // asked again once it is open.
+    if (this.#streaming) this.#handler.passed(check);
+    else this.#probeWanted = true;
   }
 
   /**
@@ -238,12 +316,12 @@ export class Reflector {
           const at = this.#handler.resumeVersion() === undefined ? this.#firstAt : undefined;
           this.#firstAt = undefined;
           // A list is as current as a check can make it; one of a past state is not.
-          if (at === undefined) this.#refresh = false;
+          if (at === undefined) this.#refresh = undefined;
           if (this.#handler.resumeVersion() !== undefined) observer.relisted();
-          this.#handler.checking();
+          const check = this.#handler.checking();
           this.#handler.state("listing");
           try {
-            await this.#handler.listed(await this.#listFrom(at));
+            await this.#handler.listed(await this.#listFrom(at), check);
           } finally {
             this.#pageHeld?.();
             this.#pageHeld = undefined;
@@ -251,8 +329,8 @@ export class Reflector {
           mustList = mustProbe = false;
         } else if (mustProbe || this.#refresh) {
           const refresh = this.#refresh;
-          this.#refresh = false;
-          this.#handler.checking();
+          this.#refresh = undefined;
+          const check = this.#handler.checking();
           // Following a root hub, a check that is not for a consistent read asks for its state as
           // it is: a consistent one would make a restarted root relist, and sum up for everyone the
           // changes it could have replayed exactly.
@@ -270,11 +348,18 @@ export class Reflector {
           // behind the others): the watch is retried after a backoff, the history stands.
           if (ahead) throw new UpstreamError(504, `the upstream refused a watch from resourceVersion ${resume} as too large, though it lists at ${current}; retrying`);
           if (current === resume) {
-            this.#handler.upToDate();
+            this.#handler.upToDate(check);
           } else if (refresh && this.#options.followsHub) {
             // The root's history is this key's: the watch from here replays up to it, and the
             // root's bookmark once caught up brings the hub to its head.
-            this.#handler.currentOnceAt(current);
+            this.#handler.currentOnceAt(current, check);
+          } else if (refresh === "in-step") {
+            // The watch has run since the hub was current: what the hub lacks is on its way, or
+            // nothing of this key changed. The watch asks how far the upstream has got; its
+            // bookmark brings the hub to `current`, or else a list does (below).
+            this.#handler.currentOnceAt(current, check);
+            this.#passing = current;
+            this.#progress = "asked";
           } else if (refresh) {
             // Nothing cheaper tells whether this key changed: the upstream's resourceVersion is
             // cluster-wide, and an idle collection's watch carries no progress.
@@ -288,10 +373,20 @@ export class Reflector {
         watched = true;
         const progress = this.#progress === "asked";
         this.#progress = progress ? "asking" : undefined;
+        const passing = progress ? this.#passing : undefined;
+        this.#passing = undefined;
         const { outcome, received } = await this.#watch(this.#handler.resumeVersion() ?? 0, progress ? PROGRESS_TIMEOUT_SECONDS : this.#options.watchTimeoutSeconds()).finally(() => {
           if (progress) this.#progress = undefined;
         });
-        if (progress && outcome === "ended") this.#handler.progressed();
+        if (progress && outcome === "ended") {
+          this.#handler.progressed();
+          // The upstream's bookmark did not bring the hub where the check found it (an upstream
+          // that bookmarks late, or not at all): a list does.
+          if (passing !== undefined && (this.#handler.resumeVersion() ?? 0) < passing) {
+            mustList = true;
+            continue;
+          }
+        }
         if (outcome === "expired") {
           observer.expired();
           mustList = true;
@@ -361,7 +456,7 @@ export class Reflector {
         this.#pageHeld?.();
         this.#pageHeld = undefined;
         this.#handler.state("listing", `the upstream cannot list resourceVersion ${at} exactly (${e.message}): listing its current state`);
-        this.#refresh = false;
+        this.#refresh = undefined;
       }
     }
     return this.#list();
@@ -432,21 +527,18 @@ export class Reflector {
   async #request(url: string, signal?: AbortSignal): Promise<Response> {
     const response = await this.#upstream.fetch(url, signal ? { signal } : undefined);
     this.#lastActivity = this.#clock.now();
+    return this.#answered(response, url);
+  }
+
+  /** As `#request`, but the stream's activity is not the answer's (a probe beside it). */
+  async #fetch(url: string, signal?: AbortSignal): Promise<Response> {
+    return this.#answered(await this.#upstream.fetch(url, signal ? { signal } : undefined), url);
+  }
+
+  /** The upstream's answer, or what it failed with as an `UpstreamError`. */
+  async #answered(response: Response, url: string): Promise<Response> {
     if (response.ok) return response;
-    const text = await response.text().catch(() => "");
-    let status: Status | undefined;
-    try {
-      status = JSON.parse(text) as Status;
-    } catch {
-      // not a Status: its raw text is the message
-    }
-    const message = status?.message ?? text.slice(0, 300);
-    throw new UpstreamError(
-      response.status,
-      `upstream ${response.status} for ${url}: ${message}`,
-      retryAfterMs(response.headers.get("retry-after"), this.#clock.now()),
-      isTooLargeResourceVersion(status),
-    );
+    throw await upstreamFailure(response, url, this.#clock.now());
   }
 
   async #watch(from: number, timeoutSeconds: number): Promise<{ outcome: WatchOutcome; received: boolean }> {
@@ -481,6 +573,8 @@ export class Reflector {
       }
       this.#handler.state("watching", `from resourceVersion ${from}`);
       if (!response.body) throw new UpstreamError(502, "the upstream watch has no body");
+      this.#streaming = true;
+      this.#probeNext();
       const reader = response.body.getReader();
       // A line longer than any object a hub can store fails the watch before more of it is held.
       const lines = new LineSplitter(UPSTREAM_OBJECT_CHARS);
@@ -530,6 +624,7 @@ export class Reflector {
       abort.abort();
       this.#abort = undefined;
       this.#streamSince = 0;
+      this.#streaming = false;
     }
   }
 

@@ -8,6 +8,7 @@ import { carrier } from "../forwarded.ts";
 import type { WatchKey } from "../k8s/key.ts";
 import type { Grant } from "../auth/access.ts";
 import type { Freshness } from "./feed.ts";
+import { decodeContinue, LATEST } from "./snapshots.ts";
 import type { GetOptions, ListOptions, WatchOptions } from "../k8s/options.ts";
 import type { ViewSpec } from "../k8s/view.ts";
 
@@ -69,11 +70,13 @@ export const hubRequests = carrier<HubRequest>("x-relay-request");
 /**
  * What a request needs of the hub's state, by the API server's rules: `resourceVersion` unset
  * is a consistent read for lists, gets and watch-lists; `0` is "any" (the live cache); a resume
- * from `N` needs only the window.
+ * from `N` needs only the window, and a list's next page only the snapshot its token names (one
+ * for the latest state, after its own expired: a consistent read of the rest).
  */
 export function freshnessFor(request: HubRequest): Freshness {
   // A view is of the live cache, as a watch from "any" is.
   if (request.verb === "view") return "live";
+  if (request.verb === "list" && request.options.continue) return decodeContinue(request.options.continue)?.rv === LATEST ? "current" : "stored";
   const rv = request.options.resourceVersion;
   if (request.verb === "watch") {
     if (rv.kind === "exact" && request.options.sendInitialEvents !== true) return "stored";
@@ -83,18 +86,21 @@ export function freshnessFor(request: HubRequest): Freshness {
 }
 
 /**
- * What a `held` read needs of a hub to be answered from what it holds: the freshness, and the
- * resourceVersion its state must have reached (`resourceVersion=N` is "not older than N");
- * `undefined` for what only the upstream answers as asked: a list at an exact past
- * resourceVersion.
+ * The resourceVersion a hub's state must have reached to answer a `held` read from what it holds
+ * (`resourceVersion=0`: any; `N`: not older than N); `undefined` for what only the upstream
+ * answers as asked: a list at an exact past resourceVersion, and a consistent read
+ * (`resourceVersion` unset), which a hub could answer only once it had asked the upstream how far
+ * it has got, where the upstream's own answer costs it no more and is exact (DESIGN.md, "Reads
+ * that make no hub").
  */
-export function heldNeeds(request: HubRequest): { freshness: Freshness; reached: number } | undefined {
+export function heldNeeds(request: HubRequest): number | undefined {
   if (request.verb !== "get" && request.verb !== "list") return undefined;
   const options = request.options;
   const rv = options.resourceVersion;
-  if (rv.kind !== "exact") return { freshness: freshnessFor(request), reached: 0 };
+  if (rv.kind === "unset") return undefined;
+  if (rv.kind === "zero") return 0;
   if ("limit" in options && (options.resourceVersionMatch === "Exact" || (options.resourceVersionMatch === undefined && options.limit !== undefined))) return undefined;
-  return { freshness: "live", reached: rv.rv };
+  return rv.rv;
 }
 
 const NOT_HELD_HEADER = "x-relay-not-held";

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseFieldSelector } from "../k8s/fields.ts";
 import { isWatch, parseListOptions, parseWatchOptions } from "../k8s/options.ts";
 import { isValidObjectName, parseApiPath, collectionPath, type ApiPath, type ResourcePath } from "../k8s/path.ts";
-import { badRequest, failure, internalError, methodNotAllowed, notFound, tooLargeResourceVersion, unauthorized } from "../k8s/status.ts";
+import { badRequest, failure, internalError, invalidListOptions, methodNotAllowed, notFound, tooLargeResourceVersion, unauthorized } from "../k8s/status.ts";
 import type { KubeObject } from "../k8s/types.ts";
 import { AGGREGATED_DISCOVERY, negotiate, notAcceptable, type Representation } from "../k8s/negotiate.ts";
 import { tableOptions, toTable } from "../k8s/table.ts";
@@ -318,9 +318,12 @@ async function serveWatch(state: SimState, req: IncomingMessage, res: ServerResp
   const parsed = parseWatchOptions(query);
   if (!parsed.ok) throw new ApiError(parsed.status);
   const options = { ...parsed.value };
+  if (!state.config.watchList && options.sendInitialEvents !== undefined) {
+    throw new ApiError(invalidListOptions([{ field: "sendInitialEvents", type: "Forbidden", detail: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled" }]));
+  }
   const filter = requestFilter(def, path.namespace, query);
   // 1.34 WatchList defaulting: a watch from "" or "0" becomes sendInitialEvents=true (apimachinery SetListOptionsDefaults).
-  if (options.sendInitialEvents === undefined && options.resourceVersionMatch === undefined && options.resourceVersion.kind !== "exact") {
+  if (state.config.watchList && options.sendInitialEvents === undefined && options.resourceVersionMatch === undefined && options.resourceVersion.kind !== "exact") {
     options.sendInitialEvents = true;
     options.resourceVersionMatch = "NotOlderThan";
   }
@@ -342,9 +345,9 @@ async function serveWatch(state: SimState, req: IncomingMessage, res: ServerResp
       table: representation.kind === "table" ? { ...tableOptions(representation.version, query), contentType: representation.contentType } : undefined,
       timeoutMs,
       bookmarkIntervalMs: state.config.bookmarkIntervalMs,
-      watchDelayMs: () => state.config.watchDelayMs,
     },
     state.store,
+    state.cache,
     res,
     () => state.watchers.remove(stream),
   );

@@ -127,6 +127,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       historyLimit: options.historyLimit ?? 10_000,
       selfSubjectReviews: true,
       openapi: options.openapi ?? false,
+      watchList: true,
       clientCertificateUser: null,
       listDelayMs: 0,
       watchDelayMs: 0,

@@ -16,6 +16,7 @@ import { Users } from "./rbac.ts";
 import { RequestLog, type RequestCounts } from "./requestlog.ts";
 import { Cluster, type InitialOptions } from "./seed.ts";
 import { Store } from "./store.ts";
+import { WatchCache } from "./watch-cache.ts";
 import { Watchers, type ActiveWatch } from "./watchers.ts";
 import { Writes } from "./writes.ts";
 
@@ -35,8 +36,14 @@ export interface SimConfig {
   /** Each list's answer waits this long (ms): an API server that takes a while to list a big collection. */
   listDelayMs: number;
   /**
-   * Each change and bookmark reaches the watches this long after it is made (ms), in order: a
-   * watch cache behind etcd, whose lists and gets are not (they read the store).
+   * Whether watch-lists are served (the WatchList feature gate: on in 1.32 and from 1.34, off in
+   * 1.33): off, a watch with `sendInitialEvents` is refused (422) and none is defaulted to one.
+   */
+  watchList: boolean;
+  /**
+   * Each change reaches the watch cache, and so the watches and their bookmarks, this long after
+   * it is made (ms), in order: a watch cache behind etcd (`watch-cache.ts`). A watch-list waits for
+   * the cache to reach etcd's revision; lists and gets read the store.
    */
   watchDelayMs: number;
 }
@@ -52,6 +59,8 @@ export interface SimStats {
 
 interface World {
   store: Store;
+  /** What the watches are served from: the store's changes, `watchDelayMs` late. */
+  cache: WatchCache;
   cluster: Cluster;
   writes: Writes;
   churn: Churn;
@@ -98,11 +107,16 @@ export class SimState {
     let churn: Churn | undefined;
     const controllers = this.controllers ? new Controllers(store, new Random(this.seed + 5), cluster.nodes, { recorder, on: () => churn?.settings.events === true }) : undefined;
     churn = new Churn(store, writes, cluster, new Random(this.seed + 1), recorder, controllers !== undefined);
-    return { store, cluster, writes, churn, controllers };
+    const cache = new WatchCache(store, () => this.config.watchDelayMs);
+    return { store, cache, cluster, writes, churn, controllers };
   }
 
   get store(): Store {
     return this.#world.store;
+  }
+
+  get cache(): WatchCache {
+    return this.#world.cache;
   }
 
   get writes(): Writes {
@@ -133,7 +147,7 @@ export class SimState {
 
   configure(config: Partial<SimConfig>): void {
     for (const [key, value] of Object.entries(config)) {
-      if (key === "selfSubjectReviews" || key === "openapi") {
+      if (key === "selfSubjectReviews" || key === "openapi" || key === "watchList") {
         if (typeof value !== "boolean") throw new ApiError(badRequest(`${key} must be a boolean`));
         continue;
       }
@@ -146,12 +160,15 @@ export class SimState {
         continue;
       }
       if (key !== "bookmarkIntervalMs" && key !== "historyLimit") {
-        throw new ApiError(badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, clientCertificateUser, listDelayMs, watchDelayMs)`));
+        throw new ApiError(
+          badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, watchList, clientCertificateUser, listDelayMs, watchDelayMs)`),
+        );
       }
       if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ApiError(badRequest(`${key} must be a positive integer`));
     }
     if (config.selfSubjectReviews !== undefined) this.config.selfSubjectReviews = config.selfSubjectReviews;
     if (config.openapi !== undefined) this.config.openapi = config.openapi;
+    if (config.watchList !== undefined) this.config.watchList = config.watchList;
     if (config.clientCertificateUser !== undefined) this.config.clientCertificateUser = config.clientCertificateUser;
     if (config.listDelayMs !== undefined) this.config.listDelayMs = config.listDelayMs;
     if (config.watchDelayMs !== undefined) this.config.watchDelayMs = config.watchDelayMs;
@@ -181,6 +198,7 @@ export class SimState {
     this.log.reset();
     this.#world.churn.close();
     this.#world.controllers?.close();
+    this.#world.cache.close();
     this.#world.store.close();
     this.#world = this.#build(from);
   }
@@ -190,6 +208,7 @@ export class SimState {
     this.logs.endAll();
     this.#world.churn.close();
     this.#world.controllers?.close();
+    this.#world.cache.close();
     this.#world.store.close();
   }
 }

@@ -1,9 +1,9 @@
 /**
  * @module
  * One watch stream, as the API server's cacher serves it: initial ADDED events or replay from
- * history, then live events filtered by namespace and selectors (with the ADDED/DELETED
- * transitions of objects entering or leaving a selector), bookmarks, timeout, and the
- * in-stream ERROR events that end it. Faults (drop, stall, expire, malformed lines) act on an
+ * history, then live events as the watch cache takes them (`watch-cache.ts`), filtered by
+ * namespace and selectors (with the ADDED/DELETED transitions of objects entering or leaving a
+ * selector), bookmarks, timeout, and the in-stream ERROR events that end it. Faults (drop, stall, expire, malformed lines) act on an
  * open stream through the methods at the bottom.
  */
 import type { ServerResponse } from "node:http";
@@ -18,6 +18,7 @@ import { goJson } from "./json.ts";
 import { FRESHNESS_WAIT_MS } from "./list.ts";
 import { apiVersionOfResource, type ResourceDef } from "./resources.ts";
 import type { ChangeType, Store, StoredEvent } from "./store.ts";
+import type { WatchCache } from "./watch-cache.ts";
 
 export interface WatchSpec {
   id: number;
@@ -32,8 +33,6 @@ export interface WatchSpec {
   table: (TableOptions & { contentType: string }) | undefined;
   timeoutMs: number;
   bookmarkIntervalMs: number;
-  /** How long after a change (or a bookmark's moment) the stream has it (`SimConfig.watchDelayMs`). */
-  watchDelayMs: () => number;
 }
 
 /** Buffered live bytes past which a client counts as unresponsive and its watch is ended (cacher behaviour). */
@@ -61,6 +60,7 @@ export class WatchStream {
   readonly since = new Date().toISOString();
   readonly #spec: WatchSpec;
   readonly #store: Store;
+  readonly #cache: WatchCache;
   readonly #res: ServerResponse;
   readonly #onClose: () => void;
   /** Events with rv ≤ this were already delivered (or precede the requested start). */
@@ -76,11 +76,8 @@ export class WatchStream {
   #unsubscribe: (() => void) | undefined;
   readonly #timers: Array<ReturnType<typeof setTimeout>> = [];
   #bookmarkTimer: ReturnType<typeof setInterval> | undefined;
-  /** Live changes and bookmarks held back by `watchDelayMs`, in order, each with when it is due. */
-  readonly #delayed: Array<{ due: number; run: () => void }> = [];
-  #delayTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(spec: WatchSpec, store: Store, res: ServerResponse, onClose: () => void) {
+  constructor(spec: WatchSpec, store: Store, cache: WatchCache, res: ServerResponse, onClose: () => void) {
     this.id = spec.id;
     this.path = spec.path;
     this.labelSelector = spec.filter.labelSelector;
@@ -88,6 +85,7 @@ export class WatchStream {
     this.resourceVersion = spec.rawResourceVersion;
     this.#spec = spec;
     this.#store = store;
+    this.#cache = cache;
     this.#res = res;
     this.#onClose = onClose;
   }
@@ -109,16 +107,22 @@ export class WatchStream {
     const { resourceVersion: rv, sendInitialEvents, allowWatchBookmarks } = this.#spec.options;
 
     if (sendInitialEvents === true) {
-      if (rv.kind === "exact" && !(await this.#store.waitFor(rv.rv, FRESHNESS_WAIT_MS))) {
-        if (!this.#closed) this.#fail(tooLargeResourceVersion(rv.rv, this.#store.resourceVersion));
+      // The cache's state at least as new as asked: `N`; without a resourceVersion, etcd's
+      // revision as the request arrived (a consistent read); with `0`, whatever it has.
+      const target = rv.kind === "exact" ? rv.rv : rv.kind === "unset" ? this.#store.resourceVersion : 0;
+      if (!(await this.#cache.waitFor(target, FRESHNESS_WAIT_MS))) {
+        if (!this.#closed) this.#fail(tooLargeResourceVersion(target, this.#cache.resourceVersion));
         return;
       }
       if (this.#closed) return;
       this.#sendInitialEvents();
-      if (allowWatchBookmarks) this.#sendBookmark(true);
+      if (allowWatchBookmarks) this.#bookmarkAt(this.#after, true);
     } else if (rv.kind === "exact") {
       this.#after = this.#lastSent = rv.rv;
-      if (!(await this.#replay(Math.min(rv.rv, this.#store.resourceVersion)))) return;
+      if (!(await this.#replay())) return;
+    } else if (sendInitialEvents === undefined) {
+      // "" or "0" without the WatchList gate: the cache's state as ADDED, with nothing to mark their end.
+      this.#sendInitialEvents();
     } else {
       // sendInitialEvents=false with no resourceVersion: start at the most recent state.
       this.#after = this.#lastSent = this.#store.resourceVersion;
@@ -126,61 +130,53 @@ export class WatchStream {
     // Stalled during a replay: silent from here on, as `stall` promises.
     if (this.#closed || this.#stalled) return;
     this.#live = true;
-    this.#unsubscribe = this.#store.subscribe((event) => this.#later(() => this.#onEvent(event)));
+    this.#unsubscribe = this.#cache.subscribe((event) => this.#onEvent(event));
     this.#timers.push(setTimeout(() => this.end(), this.#spec.timeoutMs));
     if (allowWatchBookmarks) {
       this.setBookmarkInterval(this.#spec.bookmarkIntervalMs);
       // The cacher also sends a bookmark 2 s before the deadline, so clients can resume from it.
-      if (this.#spec.timeoutMs > 2000) this.#timers.push(setTimeout(() => this.#sendBookmark(false), this.#spec.timeoutMs - 2000));
+      if (this.#spec.timeoutMs > 2000) this.#timers.push(setTimeout(() => this.#sendBookmark(), this.#spec.timeoutMs - 2000));
     }
   }
 
-  /** Run `run` `watchDelayMs` from now, after whatever was held back before it. */
-  #later(run: () => void): void {
-    const ms = this.#spec.watchDelayMs();
-    if (ms <= 0 && this.#delayed.length === 0) return run();
-    this.#delayed.push({ due: Date.now() + ms, run });
-    this.#delayTimer ??= setTimeout(() => this.#runDue(), ms);
-  }
-
-  #runDue(): void {
-    this.#delayTimer = undefined;
-    while (this.#delayed.length > 0 && (this.#delayed[0] as { due: number }).due <= Date.now()) this.#delayed.shift()?.run();
-    const next = this.#delayed[0];
-    if (next && !this.#closed) this.#delayTimer = setTimeout(() => this.#runDue(), Math.max(0, next.due - Date.now()));
-  }
-
+  /** The objects as the cache has them (as the store has them, when its history no longer reaches back there), in key order. */
   #sendInitialEvents(): void {
-    const objects = this.#store.objects(this.#spec.def);
+    const at = this.#cache.resourceVersion;
+    const snapshot = this.#store.snapshotAt(this.#spec.def, at);
+    const objects = snapshot ?? this.#store.objects(this.#spec.def);
     for (const key of [...objects.keys()].sort()) {
       const object = objects.get(key);
       if (object && this.#spec.filter.matches(object)) this.#write("ADDED", object);
     }
-    this.#after = this.#lastSent = this.#store.resourceVersion;
+    this.#after = this.#lastSent = snapshot ? at : this.#store.resourceVersion;
   }
 
   /**
-   * Replay the history after `from` at the client's pace, as the cacher's watcher does through
-   * its bounded channel: a client far behind is not handed megabytes at once, which would leave
-   * a simulator serving many of them too busy to answer anything else. Events committed during
-   * the replay are replayed too; once none are left the caller subscribes, in the same turn, so
-   * nothing falls between. False when the stream ended, with a 410 if the history moved past it.
+   * Replay the history after the requested resourceVersion, up to what the cache has taken, at
+   * the client's pace, as the cacher's watcher does through its bounded channel: a client far
+   * behind is not handed megabytes at once, which would leave a simulator serving many of them
+   * too busy to answer anything else. Changes the cache takes during the replay are replayed too;
+   * once none are left the caller subscribes, in the same turn, so nothing falls between. False
+   * when the stream ended, with a 410 if the history moved past it.
    */
-  async #replay(from: number): Promise<boolean> {
-    for (let next = from; ; ) {
-      const events = this.#store.eventsAfter(next);
+  async #replay(): Promise<boolean> {
+    while (this.#after < this.#cache.resourceVersion) {
+      const events = this.#store.eventsAfter(this.#after);
       if (!events) {
-        this.#fail(tooOldResourceVersion(next, this.#store.oldestResumable));
+        this.#fail(tooOldResourceVersion(this.#after, this.#store.oldestResumable));
         return false;
       }
-      if (events.length === 0) return !this.#closed;
+      if (events.length === 0) break;
       for (const event of events) {
+        if (event.rv > this.#cache.resourceVersion) break;
         this.#onEvent(event);
-        next = event.rv;
+        // Past it whether or not it was for this watch (`#onEvent` moves only for this resource's).
+        this.#after = event.rv;
         if (this.#res.writableNeedDrain) await drained(this.#res);
         if (this.#closed) return false;
       }
     }
+    return !this.#closed;
   }
 
   /** Apply the selector transition rules (cacher `convertToWatchEvent`). */
@@ -229,11 +225,9 @@ export class WatchStream {
     if (this.#live && this.#res.writableLength > MAX_BUFFERED) this.end();
   }
 
-  /** A BOOKMARK at the store's RV, only if that is past what this client has seen (cacher rule); a periodic one as late as the changes. */
-  #sendBookmark(initialEventsEnd: boolean): void {
-    const rv = this.#store.resourceVersion;
-    if (!initialEventsEnd) return this.#later(() => this.#bookmarkAt(rv, false));
-    this.#bookmarkAt(rv, true);
+  /** A BOOKMARK at the cache's RV, only if that is past what this client has seen (cacher rule). */
+  #sendBookmark(): void {
+    this.#bookmarkAt(this.#cache.resourceVersion, false);
   }
 
   #bookmarkAt(rv: number, initialEventsEnd: boolean): void {
@@ -256,15 +250,13 @@ export class WatchStream {
     this.#unsubscribe?.();
     for (const t of this.#timers) clearTimeout(t);
     clearInterval(this.#bookmarkTimer);
-    clearTimeout(this.#delayTimer);
-    this.#delayed.length = 0;
     this.#onClose();
   }
 
   setBookmarkInterval(ms: number): void {
     clearInterval(this.#bookmarkTimer);
     if (this.#closed || this.#stalled || !this.#spec.options.allowWatchBookmarks) return;
-    this.#bookmarkTimer = setInterval(() => this.#sendBookmark(false), Math.max(1, ms));
+    this.#bookmarkTimer = setInterval(() => this.#sendBookmark(), Math.max(1, ms));
   }
 
   /** End the stream cleanly (timeout, server shutdown): EOF with no ERROR. */

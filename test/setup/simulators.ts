@@ -27,6 +27,7 @@ export const CLUSTER_NAMES = [
   "access",
   "logs",
   "quiet",
+  "lagging",
 ] as const;
 
 declare module "vitest" {
@@ -40,8 +41,8 @@ export default async function setup({ provide }: TestProject): Promise<() => Pro
     CLUSTER_NAMES.map((name) =>
       startSimulator({
         seed: 1,
-        // `quiet` bookmarks as an API server does, once a minute; the others every second.
-        bookmarkIntervalMs: name === "quiet" ? 60_000 : 1000,
+        // `quiet` and `lagging` bookmark as an API server does, once a minute; the others every second.
+        bookmarkIntervalMs: name === "quiet" || name === "lagging" ? 60_000 : 1000,
         // Tests create their own namespaces; `default` keeps a little seeded data for list tests.
         initial: name === "default" ? { namespaces: ["default", "team-a"], podsPerNamespace: 4, nodes: 2, deployments: 1 } : { namespaces: [], podsPerNamespace: 0, nodes: 1, deployments: 0 },
       }),

@@ -204,7 +204,16 @@ describe("control API", () => {
     expect((await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: 0 })).body.ratePerSec).toBe(0);
     expect((await sendJson(`${sim.url}/_sim/churn`, "POST", { ratePerSec: -1 })).status).toBe(400);
     const config = await sendJson(`${sim.url}/_sim/config`, "POST", { bookmarkIntervalMs: 1000, historyLimit: 50 });
-    expect(config.body).toEqual({ bookmarkIntervalMs: 1000, historyLimit: 50, selfSubjectReviews: true, openapi: false, clientCertificateUser: null, listDelayMs: 0, watchDelayMs: 0 });
+    expect(config.body).toEqual({
+      bookmarkIntervalMs: 1000,
+      historyLimit: 50,
+      selfSubjectReviews: true,
+      openapi: false,
+      watchList: true,
+      clientCertificateUser: null,
+      listDelayMs: 0,
+      watchDelayMs: 0,
+    });
     expect((await sendJson(`${sim.url}/_sim/config`, "POST", { historyLimit: 0 })).status).toBe(400);
   });
 

@@ -132,6 +132,32 @@ describe("watch", () => {
     }
   });
 
+  it("under watchDelayMs a watch-list without resourceVersion waits for the watch cache to take etcd's revision as it arrived: its initial events and their end come after what was made before it; at resourceVersion=0, at once, as the cache is", async () => {
+    sim.configure({ watchDelayMs: 300 });
+    try {
+      const made = Date.now();
+      const created = sim.create("pods", podManifest("team-d", "before-the-list"));
+      const consistent = await watch("/api/v1/namespaces/team-d/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true");
+      const events = await consistent.until((e) => e.type === "BOOKMARK");
+      expect(Date.now() - made).toBeGreaterThanOrEqual(290);
+      expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([
+        ["ADDED", "before-the-list"],
+        ["BOOKMARK", undefined],
+      ]);
+      expect(events.at(-1)!.object.metadata.annotations).toEqual({ "k8s.io/initial-events-end": "true" });
+      expect(Number(events.at(-1)!.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(created.metadata?.resourceVersion));
+
+      const asked = Date.now();
+      sim.create("pods", podManifest("team-d", "not-in-the-cache-yet"));
+      const any = await watch("/api/v1/namespaces/team-d/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=0");
+      const anyEvents = await any.until((e) => e.type === "BOOKMARK");
+      expect(Date.now() - asked).toBeLessThan(290);
+      expect(anyEvents.map((e) => e.object.metadata.name)).toEqual(["before-the-list", undefined]);
+    } finally {
+      sim.configure({ watchDelayMs: 0 });
+    }
+  });
+
   it("sendInitialEvents: ADDED in key order, then the initial-events-end BOOKMARK, then live events", async () => {
     const expected = sim.list("pods", "team-a").map((p) => p.metadata?.name);
     const rv = sim.resourceVersion;

@@ -121,7 +121,7 @@ describe("a get costs a get", () => {
     expect(await asked("/api/v1/namespaces/default/secrets", since)).toEqual([]);
   });
 
-  it("from its namespace's live hub: no upstream request, and the hub's state once it has the write", async () => {
+  it("from its namespace's live hub at resourceVersion 0 or N: no upstream request; without one, a consistent read, the upstream's own get however live the hub", async () => {
     const ns = uniqueNamespace("held");
     await sim.createPod(ns, "p");
     const watch = await wsWatch(`${podsPath(ns)}?watch=1`);
@@ -130,12 +130,18 @@ describe("a get costs a get", () => {
       const since = await mark();
       const patched = await sim.patchPod(ns, "p", { metadata: { labels: { changed: "yes" } } });
       await watch.events.until((e) => e.type === "MODIFIED", "the change at the hub");
-      expect(await (await relay(`${podsPath(ns)}/p`)).json()).toMatchObject({ kind: "Pod", metadata: { resourceVersion: patched.metadata!.resourceVersion } });
-      expect((await relay(`${podsPath(ns)}/p?resourceVersion=${patched.metadata!.resourceVersion}`)).status).toBe(200);
+      expect(await (await relay(`${podsPath(ns)}/p?resourceVersion=${patched.metadata!.resourceVersion}`)).json()).toMatchObject({
+        kind: "Pod",
+        metadata: { resourceVersion: patched.metadata!.resourceVersion },
+      });
       expect((await relay(`${podsPath(ns)}/p?resourceVersion=0`)).status).toBe(200);
-      const missing = await relay(`${podsPath(ns)}/nope`);
+      const missing = await relay(`${podsPath(ns)}/nope?resourceVersion=0`);
       expect(await missing.json()).toMatchObject({ kind: "Status", code: 404, reason: "NotFound", message: 'pods "nope" not found', details: { name: "nope", kind: "pods" } });
       expect(await asked(`/api/v1/namespaces/${ns}/`, since)).toEqual([`patch ${podsPath(ns)}/p`]);
+
+      const consistent = await mark();
+      expect(await (await relay(`${podsPath(ns)}/p`)).json()).toMatchObject({ kind: "Pod", metadata: { resourceVersion: patched.metadata!.resourceVersion } });
+      expect(await asked(`/api/v1/namespaces/${ns}/`, consistent)).toEqual([`get ${podsPath(ns)}/p`]);
     } finally {
       watch.close();
     }
@@ -149,8 +155,8 @@ describe("a get costs a get", () => {
     try {
       await eventually(async () => (await stats("/api/v1/pods")).watching, "every namespace's hub to watch");
       const since = await mark();
-      // What the page fetches to learn the pod's containers (src/client/page/main.ts).
-      const response = await relay(`/api/v1/namespaces/${ns}/pods/clicked`);
+      // What the page fetches to learn the pod's containers (src/client/page/main.ts): any state of it.
+      const response = await relay(`/api/v1/namespaces/${ns}/pods/clicked?resourceVersion=0`);
       expect(await response.json()).toMatchObject({ kind: "Pod", metadata: { uid: pod.metadata!.uid }, spec: { containers: [{ name: "app" }] } });
       expect(await asked(`/api/v1/namespaces/${ns}/`, since)).toEqual([]);
       expect(await stats(podsPath(ns))).toMatchObject({ watching: false, objects: 0 });
@@ -181,7 +187,7 @@ describe("kubectl describe's Events: a list of a field-selected key", () => {
     await eventually(async () => (await passedThrough(before, "list")) === 1, "the list counted in /metrics as passed through");
   });
 
-  it("its key's live hub answers it: no upstream request", async () => {
+  it("its key's live hub answers it at resourceVersion=0: no upstream request; without one (kubectl's), a consistent read, the upstream's own list", async () => {
     const ns = uniqueNamespace("describe");
     const pod = await sim.createPod(ns, "p");
     await eventAbout(pod, "Scheduled");
@@ -190,9 +196,14 @@ describe("kubectl describe's Events: a list of a field-selected key", () => {
     try {
       await watch.events.next();
       const since = await mark();
-      const list = (await (await relay(describeEvents(pod))).json()) as { items: KubeObject[] };
+      const list = (await (await relay(`${path}&resourceVersion=0`)).json()) as { items: KubeObject[] };
       expect(list.items.map((e) => e.metadata!.name)).toEqual(["p.scheduled"]);
       expect(await asked(`/api/v1/namespaces/${ns}/`, since)).toEqual([]);
+      const consistent = (await (await relay(describeEvents(pod))).json()) as { items: KubeObject[] };
+      expect(consistent.items.map((e) => e.metadata!.name)).toEqual(["p.scheduled"]);
+      expect(await asked(`/api/v1/namespaces/${ns}/`, since)).toEqual([
+        `list /api/v1/namespaces/${ns}/events?fieldSelector=involvedObject.name=p,involvedObject.namespace=${ns},involvedObject.uid=${pod.metadata!.uid}&limit=500`,
+      ]);
     } finally {
       watch.close();
     }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.ts";
+import { PROBE_LABEL } from "../../src/hub/probe.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { httpWatch, nameOf, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
@@ -116,7 +117,7 @@ describe("resume by resourceVersion", () => {
 });
 
 describe("list snapshot", () => {
-  it("equals the API server's own list, and a second list costs the upstream nothing", async () => {
+  it("equals the API server's own list, and a second list costs the upstream no list: one small watch-list saying the hub's watch has what the upstream had", async () => {
     const ns = uniqueNamespace();
     for (let i = 0; i < 5; i++) await sim.createPod(ns, `p${i}`, { i: String(i) });
     const fromRelay = (await (await relay(podsPath(ns))).json()) as { kind: string; apiVersion: string; metadata: { resourceVersion: string }; items: KubeObject[] };
@@ -131,7 +132,8 @@ describe("list snapshot", () => {
     const again = await relay(podsPath(ns));
     expect(again.status).toBe(200);
     expect(((await again.json()) as { items: unknown[] }).items).toHaveLength(5);
-    expect((await sim.requests(podsPath(ns), before.next)).requests).toEqual([]);
+    const asked = (await sim.requests(podsPath(ns), before.next)).requests.map((r) => [r.verb, Object.fromEntries(new URLSearchParams(r.query))]);
+    expect(asked).toEqual([["watch", expect.objectContaining({ sendInitialEvents: "true", labelSelector: `!${PROBE_LABEL},${PROBE_LABEL}` })]]);
   });
 
   it("serves a single object, and the API server's NotFound for one that is not there", async () => {

@@ -443,9 +443,12 @@ objectsTable.addEventListener("click", (event) => {
   if (namespace && name) void followPodLog(namespace, name);
 });
 
-/** The view's rows are cells: the pod itself says which container is its first. */
+/**
+ * The view's rows are cells: the pod itself says which container is its first. Any state of it
+ * will do (`resourceVersion=0`): the hub that keeps the table live answers it, not the upstream.
+ */
 async function followPodLog(namespace: string, name: string): Promise<void> {
-  const url = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+  const url = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}?resourceVersion=0`;
   const response = await fetch(url, { cache: "no-store", headers: authorization(token) }).catch(() => undefined);
   // Without it, the relay's answer to the log says what is missing (a pod gone, a container to name).
   const pod = response?.ok ? ((await response.json()) as { spec?: { containers?: Array<{ name: string }> } }) : undefined;
