@@ -15,6 +15,9 @@ const tuning = {
   // Longer than an API server's wait (3 s) before it answers a watch from a resourceVersion ahead of it.
   UPSTREAM_STALL_SECONDS: "4",
   IDLE_GRACE_SECONDS: "3",
+  // A request waits 5 s for its hub, not 10 (a first list that outlasts it takes a few slow pages),
+  // but longer than an API server's wait (3 s) before it refuses a list at a resourceVersion ahead of it.
+  SYNC_WAIT_SECONDS: "5",
   HUB_RETENTION_SECONDS: "8",
   SUBSCRIBER_BUDGET_BYTES: "262144",
   AUTH_RECHECK_SECONDS: "1",

@@ -39,7 +39,7 @@ const seconds = Number(values.seconds);
 const out = values.out ?? mkdtempSync(join(tmpdir(), "kwr-heap-"));
 mkdirSync(out, { recursive: true });
 const NAMESPACE = "heap";
-/** A hub still making its first list answers 503: a subscriber asks again, as clients do. */
+/** A hub still making its first list answers a watch 503 when its list's pages stop coming for a while (hubs waiting their turn for a page): a subscriber asks again, as clients do. */
 const RETRIES = 300;
 
 const started = Date.now();

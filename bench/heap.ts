@@ -73,6 +73,8 @@ export function heapSummary(results: Results): string[] {
   const ownFull = direct.find((r) => r.step.startsWith("full list"));
   const ownPaged = direct.find((r) => r.step.startsWith("paged list"));
   const first = step("first list");
+  const coldFull = step("cold full list");
+  const coldPaged = step("cold paged list");
   const top = peak(relay);
   if (first && top) {
     const objects = first.objects;
@@ -88,9 +90,14 @@ export function heapSummary(results: Results): string[] {
         .filter((r) => r.step.startsWith("paged list"))
         .map((r) => `${r.step.replace(/^paged list \(limit=(\d+)\)$/, "in pages of $1")}: ${r.ms === null ? "–" : seconds(r.ms)}${against(ownPaged)}`),
     ];
+    // The cold key's first requests, answered as the hub lists: to their first byte and their last.
+    const cold = (r: BigRow | undefined, what: string) =>
+      r === undefined ? "" : r.ms === null ? `; ${what} was ${r.note ?? "not answered"}` : `; ${what} had its first byte in ${fmt(r.firstByteMs ?? 0)} ms and its last in ${seconds(r.ms)}`;
+    const ownFirst = ownFull?.ms ? ` (the API server's own full list: ${fmt(ownFull.firstByteMs ?? 0)} ms and ${seconds(ownFull.ms)})` : "";
     out.push(
       `**A collection of ${num(objects)} pods** (${ownFull?.bytes ? `${num(ownFull.bytes / 2 ** 20)} MB as the API server lists them, ` : ""}${fulls[0]?.bytes ? `${num(fulls[0].bytes / 2 ** 20)} MB as the relay serves them` : ""}) through one hub: ` +
-        `its first list took ${first.ms === null ? "longer than the bench waited" : seconds(first.ms)}${ownPaged?.ms && first.ms ? ` against ${seconds(ownPaged.ms)} for the API server's own paged list (${(first.ms / ownPaged.ms).toFixed(2)}×), which sets its pace` : ""}; ` +
+        `its first list took ${first.ms === null ? "longer than the bench waited" : seconds(first.ms)}${ownPaged?.ms && first.ms ? ` against ${seconds(ownPaged.ms)} for the API server's own paged list (${(first.ms / ownPaged.ms).toFixed(2)}×), which sets its pace` : ""}` +
+        `${cold(coldFull, "the full list that started it, answered as the hub listed,")}${coldFull?.ms ? ownFirst : ""}${cold(coldPaged, "a list paged as kubectl pages it, asked while the hub listed,")}; ` +
         `then ${lists.join("; ")}. ` +
         `The JS heap's high-water mark over every step was ${fmt(top.mb)} MB (${top.row.step}): ${ofLimit(top.mb)}, ${top.mb <= HEAP_TARGET_MB ? "within" : "**over**"} the ${HEAP_TARGET_MB} MB a hub is held to. ` +
         (perObject ? `The hub stored ${fmt(perObject / 1024)} KB per object and wrote ${fmt((first.rowsWritten ?? 0) / objects)} SQLite rows per object for its first list.` : ""),

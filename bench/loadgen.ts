@@ -76,7 +76,11 @@ const ACK_EVERY = 256 * 1024;
 /** Pause before reconnecting after an unexpected close, as clients back off. */
 const RECONNECT_MS = 100;
 const CONNECT_TIMEOUT_MS = 30_000;
-/** A relay still making a hub's first list answers 503 with Retry-After (1 s): clients wait and ask again, this many times at most. */
+/**
+ * A relay still making a hub's first list holds a watch until the list is whole while its pages
+ * keep coming, and answers 503 with Retry-After once they have stopped for a while (hubs waiting
+ * their turn for `LIST_PAGES_AT_ONCE`): clients wait and ask again, this many times at most.
+ */
 const STILL_LISTING_RETRIES = 300;
 const STILL_LISTING_WAIT_MS = 1000;
 
@@ -252,7 +256,7 @@ class LoadGenerator {
     this.#subscribers = [];
   }
 
-  /** Connect, asking again while the relay answers 503 (it is still making the hub's first list, and says so with Retry-After), as clients do. */
+  /** Connect, asking again while the relay answers 503 (it is still making the hub's first list and heard nothing of it for a while, and says so with Retry-After), as clients do. */
   async #connectWhenListed(sub: Subscriber): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {

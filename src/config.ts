@@ -23,6 +23,13 @@ export interface HubSettings {
   /** How long a hub keeps its upstream watch after its last subscriber left. */
   idleGraceMs: number;
   /**
+   * How long a request waits for its hub to be ready to serve it (`SYNC_WAIT_SECONDS`): the
+   * upstream's answer to a check or a relist, the first page of its first list, and, for what a
+   * first list does not serve as it is staged (a watch), that list for as long as it goes on
+   * taking objects. Past it, a 503 saying why.
+   */
+  syncWaitMs: number;
+  /**
    * How long a hub keeps its stored state after its watch stopped (`HUB_RETENTION_SECONDS`):
    * within it a subscriber resumes from storage; after it the storage is deleted, and a
    * subscriber relists (storage is billed by the month, and every distinct selector is a hub).
@@ -83,6 +90,7 @@ export function hubSettings(env: Vars): HubSettings {
     bookmarkIntervalMs: int(env, "BOOKMARK_INTERVAL_SECONDS", 60, 1) * 1000,
     upstreamStallMs: int(env, "UPSTREAM_STALL_SECONDS", 120, 1) * 1000,
     idleGraceMs: int(env, "IDLE_GRACE_SECONDS", 60, 0) * 1000,
+    syncWaitMs: int(env, "SYNC_WAIT_SECONDS", 10, 1) * 1000,
     retentionMs: int(env, "HUB_RETENTION_SECONDS", 600, 0) * 1000,
     watchRenewMs: int(env, "WATCH_RENEW_SECONDS", DEFAULT_WATCH_RENEW_SECONDS, 0) * 1000,
     maxSubscriptionsPerSubject: int(env, "MAX_SUBSCRIPTIONS_PER_SUBJECT", 100, 1),

@@ -16,7 +16,7 @@
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
-import { pagedList, timedList } from "../listing.ts";
+import { pagedList, timedList, type TimedList } from "../listing.ts";
 import { deliveryFields, measureMemory, measureWindow, round, traceMemory, type MemoryTrace } from "../measure.ts";
 import type { BigRow } from "../rows.ts";
 import { subscriber, type System } from "../systems/system.ts";
@@ -45,6 +45,8 @@ function keepWatching(url: string): ClientRequest {
 }
 
 const MB = 2 ** 20;
+/** How long after the request that starts the hub's first list a paged list of the cold key is asked. */
+const LATE_MS = 2000;
 
 export const big: Scenario = {
   name: "big",
@@ -145,39 +147,55 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     });
   }
 
-  // The hub's first list: the first request starts it (and is answered 503 if the list takes
-  // longer than the 10 s a request waits for it); done once the hub holds every object at the
-  // list's resourceVersion. Nobody watching, the hub finishes the list, then may stop its upstream
+  // The hub's first list: the first request, a full list, starts it and is answered from it as
+  // the hub stages the upstream's pages (its first byte once the upstream's first page is read);
+  // a list paged as kubectl pages it, asked `LATE_MS` later while the hub still lists, is
+  // answered from the same list. Done once the hub holds every object at the list's
+  // resourceVersion. Nobody watching, the hub finishes the list, then may stop its upstream
   // watch (its idle grace): it has the collection, and the next request resumes the watch from there.
   {
     const seq = await sim.requestSeq();
     const name = `first list (the hub's, from the API server in pages of 500)`;
-    let answer = "";
+    const answer = <T>(list: Promise<T>) =>
+      list.then(
+        (value) => ({ value }),
+        (e: Error) => ({ failed: /HTTP (\d+)/.exec(e.message)?.[1] ?? e.message }),
+      );
     const traced = await step(name, async () => {
       const started = performance.now();
-      const first = timedList(`${relayUrl()}${PATH}?limit=${size.pageLimit}`, { parse: true }).then(
-        () => "200",
-        (e: Error) => /HTTP (\d+)/.exec(e.message)?.[1] ?? e.message,
-      );
-      const synced = await until(async () => {
+      const cold = answer(timedList(`${relayUrl()}${PATH}`));
+      const synced = until(async () => {
         const s = await stats();
         return s.objects === objects && s.resourceVersion > 0;
-      }, size.timeoutMs);
-      const ms = performance.now() - started;
-      answer = await first;
-      return synced ? ms : null;
+      }, size.timeoutMs).then((done) => (done ? performance.now() - started : null));
+      await sleep(LATE_MS);
+      const late = answer(pagedList(`${relayUrl()}${PATH}`, size.pageLimit));
+      return { ms: await synced, cold: await cold, late: await late };
     });
+    const { cold, late } = traced.result;
+    const answered = (a: { value: unknown } | { failed: string }) => ("failed" in a ? `answered ${a.failed}` : "answered 200");
     const upstream = await upstreamSince(seq);
     rows.push(
       row(name, "http", traced, {
-        ms: traced.result === null ? null : Math.round(traced.result),
+        ms: traced.result.ms === null ? null : Math.round(traced.result.ms),
         upstreamRequests: upstream.all,
         pages: upstream.pages,
         note:
-          `${upstream.said}; the request that started it was answered ${answer === "200" ? "200" : `${answer} (a request waits at most 10 s for a hub's first list)`}` +
+          `${upstream.said}; the full list that started it was ${answered(cold)}, the paged one asked ${LATE_MS / 1000} s later ${answered(late)}` +
           (traced.after.watching ? "" : `; the hub, with no subscriber, had stopped its upstream watch by then (idle)`),
       }),
     );
+    const coldRow = (step: string, list: { value: TimedList } | { failed: string }, fields: Partial<BigRow> = {}): BigRow => ({
+      ...base,
+      system: "relay",
+      transport: "http",
+      step,
+      ms: null,
+      ...stepCost(undefined, undefined, undefined),
+      ...("failed" in list ? { note: `answered ${list.failed}` } : { ...listFields(list.value, step), ...fields }),
+    });
+    rows.push(coldRow("cold full list (the request that starts the hub's first list)", cold));
+    rows.push(coldRow(`cold paged list (limit=${size.pageLimit}), asked ${LATE_MS / 1000} s into the first list`, late, "failed" in late ? {} : { pages: late.value.pages }));
   }
   const horizon = (await stats()).resourceVersion;
   keep(`${relayUrl()}${PATH}?watch=1&resourceVersion=${horizon}`);

@@ -229,6 +229,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     waitFor: (rv, ms) => feed.waitFor(rv, ms),
     collection: feed.collection,
     snapshots: feed.snapshots,
+    refuses: (cursor) => feed.refuses(cursor),
   };
   return { clock, feed, fanout: out, views, quotas, indexBuilds, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
 }

@@ -93,6 +93,39 @@ export function readByBytes<T extends { json: string }>(
   return { rows, more: n < sizes.length || sizes.length === limit };
 }
 
+/** Objects' JSON joined with commas as UTF-8, with the last key read and how many; `more`: whether objects may follow the last. */
+export interface JoinedRows {
+  readonly bytes: Uint8Array;
+  readonly last: string;
+  readonly count: number;
+  readonly more: boolean;
+}
+
+/**
+ * The JSON of up to `limit` objects of `table` that `where` selects, after `afterKey` in key
+ * order, joined with commas by SQLite and handed over as UTF-8 (no string per row, nor one to
+ * encode again): at most `maxBytes` of it (or one object), never more than a value SQLite may build.
+ */
+export function joinedRows(sql: Sql, table: string, where: string, params: SqlStorageValue[], afterKey: string, limit: number, maxBytes: number): JoinedRows {
+  const sizes = sql.exec<{ size: number }>(`SELECT octet_length(json) + 1 AS size FROM ${table} WHERE ${where} ORDER BY key LIMIT ?`, ...params, limit).toArray();
+  const n = fitting(
+    sizes.map((r) => r.size),
+    maxBytes,
+  );
+  if (n === 0) return { bytes: new Uint8Array(), last: afterKey, count: 0, more: false };
+  const row = sql
+    .exec<{ json: ArrayBuffer | null; last: string | null; count: number }>(
+      `SELECT CAST(group_concat(json, ',') AS BLOB) AS json, max(key) AS last, count(*) AS count FROM (SELECT key, json FROM ${table} WHERE ${where} ORDER BY key LIMIT ?)`,
+      ...params,
+      n,
+    )
+    .one();
+  // The runtime gives a BLOB as an ArrayBuffer (Node's SQLite, in the unit tests, as a Uint8Array).
+  const json = row.json as ArrayBuffer | Uint8Array | null;
+  const bytes = json === null ? new Uint8Array() : json instanceof Uint8Array ? json : new Uint8Array(json);
+  return { bytes, last: row.last ?? afterKey, count: row.count, more: n < sizes.length || sizes.length === limit };
+}
+
 const COLUMNS = "key, uid, rv, since, json";
 const encoder = new TextEncoder();
 
@@ -172,30 +205,12 @@ export class Collection {
    * many: a list's page as SQLite joins it, straight to bytes (no string per row, nor one to
    * encode again), at most `maxBytes` of it (or one object), never more than a value SQLite may build.
    */
-  joinedPage(at: number, afterKey: string, limit: number, maxBytes = READ_BYTES): { bytes: Uint8Array; last: string; count: number; more: boolean } {
+  joinedPage(at: number, afterKey: string, limit: number, maxBytes = READ_BYTES): JoinedRows {
     if (this.#versions) {
       const { rows, more } = this.page(at, afterKey, limit, maxBytes);
       return { bytes: encoder.encode(rows.map((r) => r.json).join(",")), last: rows.at(-1)?.key ?? afterKey, count: rows.length, more };
     }
-    const sql = this.#sql();
-    const sizes = sql.exec<{ size: number }>("SELECT octet_length(json) + 1 AS size FROM objects WHERE key > ? AND rv <= ? ORDER BY key LIMIT ?", afterKey, at, limit).toArray();
-    const n = fitting(
-      sizes.map((r) => r.size),
-      maxBytes,
-    );
-    if (n === 0) return { bytes: new Uint8Array(), last: afterKey, count: 0, more: false };
-    const row = sql
-      .exec<{ json: ArrayBuffer | null; last: string | null; count: number }>(
-        "SELECT CAST(group_concat(json, ',') AS BLOB) AS json, max(key) AS last, count(*) AS count FROM (SELECT key, json FROM objects WHERE key > ? AND rv <= ? ORDER BY key LIMIT ?)",
-        afterKey,
-        at,
-        n,
-      )
-      .one();
-    // The runtime gives a BLOB as an ArrayBuffer (Node's SQLite, in the unit tests, as a Uint8Array).
-    const json = row.json as ArrayBuffer | Uint8Array | null;
-    const bytes = json === null ? new Uint8Array() : json instanceof Uint8Array ? json : new Uint8Array(json);
-    return { bytes, last: row.last ?? afterKey, count: row.count, more: n < sizes.length || sizes.length === limit };
+    return joinedRows(this.#sql(), "objects", "key > ? AND rv <= ?", [afterKey, at], afterKey, limit, maxBytes);
   }
 
   /** The key of the `n`th object after `afterKey` at `at` (the last of a page of `n`), or `undefined` when fewer are left. */

@@ -131,6 +131,34 @@ class OneWatch implements Upstream {
   }
 }
 
+/**
+ * An API server whose list of pods `a` and `b` at 10 is two pages, the second held until
+ * `release`, the first counting the rest (`remainingItemCount`); a watch stays open, silent.
+ */
+class SlowSecondPage implements Upstream {
+  readonly cluster = "c";
+  readonly lists: string[] = [];
+  watching = false;
+  #release: () => void = () => undefined;
+  readonly #released = new Promise<void>((resolve) => (this.#release = resolve));
+
+  async fetch(pathAndQuery: string): Promise<Response> {
+    const query = new URL(pathAndQuery, "http://x").searchParams;
+    if (query.get("watch") === "1") {
+      this.watching = true;
+      return new Response(new ReadableStream());
+    }
+    this.lists.push(query.toString());
+    if (!query.has("continue")) return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: "10", continue: "c1", remainingItemCount: 1 }, items: [pod("a", 5)] });
+    await this.#released;
+    return Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: "10" }, items: [pod("b", 6)] });
+  }
+
+  release(): void {
+    this.#release();
+  }
+}
+
 /** A feed with `settings` over its own storage, synced and watching its upstream (first listed at `firstAt`, when given), on a clock that stands still. */
 async function watching(settings: FeedSettings, firstAt?: number) {
   const clock = new FakeClock();
@@ -337,6 +365,34 @@ describe("Feed", () => {
     expect(feed.window.head).toBe(10);
     feed.stop();
     expect(feed.holds(0)).toBe(false);
+  });
+
+  it("serves lists from its first list as that is staged, from the upstream's first page on, asking the upstream nothing else for them", async () => {
+    const upstream = new SlowSecondPage();
+    const feed = new Feed(
+      key,
+      new HubStorage(durableStorage(database())),
+      upstream,
+      settings(),
+      { published: () => undefined, reset: () => undefined, upstreamChanged: () => undefined },
+      () => undefined,
+      new FakeClock(),
+      new LineMemory(1 << 20).tail(),
+    );
+    // The request that makes the hub, a consistent read: served by the list it starts.
+    const first = await feed.listable("current");
+    expect([first?.rv, first?.open, first?.sizeAt(10)]).toEqual([10, true, 501]);
+    await eventually(() => first?.keyAfter(10, "", 1) === "ns/a", "the first page to be staged");
+    // One that comes meanwhile, of any freshness, is served by the same list.
+    expect(await feed.listable("live")).toBe(first);
+    upstream.release();
+    await eventually(() => upstream.watching, "the hub's watch");
+    expect([first?.open, feed.collection.size, feed.window.head]).toEqual([false, 2, 10]);
+    // Two pages, then the watch: no check of the upstream's resourceVersion, nor a relist, for them.
+    expect(upstream.lists).toEqual(["limit=500", "limit=500&continue=c1"]);
+    // Once the hub holds the collection, lists are served from it.
+    expect(await feed.listable("live")).toBeUndefined();
+    feed.stop();
   });
 
   it("commits a burst of big objects as it comes, not after the gather time: what it holds uncommitted stays about READ_BYTES", async () => {

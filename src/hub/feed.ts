@@ -21,8 +21,9 @@ import type { HubIdentity, HubStorage } from "./storage.ts";
 import type { CommitGather } from "./gather.ts";
 import { NetChangeEvents, StateEvents, type InitialEvents } from "./initial.ts";
 import type { LineTail } from "./memory.ts";
+import { FirstList } from "./first-list.ts";
 import { StagedList } from "./relist.ts";
-import { SnapshotRegistry } from "./snapshots.ts";
+import { type Cursor, SnapshotRegistry } from "./snapshots.ts";
 import { Tombstones, type Tombstone, type TombstoneLimits } from "./tombstones.ts";
 import { EventWindow, type WindowEvent } from "./window.ts";
 import { ViewRows, type RowUpdate } from "./view-rows.ts";
@@ -130,8 +131,11 @@ export class Feed implements ReflectorHandler {
   /** Checks of the upstream begun, and the last that found the hub current as of its beginning. */
   #checks = 0;
   #currentAsOf = 0;
-  /** `after`: a waiter for `current` state needs a check begun after it arrived (numbered above `after`). */
-  #waiters: Array<{ need: Freshness; after: number; resolve: () => void; reject: (e: UpstreamError) => void }> = [];
+  /**
+   * `after`: a waiter for `current` state needs a check begun after it arrived; `first`: a list's
+   * waiter, which the hub's first list serves as it is staged (`listable`).
+   */
+  #waiters: Array<{ need: Freshness; after: number; first: boolean; resolve: (first?: FirstList) => void; reject: (e: UpstreamError) => void }> = [];
   /** Upstream events read but not yet committed: they go to storage and subscribers together. And their lines' characters. */
   #pending: UpstreamEvent[] = [];
   #pendingChars = 0;
@@ -154,8 +158,14 @@ export class Feed implements ReflectorHandler {
   #catchUpWaiters = new Set<() => void>();
   /** The upstream has failed since `since` (ms), last with `error`: it is backing off. */
   #failing: { since: number; error: UpstreamError } | undefined;
-  /** A list from the upstream under way: objects taken so far, since when (ms). */
-  #listing: { objects: number; since: number } | undefined;
+  /** A list from the upstream under way: objects taken so far, since when, and when it last took some (ms). */
+  #listing: { objects: number; since: number; at: number } | undefined;
+  /** The hub's first list of the upstream's current state, while it is staged: lists read it as it fills. */
+  #first: FirstList | undefined;
+  /** The last such list, whole: the continue tokens it gave out are read on from the collection, unless it refuses them. */
+  #lastFirst: FirstList | undefined;
+  /** The hub's first list is (to be) of a past state (`listFirstAt`): not one lists are served from as it is staged. */
+  #pastFirst = false;
   /** When the hub last heard how far the upstream has got: a list, a check, its watch's events or bookmarks, an answer to `progress` (ms). */
   #heardAt = 0;
   #lastInitial: StateEvents | undefined;
@@ -267,7 +277,9 @@ export class Feed implements ReflectorHandler {
    * `rv`, so the watch is replayed what followed it (see `Reflector.listFirstAt`).
    */
   listFirstAt(rv: number): void {
-    if (this.#identity === undefined && !this.watching) this.#reflector.listFirstAt(rv);
+    if (this.#identity !== undefined || this.watching) return;
+    this.#reflector.listFirstAt(rv);
+    this.#pastFirst = true;
   }
 
   /**
@@ -332,16 +344,38 @@ export class Feed implements ReflectorHandler {
    */
   synced(need: Freshness): Promise<void> {
     if (need !== "current" && this.#holds(need)) return Promise.resolve();
-    // Known to fail (refused, or down a while): the answer now, not after the next attempt.
-    const failing = this.#failing;
-    if (failing && (DEFINITIVE.has(failing.error.status) || this.#clock.now() - failing.since >= KNOWN_DOWN_MS)) return Promise.reject(failing.error);
+    const failing = this.#knownFailing();
+    if (failing) return Promise.reject(failing);
     this.start();
-    const waited = new Promise<void>((resolve, reject) => this.#waiters.push({ need, after: this.#checks, resolve, reject }));
+    const waited = new Promise<void>((resolve, reject) => this.#waiters.push({ need, after: this.#checks, first: false, resolve: () => resolve(), reject }));
     if (need === "current") {
       if (this.#current && this.watching) this.#reflector.catchUp();
       else this.#reflector.refresh();
     }
     return waited;
+  }
+
+  /**
+   * Resolves once a list needing `need` can be served: from the collection (`undefined`), as
+   * `synced` says; or, while the hub makes its first list of the upstream's current state, from
+   * that list as it is staged, once its first batch is stored (its resourceVersion is the
+   * upstream's state at its first page: a consistent read for a request that arrived before
+   * that; one that arrives after it is read that state, the list's, as every client of the list is).
+   */
+  listable(need: Freshness): Promise<FirstList | undefined> {
+    if (this.#first) return Promise.resolve(this.#first);
+    if (this.#identity !== undefined || this.#pastFirst) return this.synced(need).then(() => undefined);
+    const failing = this.#knownFailing();
+    if (failing) return Promise.reject(failing);
+    // No refresh: the first list, read after this request arrived, is as current as a check would make it.
+    this.start();
+    return new Promise((resolve, reject) => this.#waiters.push({ need, after: this.#checks, first: true, resolve, reject }));
+  }
+
+  /** The upstream's failure, when it is known to fail (refused, or down a while): the answer now, not after the next attempt. */
+  #knownFailing(): UpstreamError | undefined {
+    const failing = this.#failing;
+    return failing && (DEFINITIVE.has(failing.error.status) || this.#clock.now() - failing.since >= KNOWN_DOWN_MS) ? failing.error : undefined;
   }
 
   /**
@@ -355,9 +389,17 @@ export class Feed implements ReflectorHandler {
   /** The state is current, as of check `check`, once the head reaches `rv` (the watch bringing the hub to where a check found the upstream). */
   #currentAt: { rv: number; check: number } | undefined;
 
-  /** A list from the upstream under way (a big collection takes a while): how far it has got. */
-  get listing(): { objects: number; since: number } | undefined {
+  /** A list from the upstream under way (a big collection takes a while): how far it has got, since when, and when it last took objects (ms). */
+  get listing(): { objects: number; since: number; at: number } | undefined {
     return this.#listing;
+  }
+
+  /**
+   * A continue token that must not be read on from: given out by the hub's first list as it was
+   * staged, past an object the upstream sent late (`first-list.ts`).
+   */
+  refuses(cursor: Cursor): boolean {
+    return this.#lastFirst?.refuses(cursor) ?? false;
   }
 
   /** What the hub can serve while the upstream fails: its state as of `rv`, in step with the upstream until `since` (ms). */
@@ -387,7 +429,9 @@ export class Feed implements ReflectorHandler {
 
   #settle(error?: UpstreamError): void {
     this.#waiters = this.#waiters.filter((w) => {
-      if (this.#ready(w.need, w.after)) w.resolve();
+      if (w.first && this.#first) w.resolve(this.#first);
+      // A list's waiter is served by the first list whole, as it would have been by it staged (an empty one has no batch).
+      else if (this.#ready(w.need, w.first ? -1 : w.after)) w.resolve();
       else if (error) w.reject(error);
       else return true;
       return false;
@@ -418,7 +462,13 @@ export class Feed implements ReflectorHandler {
     const to = list.resourceVersion;
     const previous = this.#identity;
     this.#staged.begin(previous !== undefined);
-    const listing = (this.#listing ??= { objects: 0, since: this.#clock.now() });
+    const listing = (this.#listing ??= { objects: 0, since: this.#clock.now(), at: this.#clock.now() });
+    // A first list of the current state is read by lists as it is staged (`first-list.ts`).
+    const streamed = previous === undefined && !list.past;
+    let first: FirstList | undefined;
+    this.#pastFirst = previous === undefined && list.past === true;
+    // Lists that waited for the first list find it of a past state: a check after it makes the state current.
+    if (this.#pastFirst && this.#waiters.some((w) => w.first && w.need === "current")) this.#reflector.refresh();
     const from = this.window.head;
     // The fan-out sends what it has, and the hub answers its requests, between pages.
     const pause = () => new Promise<void>((resolve) => this.#clock.after(0, resolve));
@@ -435,16 +485,34 @@ export class Feed implements ReflectorHandler {
           if (taken) records.push(taken.object);
         }
         this.#staged.add(records, to);
+        if (streamed) {
+          const opened = first === undefined;
+          first ??= this.#first = this.#lastFirst = new FirstList({ resourceVersion: to, listKind: list.kind, apiVersion, total: list.total }, () => this.#storage.sql, this.collection);
+          first.staged(records.map((r) => r.key));
+          // The lists waiting for the hub are answered from its first batch on: an object too big
+          // to store in that batch fails them with its Status instead, before anything was sent.
+          if (opened) this.#settle();
+        }
         staged += records.length;
         // Those it already had, and those taken.
         listing.objects += items.length - taking.length + records.length;
+        listing.at = this.#clock.now();
       }
       // Still the list under way (an idle hub finishes it): the diff is its last part.
       const diffing = this.#clock.now();
       changes = previous ? await this.#staged.diff(from, to, pause) : undefined;
       diffMs = this.#clock.now() - diffing;
+    } catch (e) {
+      if (first) {
+        // Its readers end with the error; their snapshot, and the continue tokens given out, go with it.
+        first.failed(e as Error);
+        this.#first = undefined;
+        this.snapshots.reset();
+      }
+      throw e;
     } finally {
       this.#listing = undefined;
+      this.#pastFirst = false;
     }
     const listed = listing.objects;
     const listMs = this.#clock.now() - listing.since;
@@ -462,6 +530,9 @@ export class Feed implements ReflectorHandler {
       this.#staged.end();
     } else {
       this.#newHistory(identity, to);
+      // In the same turn as the staged list became the collection: its readers read on from there.
+      first?.whole();
+      this.#first = undefined;
       if (previous) {
         this.#log("upstream history is inconsistent with the hub's; window reset", { head: from, listed: to });
         this.#listener.reset(to);
@@ -480,8 +551,12 @@ export class Feed implements ReflectorHandler {
     this.#settle();
   }
 
-  /** The staged list is the collection, at `rv`: an empty window and no tombstones. Every snapshot of the old one is gone. */
+  /**
+   * The staged list is the collection, at `rv`: an empty window and no tombstones. Every snapshot
+   * of the old one is gone; a first list's (its readers', its continue tokens') are of this one.
+   */
   #newHistory(identity: HubIdentity, rv: number): void {
+    const first = this.#identity === undefined;
     this.#storage.transaction(() => {
       if (this.#staged.against) {
         this.#staged.replaceDiffering();
@@ -501,7 +576,10 @@ export class Feed implements ReflectorHandler {
     this.tombstones.committed(0);
     this.window.reset(rv);
     this.#horizon = rv;
-    this.snapshots.reset();
+    if (!first) {
+      this.snapshots.reset();
+      this.#lastFirst = undefined;
+    }
     this.#headMoved();
   }
 
@@ -576,7 +654,7 @@ export class Feed implements ReflectorHandler {
   state(state: ReflectorState, detail?: string, error?: UpstreamError): void {
     const changed = state !== this.upstreamState;
     this.upstreamState = state;
-    if (state === "listing") this.#listing ??= { objects: 0, since: this.#clock.now() };
+    if (state === "listing") this.#listing ??= { objects: 0, since: this.#clock.now(), at: this.#clock.now() };
     else this.#listing = undefined;
     if (state === "backoff" && error) this.#failing = { since: this.#failing?.since ?? this.#clock.now(), error };
     else if (state === "watching" || state === "stopped") this.#failing = undefined;

@@ -17,14 +17,12 @@ import { logger, setLogLevel, type Log } from "../log.ts";
 import { admitView, admitWatch, holdsStart } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
-import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList } from "./reads.ts";
+import type { FirstList } from "./first-list.ts";
+import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList, type ListSource } from "./reads.ts";
 import { ObjectTooLarge, UnconfirmedRead, UpstreamError } from "./upstream-error.ts";
 import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaState } from "./replicas.ts";
 import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest, type ReplicaRole } from "./request.ts";
 import { HubStorage } from "./storage.ts";
-
-/** How long a request waits for a hub's first upstream list before answering 503. */
-const SYNC_TIMEOUT_MS = 10_000;
 
 export class WatchHub extends DurableObject<HubEnv> {
   readonly #settings: HubSettings;
@@ -144,20 +142,26 @@ export class WatchHub extends DurableObject<HubEnv> {
     }
     const from = hubRequest.verb === "watch" && !hubRequest.replicaOf ? resumedFrom(hubRequest.options) : undefined;
     if (from !== undefined) feed.listFirstAt(from);
+    const need = freshnessFor(hubRequest);
+    // A list is served by the hub's first list as that is staged; anything else waits for the hub
+    // to be ready: while it holds no collection yet, for as long as its first list goes on.
+    let first: FirstList | undefined;
     try {
-      await withTimeout(feed.synced(freshnessFor(hubRequest)), SYNC_TIMEOUT_MS, parts.clock);
+      const ready = hubRequest.verb === "list" ? feed.listable(need) : feed.synced(need).then(() => undefined);
+      first = await withTimeout(ready, this.#settings.syncWaitMs, parts.clock, () => (feed.identity === undefined ? feed.listing?.at : undefined));
     } catch (e) {
       const now = parts.clock.now();
       const listing = feed.listing;
       if (e instanceof SyncTimeout && listing) return statusResponse(stillListing(listing, now));
       return statusResponse(unavailable(e, feed.held, now));
     }
+    const reader = first ? first.reader(parts.reader.hub, feed.snapshots, (ms) => new Promise((resolve) => parts.clock.after(ms, resolve))) : parts.reader;
     // Nor does a replica answer 410 for what its root holds: a resume from before the replica was
     // made (or from past its window), or a list's snapshot its root gave out (a continue token).
-    if (hubRequest.replicaOf && !holds(hubRequest, parts)) return placedElsewhere([{ name: hubName(hubRequest.key), subscribers: 0 }]);
+    if (hubRequest.replicaOf && !holds(hubRequest, parts, reader)) return placedElsewhere([{ name: hubName(hubRequest.key), subscribers: 0 }]);
     switch (hubRequest.verb) {
       case "list":
-        return serveList(parts.reader, hubRequest.key, hubRequest.options);
+        return serveList(reader, hubRequest.key, hubRequest.options);
       case "get":
         return serveGet(parts.reader, hubRequest.key, hubRequest.namespace, hubRequest.name);
       case "watch":
@@ -189,10 +193,10 @@ export class WatchHub extends DurableObject<HubEnv> {
 /** The region of a request the Worker placed nowhere (locally, without Cloudflare's `cf`). */
 const LOCAL = "local";
 
-/** Whether the hub holds where a request starts (a watch's resume point, a list's snapshot), rather than answer it 410. */
-function holds(request: HubRequest, { feed, reader }: Parts): boolean {
+/** Whether the hub holds where a request starts (a watch's resume point, a list's snapshot in `lists`), rather than answer it 410. */
+function holds(request: HubRequest, { feed }: Parts, lists: ListSource): boolean {
   if (request.verb === "watch") return holdsStart(request.options, feed.window, feed.horizon);
-  if (request.verb === "list") return holdsSnapshot(reader, request.options);
+  if (request.verb === "list") return holdsSnapshot(lists, request.options);
   return true;
 }
 
@@ -209,15 +213,26 @@ function resumedFrom(options: WatchOptions): number | undefined {
 /** A request's wait for the hub to sync ran out. */
 class SyncTimeout extends UpstreamError {}
 
-function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock): Promise<T> {
+/**
+ * `promise`, or a `SyncTimeout` once it has not settled for `ms`; while `progressed` says when
+ * the wait last went forward (a first list taking objects), `ms` from then.
+ */
+function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock, progressed: () => number | undefined): Promise<T> {
   let cancel = () => {};
   const timeout = new Promise<never>((_, reject) => {
-    cancel = clock.after(ms, () => reject(new SyncTimeout(0, `the upstream API server has not answered within ${ms / 1000} s`)));
+    const check = (after: number) => {
+      cancel = clock.after(after, () => {
+        const since = clock.now() - (progressed() ?? Number.NEGATIVE_INFINITY);
+        if (since < ms) check(ms - since);
+        else reject(new SyncTimeout(0, `the upstream API server has not answered within ${ms / 1000} s`));
+      });
+    };
+    check(ms);
   });
-  return Promise.race([promise, timeout]).finally(cancel);
+  return Promise.race([promise, timeout]).finally(() => cancel());
 }
 
-/** A big collection's first list (or a relist) takes a while: the hub is getting there, and says how far. */
+/** A relist, or a first list whose upstream sends nothing for a while: the hub is getting there, and says how far. */
 function stillListing(listing: { objects: number; since: number }, now: number): Status {
   const seconds = Math.round((now - listing.since) / 1000);
   return serviceUnavailable(

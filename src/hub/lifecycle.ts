@@ -106,9 +106,9 @@ export class Lifecycle {
       const graceEnd = this.#graceEnd();
       // A list under way when the grace runs out is finished first: a list given up is the API
       // server's work thrown away, and the next client would have all of it read again (the
-      // first list of a million pods takes minutes, and its first client was answered 503 after
-      // 10 s). One begun after it is not: a list that kept failing and starting over would hold
-      // the watch for nobody.
+      // first list of a million pods takes minutes, and the lists it serves as it is staged are
+      // not subscribers). One begun after it is not: a list that kept failing and starting over
+      // would hold the watch for nobody.
       const since = upstream.listingSince;
       if (now >= graceEnd && since !== undefined && since < graceEnd) {
         this.#log("idle: finishing the list under way before stopping the upstream watch", { listingMs: now - since });

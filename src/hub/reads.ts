@@ -14,14 +14,15 @@
  *   state from its key on, as a consistent read (the cacher's `ShouldDelegateContinue`).
  * Responses are the API server's shapes, streamed from storage a few rows at a time in the
  * snapshot's key order, so a list of any size is never held in memory, and its first bytes go
- * out as soon as the first rows are read.
+ * out as soon as the first rows are read. A list still being staged (the hub's first, read as it
+ * fills: `first-list.ts`) is read the same way, waiting for rows when a read comes up short.
  */
 import { metaNamespaceKey, type WatchKey } from "../k8s/key.ts";
 import type { ListOptions } from "../k8s/options.ts";
 import { admitsObject } from "../k8s/shard.ts";
-import { badRequest, continueExpired, expired, notFound, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
+import { badRequest, continueExpired, expired, notFound, serviceUnavailable, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
 import type { Collection, StoredObject } from "./collection.ts";
-import { decodeContinue, encodeContinue, LATEST, type Lease, type SnapshotRegistry } from "./snapshots.ts";
+import { type Cursor, decodeContinue, encodeContinue, LATEST, type Lease, type SnapshotRegistry } from "./snapshots.ts";
 
 /** How long a request for a resourceVersion ahead of the hub waits for it (`blockTimeout`). */
 export const AHEAD_WAIT_MS = 3000;
@@ -31,8 +32,31 @@ export interface ListSource {
   head(): number;
   /** Resolves `true` once the hub has reached `rv`, `false` after `ms`. */
   waitFor(rv: number, ms: number): Promise<boolean>;
-  readonly collection: Pick<Collection, "page" | "keyAfter" | "sizeAt">;
+  /** `sizeAt`: `undefined` when not known yet (a list still being staged that the upstream gave no count of). */
+  readonly collection: Pick<Collection, "page" | "keyAfter"> & { sizeAt(at: number): number | undefined };
   readonly snapshots: SnapshotRegistry;
+  /** A list still being staged: what its reads wait on when they come up short. Absent for the collection. */
+  readonly growing?: Growing | undefined;
+  /** A continue token that must not be read on from (its earlier pages missed an object: `first-list.ts`). */
+  refuses?(cursor: Cursor): boolean;
+}
+
+/** A list still being staged, read as it fills: rows are added after the last one in key order until it is whole. */
+export interface Growing {
+  /** Rows may still be added: a read that came up short may read more later. */
+  readonly open: boolean;
+  /** Resolves once rows were added, or the list is whole, or it failed. */
+  grown(): Promise<void>;
+  /** A reader's place in it. */
+  place(): Place;
+}
+
+/** Where a reader of a list still being staged has got to, and whether it can go on. */
+export interface Place {
+  /** It has sent (or promised, by a continue token) everything up to `position`. */
+  moved(position: string): void;
+  /** Why it cannot go on (the list failed, or an object came in behind where it had got), if it cannot. */
+  stopped(): Error | undefined;
 }
 
 /** A page to send: the snapshot it is read from (held), where in it the page starts, and how many it holds. */
@@ -52,7 +76,7 @@ export async function listPlan(source: ListSource, options: ListOptions): Promis
     if (!cursor) return { ok: false, status: badRequest("continue key is not valid: it was not issued by this relay") };
     // The count sent before stays an estimate at another state: remainingItemCount is one.
     if (cursor.rv === LATEST) return { ok: true, value: { lease: source.snapshots.hold(source.head()), after: cursor.start, limit: options.limit, sent: cursor.sent } };
-    if (!exactly(source, cursor.rv)) return { ok: false, status: continueExpired(encodeContinue({ ...cursor, rv: LATEST })) };
+    if (!exactly(source, cursor.rv) || source.refuses?.(cursor)) return { ok: false, status: continueExpired(encodeContinue({ ...cursor, rv: LATEST, staged: undefined })) };
     return { ok: true, value: { lease: source.snapshots.hold(cursor.rv), after: cursor.start, limit: options.limit, sent: cursor.sent } };
   }
   let rv = source.head();
@@ -89,34 +113,48 @@ export function holdsSnapshot(source: Pick<ListSource, "head" | "snapshots">, op
   return requested > source.head() || exactly(source, requested);
 }
 
-/** What the hub reads from: its identity's kinds, its state, and how to wait for a resourceVersion; its own name, for its continue tokens. */
-export interface Reader extends ListSource {
+/** What the hub reads lists from: its identity's kinds, its state, and how to wait for a resourceVersion; its own name, for its continue tokens. */
+export interface ListReader extends ListSource {
   readonly hub: string;
   readonly listKind: string;
   readonly apiVersion: string;
-  readonly collection: Pick<Collection, "page" | "joinedPage" | "keyAfter" | "sizeAt" | "get">;
+  readonly collection: ListSource["collection"] & Pick<Collection, "joinedPage">;
+}
+
+/** What the hub reads lists and gets from: its collection. */
+export interface Reader extends ListReader {
+  readonly collection: ListReader["collection"] & Pick<Collection, "get">;
 }
 
 const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-cache, private" };
 
 /** A list request's response: a page of the snapshot its options select, or their Status. */
-export async function serveList(reader: Reader, key: WatchKey, options: ListOptions): Promise<Response> {
+export async function serveList(reader: ListReader, key: WatchKey, options: ListOptions): Promise<Response> {
   const planned = await listPlan(reader, options);
   if (!planned.ok) return statusResponse(planned.status);
   const { lease, after, limit, sent } = planned.value;
-  const { collection, snapshots } = reader;
   const shard = options.shardSelector;
   const admits = shard && ((json: string) => admitsObject(shard, json));
+  const place = reader.growing?.place();
   let next: string | undefined;
   let remaining: number | undefined;
   if (limit !== undefined) {
-    const last = admits ? pageEnd(collection, lease.rv, after, limit, admits) : collection.keyAfter(lease.rv, after, limit);
-    if (last !== undefined && (admits ? pageEnd(collection, lease.rv, last, 1, admits) : collection.keyAfter(lease.rv, last, 1)) !== undefined) {
-      next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit, hub: reader.hub });
-      snapshots.keep(lease.rv);
-      // As the API server: an estimate of what is left, only when nothing is filtered out.
-      // At least the next page's first: after a token for the latest state, the count sent is of another state.
-      if (!key.labelSelector && !key.fieldSelector && !shard) remaining = Math.max(1, collection.sizeAt(lease.rv) - (sent + limit));
+    try {
+      const last = await pageEnd(reader, place, lease.rv, after, limit, admits);
+      if (last !== undefined && (await pageEnd(reader, place, lease.rv, last, 1, admits)) !== undefined) {
+        next = encodeContinue({ rv: lease.rv, start: last, sent: sent + limit, hub: reader.hub, staged: reader.growing?.open });
+        // The page is promised up to its last key: what comes in behind it later, it lacks.
+        place?.moved(last);
+        reader.snapshots.keep(lease.rv);
+        // As the API server: an estimate of what is left, only when nothing is filtered out.
+        // At least the next page's first: after a token for the latest state, the count sent is of another state.
+        const size = reader.collection.sizeAt(lease.rv);
+        if (!key.labelSelector && !key.fieldSelector && !shard && size !== undefined) remaining = Math.max(1, size - (sent + limit));
+      }
+    } catch (e) {
+      lease.release();
+      if (!(e instanceof ListStopped)) throw e;
+      return statusResponse(serviceUnavailable(`${e.message}; ask again`, 1));
     }
   }
   const head: ListHead = {
@@ -127,22 +165,44 @@ export async function serveList(reader: Reader, key: WatchKey, options: ListOpti
     remainingItemCount: remaining,
     shardInfo: shard && { selector: shard.selector },
   };
-  return new Response(listBody(head, collection, lease, after, limit, admits), { headers: JSON_HEADERS });
+  return new Response(listBody(head, reader, lease, after, limit, place && { place, promised: next !== undefined }, admits), { headers: JSON_HEADERS });
+}
+
+/** A list still being staged stopped what was reading it (`Growing.stops`). */
+class ListStopped extends Error {}
+
+/** Wait for `growing` to grow; a reader at `place` it stops is stopped here. */
+async function grown(growing: Growing, place: Place | undefined): Promise<void> {
+  await growing.grown();
+  const stop = place?.stopped();
+  if (stop) throw new ListStopped(stop.message);
 }
 
 /**
- * The key of the `count`-th object after `after` in the snapshot that `admits` lets through
- * (a shard's), or `undefined` if there are fewer: where a filtered page ends, found before the
- * page is written, since its continue token comes first.
+ * The key of the `count`-th object after `after` in the snapshot (of those `admits` lets
+ * through, a shard's), or `undefined` if there are fewer: where a page ends, found before the
+ * page is written, since its continue token comes first. A list still being staged is waited
+ * for until it has that many, or is whole.
  */
-function pageEnd(collection: Pick<Collection, "page">, rv: number, after: string, count: number, admits: (json: string) => boolean): string | undefined {
+async function pageEnd(source: ListSource, place: Place | undefined, rv: number, after: string, count: number, admits: ((json: string) => boolean) | undefined): Promise<string | undefined> {
+  const { collection, growing } = source;
   let from = after;
   let left = count;
   for (;;) {
-    const { rows, more } = collection.page(rv, from, ROWS);
-    for (const row of rows) if (admits(row.json) && --left === 0) return row.key;
-    if (!more || rows.length === 0) return undefined;
-    from = (rows.at(-1) as StoredObject).key;
+    const open = growing?.open === true;
+    if (!admits) {
+      const key = collection.keyAfter(rv, after, count);
+      if (key !== undefined) return key;
+    } else {
+      for (;;) {
+        const { rows, more } = collection.page(rv, from, ROWS);
+        for (const row of rows) if (admits(row.json) && --left === 0) return row.key;
+        if (rows.length > 0) from = (rows.at(-1) as StoredObject).key;
+        if (!more || rows.length === 0) break;
+      }
+    }
+    if (!open || !growing) return undefined;
+    await grown(growing, place);
   }
 }
 
@@ -179,15 +239,31 @@ interface ListHead {
  * A list body as a stream, read from the held snapshot as the runtime pulls it; the hold ends
  * with the body (read to the end, or cancelled by the client). A snapshot lost meanwhile (a
  * reader slower than snapshots are kept, or a new history) ends the body with an error, as a
- * broken connection: a list cannot say so once its items have begun.
+ * broken connection: a list cannot say so once its items have begun. So does a list still
+ * being staged that fails, or that stops the body at its place (`staged`: moved as it reads,
+ * unless the page was promised, by its continue token, up to its last key); a read of one that
+ * comes up short sends what it has and waits for more.
  */
-function listBody(head: ListHead, collection: ListRows, lease: Lease, start: string, limit: number | undefined, admits?: (json: string) => boolean): ReadableStream<Uint8Array> {
+function listBody(
+  head: ListHead,
+  source: { collection: ListRows; growing?: Growing | undefined },
+  lease: Lease,
+  start: string,
+  limit: number | undefined,
+  staged: { place: Place; promised: boolean } | undefined,
+  admits?: (json: string) => boolean,
+): ReadableStream<Uint8Array> {
+  const { collection, growing } = source;
   let after = start;
   let left = limit ?? Number.POSITIVE_INFINITY;
   let opened = false;
   let written = 0;
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: Error) => {
+    lease.release();
+    controller.error(error);
+  };
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
       const parts: Uint8Array[] = [];
       let size = 0;
       const put = (bytes: Uint8Array) => {
@@ -198,10 +274,10 @@ function listBody(head: ListHead, collection: ListRows, lease: Lease, start: str
       opened = true;
       let done = false;
       while (size < CHUNK) {
-        if (!lease.alive) {
-          controller.error(new Error("the list's snapshot is gone (a reader slower than snapshots are kept, or a new history of the collection)"));
-          return;
-        }
+        const stop = staged?.place.stopped();
+        if (stop) return fail(controller, stop);
+        if (!lease.alive) return fail(controller, new Error("the list's snapshot is gone (a reader slower than snapshots are kept, or a new history of the collection)"));
+        const open = growing?.open === true;
         const items = left > 0 ? nextItems(collection, lease.rv, after, left, admits) : undefined;
         if (items && items.count > 0) {
           if (written > 0) put(encoder.encode(","));
@@ -209,11 +285,19 @@ function listBody(head: ListHead, collection: ListRows, lease: Lease, start: str
           written += items.count;
           left -= items.count;
         }
-        if (!items?.more || left <= 0) {
+        if (items && items.last !== after) {
+          after = items.last;
+          if (!staged?.promised) staged?.place.moved(after);
+        }
+        if (left <= 0 || (!items?.more && !open)) {
           done = true;
           break;
         }
-        after = items.last;
+        // Caught up with a list still being staged: what was read goes now, and the next pull waits for more.
+        if (!items?.more && growing) {
+          if (size > 0) break;
+          await growing.grown();
+        }
       }
       if (done) {
         lease.release();

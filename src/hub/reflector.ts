@@ -27,6 +27,8 @@ export interface ListedCollection {
   resourceVersion: number;
   /** Listed at exactly `resourceVersion`, a past state (`Reflector.listFirstAt`), not the upstream's current one. */
   past?: boolean | undefined;
+  /** How many objects the list holds, as its first page counted them (the page's and its `remainingItemCount`), when it did. */
+  total?: number | undefined;
   /** The items a page at a time, as the upstream sends them: the first read, the rest asked for as they are taken. */
   pages: AsyncIterable<KubeObject[]>;
 }
@@ -443,7 +445,7 @@ export class Reflector {
         page = await this.#page(page.continue);
       }
     };
-    return { kind: first.kind, apiVersion: first.apiVersion, resourceVersion: first.resourceVersion, past: at !== undefined, pages: pages.call(this) };
+    return { kind: first.kind, apiVersion: first.apiVersion, resourceVersion: first.resourceVersion, past: at !== undefined, total: first.total, pages: pages.call(this) };
   }
 
   /** The list at exactly `at` (see `listFirstAt`), or, refused, of the current state. */
@@ -463,8 +465,12 @@ export class Reflector {
   }
 
   /** A page of the list (at exactly `at`, when given): its head, read before the items, and its items in batches as they arrive. */
-  async #page(cont: string | undefined, at?: number): Promise<{ kind: string; apiVersion: string; resourceVersion: number; continue: string | undefined; batches: AsyncGenerator<KubeObject[]> }> {
-    const params: Record<string, string> = { limit: String(this.#pageLimit) };
+  async #page(
+    cont: string | undefined,
+    at?: number,
+  ): Promise<{ kind: string; apiVersion: string; resourceVersion: number; continue: string | undefined; total: number | undefined; batches: AsyncGenerator<KubeObject[]> }> {
+    const limit = this.#pageLimit;
+    const params: Record<string, string> = { limit: String(limit) };
     if (cont) params.continue = cont;
     // The next pages' continue tokens keep the first's snapshot.
     if (at !== undefined) Object.assign(params, { resourceVersion: String(at), resourceVersionMatch: "Exact" });
@@ -505,12 +511,15 @@ export class Reflector {
       // Pages of big objects ask for fewer: about `PAGE_CHARS` a page, never more than `PAGE_SIZE` objects.
       if (count > 0) this.#pageLimit = Math.max(1, Math.min(PAGE_SIZE, Math.floor(PAGE_CHARS / (chars / count))));
     };
-    const metadata = head.metadata as { continue?: string } | undefined;
+    const metadata = head.metadata as { continue?: string; remainingItemCount?: unknown } | undefined;
+    const remaining = metadata?.remainingItemCount;
     return {
       kind: head.kind as string,
       apiVersion: typeof head.apiVersion === "string" ? head.apiVersion : "",
       resourceVersion: rv,
       continue: metadata?.continue || undefined,
+      // A page followed by `remaining` more objects was full.
+      total: metadata?.continue && typeof remaining === "number" && Number.isSafeInteger(remaining) && remaining >= 0 ? limit + remaining : undefined,
       batches: batches.call(this),
     };
   }

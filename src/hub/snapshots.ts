@@ -10,8 +10,9 @@
  *
  * Continue tokens have the API server's shape (apiserver `pkg/storage/continue.go`): base64url
  * of `{"v":"meta.k8s.io/v1","rv":R,"start":"<key>\u0000"}`, and the relay's count of items
- * already sent (`n`), for `remainingItemCount`, and the hub that holds its snapshot (`h`), where
- * the Worker sends the next page of a hot key's list. A negative `rv` (`LATEST`, what the 410 for
+ * already sent (`n`), for `remainingItemCount`, the hub that holds its snapshot (`h`), where
+ * the Worker sends the next page of a hot key's list, and whether it was given out by the hub's
+ * first list while that was being staged (`s`: `first-list.ts`). A negative `rv` (`LATEST`, what the 410 for
  * an expired token offers) reads on at the state of the moment: an inconsistent list.
  */
 import { decodeBase64Url, encodeBase64Url } from "../k8s/base64url.ts";
@@ -25,6 +26,8 @@ export interface Cursor {
   sent: number;
   /** The hub that holds its snapshot (of a hot key's tree, the one that served the page). */
   hub?: string | undefined;
+  /** Given out by the hub's first list while it was being staged. */
+  staged?: boolean | undefined;
 }
 
 const VERSION = "meta.k8s.io/v1";
@@ -33,13 +36,15 @@ const VERSION = "meta.k8s.io/v1";
 export const LATEST = -1;
 
 export function encodeContinue(cursor: Cursor): string {
-  return encodeBase64Url(JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000`, n: cursor.sent, ...(cursor.hub === undefined ? {} : { h: cursor.hub }) }));
+  return encodeBase64Url(
+    JSON.stringify({ v: VERSION, rv: cursor.rv, start: `${cursor.start}\u0000`, n: cursor.sent, ...(cursor.hub === undefined ? {} : { h: cursor.hub }), ...(cursor.staged ? { s: 1 } : {}) }),
+  );
 }
 
 /** The cursor in a continue token, or `undefined` if it is not one of ours. */
 export function decodeContinue(token: string): Cursor | undefined {
   try {
-    const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown; n?: unknown; h?: unknown };
+    const parsed = JSON.parse(decodeBase64Url(token) ?? "") as { v?: unknown; rv?: unknown; start?: unknown; n?: unknown; h?: unknown; s?: unknown };
     // 0 is no version at all, as the API server's decoder says; a negative one is the latest state.
     if (parsed.v !== VERSION || !Number.isSafeInteger(parsed.rv) || parsed.rv === 0 || typeof parsed.start !== "string") return undefined;
     return {
@@ -48,6 +53,7 @@ export function decodeContinue(token: string): Cursor | undefined {
       start: parsed.start.replace(/\u0000$/, ""),
       sent: typeof parsed.n === "number" && parsed.n >= 0 ? parsed.n : 0,
       hub: typeof parsed.h === "string" ? parsed.h : undefined,
+      staged: parsed.s === 1 || undefined,
     };
   } catch {
     return undefined;

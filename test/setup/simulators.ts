@@ -28,6 +28,7 @@ export const CLUSTER_NAMES = [
   "logs",
   "quiet",
   "lagging",
+  "cold",
 ] as const;
 
 declare module "vitest" {

@@ -248,9 +248,9 @@ describe("idle shutdown", () => {
     // Two pages of the hub's list (PAGE_SIZE is 500).
     const pods = PAGE_SIZE + 1;
     for (let i = 0; i < pods; i += 50) await Promise.all(Array.from({ length: Math.min(50, pods - i) }, (_, j) => sim.createPod(ns, `p-${i + j}`)));
-    // The API server takes 15 s over the first page: the request that starts the hub waits 10 s
-    // for the list and is answered 503, then IDLE_GRACE_SECONDS (3 in tests) pass with nobody
-    // subscribed, while the page is still on its way.
+    // The API server takes 15 s over the first page: the request that starts the hub waits for
+    // it SYNC_WAIT_SECONDS (5 in tests) and is answered 503, then IDLE_GRACE_SECONDS (3 in
+    // tests) pass with nobody subscribed, while the page is still on its way.
     await sim.faults({ delayRequests: { count: 1, ms: 15_000, verbs: ["list"], path: podsPath(ns) } });
     const before = await sim.requests(podsPath(ns));
     expect((await relay(podsPath(ns))).status).toBe(503);
