@@ -1,6 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { holdToPlatformHeap } from "./scripts/heap-limit.ts";
+import TimingReporter from "./test/kit/timing-reporter.ts";
 import { TEST_JWT_SECRET } from "./test/kit/tokens.ts";
 
 // The relay's isolate gets the heap a Durable Object has deployed, as under npm start: a test
@@ -73,6 +74,8 @@ export default defineConfig({
   test: {
     // Logs (the relay's structured lines) only for tests that fail.
     silent: "passed-only",
+    // Then where the time went: each project's wall time and the slowest files.
+    reporters: ["default", new TimingReporter()],
     // Two files at a time where files may run side by side (on a 2-core machine vitest would run
     // one): the groups run one after another, the pure modules first, then the Workers projects
     // one file at a time, then the end-to-end files two at a time (each starts processes of its
