@@ -19,7 +19,7 @@
  * subscribers get; and a busy replica needs none, for what it has not read of the root's stream
  * reaches it as one chunk.
  *
- * What it bought in the benchmark's many keys, and what it costs, is in DESIGN.md.
+ * What it bought in the benchmark's many keys, and what it costs: docs/decisions/0001.
  */
 
 /** A timer later than this (ms) means the runtime is behind. */
