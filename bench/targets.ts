@@ -7,16 +7,9 @@ import { heapTargets } from "./heap.ts";
 import { hotTargets } from "./report-hot.ts";
 import { viewsTargets } from "./report-views.ts";
 import { memoryGrowthText } from "./tables.ts";
-import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
+import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SnapshotRow, type SocketsRow, type StormRow, type TargetResult } from "./rows.ts";
 import { headline, middle } from "./rounds.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
-
-export interface TargetResult {
-  target: string;
-  measured: string;
-  /** `undefined` when the run did not measure it (a system or scenario left out). */
-  met: boolean | undefined;
-}
 
 const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
 

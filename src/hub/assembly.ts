@@ -26,10 +26,8 @@ import { Feed } from "./feed.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { isolateMemory } from "./memory.ts";
 import { HubQuotas } from "./quotas.ts";
-import type { WatchHub } from "./hub.ts";
-import { Replicas, RootReports, type ReplicaState } from "./replicas.ts";
-import type { ReplicaRole } from "./request.ts";
-import { rootUpstream } from "./root-upstream.ts";
+import { Replicas, RootReports, type ReplicaReport, type ReplicaRole, type ReplicaState } from "./replicas.ts";
+import { rootUpstream, type HubByName } from "./root-upstream.ts";
 import type { Reader } from "./reads.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
@@ -37,12 +35,14 @@ import type { CloseReason, Subscriber } from "./subscriber.ts";
 import { ViewIndexBuilds } from "./view-index-builds.ts";
 import { Views } from "./views.ts";
 
-/** The bindings a hub uses: the variables, the quota and metrics objects it talks to, and the hubs (a replica's root). */
+/** The bindings a hub's parts use: the variables, the quota and metrics objects they talk to. */
 export interface HubEnv extends Vars {
   QUOTA: DurableObjectNamespace<Quota>;
   METRICS: DurableObjectNamespace<MetricsRegistry>;
-  WATCH_HUB: DurableObjectNamespace<WatchHub>;
 }
+
+/** Another hub of the key's tree by name (a replica's root): what a replica asks of it. */
+export type TreeHub = (name: string) => ReturnType<HubByName> & { replicaReport(report: ReplicaReport): Promise<unknown> };
 
 export interface Parts {
   /** The time every part reads and sets its timers on. */
@@ -66,6 +66,8 @@ export interface Parts {
 export interface HubContext {
   state: DurableObjectState;
   env: HubEnv;
+  /** The hubs of the key's tree, reached by name: the Durable Object's own namespace. */
+  hubs: TreeHub;
   settings: HubSettings;
   storage: HubStorage;
   log: Log;
@@ -74,9 +76,9 @@ export interface HubContext {
 }
 
 /** `replica`: this hub is one of the key's replicas, which watches the key's root instead of the upstream. */
-export function assemble({ state, env, settings, storage, log, reclaim }: HubContext, key: WatchKey, replica: ReplicaRole | undefined): Parts {
+export function assemble({ state, env, hubs, settings, storage, log, reclaim }: HubContext, key: WatchKey, replica: ReplicaRole | undefined): Parts {
   const root = hubName(key);
-  const upstream = replica ? rootUpstream(key, root, replica.name, (name) => env.WATCH_HUB.getByName(name)) : upstreamFor(env, key.cluster);
+  const upstream = replica ? rootUpstream(key, root, replica.name, hubs) : upstreamFor(env, key.cluster);
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const clock = realClock;
   const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
@@ -158,7 +160,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   };
   const reports = replica
     ? new RootReports(
-        (report) => env.WATCH_HUB.getByName(root).replicaReport(report),
+        (report) => hubs(root).replicaReport(report),
         () => ({ name: replica.name, region: replica.region, subscribers: out.clients, head: feed.window.head, committed: metrics.lastCommit() }),
         (ms, run) => clock.after(ms, run),
       )

@@ -16,7 +16,7 @@ import { Collection, identityOf, toRecord, type ObjectEvent, type ObjectRecord }
 import { OBJECT_BYTES, READ_BYTES, utf8BytesOver } from "./row-limit.ts";
 import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
 import { ObjectTooLarge, tooLarge, UnconfirmedRead, type UpstreamError } from "./upstream-error.ts";
-import type { ReplicaRole } from "./request.ts";
+import type { ReplicaRole } from "./replicas.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
 import type { CommitGather } from "./gather.ts";
 import { NetChangeEvents, StateEvents, type InitialEvents } from "./initial.ts";
