@@ -22,8 +22,12 @@ export interface Sizes {
     warmupMs: number;
     measureMs: number;
   };
-  /** `changes` made at once on one collection of slim (about 2.5 KB) pods, watched by each number of subscribers. */
-  burst: { subscribers: number[]; changes: number; timeoutMs: number };
+  /**
+   * `changes` made at once on one collection of slim (about 2.5 KB) pods, watched by each number
+   * of subscribers; with the upstream writing them together (one chunk), and with each in a chunk
+   * of its own (`chunkPerEvent`, as an API server streams a burst).
+   */
+  burst: { subscribers: number[]; changes: number; timeoutMs: number; chunkPerEvent: boolean[] };
   storm: {
     subscribers: number[];
     /** Changes made while every subscriber is away. */
@@ -112,7 +116,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
     case "smoke":
       return {
         fanout: { subscribers: [5], rates: [20], memorySubscribers: [5], http: { subscribers: [5], rates: [20] }, secondary: { subscribers: [5], rates: [20] }, warmupMs: 200, measureMs: 600 },
-        burst: { subscribers: [5], changes: 40, timeoutMs: 10_000 },
+        burst: { subscribers: [5], changes: 40, timeoutMs: 10_000, chunkPerEvent: [false, true] },
         storm: { subscribers: [5], missed: 20, timeoutMs: 10_000, settleMs: 5000 },
         keys: { keys: [3], subscribersPerKey: 2, rate: 20, warmupMs: 200, measureMs: 600 },
         sockets: { clients: 4, watchesPerClient: 5, rate: 20, warmupMs: 200, measureMs: 600 },
@@ -143,7 +147,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           warmupMs: 750,
           measureMs: 2000,
         },
-        burst: { subscribers: [500], changes: 400, timeoutMs: 30_000 },
+        burst: { subscribers: [500], changes: 400, timeoutMs: 30_000, chunkPerEvent: [false, true] },
         storm: { subscribers: [1000], missed: 1000, timeoutMs: 10_000, settleMs: 20_000 },
         // Many keys' steady state comes some 3-4 s into the churn, once the hubs' gathers have
         // lengthened (docs/decisions/0001): the window starts after that, not in the onset.
@@ -174,7 +178,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           warmupMs: 2000,
           measureMs: 10_000,
         },
-        burst: { subscribers: [500, 2000], changes: 400, timeoutMs: 120_000 },
+        burst: { subscribers: [500, 2000], changes: 400, timeoutMs: 120_000, chunkPerEvent: [false, true] },
         storm: { subscribers: [1000, 5000], missed: 1000, timeoutMs: 120_000, settleMs: 120_000 },
         keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 10_000 },
         sockets: { clients: 200, watchesPerClient: 5, rate: 100, warmupMs: 2000, measureMs: 10_000 },

@@ -103,6 +103,8 @@ export interface BurstRow extends Common, Receipt {
   scenario: "burst";
   subscribers: number;
   changes: number;
+  /** The upstream wrote each change as a chunk of its own (absent: all together, in one). */
+  chunkPerEvent?: boolean;
   /** Events received, all subscribers together, and as % of subscribers × changes. */
   delivered: number;
   deliveredPct: number;

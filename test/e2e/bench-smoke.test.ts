@@ -119,6 +119,8 @@ describe("npm run bench -- --smoke", () => {
 
   it("delivers every change of the burst to every subscriber, on every system and transport, timed from each write", () => {
     const { subscribers, changes } = results.sizes.burst;
+    // With the burst written in one chunk, and a chunk per event.
+    expect(new Set(rows<BurstRow>("burst").map((r) => r.chunkPerEvent === true))).toEqual(new Set([false, true]));
     for (const row of rows<BurstRow>("burst")) {
       const label = `${row.system} ${row.transport}`;
       expect([row.subscribers, row.changes], label).toEqual([subscribers[0], changes]);
@@ -414,6 +416,7 @@ describe("npm run bench -- --smoke", () => {
       "burst S=5, 40 changes at once, WebSocket: relay delivered ≥ 50% of raw-ws's, or ≥ 90% of workerd-floor's events/s",
       "burst S=5, 40 changes at once, WebSocket: relay-batched delivered ≥ raw-ws's events/s",
       "burst S=5, 40 changes at once, WebSocket: relay-batched p99 ≤ 1 s",
+      "burst S=5, 40 changes at once, each in a chunk of its own, WebSocket: relay-batched delivered ≥ 2× raw-ws's events/s",
     ]) {
       // Measured (a number), and judged either way.
       const line = targets.find((l) => l.startsWith(`| ${name} `));
