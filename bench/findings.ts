@@ -98,9 +98,10 @@ export function summary(results: Results): string[] {
   }
   out.push(...proxyHop(results));
   const storms = rowsOf<StormRow>(results, "storm");
-  const stormOf = (s: SystemName) => storms.find((r) => r.system === s);
+  const stormOf = (s: SystemName) => storms.find((r) => r.system === s && r.transport === primaryTransport(s));
   const [sDirect, sNode, sRaw] = (["direct", "node-relay", "raw-ws"] as const).map(stormOf);
   const sModes = RELAY_MODES.map(stormOf).filter(defined);
+  const [sHttp, sRawHttp] = [storms.find((r) => r.system === "relay" && r.transport === "http"), stormOf("raw-http")];
   const sFirst = sModes[0];
   if (sFirst) {
     const idleAgain = [...sModes, sRaw].filter(defined).map((r) => `${r.system} ${settled(results, r)}`);
@@ -109,6 +110,7 @@ export function summary(results: Results): string[] {
         sModes.map((r) => `${r.system} ${caught(results, r)}, with ${num(r.upstreamRequests)} upstream requests`).join("; ") +
         (sDirect ? `; direct ${caught(results, sDirect)}, with ${num(sDirect.upstreamRequests)} upstream watch requests` : "") +
         (sRaw ? `; raw-ws ${caught(results, sRaw)}` : "") +
+        (sHttp ? `; over HTTP watches, relay ${caught(results, sHttp)}${sRawHttp ? ` and raw-http ${caught(results, sRawHttp)}` : ""}` : "") +
         (sNode ? `; node-relay cannot resume, so its clients relisted: ${num(sNode.upstreamLists)} lists from the API server, ${caught(results, sNode)}` : "") +
         `. Once the subscribers had gone, each was idle again after: ${idleAgain.join(", ")}.`,
     );
@@ -259,7 +261,7 @@ export function limits(results: Results): string[] {
   out.push(...httpFanoutLimit(results), ...burstLimits(results));
   const storms = rowsOf<StormRow>(results, "storm");
   for (const mode of RELAY_MODES) {
-    const storm = storms.find((r) => r.system === mode);
+    const storm = storms.find((r) => r.system === mode && r.transport === "ws");
     if (!storm || (storm.catchUpMs !== null && storm.catchUpMs <= 2000)) continue;
     const events = storm.subscribers * storm.missedEvents;
     const bytes = relay?.eventBytes ? ` (${num((events * relay.eventBytes) / 2 ** 20)} MB)` : "";

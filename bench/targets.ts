@@ -174,7 +174,7 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
     results.push(throughput(target, chunkedOf("relay-batched"), chunkedOf("raw-ws"), CHUNKED_BURST_SHARE, { steady: false }));
   }
 
-  const stormOf = (mode: SystemName) => storms.find((r) => r.system === mode);
+  const stormOf = (mode: SystemName, transport: Transport = "ws") => storms.find((r) => r.system === mode && r.transport === transport);
   // The storm is also run as the project's client resumes: for net changes (relay-delta).
   const eachStorm = (target: (mode: SystemName) => TargetResult) => results.push(...[...RELAY_MODES, "relay-delta" as const].map(target));
   eachStorm((mode) => {
@@ -193,6 +193,12 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: storm ? storm.catchUpMs !== null && storm.catchUpMs <= 2000 : undefined,
     };
   });
+  // Per-event resumes as fast as a plain server: every subscriber caught up within the raw baseline's time, in the same run.
+  for (const [transport, raw] of [
+    ["ws", "raw-ws"],
+    ["http", "raw-http"],
+  ] as const)
+    results.push(stormWithin(`storm, relay ${TRANSPORT_NAMES[transport]}: all caught up within ${raw}'s time`, stormOf("relay", transport), stormOf(raw, transport), raw));
 
   // Deltas: bytes per MODIFIED on the simulator's churn. One measurement sees a few hundred
   // MODIFIEDs whose mix (a label change's patch is 300 B, a status change's 1.4 KB) moves its mean
@@ -276,4 +282,16 @@ function snapshotTargets(rows: readonly Row[]): TargetResult[] {
       met: relay.upstreamRequests <= (relay.samples ?? 0) && (relay.upstreamLists ?? 0) === 0,
     },
   ];
+}
+
+/** A storm's catch-up against a raw baseline's in the same run: the time every subscriber took, as a ratio. */
+function stormWithin(target: string, relay: StormRow | undefined, raw: StormRow | undefined, rawName: string): TargetResult {
+  if (!relay || !raw) return { target, measured: "not measured", met: undefined };
+  const time = (r: StormRow) => (r.catchUpMs === null ? `${r.caughtUp} of ${r.subscribers} caught up before the timeout` : `${fmt(r.catchUpMs)} ms`);
+  const ratio = relay.catchUpMs !== null && raw.catchUpMs !== null && raw.catchUpMs > 0 ? relay.catchUpMs / raw.catchUpMs : undefined;
+  return {
+    target,
+    measured: `${time(relay)} vs ${rawName}'s ${time(raw)}${ratio === undefined ? "" : `: ${ratio.toFixed(2)}×`}`,
+    met: raw.catchUpMs === null ? undefined : relay.catchUpMs !== null && relay.catchUpMs <= raw.catchUpMs,
+  };
 }

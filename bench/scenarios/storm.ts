@@ -4,19 +4,23 @@
  * collection changes `missed` times, and all of them come back at the same moment, each from
  * its last resourceVersion. Measured: how long until the last one has caught up, and what the
  * API server saw meanwhile. Each system is measured on its primary transport (WebSocket, but
- * for `direct`). `node-relay` cannot resume, so its clients do what a correct client must:
- * relist from the API server, then watch live again.
+ * for `direct` and `raw-http`), and the relay over HTTP watches too, against raw-http.
+ * `node-relay` cannot resume, so its clients do what a correct client must: relist from the API
+ * server, then watch live again.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { round } from "../measure.ts";
 import { cpuMeter, othersMeter, waitIdle } from "../proc.ts";
 import type { StormRow } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
-import { primaryTransport, subscriber, type System } from "../systems/system.ts";
+import { primaryTransport, subscriber, transportsOf, type System, type SystemName, type Transport } from "../systems/system.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 import { inRound } from "../rounds.ts";
+import { labelOf } from "../systems/catalog.ts";
 
-const namespaceOf = (system: string, subscribers: number) => `storm-${system}-${subscribers}`;
+const namespaceOf = (system: string, transport: Transport, subscribers: number) => `storm-${system}-${transport}-${subscribers}`;
+/** The relay on each of its transports (its HTTP storm against raw-http's); every other system on its primary one. */
+const transportsIn = (system: SystemName): readonly Transport[] => (system === "relay" ? transportsOf(system) : [primaryTransport(system)]);
 /** Changes before the drop, so every subscriber holds a live resourceVersion to resume from. */
 const LIVE_EVENTS = 10;
 /** Pods in the collection when the storm starts: the missed changes fall on them (and those churn creates). */
@@ -27,26 +31,27 @@ export const storm: Scenario = {
   // The relay last: once its subscribers have left it stays busy for tens of seconds (measured
   // as `settledMs`), and the systems after it would be measured in its wake; relay-batched
   // most of all, being the same process, so it goes just before.
-  systems: ["direct", "node-relay", "raw-ws", "relay-delta", "relay-batched", "relay"],
-  namespaces: (sizes, systems) => sizes.storm.subscribers.flatMap((s) => systems.map((name) => namespaceOf(name, s))),
+  systems: ["direct", "node-relay", "raw-ws", "raw-http", "relay-delta", "relay-batched", "relay"],
+  namespaces: (sizes, systems) => sizes.storm.subscribers.flatMap((s) => systems.flatMap((name) => transportsIn(name).map((t) => namespaceOf(name, t, s)))),
   async run(context, systems) {
     const rows: StormRow[] = [];
     for (const subscribers of context.sizes.storm.subscribers) {
       for (const system of systems) {
-        context.progress(`storm ${system.name}: ${subscribers} subscribers resume after ${context.sizes.storm.missed} missed events`);
-        rows.push(await runOne(context, system, subscribers));
+        for (const transport of transportsIn(system.name)) {
+          context.progress(`storm ${labelOf(system.name, transport)}: ${subscribers} subscribers resume after ${context.sizes.storm.missed} missed events`);
+          rows.push(await runOne(context, system, transport, subscribers));
+        }
       }
     }
     return rows;
   },
 };
 
-async function runOne(context: Context, system: System, subscribers: number): Promise<StormRow> {
+async function runOne(context: Context, system: System, transport: Transport, subscribers: number): Promise<StormRow> {
   const { sim, loadgens, sizes } = context;
-  const namespace = inRound(namespaceOf(system.name, subscribers), context.round);
+  const namespace = inRound(namespaceOf(system.name, transport, subscribers), context.round);
   const path = podsOf(namespace);
   await context.quiesce();
-  const transport = primaryTransport(system);
   await sim.populate(namespace, OBJECTS);
   await loadgens.open(Array.from({ length: subscribers }, () => subscriber(system, transport, sim, path)));
   const live = await sim.step(namespace, LIVE_EVENTS);

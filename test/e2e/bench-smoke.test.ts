@@ -90,7 +90,7 @@ describe("npm run bench -- --smoke", () => {
     ]);
     expect(labels("fanout")).toEqual(everyTransport);
     expect(labels("burst")).toEqual(everyTransport);
-    expect(labels("storm")).toEqual(new Set(["relay ws", "relay-batched ws", "relay-delta ws", "direct http", "node-relay ws", "raw-ws ws"]));
+    expect(labels("storm")).toEqual(new Set(["relay ws", "relay http", "relay-batched ws", "relay-delta ws", "direct http", "node-relay ws", "raw-ws ws", "raw-http http"]));
     expect(labels("keys")).toEqual(new Set(["relay ws", "relay-batched ws", "direct http", "node-relay ws"]));
     expect(labels("sockets")).toEqual(new Set(["relay-batched ws", "relay-socket ws"]));
     expect(labels("snapshot")).toEqual(new Set(["relay http", "direct http"]));
@@ -215,10 +215,15 @@ describe("npm run bench -- --smoke", () => {
     }
   });
 
-  it("resumes a storm from the relay with no upstream request, in either framing and for net changes; direct resumes upstream", () => {
+  it("resumes a storm from the relay with no upstream request, in either framing, for net changes and over HTTP watches; direct resumes upstream", () => {
     const subscribers = results.sizes.storm.subscribers[0];
-    for (const mode of ["relay", "relay-batched", "relay-delta"]) {
-      const row = rowFor<StormRow>("storm", mode);
+    for (const [mode, transport] of [
+      ["relay", "ws"],
+      ["relay", "http"],
+      ["relay-batched", "ws"],
+      ["relay-delta", "ws"],
+    ] as const) {
+      const row = rowFor<StormRow>("storm", mode, transport);
       expect(row.upstreamRequests, mode).toBe(0);
       expect(row.subscribers, mode).toBe(subscribers);
       expect(row.caughtUp, mode).toBe(subscribers);

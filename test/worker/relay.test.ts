@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.ts";
+import { SLICE } from "../../src/hub/fanout.ts";
 import { PROBE_LABEL } from "../../src/hub/probe.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
@@ -92,6 +93,63 @@ describe("resume by resourceVersion", () => {
     const after = await sim.requests(podsPath(ns), before.next);
     expect(after.requests.filter((r) => r.verb === "list" || r.verb === "watch")).toEqual([]);
     again.close();
+  });
+
+  it("a storm: 60 per-event WebSocket and 10 HTTP subscribers resume at once and each gets exactly the 300 events it missed, in order, one message per event, with no upstream request", async () => {
+    const ns = uniqueNamespace();
+    await sim.createPod(ns, "seed");
+    const open = () => [...Array.from({ length: 60 }, () => wsWatch(`${podsPath(ns)}?watch=1`)), ...Array.from({ length: 10 }, () => httpWatch(`${podsPath(ns)}?watch=1`))];
+    const live = await Promise.all(open());
+    for (const s of live) expect(nameOf(await s.events.next())).toBe("seed");
+    const marker = await sim.createPod(ns, "marker");
+    for (const s of live) expect(rvOf(await s.events.next())).toBe(rvOf(marker));
+    live.forEach((s) => s.close());
+    const before = await sim.requests(podsPath(ns));
+
+    // 300 changes while they are away (the tests' window holds 500): more than one turn's
+    // messages for the fan-out, and, about 2 KB each, more than one shared slice.
+    const labels = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`label-${i}`, "v".repeat(60)]));
+    const expected: Array<[string, string, number]> = [];
+    for (let i = 0; i < 100; i++) {
+      const pod = await sim.createPod(ns, `p${i}`, labels);
+      expected.push(["ADDED", `p${i}`, rvOf(pod)]);
+    }
+    for (let i = 0; i < 100; i++) {
+      const pod = await sim.patchPod(ns, `p${i}`, { metadata: { labels: { round: "1" } } });
+      expected.push(["MODIFIED", `p${i}`, rvOf(pod)]);
+    }
+    for (let i = 0; i < 100; i++) {
+      await sim.deletePod(ns, `p${i}`);
+      expected.push(["DELETED", `p${i}`, 0]);
+    }
+
+    const resumed = await Promise.all([
+      ...Array.from({ length: 60 }, () => wsWatch(`${podsPath(ns)}?watch=1&resourceVersion=${rvOf(marker)}`)),
+      ...Array.from({ length: 10 }, () => httpWatch(`${podsPath(ns)}?watch=1&resourceVersion=${rvOf(marker)}`)),
+    ]);
+    let first: number[] | undefined;
+    for (const s of resumed) {
+      const missed = await s.events.take(300);
+      expect(missed.map((e, i) => [e.type, nameOf(e), expected[i]![2] === 0 ? 0 : rvOf(e)])).toEqual(expected);
+      const rvs = missed.map(rvOf);
+      for (let i = 1; i < rvs.length; i++) expect(rvs[i]!).toBeGreaterThan(rvs[i - 1]!);
+      // Every subscriber got the same versions (a deletion's included).
+      first ??= rvs;
+      expect(rvs).toEqual(first);
+    }
+    // One WebSocket message per event: the API server's framing, not batches.
+    for (const s of resumed.slice(0, 60)) expect(s.raw).toHaveLength(300);
+    // More than one shared slice of the window was sent.
+    expect(resumed[0]!.raw.reduce((n, r) => n + r.length, 0)).toBeGreaterThan(SLICE);
+    // Nothing else was sent: the next event is the next change.
+    const after = await sim.createPod(ns, "after");
+    for (const s of resumed) {
+      expect(rvOf(await s.events.next())).toBe(rvOf(after));
+      expect(s.events.size).toBe(0);
+    }
+    const requests = await sim.requests(podsPath(ns), before.next);
+    expect(requests.requests.filter((r) => r.verb === "list" || r.verb === "watch")).toEqual([]);
+    resumed.forEach((s) => s.close());
   });
 
   it("a resourceVersion older than the window gets ERROR 410 Expired, then the end of the stream", async () => {
