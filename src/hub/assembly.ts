@@ -10,6 +10,7 @@ import { mayAccess } from "../auth/kube.ts";
 import { maxHubs, maxHubsPerSubject, subscribersPerHub, type HubSettings } from "../config.ts";
 import { bookmarkLine } from "../k8s/event.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
+import { MEMBERS_BEHIND_ANNOTATION, membersOf } from "../k8s/members.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
@@ -30,6 +31,8 @@ import type { WatchHub } from "./hub.ts";
 import { Replicas, RootReports, type ReplicaState } from "./replicas.ts";
 import type { ReplicaRole } from "./request.ts";
 import { rootUpstream } from "./root-upstream.ts";
+import { MergePoints } from "./merge-points.ts";
+import { mergedUpstream, type MergedUpstream } from "./merged-upstream.ts";
 import type { Reader } from "./reads.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
@@ -61,6 +64,8 @@ export interface Parts {
   metrics: HubReporter;
   /** A root's replicas (absent on a replica: a tree is one level deep). */
   replicas: Replicas | undefined;
+  /** A merged key's upstream: its members, and which are behind. */
+  merged: MergedUpstream | undefined;
 }
 
 export interface HubContext {
@@ -76,9 +81,13 @@ export interface HubContext {
 /** `replica`: this hub is one of the key's replicas, which watches the key's root instead of the upstream. */
 export function assemble({ state, env, settings, storage, log, reclaim }: HubContext, key: WatchKey, replica: ReplicaRole | undefined): Parts {
   const root = hubName(key);
-  const upstream = replica ? rootUpstream(key, root, replica.name, (name) => env.WATCH_HUB.getByName(name)) : upstreamFor(env, key.cluster);
-  if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const clock = realClock;
+  const hubs = (name: string) => env.WATCH_HUB.getByName(name);
+  const members = membersOf(key.cluster);
+  // A merged key's hub reads its members' hubs (DESIGN.md, "One watch across clusters"); its head is the feed's, made below.
+  const merged = members && !replica ? mergedUpstream(key, members, root, hubs, new MergePoints(() => storage.sql), () => feed.window.head, clock) : undefined;
+  const upstream = replica ? rootUpstream(key, root, replica.name, hubs) : (merged ?? upstreamFor(env, key.cluster));
+  if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
   const memory = isolateMemory<InitialSliceBatch>(settings.memory);
   const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log, clock);
@@ -116,7 +125,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     memory.lines.tail(),
   );
   const out = new Fanout(
-    { window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end) },
+    { window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end, membersBehind(merged)) },
     { budget: settings.subscriberBudget, slices: memory.slices },
     log,
     clock,
@@ -231,7 +240,13 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
     snapshots: feed.snapshots,
     refuses: (cursor) => feed.refuses(cursor),
   };
-  return { clock, feed, fanout: out, views, quotas, indexBuilds, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
+  return { clock, feed, fanout: out, views, quotas, indexBuilds, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas, merged };
+}
+
+/** A merged key's BOOKMARKs name the members whose changes are not arriving now. */
+function membersBehind(merged: MergedUpstream | undefined): Record<string, string> | undefined {
+  const behind = merged?.behind() ?? [];
+  return behind.length > 0 ? { [MEMBERS_BEHIND_ANNOTATION]: behind.join(",") } : undefined;
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

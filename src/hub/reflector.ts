@@ -526,6 +526,7 @@ export class Reflector {
 
   /** The upstream's current resourceVersion, from the cheapest list there is; `any`: as its cache has it (`resourceVersion=0`), else a consistent read. */
   async #currentVersion(any: boolean): Promise<number> {
+    if (this.#upstream.head) return this.#upstream.head();
     const url = upstreamCollectionUrl(this.#key, any ? { limit: "1", resourceVersion: "0" } : { limit: "1" });
     // Only the head is read: an API server's cache lists everything for `resourceVersion=0`, whatever the limit.
     const list = await openList(await this.#request(url), url);

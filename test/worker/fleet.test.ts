@@ -1,0 +1,154 @@
+/**
+ * One watch across clusters (DESIGN.md, "One watch across clusters"): `/clusters/a,b/…` and
+ * `/clusters/*`/… are one collection with one integer resourceVersion, served by a merge hub
+ * that reads each member's own hub; a member down blocks nobody.
+ */
+import { describe, expect, it } from "vitest";
+import { CLUSTER_ANNOTATION, MEMBERS_BEHIND_ANNOTATION, MEMBERS_BEHIND_HEADER, NAME_ANNOTATION } from "../../src/k8s/members.ts";
+import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
+import { podsPath } from "../kit/paths.ts";
+import { httpWatch, relay, rvOf, Sim, uniqueNamespace } from "./helpers.ts";
+
+const a = new Sim("fleet-a");
+const b = new Sim("fleet-b");
+const merged = (set: string, ns: string, query = "") => `/clusters/${set}${podsPath(ns)}${query ? `?${query}` : ""}`;
+
+interface List {
+  metadata: { resourceVersion: string };
+  items: KubeObject[];
+}
+
+async function list(path: string): Promise<{ response: Response; list: List }> {
+  const response = await relay(path);
+  expect(response.status, await response.clone().text()).toBe(200);
+  return { response, list: (await response.json()) as List };
+}
+
+const described = (e: WatchEvent) => [e.type, e.object.metadata?.name, e.object.metadata?.annotations?.[CLUSTER_ANNOTATION]];
+
+describe("a merged key", () => {
+  it("lists every member's objects under names that never collide, each saying its cluster, at one integer resourceVersion, whatever the set's spelling", async () => {
+    const ns = uniqueNamespace("fleet");
+    await a.createPod(ns, "web");
+    await b.createPod(ns, "web");
+    const { list: one } = await list(merged("fleet-b,fleet-a", ns));
+    expect(one.metadata.resourceVersion).toMatch(/^[0-9]+$/);
+    expect(one.items.map((o) => [o.metadata?.name, o.metadata?.annotations?.[CLUSTER_ANNOTATION], o.metadata?.annotations?.[NAME_ANNOTATION]]).sort()).toEqual([
+      ["fleet-a:web", "fleet-a", "web"],
+      ["fleet-b:web", "fleet-b", "web"],
+    ]);
+    for (const item of one.items) expect(rvOf(item)).toBeLessThanOrEqual(Number(one.metadata.resourceVersion));
+    // Another spelling of the same set is the same merge hub: the same objects at the same resourceVersions.
+    const { list: again } = await list(merged("fleet-a,fleet-b,fleet-a", ns));
+    expect(again.items.map((o) => [o.metadata?.name, o.metadata?.resourceVersion]).sort()).toEqual(one.items.map((o) => [o.metadata?.name, o.metadata?.resourceVersion]).sort());
+  });
+
+  it("watches every member in one sequence of integers, resumes exactly from any of them, and answers 410 before its window", async () => {
+    const ns = uniqueNamespace("fleet");
+    const { list: start } = await list(merged("fleet-a,fleet-b", ns));
+    const from = Number(start.metadata.resourceVersion);
+    const watch = await httpWatch(merged("fleet-a,fleet-b", ns, `watch=1&resourceVersion=${from}`));
+    await a.createPod(ns, "one");
+    await b.createPod(ns, "two");
+    await a.patchPod(ns, "one", { metadata: { labels: { changed: "yes" } } });
+    await b.deletePod(ns, "two");
+    const events = await watch.events.until((e) => e.type === "DELETED", "the deletion in fleet-b");
+    watch.close();
+    expect(events.map(described)).toEqual([
+      ["ADDED", "fleet-a:one", "fleet-a"],
+      ["ADDED", "fleet-b:two", "fleet-b"],
+      ["MODIFIED", "fleet-a:one", "fleet-a"],
+      ["DELETED", "fleet-b:two", "fleet-b"],
+    ]);
+    const rvs = events.map(rvOf);
+    expect(rvs[0]).toBeGreaterThan(from);
+    for (let i = 1; i < rvs.length; i++) expect(rvs[i]).toBeGreaterThan(rvs[i - 1]!);
+    // From each of them: exactly what followed it, no gap, no duplicate.
+    for (let i = 0; i < events.length - 1; i++) {
+      const resumed = await httpWatch(merged("fleet-a,fleet-b", ns, `watch=1&resourceVersion=${rvs[i]}`));
+      const rest = await resumed.events.until((e) => e.type === "DELETED", "the deletion, again");
+      resumed.close();
+      expect(rest.map((e) => [...described(e), rvOf(e)])).toEqual(events.slice(i + 1).map((e) => [...described(e), rvOf(e)]));
+    }
+    // As the API server does: the watch opens, and its one event is the 410.
+    const before = await httpWatch(merged("fleet-a,fleet-b", ns, `watch=1&resourceVersion=${from - 1}`));
+    const gone = await before.events.next("the 410");
+    expect([gone.type, (gone.object as { code?: number }).code]).toEqual(["ERROR", 410]);
+    before.close();
+  });
+
+  it("starts a watch-list with every member's objects and the initial-events-end bookmark", async () => {
+    const ns = uniqueNamespace("fleet");
+    await a.createPod(ns, "x");
+    await b.createPod(ns, "y");
+    const watch = await httpWatch(merged("fleet-a,fleet-b", ns, "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"));
+    const initial = await watch.events.until((e) => e.type === "BOOKMARK" && e.object.metadata?.annotations?.["k8s.io/initial-events-end"] === "true", "the initial-events-end bookmark");
+    watch.close();
+    expect(
+      initial
+        .filter((e) => e.type === "ADDED")
+        .map((e) => e.object.metadata?.name)
+        .sort(),
+    ).toEqual(["fleet-a:x", "fleet-b:y"]);
+  });
+
+  it("refuses clusters it does not know (404) and a malformed set", async () => {
+    const unknown = await relay(merged("fleet-a,nowhere", "x"));
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { message: string }).message).toContain("nowhere");
+    const malformed = await relay(merged("fleet-a,,Bad_Name", "x"));
+    expect(malformed.status).toBe(404);
+    expect(((await malformed.json()) as { message: string }).message).toContain("cluster set");
+    const get = await relay(`/clusters/fleet-a,fleet-b${podsPath("x")}/fleet-a:web`);
+    expect(get.status).toBe(400);
+  });
+
+  it("goes on without a member that never answers, and names it on lists and bookmarks", async () => {
+    const ns = uniqueNamespace("fleet");
+    await a.createPod(ns, "here");
+    const started = Date.now();
+    const { response, list: listed } = await list(merged("down,fleet-a", ns));
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(response.headers.get(MEMBERS_BEHIND_HEADER)).toBe("down");
+    expect(listed.items.map((o) => o.metadata?.name)).toEqual(["fleet-a:here"]);
+    const watch = await httpWatch(merged("down,fleet-a", ns, `watch=1&resourceVersion=${listed.metadata.resourceVersion}&allowWatchBookmarks=true`));
+    await a.createPod(ns, "later");
+    const events = await watch.events.until((e) => e.type === "ADDED", "fleet-a's change");
+    expect(events.filter((e) => e.type !== "BOOKMARK").map(described)).toEqual([["ADDED", "fleet-a:later", "fleet-a"]]);
+    // Its bookmarks (the resume's, first) say which member is behind.
+    expect(events[0]!.type).toBe("BOOKMARK");
+    expect(events[0]!.object.metadata?.annotations?.[MEMBERS_BEHIND_ANNOTATION]).toBe("down");
+    watch.close();
+  });
+
+  it("goes on with the others while a member's cluster is unreachable, and brings what changed there meanwhile once, in order", async () => {
+    const ns = uniqueNamespace("fleet");
+    const { list: start } = await list(merged("fleet-a,fleet-b", ns));
+    const watch = await httpWatch(merged("fleet-a,fleet-b", ns, `watch=1&resourceVersion=${start.metadata.resourceVersion}`));
+    await b.createPod(ns, "before");
+    await watch.events.until((e) => e.type === "ADDED", "fleet-b's first pod");
+    // fleet-b's hub loses its watch and cannot get another for a while; its cluster still takes writes.
+    await b.faults({ dropWatches: true, failRequests: { count: 3, status: 503, verbs: ["watch", "list"], path: podsPath(ns) } });
+    await b.createPod(ns, "meanwhile-1");
+    await b.patchPod(ns, "meanwhile-1", { metadata: { labels: { step: "2" } } });
+    await a.createPod(ns, "other");
+    const first = await watch.events.next("fleet-a's pod");
+    expect(described(first)).toEqual(["ADDED", "fleet-a:other", "fleet-a"]);
+    const rest = await watch.events.until((e) => e.type === "MODIFIED", "fleet-b's changes, once it is back");
+    watch.close();
+    expect(rest.map(described)).toEqual([
+      ["ADDED", "fleet-b:meanwhile-1", "fleet-b"],
+      ["MODIFIED", "fleet-b:meanwhile-1", "fleet-b"],
+    ]);
+    expect(rvOf(rest[0]!)).toBeGreaterThan(rvOf(first));
+  });
+
+  it("/clusters/* is every configured cluster", async () => {
+    const ns = uniqueNamespace("fleet");
+    await a.createPod(ns, "p");
+    await b.createPod(ns, "q");
+    const { response, list: all } = await list(merged("*", ns));
+    expect(all.items.map((o) => o.metadata?.name).sort()).toEqual(["fleet-a:p", "fleet-b:q"]);
+    expect(response.headers.get(MEMBERS_BEHIND_HEADER)).toBe("down");
+  });
+});
