@@ -189,6 +189,8 @@ export function mergedUpstream(key: WatchKey, members: readonly string[], self: 
     };
     /** A member's change, as the next number. */
     const change = (member: string, type: WatchEventType, object: KubeObject, clusterRv: number) => {
+      // A watch ended (or replaced by the next) numbers nothing more: the next gives those numbers out again.
+      if (!live()) return;
       const n = nextAfter(last);
       const out = merged(member, object, n, false);
       if (type === "DELETED") points.forget(out.key);
@@ -260,9 +262,14 @@ export function mergedUpstream(key: WatchKey, members: readonly string[], self: 
         behind.delete(member);
         const reader = response.body.getReader();
         const lines = new LineSplitter();
+        const opened = clock.now();
+        let received = false;
         for (;;) {
           const { done, value } = await reader.read();
-          if (done || !live()) return undefined;
+          if (!live()) return undefined;
+          // Ended at once with nothing in it: a fault, retried after a backoff, not at once again.
+          if (done) return received || clock.now() - opened >= MEMBER_WAIT_MS ? undefined : "the member's watch closed at once";
+          received = true;
           working();
           for (const line of lines.push(value)) {
             const event = parseEventLine(line);
