@@ -85,7 +85,8 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   const hubs = (name: string) => env.WATCH_HUB.getByName(name);
   const members = membersOf(key.cluster);
   // A merged key's hub reads its members' hubs (DESIGN.md, "One watch across clusters"); its head is the feed's, made below.
-  const merged = members && !replica ? mergedUpstream(key, members, root, hubs, new MergePoints(() => storage.sql), () => feed.window.head, clock) : undefined;
+  const memberState = async (name: string) => (await env.WATCH_HUB.getByName(name).stats())?.upstream;
+  const merged = members && !replica ? mergedUpstream(key, members, root, { byName: hubs, state: memberState }, new MergePoints(() => storage.sql), () => feed.window.head, clock) : undefined;
   const upstream = replica ? rootUpstream(key, root, replica.name, hubs) : (merged ?? upstreamFor(env, key.cluster));
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
@@ -134,6 +135,8 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   views = new Views({ rows: feed.viewRows, json: (key) => feed.collection.get(key)?.json, head: () => feed.window.head }, key, inFlightLimit(settings.subscriberBudget));
   views.onSent = (subscriber, messages) => metrics.sent(subscriber.sink.transport, 1, messages);
   out.onWake = () => views?.wake();
+  // The members behind have changed: the subscribers that take bookmarks are told once the hub has the merged watch's bookmark.
+  if (merged) merged.onBehindChanged = (rv) => void feed.waitFor(rv, BEHIND_BOOKMARK_WAIT_MS).then((reached) => reached && out.bookmarks());
   out.onProgressWanted = (since) => feed.progress(since);
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
@@ -242,6 +245,9 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   };
   return { clock, feed, fanout: out, views, quotas, indexBuilds, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas, merged };
 }
+
+/** How long a bookmark that names the members behind waits for the hub to have the merged watch's number it is at. */
+const BEHIND_BOOKMARK_WAIT_MS = 5000;
 
 /** A merged key's BOOKMARKs name the members whose changes are not arriving now. */
 function membersBehind(merged: MergedUpstream | undefined): Record<string, string> | undefined {

@@ -27,10 +27,20 @@ import { upstreamFailure } from "./upstream-error.ts";
 export const MEMBER_WAIT_MS = 1000;
 /** How often the merged watch says where it is when nothing else happens (the hub's stall check needs bytes). */
 const KEEPALIVE_MS = 1000;
+/**
+ * How often the merged watch asks its members' hubs whether their own upstream watch runs: a
+ * member hub whose cluster is unreachable keeps its stream to the merge hub open, and quiet.
+ */
+export const MEMBER_CHECK_MS = 2000;
+
+/** What a member's hub says its upstream is doing (`watching`, `backoff`, …), by the hub's name; `undefined` when it holds nothing. */
+export type MemberState = (hub: string) => Promise<string | undefined>;
 
 export interface MergedUpstream extends Upstream {
   /** The members whose changes are not arriving now, sorted. */
   behind(): string[];
+  /** Told when the members behind have changed: the merged watch has moved on to `rv` (a BOOKMARK) to say so. */
+  onBehindChanged?: ((rv: number) => void) | undefined;
 }
 
 type OpenedList = Awaited<ReturnType<typeof openList>>;
@@ -39,9 +49,21 @@ type OpenedList = Awaited<ReturnType<typeof openList>>;
  * The merged upstream of `key` (whose cluster is the members'), for the merge hub `self`;
  * `hubHead`: the hub's committed resourceVersion, which a new number must pass.
  */
-export function mergedUpstream(key: WatchKey, members: readonly string[], self: string, hub: HubByName, points: MergePoints, hubHead: () => number, clock: Clock): MergedUpstream {
-  const upstreams = new Map(members.map((member) => [member, rootUpstream({ ...key, cluster: member }, hubName({ ...key, cluster: member }), self, hub)]));
+export function mergedUpstream(
+  key: WatchKey,
+  members: readonly string[],
+  self: string,
+  hubs: { byName: HubByName; state: MemberState },
+  points: MergePoints,
+  hubHead: () => number,
+  clock: Clock,
+): MergedUpstream {
+  const names = new Map(members.map((member) => [member, hubName({ ...key, cluster: member })]));
+  const upstreams = new Map(members.map((member) => [member, rootUpstream({ ...key, cluster: member }, names.get(member)!, self, hubs.byName)]));
+  /** Members the merge hub cannot read, and why. */
   const behind = new Map<string, string>();
+  /** Members whose hub is read, but cannot read its cluster. */
+  const clusterBehind = new Set<string>();
   const url = upstreamCollectionUrl(key);
   let kind = "";
   let apiVersion = "";
@@ -184,6 +206,18 @@ export function mergedUpstream(key: WatchKey, members: readonly string[], self: 
       if (live()) controller.enqueue(encoder.encode(line));
     };
     const bookmark = () => send(bookmarkLine(kind, apiVersion, last));
+    /** The members behind, as last said. */
+    let said = upstream.behind().join(",");
+    /** Where the watch is, each second; when the members behind have changed, at a number of its own, so the hub's subscribers get a bookmark that says so. */
+    const tick = () => {
+      const now = upstream.behind().join(",");
+      if (now === said) return bookmark();
+      said = now;
+      last = nextAfter(last);
+      numbered(last);
+      bookmark();
+      upstream.onBehindChanged?.(last);
+    };
     const numbered = (n: number) => {
       if (catching.size === 0) points.record(n, positions);
     };
@@ -297,11 +331,24 @@ export function mergedUpstream(key: WatchKey, members: readonly string[], self: 
       }
     }
 
+    /** Which members' hubs are in backoff from their cluster (or relisting it): behind, though their streams are open. */
+    async function checkMembers(): Promise<void> {
+      await Promise.all(
+        members.map(async (member) => {
+          const state = await hubs.state(names.get(member)!).catch(() => undefined);
+          if (!live()) return;
+          if (state === "backoff" || state === "listing") clusterBehind.add(member);
+          else clusterBehind.delete(member);
+        }),
+      );
+    }
+
     const body = new ReadableStream<Uint8Array>({
       start(c) {
         controller = c;
         streaming = () => last;
-        cancels.push(clock.every(KEEPALIVE_MS, bookmark));
+        cancels.push(clock.every(KEEPALIVE_MS, tick));
+        cancels.push(clock.every(MEMBER_CHECK_MS, () => void checkMembers()));
         const timeout = Number(query.get("timeoutSeconds") ?? "0");
         if (timeout > 0)
           cancels.push(
@@ -318,15 +365,16 @@ export function mergedUpstream(key: WatchKey, members: readonly string[], self: 
     return new Response(body, { headers: { "content-type": "application/json;stream=watch" } });
   }
 
-  return {
+  const upstream: MergedUpstream = {
     cluster: key.cluster,
     followsHub: true,
     head: () => streaming?.() ?? (points.at(hubHead()) ? hubHead() : 0),
-    behind: () => [...behind.keys()].filter((member) => upstreams.has(member)).sort(),
+    behind: () => [...new Set([...behind.keys(), ...clusterBehind])].sort(),
     async fetch(pathAndQuery, init) {
       const query = new URL(pathAndQuery, "http://merged").searchParams;
       if (query.get("watch") === "1" || query.get("watch") === "true") return watch(query, init?.signal ?? undefined);
       return list(query);
     },
   };
+  return upstream;
 }
