@@ -16,7 +16,9 @@ describe("a merged key's members", () => {
   it("parses /clusters/*/ and /clusters/b,a/ paths, and refuses a malformed set", () => {
     expect(parseApiPath("/clusters/b,a,b/api/v1/pods")).toMatchObject({ kind: "resource", cluster: "a,b", resource: "pods" });
     expect(parseApiPath("/clusters/*/api/v1/namespaces/x/pods")).toMatchObject({ kind: "resource", cluster: "*", namespace: "x" });
+    expect(parseApiPath("/clusters/a,/api/v1/pods")).toMatchObject({ kind: "resource", cluster: "a," });
     expect(parseApiPath("/clusters/a,,b/api/v1/pods")).toMatchObject({ kind: "invalid" });
+    expect(parseApiPath("/clusters/,/api/v1/pods")).toMatchObject({ kind: "invalid" });
     expect(parseApiPath("/clusters/a,B_c/api/v1/pods")).toMatchObject({ kind: "invalid" });
   });
 

@@ -59,7 +59,8 @@ export const isValidObjectName = (s: string): boolean => s.length > 0 && s.lengt
  */
 export function parseMemberSet(segment: string): Result<string> {
   if (segment === ALL_CLUSTERS) return { ok: true, value: ALL_CLUSTERS };
-  const names = segment.split(",");
+  // `a,` is the set of `a` alone (its canonical form): objects renamed as in any merged key.
+  const names = (segment.endsWith(",") ? segment.slice(0, -1) : segment).split(",");
   const bad = names.find((name) => !isDnsLabel(name));
   if (bad !== undefined) return { ok: false, status: badRequest(`a cluster set is cluster names (DNS labels) separated by commas, or "*": ${JSON.stringify(bad)} is not a cluster name`) };
   return { ok: true, value: mergedCluster(names) };

@@ -215,7 +215,13 @@ describe("a merged key", () => {
     const socket = await wsWatch(merged("fleet-a,fleet-b", ns, `watch=1&resourceVersion=${start.metadata.resourceVersion}`));
     await b.createPod(ns, "api");
     expect(described(await socket.events.next("fleet-b's pod"))).toEqual(["ADDED", "fleet-b:api", "fleet-b"]);
-    socket.close();
+    // One upstream watch per cluster and key, however many merged keys and direct subscribers read it.
+    const direct = await httpWatch(`/clusters/fleet-b${podsPath(ns)}?watch=1`);
+    const alone = await httpWatch(merged("fleet-b,", ns, "watch=1"));
+    expect((await alone.events.until((e) => e.type === "ADDED" && e.object.metadata?.name === "fleet-b:api", "fleet-b's pod, alone")).length).toBeGreaterThan(0);
+    expect(await b.watchesOn(podsPath(ns))).toHaveLength(1);
+    expect(await a.watchesOn(podsPath(ns))).toHaveLength(1);
+    for (const s of [socket, direct, alone]) s.close();
     const table = (await (await relay(merged("fleet-a,fleet-b", ns), { headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io" } })).json()) as {
       columnDefinitions: Array<{ name: string }>;
       rows: Array<{ cells: unknown[] }>;
