@@ -11,6 +11,7 @@ import { CLUSTER_ANNOTATION, MEMBERS_BEHIND_ANNOTATION, MEMBERS_BEHIND_HEADER, N
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { podsPath } from "../kit/paths.ts";
 import { httpWatch, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { relaySocket } from "./socket-helpers.ts";
 
 const a = new Sim("fleet-a");
 const b = new Sim("fleet-b");
@@ -207,7 +208,7 @@ describe("a merged key", () => {
     expect(again.map((e) => [...described(e), rvOf(e)])).toEqual(history.map((e) => [...described(e), rvOf(e)]));
   });
 
-  it("is watched over WebSocket, listed as kubectl's Table with a Cluster column, and viewed sorted by cluster", async () => {
+  it("is watched over WebSocket and the relay socket, read as YAML, listed as kubectl's Table with a Cluster column, and viewed sorted by cluster", async () => {
     const ns = uniqueNamespace("fleet");
     await a.createPod(ns, "web");
     await b.createPod(ns, "web");
@@ -222,6 +223,20 @@ describe("a merged key", () => {
     expect(await b.watchesOn(podsPath(ns))).toHaveLength(1);
     expect(await a.watchesOn(podsPath(ns))).toHaveLength(1);
     for (const s of [socket, direct, alone]) s.close();
+    // On the relay socket, beside one cluster's watch.
+    const mux = await relaySocket();
+    mux.send({ op: "watch", id: "fleet", path: merged("fleet-a,fleet-b", ns) });
+    const initial = await mux.lines("fleet").take(3);
+    mux.close();
+    expect(
+      initial
+        .filter((l) => l.type === "ADDED")
+        .map((l) => l.object?.metadata?.name)
+        .sort(),
+    ).toEqual(["fleet-a:web", "fleet-b:api", "fleet-b:web"]);
+    const yaml = await relay(merged("fleet-a,fleet-b", ns), { headers: { accept: "application/yaml" } });
+    expect(yaml.status).toBe(200);
+    expect(await yaml.text()).toContain("name: fleet-b:api");
     const table = (await (await relay(merged("fleet-a,fleet-b", ns), { headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io" } })).json()) as {
       columnDefinitions: Array<{ name: string }>;
       rows: Array<{ cells: unknown[] }>;
