@@ -3,7 +3,7 @@
  * `/clusters/*`/… are one collection with one integer resourceVersion, served by a merge hub
  * that reads each member's own hub; a member down blocks nobody.
  */
-import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
@@ -28,9 +28,9 @@ async function list(path: string): Promise<{ response: Response; list: List }> {
   return { response, list: (await response.json()) as List };
 }
 
-/** The hub of a namespace's pods in `cluster` (a merged key's: its canonical set). */
-function hubOf(cluster: string, namespace: string) {
-  return env.WATCH_HUB.getByName(hubName(watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace, namespaced: true, labelSelector: null, fieldSelector: null })));
+/** The hub of a namespace's pods in `cluster` (a merged key's: its canonical set); every namespace's without one. */
+function hubOf(cluster: string, namespace: string | undefined, labelSelector: string | null = null) {
+  return env.WATCH_HUB.getByName(hubName(watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace, namespaced: true, labelSelector, fieldSelector: null })));
 }
 
 const described = (e: WatchEvent) => [e.type, e.object.metadata?.name, e.object.metadata?.annotations?.[CLUSTER_ANNOTATION]];
@@ -254,5 +254,36 @@ describe("a merged key", () => {
       ["fleet-b:web", "fleet-b"],
       ["fleet-a:web", "fleet-a"],
     ]);
+  });
+
+  it("relists as any hub does when it cannot resume (its positions gone): only what changed is sent, an unchanged object keeps its resourceVersion", async () => {
+    const run = uniqueNamespace("run");
+    const [ns1, ns2] = [uniqueNamespace("fleet"), uniqueNamespace("fleet")];
+    // Every namespace's pods of one label: merged keys out of key order across members (ns1/fleet-b:… before ns2/fleet-a:…).
+    const path = `/clusters/fleet-a,fleet-b/api/v1/pods?labelSelector=run%3D${run}`;
+    for (const sim of [a, b]) for (const ns of [ns1, ns2]) await sim.createPod(ns, "p", { run });
+    const { list: before } = await list(path);
+    expect(before.items).toHaveLength(4);
+    const hub = hubOf("fleet-a,fleet-b", undefined, `run=${run}`);
+    await runInDurableObject(hub, (_instance, state) => void state.storage.sql.exec("DELETE FROM merge_points"));
+    await evictDurableObject(hub);
+    await a.patchPod(ns2, "p", { metadata: { labels: { run, changed: "yes" } } });
+    await b.deletePod(ns1, "p");
+    const resumed = await httpWatch(`${path}&watch=1&resourceVersion=${before.metadata.resourceVersion}`);
+    const events = await resumed.events.take(2);
+    resumed.close();
+    expect(events.map((e) => [e.type, e.object.metadata?.namespace, e.object.metadata?.name]).sort()).toEqual([
+      ["DELETED", ns1, "fleet-b:p"],
+      ["MODIFIED", ns2, "fleet-a:p"],
+    ]);
+    const { list: after } = await list(path);
+    const rv = (items: KubeObject[], ns: string, name: string) => items.find((o) => o.metadata?.namespace === ns && o.metadata?.name === name)?.metadata?.resourceVersion;
+    expect(after.items).toHaveLength(3);
+    for (const [ns, name] of [
+      [ns1, "fleet-a:p"],
+      [ns2, "fleet-b:p"],
+    ] as const)
+      expect(rv(after.items, ns, name)).toBe(rv(before.items, ns, name));
+    expect(Number(rv(after.items, ns2, "fleet-a:p"))).toBeGreaterThan(Number(before.metadata.resourceVersion));
   });
 });
