@@ -65,6 +65,7 @@ export function mergedUpstream(
   /** Members whose hub is read, but cannot read its cluster. */
   const clusterBehind = new Set<string>();
   const url = upstreamCollectionUrl(key);
+  const listUrl = upstreamCollectionUrl(key, { resourceVersion: "0" });
   let kind = "";
   let apiVersion = "";
   /** The open watch's last number, while one is open. */
@@ -89,13 +90,14 @@ export function mergedUpstream(
       });
     });
     const opening = (async () => {
-      const response = await upstreams.get(member)!.fetch(url);
+      // As its hub holds it (`resourceVersion=0`): a member's list waits for no check of its cluster, which its watch then follows from there.
+      const response = await upstreams.get(member)!.fetch(listUrl);
       if (late) {
         void response.body?.cancel().catch(() => undefined);
         return undefined;
       }
-      if (!response.ok) throw await upstreamFailure(response, url, clock.now());
-      const list = await openList(response, url);
+      if (!response.ok) throw await upstreamFailure(response, listUrl, clock.now());
+      const list = await openList(response, listUrl);
       if (late) list.cancel();
       return late ? undefined : list;
     })();
