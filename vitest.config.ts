@@ -1,6 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { holdToPlatformHeap } from "./scripts/heap-limit.ts";
+import TimingReporter from "./test/kit/timing-reporter.ts";
 import { TEST_JWT_SECRET } from "./test/kit/tokens.ts";
 
 // The relay's isolate gets the heap a Durable Object has deployed, as under npm start: a test
@@ -32,7 +33,7 @@ const tuning = {
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 
-function workers(name: string, include: string[], bindings: Record<string, string>) {
+function workers(name: string, include: string[], bindings: Record<string, string>, exclude: string[] = []) {
   return {
     plugins: [
       cloudflareTest(({ inject }) => {
@@ -59,9 +60,12 @@ function workers(name: string, include: string[], bindings: Record<string, strin
       }),
     ],
     // One file at a time: the files of a project share its simulated clusters, whose users and faults some of them change.
-    test: { name, include, globalSetup: ["test/setup/simulators.ts"], testTimeout: 30_000, fileParallelism: false, sequence: { groupOrder: 1 } },
+    test: { name, include, exclude, globalSetup: ["test/setup/simulators.ts"], testTimeout: 30_000, fileParallelism: false, sequence: { groupOrder: 1 } },
   };
 }
+
+/** The Workers project's longest file. */
+const SOAK = "test/worker/soak.test.ts";
 
 /**
  * End-to-end files that measure time or load the machine (the page's 300 ms targets over 100,000
@@ -73,6 +77,8 @@ export default defineConfig({
   test: {
     // Logs (the relay's structured lines) only for tests that fail.
     silent: "passed-only",
+    // Then where the time went: each project's wall time and the slowest files.
+    reporters: ["default", new TimingReporter()],
     // Two files at a time where files may run side by side (on a 2-core machine vitest would run
     // one): the groups run one after another, the pure modules first, then the Workers projects
     // one file at a time, then the end-to-end files two at a time (each starts processes of its
@@ -94,7 +100,10 @@ export default defineConfig({
       // project per AUTH_MODE, since it is a Worker-wide setting.
       // Its tests reach the relay as http://relay.test (test/worker/helpers.ts), which `none` mode,
       // loopback-only by default against DNS rebinding, answers only when named.
-      workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }),
+      workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }, [SOAK]),
+      // The soak (about three minutes) with simulated clusters of its own, beside the files above
+      // rather than after them.
+      workers("workers-soak", [SOAK], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }),
       workers("workers-jwt", ["test/worker-jwt/**/*.test.ts"], {
         AUTH_MODE: "jwt",
         AUTH_JWT_SECRET: TEST_JWT_SECRET,

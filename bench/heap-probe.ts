@@ -8,7 +8,7 @@
  * snapshot through the inspector, writes it to `DIR` (open it in Chrome DevTools' Memory tab)
  * and prints what it holds by constructor, and its large strings by what retains them; the
  * heap, after a full collection, every 2 s of the churn. What found the line tails holding 60 MB
- * against their 16 MiB budget (DESIGN.md, "Memory").
+ * against their 16 MiB budget (docs/decisions/0013).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -7,9 +7,8 @@
  * writes per object. Written from the rows, as the rest of the report is.
  */
 import { HEAP_LIMIT_MB } from "../scripts/heap-limit.ts";
-import type { BigRow, HubsRow, Results, Row } from "./rows.ts";
+import type { BigRow, HubsRow, Results, Row, TargetResult } from "./rows.ts";
 import { num, rowsOf } from "./tables.ts";
-import type { TargetResult } from "./targets.ts";
 
 /** The most one hub's isolate heap may reach at any step, after a collection: half the platform's. */
 export const HEAP_TARGET_MB = 64;

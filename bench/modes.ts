@@ -22,8 +22,12 @@ export interface Sizes {
     warmupMs: number;
     measureMs: number;
   };
-  /** `changes` made at once on one collection of slim (about 2.5 KB) pods, watched by each number of subscribers. */
-  burst: { subscribers: number[]; changes: number; timeoutMs: number };
+  /**
+   * `changes` made at once on one collection of slim (about 2.5 KB) pods, watched by each number
+   * of subscribers; with the upstream writing them together (one chunk), and with each in a chunk
+   * of its own (`chunkPerEvent`, as an API server streams a burst).
+   */
+  burst: { subscribers: number[]; changes: number; timeoutMs: number; chunkPerEvent: boolean[] };
   storm: {
     subscribers: number[];
     /** Changes made while every subscriber is away. */
@@ -112,7 +116,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
     case "smoke":
       return {
         fanout: { subscribers: [5], rates: [20], memorySubscribers: [5], http: { subscribers: [5], rates: [20] }, secondary: { subscribers: [5], rates: [20] }, warmupMs: 200, measureMs: 600 },
-        burst: { subscribers: [5], changes: 40, timeoutMs: 10_000 },
+        burst: { subscribers: [5], changes: 40, timeoutMs: 10_000, chunkPerEvent: [false, true] },
         storm: { subscribers: [5], missed: 20, timeoutMs: 10_000, settleMs: 5000 },
         keys: { keys: [3], subscribersPerKey: 2, rate: 20, warmupMs: 200, measureMs: 600 },
         sockets: { clients: 4, watchesPerClient: 5, rate: 20, warmupMs: 200, measureMs: 600 },
@@ -143,10 +147,10 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           warmupMs: 750,
           measureMs: 2000,
         },
-        burst: { subscribers: [500], changes: 400, timeoutMs: 30_000 },
+        burst: { subscribers: [500], changes: 400, timeoutMs: 30_000, chunkPerEvent: [false, true] },
         storm: { subscribers: [1000], missed: 1000, timeoutMs: 10_000, settleMs: 20_000 },
         // Many keys' steady state comes some 3-4 s into the churn, once the hubs' gathers have
-        // lengthened (DESIGN.md): the window starts after that, not in the onset.
+        // lengthened (docs/decisions/0001): the window starts after that, not in the onset.
         keys: { keys: [100], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 6000 },
         sockets: { clients: 200, watchesPerClient: 5, rate: 40, warmupMs: 750, measureMs: 2000 },
         hot: { subscribers: 2000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 1, measureMs: 10_000 }, missed: 1000, warmupMs: 1000, measureMs: 3000, timeoutMs: 30_000 },
@@ -174,7 +178,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
           warmupMs: 2000,
           measureMs: 10_000,
         },
-        burst: { subscribers: [500, 2000], changes: 400, timeoutMs: 120_000 },
+        burst: { subscribers: [500, 2000], changes: 400, timeoutMs: 120_000, chunkPerEvent: [false, true] },
         storm: { subscribers: [1000, 5000], missed: 1000, timeoutMs: 120_000, settleMs: 120_000 },
         keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 10_000 },
         sockets: { clients: 200, watchesPerClient: 5, rate: 100, warmupMs: 2000, measureMs: 10_000 },
@@ -183,7 +187,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         snapshot: { objects: 10_000, repeats: 10, pageLimit: 500, samples: 50 },
         // A million pods (about 3.5 GB of JSON, 4.7 GB of the hub's storage). Initial states go
         // to 10 subscribers at once, as in quick mode: 100 would move 340 GB a transport. 100 at
-        // 200,000 pods are in DESIGN.md ("Memory").
+        // 200,000 pods are in docs/decisions/0015.
         big: { objects: 1_000_000, subscribers: 10, resumes: 1000, missed: 1000, churn: 100, churnMs: 60_000, pageLimit: 500, sampleMs: 1000, timeoutMs: 900_000 },
         hubs: { keys: 1000, objects: 1000, churn: 5, churnMs: 30_000, sampleMs: 1000, timeoutMs: 600_000 },
         profiles: [

@@ -6,10 +6,9 @@
  * every hub shares workerd's one thread, so a tree adds no throughput here: what is measured is
  * each object's load and the hop's cost, and the model multiplies them out.
  */
-import type { HotRow, Results, Row } from "./rows.ts";
+import type { HotRow, Results, Row, TargetResult } from "./rows.ts";
 import { percentileOf } from "./stats.ts";
 import { num, rowsOf, table } from "./tables.ts";
-import type { TargetResult } from "./targets.ts";
 import type { SystemName } from "./systems/system.ts";
 
 /** The bound on what the extra hop may add to p50. */

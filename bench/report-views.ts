@@ -5,9 +5,8 @@
  * fewer bytes than a full watch), and the comparison with what a browser does without live
  * views (a full watch of the collection, or refetching its page on every change).
  */
-import type { Results, Row, ViewsRow } from "./rows.ts";
+import type { Results, Row, TargetResult, ViewsRow } from "./rows.ts";
 import { num, rowsOf, table } from "./tables.ts";
-import type { TargetResult } from "./targets.ts";
 
 export const VIEW_OPEN_MS = 300;
 export const VIEW_P99_MS = 500;

@@ -19,6 +19,7 @@ export const DIMENSIONS = [
   "subscribers",
   "eventsPerSec",
   "changes",
+  "chunkPerEvent",
   "missedEvents",
   "keys",
   "clients",

@@ -2,12 +2,20 @@
  * @module
  * The shape of `bench/results/latest.json`: the machine, and flat rows — one per (scenario,
  * system, transport, size) — that any tool can filter and chart, plus the lookups into them that
- * the report and the targets share. CPU figures are % of one core; memory is resident memory from
+ * the report and the targets share, and what a target checked against them says. CPU figures are % of one core; memory is resident memory from
  * `/proc`, and JS heap.
  */
 import type { Machine } from "./machine.ts";
 import type { Mode, ProfileWorkload, Sizes } from "./modes.ts";
 import type { SystemName, Transport } from "./systems/system.ts";
+
+/** One of the issue's targets, checked against a run's rows (`targets.ts`, and the scenarios' reports that check their own). */
+export interface TargetResult {
+  target: string;
+  measured: string;
+  /** `undefined` when the run did not measure it (a system or scenario left out). */
+  met: boolean | undefined;
+}
 
 /** With `--rounds`: every round's measurement, in order (this row is the median one). */
 interface Rounds {
@@ -95,6 +103,8 @@ export interface BurstRow extends Common, Receipt {
   scenario: "burst";
   subscribers: number;
   changes: number;
+  /** The upstream wrote each change as a chunk of its own (absent: all together, in one). */
+  chunkPerEvent?: boolean;
   /** Events received, all subscribers together, and as % of subscribers × changes. */
   delivered: number;
   deliveredPct: number;

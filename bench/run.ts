@@ -67,6 +67,9 @@ const USAGE = `usage: npm run bench -- [options]
   --systems a,b      only these of ${SYSTEM_NAMES.join(", ")}
   --merge            with --scenarios: replace only those scenarios' rows in the latest.json
                      already there, keeping the rest (the report says which run measured what)
+  --burst-upstream U the burst with the simulator writing it as U: one-chunk (the changes made
+                     together, written together), chunk-per-event (each written and sent alone,
+                     as an API server streams a burst), or both (the default)
   --rounds N         measure every scenario N times, all systems in each round, and report
                      each system's median round, with every round's figures beside it
                      (big and hubs, which take many minutes, are measured once whatever N)
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
       scenarios: { type: "string" },
       systems: { type: "string" },
       rounds: { type: "string", default: "1" },
+      "burst-upstream": { type: "string", default: "both" },
       "no-profile": { type: "boolean", default: false },
       profile: { type: "boolean", default: false },
       merge: { type: "boolean", default: false },
@@ -106,6 +110,10 @@ async function main(): Promise<void> {
     ).includes(s.name),
   );
   const sizes = sizesFor(mode, availableParallelism());
+  const upstreams: Record<string, boolean[]> = { "one-chunk": [false], "chunk-per-event": [true], both: [false, true] };
+  const burstUpstream = upstreams[values["burst-upstream"]];
+  if (!burstUpstream) throw new Error(`--burst-upstream must be one of ${Object.keys(upstreams).join(", ")}, got ${values["burst-upstream"]}`);
+  sizes.burst.chunkPerEvent = burstUpstream;
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a whole number ≥ 1, got ${values.rounds}`);
   // A merged run measures its scenarios only, unless asked for profiles too: they replace the amended run's.

@@ -5,7 +5,7 @@
  * requests comes from there), plus the host's two IPC operations.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { FaultRequest, LoggedRequest, SimStats } from "../src/sim/index.ts";
+import type { FaultRequest, LoggedRequest, SimConfig, SimStats } from "../src/sim/index.ts";
 import { startChild, type Child } from "./children.ts";
 import type { SimArgs } from "./hosts/sim.ts";
 
@@ -70,6 +70,11 @@ export class Sim {
   /** Faults on the open watches or the history (`POST /_sim/faults`). */
   async faults(request: FaultRequest): Promise<void> {
     await this.#json("/_sim/faults", request);
+  }
+
+  /** Change the simulator's settings (`POST /_sim/config`). */
+  async configure(config: Partial<SimConfig>): Promise<void> {
+    await this.#json("/_sim/config", config);
   }
 
   /** `ratePerSec` changes a second on `namespace`'s pods; 0 stops. */

@@ -159,6 +159,7 @@ export function burstTable(rows: BurstRow[]): string {
     [
       "S",
       "changes",
+      "upstream",
       "system",
       "transport",
       "delivered/s",
@@ -181,10 +182,14 @@ export function burstTable(rows: BurstRow[]): string {
     rows.map((r) => [
       r.subscribers,
       r.changes,
+      r.chunkPerEvent ? "a chunk per event" : "one chunk",
       r.system,
       r.transport,
       r.deliveredPerSec,
-      ratio(r.deliveredPerSec, rowOf(rows, r.transport === "ws" ? "raw-ws" : "raw-http", r.transport, (b) => b.subscribers === r.subscribers)?.deliveredPerSec),
+      ratio(
+        r.deliveredPerSec,
+        rowOf(rows, r.transport === "ws" ? "raw-ws" : "raw-http", r.transport, (b) => b.subscribers === r.subscribers && !b.chunkPerEvent === !r.chunkPerEvent)?.deliveredPerSec,
+      ),
       r.deliveredPct,
       r.caughtUp,
       r.durationMs,

@@ -5,8 +5,8 @@
  * thread, so a hot key's replica hubs (DESIGN.md, "Hot keys"), which deployed run on threads of
  * their own, add a hop and a commit per event here and no capacity: in paired benchmark runs,
  * one hub of 1,000 per-event WebSocket subscribers delivered 1.13–1.55× the events of the tree
- * the deployed threshold (500 a hub) made of them, at 0.61–0.85× its CPU per event (DESIGN.md,
- * "Hot keys"). So locally a key stays one hub unless `SUBSCRIBERS_PER_HUB`, or a cluster's
+ * the deployed threshold (500 a hub) made of them, at 0.61–0.85× its CPU per event
+ * (docs/decisions/0005). So locally a key stays one hub unless `SUBSCRIBERS_PER_HUB`, or a cluster's
  * `subscribersPerHub`, says otherwise.
  */
 

@@ -4,7 +4,9 @@
  * rollout, a node drain: the moment a watch is slow for), of slim pods of about 2.5 KB. Each
  * change is timed from its write (`written-at`) to its receipt by each subscriber, and delivery
  * is the events received over the time from the first change's write to the last receipt.
- * Every system runs it, over every transport it serves, on a fresh collection each.
+ * Every system runs it, over every transport it serves, on a fresh collection each; and again
+ * with the simulator writing each change of the burst as a chunk of its own (`chunkPerEvent`),
+ * as an API server streams the events of a burst as they happen, rather than all in one.
  */
 import { measureWhile, receiptFields, round } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
@@ -14,30 +16,38 @@ import { subscriber, transportsOf, type System, type Transport } from "../system
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 import { inRound } from "../rounds.ts";
 
-const namespaceOf = (system: string, transport: Transport, subscribers: number) => `burst-${system}-${transport}-${subscribers}`;
+const namespaceOf = (system: string, transport: Transport, subscribers: number, chunkPerEvent: boolean) => `burst-${chunkPerEvent ? "chunked-" : ""}${system}-${transport}-${subscribers}`;
 
 export const burst: Scenario = {
   name: "burst",
   systems: GENERAL_SYSTEMS,
   slimPods: true,
-  namespaces: (sizes, systems) => sizes.burst.subscribers.flatMap((s) => systems.flatMap((name) => transportsOf(name).map((t) => namespaceOf(name, t, s)))),
+  namespaces: (sizes, systems) =>
+    sizes.burst.chunkPerEvent.flatMap((chunked) => sizes.burst.subscribers.flatMap((s) => systems.flatMap((name) => transportsOf(name).map((t) => namespaceOf(name, t, s, chunked))))),
   async run(context, systems) {
     const rows: BurstRow[] = [];
-    for (const subscribers of context.sizes.burst.subscribers) {
-      for (const system of systems) {
-        for (const transport of transportsOf(system)) rows.push(await runOne(context, system, transport, subscribers));
+    for (const chunkPerEvent of context.sizes.burst.chunkPerEvent) {
+      await context.sim.configure({ chunkPerEvent });
+      try {
+        for (const subscribers of context.sizes.burst.subscribers) {
+          for (const system of systems) {
+            for (const transport of transportsOf(system)) rows.push(await runOne(context, system, transport, subscribers, chunkPerEvent));
+          }
+        }
+      } finally {
+        if (chunkPerEvent) await context.sim.configure({ chunkPerEvent: false });
       }
     }
     return rows;
   },
 };
 
-async function runOne(context: Context, system: System, transport: Transport, subscribers: number): Promise<BurstRow> {
+async function runOne(context: Context, system: System, transport: Transport, subscribers: number, chunkPerEvent: boolean): Promise<BurstRow> {
   const { sim, loadgens, sizes } = context;
   const { changes, timeoutMs } = sizes.burst;
-  const namespace = inRound(namespaceOf(system.name, transport, subscribers), context.round);
+  const namespace = inRound(namespaceOf(system.name, transport, subscribers, chunkPerEvent), context.round);
   const label = labelOf(system.name, transport);
-  context.progress(`burst ${label}: ${subscribers} subscribers, ${changes} changes at once`);
+  context.progress(`burst ${label}: ${subscribers} subscribers, ${changes} changes at once${chunkPerEvent ? ", a chunk per event" : ""}`);
   await context.quiesce();
   await loadgens.open(Array.from({ length: subscribers }, () => subscriber(system, transport, sim, podsOf(namespace))));
   // One change first, seen by all: every subscriber has its initial state and is live, so the
@@ -60,6 +70,7 @@ async function runOne(context: Context, system: System, transport: Transport, su
     transport,
     subscribers,
     changes,
+    ...(chunkPerEvent ? { chunkPerEvent } : {}),
     delivered: report.events,
     deliveredPct: round((100 * report.events) / (subscribers * changes)),
     caughtUp,

@@ -10,8 +10,7 @@
  */
 import { hubName, type WatchKey } from "../k8s/key.ts";
 import type { WatchHub } from "../hub/hub.ts";
-import { emptiest, REPLICAS_HEADER, type NamedReplica } from "../hub/replicas.ts";
-import type { ReplicaRole } from "../hub/request.ts";
+import { emptiest, REPLICAS_HEADER, type NamedReplica, type ReplicaRole } from "../hub/replicas.ts";
 import type { Region } from "./region.ts";
 
 /** How long a root's list of replicas is used before the root is asked again. */

@@ -27,10 +27,8 @@ import { Feed } from "./feed.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { isolateMemory } from "./memory.ts";
 import { HubQuotas } from "./quotas.ts";
-import type { WatchHub } from "./hub.ts";
-import { Replicas, RootReports, type ReplicaState } from "./replicas.ts";
-import type { ReplicaRole } from "./request.ts";
-import { rootUpstream } from "./root-upstream.ts";
+import { Replicas, RootReports, type ReplicaReport, type ReplicaRole, type ReplicaState } from "./replicas.ts";
+import { rootUpstream, type HubByName } from "./root-upstream.ts";
 import { MergePoints } from "./merge-points.ts";
 import { mergedUpstream, type MergedUpstream } from "./merged-upstream.ts";
 import type { Reader } from "./reads.ts";
@@ -40,12 +38,18 @@ import type { CloseReason, Subscriber } from "./subscriber.ts";
 import { ViewIndexBuilds } from "./view-index-builds.ts";
 import { Views } from "./views.ts";
 
-/** The bindings a hub uses: the variables, the quota and metrics objects it talks to, and the hubs (a replica's root). */
+/** The bindings a hub's parts use: the variables, the quota and metrics objects they talk to. */
 export interface HubEnv extends Vars {
   QUOTA: DurableObjectNamespace<Quota>;
   METRICS: DurableObjectNamespace<MetricsRegistry>;
-  WATCH_HUB: DurableObjectNamespace<WatchHub>;
 }
+
+/** Another hub by name (a replica's root, a merged key's members): what a replica or a merge hub asks of it. */
+export type TreeHub = (name: string) => ReturnType<HubByName> & {
+  replicaReport(report: ReplicaReport): Promise<unknown>;
+  /** What it is doing: a merge hub reads whether a member's hub can read its cluster (`upstream`). */
+  stats(): Promise<{ upstream: string } | undefined>;
+};
 
 export interface Parts {
   /** The time every part reads and sets its timers on. */
@@ -71,6 +75,8 @@ export interface Parts {
 export interface HubContext {
   state: DurableObjectState;
   env: HubEnv;
+  /** The hubs of the key's tree, reached by name: the Durable Object's own namespace. */
+  hubs: TreeHub;
   settings: HubSettings;
   storage: HubStorage;
   log: Log;
@@ -79,13 +85,12 @@ export interface HubContext {
 }
 
 /** `replica`: this hub is one of the key's replicas, which watches the key's root instead of the upstream. */
-export function assemble({ state, env, settings, storage, log, reclaim }: HubContext, key: WatchKey, replica: ReplicaRole | undefined): Parts {
+export function assemble({ state, env, hubs, settings, storage, log, reclaim }: HubContext, key: WatchKey, replica: ReplicaRole | undefined): Parts {
   const root = hubName(key);
   const clock = realClock;
-  const hubs = (name: string) => env.WATCH_HUB.getByName(name);
   const members = membersOf(key.cluster);
   // A merged key's hub reads its members' hubs (DESIGN.md, "One watch across clusters"); its head is the feed's, made below.
-  const memberState = async (name: string) => (await env.WATCH_HUB.getByName(name).stats())?.upstream;
+  const memberState = async (name: string) => (await hubs(name).stats())?.upstream;
   const merged = members && !replica ? mergedUpstream(key, members, root, { byName: hubs, state: memberState }, new MergePoints(() => storage.sql), () => feed.window.head, clock) : undefined;
   const upstream = replica ? rootUpstream(key, root, replica.name, hubs) : (merged ?? upstreamFor(env, key.cluster));
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
@@ -170,7 +175,7 @@ export function assemble({ state, env, settings, storage, log, reclaim }: HubCon
   };
   const reports = replica
     ? new RootReports(
-        (report) => env.WATCH_HUB.getByName(root).replicaReport(report),
+        (report) => hubs(root).replicaReport(report),
         () => ({ name: replica.name, region: replica.region, subscribers: out.clients, head: feed.window.head, committed: metrics.lastCommit() }),
         (ms, run) => clock.after(ms, run),
       )

@@ -11,7 +11,7 @@
  * was replaced at), so a snapshot at `S` is the current objects no newer than `S`, and the kept
  * versions made by `S` and replaced after it. Versions no open snapshot can see are dropped.
  */
-import type { Sql } from "./storage.ts";
+import type { Sql } from "./sql.ts";
 import { fitting, READ_BYTES } from "./row-limit.ts";
 import { metaNamespaceKey } from "../k8s/key.ts";
 import { objectVersion } from "../k8s/rv.ts";

@@ -6,7 +6,7 @@ import { INITIAL_EVENTS_END, type WatchEvent } from "../k8s/types.ts";
 import type { Upstream } from "../upstream.ts";
 import { FakeClock, settled } from "./clock.fake.ts";
 import { Feed, type FeedSettings } from "./feed.ts";
-import { Gather } from "./gather.ts";
+import { BURST_BASES, Gather } from "./gather.ts";
 import { PROGRESS_TIMEOUT_SECONDS } from "./reflector.ts";
 import { LineMemory } from "./memory.ts";
 import { OBJECT_BYTES, READ_BYTES } from "./row-limit.ts";
@@ -159,16 +159,20 @@ class SlowSecondPage implements Upstream {
   }
 }
 
-/** A feed with `settings` over its own storage, synced and watching its upstream (first listed at `firstAt`, when given), on a clock that stands still. */
+/**
+ * A feed with `settings` over its own storage, synced and watching its upstream (first listed at
+ * `firstAt`, when given), on a clock that stands still; `commits`: the events of each commit.
+ */
 async function watching(settings: FeedSettings, firstAt?: number) {
   const clock = new FakeClock();
   const upstream = new OneWatch();
+  const commits: number[][] = [];
   const feed = new Feed(
     key,
     new HubStorage(durableStorage(database())),
     upstream,
     settings,
-    { published: () => undefined, reset: () => undefined, upstreamChanged: () => undefined },
+    { published: (events) => void commits.push(events.map((e) => e.rv)), reset: () => undefined, upstreamChanged: () => undefined },
     () => undefined,
     clock,
     new LineMemory(1 << 20).tail(),
@@ -176,7 +180,7 @@ async function watching(settings: FeedSettings, firstAt?: number) {
   if (firstAt !== undefined) feed.listFirstAt(firstAt);
   await feed.synced("live");
   await eventually(() => upstream.watching, "the upstream watch");
-  return { clock, upstream, feed };
+  return { clock, upstream, feed, commits };
 }
 
 describe("Feed", () => {
@@ -405,6 +409,54 @@ describe("Feed", () => {
     // The clock stands still: only the bytes held can have made the commit.
     await eventually(() => feed.window.head === 12, "the feed to commit the burst");
     feed.stop();
+  });
+
+  describe("gathers a burst that comes a chunk at a time into one commit, and a lone event within the gather time", () => {
+    /** A hub of 500 subscribers' gather (25 ms). */
+    const gathering = () => ({ ...settings(), gather: new Gather(() => 25) });
+    /** The change to pod `a` at `rv`, read by the feed (in a chunk of its own) once the clock has moved `afterMs`. */
+    const change = async (clock: FakeClock, upstream: OneWatch, rv: number, afterMs = 0) => {
+      clock.advance(afterMs);
+      upstream.send({ type: "MODIFIED", object: pod("a", rv) });
+      await settled();
+    };
+
+    it("a lone event is committed at the gather time, no later", async () => {
+      const { clock, upstream, feed, commits } = await watching(gathering());
+      await change(clock, upstream, 11);
+      clock.advance(24);
+      expect(commits).toEqual([]);
+      clock.advance(1);
+      expect(commits).toEqual([[11]]);
+      // Another, a pause later: the same.
+      await change(clock, upstream, 12, 100);
+      clock.advance(25);
+      expect(commits).toEqual([[11], [12]]);
+      feed.stop();
+    });
+
+    it("a burst whose chunks come 3 ms apart for longer than the gather time is one commit, made once they pause", async () => {
+      const { clock, upstream, feed, commits } = await watching(gathering());
+      // 20 chunks over 57 ms: past the 25 ms gather, within what a burst may add (4 × 25 ms).
+      for (let rv = 11; rv <= 30; rv++) await change(clock, upstream, rv, rv === 11 ? 0 : 3);
+      expect(commits).toEqual([]);
+      clock.advance(10);
+      expect(commits).toEqual([Array.from({ length: 20 }, (_, i) => 11 + i)]);
+      expect(feed.window.head).toBe(30);
+      feed.stop();
+    });
+
+    it("a burst that goes on is committed at what a burst may add, and its rest after", async () => {
+      const { clock, upstream, feed, commits } = await watching(gathering());
+      // A chunk every 2 ms for 200 ms.
+      for (let rv = 11; rv <= 110; rv++) await change(clock, upstream, rv, rv === 11 ? 0 : 2);
+      clock.advance(100);
+      // The first gather lasts BURST_BASES × 25 ms (the chunks read before then), the next as long: a few commits.
+      expect(commits.length).toBeLessThanOrEqual(3);
+      expect(commits[0]?.length).toBe((BURST_BASES * 25) / 2);
+      expect(commits.flat()).toEqual(Array.from({ length: 100 }, (_, i) => 11 + i));
+      feed.stop();
+    });
   });
 
   it("an object too big to store: the changes before it are committed, the hub stays before it, and its watch fails as ObjectTooLarge", async () => {

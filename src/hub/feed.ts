@@ -16,7 +16,7 @@ import { Collection, identityOf, toRecord, type ObjectEvent, type ObjectRecord }
 import { OBJECT_BYTES, READ_BYTES, utf8BytesOver } from "./row-limit.ts";
 import { Reflector, type ListedCollection, type ReflectorHandler, type ReflectorState, type UpstreamEvent, type UpstreamObserver } from "./reflector.ts";
 import { ObjectTooLarge, tooLarge, UnconfirmedRead, type UpstreamError } from "./upstream-error.ts";
-import type { ReplicaRole } from "./request.ts";
+import type { ReplicaRole } from "./replicas.ts";
 import type { HubIdentity, HubStorage } from "./storage.ts";
 import type { CommitGather } from "./gather.ts";
 import { NetChangeEvents, StateEvents, type InitialEvents } from "./initial.ts";
@@ -140,6 +140,9 @@ export class Feed implements ReflectorHandler {
   #pending: UpstreamEvent[] = [];
   #pendingChars = 0;
   #commitTimer: Cancel | undefined;
+  /** When the gathered events' first and last came (ms). */
+  #gatherStarted = 0;
+  #lastEventAt = 0;
   readonly #clock: Clock;
   readonly #gather: CommitGather;
   readonly #wantDeltas: () => boolean;
@@ -587,8 +590,9 @@ export class Feed implements ReflectorHandler {
    * A batch read from the upstream watch. Upstream chunks arrive one per turn of the runtime's
    * event loop, so committing each alone costs a storage commit (and a fan-out pass) per event
    * in a burst. Events are held back for the gather time (`gather.ts`: 1 ms, more for hubs
-   * with many subscribers and while the runtime is behind) from the first of them, and
-   * committed together: one transaction, one write per subscriber.
+   * with many subscribers and while the runtime is behind) from the first of them, longer while
+   * a burst's events are still coming back to back, and committed together: one transaction,
+   * one write per subscriber.
    */
   events(batch: UpstreamEvent[], chars = 0): void {
     for (const event of batch) this.#pending.push(event);
@@ -599,12 +603,21 @@ export class Feed implements ReflectorHandler {
       this.#commitPending();
       return;
     }
+    this.#lastEventAt = this.#clock.now();
     if (this.#commitTimer !== undefined) return;
-    const ms = this.#gather.ms;
-    const started = this.#clock.now();
+    this.#gatherStarted = this.#lastEventAt;
+    this.#gatherFor(this.#gather.ms);
+  }
+
+  /** Commit what was gathered in `ms`, or gather on while a burst's events keep coming. */
+  #gatherFor(ms: number): void {
+    const due = this.#clock.now() + ms;
     this.#commitTimer = this.#clock.after(ms, () => {
-      const elapsed = this.#clock.now() - started;
-      this.#gather.fired(elapsed - ms, this.#pending.length, elapsed);
+      const now = this.#clock.now();
+      const elapsed = now - this.#gatherStarted;
+      const more = this.#gather.more(elapsed, now - this.#lastEventAt, this.#lastEventAt > this.#gatherStarted);
+      if (more > 0) return this.#gatherFor(more);
+      this.#gather.fired(now - due, this.#pending.length, elapsed);
       this.#commitPending();
     });
   }

@@ -26,7 +26,7 @@ import { type Collection, joinedRows, type JoinedRows, readByBytes, type Rows, t
 import type { Growing, ListReader, Place } from "./reads.ts";
 import { READ_BYTES } from "./row-limit.ts";
 import type { Cursor, SnapshotRegistry } from "./snapshots.ts";
-import type { Sql } from "./storage.ts";
+import type { Sql } from "./sql.ts";
 
 /** The table a list is staged in (`relist.ts`). */
 const STAGED = "listed";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EASE_MS, FEW_EVENTS, Gather, gatherMs, LATE_MS, MAX_EXTRA_MS, MAX_SLOW_EXTRA_MS, replicaGather } from "./gather.ts";
+import { BURST_BASES, BURST_GAP_MS, EASE_MS, FEW_EVENTS, Gather, gatherMs, LATE_MS, MAX_BURST_MS, MAX_EXTRA_MS, MAX_SLOW_EXTRA_MS, replicaGather } from "./gather.ts";
 
 describe("how long a hub gathers events before a commit", () => {
   it("grows its base with the subscribers: 1 ms per 20, between 1 and 50 ms", () => {
@@ -60,5 +60,24 @@ describe("how long a hub gathers events before a commit", () => {
     expect(gather.ms).toBe(0);
     for (let i = 0; i < 20; i++) gather.fired(10_000, 1, 10_000);
     expect(gather.ms).toBe(0);
+    // Nor for the rest of a burst.
+    expect(gather.more(0, 0, true)).toBe(0);
+  });
+
+  it("commits a lone event at its time, and events a pause apart", () => {
+    const gather = new Gather(() => 25);
+    expect(gather.more(25, 25, false)).toBe(0);
+    expect(gather.more(25, BURST_GAP_MS, true)).toBe(0);
+  });
+
+  it("waits for the rest of a burst whose events still come back to back, until they pause, for at most 4 times its base", () => {
+    const gather = new Gather(() => 25);
+    expect(gather.more(25, 1, true)).toBe(BURST_GAP_MS - 1);
+    expect(gather.more(BURST_BASES * 25 - 1, 0, true)).toBe(1);
+    expect(gather.more(BURST_BASES * 25, 0, true)).toBe(0);
+    // A big hub's bound is MAX_BURST_MS; a hub of a few subscribers adds a few ms.
+    expect(new Gather(() => 50).more(MAX_BURST_MS - 1, 0, true)).toBe(1);
+    expect(new Gather(() => 50).more(MAX_BURST_MS, 0, true)).toBe(0);
+    expect(new Gather(() => 1).more(BURST_BASES, 0, true)).toBe(0);
   });
 });

@@ -3,7 +3,7 @@
  * How long a hub gathers upstream events before it commits them and sends them on. Upstream
  * chunks arrive one per turn of the runtime's event loop, and every commit is a durable write
  * (locally an fsync on the one thread that runs every hub) and a message per subscriber, so a
- * commit should carry what arrived together. Two parts:
+ * commit should carry what arrived together. Three parts:
  *
  * - A base that grows with the subscribers (`gatherMs`).
  * - An extra, which every gather lasts at least while the runtime is late: when the gather's own
@@ -11,6 +11,13 @@
  *   events queue anyway, and fewer, larger commits are what gets it out. It grows by the
  *   lateness, to at most 100 ms, or for a hub whose events come too slowly for a few of them in
  *   that, to what gathers a few (at most 250 ms); it eases off once timers are on time again.
+ * - The rest of a burst (`more`): a watch's events reach the hub a chunk a turn, and an API server
+ *   flushes each event of a burst as a chunk of its own, so a burst of hundreds takes tens of ms
+ *   to read. A gather whose events are still coming back to back when its time is up waits
+ *   until they pause (`BURST_GAP_MS`), for at most 4 times its base (`MAX_BURST_MS` at most):
+ *   cut off at the base, the rest of the burst is read one chunk a turn between the fan-out's
+ *   turns, and leaves in commits of a few events, a message each to every subscriber. A lone
+ *   event, or events a pause apart, are committed at the gather time as before.
  *
  * A hot key's tree gathers once, at its root, as one hub of all the key's subscribers would (its
  * replicas' last reports counted): a replica commits what the root sent as it comes
@@ -19,7 +26,7 @@
  * subscribers get; and a busy replica needs none, for what it has not read of the root's stream
  * reaches it as one chunk.
  *
- * What it bought in the benchmark's many keys, and what it costs, is in DESIGN.md.
+ * What it bought in the benchmark's many keys, and what it costs: docs/decisions/0001.
  */
 
 /** A timer later than this (ms) means the runtime is behind. */
@@ -36,6 +43,12 @@ export const MAX_SLOW_EXTRA_MS = 250;
 export const FEW_EVENTS = 5;
 /** How much the extra eases off per commit whose timer was on time (ms). */
 export const EASE_MS = 5;
+/** Events that come within this long of the one before are of one burst (ms): the gather waits for its rest. */
+export const BURST_GAP_MS = 5;
+/** How many times its base a gather may last while a burst's events keep coming. */
+export const BURST_BASES = 4;
+/** The longest a gather lasts for a burst's events that keep coming (ms), unless the lateness extra is longer. */
+export const MAX_BURST_MS = 100;
 
 /**
  * The base gather for a hub's subscribers: 1 ms per 20 of them (each commit costs each
@@ -50,6 +63,11 @@ export function gatherMs(subscribers: number): number {
 export interface CommitGather {
   /** How long to gather from now (ms). */
   readonly ms: number;
+  /**
+   * How much longer (ms) to go on gathering at the gather's time (0: commit now): it began
+   * `elapsedMs` ago, and its last event came `quietMs` ago, after its first (`burst`).
+   */
+  more(elapsedMs: number, quietMs: number, burst: boolean): number;
   /** The gather's timer fired `lateMs` after it was due, having gathered `events` in `elapsedMs`. */
   fired(lateMs: number, events: number, elapsedMs: number): void;
 }
@@ -67,6 +85,12 @@ export class Gather implements CommitGather {
     return Math.max(this.#base(), this.#extra);
   }
 
+  more(elapsedMs: number, quietMs: number, burst: boolean): number {
+    if (!burst || quietMs >= BURST_GAP_MS) return 0;
+    const longest = Math.max(this.ms, Math.min(MAX_BURST_MS, BURST_BASES * this.#base()));
+    return Math.max(0, Math.min(BURST_GAP_MS - quietMs, longest - elapsedMs));
+  }
+
   fired(lateMs: number, events: number, elapsedMs: number): void {
     if (lateMs <= LATE_MS) {
       this.#extra = Math.max(0, this.#extra - EASE_MS);
@@ -80,5 +104,5 @@ export class Gather implements CommitGather {
 
 /** A replica's gather: none, what arrived in one turn of its event loop committed together (the root gathered it). */
 export function replicaGather(): CommitGather {
-  return { ms: 0, fired: () => undefined };
+  return { ms: 0, more: () => 0, fired: () => undefined };
 }

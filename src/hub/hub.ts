@@ -21,17 +21,22 @@ import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import type { FirstList } from "./first-list.ts";
 import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList, type ListReader, type ListSource } from "./reads.ts";
 import { ObjectTooLarge, UnconfirmedRead, UpstreamError } from "./upstream-error.ts";
-import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaState } from "./replicas.ts";
-import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest, type ReplicaRole } from "./request.ts";
+import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaRole, type ReplicaState } from "./replicas.ts";
+import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest } from "./request.ts";
 import { HubStorage } from "./storage.ts";
 
-export class WatchHub extends DurableObject<HubEnv> {
+/** The bindings a watch hub uses: its parts' (`HubEnv`), and its own namespace, where a replica finds its root. */
+export interface WatchHubEnv extends HubEnv {
+  WATCH_HUB: DurableObjectNamespace<WatchHub>;
+}
+
+export class WatchHub extends DurableObject<WatchHubEnv> {
   readonly #settings: HubSettings;
   readonly #storage: HubStorage;
   #parts: Parts | undefined;
   #log: Log = logger({ hub: "(unopened)" });
 
-  constructor(ctx: DurableObjectState, env: HubEnv) {
+  constructor(ctx: DurableObjectState, env: WatchHubEnv) {
     super(ctx, env);
     setLogLevel(logLevel(env));
     this.#settings = hubSettings(env);
@@ -196,7 +201,11 @@ export class WatchHub extends DurableObject<HubEnv> {
       await this.#storage.clear();
       this.#parts = undefined;
     };
-    this.#parts = assemble({ state: this.ctx, env: this.env, settings: this.#settings, storage: this.#storage, log: this.#log, reclaim }, key, replica);
+    this.#parts = assemble(
+      { state: this.ctx, env: this.env, hubs: (name) => this.env.WATCH_HUB.getByName(name), settings: this.#settings, storage: this.#storage, log: this.#log, reclaim },
+      key,
+      replica,
+    );
     return this.#parts;
   }
 }

@@ -6,7 +6,7 @@
  * against its cluster's (`merged_objects`), so a relist gives an unchanged object the number
  * it had, and the hub's diff (uid, resourceVersion) finds nothing to send for it.
  */
-import type { Sql } from "./storage.ts";
+import type { Sql } from "./sql.ts";
 
 /** Each member's resourceVersion at one merged resourceVersion; a member absent has none of its objects in the merged state. */
 export type Positions = Record<string, number>;

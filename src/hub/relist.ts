@@ -20,7 +20,8 @@
  * ones unless the upstream's history is inconsistent with the hub's (a restore from backup, a
  * different cluster): then there is no difference to tell, and the list starts a new history.
  */
-import { objectsTable, type Sql } from "./storage.ts";
+import type { Sql } from "./sql.ts";
+import { objectsTable } from "./storage.ts";
 import { type ObjectEvent, type ObjectIdentity, type ObjectRecord, withVersion } from "./collection.ts";
 import { readRow, viewRowsTable, writeRow } from "./view-rows.ts";
 import { READ_BYTES } from "./row-limit.ts";

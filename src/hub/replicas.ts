@@ -11,6 +11,12 @@
  * chosen any more keep their subscribers until those leave, then stop as any idle hub does.
  */
 
+/** A hub that is a replica of its key's root (whose name is the key's): its own name and region. */
+export interface ReplicaRole {
+  name: string;
+  region: string;
+}
+
 /** What a replica tells its root, on every change of its subscribers and on its heartbeat. */
 export interface ReplicaReport {
   /** The replica's hub name. */

@@ -11,12 +11,7 @@ import type { Freshness } from "./feed.ts";
 import { decodeContinue, LATEST } from "./snapshots.ts";
 import type { GetOptions, ListOptions, WatchOptions } from "../k8s/options.ts";
 import type { ViewSpec } from "../k8s/view.ts";
-
-/** The hub a request is sent to is a replica of its key's root (whose name is the key's): its own name and region. */
-export interface ReplicaRole {
-  name: string;
-  region: string;
-}
+import type { ReplicaRole } from "./replicas.ts";
 
 /**
  * What every request says besides: `subject`, who asks (absent without auth), a hub started for

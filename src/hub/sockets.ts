@@ -6,7 +6,7 @@
  * `accept()`, not the hibernation API (`acceptWebSocket`): a hub with subscribers holds an
  * upstream watch, so it never hibernates, and workerd keeps a hibernatable socket's connection
  * open after a close the hub starts (timeoutSeconds, an expired token, a cut-off) until the
- * client gives up on it (DESIGN.md, "Closing handshake"), where an accepted socket's closes at
+ * client gives up on it (docs/wire-contract.md, "Closing handshake"; docs/decisions/0003), where an accepted socket's closes at
  * once. An accepted socket lives and dies with the hub's instance: none outlives an eviction
  * or a crash to be found, position unknown, by the next.
  */

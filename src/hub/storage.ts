@@ -11,8 +11,9 @@
  * the hub could forget (invariant 4).
  */
 import type { WatchKey } from "../k8s/key.ts";
-import type { ReplicaRole } from "./request.ts";
+import type { ReplicaRole } from "./replicas.ts";
 import { ROW_BYTES, utf8BytesOver } from "./row-limit.ts";
+import type { Sql } from "./sql.ts";
 import { viewRowsTable } from "./view-rows.ts";
 
 /** Bumped when the tables change shape: a hub with another version's tables starts afresh. */
@@ -57,9 +58,6 @@ function refuseOverRow(bindings: readonly SqlStorageValue[]): void {
   }
   if (bytes > ROW_BYTES) throw new Error(`string or blob too big: SQLITE_TOOBIG (${bytes} bytes in one statement's values; Durable Object SQL holds at most ${ROW_BYTES} in a row)`);
 }
-
-/** The database as the hub's tables use it: statements. */
-export type Sql = Pick<SqlStorage, "exec">;
 
 /** What identifies the collection: the key, and the kinds learned from the first list; for a replica hub, which one it is. */
 export interface HubIdentity {

@@ -7,7 +7,7 @@
  * the newest tombstone dropped. A table of the hub's storage.
  */
 import { READ_BYTES } from "./row-limit.ts";
-import type { Sql } from "./storage.ts";
+import type { Sql } from "./sql.ts";
 import { readByBytes, type Rows, type StoredObject } from "./collection.ts";
 
 /** How many tombstones are kept, and for how long. */

@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
 import { compareRows, matches, VIEW_COLUMNS, type Filter, type SortKey, type ViewRow, type ViewSpec } from "../k8s/view.ts";
-import { HubStorage, type Sql } from "./storage.ts";
+import type { Sql } from "./sql.ts";
+import { HubStorage } from "./storage.ts";
 import { MAX_VIEW_INDEXES, orderIndex, ViewRows } from "./view-rows.ts";
 
 /** A hub's view rows over `sql`; a collection of at most `scan` objects is read without an index (none: an index for every order, even of no rows). */

@@ -8,7 +8,7 @@
  * hundred thousand of them reads a few thousand pages, not a hundred thousand.
  */
 import { beforeSql, filterSql, matches, orderSql, VIEW_COLUMNS, valueColumn, type ViewRow, type ViewSpec } from "../k8s/view.ts";
-import type { Sql } from "./storage.ts";
+import type { Sql } from "./sql.ts";
 
 const VALUE_COLUMNS = Array.from({ length: VIEW_COLUMNS - 1 }, (_, i) => valueColumn(i + 1));
 

@@ -11,7 +11,7 @@
  * as far as the isolate's budget allows (`memory.ts`), which is what subscribers that keep up
  * are sent. A subscriber further back is sent lines read from storage.
  */
-import type { Sql } from "./storage.ts";
+import type { Sql } from "./sql.ts";
 import { fitting, READ_BYTES } from "./row-limit.ts";
 import type { LineTail, TailEntry } from "./memory.ts";
 

@@ -35,7 +35,7 @@ const HUB_REPORT_STALE_MS = 3 * HEARTBEAT_MS;
 
 /**
  * How long changed totals wait to be saved: a storage row at most this often, and what a crash
- * may lose (DESIGN.md, "What it costs").
+ * may lose (DESIGN.md, "Observability"; its rows: docs/cost.md).
  */
 const SAVE_DELAY_MS = 5_000;
 

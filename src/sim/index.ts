@@ -131,6 +131,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       clientCertificateUser: null,
       listDelayMs: 0,
       watchDelayMs: 0,
+      chunkPerEvent: false,
     },
     initialResourceVersion: options.initialResourceVersion,
   });

@@ -46,6 +46,13 @@ export interface SimConfig {
    * the cache to reach etcd's revision; lists and gets read the store.
    */
   watchDelayMs: number;
+  /**
+   * Each change is handed to the watches in a turn of the event loop of its own, so every watch
+   * event is written as its own chunk and sent before the next is taken, as the API server's
+   * watch handler flushes each event as it comes. Off (the default), the changes made together
+   * (a burst made in one turn) are written together and reach a client in one chunk.
+   */
+  chunkPerEvent: boolean;
 }
 
 export interface SimStats {
@@ -107,7 +114,11 @@ export class SimState {
     let churn: Churn | undefined;
     const controllers = this.controllers ? new Controllers(store, new Random(this.seed + 5), cluster.nodes, { recorder, on: () => churn?.settings.events === true }) : undefined;
     churn = new Churn(store, writes, cluster, new Random(this.seed + 1), recorder, controllers !== undefined);
-    const cache = new WatchCache(store, () => this.config.watchDelayMs);
+    const cache = new WatchCache(
+      store,
+      () => this.config.watchDelayMs,
+      () => this.config.chunkPerEvent,
+    );
     return { store, cache, cluster, writes, churn, controllers };
   }
 
@@ -147,7 +158,7 @@ export class SimState {
 
   configure(config: Partial<SimConfig>): void {
     for (const [key, value] of Object.entries(config)) {
-      if (key === "selfSubjectReviews" || key === "openapi" || key === "watchList") {
+      if (key === "selfSubjectReviews" || key === "openapi" || key === "watchList" || key === "chunkPerEvent") {
         if (typeof value !== "boolean") throw new ApiError(badRequest(`${key} must be a boolean`));
         continue;
       }
@@ -161,7 +172,9 @@ export class SimState {
       }
       if (key !== "bookmarkIntervalMs" && key !== "historyLimit") {
         throw new ApiError(
-          badRequest(`unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, watchList, clientCertificateUser, listDelayMs, watchDelayMs)`),
+          badRequest(
+            `unknown config field "${key}" (known: bookmarkIntervalMs, historyLimit, selfSubjectReviews, openapi, watchList, clientCertificateUser, listDelayMs, watchDelayMs, chunkPerEvent)`,
+          ),
         );
       }
       if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ApiError(badRequest(`${key} must be a positive integer`));
@@ -172,6 +185,7 @@ export class SimState {
     if (config.clientCertificateUser !== undefined) this.config.clientCertificateUser = config.clientCertificateUser;
     if (config.listDelayMs !== undefined) this.config.listDelayMs = config.listDelayMs;
     if (config.watchDelayMs !== undefined) this.config.watchDelayMs = config.watchDelayMs;
+    if (config.chunkPerEvent !== undefined) this.config.chunkPerEvent = config.chunkPerEvent;
     if (config.historyLimit !== undefined) {
       this.config.historyLimit = config.historyLimit;
       this.store.setHistoryLimit(config.historyLimit);

@@ -213,6 +213,7 @@ describe("control API", () => {
       clientCertificateUser: null,
       listDelayMs: 0,
       watchDelayMs: 0,
+      chunkPerEvent: false,
     });
     expect((await sendJson(`${sim.url}/_sim/config`, "POST", { historyLimit: 0 })).status).toBe(400);
   });

@@ -4,6 +4,7 @@
  */
 import { once } from "node:events";
 import { get, type IncomingMessage } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WatchEvent } from "../../src/k8s/types.ts";
 import { startSimulator, WRITTEN_AT, type Simulator } from "../../src/sim/index.ts";
@@ -129,6 +130,43 @@ describe("watch", () => {
       for (const bookmark of events.slice(0, events.indexOf(changes[0]!))) expect(Number(bookmark.object.metadata.resourceVersion)).toBeLessThan(first);
     } finally {
       sim.configure({ watchDelayMs: 0 });
+    }
+  });
+
+  it("chunkPerEvent sends each event of changes made together in a write of its own, a turn of the event loop apart; otherwise they leave in one write", async () => {
+    // What reaches a raw socket, read by read: HTTP chunks of one write arrive in one read.
+    const reads = async (changes: number): Promise<number[]> => {
+      const socket = connect(Number(new URL(sim.url).port), "127.0.0.1");
+      try {
+        await once(socket, "connect");
+        const path = `/api/v1/namespaces/team-b/pods?watch=1&resourceVersion=${sim.resourceVersion}`;
+        socket.write(`GET ${path} HTTP/1.1\r\nhost: sim\r\n\r\n`);
+        let text = "";
+        const lines: number[] = [];
+        let made = false;
+        for await (const data of socket) {
+          text += String(data);
+          if (!made) {
+            // The headers are sent once the watch is set up: now the changes, in one turn.
+            if (!text.includes("\r\n\r\n")) continue;
+            made = true;
+            for (let i = 0; i < changes; i++) sim.create("pods", podManifest("team-b", `chunked-${changes}-${i}-${sim.resourceVersion}`));
+            continue;
+          }
+          lines.push(String(data).split('{"type":').length - 1);
+          if (lines.reduce((a, b) => a + b, 0) >= changes) break;
+        }
+        return lines;
+      } finally {
+        socket.destroy();
+      }
+    };
+    expect(await reads(3)).toEqual([3]);
+    sim.configure({ chunkPerEvent: true });
+    try {
+      expect(await reads(3)).toEqual([1, 1, 1]);
+    } finally {
+      sim.configure({ chunkPerEvent: false });
     }
   });
 

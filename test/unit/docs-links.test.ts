@@ -1,7 +1,7 @@
 /**
- * The documentation's links lead somewhere: every relative link of README.md, DESIGN.md and
- * docs/ names a file of the repository, and its `#anchor` a heading of that file (as GitHub
- * makes anchors of headings).
+ * The documentation's links lead somewhere: every relative link of README.md, DESIGN.md, docs/
+ * and docs/decisions/ names a file of the repository, and its `#anchor` a heading of that file
+ * (as GitHub makes anchors of headings).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -17,6 +17,9 @@ const PAGES = [
   ...readdirSync(join(ROOT, "docs"))
     .filter((f) => f.endsWith(".md"))
     .map((f) => `docs/${f}`),
+  ...readdirSync(join(ROOT, "docs", "decisions"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/decisions/${f}`),
 ];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */

@@ -138,6 +138,11 @@ export class Sim {
     return this.#call("DELETE", `/api/v1/namespaces/${namespace}/pods/${name}`);
   }
 
+  /** Delete a namespace: every pod in it goes at once, a burst of DELETED events. */
+  deleteNamespace(namespace: string): Promise<KubeObject> {
+    return this.#call("DELETE", `/api/v1/namespaces/${namespace}`);
+  }
+
   /** Create `object` in the collection at `path` (`/api/v1/namespaces/ns/configmaps`). */
   create(path: string, object: KubeObject): Promise<KubeObject> {
     return this.#callJson("POST", path, object);

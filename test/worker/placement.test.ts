@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { WatchHub } from "../../src/hub/hub.ts";
 import { REPLICAS_HEADER, replicaName } from "../../src/hub/replicas.ts";
-import type { ReplicaRole } from "../../src/hub/request.ts";
+import type { ReplicaRole } from "../../src/hub/replicas.ts";
 import { Placements } from "../../src/http/placement.ts";
 import { hubName, watchKey } from "../../src/k8s/key.ts";
 

@@ -249,4 +249,25 @@ describe("batched WebSocket messages (opt-in)", () => {
     expect(batched.raw.every((m) => m.endsWith("\n"))).toBe(true);
     [hubOpen, batched, plain].forEach((s) => s.close());
   });
+
+  it("a burst the upstream writes a chunk per event, as an API server streams it, reaches batched subscribers in a few messages, not one per event", async () => {
+    const ns = uniqueNamespace("burst");
+    const pods = 150;
+    for (let i = 0; i < pods; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => sim.createPod(ns, `p-${i + j}`)));
+    // 100 subscribers: the hub gathers 5 ms a commit (1 ms per 20), up to 4 times that for a burst still coming.
+    const subscribers = await Promise.all(Array.from({ length: 100 }, () => wsWatch(`${podsPath(ns)}?watch=1`, { "sec-websocket-protocol": BATCH_PROTOCOL })));
+    for (const s of subscribers) await s.events.take(pods);
+    const before = subscribers.map((s) => s.raw.length);
+    await sim.configure({ chunkPerEvent: true });
+    try {
+      // Every pod of the namespace goes at once: the simulator sends each DELETED in a write of its own.
+      await sim.deleteNamespace(ns);
+      for (const s of subscribers) expect(new Set((await s.events.take(pods)).map((e) => e.type))).toEqual(new Set(["DELETED"]));
+    } finally {
+      await sim.configure({ chunkPerEvent: false });
+    }
+    const messages = subscribers.map((s, i) => s.raw.length - (before[i] ?? 0));
+    expect(Math.max(...messages)).toBeLessThanOrEqual(3);
+    for (const s of subscribers) s.close();
+  });
 });
