@@ -1,8 +1,9 @@
 /**
  * @module
- * An unchanged `@kubernetes/client-node` informer on a merged key (`--server …/clusters/*`):
- * it holds every object of every cluster, though the two clusters have pods of the same
- * namespace and name, and follows changes in both (DESIGN.md, "One watch across clusters").
+ * Unchanged clients on a merged key (`--server …/clusters/*`): a `@kubernetes/client-node`
+ * informer holds every object of every cluster, though the two clusters have pods of the same
+ * namespace and name, and follows changes in both; kubectl lists them with their cluster
+ * (DESIGN.md, "One watch across clusters").
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +12,7 @@ import { CoreV1Api, KubeConfig, makeInformer, type Informer, type ObjectCache, t
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { freePort, startRelay, type RunningRelay } from "./harness.ts";
+import { Kubectl, rows } from "./kube.ts";
 
 const NAMESPACE = "shop";
 let home: Simulator;
@@ -93,6 +95,23 @@ describe("an informer on /clusters/*", () => {
       expect(errors).toEqual([]);
     } finally {
       await informer.stop();
+    }
+  });
+
+  it("is listed by kubectl --server …/clusters/*, each pod with its cluster", { timeout: 60_000 }, async () => {
+    const kubectl = new Kubectl(`${relay!.url}/clusters/*`);
+    try {
+      const { code, stdout, stderr } = await kubectl.run("get", "pods", "-n", NAMESPACE);
+      expect(code, stderr).toBe(0);
+      expect(stdout.split("\n")[0]).toMatch(/^NAME\s+CLUSTER\s+READY/);
+      expect(rows(stdout).map((r) => [r[0], r[1]])).toEqual(
+        expect.arrayContaining([
+          ["default:web", "default"],
+          ["east:web", "east"],
+        ]),
+      );
+    } finally {
+      kubectl.cleanup();
     }
   });
 });
