@@ -17,6 +17,10 @@ export interface Upstream {
   readonly cluster: string;
   /** Fetch a path (with query) on the cluster's API server, with the relay's credentials. */
   fetch(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+  /** The relay's own list+watch (a merged key's members), not an API server: its lines are `eventLine`'s, and it has no watch-lists to probe with. */
+  readonly followsHub?: boolean;
+  /** Its current resourceVersion, where it knows it without a request (a merged key's sequence). */
+  head?(): number;
 }
 
 function make(cluster: string, base: string, fetcher: Fetcher | undefined, token: string | undefined): Upstream {
@@ -50,6 +54,12 @@ export function upstreamFor(env: Vars, cluster: string): Upstream | undefined {
   }
   if (!entry.url) throw new ConfigError(`cluster "${cluster}" needs a url or a binding in CLUSTERS`);
   return make(cluster, entry.url, undefined, token);
+}
+
+/** Every configured cluster's name: `default` where `UPSTREAM_URL` or `UPSTREAM` is set, and those of `CLUSTERS`. */
+export function configuredClusters(env: Vars): string[] {
+  const names = [...clusters(env).keys()];
+  return env.UPSTREAM || env.UPSTREAM_URL ? [DEFAULT_CLUSTER, ...names] : names;
 }
 
 /** What the relay asked the upstream for (`this pod's log`), and what its identity needs granted for it (`get on pods/log`). */

@@ -35,13 +35,15 @@ import { openSocket } from "./socket.ts";
 import { Placements } from "./placement.ts";
 import { regionOf } from "./region.ts";
 import { isLogPath, serveLog } from "./logs.ts";
-import type { Upstream } from "../upstream.ts";
+import { configuredClusters, upstreamFor, type Upstream } from "../upstream.ts";
+import { isMemberSet, membersOf, mergedCluster, MEMBERS_LEFT_OUT_HEADER, resolveMembers } from "../k8s/members.ts";
+import type { Status } from "../k8s/types.ts";
 import { discovery } from "./discovery.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { getObject, listOnce, listsOnce } from "./reads.ts";
 import { resolveKey, resolveRequest } from "./resolve.ts";
-import { notFoundPath, resolveResource, type ResourceInfo } from "./resource-resolver.ts";
+import { notFoundPath, resolveResource, type ResourceInfo, type ResourceVerb } from "./resource-resolver.ts";
 import { tableResponse } from "./table-response.ts";
 import { yamlResponse, yamlStatus } from "./yaml-response.ts";
 
@@ -104,16 +106,31 @@ export function createApp(): Hono<App> {
   // The steps of a resource route, each a middleware that answers a Status or sets what it learnt.
   /** The gate, for the path's cluster: `upstream`, `identity`. */
   const admitted = createMiddleware<Api>(async (c, next) => {
-    const passed = await gated(c.env, c.req.raw, c.var.path.cluster ?? DEFAULT_CLUSTER);
+    const named = c.var.path.cluster ?? DEFAULT_CLUSTER;
+    // A merged key passes the gate as its first member (discovery is that cluster's), then names its members (`members.ts`).
+    const set = isMemberSet(named) ? firstMember(c.env, named) : undefined;
+    const passed = await gated(c.env, c.req.raw, set ?? named);
     if (!passed.ok) return statusResponse(passed.status);
+    if (set !== undefined) {
+      const members = resolveMembers(named, configuredClusters(c.env));
+      if (!members.ok) return statusResponse(members.status);
+      if (passed.value.identity.mode === "kube")
+        return statusResponse(badRequest("a merged key (/clusters/*, /clusters/a,b) is not served in AUTH_MODE=kube yet: watch each cluster at /clusters/{name}/"));
+      c.set("path", { ...c.var.path, cluster: mergedCluster(members.value) });
+    }
     c.set("upstream", passed.value.upstream);
     c.set("identity", passed.value.identity);
     await next();
   });
   /** What discovery says the path names: `resource` (404 for what the cluster does not serve). */
   const resolved = createMiddleware<Api>(async (c, next) => {
-    const upstream = c.var.upstream;
-    const resource = await resolveResource(discoveryCache, upstream.cluster, documentFetch(upstream), c.var.path);
+    // A merged key's resource is what the first of its members that answers discovery says it is.
+    const members = membersOf(c.var.path.cluster ?? DEFAULT_CLUSTER)?.map((member) => upstreamFor(c.env, member)!) ?? [c.var.upstream];
+    let resource = await resolveResource(discoveryCache, members[0]!.cluster, documentFetch(members[0]!), c.var.path);
+    for (const upstream of members.slice(1)) {
+      if (resource.ok || resource.status.code !== 503) break;
+      resource = await resolveResource(discoveryCache, upstream.cluster, documentFetch(upstream), c.var.path);
+    }
     if (!resource.ok) return statusResponse(resource.status);
     c.set("resource", resource.value);
     await next();
@@ -215,7 +232,9 @@ export function createApp(): Hono<App> {
         c.set("path", path);
         return next();
       }
-      const passed = await gated(c.env, c.req.raw, path.cluster ?? DEFAULT_CLUSTER);
+      const named = path.cluster ?? DEFAULT_CLUSTER;
+      // A merged key's discovery is its first member's.
+      const passed = await gated(c.env, c.req.raw, isMemberSet(named) ? firstMember(c.env, named) : named);
       if (!passed.ok) return statusResponse(passed.status);
       const upstream = passed.value.upstream;
       if (path.kind === "openapi") return openapi(openapiCache, upstream.cluster, documentFetch(upstream), { cluster: path.cluster, path: path.path, query: url.searchParams, request: c.req.raw });
@@ -232,6 +251,8 @@ export function createApp(): Hono<App> {
     const url = new URL(c.req.url);
     const request = resolveRequest(path, resource, url.searchParams, raw);
     if (!request.ok) return statusResponse(request.status);
+    const members = membersOf(request.value.key.cluster);
+    if (members) return mergedAnswer(c, request.value, resource, members);
     const access = accessOf(upstream.cluster, path, accessVerb(request.value));
     const denied = await refusal(c, access);
     if (denied) return statusResponse(denied);
@@ -245,10 +266,50 @@ export function createApp(): Hono<App> {
     if (!representation || (representation.kind === "yaml" && verb === "watch"))
       return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
     const response = resource.verbs.includes("watch") ? await watchable(c.env, raw, request.value, identity, access, upstream) : await cachedList(c.env, raw, request.value, resource);
-    if (representation.kind === "yaml" && verb !== "watch") return yamlResponse(response, verb);
+    return represented(response, verb, path, representation, url);
+  });
+
+  /** A response as the client negotiated it: JSON as the hub wrote it, YAML, or a Table. */
+  function represented(response: Response, verb: ResourceVerb, path: ResourcePath, representation: NonNullable<ReturnType<typeof negotiate>>, url: URL): Response | Promise<Response> {
+    if (representation.kind === "yaml" && verb !== "watch") return yamlResponse(response, verb as "get" | "list");
     if (representation.kind !== "table") return response;
     return tableResponse(response, verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
-  });
+  }
+
+  /**
+   * A list, watch or view of a merged key (DESIGN.md, "One watch across clusters"): from its
+   * merge hub, over the members the subject may read, each asked as its own cluster's request
+   * would be; those it may not are left out and named in a header, not a 403 of the whole.
+   */
+  async function mergedAnswer(c: Context<Api>, request: HubRequest, resource: ResourceInfo, members: string[]): Promise<Response> {
+    const { path, identity } = c.var;
+    const raw = c.req.raw;
+    const verb = request.verb;
+    if (verb === "get" || !resource.verbs.includes("watch"))
+      return statusResponse(badRequest("a merged key serves lists, watches and views of a collection that can be watched: get an object from its own cluster, /clusters/{name}/…"));
+    const readable: string[] = [];
+    const leftOut: string[] = [];
+    let refused: Status | undefined;
+    for (const member of members) {
+      const denied = await auth.authorize(identity, accessOf(member, path, accessVerb(request)), upstreamFor(c.env, member)!, c.env);
+      if (denied) {
+        leftOut.push(member);
+        refused ??= denied;
+      } else readable.push(member);
+    }
+    if (readable.length === 0) return statusResponse(refused!);
+    const asked = { ...request, key: { ...request.key, cluster: mergedCluster(readable) } };
+    const access = accessOf(asked.key.cluster, path, accessVerb(request));
+    const representation = isWebSocketUpgrade(raw) || verb === "view" ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
+    if (!representation || (representation.kind === "yaml" && verb === "watch"))
+      return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
+    const answered = await hubAnswer(c.env, raw, asked, identity, access, placements);
+    const response = verb === "view" ? answered : await represented(answered, verb, path, representation, new URL(c.req.url));
+    if (leftOut.length === 0 || response.webSocket) return response;
+    const headers = new Headers(response.headers);
+    headers.set(MEMBERS_LEFT_OUT_HEADER, leftOut.join(","));
+    return new Response(response.body, { status: response.status, headers });
+  }
 
   /**
    * Get, list or watch of a watchable resource: from the hub of its key; a get, and a list of a
@@ -311,6 +372,11 @@ function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): 
 function accessVerb(request: HubRequest): Verb {
   if (request.verb !== "view") return request.verb;
   return request.watch ? "watch" : "list";
+}
+
+/** The cluster a merged key's request passes the gate as: its first member (`*`: the first configured cluster). */
+function firstMember(env: Env, set: string): string {
+  return (membersOf(set) ?? configuredClusters(env).sort())[0] ?? DEFAULT_CLUSTER;
 }
 
 /** The access a request asks for: what authorization is decided on. */

@@ -10,6 +10,7 @@ import { mayAccess } from "../auth/kube.ts";
 import { maxHubs, maxHubsPerSubject, subscribersPerHub, type HubSettings } from "../config.ts";
 import { bookmarkLine } from "../k8s/event.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
+import { MEMBERS_BEHIND_ANNOTATION, membersOf } from "../k8s/members.ts";
 import type { Status } from "../k8s/types.ts";
 import type { Log } from "../log.ts";
 import { upstreamFor } from "../upstream.ts";
@@ -28,6 +29,8 @@ import { isolateMemory } from "./memory.ts";
 import { HubQuotas } from "./quotas.ts";
 import { Replicas, RootReports, type ReplicaReport, type ReplicaRole, type ReplicaState } from "./replicas.ts";
 import { rootUpstream, type HubByName } from "./root-upstream.ts";
+import { MergePoints } from "./merge-points.ts";
+import { mergedUpstream, type MergedUpstream } from "./merged-upstream.ts";
 import type { Reader } from "./reads.ts";
 import { HubSockets } from "./sockets.ts";
 import type { HubStorage } from "./storage.ts";
@@ -41,8 +44,12 @@ export interface HubEnv extends Vars {
   METRICS: DurableObjectNamespace<MetricsRegistry>;
 }
 
-/** Another hub of the key's tree by name (a replica's root): what a replica asks of it. */
-export type TreeHub = (name: string) => ReturnType<HubByName> & { replicaReport(report: ReplicaReport): Promise<unknown> };
+/** Another hub by name (a replica's root, a merged key's members): what a replica or a merge hub asks of it. */
+export type TreeHub = (name: string) => ReturnType<HubByName> & {
+  replicaReport(report: ReplicaReport): Promise<unknown>;
+  /** What it is doing: a merge hub reads whether a member's hub can read its cluster (`upstream`). */
+  stats(): Promise<{ upstream: string } | undefined>;
+};
 
 export interface Parts {
   /** The time every part reads and sets its timers on. */
@@ -61,6 +68,8 @@ export interface Parts {
   metrics: HubReporter;
   /** A root's replicas (absent on a replica: a tree is one level deep). */
   replicas: Replicas | undefined;
+  /** A merged key's upstream: its members, and which are behind. */
+  merged: MergedUpstream | undefined;
 }
 
 export interface HubContext {
@@ -78,9 +87,13 @@ export interface HubContext {
 /** `replica`: this hub is one of the key's replicas, which watches the key's root instead of the upstream. */
 export function assemble({ state, env, hubs, settings, storage, log, reclaim }: HubContext, key: WatchKey, replica: ReplicaRole | undefined): Parts {
   const root = hubName(key);
-  const upstream = replica ? rootUpstream(key, root, replica.name, hubs) : upstreamFor(env, key.cluster);
-  if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const clock = realClock;
+  const members = membersOf(key.cluster);
+  // A merged key's hub reads its members' hubs (DESIGN.md, "One watch across clusters"); its head is the feed's, made below.
+  const memberState = async (name: string) => (await hubs(name).stats())?.upstream;
+  const merged = members && !replica ? mergedUpstream(key, members, root, { byName: hubs, state: memberState }, new MergePoints(() => storage.sql), () => feed.window.head, clock) : undefined;
+  const upstream = replica ? rootUpstream(key, root, replica.name, hubs) : (merged ?? upstreamFor(env, key.cluster));
+  if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
   const memory = isolateMemory<InitialSliceBatch>(settings.memory);
   const metrics = new HubReporter(env.METRICS.getByName(REGISTRY), { hub: replica?.name ?? root, key: describeKey(key), cluster: key.cluster, root: replica ? root : undefined }, log, clock);
@@ -118,7 +131,7 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
     memory.lines.tail(),
   );
   const out = new Fanout(
-    { window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end) },
+    { window: feed.window, bookmark: (rv, end) => bookmarkLine(feed.identity?.kind ?? "", feed.identity?.apiVersion ?? "", rv, end, membersBehind(merged)) },
     { budget: settings.subscriberBudget, slices: memory.slices },
     log,
     clock,
@@ -127,6 +140,8 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
   views = new Views({ rows: feed.viewRows, json: (key) => feed.collection.get(key)?.json, head: () => feed.window.head }, key, inFlightLimit(settings.subscriberBudget));
   views.onSent = (subscriber, messages) => metrics.sent(subscriber.sink.transport, 1, messages);
   out.onWake = () => views?.wake();
+  // The members behind have changed: the subscribers that take bookmarks are told once the hub has the merged watch's bookmark.
+  if (merged) merged.onBehindChanged = (rv) => void feed.waitFor(rv, BEHIND_BOOKMARK_WAIT_MS).then((reached) => reached && out.bookmarks());
   out.onProgressWanted = (since) => feed.progress(since);
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
   out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
@@ -233,7 +248,16 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
     snapshots: feed.snapshots,
     refuses: (cursor) => feed.refuses(cursor),
   };
-  return { clock, feed, fanout: out, views, quotas, indexBuilds, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas };
+  return { clock, feed, fanout: out, views, quotas, indexBuilds, guard, lifecycle, sockets: new HubSockets(out, log), reader, metrics, replicas, merged };
+}
+
+/** How long a bookmark that names the members behind waits for the hub to have the merged watch's number it is at. */
+const BEHIND_BOOKMARK_WAIT_MS = 5000;
+
+/** A merged key's BOOKMARKs name the members whose changes are not arriving now. */
+function membersBehind(merged: MergedUpstream | undefined): Record<string, string> | undefined {
+  const behind = merged?.behind() ?? [];
+  return behind.length > 0 ? { [MEMBERS_BEHIND_ANNOTATION]: behind.join(",") } : undefined;
 }
 
 /** The WebSocket close code for a stream ended by an access decision. */

@@ -217,7 +217,7 @@ export class Feed implements ReflectorHandler {
       random: Math.random,
       observer: settings.observer,
       clock,
-      followsHub: settings.replica !== undefined,
+      followsHub: settings.replica !== undefined || upstream.followsHub === true,
       pages: settings.pages,
       log,
     });

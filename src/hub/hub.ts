@@ -9,6 +9,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { hubSettings, logLevel, type HubSettings } from "../config.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
+import { MEMBERS_BEHIND_HEADER } from "../k8s/members.ts";
 import { badRequest, failure, internalError, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import type { WatchOptions } from "../k8s/options.ts";
 import type { Status } from "../k8s/types.ts";
@@ -18,7 +19,7 @@ import { admitView, admitWatch, holdsStart } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import type { FirstList } from "./first-list.ts";
-import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList, type ListSource } from "./reads.ts";
+import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList, type ListReader, type ListSource } from "./reads.ts";
 import { ObjectTooLarge, UnconfirmedRead, UpstreamError } from "./upstream-error.ts";
 import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaRole, type ReplicaState } from "./replicas.ts";
 import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest } from "./request.ts";
@@ -164,6 +165,16 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
     // Nor does a replica answer 410 for what its root holds: a resume from before the replica was
     // made (or from past its window), or a list's snapshot its root gave out (a continue token).
     if (hubRequest.replicaOf && !holds(hubRequest, parts, reader)) return placedElsewhere([{ name: hubName(hubRequest.key), subscribers: 0 }]);
+    const response = await this.#answer(request, hubRequest, parts, reader);
+    // A merged key's list or HTTP watch names the members whose changes are not arriving now.
+    const behind = parts.merged?.behind() ?? [];
+    if (behind.length === 0 || response.webSocket) return response;
+    const headers = new Headers(response.headers);
+    headers.set(MEMBERS_BEHIND_HEADER, behind.join(","));
+    return new Response(response.body, { status: response.status, headers });
+  }
+
+  #answer(request: Request, hubRequest: HubRequest, parts: Parts, reader: ListReader): Promise<Response> | Response {
     switch (hubRequest.verb) {
       case "list":
         return serveList(reader, hubRequest.key, hubRequest.options);

@@ -223,6 +223,16 @@ export class Reflector {
    * is where the check found the upstream. Following a root hub, a refresh (which never relists).
    */
   catchUp(): void {
+    // An upstream that knows its head without a request (a merged key's sequence), asked while its
+    // stream is open: the reads wait for the hub to have what the stream has been given, and the
+    // stream goes on (ending it would resume every member of a merged key).
+    if (this.#upstream.head && this.#streaming) {
+      const check = this.#handler.checking();
+      const current = this.#upstream.head();
+      if (current <= (this.#handler.resumeVersion() ?? 0)) this.#handler.upToDate(check);
+      else this.#handler.currentOnceAt(current, check);
+      return;
+    }
     if (this.#watchLists === false || this.#options.followsHub) {
       if (this.#refresh !== undefined) return;
       this.#refresh = "in-step";
@@ -526,6 +536,7 @@ export class Reflector {
 
   /** The upstream's current resourceVersion, from the cheapest list there is; `any`: as its cache has it (`resourceVersion=0`), else a consistent read. */
   async #currentVersion(any: boolean): Promise<number> {
+    if (this.#upstream.head) return this.#upstream.head();
     const url = upstreamCollectionUrl(this.#key, any ? { limit: "1", resourceVersion: "0" } : { limit: "1" });
     // Only the head is read: an API server's cache lists everything for `resourceVersion=0`, whatever the limit.
     const list = await openList(await this.#request(url), url);

@@ -33,8 +33,9 @@ export function objectJsonOf(line: string, type: WatchEventType): string | undef
  * A BOOKMARK: an empty object of the watched kind carrying only the resourceVersion
  * (apiserver `cacher.go`), optionally marking the end of `sendInitialEvents`.
  */
-export function bookmarkLine(kind: string, apiVersion: string, rv: number, initialEventsEnd = false): string {
-  const metadata = initialEventsEnd ? { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: "true" } } : { resourceVersion: String(rv) };
+export function bookmarkLine(kind: string, apiVersion: string, rv: number, initialEventsEnd = false, annotations?: Record<string, string>): string {
+  const all = initialEventsEnd ? { ...annotations, [INITIAL_EVENTS_END]: "true" } : annotations;
+  const metadata = all ? { resourceVersion: String(rv), annotations: all } : { resourceVersion: String(rv) };
   return eventLine("BOOKMARK", JSON.stringify({ kind, apiVersion, metadata }));
 }
 

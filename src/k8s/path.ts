@@ -4,10 +4,12 @@
  * (apiserver `pkg/endpoints/request/requestinfo.go`), plus this relay's
  * `/clusters/{name}/` prefix for named clusters.
  */
+import { ALL_CLUSTERS, isMemberSet, mergedCluster } from "./members.ts";
+import { badRequest, type Result } from "./status.ts";
 
 export interface ResourcePath {
   kind: "resource";
-  /** Named cluster from `/clusters/{name}/`; `undefined` is the default cluster. */
+  /** Named cluster from `/clusters/{name}/` (a merged key's set: `*`, or canonical as `members.ts` makes it); `undefined` is the default cluster. */
   cluster: string | undefined;
   /** API group; `""` is the core group (`/api/v1`). */
   group: string;
@@ -51,6 +53,19 @@ export const isDnsSubdomain = (s: string): boolean => s.length <= 253 && DNS_SUB
 /** `IsValidPathSegmentName`: names travel in URL segments, so `.`, `..`, `/` and `%` are out. */
 export const isValidObjectName = (s: string): boolean => s.length > 0 && s.length <= 253 && s !== "." && s !== ".." && !/[/%]/.test(s);
 
+/**
+ * A cluster segment that names a set, checked and canonicalised: `*` as it is (expanded by
+ * `resolveMembers` against the configuration), a set sorted and deduped.
+ */
+export function parseMemberSet(segment: string): Result<string> {
+  if (segment === ALL_CLUSTERS) return { ok: true, value: ALL_CLUSTERS };
+  // `a,` is the set of `a` alone (its canonical form): objects renamed as in any merged key.
+  const names = (segment.endsWith(",") ? segment.slice(0, -1) : segment).split(",");
+  const bad = names.find((name) => !isDnsLabel(name));
+  if (bad !== undefined) return { ok: false, status: badRequest(`a cluster set is cluster names (DNS labels) separated by commas, or "*": ${JSON.stringify(bad)} is not a cluster name`) };
+  return { ok: true, value: mergedCluster(names) };
+}
+
 const invalid = (reason: string): InvalidPath => ({ kind: "invalid", reason });
 
 /**
@@ -67,8 +82,15 @@ export function parseApiPath(pathname: string): ApiPath {
   let cluster: string | undefined;
   if (parts[0] === "clusters") {
     const name = parts[1];
-    if (name === undefined || !isDnsLabel(name)) return invalid("a cluster name must be a DNS label");
-    cluster = name;
+    if (name !== undefined && isMemberSet(name)) {
+      // A merged key's clusters (`*`, `a,b`): canonical here, checked against the configuration by the gate.
+      const set = parseMemberSet(name);
+      if (!set.ok) return invalid(set.status.message ?? "a malformed cluster set");
+      cluster = set.value;
+    } else {
+      if (name === undefined || !isDnsLabel(name)) return invalid("a cluster name must be a DNS label");
+      cluster = name;
+    }
     parts = parts.slice(2);
   }
   const rest = `/${parts.join("/")}`;

@@ -7,6 +7,7 @@
  * Table's own group/version unless `includeObject` says otherwise (apiserver
  * `pkg/endpoints/handlers/response.go` `asTable`). Shared by the simulator and the relay.
  */
+import { CLUSTER_ANNOTATION, membersOf } from "./members.ts";
 import type { KubeObject } from "./types.ts";
 
 export type IncludeObject = "None" | "Metadata" | "Object";
@@ -15,6 +16,8 @@ export type IncludeObject = "None" | "Metadata" | "Object";
 export interface TableResource {
   group: string;
   resource: string;
+  /** A merged key's (`members.ts`) Tables have a Cluster column after the name. */
+  cluster?: string | undefined;
 }
 
 export interface TableOptions {
@@ -255,7 +258,14 @@ const COLUMNS: Record<string, Column[]> = {
   ],
 };
 
-const columnsOf = (r: TableResource): Column[] => COLUMNS[`${r.group}/${r.resource}`] ?? [NAME, AGE];
+/** The cluster a merged key's object comes from. */
+const CLUSTER = col("Cluster", "The cluster the object is in (a merged key's objects are named <cluster>:<name>).", (o) => o.metadata?.annotations?.[CLUSTER_ANNOTATION] ?? "");
+
+function columnsOf(r: TableResource): Column[] {
+  const columns = COLUMNS[`${r.group}/${r.resource}`] ?? [NAME, AGE];
+  // Second, after the name: a view's first column is the name (`view.ts`).
+  return r.cluster !== undefined && membersOf(r.cluster) ? [columns[0]!, CLUSTER, ...columns.slice(1)] : columns;
+}
 
 function row(columns: Column[], object: KubeObject, options: TableOptions, now: number) {
   const o = object as Obj;

@@ -29,6 +29,8 @@ export const CLUSTER_NAMES = [
   "quiet",
   "lagging",
   "cold",
+  "fleet-a",
+  "fleet-b",
 ] as const;
 
 declare module "vitest" {

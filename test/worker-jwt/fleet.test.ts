@@ -1,0 +1,36 @@
+/**
+ * AUTH_MODE=jwt on a merged key (DESIGN.md, "One watch across clusters"): each member is
+ * authorized as its own cluster's request would be; a member the token may not read is left
+ * out and named, not a 403 of the whole.
+ */
+import { describe, expect, it } from "vitest";
+import { MEMBERS_LEFT_OUT_HEADER } from "../../src/k8s/members.ts";
+import type { KubeObject } from "../../src/k8s/types.ts";
+import { jwtFor } from "../kit/tokens.ts";
+import { podsPath } from "../kit/paths.ts";
+import { httpWatch, relay, Sim, uniqueNamespace } from "../worker/helpers.ts";
+
+const a = new Sim("fleet-a");
+const b = new Sim("fleet-b");
+const pods = { apiGroups: [""], resources: ["pods"], namespaces: ["*"] };
+
+describe("a merged key with jwt grants per cluster", () => {
+  it("serves the members the token may read, names those left out, and refuses a token that may read none", async () => {
+    const ns = uniqueNamespace("fleet");
+    await a.createPod(ns, "mine");
+    await b.createPod(ns, "theirs");
+    const onlyA = { authorization: `Bearer ${await jwtFor("alice", [{ clusters: ["fleet-a"], ...pods }])}` };
+    const listed = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: onlyA });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBe("fleet-b");
+    expect(((await listed.json()) as { items: KubeObject[] }).items.map((o) => o.metadata?.name)).toEqual(["fleet-a:mine"]);
+    const watch = await httpWatch(`/clusters/fleet-a,fleet-b${podsPath(ns)}?watch=1`, onlyA);
+    expect(watch.response.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBe("fleet-b");
+    expect((await watch.events.next("fleet-a's pod")).object.metadata?.name).toBe("fleet-a:mine");
+    watch.close();
+    const neither = { authorization: `Bearer ${await jwtFor("bob", [{ clusters: ["other"], ...pods }])}` };
+    const refused = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: neither });
+    expect(refused.status).toBe(403);
+    await refused.body?.cancel();
+  });
+});
