@@ -33,7 +33,7 @@ const tuning = {
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 
-function workers(name: string, include: string[], bindings: Record<string, string>, exclude: string[] = []) {
+function workers(name: string, include: string[], bindings: Record<string, string>, { exclude = [] as string[], beside = false } = {}) {
   return {
     plugins: [
       cloudflareTest(({ inject }) => {
@@ -59,8 +59,18 @@ function workers(name: string, include: string[], bindings: Record<string, strin
         };
       }),
     ],
-    // One file at a time: the files of a project share its simulated clusters, whose users and faults some of them change.
-    test: { name, include, exclude, globalSetup: ["test/setup/simulators.ts"], testTimeout: 30_000, fileParallelism: false, sequence: { groupOrder: 1 } },
+    // One file at a time: the files of a project share its simulated clusters, whose users and
+    // faults some of them change. vitest runs a group's projects with one number of workers, so
+    // the Workers projects' group runs one file at a time in all; a project of one file (`beside`)
+    // runs instead in the end-to-end group, two files at a time, beside those files.
+    test: {
+      name,
+      include,
+      exclude,
+      globalSetup: ["test/setup/simulators.ts"],
+      testTimeout: 30_000,
+      ...(beside ? { sequence: { groupOrder: 2 } } : { fileParallelism: false, sequence: { groupOrder: 1 } }),
+    },
   };
 }
 
@@ -100,10 +110,10 @@ export default defineConfig({
       // project per AUTH_MODE, since it is a Worker-wide setting.
       // Its tests reach the relay as http://relay.test (test/worker/helpers.ts), which `none` mode,
       // loopback-only by default against DNS rebinding, answers only when named.
-      workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }, [SOAK]),
-      // The soak (about three minutes) with simulated clusters of its own, beside the files above
-      // rather than after them.
-      workers("workers-soak", [SOAK], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }),
+      workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }, { exclude: [SOAK] }),
+      // The soak (about four minutes), with simulated clusters of its own, beside the end-to-end
+      // files rather than in the line of the files above.
+      workers("workers-soak", [SOAK], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }, { beside: true }),
       workers("workers-jwt", ["test/worker-jwt/**/*.test.ts"], {
         AUTH_MODE: "jwt",
         AUTH_JWT_SECRET: TEST_JWT_SECRET,

@@ -2,7 +2,8 @@
  * @module
  * Where the suite's time goes: after a run, each project's wall time (from its first file's start
  * to its last file's end) and the files that took longest, so a slow CI run says what to look at.
- * With TEST_TIMINGS=<file>, the same as JSON (every file), for comparing two runs.
+ * With TEST_TIMINGS=<file>, every file's time and when it started as JSON, for comparing two runs
+ * and seeing which files ran side by side.
  */
 import { writeFileSync } from "node:fs";
 import { relative } from "node:path";
@@ -49,7 +50,8 @@ export default class TimingReporter implements Reporter {
     console.log(lines.join("\n"));
     const file = process.env.TEST_TIMINGS;
     if (file) {
-      const rows = this.#timings.map((t) => ({ project: t.project, file: t.file, seconds: Math.round(t.end - t.start) / 1000 }));
+      const first = Math.min(...this.#timings.map((t) => t.start));
+      const rows = this.#timings.map((t) => ({ project: t.project, file: t.file, startedAt: Math.round(t.start - first) / 1000, seconds: Math.round(t.end - t.start) / 1000 }));
       writeFileSync(file, `${JSON.stringify(rows, null, 2)}\n`);
     }
   }
