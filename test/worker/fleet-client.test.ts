@@ -5,7 +5,7 @@
  * every cluster's objects by their merged names, and resumes the merged key's one sequence.
  */
 import { describe, expect, it } from "vitest";
-import { clusterOf, informer, relaySocket, view, watch, watchMany, type NamedUpdate } from "../../src/client/index.ts";
+import { clusterOf, informer, relaySocket, statsUrl, view, watch, watchMany, type NamedUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { Inbox } from "../kit/inbox.ts";
 import { podsPath } from "../kit/paths.ts";
@@ -43,6 +43,9 @@ describe("the client on a merged key", () => {
       { cluster: "fleet-a", name: "web" },
       { cluster: "fleet-b", name: "web" },
     ]);
+    // statsUrl(): the merge hub of the set, however spelled.
+    const stats = new URL(statsUrl(url("fleet-b,fleet-a", ns)));
+    expect(await (await relay(stats.pathname)).json()).toMatchObject({ key: `fleet-a,fleet-b:${podsPath(ns)}` });
     changes.drain();
     const release = network.hold();
     network.drop();
