@@ -20,7 +20,7 @@
 export { watch } from "./watch.ts";
 export { informer, Informer, type InformerOptions } from "./informer.ts";
 export { view, View, type ViewCell, type ViewColumn, type ViewOptions, type ViewRow, type ViewStatus, type ViewWindow } from "./view.ts";
-export { objectKey } from "./keys.ts";
+export { clusterOf, objectKey } from "./keys.ts";
 export { WatchError, type WatchErrorDetails } from "./errors.ts";
 export { relaySocket, RelaySocket, type LogEnd, type RelaySocketOptions } from "./relay-socket.ts";
 export { watchMany, type Failed, type NamedUpdate, type WatchManyOptions } from "./many.ts";

@@ -91,7 +91,18 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
   const members = membersOf(key.cluster);
   // A merged key's hub reads its members' hubs (DESIGN.md, "One watch across clusters"); its head is the feed's, made below.
   const memberState = async (name: string) => (await hubs(name).stats())?.upstream;
-  const merged = members && !replica ? mergedUpstream(key, members, root, { byName: hubs, state: memberState }, new MergePoints(() => storage.sql), () => feed.window.head, clock) : undefined;
+  const merged =
+    members && !replica
+      ? mergedUpstream(
+          key,
+          members,
+          root,
+          { byName: hubs, state: memberState },
+          new MergePoints(() => storage.sql),
+          { head: () => feed.window.head, held: (prefix, after, limit) => feed.collection.named(prefix, after, limit) },
+          clock,
+        )
+      : undefined;
   const upstream = replica ? rootUpstream(key, root, replica.name, hubs) : (merged ?? upstreamFor(env, key.cluster));
   if (!upstream) throw new Error(`cluster "${key.cluster}" is not configured (UPSTREAM_URL or CLUSTERS)`);
   const replicas = replica ? undefined : new Replicas(root, subscribersPerHub(env, key.cluster), () => clock.now());
@@ -109,7 +120,8 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
       // A tree gathers once, at its root, as one hub of all its clients would (its replicas
       // counted by what they serve, not as subscribers): each replica commits what the root sent as it comes.
       gather: replica ? replicaGather() : new Gather(() => gatherMs((fanout?.clients ?? 0) + (replicas?.subscribers() ?? 0))),
-      wantDeltas: () => fanout?.wantsDeltas ?? false,
+      // A merged key's list gives all its objects one number, which a delta's base could not tell apart (`k8s/delta.ts`): its events go whole.
+      wantDeltas: () => !members && (fanout?.wantsDeltas ?? false),
       wantRows: () => views?.active ?? false,
       observer: metrics.upstream,
       pages: memory.pages,

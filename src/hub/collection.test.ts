@@ -61,6 +61,23 @@ describe("Collection", () => {
     expect(collection.peek("ns/b")).toBeUndefined();
   });
 
+  it("reads the objects whose name begins with a prefix, namespaced or not, a page at a time (a merged key's objects of one member)", () => {
+    const { collection, apply } = open();
+    const at = (key: string, rv: number): ObjectRecord => ({ key, uid: key, rv, json: JSON.stringify({ key }) });
+    apply(...["ns1/b:x", "ns1/ab:y", "ns2/a:z", "a:cluster-scoped", "ns2/b:w", "b:v", "ns1/x"].map((key, i): ObjectEvent => ({ type: "ADDED", object: at(key, i + 1) })));
+    const named = (prefix: string, limit: number) => {
+      const seen: string[] = [];
+      for (let after = ""; ; ) {
+        const { rows, more } = collection.named(prefix, after, limit);
+        seen.push(...rows.map((r) => r.key));
+        if (!more || rows.length === 0) return seen;
+        after = rows.at(-1)!.key;
+      }
+    };
+    expect(named("b:", 1)).toEqual(["b:v", "ns1/b:x", "ns2/b:w"]);
+    expect(named("a:", 10)).toEqual(["a:cluster-scoped", "ns2/a:z"]);
+  });
+
   it("a snapshot reads the collection as it was, while it changes; its kept versions go when it closes", () => {
     const { collection, snapshots, apply, all, storage } = open();
     apply({ type: "ADDED", object: record("a", "u1", 1) }, { type: "ADDED", object: record("b", "u2", 2) }, { type: "ADDED", object: record("c", "u3", 3) });

@@ -213,6 +213,15 @@ export class Collection {
     return joinedRows(this.#sql(), "objects", "key > ? AND rv <= ?", [afterKey, at], afterKey, limit, maxBytes);
   }
 
+  /**
+   * Up to `limit` current objects whose name begins with `prefix`, after `afterKey`, in key
+   * order, at most `maxBytes` of them (or one): a merged key's objects of one member (`<cluster>:`).
+   */
+  named(prefix: string, afterKey: string, limit: number, maxBytes = READ_BYTES): Rows {
+    // The name follows the key's one '/' (a namespaced key's), or is the whole key.
+    return readByBytes<StoredObject>(this.#sql(), "objects", COLUMNS, "key > ? AND substr(key, instr(key, '/') + 1, ?) = ?", [afterKey, prefix.length, prefix], "key", limit, maxBytes);
+  }
+
   /** The key of the `n`th object after `afterKey` at `at` (the last of a page of `n`), or `undefined` when fewer are left. */
   keyAfter(at: number, afterKey: string, n: number): string | undefined {
     const sql = this.#sql();

@@ -6,7 +6,9 @@
  * and one watch in a sequence of its own (an integer that only grows), and records in the merge
  * hub's SQLite where each member was at each number (`merge-points.ts`), so the hub resumes
  * exactly, or is told 410 and relists as from any upstream. A member that does not answer is
- * left out, said so (`behind`), and retried on its own; it never holds the others up.
+ * said so (`behind`) and retried on its own; it never holds the others up. A list it does not
+ * answer keeps its objects as the merge hub has them, at its position then; one with no
+ * position there leaves it out.
  */
 import { Backoff, REFLECTOR_BACKOFF } from "../k8s/backoff.ts";
 import { bookmarkLine, errorLine, eventLine, parseEventLine } from "../k8s/event.ts";
@@ -45,9 +47,14 @@ export interface MergedUpstream extends Upstream {
 
 type OpenedList = Awaited<ReturnType<typeof openList>>;
 
+/** The merge hub's own objects whose name begins with `prefix` now, in key order: up to `limit` after `afterKey` (`Collection.named`). */
+export type HeldObjects = (prefix: string, afterKey: string, limit: number) => { rows: ReadonlyArray<{ key: string; json: string }>; more: boolean };
+/** How many of a member's held objects a list reads at a time (and no more than a read's bytes). */
+const HELD_PAGE = 500;
+
 /**
  * The merged upstream of `key` (whose cluster is the members'), for the merge hub `self`;
- * `hubHead`: the hub's committed resourceVersion, which a new number must pass.
+ * `hub`: its committed resourceVersion (which a new number must pass), and its objects of a member.
  */
 export function mergedUpstream(
   key: WatchKey,
@@ -55,9 +62,10 @@ export function mergedUpstream(
   self: string,
   hubs: { byName: HubByName; state: MemberState },
   points: MergePoints,
-  hubHead: () => number,
+  hub: { head: () => number; held: HeldObjects },
   clock: Clock,
 ): MergedUpstream {
+  const hubHead = hub.head;
   const names = new Map(members.map((member) => [member, hubName({ ...key, cluster: member })]));
   const upstreams = new Map(members.map((member) => [member, rootUpstream({ ...key, cluster: member }, names.get(member)!, self, hubs.byName)]));
   /** Members the merge hub cannot read, and why. */
@@ -129,8 +137,12 @@ export function mergedUpstream(
     if (answered.length === 0) return statusResponse(serviceUnavailable(`no member of the merged key answered: ${[...behind].map(([m, why]) => `${m}: ${why}`).join("; ")}`, 1));
     kind = String(answered[0]!.list.head.kind).replace(/List$/, "");
     apiVersion = String(answered[0]!.list.head.apiVersion ?? "");
+    // A member that does not answer keeps what the hub holds of it, at the position the hub's
+    // head has for it: the relist's diff deletes none of its objects, and its watch resumes from there.
+    const atHead = points.at(hubHead());
+    const kept = opened.flatMap(({ member, list }) => (list === undefined && atHead?.[member] !== undefined ? [member] : []));
     const at = firstNumber();
-    const positions: Positions = Object.fromEntries(answered.map(({ member, list }) => [member, list.rv]));
+    const positions: Positions = Object.fromEntries([...answered.map(({ member, list }) => [member, list.rv]), ...kept.map((member) => [member, atHead![member]])]);
     points.record(at, positions);
     const encoder = new TextEncoder();
     const pieces = (async function* () {
@@ -149,6 +161,17 @@ export function mergedUpstream(
             yield (first ? "" : ",") + out.join(",");
             first = false;
           }
+        }
+      }
+      for (const member of kept) {
+        // As the hub has them: renamed, at the numbers they had (each no later than the head).
+        const prefix = mergedName(member, "");
+        for (let after: string | undefined = ""; after !== undefined; ) {
+          const page = hub.held(prefix, after, HELD_PAGE);
+          if (page.rows.length === 0) break;
+          yield (first ? "" : ",") + page.rows.map((row) => row.json).join(",");
+          first = false;
+          after = page.more ? page.rows.at(-1)!.key : undefined;
         }
       }
       yield "]}";

@@ -10,7 +10,7 @@ import { hubName, watchKey } from "../../src/k8s/key.ts";
 import { CLUSTER_ANNOTATION, MEMBERS_BEHIND_ANNOTATION, MEMBERS_BEHIND_HEADER, NAME_ANNOTATION } from "../../src/k8s/members.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { podsPath } from "../kit/paths.ts";
-import { httpWatch, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
+import { eventually, httpWatch, relay, rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
 import { relaySocket } from "./socket-helpers.ts";
 
 const a = new Sim("fleet-a");
@@ -254,6 +254,54 @@ describe("a merged key", () => {
       ["fleet-b:web", "fleet-b"],
       ["fleet-a:web", "fleet-a"],
     ]);
+  });
+
+  it("keeps a member's objects through a relist that member does not answer, at the resourceVersions they had, and brings its changes meanwhile once, in order", async () => {
+    const ns = uniqueNamespace("fleet");
+    const set = "fleet-a,fleet-b";
+    await a.createPod(ns, "a0");
+    for (const name of ["b0", "b1"]) await b.createPod(ns, name);
+    const { list: before } = await list(merged(set, ns));
+    expect(before.items.map((o) => o.metadata?.name).sort()).toEqual(["fleet-a:a0", "fleet-b:b0", "fleet-b:b1"]);
+    // fleet-b's cluster stops answering, and its hub restarts: not watching its cluster, it answers no list of it.
+    await b.faults({ failRequests: { count: 1000, status: 503, verbs: ["watch", "list"], path: podsPath(ns) } });
+    await evictDurableObject(hubOf("fleet-b", ns));
+    // The merge hub restarts to find fleet-a's hub no longer holds fleet-a's position (as after compacting it): a 410, and a relist.
+    const hub = hubOf(set, ns);
+    await runInDurableObject(hub, (_instance, state) => void state.storage.sql.exec(`UPDATE merge_points SET positions = json_set(positions, '$."fleet-a"', 1)`));
+    await evictDurableObject(hub);
+    await b.createPod(ns, "b2");
+    await b.patchPod(ns, "b0", { metadata: { labels: { step: "meanwhile" } } });
+    await b.deletePod(ns, "b1");
+    const watch = await httpWatch(merged(set, ns, `watch=1&resourceVersion=${before.metadata.resourceVersion}&allowWatchBookmarks=true`));
+    await eventually(
+      () =>
+        runInDurableObject(hub, (_instance, state) =>
+          state.storage.sql
+            .exec<{ positions: string }>("SELECT positions FROM merge_points")
+            .toArray()
+            .every((r) => (JSON.parse(r.positions) as Record<string, number>)["fleet-a"] !== 1),
+        ),
+      "the merge hub to have relisted",
+    );
+    // fleet-b is behind (its hub cannot read its cluster), and its objects are as they were, at the resourceVersions they had.
+    const relisted = await eventually(async () => {
+      const { response, list: current } = await list(merged(set, ns, "resourceVersion=0"));
+      return response.headers.get(MEMBERS_BEHIND_HEADER) === "fleet-b" && current;
+    }, "a list that names fleet-b behind");
+    const versions = (items: KubeObject[]) => items.map((o) => [o.metadata?.name, o.metadata?.resourceVersion]).sort();
+    expect(versions(relisted.items)).toEqual(versions(before.items));
+    expect(Number(relisted.metadata.resourceVersion)).toBeGreaterThan(Number(before.metadata.resourceVersion));
+    await b.faults({ failRequests: { count: 0, status: 503 } });
+    const events = await watch.events.until((e) => e.type === "DELETED", "fleet-b's deletion, once it is back");
+    watch.close();
+    const changes = events.filter((e) => e.type !== "BOOKMARK");
+    expect(changes.map(described)).toEqual([
+      ["ADDED", "fleet-b:b2", "fleet-b"],
+      ["MODIFIED", "fleet-b:b0", "fleet-b"],
+      ["DELETED", "fleet-b:b1", "fleet-b"],
+    ]);
+    for (let i = 1; i < changes.length; i++) expect(rvOf(changes[i]!)).toBeGreaterThan(rvOf(changes[i - 1]!));
   });
 
   it("relists as any hub does when it cannot resume (its positions gone): only what changed is sent, an unchanged object keeps its resourceVersion", async () => {
