@@ -101,8 +101,8 @@ describe("Fanout", () => {
   });
 
   it("a long replay cannot starve a subscriber behind it in the queue", () => {
-    // Each event is half a slice: the replay takes many slices, the live one needs one.
-    const { clock, window, subscribe } = setup(4 * TURN_MESSAGES, SLICE / 2);
+    // Each event is half a slice: the replay takes many slices (four turns' bytes), the live one needs one.
+    const { clock, window, subscribe } = setup((4 * TURN_BYTES) / (SLICE / 2), SLICE / 2);
     const replaying = subscribe(0);
     const live = subscribe(window.head - 1);
     clock.turn();
