@@ -1,6 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { holdToPlatformHeap } from "./scripts/heap-limit.ts";
+import LongestFirst, { FIRST_IN_GROUP } from "./test/kit/sequencer.ts";
 import TimingReporter from "./test/kit/timing-reporter.ts";
 import { TEST_JWT_SECRET } from "./test/kit/tokens.ts";
 
@@ -74,8 +75,8 @@ function workers(name: string, include: string[], bindings: Record<string, strin
   };
 }
 
-/** The Workers project's longest file. */
-const SOAK = "test/worker/soak.test.ts";
+/** The Workers project's longest file, which starts first in its group. */
+const SOAK = FIRST_IN_GROUP[0]!;
 
 /**
  * End-to-end files that measure time or load the machine (the page's 300 ms targets over 100,000
@@ -89,6 +90,8 @@ export default defineConfig({
     silent: "passed-only",
     // Then where the time went: each project's wall time and the slowest files.
     reporters: ["default", new TimingReporter()],
+    // Within a group, the soak first, so it runs beside the end-to-end files rather than after them.
+    sequence: { sequencer: LongestFirst },
     // Two files at a time where files may run side by side (on a 2-core machine vitest would run
     // one): the groups run one after another, the pure modules first, then the Workers projects
     // one file at a time, then the end-to-end files two at a time (each starts processes of its
