@@ -2,7 +2,8 @@
  * @module
  * What `npm start` and `npm run dev` relay when no `UPSTREAM_URL` is given: the simulated
  * cluster, which takes kubectl's writes (its controllers keep Deployments, ReplicaSets and Pods
- * consistent, and it publishes OpenAPI for `kubectl apply` and `kubectl explain`), with churn (`SIM_CHURN` changes a second, 2 by default, on `SIM_PORT` or a free port)
+ * consistent, and it publishes OpenAPI for `kubectl apply` and `kubectl explain`), with churn (`SIM_CHURN` changes a second, 2 by default, on `SIM_PORT` or a free port),
+ * and with `SIM_CLUSTERS=east,west` more of them, named (the relay's `CLUSTERS`), to watch as one
  * and its Events, its resourceVersions counted from the clock (so clients that outlive a
  * restart hold resourceVersions of the last run, as after an API server's), and, in `kube` mode,
  * users to try it with, so kube mode can be tried without reading the simulator's source: one
@@ -48,26 +49,58 @@ export function demoUsers(): DemoUser[] {
 }
 
 export interface DemoCluster {
+  /** The cluster relayed as `default` (`/api/…`, `/clusters/default/…`). */
   sim: Simulator;
+  /** More simulated clusters by name (`SIM_CLUSTERS`), relayed as `/clusters/<name>/…` and, with the first, as `/clusters/*` / …. */
+  more: Map<string, Simulator>;
   /** `kube` mode's users, with their tokens. */
   users: DemoUser[] | undefined;
   /** What was started, in a line. */
   summary: string;
+  close(): Promise<void>;
+}
+
+/** The names in `SIM_CLUSTERS` (`east,west`): each a DNS label, none `default`, none twice; a mistake is an Error saying what to write. */
+export function simClusterNames(value: string | undefined): string[] {
+  const names = (value ?? "")
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "");
+  for (const name of names) {
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name)) throw new Error(`SIM_CLUSTERS: "${name}" is not a cluster name (lower-case letters, digits and '-', as in SIM_CLUSTERS=east,west)`);
+    if (name === "default") throw new Error(`SIM_CLUSTERS: "default" is the first simulated cluster already; name the others (SIM_CLUSTERS=east,west)`);
+  }
+  if (new Set(names).size !== names.length) throw new Error(`SIM_CLUSTERS: a name is there twice (${value})`);
+  return names;
 }
 
 export async function startDemoCluster(authMode: string, env: NodeJS.ProcessEnv = process.env): Promise<DemoCluster> {
+  const names = simClusterNames(env.SIM_CLUSTERS);
   const users = authMode === "kube" ? demoUsers() : undefined;
   const churn = env.SIM_CHURN ?? "2";
-  const sim = await startSimulator({
-    port: Number(env.SIM_PORT ?? 0),
-    churn: { ratePerSec: Number(churn), events: true },
-    initialResourceVersion: clockResourceVersion(),
-    openapi: true,
-    controllers: true,
-    ...(users ? { users } : {}),
-  });
-  const summary = `simulated cluster at ${sim.url} (churn ${churn} changes/s; SIM_CHURN to change)${users ? `, with demo users ${users.map((u) => u.name).join(" and ")}` : ""}`;
-  return { sim, users, summary };
+  const start = (port: number) =>
+    startSimulator({
+      port,
+      churn: { ratePerSec: Number(churn), events: true },
+      initialResourceVersion: clockResourceVersion(),
+      openapi: true,
+      controllers: true,
+      ...(users ? { users } : {}),
+    });
+  const sim = await start(Number(env.SIM_PORT ?? 0));
+  const more = new Map<string, Simulator>();
+  const close = async () => void (await Promise.all([sim, ...more.values()].map((s) => s.close())));
+  try {
+    for (const name of names) more.set(name, await start(0));
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  const others = [...more].map(([name, s]) => `${name} at ${s.url}`).join(", ");
+  const summary =
+    `simulated cluster at ${sim.url} (churn ${churn} changes/s; SIM_CHURN to change)${users ? `, with demo users ${users.map((u) => u.name).join(" and ")}` : ""}` +
+    (others ? `; simulated clusters ${others} (SIM_CLUSTERS), all of them as one at /clusters/*/…` : "");
+  return { sim, more, users, summary, close };
 }
 
 /**
@@ -85,9 +118,12 @@ export async function relayUpstream(
     say(`relaying the cluster at ${vars.UPSTREAM_URL}`);
     return { vars: { ...vars, AUTH_MODE: authMode, UPSTREAM_URL: vars.UPSTREAM_URL }, secrets, cluster: undefined };
   }
+  if (env.SIM_CLUSTERS && vars.CLUSTERS) throw new Error("SIM_CLUSTERS and CLUSTERS are both set: SIM_CLUSTERS makes CLUSTERS for the simulated clusters it starts; set one of them");
   const cluster = await startDemoCluster(authMode, env);
   say(cluster.summary);
-  return { vars: { ...vars, AUTH_MODE: authMode, UPSTREAM_URL: cluster.sim.url }, secrets, cluster };
+  const members = Object.fromEntries([...cluster.more].map(([name, sim]) => [name, { url: sim.url }]));
+  const clusters: Record<string, string> = cluster.more.size > 0 ? { CLUSTERS: JSON.stringify(members) } : {};
+  return { vars: { ...vars, ...clusters, AUTH_MODE: authMode, UPSTREAM_URL: cluster.sim.url }, secrets, cluster };
 }
 
 /** The secrets `CLUSTERS` names (`tokenSecret`), passed as the others are; a malformed `CLUSTERS` is the relay's to report. */

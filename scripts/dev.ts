@@ -18,8 +18,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Simulator } from "../src/sim/index.ts";
-import { relayUpstream } from "./demo-cluster.ts";
+import { type DemoCluster, relayUpstream } from "./demo-cluster.ts";
 import { hints, type HintContext } from "./hints.ts";
 import { oneThreadDefaults } from "./one-thread.ts";
 import { onOrphaned } from "./proc.ts";
@@ -28,7 +27,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
 const say = (line: string) => console.log(`[dev] ${line}`);
 
-let sim: Simulator | undefined;
+let demo: DemoCluster | undefined;
 let envDir: string | undefined;
 
 /**
@@ -49,12 +48,12 @@ function writeEnvFile(fileName: string, values: Record<string, string>): string 
 
 async function cleanUp(): Promise<void> {
   if (envDir) rmSync(envDir, { recursive: true, force: true });
-  await sim?.close();
+  await demo?.close();
 }
 
 async function main(): Promise<void> {
   const { vars, secrets, cluster } = await relayUpstream(say);
-  sim = cluster?.sim;
+  demo = cluster;
   const users = cluster?.users;
   if (vars.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it answers loopback names only");
 

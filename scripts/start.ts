@@ -13,8 +13,7 @@ import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Simulator } from "../src/sim/index.ts";
-import { relayUpstream } from "./demo-cluster.ts";
+import { type DemoCluster, relayUpstream } from "./demo-cluster.ts";
 import { DETACHED_ENV, detach, stopCommand } from "./detached.ts";
 import { hints, type HintContext } from "./hints.ts";
 import { localCertificate } from "./local-tls.ts";
@@ -30,13 +29,13 @@ const READY_WITHIN_MS = 15_000;
 const host = "127.0.0.1";
 const say = (line: string) => console.log(`[start] ${line}`);
 
-let sim: Simulator | undefined;
+let demo: DemoCluster | undefined;
 let relay: RelayRuntime | undefined;
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8787);
   const { vars, secrets, cluster } = await relayUpstream(say);
-  sim = cluster?.sim;
+  demo = cluster;
   const users = cluster?.users;
   if (vars.AUTH_MODE === "none") say("WARNING: AUTH_MODE=none: anyone who can reach the relay can watch everything it relays; it listens on loopback only");
 
@@ -47,7 +46,7 @@ async function main(): Promise<void> {
   // cluster's relay keeps its state (and so its replay window) across restarts, where
   // `wrangler dev` keeps it too.
   const stateDir = process.env.PERSIST_DIR ?? ".wrangler/state";
-  const persistDir = sim ? undefined : stateDir;
+  const persistDir = demo ? undefined : stateDir;
   let tls: ReturnType<typeof localCertificate> | undefined;
   if (process.env.TLS === "1") {
     try {
@@ -77,9 +76,9 @@ async function main(): Promise<void> {
     return fail(`the relay cannot reach the upstream at ${vars.UPSTREAM_URL} although this launcher could (its log above says why; for https://, NODE_EXTRA_CA_CERTS must name the CA)`);
   }
   say(`relay ready at ${url}`);
-  for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], caFile: tls?.caFile, users, cluster: sim?.url })) say(line);
+  for (const line of hints({ url, mode: vars.AUTH_MODE as HintContext["mode"], caFile: tls?.caFile, users, cluster: demo?.sim.url })) say(line);
   const stops = detached ? `${stopCommand(Number(new URL(url).port))} stops` : "Ctrl-C stops";
-  say(`${stops} the relay${sim ? " and the simulated cluster" : ""}`);
+  say(`${stops} the relay${demo ? ` and the simulated cluster${demo.more.size > 0 ? "s" : ""}` : ""}`);
 }
 
 /** The runtime's lines, as they come; one saying it ran out of heap ends the relay, saying why in one line. */
@@ -120,7 +119,7 @@ let stopping: Promise<void> | undefined;
 function shutdown(code: number): Promise<void> {
   stopping ??= (async () => {
     await relay?.stop();
-    await sim?.close();
+    await demo?.close();
     process.exit(code);
   })();
   return stopping;
