@@ -15,7 +15,7 @@ import { DEFAULT_CLUSTER, describeKey, hubName } from "../k8s/key.ts";
 import { MUX_PATH } from "../k8s/mux.ts";
 import { negotiate, notAcceptable, YAML } from "../k8s/negotiate.ts";
 import { parseApiPath, type ResourcePath } from "../k8s/path.ts";
-import { badRequest, internalError, methodNotAllowed, serviceUnavailable, statusResponse } from "../k8s/status.ts";
+import { badRequest, internalError, methodNotAllowed, type Result, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import { tableOptions } from "../k8s/table.ts";
 import { isWebSocketUpgrade } from "../k8s/websocket.ts";
 import type { Access, Grant, Verb } from "../auth/access.ts";
@@ -258,19 +258,15 @@ export function createApp(): Hono<App> {
     if (denied) return statusResponse(denied);
     // A view is the relay's own JSON, whatever the client accepts.
     if (request.value.verb === "view") return hubAnswer(c.env, raw, request.value, identity, access, placements);
-    // WebSocket frames go from the hub straight to the client, so they are always JSON watch events.
-    const websocket = isWebSocketUpgrade(raw);
-    const representation = websocket ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
     const verb = request.value.verb;
-    // The API server has no YAML stream serializer: a watch negotiates among its stream types.
-    if (!representation || (representation.kind === "yaml" && verb === "watch"))
-      return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
+    const representation = negotiated(raw, verb);
+    if (!representation.ok) return statusResponse(representation.status);
     const response = resource.verbs.includes("watch") ? await watchable(c.env, raw, request.value, identity, access, upstream) : await cachedList(c.env, raw, request.value, resource);
-    return represented(response, verb, path, representation, url);
+    return represented(response, verb, path, representation.value, url);
   });
 
   /** A response as the client negotiated it: JSON as the hub wrote it, YAML, or a Table. */
-  function represented(response: Response, verb: ResourceVerb, path: ResourcePath, representation: NonNullable<ReturnType<typeof negotiate>>, url: URL): Response | Promise<Response> {
+  function represented(response: Response, verb: ResourceVerb, path: ResourcePath, representation: Representation, url: URL): Response | Promise<Response> {
     if (representation.kind === "yaml" && verb !== "watch") return yamlResponse(response, verb as "get" | "list");
     if (representation.kind !== "table") return response;
     return tableResponse(response, verb, path, { ...tableOptions(representation.version, url.searchParams), contentType: representation.contentType });
@@ -300,11 +296,10 @@ export function createApp(): Hono<App> {
     if (readable.length === 0) return statusResponse(refused!);
     const asked = { ...request, key: { ...request.key, cluster: mergedCluster(readable) } };
     const access = accessOf(asked.key.cluster, path, accessVerb(request));
-    const representation = isWebSocketUpgrade(raw) || verb === "view" ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
-    if (!representation || (representation.kind === "yaml" && verb === "watch"))
-      return statusResponse(notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]));
+    const representation = negotiated(raw, verb);
+    if (!representation.ok) return statusResponse(representation.status);
     const answered = await hubAnswer(c.env, raw, asked, identity, access, placements);
-    const response = verb === "view" ? answered : await represented(answered, verb, path, representation, new URL(c.req.url));
+    const response = verb === "view" ? answered : await represented(answered, verb, path, representation.value, new URL(c.req.url));
     if (leftOut.length === 0 || response.webSocket) return response;
     const headers = new Headers(response.headers);
     headers.set(MEMBERS_LEFT_OUT_HEADER, leftOut.join(","));
@@ -372,6 +367,21 @@ function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): 
 function accessVerb(request: HubRequest): Verb {
   if (request.verb !== "view") return request.verb;
   return request.watch ? "watch" : "list";
+}
+
+/** What a resource's answer is written as: JSON, YAML or a Table, as the client's Accept asks. */
+type Representation = NonNullable<ReturnType<typeof negotiate>>;
+
+/**
+ * What the answer to `verb` is written as, or the 406 naming what the relay can write. WebSocket
+ * frames go from the hub straight to the client, and a view is the relay's own JSON, so those are
+ * JSON whatever the client accepts; the API server has no YAML stream serializer, so a watch
+ * negotiates among its stream types.
+ */
+function negotiated(raw: Request, verb: HubRequest["verb"]): Result<Representation> {
+  const representation = isWebSocketUpgrade(raw) || verb === "view" ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
+  if (representation && !(representation.kind === "yaml" && verb === "watch")) return { ok: true, value: representation };
+  return { ok: false, status: notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]) };
 }
 
 /** The cluster a merged key's request passes the gate as: its first member (`*`: the first configured cluster). */
