@@ -27,7 +27,7 @@ import { logger, setLogLevel } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { access } from "./access.ts";
 import { Authenticator, type Identity } from "./auth.ts";
-import { gate, type GateCheck } from "./gate.ts";
+import { gate, type Gate, type GateCheck } from "./gate.ts";
 import { health } from "./health.ts";
 import { oversized } from "./limits.ts";
 import { operator } from "./operator.ts";
@@ -37,8 +37,8 @@ import { regionOf } from "./region.ts";
 import { isLogPath, serveLog } from "./logs.ts";
 import { configuredClusters, upstreamFor, type Upstream } from "../upstream.ts";
 import { isMemberSet, membersOf, mergedCluster, MEMBERS_LEFT_OUT_HEADER, resolveMembers } from "../k8s/members.ts";
-import type { Status } from "../k8s/types.ts";
 import { discovery } from "./discovery.ts";
+import { decideMembers } from "./member-access.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { getObject, listOnce, listsOnce } from "./reads.ts";
@@ -89,7 +89,7 @@ const documentFetch =
  */
 type Api = {
   Bindings: Env;
-  Variables: { path: ResourcePath; upstream: Upstream; identity: Identity; resource: ResourceInfo };
+  Variables: { path: ResourcePath; upstream: Upstream; identity: Identity; memberIdentities: Gate["members"]; resource: ResourceInfo };
 };
 
 export function createApp(): Hono<App> {
@@ -107,19 +107,17 @@ export function createApp(): Hono<App> {
   /** The gate, for the path's cluster: `upstream`, `identity`. */
   const admitted = createMiddleware<Api>(async (c, next) => {
     const named = c.var.path.cluster ?? DEFAULT_CLUSTER;
-    // A merged key passes the gate as its first member (discovery is that cluster's), then names its members (`members.ts`).
-    const set = isMemberSet(named) ? firstMember(c.env, named) : undefined;
-    const passed = await gated(c.env, c.req.raw, set ?? named);
+    // A merged key passes the gate as a member (discovery is that cluster's), then names its members (`members.ts`).
+    const passed = await gated(c.env, c.req.raw, named);
     if (!passed.ok) return statusResponse(passed.status);
-    if (set !== undefined) {
+    if (isMemberSet(named)) {
       const members = resolveMembers(named, configuredClusters(c.env));
       if (!members.ok) return statusResponse(members.status);
-      if (passed.value.identity.mode === "kube")
-        return statusResponse(badRequest("a merged key (/clusters/*, /clusters/a,b) is not served in AUTH_MODE=kube yet: watch each cluster at /clusters/{name}/"));
       c.set("path", { ...c.var.path, cluster: mergedCluster(members.value) });
     }
     c.set("upstream", passed.value.upstream);
     c.set("identity", passed.value.identity);
+    c.set("memberIdentities", passed.value.members);
     await next();
   });
   /** What discovery says the path names: `resource` (404 for what the cluster does not serve). */
@@ -233,8 +231,8 @@ export function createApp(): Hono<App> {
         return next();
       }
       const named = path.cluster ?? DEFAULT_CLUSTER;
-      // A merged key's discovery is its first member's.
-      const passed = await gated(c.env, c.req.raw, isMemberSet(named) ? firstMember(c.env, named) : named);
+      // A merged key's discovery is the member's it passes the gate as.
+      const passed = await gated(c.env, c.req.raw, named);
       if (!passed.ok) return statusResponse(passed.status);
       const upstream = passed.value.upstream;
       if (path.kind === "openapi") return openapi(openapiCache, upstream.cluster, documentFetch(upstream), { cluster: path.cluster, path: path.path, query: url.searchParams, request: c.req.raw });
@@ -283,17 +281,10 @@ export function createApp(): Hono<App> {
     const verb = request.verb;
     if (verb === "get" || !resource.verbs.includes("watch"))
       return statusResponse(badRequest("a merged key serves lists, watches and views of a collection that can be watched: get an object from its own cluster, /clusters/{name}/…"));
-    const readable: string[] = [];
-    const leftOut: string[] = [];
-    let refused: Status | undefined;
-    for (const member of members) {
-      const denied = await auth.authorize(identity, accessOf(member, path, accessVerb(request)), upstreamFor(c.env, member)!, c.env);
-      if (denied) {
-        leftOut.push(member);
-        refused ??= denied;
-      } else readable.push(member);
-    }
-    if (readable.length === 0) return statusResponse(refused!);
+    const decided = await decideMembers(auth, c.env, { identity, members: c.var.memberIdentities }, members, (member) => accessOf(member, path, accessVerb(request)));
+    if (!decided.ok) return statusResponse(decided.status);
+    const { readable, leftOut, refusal } = decided.value;
+    if (readable.length === 0) return statusResponse(refusal!);
     const asked = { ...request, key: { ...request.key, cluster: mergedCluster(readable) } };
     const access = accessOf(asked.key.cluster, path, accessVerb(request));
     const representation = negotiated(raw, verb);
@@ -382,11 +373,6 @@ function negotiated(raw: Request, verb: HubRequest["verb"]): Result<Representati
   const representation = isWebSocketUpgrade(raw) || verb === "view" ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
   if (representation && !(representation.kind === "yaml" && verb === "watch")) return { ok: true, value: representation };
   return { ok: false, status: notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]) };
-}
-
-/** The cluster a merged key's request passes the gate as: its first member (`*`: the first configured cluster). */
-function firstMember(env: Env, set: string): string {
-  return (membersOf(set) ?? configuredClusters(env).sort())[0] ?? DEFAULT_CLUSTER;
 }
 
 /** The access a request asks for: what authorization is decided on. */
