@@ -39,6 +39,7 @@ import { configuredClusters, upstreamFor, type Upstream } from "../upstream.ts";
 import { isMemberSet, membersOf, mergedCluster, MEMBERS_LEFT_OUT_HEADER, resolveMembers } from "../k8s/members.ts";
 import { discovery } from "./discovery.ts";
 import { decideMembers } from "./member-access.ts";
+import { memberGet, mergedGetAnswer } from "./merged-get.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { getObject, listOnce, listsOnce } from "./reads.ts";
@@ -259,9 +260,13 @@ export function createApp(): Hono<App> {
     const verb = request.value.verb;
     const representation = negotiated(raw, verb);
     if (!representation.ok) return statusResponse(representation.status);
-    const response = resource.verbs.includes("watch") ? await watchable(c.env, raw, request.value, identity, access, upstream) : await cachedList(c.env, raw, request.value, resource);
-    return represented(response, verb, path, representation.value, url);
+    return represented(await served(c.env, raw, request.value, identity, access, upstream, resource), verb, path, representation.value, url);
   });
+
+  /** A get, list or watch of one cluster's key: a watchable resource's from its hubs, one without watch's from its list cache. */
+  function served(env: Env, raw: Request, request: HubRequest, identity: Identity, access: Access, upstream: Upstream, resource: ResourceInfo): Promise<Response> {
+    return resource.verbs.includes("watch") ? watchable(env, raw, request, identity, access, upstream) : cachedList(env, raw, request, resource);
+  }
 
   /** A response as the client negotiated it: JSON as the hub wrote it, YAML, or a Table. */
   function represented(response: Response, verb: ResourceVerb, path: ResourcePath, representation: Representation, url: URL): Response | Promise<Response> {
@@ -271,16 +276,17 @@ export function createApp(): Hono<App> {
   }
 
   /**
-   * A list, watch or view of a merged key (DESIGN.md, "One watch across clusters"): from its
-   * merge hub, over the members the subject may read, each asked as its own cluster's request
+   * A get, list, watch or view of a merged key (DESIGN.md, "One watch across clusters"): a get
+   * its member's (`mergedGet`), the rest from its merge hub, over the members the subject may read, each asked as its own cluster's request
    * would be; those it may not are left out and named in a header, not a 403 of the whole.
    */
   async function mergedAnswer(c: Context<Api>, request: HubRequest, resource: ResourceInfo, members: string[]): Promise<Response> {
     const { path, identity } = c.var;
     const raw = c.req.raw;
     const verb = request.verb;
-    if (verb === "get" || !resource.verbs.includes("watch"))
-      return statusResponse(badRequest("a merged key serves lists, watches and views of a collection that can be watched: get an object from its own cluster, /clusters/{name}/…"));
+    if (verb === "get") return mergedGet(c, request, resource, members);
+    if (!resource.verbs.includes("watch"))
+      return statusResponse(badRequest("a merged key serves lists, watches and views of a collection that can be watched: list this one from each cluster, /clusters/{name}/…"));
     const decided = await decideMembers(auth, c.env, { identity, members: c.var.memberIdentities }, members, (member) => accessOf(member, path, accessVerb(request)));
     if (!decided.ok) return statusResponse(decided.status);
     const { readable, leftOut, refusal } = decided.value;
@@ -295,6 +301,24 @@ export function createApp(): Hono<App> {
     const headers = new Headers(response.headers);
     headers.set(MEMBERS_LEFT_OUT_HEADER, leftOut.join(","));
     return new Response(response.body, { status: response.status, headers });
+  }
+
+  /** A get on a merged key (`merged-get.ts`): its member's object, authorized and got as that cluster's own get is. */
+  async function mergedGet(c: Context<Api>, request: Extract<HubRequest, { verb: "get" }>, resource: ResourceInfo, members: string[]): Promise<Response> {
+    const { path, identity } = c.var;
+    const get = memberGet(c.req.raw, request, members, path);
+    if (!get.ok) return statusResponse(get.status);
+    const { member } = get.value;
+    const who = c.var.memberIdentities?.get(member) ?? { ok: true as const, value: identity };
+    if (!who.ok) return statusResponse(who.status);
+    const upstream = upstreamFor(c.env, member)!;
+    const access = accessOf(member, { ...path, name: get.value.request.name }, "get");
+    const denied = await auth.authorize(who.value, access, upstream, c.env);
+    if (denied) return statusResponse(denied);
+    const representation = negotiated(c.req.raw, "get");
+    if (!representation.ok) return statusResponse(representation.status);
+    const answer = await served(c.env, get.value.raw, get.value.request, who.value, access, upstream, resource);
+    return represented(await mergedGetAnswer(answer, member, request.name, path), "get", path, representation.value, new URL(c.req.url));
   }
 
   /**

@@ -30,7 +30,7 @@ async function names(response: Response): Promise<string[]> {
 }
 
 describe("a merged key in AUTH_MODE=kube, each member asked with the token", () => {
-  it("serves the members the token may read; one that says no, does not accept the token, or cannot be asked is left out and named", async () => {
+  it("serves the members the token may read; one that says no, does not accept the token, or cannot be asked is left out and named; a get is its member's to allow", async () => {
     // kim may read pods in both; ken in fleet-a only (fleet-b knows him, and says no); lee is a user of fleet-a alone (fleet-b answers 401).
     await a.setUsers([user("kim", read), user("ken", read), user("lee", read)]);
     await b.setUsers([user("kim", read), user("ken")]);
@@ -41,6 +41,18 @@ describe("a merged key in AUTH_MODE=kube, each member asked with the token", () 
       const listed = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: bearer(token) });
       expect(listed.headers.get(MEMBERS_LEFT_OUT_HEADER), token).toBe("fleet-b");
       expect(await names(listed)).toEqual(["fleet-a:mine"]);
+    }
+    // A get is its member's own: ken's in fleet-a, and fleet-b's 403; fleet-b's 401 for lee, whose token it does not accept.
+    const got = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}/fleet-a:mine`, { headers: bearer("ken-token") });
+    expect(got.status).toBe(200);
+    expect(((await got.json()) as KubeObject).metadata?.name).toBe("fleet-a:mine");
+    for (const [token, code] of [
+      ["ken-token", 403],
+      ["lee-token", 401],
+    ] as const) {
+      const refused = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}/fleet-b:theirs`, { headers: bearer(token) });
+      expect(refused.status, token).toBe(code);
+      expect(await refused.json()).toMatchObject({ kind: "Status", code });
     }
     // `down` is configured, and nothing listens there: its review cannot be made.
     const unreachable = await relay(`/clusters/down,fleet-a${podsPath(ns)}`, { headers: bearer("kim-token") });
