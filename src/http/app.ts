@@ -277,8 +277,9 @@ export function createApp(): Hono<App> {
 
   /**
    * A get, list, watch or view of a merged key (DESIGN.md, "One watch across clusters"): a get
-   * its member's (`mergedGet`), the rest from its merge hub, over the members the subject may read, each asked as its own cluster's request
-   * would be; those it may not are left out and named in a header, not a 403 of the whole.
+   * its member's (`mergedGet`); the rest from its merge hub, over the members the subject may
+   * read, each asked as its own cluster's request would be (`member-access.ts`); those it may
+   * not are left out and named in a header, not a 403 of the whole.
    */
   async function mergedAnswer(c: Context<Api>, request: HubRequest, resource: ResourceInfo, members: string[]): Promise<Response> {
     const { path, identity } = c.var;
