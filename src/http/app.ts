@@ -27,7 +27,7 @@ import { logger, setLogLevel } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { access } from "./access.ts";
 import { Authenticator, type Identity } from "./auth.ts";
-import { gate, type GateCheck } from "./gate.ts";
+import { gate, type Gate, type GateCheck } from "./gate.ts";
 import { health } from "./health.ts";
 import { oversized } from "./limits.ts";
 import { operator } from "./operator.ts";
@@ -37,8 +37,9 @@ import { regionOf } from "./region.ts";
 import { isLogPath, serveLog } from "./logs.ts";
 import { configuredClusters, upstreamFor, type Upstream } from "../upstream.ts";
 import { isMemberSet, membersOf, mergedCluster, MEMBERS_LEFT_OUT_HEADER, resolveMembers } from "../k8s/members.ts";
-import type { Status } from "../k8s/types.ts";
 import { discovery } from "./discovery.ts";
+import { decideMembers } from "./member-access.ts";
+import { memberGet, mergedGetAnswer } from "./merged-get.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { getObject, listOnce, listsOnce } from "./reads.ts";
@@ -89,7 +90,7 @@ const documentFetch =
  */
 type Api = {
   Bindings: Env;
-  Variables: { path: ResourcePath; upstream: Upstream; identity: Identity; resource: ResourceInfo };
+  Variables: { path: ResourcePath; upstream: Upstream; identity: Identity; memberIdentities: Gate["members"]; resource: ResourceInfo };
 };
 
 export function createApp(): Hono<App> {
@@ -107,19 +108,17 @@ export function createApp(): Hono<App> {
   /** The gate, for the path's cluster: `upstream`, `identity`. */
   const admitted = createMiddleware<Api>(async (c, next) => {
     const named = c.var.path.cluster ?? DEFAULT_CLUSTER;
-    // A merged key passes the gate as its first member (discovery is that cluster's), then names its members (`members.ts`).
-    const set = isMemberSet(named) ? firstMember(c.env, named) : undefined;
-    const passed = await gated(c.env, c.req.raw, set ?? named);
+    // A merged key passes the gate as a member (discovery is that cluster's), then names its members (`members.ts`).
+    const passed = await gated(c.env, c.req.raw, named);
     if (!passed.ok) return statusResponse(passed.status);
-    if (set !== undefined) {
+    if (isMemberSet(named)) {
       const members = resolveMembers(named, configuredClusters(c.env));
       if (!members.ok) return statusResponse(members.status);
-      if (passed.value.identity.mode === "kube")
-        return statusResponse(badRequest("a merged key (/clusters/*, /clusters/a,b) is not served in AUTH_MODE=kube yet: watch each cluster at /clusters/{name}/"));
       c.set("path", { ...c.var.path, cluster: mergedCluster(members.value) });
     }
     c.set("upstream", passed.value.upstream);
     c.set("identity", passed.value.identity);
+    c.set("memberIdentities", passed.value.members);
     await next();
   });
   /** What discovery says the path names: `resource` (404 for what the cluster does not serve). */
@@ -233,8 +232,8 @@ export function createApp(): Hono<App> {
         return next();
       }
       const named = path.cluster ?? DEFAULT_CLUSTER;
-      // A merged key's discovery is its first member's.
-      const passed = await gated(c.env, c.req.raw, isMemberSet(named) ? firstMember(c.env, named) : named);
+      // A merged key's discovery is the member's it passes the gate as.
+      const passed = await gated(c.env, c.req.raw, named);
       if (!passed.ok) return statusResponse(passed.status);
       const upstream = passed.value.upstream;
       if (path.kind === "openapi") return openapi(openapiCache, upstream.cluster, documentFetch(upstream), { cluster: path.cluster, path: path.path, query: url.searchParams, request: c.req.raw });
@@ -261,9 +260,13 @@ export function createApp(): Hono<App> {
     const verb = request.value.verb;
     const representation = negotiated(raw, verb);
     if (!representation.ok) return statusResponse(representation.status);
-    const response = resource.verbs.includes("watch") ? await watchable(c.env, raw, request.value, identity, access, upstream) : await cachedList(c.env, raw, request.value, resource);
-    return represented(response, verb, path, representation.value, url);
+    return represented(await served(c.env, raw, request.value, identity, access, upstream, resource), verb, path, representation.value, url);
   });
+
+  /** A get, list or watch of one cluster's key: a watchable resource's from its hubs, one without watch's from its list cache. */
+  function served(env: Env, raw: Request, request: HubRequest, identity: Identity, access: Access, upstream: Upstream, resource: ResourceInfo): Promise<Response> {
+    return resource.verbs.includes("watch") ? watchable(env, raw, request, identity, access, upstream) : cachedList(env, raw, request, resource);
+  }
 
   /** A response as the client negotiated it: JSON as the hub wrote it, YAML, or a Table. */
   function represented(response: Response, verb: ResourceVerb, path: ResourcePath, representation: Representation, url: URL): Response | Promise<Response> {
@@ -273,27 +276,22 @@ export function createApp(): Hono<App> {
   }
 
   /**
-   * A list, watch or view of a merged key (DESIGN.md, "One watch across clusters"): from its
-   * merge hub, over the members the subject may read, each asked as its own cluster's request
-   * would be; those it may not are left out and named in a header, not a 403 of the whole.
+   * A get, list, watch or view of a merged key (DESIGN.md, "One watch across clusters"): a get
+   * its member's (`mergedGet`); the rest from its merge hub, over the members the subject may
+   * read, each asked as its own cluster's request would be (`member-access.ts`); those it may
+   * not are left out and named in a header, not a 403 of the whole.
    */
   async function mergedAnswer(c: Context<Api>, request: HubRequest, resource: ResourceInfo, members: string[]): Promise<Response> {
     const { path, identity } = c.var;
     const raw = c.req.raw;
     const verb = request.verb;
-    if (verb === "get" || !resource.verbs.includes("watch"))
-      return statusResponse(badRequest("a merged key serves lists, watches and views of a collection that can be watched: get an object from its own cluster, /clusters/{name}/…"));
-    const readable: string[] = [];
-    const leftOut: string[] = [];
-    let refused: Status | undefined;
-    for (const member of members) {
-      const denied = await auth.authorize(identity, accessOf(member, path, accessVerb(request)), upstreamFor(c.env, member)!, c.env);
-      if (denied) {
-        leftOut.push(member);
-        refused ??= denied;
-      } else readable.push(member);
-    }
-    if (readable.length === 0) return statusResponse(refused!);
+    if (verb === "get") return mergedGet(c, request, resource, members);
+    if (!resource.verbs.includes("watch"))
+      return statusResponse(badRequest("a merged key serves lists, watches and views of a collection that can be watched: list this one from each cluster, /clusters/{name}/…"));
+    const decided = await decideMembers(auth, c.env, { identity, members: c.var.memberIdentities }, members, (member) => accessOf(member, path, accessVerb(request)));
+    if (!decided.ok) return statusResponse(decided.status);
+    const { readable, leftOut, refusal } = decided.value;
+    if (readable.length === 0) return statusResponse(refusal!);
     const asked = { ...request, key: { ...request.key, cluster: mergedCluster(readable) } };
     const access = accessOf(asked.key.cluster, path, accessVerb(request));
     const representation = negotiated(raw, verb);
@@ -304,6 +302,24 @@ export function createApp(): Hono<App> {
     const headers = new Headers(response.headers);
     headers.set(MEMBERS_LEFT_OUT_HEADER, leftOut.join(","));
     return new Response(response.body, { status: response.status, headers });
+  }
+
+  /** A get on a merged key (`merged-get.ts`): its member's object, authorized and got as that cluster's own get is. */
+  async function mergedGet(c: Context<Api>, request: Extract<HubRequest, { verb: "get" }>, resource: ResourceInfo, members: string[]): Promise<Response> {
+    const { path, identity } = c.var;
+    const get = memberGet(c.req.raw, request, members, path);
+    if (!get.ok) return statusResponse(get.status);
+    const { member } = get.value;
+    const who = c.var.memberIdentities?.get(member) ?? { ok: true as const, value: identity };
+    if (!who.ok) return statusResponse(who.status);
+    const upstream = upstreamFor(c.env, member)!;
+    const access = accessOf(member, { ...path, name: get.value.request.name }, "get");
+    const denied = await auth.authorize(who.value, access, upstream, c.env);
+    if (denied) return statusResponse(denied);
+    const representation = negotiated(c.req.raw, "get");
+    if (!representation.ok) return statusResponse(representation.status);
+    const answer = await served(c.env, get.value.raw, get.value.request, who.value, access, upstream, resource);
+    return represented(await mergedGetAnswer(answer, member, request.name, path), "get", path, representation.value, new URL(c.req.url));
   }
 
   /**
@@ -382,11 +398,6 @@ function negotiated(raw: Request, verb: HubRequest["verb"]): Result<Representati
   const representation = isWebSocketUpgrade(raw) || verb === "view" ? { kind: "json" as const } : negotiate(raw.headers.get("accept") ?? undefined, RESOURCE_TYPES);
   if (representation && !(representation.kind === "yaml" && verb === "watch")) return { ok: true, value: representation };
   return { ok: false, status: notAcceptable(verb === "watch" ? ["application/json;stream=watch"] : ["application/json", YAML]) };
-}
-
-/** The cluster a merged key's request passes the gate as: its first member (`*`: the first configured cluster). */
-function firstMember(env: Env, set: string): string {
-  return (membersOf(set) ?? configuredClusters(env).sort())[0] ?? DEFAULT_CLUSTER;
 }
 
 /** The access a request asks for: what authorization is decided on. */

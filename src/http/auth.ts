@@ -119,40 +119,42 @@ export class Authenticator {
   /**
    * Who the request is, before anything about its cluster is said: `upstream` is `undefined` for
    * a cluster that is not configured, which in `kube` mode (where only a cluster can vouch for a
-   * token) is refused exactly as a token that cluster does not accept.
+   * token) is refused exactly as a token that cluster does not accept. `counted`: whether a
+   * refusal counts as the request's (a merged key's member refusing the token does not, `gate.ts`).
    */
-  async authenticate(mode: AuthMode, env: Vars, request: Request, upstream: Upstream | undefined): Promise<Result<Identity>> {
+  async authenticate(mode: AuthMode, env: Vars, request: Request, upstream: Upstream | undefined, counted = true): Promise<Result<Identity>> {
+    const refused = counted ? this.#refused : () => undefined;
     if (mode === "none") return { ok: true, value: { mode, subject: undefined } };
-    const credential = this.#token(request);
+    const credential = this.#token(request, refused);
     if (!credential.ok) return credential;
     const token = credential.value;
     if (mode === "jwt") {
       const verified = await verifyJwt(token, env.AUTH_JWT_SECRET as string);
-      if ("refused" in verified) return this.#refuse(verified.refused);
+      if ("refused" in verified) return this.#refuse(verified.refused, refused);
       return { ok: true, value: { mode, subject: verified.subject, expiresAt: verified.expiresAt, rules: verified.rules } };
     }
-    if (!upstream) return this.#refuse(NOT_ACCEPTED);
+    if (!upstream) return this.#refuse(NOT_ACCEPTED, refused);
     const problem = await this.kubeUpstreamProblem(upstream);
     if (problem !== undefined) {
-      this.#refused("unverifiable");
+      refused("unverifiable");
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token with cluster "${upstream.cluster}": ${problem}`, 5) };
     }
     const id = await tokenId(token);
     const subject = await this.#cached(`who|${upstream.cluster}|${id}`, () => whoAmI(upstream, token, id), clientOf(request));
     if (!subject.ok) {
-      if ("retryAfterSeconds" in subject) return this.#limited(subject);
-      if (subject.unauthenticated) return this.#refuse(NOT_ACCEPTED);
-      this.#refused("unverifiable");
+      if ("retryAfterSeconds" in subject) return this.#limited(subject, refused);
+      if (subject.unauthenticated) return this.#refuse(NOT_ACCEPTED, refused);
+      refused("unverifiable");
       return { ok: false, status: serviceUnavailable(`the relay cannot verify the bearer token now: ${subject.reason}`, 5) };
     }
     return { ok: true, value: { mode, subject: subject.value as string, token, tokenId: id } };
   }
 
   /** The request's bearer token, or the 401 for its absence or form. */
-  #token(request: Request): Result<string> {
+  #token(request: Request, refused: (reason: RefusalReason) => void): Result<string> {
     const credential = bearerToken(request);
-    if (!credential.ok) return this.#refuse(credential.reason);
-    if (credential.token === undefined) return this.#refuse(`no bearer token (Authorization: Bearer, or the ${BEARER_PROTOCOL_PREFIX}<token> WebSocket subprotocol beside one other)`);
+    if (!credential.ok) return this.#refuse(credential.reason, refused);
+    if (credential.token === undefined) return this.#refuse(`no bearer token (Authorization: Bearer, or the ${BEARER_PROTOCOL_PREFIX}<token> WebSocket subprotocol beside one other)`, refused);
     return { ok: true, value: credential.token };
   }
 
@@ -198,8 +200,8 @@ export class Authenticator {
     return status;
   }
 
-  #refuse(reason: string): { ok: false; status: Status } {
-    this.#refused("unauthenticated");
+  #refuse(reason: string, refused = this.#refused): { ok: false; status: Status } {
+    refused("unauthenticated");
     this.#log("authentication refused", { reason });
     return { ok: false, status: unauthorized(`Unauthorized: ${reason}`) };
   }
@@ -238,8 +240,8 @@ export class Authenticator {
   }
 
   /** The 429 for a token review the limits did not let start. */
-  #limited(limited: Limited): { ok: false; status: Status } {
-    this.#refused("rate_limited");
+  #limited(limited: Limited, refused: (reason: RefusalReason) => void): { ok: false; status: Status } {
+    refused("rate_limited");
     const { perClientBurst, perClientPerSecond, isolateBurst, isolatePerSecond, inFlight } = REVIEW_LIMITS;
     const why = {
       client: `the relay asks the cluster about at most ${perClientBurst} new tokens at once and ${perClientPerSecond} a second for one client`,

@@ -7,7 +7,8 @@
  * running, since a check that cannot be made must not count as a yes.
  */
 import { accessKey, describeDenial, type Access, type Grant } from "../auth/access.ts";
-import type { Review } from "../auth/kube.ts";
+import { mayAccess, type Review, type ReviewUpstream } from "../auth/kube.ts";
+import { membersOf } from "../k8s/members.ts";
 import { forbidden, serviceUnavailable, unauthorized } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { realClock, type Cancel, type Clock } from "./clock.ts";
@@ -15,6 +16,24 @@ import type { Subscriber } from "./subscriber.ts";
 import type { Log } from "../log.ts";
 
 export type AccessCheck = (token: string, access: Access) => Promise<Review<boolean>>;
+
+/**
+ * The re-check of a kube-mode grant: asked of the cluster its access names, never of the hub's
+ * upstream (a replica's is its root hub, a merge hub's its members' hubs). A merged key's grant
+ * names the members the subject could read when it began, and holds while each of them still
+ * says yes (DESIGN.md, "One watch across clusters"): the first no or failure is the answer.
+ */
+export function clusterCheck(upstreamOf: (cluster: string) => ReviewUpstream | undefined): AccessCheck {
+  return async (token, access) => {
+    const reviews = await Promise.all(
+      (membersOf(access.cluster) ?? [access.cluster]).map((cluster) => {
+        const upstream = upstreamOf(cluster);
+        return upstream ? mayAccess(upstream, token, { ...access, cluster }) : Promise.resolve({ ok: false as const, unauthenticated: false, reason: `cluster "${cluster}" is not configured` });
+      }),
+    );
+    return reviews.find((review) => !review.ok || !review.value) ?? { ok: true, value: true };
+  };
+}
 export type Revoke<S = Subscriber> = (subscriber: S, status: Status) => void;
 
 interface Watched {

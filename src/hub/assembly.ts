@@ -6,7 +6,6 @@
  * one clock. Built once per Durable Object instance, from the request's key or the stored one
  * after a restart.
  */
-import { mayAccess } from "../auth/kube.ts";
 import { maxHubs, maxHubsPerSubject, subscribersPerHub, type HubSettings } from "../config.ts";
 import { bookmarkLine } from "../k8s/event.ts";
 import { describeKey, hubName, type WatchKey } from "../k8s/key.ts";
@@ -19,7 +18,7 @@ import { HubReporter } from "../metrics/hub-reporter.ts";
 import { REGISTRY, type MetricsRegistry } from "../metrics/registry.ts";
 import type { Quota } from "../quota/quota.ts";
 import type { Vars } from "../vars.ts";
-import { AccessGuard } from "./access.ts";
+import { AccessGuard, clusterCheck } from "./access.ts";
 import { realClock, type Clock } from "./clock.ts";
 import { Fanout, inFlightLimit, type InitialSliceBatch } from "./fanout.ts";
 import { Gather, gatherMs, replicaGather } from "./gather.ts";
@@ -197,7 +196,7 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
   const quotas = new HubQuotas(env.QUOTA, key.cluster, replica?.name ?? root, limits, log, (quota) => metrics.quotaRefused(quota));
   const indexBuilds = new ViewIndexBuilds(env.QUOTA, replica?.name ?? root, settings.viewIndexBuilds, log, (quota) => metrics.quotaRefused(quota));
   const guard = new AccessGuard(
-    (token, access) => mayAccess(upstream, token, access),
+    clusterCheck((cluster) => upstreamFor(env, cluster)),
     settings.authRecheckMs,
     (subscriber, status) => out.fail(subscriber, status, closeFor(status)),
     log,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, isMemberSet, membersOf, mergedCluster, mergedObject, NAME_ANNOTATION, resolveMembers } from "./members.ts";
+import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, isMemberSet, membersOf, mergedCluster, mergedName, mergedObject, NAME_ANNOTATION, resolveMembers, splitMergedName } from "./members.ts";
 import { parseApiPath } from "./path.ts";
 
 describe("a merged key's members", () => {
@@ -39,5 +39,10 @@ describe("a merged key's members", () => {
       annotations: { keep: "me", [CLUSTER_ANNOTATION]: "east", [NAME_ANNOTATION]: "web", [CLUSTER_VERSION_ANNOTATION]: "42" },
     });
     expect(pod.metadata.name).toBe("web");
+  });
+
+  it("splits a merged name into its cluster and own name, and nothing else", () => {
+    expect(splitMergedName(mergedName("east", "web-1"))).toEqual({ cluster: "east", name: "web-1" });
+    for (const name of ["web-1", ":web-1", "east:", ""]) expect(splitMergedName(name), name).toBeUndefined();
   });
 });

@@ -58,6 +58,13 @@ export function resolveMembers(set: string, configured: readonly string[]): Resu
 /** The merged name of a cluster's object: `<cluster>:<name>`. */
 export const mergedName = (cluster: string, name: string): string => `${cluster}:${name}`;
 
+/** The cluster and own name a merged name says (`east:web`); `undefined` for a name that is not `<cluster>:<name>`. */
+export function splitMergedName(merged: string): { cluster: string; name: string } | undefined {
+  const at = merged.indexOf(":");
+  if (at <= 0 || at === merged.length - 1) return undefined;
+  return { cluster: merged.slice(0, at), name: merged.slice(at + 1) };
+}
+
 /**
  * A member's object as its merged key serves it: renamed `<cluster>:<name>`, at the merged
  * resourceVersion `rv`, its cluster, name and own resourceVersion in annotations. A new object:

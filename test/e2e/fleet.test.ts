@@ -2,8 +2,8 @@
  * @module
  * Unchanged clients on a merged key (`--server …/clusters/*`): a `@kubernetes/client-node`
  * informer holds every object of every cluster, though the two clusters have pods of the same
- * namespace and name, and follows changes in both; kubectl lists them with their cluster
- * (DESIGN.md, "One watch across clusters").
+ * namespace and name, and follows changes in both; kubectl lists them with their cluster, and
+ * gets one by its merged name (DESIGN.md, "One watch across clusters").
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -98,7 +98,7 @@ describe("an informer on /clusters/*", () => {
     }
   });
 
-  it("is listed by kubectl --server …/clusters/*, each pod with its cluster", { timeout: 60_000 }, async () => {
+  it("is listed by kubectl --server …/clusters/*, each pod with its cluster, and a pod got by its merged name", { timeout: 60_000 }, async () => {
     const kubectl = new Kubectl(`${relay!.url}/clusters/*`);
     try {
       const { code, stdout, stderr } = await kubectl.run("get", "pods", "-n", NAMESPACE);
@@ -110,6 +110,10 @@ describe("an informer on /clusters/*", () => {
           ["east:web", "east"],
         ]),
       );
+      // One pod by its merged name: its own cluster's get, renamed.
+      const got = await kubectl.run("get", "pod", "east:web", "-n", NAMESPACE);
+      expect(got.code, got.stderr).toBe(0);
+      expect(rows(got.stdout).map((r) => [r[0], r[1]])).toEqual([["east:web", "east"]]);
     } finally {
       kubectl.cleanup();
     }

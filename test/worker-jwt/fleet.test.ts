@@ -15,7 +15,7 @@ const b = new Sim("fleet-b");
 const pods = { apiGroups: [""], resources: ["pods"], namespaces: ["*"] };
 
 describe("a merged key with jwt grants per cluster", () => {
-  it("serves the members the token may read, names those left out, and refuses a token that may read none", async () => {
+  it("serves the members the token may read, names those left out, gets only what it may read in the object's member, and refuses a token that may read none", async () => {
     const ns = uniqueNamespace("fleet");
     await a.createPod(ns, "mine");
     await b.createPod(ns, "theirs");
@@ -28,6 +28,13 @@ describe("a merged key with jwt grants per cluster", () => {
     expect(watch.response.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBe("fleet-b");
     expect((await watch.events.next("fleet-a's pod")).object.metadata?.name).toBe("fleet-a:mine");
     watch.close();
+    // A get is its member's own: what the token may read there, and the member's 403 where it may not.
+    const got = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}/fleet-a:mine`, { headers: onlyA });
+    expect(got.status).toBe(200);
+    expect(((await got.json()) as KubeObject).metadata?.name).toBe("fleet-a:mine");
+    const forbidden = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}/fleet-b:theirs`, { headers: onlyA });
+    expect(forbidden.status).toBe(403);
+    expect(await forbidden.json()).toMatchObject({ kind: "Status", code: 403, reason: "Forbidden" });
     const neither = { authorization: `Bearer ${await jwtFor("bob", [{ clusters: ["other"], ...pods }])}` };
     const refused = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: neither });
     expect(refused.status).toBe(403);

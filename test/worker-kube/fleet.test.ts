@@ -1,18 +1,95 @@
 /**
- * AUTH_MODE=kube on a merged key: not served yet (each member's cluster would have to be asked
- * for the subject's rights, and asked again on every re-check), refused with a Status that says so.
+ * AUTH_MODE=kube on a merged key (DESIGN.md, "One watch across clusters"): each member's own
+ * cluster says who the token is and what it may read there. A member that says no, does not
+ * accept the token, or cannot be asked is left out and named, not a 403 of the whole; a member
+ * that stops allowing a watch ends it, as a cluster's own does.
  */
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { MEMBERS_LEFT_OUT_HEADER } from "../../src/k8s/members.ts";
+import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
 import { podsPath } from "../kit/paths.ts";
-import { relay, Sim } from "../worker/helpers.ts";
+import { httpWatch, relay, Sim, uniqueNamespace } from "../worker/helpers.ts";
 
-describe("a merged key in AUTH_MODE=kube", () => {
-  it("is refused with a Status that says to watch each cluster", async () => {
-    await new Sim("fleet-a").setUsers([{ name: "kim", tokens: ["kim-token"], rules: [{ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"] }] }]);
-    const response = await relay(`/clusters/fleet-a,fleet-b${podsPath("x")}`, { headers: { authorization: "Bearer kim-token" } });
-    expect(response.status).toBe(400);
-    const status = (await response.json()) as { kind: string; message: string };
-    expect(status.kind).toBe("Status");
-    expect(status.message).toContain("AUTH_MODE=kube");
+const a = new Sim("fleet-a");
+const b = new Sim("fleet-b");
+const read = [{ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"] }];
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+type User = { name: string; tokens: string[]; rules: typeof read };
+const user = (name: string, rules: typeof read = []): User => ({ name, tokens: [`${name}-token`], rules });
+
+let ns: string;
+beforeEach(async () => {
+  ns = uniqueNamespace("fleet");
+  await a.createPod(ns, "mine");
+  await b.createPod(ns, "theirs");
+});
+
+async function names(response: Response): Promise<string[]> {
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { items: KubeObject[] }).items.map((o) => o.metadata?.name ?? "").sort();
+}
+
+describe("a merged key in AUTH_MODE=kube, each member asked with the token", () => {
+  it("serves the members the token may read; one that says no, does not accept the token, or cannot be asked is left out and named; a get is its member's to allow", async () => {
+    // kim may read pods in both; ken in fleet-a only (fleet-b knows him, and says no); lee is a user of fleet-a alone (fleet-b answers 401).
+    await a.setUsers([user("kim", read), user("ken", read), user("lee", read)]);
+    await b.setUsers([user("kim", read), user("ken")]);
+    const both = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: bearer("kim-token") });
+    expect(both.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBeNull();
+    expect(await names(both)).toEqual(["fleet-a:mine", "fleet-b:theirs"]);
+    for (const token of ["ken-token", "lee-token"]) {
+      const listed = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: bearer(token) });
+      expect(listed.headers.get(MEMBERS_LEFT_OUT_HEADER), token).toBe("fleet-b");
+      expect(await names(listed)).toEqual(["fleet-a:mine"]);
+    }
+    // A get is its member's own: ken's in fleet-a, and fleet-b's 403; fleet-b's 401 for lee, whose token it does not accept.
+    const got = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}/fleet-a:mine`, { headers: bearer("ken-token") });
+    expect(got.status).toBe(200);
+    expect(((await got.json()) as KubeObject).metadata?.name).toBe("fleet-a:mine");
+    for (const [token, code] of [
+      ["ken-token", 403],
+      ["lee-token", 401],
+    ] as const) {
+      const refused = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}/fleet-b:theirs`, { headers: bearer(token) });
+      expect(refused.status, token).toBe(code);
+      expect(await refused.json()).toMatchObject({ kind: "Status", code });
+    }
+    // `down` is configured, and nothing listens there: its review cannot be made.
+    const unreachable = await relay(`/clusters/down,fleet-a${podsPath(ns)}`, { headers: bearer("kim-token") });
+    expect(unreachable.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBe("down");
+    expect(await names(unreachable)).toEqual(["fleet-a:mine"]);
+    const watch = await httpWatch(`/clusters/fleet-a,fleet-b${podsPath(ns)}?watch=1`, bearer("ken-token"));
+    expect(watch.response.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBe("fleet-b");
+    expect((await watch.events.next("fleet-a's pod")).object.metadata?.name).toBe("fleet-a:mine");
+    watch.close();
+  });
+
+  it("a token no member lets read gets the 403 Status; one no member accepts, 401", async () => {
+    await a.setUsers([user("nat")]);
+    await b.setUsers([user("nat")]);
+    const refused = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: bearer("nat-token") });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ kind: "Status", code: 403, reason: "Forbidden", message: expect.stringContaining('User "nat" cannot list resource "pods"') });
+    const stranger = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: bearer("stolen") });
+    expect(stranger.status).toBe(401);
+    expect(await stranger.json()).toMatchObject({ kind: "Status", code: 401 });
+  });
+
+  it("a member that stops allowing the watch ends it with 403 within the re-check interval", async () => {
+    await a.setUsers([user("max", read)]);
+    await b.setUsers([user("max", read)]);
+    const watch = await httpWatch(`/clusters/fleet-a,fleet-b${podsPath(ns)}?watch=1`, bearer("max-token"));
+    expect(watch.response.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBeNull();
+    expect([(await watch.events.next("a pod")).object.metadata?.name, (await watch.events.next("the other")).object.metadata?.name].sort()).toEqual(["fleet-a:mine", "fleet-b:theirs"]);
+    // Re-checked while both members allow it (AUTH_RECHECK_SECONDS is 1 in tests), the watch goes on.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await b.createPod(ns, "later");
+    expect(await watch.events.next("the later pod")).toMatchObject({ type: "ADDED", object: { metadata: { name: "fleet-b:later" } } });
+    await b.setUsers([user("max")]);
+    let event: WatchEvent;
+    do event = await watch.events.next("the watch's end");
+    while (event.type !== "ERROR");
+    expect(event.object).toMatchObject({ kind: "Status", code: 403, message: expect.stringContaining("access was revoked during the watch") });
+    watch.close();
   });
 });

@@ -108,8 +108,39 @@ describe("a merged key", () => {
     const malformed = await relay(merged("fleet-a,,Bad_Name", "x"));
     expect(malformed.status).toBe(404);
     expect(((await malformed.json()) as { message: string }).message).toContain("cluster set");
-    const get = await relay(`/clusters/fleet-a,fleet-b${podsPath("x")}/fleet-a:web`);
-    expect(get.status).toBe(400);
+  });
+
+  it("gets a member's object as its own cluster's get, renamed and annotated as its lists have it, in JSON, YAML and a Table; a name of no member is a 404", async () => {
+    const ns = uniqueNamespace("fleet");
+    await a.createPod(ns, "web");
+    await b.createPod(ns, "web");
+    const { list: listed } = await list(merged("fleet-a,fleet-b", ns));
+    const own = listed.items.find((o) => o.metadata?.name === "fleet-b:web")!;
+    for (const path of [merged("fleet-a,fleet-b", ns), merged("*", ns)]) {
+      const response = await relay(`${path}/fleet-b:web`);
+      expect(response.status, path).toBe(200);
+      const got = (await response.json()) as KubeObject;
+      // No number of the merged key's sequence: 0, older than any; its cluster's own is in its annotation, as in the list.
+      expect(got.metadata).toEqual({ ...own.metadata, resourceVersion: "0" });
+    }
+    // A resourceVersion the merged key gave out is not the member's: the member is read as current.
+    for (const rv of [listed.metadata.resourceVersion, "0"]) expect((await relay(`${merged("fleet-a,fleet-b", ns)}/fleet-a:web?resourceVersion=${rv}`)).status, rv).toBe(200);
+    const yaml = await relay(`${merged("fleet-a,fleet-b", ns)}/fleet-b:web`, { headers: { accept: "application/yaml" } });
+    expect(yaml.status).toBe(200);
+    const text = await yaml.text();
+    for (const line of ["  name: fleet-b:web\n", "    kube-watch-relay.dev/cluster: fleet-b\n"]) expect(text).toContain(line);
+    const table = (await (await relay(`${merged("fleet-a,fleet-b", ns)}/fleet-a:web`, { headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io" } })).json()) as {
+      columnDefinitions: Array<{ name: string }>;
+      rows: Array<{ cells: unknown[] }>;
+    };
+    expect(table.columnDefinitions.slice(0, 2).map((c) => c.name)).toEqual(["Name", "Cluster"]);
+    expect(table.rows.map((r) => r.cells.slice(0, 2))).toEqual([["fleet-a:web", "fleet-a"]]);
+    // No cluster in the name, a cluster not in the set, an object its cluster does not have: the API server's 404, naming the object as asked.
+    for (const name of ["web", "nowhere:web", "fleet-a:gone"]) {
+      const missing = await relay(`${merged("fleet-a,fleet-b", ns)}/${name}`);
+      expect(missing.status, name).toBe(404);
+      expect(await missing.json()).toMatchObject({ kind: "Status", code: 404, reason: "NotFound", message: `pods "${name}" not found`, details: { name, kind: "pods" } });
+    }
   });
 
   it("goes on without a member that never answers, and names it on lists and bookmarks", async () => {
