@@ -3,7 +3,8 @@
  * start` (three simulated clusters, no churn, so each one's pods are what its simulator lists):
  * it offers each cluster by name and "All clusters" (the merged key `/clusters/*`), whose table
  * has rows of every cluster and a Cluster column that sorts like any other; a picked cluster
- * shows only its own objects, keeping the namespace; the URL keeps the pick across a reload.
+ * shows only its own objects, keeping the namespace; a pod's log is its own cluster's; the URL
+ * keeps the pick across a reload.
  * (With one cluster there is no picker: page.test.ts.)
  */
 import type { Browser, Page } from "playwright-core";
@@ -99,6 +100,7 @@ describe.skipIf(!chromiumHere)("the live page's cluster picker", () => {
 
     // Its header sorts by it, on the relay, descending the second time.
     await page.click("#objects th.cluster button");
+    await page.waitForSelector('#objects[data-sort="Cluster"]');
     await page.click("#objects th.cluster button");
     await page.waitForSelector('#objects[data-sort="-Cluster"]');
     const sorted = (await rows(page)).map((row) => row.cluster ?? "");
@@ -112,6 +114,12 @@ describe.skipIf(!chromiumHere)("the live page's cluster picker", () => {
     expect(await page.inputValue("#cluster")).toBe("*");
     expect(await page.getAttribute("#objects", "data-sort")).toBe("-Cluster");
     expect(await page.inputValue("#namespace")).toBe(NS);
+
+    // A pod's row: its log, from its own cluster.
+    await page.click(`#objects tbody tr[data-key="${NS}/east:only-in-east"]`);
+    await page.waitForFunction(() => (document.querySelector("#pod-log pre")?.textContent ?? "").length > 0);
+    expect(await page.textContent("#pod-log .pod")).toBe(`east · ${NS}/only-in-east · app`);
+    expect(await page.getAttribute("#pod-log .state", "data-state")).toBe("live");
 
     // One cluster again: the order by a column it has not is dropped, the rest kept.
     await page.getByRole("combobox", { name: "Cluster", exact: true }).selectOption("west");
