@@ -1,7 +1,7 @@
 /**
  * @module
  * The relay's HTTP surface: health (`/healthz`, `/readyz`), the operator's (`/metrics`,
- * `/_relay/hubs`), what a token may read (`/_relay/access`), a key's stats (`/_relay/stats/...`), the relay socket (`/_relay/socket`), and
+ * `/_relay/hubs`), what a token may read (`/_relay/access`), the clusters' names (`/_relay/clusters`), a key's stats (`/_relay/stats/...`), the relay socket (`/_relay/socket`), and
  * the Kubernetes API's own paths. Every API request is parsed and validated here — path, verb, what the resource is (from discovery), selectors, list and watch
  * parameters, media type — and answered with a Kubernetes `Status` when it is wrong, before any
  * hub is created or anything is sent upstream (invariant 6). Valid requests go to the hub of
@@ -26,6 +26,7 @@ import { cacheOutcome, listCacheRequests } from "../lists/request.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { access } from "./access.ts";
+import { clusterNames } from "./clusters.ts";
 import { Authenticator, type Identity } from "./auth.ts";
 import { gate, type Gate, type GateCheck } from "./gate.ts";
 import { health } from "./health.ts";
@@ -171,6 +172,8 @@ export function createApp(): Hono<App> {
   app.route("/", operator({ gate: gated, auth, metrics }));
   // What the token may read, for clients that open where it may look.
   app.route("/", access({ gate: gated, auth }));
+  // Which clusters there are, by name, for clients that offer each.
+  app.route("/", clusterNames({ gate: gated }));
 
   // What one key's hub is doing: `/_relay/stats/api/v1/pods?labelSelector=...` (for whoever may list it).
   const statsPath = createMiddleware<Api>(async (c, next) => {

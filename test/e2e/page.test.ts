@@ -112,6 +112,16 @@ describe.skipIf(!chromiumHere)("the live page on a first day", () => {
     await page.close();
   });
 
+  it("with one cluster, offers no cluster picker and watches the default cluster's paths", async () => {
+    const page = await visit(`${open.url}/`, 1280);
+    await page.waitForSelector('#connection[data-state="live"]');
+    expect(await page.isHidden("#cluster")).toBe(true);
+    expect(await page.$$("#objects th.cluster")).toHaveLength(0);
+    expect(await page.textContent('#watches li[data-watch="events"] .what')).toBe("/api/v1/events");
+    expect(new URL(page.url()).searchParams.has("cluster")).toBe(false);
+    await page.close();
+  });
+
   it("its numbers agree: the table, the count above it and its watch's row, as the cluster changes", async () => {
     const sim = simulatorUrl(open);
     const ns = "page-counts";

@@ -50,4 +50,12 @@ describe("what a token may read, as its rules say", () => {
     const token = await jwtFor("alice", [{ apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }]);
     expect((await relay("/_relay/access/clusters/nowhere", { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
   });
+
+  it("the clusters' names: without a token, 401, so nobody learns which clusters exist; with one, their names", async () => {
+    expect((await relay("/_relay/clusters")).status).toBe(401);
+    const token = await jwtFor("alice", [{ clusters: ["other"], apiGroups: [""], resources: ["pods"], namespaces: ["*"] }]);
+    const response = await relay("/_relay/clusters", { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ kind: "ClusterNames", names: expect.arrayContaining(["default", "other"]) });
+  });
 });

@@ -92,4 +92,17 @@ describe("a merged key in AUTH_MODE=kube, each member asked with the token", () 
     expect(event.object).toMatchObject({ kind: "Status", code: 403, message: expect.stringContaining("access was revoked during the watch") });
     watch.close();
   });
+
+  it("the clusters' names: for a token one of them accepts, as /clusters/* is; a token none accepts, refused without them", async () => {
+    await a.setUsers([user("kay")]);
+    const named = await relay("/_relay/clusters", { headers: bearer("kay-token") });
+    expect(named.status).toBe(200);
+    expect(await named.json()).toMatchObject({ kind: "ClusterNames", names: expect.arrayContaining(["default", "fleet-a", "fleet-b"]) });
+    // Every configured cluster asked about a token none knows: 401, or 429 once the reviews of new tokens are used up.
+    const stranger = await relay("/_relay/clusters", { headers: bearer("stolen") });
+    expect([401, 429]).toContain(stranger.status);
+    const refusal = await stranger.text();
+    expect(JSON.parse(refusal)).toMatchObject({ kind: "Status", code: stranger.status });
+    expect(refusal).not.toContain("fleet-a");
+  });
 });

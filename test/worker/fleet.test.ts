@@ -366,3 +366,17 @@ describe("a merged key", () => {
     expect(Number(rv(after.items, ns2, "fleet-a:p"))).toBeGreaterThan(Number(before.metadata.resourceVersion));
   });
 });
+
+describe("the clusters' names", () => {
+  it("are every configured cluster's, default first, names only", async () => {
+    const response = await relay("/_relay/clusters");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const answer = (await response.json()) as { kind: string; names: string[] };
+    expect(Object.keys(answer).sort()).toEqual(["apiVersion", "kind", "metadata", "names"]);
+    expect(answer).toMatchObject({ kind: "ClusterNames", apiVersion: "relay.kube-watch-relay.dev/v1" });
+    expect(answer.names[0]).toBe("default");
+    expect(answer.names).toEqual(expect.arrayContaining(["fleet-a", "fleet-b"]));
+    expect(answer.names).toEqual(["default", ...Object.keys(JSON.parse(env.CLUSTERS as string) as object)]);
+  });
+});

@@ -7,6 +7,8 @@
  */
 import type { Status } from "../../k8s/types.ts";
 import { authorization } from "../transport.ts";
+import { DEFAULT_CLUSTER } from "../../k8s/key.ts";
+import { ALL_CLUSTERS } from "../../k8s/members.ts";
 import type { Resource } from "./resources.ts";
 
 /** What the page reads of the relay's `AccessSummary` (the client shares only `k8s` with the relay's code). */
@@ -58,11 +60,18 @@ export class Access {
   }
 }
 
-/** The relay's answer: what the token may read, or the 401 that says a token is needed (or refused). */
-export async function readAccess(token: string | undefined): Promise<Access | { unauthorized: Status }> {
+/**
+ * The relay's answer about `cluster`: what the token may read, or the 401 that says a token is
+ * needed (or refused). Every cluster as one (`*`), as the default cluster's: the relay applies
+ * the token's rules to each member alike.
+ */
+export async function readAccess(token: string | undefined, cluster = DEFAULT_CLUSTER): Promise<Access | { unauthorized: Status }> {
   let response: Response;
   try {
-    response = await fetch("/_relay/access", { cache: "no-store", headers: authorization(token) });
+    response = await fetch(cluster === DEFAULT_CLUSTER || cluster === ALL_CLUSTERS ? "/_relay/access" : `/_relay/access/clusters/${encodeURIComponent(cluster)}`, {
+      cache: "no-store",
+      headers: authorization(token),
+    });
   } catch {
     return new Access(undefined);
   }

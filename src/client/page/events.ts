@@ -29,6 +29,11 @@ export class EventsPanel {
     while (this.#list.childElementCount > MAX_EVENTS) this.#list.lastElementChild?.remove();
   }
 
+  /** Empty, for another cluster's. */
+  clear(): void {
+    this.#list.replaceChildren();
+  }
+
   /** Why the panel stays empty. */
   note(text: string): void {
     const item = document.createElement("li");

@@ -8,8 +8,10 @@
  * socket, with the client library's `view` and `informer` (so each reopens or resumes,
  * relists and acknowledges as any client of the library does), and shows each watch's
  * lifecycle, what the relay's hub for the picked key is doing, and, for operators, every live
- * hub of the relay (a panel, polled only while open). The page's state lives in its URL:
- * `?resource=deployments&namespace=team-a&labelSelector=app%3Dweb&sort=-Status&filter=web&status=Running`,
+ * hub of the relay (a panel, polled only while open). With more than one cluster configured, a
+ * picker shows one cluster's collection or every cluster's as one (the merged key `/clusters/*`,
+ * with its Cluster column), and the namespaces and Events follow it. The page's state lives in its URL:
+ * `?cluster=east&resource=deployments&namespace=team-a&labelSelector=app%3Dweb&sort=-Status&filter=web&status=Running`,
  * and `timeoutSeconds=N` asks the relay to end the picked collection's view after N seconds, to
  * watch the client reopen it. Against a relay that requires a token, open `/#token=<token>`: a fragment never
  * reaches a server or its logs, and the page moves it into session storage and out of the
@@ -18,8 +20,9 @@
  * namespaces it has rules in, and watches the namespaces and Events only where it may; without
  * a token the relay accepts, it says how to give one.
  */
-import { relaySocket, statsUrl, type Informer, type KubeResource, type View, type ViewRow, type ViewStatus, type ViewWindow, type WatchError, type WatchStatus } from "../index.ts";
+import { clusterOf, relaySocket, statsUrl, type Informer, type KubeResource, type View, type ViewRow, type ViewStatus, type ViewWindow, type WatchError, type WatchStatus } from "../index.ts";
 import { readAccess, tokenNeeded, type Access } from "./access.ts";
+import { clusterPrefix, offerClusters, readClusters } from "./clusters.ts";
 import { ConnectionIndicator } from "./connection.ts";
 import { EventsPanel } from "./events.ts";
 import { after, failure, failureBrief, plural, resumeCost } from "./format.ts";
@@ -31,6 +34,9 @@ import { NamespaceSidebar } from "./sidebar.ts";
 import { ViewTable } from "./table.ts";
 import { WatchList, type WatchRow } from "./watches.ts";
 import { authorization } from "../transport.ts";
+import { DEFAULT_CLUSTER } from "../../k8s/key.ts";
+import { ALL_CLUSTERS } from "../../k8s/members.ts";
+import type { Status } from "../../k8s/types.ts";
 
 const STATS_INTERVAL_MS = 3000;
 /** A filter typed is asked for once typing pauses this long. */
@@ -42,6 +48,7 @@ function element<T extends HTMLElement>(id: string): T {
   return found as T;
 }
 
+const clusterPicker = element<HTMLSelectElement>("cluster");
 const resourcePicker = element<HTMLSelectElement>("resource");
 const namespacePicker = element<HTMLSelectElement>("namespace");
 const selectorInput = element<HTMLInputElement>("selector");
@@ -75,15 +82,20 @@ const token = sessionToken();
 /** Every watch of the page shares this one WebSocket. */
 const relay = relaySocket(location.origin, token ? { token } : {});
 new HubPanel(element<HTMLDetailsElement>("operator"), element<HTMLTableElement>("hubs").tBodies[0] as HTMLTableSectionElement, element("hubs-note"), token);
-const answer = await readAccess(token);
 const podLog = new PodLogPanel(element("pod-log"), relay);
 
 const query = new URLSearchParams(location.search);
+/** The cluster shown: `?cluster=east`, `?cluster=*` for all of them as one; the default cluster without. */
+const initialCluster = query.get("cluster") || DEFAULT_CLUSTER;
+const [clusters, firstAnswer] = await Promise.all([readClusters(token), readAccess(token, initialCluster)]);
+/** What the token may read on the cluster shown. */
+let answer: Access | { unauthorized: Status } = firstAnswer;
 const timeoutSeconds = Number(query.get("timeoutSeconds")) || undefined;
 /** More collections to watch, of any cluster: `?watch=/clusters/prod/api/v1/nodes` (repeatable). */
 const extraWatches = query.getAll("watch");
 const initialResource = resourceById(query.get("resource"));
 const selection = {
+  cluster: initialCluster,
   resource: initialResource,
   // Where the token may look, unless the address says.
   namespace: query.get("namespace") ?? ("unauthorized" in answer || !initialResource.namespaced ? "" : answer.openingNamespace(initialResource)),
@@ -108,7 +120,7 @@ let watching: { view: View<KubeResource>; row: WatchRow } | undefined;
 const statusesSeen = new Set<string>();
 
 function collectionUrl(): string {
-  const path = collectionPath(selection.resource, selection.namespace);
+  const path = clusterPrefix(selection.cluster) + collectionPath(selection.resource, selection.namespace);
   return selection.labelSelector ? `${path}?labelSelector=${encodeURIComponent(selection.labelSelector)}` : path;
 }
 
@@ -125,6 +137,7 @@ function viewFilter(): string {
 /** Keep the URL shareable: it says what is shown. */
 function saveSelection(): void {
   const params = new URLSearchParams();
+  if (selection.cluster !== DEFAULT_CLUSTER) params.set("cluster", selection.cluster);
   if (selection.resource !== RESOURCES[0]) params.set("resource", selection.resource.id);
   if (selection.namespace) params.set("namespace", selection.namespace);
   if (selection.labelSelector) params.set("labelSelector", selection.labelSelector);
@@ -235,7 +248,8 @@ function watchSelection(): void {
   sidebar.allowAll(everywhere);
   saveSelection();
   const where = resource.namespaced ? (namespace ? `in ${namespace}` : "in all namespaces") : "(cluster-scoped)";
-  const what = `${resource.label.toLowerCase()} ${where}${labelSelector ? ` matching ${labelSelector}` : ""}`;
+  const of = selection.cluster === DEFAULT_CLUSTER ? "" : selection.cluster === ALL_CLUSTERS ? " of all clusters" : ` of ${selection.cluster}`;
+  const what = `${resource.label.toLowerCase()} ${where}${of}${labelSelector ? ` matching ${labelSelector}` : ""}`;
   log.add("note", `watching ${what}`);
   const row = watches.add("selection", what, true);
   indicator.set("connecting", "connecting…");
@@ -297,9 +311,9 @@ function watchSelection(): void {
 
 /**
  * A watch beside the picked collection, with its row: its lifecycle and failure shown there
- * and in the log, named by `name`.
+ * and in the log, named by `name`. Stopping it takes its row away.
  */
-function watchBeside<T extends KubeResource>(name: string, path: string, on: { add?(o: T): void; update?(o: T): void; remove?(o: T): void } = {}): void {
+function watchBeside<T extends KubeResource>(name: string, path: string, on: { add?(o: T): void; update?(o: T): void; remove?(o: T): void } = {}): () => void {
   const row = watches.add(name, path);
   const beside: Informer<T> = relay.informer<T>(path, {
     onAdd: (o) => {
@@ -317,10 +331,17 @@ function watchBeside<T extends KubeResource>(name: string, path: string, on: { a
       if (status.type !== "listed" && status.type !== "connected") log.add(status.type, `${path}: ${statusText(status)}`);
     },
   });
+  let stopped = false;
   beside.done.catch((error: WatchError) => {
+    if (stopped) return;
     row.indicator.failed(error);
     log.add("error", `${path}: failed: ${failureBrief(error)}`);
   });
+  return () => {
+    stopped = true;
+    beside.stop();
+    row.remove();
+  };
 }
 
 interface RelayStats {
@@ -359,6 +380,8 @@ const NAMESPACES = { group: "", id: "namespaces" };
 const EVENTS = { group: "", id: "events" };
 
 function setUpControls(): void {
+  offerClusters(clusterPicker, clusters, selection.cluster);
+  clusterPicker.addEventListener("change", () => void pickCluster(clusterPicker.value));
   for (const r of RESOURCES) resourcePicker.add(new Option(r.label, r.id, false, r === selection.resource));
   if (selection.namespace) addNamespace(selection.namespace);
   namespacePicker.value = selection.namespace;
@@ -403,17 +426,31 @@ function setUpControls(): void {
   });
 }
 
-/** The watches beside the picked collection's view: the namespaces, the Events, and those the address names. */
-function watchBesides(answer: Access): void {
+/** The watches of the cluster shown beside its collection's view (the namespaces, the Events), to stop when another is picked. */
+let clusterWatches: Array<() => void> = [];
+
+/** A namespace's own name: in every cluster's view it is named `<cluster>:<name>`. */
+const ownName = (object: KubeResource): string => clusterOf(object)?.name ?? object.metadata?.name ?? "";
+
+/** The watches beside the picked collection's view: the namespaces and the Events of the cluster shown. */
+function watchClusterBesides(answer: Access): void {
+  const prefix = clusterPrefix(selection.cluster);
   if (answer.everywhere(NAMESPACES)) {
+    /** How many of the clusters shown have a namespace of that name. */
+    const held = new Map<string, number>();
     // The namespace picker and sidebar are themselves clients of the library: namespaces come and go live.
-    watchBeside("namespaces", "/api/v1/namespaces", {
+    const stop = watchBeside("namespaces", `${prefix}/api/v1/namespaces`, {
       add: (ns) => {
-        addNamespace(ns.metadata?.name ?? "");
-        sidebar.add(ns.metadata?.name ?? "");
+        const name = ownName(ns);
+        held.set(name, (held.get(name) ?? 0) + 1);
+        addNamespace(name);
+        sidebar.add(name);
       },
       remove: (ns) => {
-        const name = ns.metadata?.name ?? "";
+        const name = ownName(ns);
+        const left = (held.get(name) ?? 1) - 1;
+        if (left > 0) return void held.set(name, left);
+        held.delete(name);
         if (name !== selection.namespace)
           Array.from(namespacePicker.options)
             .find((o) => o.value === name)
@@ -421,6 +458,7 @@ function watchBesides(answer: Access): void {
         sidebar.remove(name);
       },
     });
+    clusterWatches.push(stop);
   } else {
     // The token may not list namespaces: the ones it has rules in.
     for (const name of answer.namespaces) {
@@ -429,30 +467,61 @@ function watchBesides(answer: Access): void {
     }
   }
   const showEvents = { add: (e: KubeResource) => events.show(e), update: (e: KubeResource) => events.show(e), remove: (e: KubeResource) => events.remove(e) };
-  if (answer.everywhere(EVENTS)) watchBeside("events", "/api/v1/events", showEvents);
-  else for (const ns of answer.namespacesFor(EVENTS)) watchBeside(`events-${ns}`, `/api/v1/namespaces/${ns}/events`, showEvents);
+  if (answer.everywhere(EVENTS)) clusterWatches.push(watchBeside("events", `${prefix}/api/v1/events`, showEvents));
+  else for (const ns of answer.namespacesFor(EVENTS)) clusterWatches.push(watchBeside(`events-${ns}`, `${prefix}/api/v1/namespaces/${ns}/events`, showEvents));
   if (!answer.everywhere(EVENTS) && answer.namespacesFor(EVENTS).length === 0) events.note("This token may not read Events.");
-  extraWatches.forEach((path, i) => watchBeside(`watch-${i + 1}`, path));
+}
+
+/**
+ * Another cluster picked (or every cluster): its collection, with the resource, namespace, label
+ * selector, order and filter kept (an order by the Cluster column only in every cluster's), and
+ * its namespaces and Events beside it, as the token may read them there.
+ */
+async function pickCluster(cluster: string): Promise<void> {
+  selection.cluster = cluster;
+  if (cluster !== ALL_CLUSTERS)
+    selection.sort = selection.sort
+      .split(",")
+      .filter((key) => key !== "" && key.replace(/^-/, "") !== "Cluster")
+      .join(",");
+  const read = await readAccess(token, cluster);
+  // Picked again while the relay answered: that pick's.
+  if (selection.cluster !== cluster) return;
+  answer = read;
+  for (const stop of clusterWatches) stop();
+  clusterWatches = [];
+  // Another cluster's namespaces: the one shown stays picked.
+  for (const option of Array.from(namespacePicker.options)) if (option.value !== "") option.remove();
+  sidebar.clear();
+  events.clear();
+  if (selection.namespace) addNamespace(selection.namespace);
+  namespacePicker.value = selection.namespace;
+  log.add("note", `showing ${cluster === ALL_CLUSTERS ? "all clusters" : `cluster ${cluster}`}`);
+  watchSelection();
+  if (!("unauthorized" in read)) watchClusterBesides(read);
 }
 
 /** A pod's row clicked: follow its log (its first container, as kubectl does). */
 objectsTable.addEventListener("click", (event) => {
   const key = (event.target as HTMLElement).closest("tr")?.dataset.key;
   if (!key || selection.resource.id !== "pods") return;
-  const [namespace, name] = key.split("/");
-  if (namespace && name) void followPodLog(namespace, name);
+  const [namespace, shown = ""] = key.split("/");
+  // In every cluster's view a pod is named `<cluster>:<name>`; its log is its own cluster's.
+  const at = selection.cluster === ALL_CLUSTERS ? shown.indexOf(":") : -1;
+  const [cluster, name] = at < 0 ? [selection.cluster, shown] : [shown.slice(0, at), shown.slice(at + 1)];
+  if (namespace && name) void followPodLog(cluster, namespace, name);
 });
 
 /**
  * The view's rows are cells: the pod itself says which container is its first. Any state of it
  * will do (`resourceVersion=0`): the hub that keeps the table live answers it, not the upstream.
  */
-async function followPodLog(namespace: string, name: string): Promise<void> {
-  const url = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}?resourceVersion=0`;
+async function followPodLog(cluster: string, namespace: string, name: string): Promise<void> {
+  const url = `${clusterPrefix(cluster)}/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}?resourceVersion=0`;
   const response = await fetch(url, { cache: "no-store", headers: authorization(token) }).catch(() => undefined);
   // Without it, the relay's answer to the log says what is missing (a pod gone, a container to name).
   const pod = response?.ok ? ((await response.json()) as { spec?: { containers?: Array<{ name: string }> } }) : undefined;
-  podLog.follow(namespace, name, pod?.spec?.containers?.[0]?.name);
+  podLog.follow(namespace, name, pod?.spec?.containers?.[0]?.name, cluster);
 }
 
 if ("unauthorized" in answer) {
@@ -465,7 +534,8 @@ if ("unauthorized" in answer) {
   setUpControls();
   // The table first: what the page opens on comes before what is beside it on the socket.
   watchSelection();
-  watchBesides(answer);
+  watchClusterBesides(answer);
+  extraWatches.forEach((path, i) => watchBeside(`watch-${i + 1}`, path));
   setInterval(() => void refreshStats(), STATS_INTERVAL_MS);
   setInterval(() => table.refreshAges(), 1000);
 }

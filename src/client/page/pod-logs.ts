@@ -4,7 +4,9 @@
  * then each as it is written, until the container stops (the relay says so) or another pod is
  * picked. Every tab following the same container shares the relay's one upstream stream of it.
  */
+import { DEFAULT_CLUSTER } from "../../k8s/key.ts";
 import type { RelaySocket } from "../index.ts";
+import { clusterPrefix } from "./clusters.ts";
 
 /** Lines kept on screen: a followed log is endless. */
 const MAX_LINES = 500;
@@ -29,14 +31,17 @@ export class PodLogPanel {
     (panel.querySelector("button") as HTMLButtonElement).addEventListener("click", () => this.stop());
   }
 
-  /** Follow `container` of pod `namespace/name` (of the default cluster), instead of whatever was followed. */
-  follow(namespace: string, name: string, container: string | undefined): void {
+  /** Follow `container` of pod `namespace/name` of `cluster`, instead of whatever was followed. */
+  follow(namespace: string, name: string, container: string | undefined, cluster = DEFAULT_CLUSTER): void {
     this.stop();
     this.#panel.hidden = false;
-    this.#title.textContent = `${namespace}/${name}${container ? ` · ${container}` : ""}`;
+    this.#title.textContent = `${cluster === DEFAULT_CLUSTER ? "" : `${cluster} · `}${namespace}/${name}${container ? ` · ${container}` : ""}`;
     this.#text.textContent = "";
     this.#show("live", "following…");
-    const logs = this.#relay.logs(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/log`, { tailLines: TAIL_LINES, ...(container ? { container } : {}) });
+    const logs = this.#relay.logs(`${clusterPrefix(cluster)}/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/log`, {
+      tailLines: TAIL_LINES,
+      ...(container ? { container } : {}),
+    });
     this.#following = logs;
     void (async () => {
       try {

@@ -26,6 +26,11 @@ export class NamespaceSidebar {
     this.#list.insertBefore(item, name === "" ? this.#list.firstChild : (before ?? null));
   }
 
+  /** Only "All namespaces", for another cluster's. */
+  clear(): void {
+    for (const li of [...this.#list.children]) if ((li as HTMLElement).dataset.namespace !== "") li.remove();
+  }
+
   remove(name: string): void {
     this.#item(name)?.remove();
   }
