@@ -187,7 +187,7 @@ describe("a merged key", () => {
     watch.close();
   });
 
-  it("answers a consistent list with every change each member's cluster had made when it arrived, though a member's watch brings it later", async () => {
+  it("answers a consistent list with every change each member's cluster had made when it arrived, though a member's watch brings it later, and starts a watch-list from such a state", async () => {
     const ns = uniqueNamespace("fleet");
     const set = "fleet-a,fleet-b";
     await list(merged(set, ns));
@@ -201,6 +201,17 @@ describe("a merged key", () => {
       expect(response.headers.get(MEMBERS_BEHIND_HEADER)).toBeNull();
       // Every item is at or before the list's resourceVersion, from which a watch gets what follows.
       for (const item of current.items) expect(rvOf(item)).toBeLessThanOrEqual(Number(current.metadata.resourceVersion));
+      // A watch-list without resourceVersion starts from such a state too.
+      await a.createPod(ns, "fresher");
+      const watch = await httpWatch(merged(set, ns, "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"));
+      const initial = await watch.events.until((e) => e.type === "BOOKMARK" && e.object.metadata?.annotations?.["k8s.io/initial-events-end"] === "true", "the initial-events-end bookmark");
+      watch.close();
+      expect(
+        initial
+          .filter((e) => e.type === "ADDED")
+          .map((e) => e.object.metadata?.name)
+          .sort(),
+      ).toEqual(["fleet-a:fresh", "fleet-a:fresher", "fleet-b:also"]);
     } finally {
       await a.configure({ watchDelayMs: 0 });
     }
