@@ -55,7 +55,7 @@ export interface MergedUpstream extends Upstream {
 
 type OpenedList = Awaited<ReturnType<typeof openList>>;
 
-/** The merge hub's own objects whose name begins with `prefix` now, in key order: up to `limit` after `afterKey` (`Collection.named`). */
+/** The merge hub's own objects named `<prefix>…` now (`prefix`: `<cluster>:`), in key order: up to `limit` after `afterKey` (`Collection.named`). */
 export type HeldObjects = (prefix: string, afterKey: string, limit: number) => { rows: ReadonlyArray<{ key: string; json: string }>; more: boolean };
 /** How many of a member's held objects a list reads at a time (and no more than a read's bytes). */
 const HELD_PAGE = 500;
