@@ -48,6 +48,8 @@ export type TreeHub = (name: string) => ReturnType<HubByName> & {
   replicaReport(report: ReplicaReport): Promise<unknown>;
   /** What it is doing: a merge hub reads whether a member's hub can read its cluster (`upstream`). */
   stats(): Promise<{ upstream: string } | undefined>;
+  /** Where a merge hub's consistent read waits for a member to be (`WatchHub.readPoint`). */
+  readPoint(): Promise<number | undefined>;
 };
 
 export interface Parts {
@@ -96,7 +98,7 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
           key,
           members,
           root,
-          { byName: hubs, state: memberState },
+          { byName: hubs, state: memberState, point: (name) => hubs(name).readPoint() },
           new MergePoints(() => storage.sql),
           { head: () => feed.window.head, held: (prefix, after, limit) => feed.collection.named(prefix, after, limit) },
           clock,

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
-import { Collection, type ObjectEvent, type ObjectRecord, type StoredObject } from "./collection.ts";
+import { Collection, MEMBER_OF_KEY, type ObjectEvent, type ObjectRecord, type StoredObject } from "./collection.ts";
 import { SnapshotRegistry, type Lease } from "./snapshots.ts";
-import { HubStorage } from "./storage.ts";
+import { HubStorage, objectsTable } from "./storage.ts";
 
 const record = (name: string, uid: string, rv: number): ObjectRecord => ({ key: `ns/${name}`, uid, rv, json: JSON.stringify({ name, uid, rv }) });
 
@@ -76,6 +76,32 @@ describe("Collection", () => {
     };
     expect(named("b:", 1)).toEqual(["b:v", "ns1/b:x", "ns2/b:w"]);
     expect(named("a:", 10)).toEqual(["a:cluster-scoped", "ns2/a:z"]);
+  });
+
+  it("reads one member's objects by an index of the member, not by a scan of every object, also once a new history's list has replaced the objects", () => {
+    const { collection, apply, storage } = open();
+    const at = (key: string, rv: number): ObjectRecord => ({ key, uid: key, rv, json: JSON.stringify({ key }) });
+    const keys = Array.from({ length: 60 }, (_, i) => `ns${i % 4}/${["east", "west", "north"][i % 3]}:pod-${i}`);
+    apply(...keys.map((key, i): ObjectEvent => ({ type: "ADDED", object: at(key, i + 1) })));
+    const west = (expected: string[]) => {
+      const { rows, more } = collection.named("west:", "", 100);
+      expect(more).toBe(false);
+      expect(rows.map((r) => r.key)).toEqual(expected);
+      const plan = storage.sql
+        .exec<{ detail: string }>(`EXPLAIN QUERY PLAN SELECT key FROM objects WHERE ${MEMBER_OF_KEY} = ? AND key > ? ORDER BY key LIMIT ?`, "west:", "", 10)
+        .toArray()
+        .map((r) => r.detail);
+      expect(plan.join("; ")).toMatch(/SEARCH objects USING (COVERING )?INDEX objects_by_member/);
+    };
+    west(keys.filter((k) => k.includes("/west:")).sort());
+    // A new history: the list staged beside the objects takes their place, without the index.
+    storage.transaction(() => {
+      storage.sql.exec(objectsTable("listed"));
+      for (const key of ["ns1/west:a", "ns1/east:b", "west:cluster-scoped"]) storage.sql.exec("INSERT INTO listed (key, uid, rv, since, json) VALUES (?, ?, 1, 1, '{}')", key, key);
+      collection.replaceWithListed();
+    });
+    collection.recount();
+    west(["ns1/west:a", "west:cluster-scoped"]);
   });
 
   it("a snapshot reads the collection as it was, while it changes; its kept versions go when it closes", () => {

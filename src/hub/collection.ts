@@ -129,11 +129,21 @@ export function joinedRows(sql: Sql, table: string, where: string, params: SqlSt
 const COLUMNS = "key, uid, rv, since, json";
 const encoder = new TextEncoder();
 
+/**
+ * A key's name up to and including its first `:` (the name follows a namespaced key's one `/`,
+ * or is the whole key): a merged key's object's member, `<cluster>:`; empty for a name without one.
+ */
+export const MEMBER_OF_KEY = "substr(key, instr(key, '/') + 1, instr(substr(key, instr(key, '/') + 1), ':'))";
+/** Objects by member, in key order: a merged key's object's member is no prefix of its key (`ns/<cluster>:<name>`). */
+const BY_MEMBER = `CREATE INDEX IF NOT EXISTS objects_by_member ON objects (${MEMBER_OF_KEY}, key)`;
+
 export class Collection {
   readonly #sql: () => Sql;
   #size = 0;
   /** Whether the versions table may hold rows (so reads and prunes of it can be skipped). */
   #versions = false;
+  /** Whether the objects are indexed by member (made at a merge hub's first read of one member's objects). */
+  #byMember = false;
 
   constructor(sql: () => Sql) {
     this.#sql = sql;
@@ -214,12 +224,18 @@ export class Collection {
   }
 
   /**
-   * Up to `limit` current objects whose name begins with `prefix`, after `afterKey`, in key
-   * order, at most `maxBytes` of them (or one): a merged key's objects of one member (`<cluster>:`).
+   * Up to `limit` current objects named `<prefix>…`, where `prefix` is `<cluster>:` (a merged
+   * key's objects of one member), after `afterKey`, in key order, at most `maxBytes` of them (or
+   * one). Read by an index of the member, made at the first such read (and maintained from then
+   * on, in that hub only), so each page reads only that member's objects, not the whole table.
    */
   named(prefix: string, afterKey: string, limit: number, maxBytes = READ_BYTES): Rows {
-    // The name follows the key's one '/' (a namespaced key's), or is the whole key.
-    return readByBytes<StoredObject>(this.#sql(), "objects", COLUMNS, "key > ? AND substr(key, instr(key, '/') + 1, ?) = ?", [afterKey, prefix.length, prefix], "key", limit, maxBytes);
+    const sql = this.#sql();
+    if (!this.#byMember) {
+      sql.exec(BY_MEMBER);
+      this.#byMember = true;
+    }
+    return readByBytes<StoredObject>(sql, "objects", COLUMNS, `${MEMBER_OF_KEY} = ? AND key > ?`, [prefix, afterKey], "key", limit, maxBytes);
   }
 
   /** The key of the `n`th object after `afterKey` at `at` (the last of a page of `n`), or `undefined` when fewer are left. */
@@ -282,6 +298,8 @@ export class Collection {
     sql.exec("DROP TABLE objects");
     sql.exec("ALTER TABLE listed RENAME TO objects");
     sql.exec("CREATE INDEX IF NOT EXISTS objects_by_rv ON objects (rv)");
+    // The index by member went with the table it indexed: the next read by member makes it again.
+    this.#byMember = false;
     this.clearVersions();
   }
 

@@ -115,6 +115,24 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
     };
   }
 
+  /**
+   * A merge hub's consistent read asks its members' hubs this (DESIGN.md, "One watch across
+   * clusters"): once this hub holds every change its cluster had committed when asked (the check
+   * a read without resourceVersion makes, `Feed.synced`), the resourceVersion of its newest
+   * event, which a subscriber that has been sent it has every change up to then with.
+   * `undefined` when it cannot say: not watching its cluster, or the check failed.
+   */
+  async readPoint(): Promise<number | undefined> {
+    const parts = this.#open();
+    if (!parts?.feed.watching) return undefined;
+    try {
+      await parts.feed.synced("current");
+    } catch {
+      return undefined;
+    }
+    return parts.feed.window.last;
+  }
+
   /** A replica's report to its root. */
   replicaReport(report: ReplicaReport): void {
     const parts = this.#open();
@@ -149,11 +167,13 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
     const from = hubRequest.verb === "watch" && !hubRequest.replicaOf ? resumedFrom(hubRequest.options) : undefined;
     if (from !== undefined) feed.listFirstAt(from);
     const need = freshnessFor(hubRequest);
+    // A merged key's consistent read needs its own state live, whole, and then its members' clusters as of now (below).
+    const merged = need === "current" ? parts.merged : undefined;
     // A list is served by the hub's first list as that is staged; anything else waits for the hub
     // to be ready: while it holds no collection yet, for as long as its first list goes on.
     let first: FirstList | undefined;
     try {
-      const ready = hubRequest.verb === "list" ? feed.listable(need) : feed.synced(need).then(() => undefined);
+      const ready = hubRequest.verb === "list" && !merged ? feed.listable(need) : feed.synced(merged ? "live" : need).then(() => undefined);
       first = await withTimeout(ready, this.#settings.syncWaitMs, parts.clock, () => (feed.identity === undefined ? feed.listing?.at : undefined));
     } catch (e) {
       const now = parts.clock.now();
@@ -161,13 +181,21 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
       if (e instanceof SyncTimeout && listing) return statusResponse(stillListing(listing, now));
       return statusResponse(unavailable(e, feed.held, now));
     }
+    // Every change each member's cluster had when the read arrived, once the merged watch has it
+    // (`MergedUpstream.current`); a member that cannot say so within its deadline is named behind.
+    let late: string[] = [];
+    if (merged) {
+      const point = await merged.current();
+      late = point.late;
+      if (!(await feed.waitFor(point.rv, AHEAD_WAIT_MS))) return statusResponse(notReached(point.rv));
+    }
     const reader = first ? first.reader(parts.reader.hub, feed.snapshots, (ms) => new Promise((resolve) => parts.clock.after(ms, resolve))) : parts.reader;
     // Nor does a replica answer 410 for what its root holds: a resume from before the replica was
     // made (or from past its window), or a list's snapshot its root gave out (a continue token).
     if (hubRequest.replicaOf && !holds(hubRequest, parts, reader)) return placedElsewhere([{ name: hubName(hubRequest.key), subscribers: 0 }]);
     const response = await this.#answer(request, hubRequest, parts, reader);
     // A merged key's list or HTTP watch names the members whose changes are not arriving now.
-    const behind = parts.merged?.behind() ?? [];
+    const behind = [...new Set([...(parts.merged?.behind() ?? []), ...late])].sort();
     if (behind.length === 0 || response.webSocket) return response;
     const headers = new Headers(response.headers);
     headers.set(MEMBERS_BEHIND_HEADER, behind.join(","));
@@ -250,6 +278,14 @@ function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock, progresse
     check(ms);
   });
   return Promise.race([promise, timeout]).finally(() => cancel());
+}
+
+/** A merged key's consistent read whose members' changes the merge hub has not committed in time. */
+function notReached(rv: number): Status {
+  return serviceUnavailable(
+    `the merged key has not reached resourceVersion ${rv}, where it has every change its members' clusters had when the read arrived, within ${AHEAD_WAIT_MS / 1000} s; add resourceVersion=0 to read its state as it is`,
+    1,
+  );
 }
 
 /** A relist, or a first list whose upstream sends nothing for a while: the hub is getting there, and says how far. */

@@ -37,17 +37,25 @@ export const MEMBER_CHECK_MS = 2000;
 
 /** What a member's hub says its upstream is doing (`watching`, `backoff`, …), by the hub's name; `undefined` when it holds nothing. */
 export type MemberState = (hub: string) => Promise<string | undefined>;
+/** Where a member's hub is once it holds what its cluster had when asked (`WatchHub.readPoint`), by the hub's name; `undefined` when it cannot say. */
+export type MemberPoint = (hub: string) => Promise<number | undefined>;
 
 export interface MergedUpstream extends Upstream {
   /** The members whose changes are not arriving now, sorted. */
   behind(): string[];
   /** Told when the members behind have changed: the merged watch has moved on to `rv` (a BOOKMARK) to say so. */
   onBehindChanged?: ((rv: number) => void) | undefined;
+  /**
+   * For a consistent read: the merged resourceVersion by which the merged watch has taken in
+   * every change each member's cluster had committed when asked, and the members it could not
+   * say that of within `MEMBER_WAIT_MS` (or already behind), which the read does not wait for.
+   */
+  current(): Promise<{ rv: number; late: string[] }>;
 }
 
 type OpenedList = Awaited<ReturnType<typeof openList>>;
 
-/** The merge hub's own objects whose name begins with `prefix` now, in key order: up to `limit` after `afterKey` (`Collection.named`). */
+/** The merge hub's own objects named `<prefix>…` now (`prefix`: `<cluster>:`), in key order: up to `limit` after `afterKey` (`Collection.named`). */
 export type HeldObjects = (prefix: string, afterKey: string, limit: number) => { rows: ReadonlyArray<{ key: string; json: string }>; more: boolean };
 /** How many of a member's held objects a list reads at a time (and no more than a read's bytes). */
 const HELD_PAGE = 500;
@@ -60,7 +68,7 @@ export function mergedUpstream(
   key: WatchKey,
   members: readonly string[],
   self: string,
-  hubs: { byName: HubByName; state: MemberState },
+  hubs: { byName: HubByName; state: MemberState; point: MemberPoint },
   points: MergePoints,
   hub: { head: () => number; held: HeldObjects },
   clock: Clock,
@@ -76,8 +84,13 @@ export function mergedUpstream(
   const listUrl = upstreamCollectionUrl(key, { resourceVersion: "0" });
   let kind = "";
   let apiVersion = "";
-  /** The open watch's last number, while one is open. */
-  let streaming: (() => number) | undefined;
+  /** The open watch's last number, and where it has each member, while one is open. */
+  let streaming: { last: () => number; positions: Positions } | undefined;
+  /** Told when a member's position in the open watch has moved, or another watch has opened (consistent reads wait on it). */
+  const moved = new Set<() => void>();
+  const tellMoved = () => {
+    for (const check of [...moved]) check();
+  };
   let generation = 0;
 
   /** A new number: past every one given out, and past the hub's head. A new history starts at the time in ms, past any an earlier one (a reclaimed hub's) gave out. */
@@ -258,6 +271,7 @@ export function mergedUpstream(
       if (!catching.has(member)) positions[member] = clusterRv;
       numbered(n);
       send(eventLine(type, out.json));
+      tellMoved();
     };
 
     /** A member with no position (it was left out of the list): its objects added, from its list. */
@@ -283,6 +297,7 @@ export function mergedUpstream(
       if (!live()) return false;
       positions[member] = items.rv;
       numbered(last);
+      tellMoved();
       return true;
     }
 
@@ -343,6 +358,7 @@ export function mergedUpstream(
               if (catching.size === 0 && points.at(last) !== undefined) {
                 positions[member] = clusterRv;
                 points.record(last, positions);
+                tellMoved();
               }
               continue;
             }
@@ -371,7 +387,8 @@ export function mergedUpstream(
     const body = new ReadableStream<Uint8Array>({
       start(c) {
         controller = c;
-        streaming = () => last;
+        streaming = { last: () => last, positions };
+        tellMoved();
         cancels.push(clock.every(KEEPALIVE_MS, tick));
         cancels.push(clock.every(MEMBER_CHECK_MS, () => void checkMembers()));
         const timeout = Number(query.get("timeoutSeconds") ?? "0");
@@ -390,11 +407,47 @@ export function mergedUpstream(
     return new Response(body, { headers: { "content-type": "application/json;stream=watch" } });
   }
 
+  /** Resolves `true` once the open watch has `member` at `point` or past it, `false` when `deadline` comes first. */
+  function reaches(member: string, point: number, deadline: Promise<void>): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (reached: boolean) => {
+        moved.delete(check);
+        resolve(reached);
+      };
+      const check = () => {
+        if ((streaming?.positions[member] ?? -1) >= point) done(true);
+      };
+      moved.add(check);
+      check();
+      void deadline.then(() => done(false));
+    });
+  }
+
+  async function current(): Promise<{ rv: number; late: string[] }> {
+    let cancel: Cancel | undefined;
+    const deadline = new Promise<void>((resolve) => (cancel = clock.after(MEMBER_WAIT_MS, resolve)));
+    const known = upstream.behind();
+    try {
+      // Each member's hub asked at once, and each waited for as soon as it answers: a member is late when either comes after the deadline.
+      const reached = await Promise.all(
+        members.map(async (member) => {
+          if (known.includes(member)) return false;
+          const point = await Promise.race([hubs.point(names.get(member)!).catch(() => undefined), deadline.then(() => undefined)]);
+          return point !== undefined && (await reaches(member, point, deadline));
+        }),
+      );
+      return { rv: streaming?.last() ?? hubHead(), late: members.filter((_, i) => !reached[i]).sort() };
+    } finally {
+      cancel?.();
+    }
+  }
+
   const upstream: MergedUpstream = {
     cluster: key.cluster,
     followsHub: true,
-    head: () => streaming?.() ?? (points.at(hubHead()) ? hubHead() : 0),
+    head: () => streaming?.last() ?? (points.at(hubHead()) ? hubHead() : 0),
     behind: () => [...new Set([...behind.keys(), ...clusterBehind])].sort(),
+    current,
     async fetch(pathAndQuery, init) {
       const query = new URL(pathAndQuery, "http://merged").searchParams;
       if (query.get("watch") === "1" || query.get("watch") === "true") return watch(query, init?.signal ?? undefined);

@@ -223,16 +223,6 @@ export class Reflector {
    * is where the check found the upstream. Following a root hub, a refresh (which never relists).
    */
   catchUp(): void {
-    // An upstream that knows its head without a request (a merged key's sequence), asked while its
-    // stream is open: the reads wait for the hub to have what the stream has been given, and the
-    // stream goes on (ending it would resume every member of a merged key).
-    if (this.#upstream.head && this.#streaming) {
-      const check = this.#handler.checking();
-      const current = this.#upstream.head();
-      if (current <= (this.#handler.resumeVersion() ?? 0)) this.#handler.upToDate(check);
-      else this.#handler.currentOnceAt(current, check);
-      return;
-    }
     if (this.#watchLists === false || this.#options.followsHub) {
       if (this.#refresh !== undefined) return;
       this.#refresh = "in-step";

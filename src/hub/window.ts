@@ -72,6 +72,11 @@ export class EventWindow {
     return this.#head;
   }
 
+  /** The newest event's resourceVersion (the history's start when it has none): a subscriber that has it has every event up to the head. */
+  get last(): number {
+    return this.#last;
+  }
+
   get size(): number {
     return this.#size;
   }

@@ -7,9 +7,12 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { MEMBERS_LEFT_OUT_HEADER } from "../../src/k8s/members.ts";
 import type { KubeObject, WatchEvent } from "../../src/k8s/types.ts";
+import { BATCH_PROTOCOL, bearerProtocol } from "../../src/k8s/websocket.ts";
 import { podsPath } from "../kit/paths.ts";
 import { httpWatch, relay, Sim, uniqueNamespace } from "../worker/helpers.ts";
+import { names as socketNames, relaySocket, untilClosed } from "../worker/socket-helpers.ts";
 
+const home = new Sim();
 const a = new Sim("fleet-a");
 const b = new Sim("fleet-b");
 const read = [{ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"] }];
@@ -73,6 +76,30 @@ describe("a merged key in AUTH_MODE=kube, each member asked with the token", () 
     const stranger = await relay(`/clusters/fleet-a,fleet-b${podsPath(ns)}`, { headers: bearer("stolen") });
     expect(stranger.status).toBe(401);
     expect(await stranger.json()).toMatchObject({ kind: "Status", code: 401 });
+  });
+
+  it("a relay socket's watch of a merged key asks each member with the socket's token, as the HTTP route does; one no member accepts the token for ends alone", async () => {
+    // The socket signs in with the default cluster; each op's members are asked as the merged route asks them: fleet-a lets kia read, fleet-b does not know kia.
+    const token = `kia-token-${ns}`;
+    const kia = { name: "kia", tokens: [token], rules: read };
+    await home.setUsers([kia]);
+    await a.setUsers([kia]);
+    await b.setUsers([]);
+    const socket = await relaySocket({ "sec-websocket-protocol": `${BATCH_PROTOCOL}, ${bearerProtocol(token)}` }, null);
+    socket.send({ op: "watch", id: "fleet", path: `/clusters/fleet-a,fleet-b${podsPath(ns)}` });
+    expect(await socketNames(socket.lines("fleet"), 1)).toEqual(["ADDED fleet-a:mine"]);
+    // fleet-b is left out: its changes are not sent; fleet-a's are.
+    await b.createPod(ns, "not-for-kia");
+    await a.createPod(ns, "later");
+    expect(await socketNames(socket.lines("fleet"), 1)).toEqual(["ADDED fleet-a:later"]);
+    // A set whose only member does not take the token: that watch ends with the route's 401, and the socket (whose cluster takes it) goes on.
+    socket.send({ op: "watch", id: "none", path: `/clusters/fleet-b,${podsPath(ns)}` });
+    const ended = await untilClosed(socket.lines("none"));
+    expect(ended[0]).toMatchObject({ type: "ERROR", object: { code: 401 } });
+    expect(ended.at(-1)).toMatchObject({ type: "CLOSED", code: 1000 });
+    await a.createPod(ns, "after");
+    expect(await socketNames(socket.lines("fleet"), 1)).toEqual(["ADDED fleet-a:after"]);
+    socket.close();
   });
 
   it("a member that stops allowing the watch ends it with 403 within the re-check interval", async () => {

@@ -187,6 +187,50 @@ describe("a merged key", () => {
     watch.close();
   });
 
+  it("answers a consistent list with every change each member's cluster had made when it arrived, though a member's watch brings it later, and starts a watch-list from such a state", async () => {
+    const ns = uniqueNamespace("fleet");
+    const set = "fleet-a,fleet-b";
+    await list(merged(set, ns));
+    // fleet-a's watch cache, and so its hub's watch and the merged one, takes each change 300 ms after it is made.
+    await a.configure({ watchDelayMs: 300 });
+    try {
+      await a.createPod(ns, "fresh");
+      await b.createPod(ns, "also");
+      const { response, list: current } = await list(merged(set, ns));
+      expect(current.items.map((o) => o.metadata?.name).sort()).toEqual(["fleet-a:fresh", "fleet-b:also"]);
+      expect(response.headers.get(MEMBERS_BEHIND_HEADER)).toBeNull();
+      // Every item is at or before the list's resourceVersion, from which a watch gets what follows.
+      for (const item of current.items) expect(rvOf(item)).toBeLessThanOrEqual(Number(current.metadata.resourceVersion));
+      // A watch-list without resourceVersion starts from such a state too.
+      await a.createPod(ns, "fresher");
+      const watch = await httpWatch(merged(set, ns, "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"));
+      const initial = await watch.events.until((e) => e.type === "BOOKMARK" && e.object.metadata?.annotations?.["k8s.io/initial-events-end"] === "true", "the initial-events-end bookmark");
+      watch.close();
+      expect(
+        initial
+          .filter((e) => e.type === "ADDED")
+          .map((e) => e.object.metadata?.name)
+          .sort(),
+      ).toEqual(["fleet-a:fresh", "fleet-a:fresher", "fleet-b:also"]);
+    } finally {
+      await a.configure({ watchDelayMs: 0 });
+    }
+  });
+
+  it("does not hold a consistent list longer than a second for a member whose cluster does not say how far it has got: it names it behind", async () => {
+    const ns = uniqueNamespace("fleet");
+    const set = "fleet-a,fleet-b";
+    await list(merged(set, ns));
+    // fleet-b's next watch of the namespace's pods, the one its hub asks how far its cluster has got with, is answered only after 5 s.
+    await b.faults({ delayRequests: { ms: 5000, count: 1, verbs: ["watch"], path: podsPath(ns) } });
+    await a.createPod(ns, "fresh");
+    const started = Date.now();
+    const { response, list: current } = await list(merged(set, ns));
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(response.headers.get(MEMBERS_BEHIND_HEADER)).toBe("fleet-b");
+    expect(current.items.map((o) => o.metadata?.name)).toEqual(["fleet-a:fresh"]);
+  });
+
   it("/clusters/* is every configured cluster", async () => {
     const ns = uniqueNamespace("fleet");
     await a.createPod(ns, "p");
