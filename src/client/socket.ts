@@ -8,8 +8,10 @@
  * place, in order with the text messages around it.
  */
 import { CLOSE } from "../k8s/websocket.ts";
-import { protocolError } from "./errors.ts";
 import type { WatchSocket } from "./types.ts";
+
+/** RFC 6455's close code for a message whose data is not what the protocol says. */
+const INVALID_DATA = 1007;
 
 export type SocketItem = { kind: "message"; text: string } | { kind: "close"; code: number; reason: string };
 
@@ -38,7 +40,7 @@ export class SocketReader {
     socket.addEventListener("error", () => this.#end(CLOSE.abnormal, "the connection failed"));
   }
 
-  /** The next item; throws a `WatchError` for a binary message that is not gzip of UTF-8. */
+  /** The next item; a binary message that is not gzip closes the socket (1007), and is its close. */
   async next(): Promise<SocketItem> {
     while (this.#head === this.#queue.length) await new Promise<void>((resolve) => (this.#wake = resolve));
     const item = this.#queue[this.#head++] as Queued;
@@ -47,7 +49,13 @@ export class SocketReader {
       this.#head = 0;
     }
     if (item.kind === "close" || typeof item.text === "string") return item as SocketItem;
-    return { kind: "message", text: await item.text };
+    try {
+      return { kind: "message", text: await item.text };
+    } catch (e) {
+      const reason = `a binary message that is not gzip (${String(e)})`.slice(0, 120);
+      this.close(INVALID_DATA, reason);
+      return { kind: "close", code: INVALID_DATA, reason };
+    }
   }
 
   /** Close from this side: the stream ends here, without waiting for the peer's close frame. */
@@ -80,11 +88,7 @@ export class SocketReader {
 const isBinary = (data: unknown): data is Blob | ArrayBuffer | ArrayBufferView => data instanceof ArrayBuffer || ArrayBuffer.isView(data) || (typeof Blob === "function" && data instanceof Blob);
 
 /** One gzip member's text: a browser's WebSocket gives a Blob, Node's and others an ArrayBuffer or a view of one. */
-async function gunzip(data: Blob | ArrayBuffer | ArrayBufferView): Promise<string> {
-  try {
-    const blob = data instanceof Blob ? data : new Blob([data as ArrayBuffer]);
-    return await new Response(blob.stream().pipeThrough(new DecompressionStream("gzip"))).text();
-  } catch (e) {
-    throw protocolError(`the relay sent a binary message that is not gzip of UTF-8 text (${String(e)})`);
-  }
+function gunzip(data: Blob | ArrayBuffer | ArrayBufferView): Promise<string> {
+  const blob = data instanceof Blob ? data : new Blob([data as ArrayBuffer]);
+  return new Response(blob.stream().pipeThrough(new DecompressionStream("gzip"))).text();
 }

@@ -166,7 +166,7 @@ describe("watch reconnect policy", () => {
     w.stop();
   });
 
-  it("offers the compressed framing, reads gzip messages (Blob, ArrayBuffer or a view) in order with text ones, and ends on one that is not gzip", async () => {
+  it("offers the compressed framing, reads gzip messages (Blob, ArrayBuffer or a view) in order with text ones, and closes a socket that sends one that is not gzip (1007), resuming", async () => {
     const relay = new ScriptedRelay();
     relay.lists.push(list(10));
     const w = start(relay);
@@ -189,7 +189,9 @@ describe("watch reconnect policy", () => {
     await expect.poll(() => socket.sent.length, { timeout: 2000 }).toBeGreaterThan(0);
     expect(JSON.parse(socket.sent.at(-1)!)).toEqual({ type: "ACK", received: lines(11, 12).length + lines(13).length + lines(14).length });
     socket.binary(new TextEncoder().encode("not gzip"));
-    await expect(w.next()).rejects.toThrow(/not gzip/);
+    expect(await w.next()).toMatchObject({ type: "closed", code: 1007, reason: expect.stringContaining("not gzip") });
+    expect(socket.closedWith).toBe(1007);
+    w.stop();
   });
 
   it("offers the uncompressed framing when asked not to compress", async () => {
