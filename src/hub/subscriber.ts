@@ -65,9 +65,13 @@ export class LineBatch {
     return this.size >= MIN_COMPRESSED;
   }
 
-  /** The joined lines as one gzip member (the compressed framings); made once, and shared as `bytes` is. */
+  /**
+   * The joined lines as one gzip member (the compressed framings); made once, and shared as
+   * `bytes` is. The UTF-8 it is made from is kept only if an HTTP stream asked for it: a slice
+   * kept for the subscribers that start together holds its text and its gzip, not a third copy.
+   */
   get gzip(): Uint8Array {
-    return (this.#gzip ??= gzipFrame(this.bytes));
+    return (this.#gzip ??= gzipFrame(this.#bytes ?? encoder.encode(this.joined)));
   }
 
   /** Whether `gzip` has been made (how the fan-out counts compressions against sends). */
