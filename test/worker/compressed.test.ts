@@ -76,16 +76,20 @@ describe("compressed WebSocket framings", () => {
     [open, batched, compressed].forEach((s) => s.close());
   });
 
-  it("an initial state goes at a fifth of its size or less", async () => {
-    const ns = await podsIn("gzs", 200);
+  it("an initial state goes at a tenth of its size or less (the issue asks for a fifth)", async () => {
+    const pods = 2000;
+    const ns = await podsIn("gzs", pods);
     const path = `${podsPath(ns)}?watch=1`;
     const batched = await wsWatch(path, { "sec-websocket-protocol": BATCH_PROTOCOL });
     const compressed = await compressedWatch(path, GZIP_BATCH_PROTOCOL);
-    const [fromBatched, fromCompressed] = await Promise.all([batched.events.take(200), compressed.events.take(200)]);
+    const [fromBatched, fromCompressed] = await Promise.all([batched.events.take(pods), compressed.events.take(pods)]);
     expect(new Set(fromCompressed.map((e) => e.object.metadata?.name))).toEqual(new Set(fromBatched.map((e) => e.object.metadata?.name)));
+    // Several slices, each its own gzip member.
+    expect(compressed.messages.filter((m) => m.binary).length).toBeGreaterThan(1);
     const text = batched.raw.reduce((n, m) => n + m.length, 0);
     const wire = compressed.messages.reduce((n, m) => n + m.wire, 0);
-    expect(text / wire).toBeGreaterThanOrEqual(5);
+    // About 12× for these pods; 11.7× for 10,000 of the simulator's default pods (docs/performance.md).
+    expect(text / wire).toBeGreaterThanOrEqual(10);
     [batched, compressed].forEach((s) => s.close());
   });
 
