@@ -3,7 +3,8 @@
  * file describes, ready for Miniflare: its name, its Miniflare options as wrangler reads them
  * (`unstable_readConfig`, `unstable_getMiniflareWorkerOptions`: bindings, assets, compatibility)
  * and its main module bundled the way wrangler bundles it (esbuild, one ES module,
- * `cloudflare:*` left to the runtime, workerd/worker/browser conditions). A process of its own,
+ * `cloudflare:*` and `node:*` left to the runtime — the `nodejs_compat` flag gives it the Node
+ * modules the Worker imports (`node:zlib`) — workerd/worker/browser conditions). A process of its own,
  * so a runtime that lives for hours keeps neither wrangler nor esbuild (together some 140 MB).
  */
 import { build } from "esbuild";
@@ -28,7 +29,7 @@ async function buildWorker(configPath: string): Promise<BuiltWorker> {
     format: "esm",
     target: "es2024",
     conditions: ["workerd", "worker", "browser"],
-    external: ["cloudflare:*"],
+    external: ["cloudflare:*", "node:*"],
     keepNames: true,
     define: { "process.env.NODE_ENV": '"development"', ...define },
     logLevel: "silent",

@@ -143,4 +143,11 @@ export interface WatchOptions {
    * has may come as a merge patch, which the watch applies (it keeps the objects to do so).
    */
   deltas?: boolean;
+  /**
+   * Offer the relay's compressed framing (default `true` where `DecompressionStream` exists):
+   * messages long enough to pay come gzipped, compressed once by the relay for every subscriber
+   * (an initial state about a tenth of its size); a server that does not know the framing sends
+   * text, which the watch reads as well.
+   */
+  compressed?: boolean;
 }

@@ -21,7 +21,7 @@ import { Acknowledger } from "./ack.ts";
 import { HeldObjects } from "./held.ts";
 import { protocolError, socketFailed, statusError, WatchError } from "./errors.ts";
 import { listCollection } from "./list.ts";
-import { SocketReader } from "./socket.ts";
+import { canDecompress, SocketReader } from "./socket.ts";
 import { transportOf } from "./transport.ts";
 import type { KubeResource, Transport, WatchOptions, WatchSocket, WatchUpdate } from "./types.ts";
 import { collectionUrl, watchUrl } from "./url.ts";
@@ -75,7 +75,7 @@ class Watcher<T extends KubeResource> {
     this.#transport = transportOf(options.transport);
     this.#backoff = new Backoff({ ...REFLECTOR_BACKOFF, random: Math.random, ...options.backoff });
     const deltas = options.deltas !== false;
-    this.#protocols = watchProtocols(options.token, deltas);
+    this.#protocols = watchProtocols(options.token, deltas, options.compressed !== false && canDecompress());
     this.#objects = deltas ? new HeldObjects() : undefined;
     this.#rv = options.resourceVersion;
     if (this.#rv !== undefined) this.#catchUp = catchUp(this.#rv);

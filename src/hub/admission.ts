@@ -11,7 +11,7 @@ import { admitsEvent, shardKey } from "../k8s/shard.ts";
 import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { ViewSpec } from "../k8s/view.ts";
-import { BATCH_PROTOCOL, CLOSE, DELTA_PROTOCOL } from "../k8s/websocket.ts";
+import { BATCH_PROTOCOL, CLOSE, framingOf } from "../k8s/websocket.ts";
 import type { AccessGuard } from "./access.ts";
 import type { ResumeOutcome } from "../metrics/catalog.ts";
 import type { Fanout } from "./fanout.ts";
@@ -91,8 +91,9 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
   }
 
   let subscriber: Subscriber | undefined;
+  const framing = framingOf(request.protocol);
   const opened = websocket
-    ? sockets.open(request.protocol === BATCH_PROTOCOL || request.protocol === DELTA_PROTOCOL, request.protocol)
+    ? sockets.open(framing, request.protocol)
     : httpStream(
         () => subscriber && fanout.detach(subscriber),
         () => fanout.wake(),
@@ -110,7 +111,7 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
       : start.first === "net" && requested.kind === "exact"
         ? feed.netChangesAfter(requested.rv)
         : undefined;
-  const deltasAfter = websocket && request.protocol === DELTA_PROTOCOL ? feed.window.head : undefined;
+  const deltasAfter = websocket && framing.deltas ? feed.window.head : undefined;
   const shard = options.shardSelector;
   const filter = shard && { key: shardKey(shard), admits: (line: string) => admitsEvent(shard, line) };
   subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant, filter, replica: request.fromReplica }, first);
@@ -147,7 +148,7 @@ export async function admitView(parts: AdmissionParts, request: ViewRequest, web
   }
   let subscriber: Subscriber | undefined;
   const opened = websocket
-    ? sockets.open(request.protocol === BATCH_PROTOCOL, request.protocol)
+    ? sockets.open({ batched: request.protocol === BATCH_PROTOCOL, compressed: false }, request.protocol)
     : httpStream(
         () => subscriber && fanout.detach(subscriber),
         () => fanout.wake(),

@@ -157,7 +157,7 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
   if (merged) merged.onBehindChanged = (rv) => void feed.waitFor(rv, BEHIND_BOOKMARK_WAIT_MS).then((reached) => reached && out.bookmarks());
   out.onProgressWanted = (since) => feed.progress(since);
   const lagBytes = (subscriber: Subscriber) => subscriber.sink.backlog() + feed.window.bytesAfter(subscriber.position);
-  out.onSent = (subscriber, events, messages) => metrics.sent(subscriber.sink.transport, events, messages);
+  out.onSent = (subscriber, events, messages, compressed) => metrics.sent(subscriber.sink.transport, events, messages, compressed);
   out.onCutOff = (subscriber, reason) =>
     metrics.cutOff(subscriber.sink.transport, reason, subscriber.options.replica === undefined ? { position: subscriber.position, bytes: lagBytes(subscriber) } : undefined);
   metrics.view = {

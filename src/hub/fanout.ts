@@ -86,8 +86,12 @@ export class Fanout {
   #waiting = false;
   /** Called whenever a subscriber leaves (idle clock, quotas, access checks). */
   onDetach: (subscriber: Subscriber) => void = () => undefined;
-  /** Called after each send with the events (lines) sent and the runtime messages they cost (metrics). */
-  onSent: (subscriber: Subscriber, events: number, messages: number) => void = () => undefined;
+  /**
+   * Called after each send with the events (lines) sent, the runtime messages they cost, and
+   * whether this send compressed the batch (1: the first compressed framing's subscriber it went
+   * to; every other is sent the same bytes) (metrics).
+   */
+  onSent: (subscriber: Subscriber, events: number, messages: number, compressed: number) => void = () => undefined;
   /** Called when a client acknowledged or drained what it was sent (the views' own flow control). */
   onWake: () => void = () => undefined;
   /** Called as a subscriber is cut off: too slow, or fell out of the window (metrics). */
@@ -366,8 +370,9 @@ export class Fanout {
   }
 
   #send(subscriber: Subscriber, batch: LineBatch): number {
+    const gzipped = batch.gzipped;
     const messages = subscriber.sink.send(batch);
-    this.onSent(subscriber, batch.lines.length, messages);
+    this.onSent(subscriber, batch.lines.length, messages, !gzipped && batch.gzipped ? 1 : 0);
     return messages;
   }
 

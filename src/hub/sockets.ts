@@ -11,7 +11,7 @@
  * or a crash to be found, position unknown, by the next.
  */
 import { answerClose, upgradeResponse } from "../handshake.ts";
-import { CLOSE, parseAck } from "../k8s/websocket.ts";
+import { CLOSE, type Framing, parseAck } from "../k8s/websocket.ts";
 import type { Log } from "../log.ts";
 import { type CloseReason, type Subscriber, WebSocketSink } from "./subscriber.ts";
 
@@ -35,15 +35,15 @@ export class HubSockets<S = Subscriber> {
     this.#log = log;
   }
 
-  /** A new watch socket: its sink (batched if the client asked), and the 101 that hands the other end to the client. */
-  open(batched: boolean, protocol: string | undefined): { sink: WebSocketSink; response: Response } {
+  /** A new watch socket: its sink (batched, or compressed, as the client asked), and the 101 that hands the other end to the client. */
+  open(framing: Pick<Framing, "batched" | "compressed">, protocol: string | undefined): { sink: WebSocketSink; response: Response } {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     // Half-open: the client's close is answered by `answerClose`, not by the runtime, which would echo any code.
     server.accept({ allowHalfOpen: true });
     server.addEventListener("message", (event) => this.#handle("message", () => this.#message(server, event.data as string | ArrayBuffer)));
     server.addEventListener("close", (event) => this.#handle("close", () => this.#closed(server, event.code, event.reason)));
     server.addEventListener("error", () => this.#handle("error", () => this.#gone(server)));
-    return { sink: new WebSocketSink(server, batched), response: upgradeResponse(client, protocol) };
+    return { sink: new WebSocketSink(server, framing), response: upgradeResponse(client, protocol) };
   }
 
   /** The socket's subscriber is attached: its messages and close are now its own. */

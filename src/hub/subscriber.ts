@@ -7,6 +7,8 @@
  * client — which is what the send budget bounds (invariant 5).
  */
 import type { Grant } from "../auth/access.ts";
+import type { Framing } from "../k8s/websocket.ts";
+import { gzipFrame, MIN_COMPRESSED } from "./gzip-frame.ts";
 import type { InitialEvents } from "./initial.ts";
 
 export interface CloseReason {
@@ -19,13 +21,15 @@ const NEWLINE = encoder.encode("\n");
 
 /**
  * Event lines to send together. A per-event WebSocket sends the lines one by one; a batched
- * WebSocket sends them joined and an HTTP stream as bytes. The join and the encoding are made
- * once, when first needed, for every subscriber the batch goes to.
+ * WebSocket sends them joined, a compressed one gzipped, and an HTTP stream as bytes. The join,
+ * the encoding and the compression are made once, when first needed, for every subscriber the
+ * batch goes to.
  */
 export class LineBatch {
   readonly lines: readonly string[];
   #joined: string | undefined;
   #bytes: Uint8Array | undefined;
+  #gzip: Uint8Array | undefined;
   #size: number | undefined;
 
   constructor(lines: readonly string[], joined?: string) {
@@ -55,6 +59,25 @@ export class LineBatch {
   get bytes(): Uint8Array {
     return (this.#bytes ??= encoder.encode(this.joined));
   }
+
+  /** Whether the batch goes compressed to a compressed framing's socket: long enough for it to pay. */
+  get compressible(): boolean {
+    return this.size >= MIN_COMPRESSED;
+  }
+
+  /**
+   * The joined lines as one gzip member (the compressed framings); made once, and shared as
+   * `bytes` is. The UTF-8 it is made from is kept only if an HTTP stream asked for it: a slice
+   * kept for the subscribers that start together holds its text and its gzip, not a third copy.
+   */
+  get gzip(): Uint8Array {
+    return (this.#gzip ??= gzipFrame(this.#bytes ?? encoder.encode(this.joined)));
+  }
+
+  /** Whether `gzip` has been made (how the fan-out counts compressions against sends). */
+  get gzipped(): boolean {
+    return this.#gzip !== undefined;
+  }
 }
 
 export interface Sink {
@@ -82,21 +105,24 @@ export interface Sink {
  *
  * A batched socket (the client offered the batch subprotocol) gets each batch as one message
  * of newline-separated events; every other socket gets one event per message, as the API
- * server sends them. Messages, not bytes, are what a runtime's WebSocket pays for.
+ * server sends them. Messages, not bytes, are what a runtime's WebSocket pays for. A compressed
+ * one (a `gzip.` subprotocol) gets a batch long enough to pay as its one gzip, the same bytes
+ * for every subscriber, in a binary message, which counts as the text it holds in the backlog
+ * and the client's acknowledgements: what the budget bounds is the window's text either way.
  */
 export class WebSocketSink implements Sink {
   readonly transport = "websocket" as const;
   readonly socket: WebSocket;
-  readonly #batched: boolean;
+  readonly #framing: Pick<Framing, "batched" | "compressed">;
   // Checked once: probing a host object for a property it lacks, on every send, is not free.
   readonly #reportsBuffer: boolean;
   #sent = 0;
   #acked: number | undefined;
   #closed = false;
 
-  constructor(socket: WebSocket, batched: boolean) {
+  constructor(socket: WebSocket, framing: Pick<Framing, "batched" | "compressed">) {
     this.socket = socket;
-    this.#batched = batched;
+    this.#framing = framing;
     this.#reportsBuffer = typeof (socket as { bufferedAmount?: unknown }).bufferedAmount === "number";
   }
 
@@ -118,7 +144,12 @@ export class WebSocketSink implements Sink {
 
   send(batch: LineBatch): number {
     try {
-      if (this.#batched) {
+      if (this.#framing.compressed && batch.compressible) {
+        this.socket.send(batch.gzip);
+        this.#sent += batch.size;
+        return 1;
+      }
+      if (this.#framing.batched) {
         this.socket.send(batch.joined);
         this.#sent += batch.joined.length;
         return 1;

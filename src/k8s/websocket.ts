@@ -5,13 +5,17 @@
  *   (apiserver `pkg/authentication/request/websocket/protocol.go`), since browsers cannot set
  *   headers on a WebSocket, offered together with one other subprotocol, the one echoed back;
  * - the relay's acknowledgement, `{"type":"ACK","received":n}` (n: the summed length of the text
- *   messages taken so far on the socket). Workers cannot see a socket's send buffer, so this is
+ *   messages taken so far on the socket, a compressed message counting as the text it holds). Workers cannot see a socket's send buffer, so this is
  *   how a hub knows how far behind a subscriber is. The API server ignores what clients send,
  *   so the message is harmless there;
  * - the relay's batch subprotocol: a client that offers it gets several events per message,
  *   newline-separated (each still ends with `\n`), as many as were ready together. Under load
  *   that is far fewer messages, which is what a WebSocket costs. Without it, one event per
- *   message, as from the API server.
+ *   message, as from the API server;
+ * - the compressed framings: the batch (or delta) subprotocol's messages, each as a binary
+ *   message holding one whole gzip member of the same text, which a browser's or Node's
+ *   `DecompressionStream("gzip")` reads on its own. A hub compresses a message once for every
+ *   subscriber it sends it to; short messages, and what a hub sends besides events, may stay text.
  */
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 
@@ -62,6 +66,30 @@ export const BATCH_PROTOCOL = "batch.watch.kube-watch-relay.dev";
  */
 export const DELTA_PROTOCOL = "delta.watch.kube-watch-relay.dev";
 
+/** Compressed framings: the protocol's name with this in front (`gzip.batch…`, `gzip.delta…`). */
+export const GZIP_PREFIX = "gzip.";
+export const GZIP_BATCH_PROTOCOL = GZIP_PREFIX + BATCH_PROTOCOL;
+export const GZIP_DELTA_PROTOCOL = GZIP_PREFIX + DELTA_PROTOCOL;
+
+/** How a watch socket's events are framed, by the subprotocol echoed. */
+export interface Framing {
+  /** Several events per message (the batch and delta protocols); otherwise one, as the API server sends. */
+  batched: boolean;
+  /** MODIFIED events as merge patches where shorter (the delta protocol). */
+  deltas: boolean;
+  /** Messages as gzip, in binary messages (the `gzip.` protocols). */
+  compressed: boolean;
+}
+
+/** The framing a subprotocol asks for; any other (none, `base64.binary.k8s.io`, …) is one event per text message. */
+export function framingOf(protocol: string | undefined): Framing {
+  const compressed = protocol?.startsWith(GZIP_PREFIX) === true;
+  const base = compressed ? protocol?.slice(GZIP_PREFIX.length) : protocol;
+  const deltas = base === DELTA_PROTOCOL;
+  const batched = deltas || base === BATCH_PROTOCOL;
+  return { batched, deltas, compressed: compressed && batched };
+}
+
 export const ackMessage = (received: number): string => JSON.stringify({ type: "ACK", received });
 
 /** `received` of an ACK message, or `undefined` for anything else a client sends. */
@@ -98,11 +126,12 @@ export const CLOSE = {
 
 /**
  * `[delta or batch, bearer token?]`: one of the relay's own protocols (delta is batch plus
- * merge patches), which is also the one the API server requires beside a token protocol
- * ("missing additional subprotocol"): it echoes any single one, and then sends one whole event
- * per message, which a batch reader reads as batches of one.
+ * merge patches; `compressed`, their gzip framings), which is also the one the API server
+ * requires beside a token protocol ("missing additional subprotocol"): it echoes any single
+ * one, and then sends one whole event per text message, which a batch reader reads as batches
+ * of one — as does a relay from before the compressed framings.
  */
-export function watchProtocols(token: string | undefined, deltas: boolean): string[] {
-  const framing = deltas ? DELTA_PROTOCOL : BATCH_PROTOCOL;
+export function watchProtocols(token: string | undefined, deltas: boolean, compressed = false): string[] {
+  const framing = (compressed ? GZIP_PREFIX : "") + (deltas ? DELTA_PROTOCOL : BATCH_PROTOCOL);
   return token === undefined ? [framing] : [framing, bearerProtocol(token)];
 }

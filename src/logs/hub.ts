@@ -214,7 +214,7 @@ async function follow(parts: Parts, request: LogRequest, options: LogOptions, we
   let sink: LogSink;
   let response: Response;
   if (websocket) {
-    const opened = sockets.open(false, request.protocol);
+    const opened = sockets.open({ batched: false, compressed: false }, request.protocol);
     const socket = opened.sink;
     // The API server's first message on a log socket is an empty one.
     socket.sendMessage(logMessage(new Uint8Array(0), request.protocol));

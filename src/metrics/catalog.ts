@@ -67,6 +67,12 @@ export const FAMILIES = {
     "Watch events (bookmarks and errors included) sent to subscribers (deliveries out); a hot key's root counts its sends to its replica hubs too, as http.",
   ),
   messages: family("sent_messages_total", "counter", ["cluster", "transport"], "WebSocket messages and HTTP chunks sent to subscribers (a root's to its replica hubs included, as http)."),
+  compressed: family(
+    "compressed_messages_total",
+    "counter",
+    ["cluster"],
+    "WebSocket messages compressed for subscribers of the gzip framings: once per message, however many of them it is sent to (each send counts in sent_messages_total).",
+  ),
   cutoffs: family(
     "subscriber_cutoffs_total",
     "counter",

@@ -44,6 +44,8 @@ export class HubReporter extends ScheduledReports {
   #lastError: HubSnapshot["lastError"];
   /** Events committed since the last report. */
   #committed = 0;
+  /** Messages compressed since the last report (the gzip framings'). */
+  #compressed = 0;
   /** Deliveries, counted here on the fan-out's hot path and folded into the counts at each report. */
   readonly #sent: Record<Transport, { events: number; messages: number }> = { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } };
   /** What earlier reports folded in, since the hub's instance started: with what is pending, its totals (`totals`). */
@@ -87,10 +89,11 @@ export class HubReporter extends ScheduledReports {
     if (this.#commits.length > 2 * COMMITS_KEPT) this.#commits = this.#commits.slice(-COMMITS_KEPT);
   }
 
-  sent(transport: Transport, events: number, messages: number): void {
+  sent(transport: Transport, events: number, messages: number, compressed = 0): void {
     const sent = this.#sent[transport];
     sent.events += events;
     sent.messages += messages;
+    this.#compressed += compressed;
   }
 
   /** A stream cut off; `lag`, where it was (a client's, sampled: a replica's lag is its own gauge). */
@@ -131,6 +134,8 @@ export class HubReporter extends ScheduledReports {
     if (this.#committed > 0) this.#counts.add("events", this.#cluster, this.#committed);
     this.#folded.committed += this.#committed;
     this.#committed = 0;
+    if (this.#compressed > 0) this.#counts.add("compressed", this.#cluster, this.#compressed);
+    this.#compressed = 0;
     for (const [transport, sent] of Object.entries(this.#sent) as Array<[Transport, { events: number; messages: number }]>) {
       if (sent.events === 0 && sent.messages === 0) continue;
       const labels = { ...this.#cluster, transport };

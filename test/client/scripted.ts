@@ -37,6 +37,10 @@ export class ScriptedSocket implements WatchSocket {
   line(text: string): void {
     this.#emit("message", { data: `${text}\n` });
   }
+  /** A binary message, as the compressed framings send (gzip of their text), or anything else. */
+  binary(data: ArrayBuffer | Uint8Array | Blob): void {
+    this.#emit("message", { data });
+  }
   modified(rv: number): void {
     this.event("MODIFIED", { kind: "Pod", metadata: { name: "p", namespace: "n", resourceVersion: String(rv) } });
   }
@@ -70,7 +74,11 @@ export class ScriptedRelay implements Transport {
     return next();
   }
 
-  async connect(url: string): Promise<WatchSocket> {
+  /** The subprotocols each connect offered. */
+  readonly offered: string[][] = [];
+
+  async connect(url: string, protocols: string[] = []): Promise<WatchSocket> {
+    this.offered.push(protocols);
     if (this.failNextConnect) {
       this.failNextConnect = false;
       throw new Error("connection refused");

@@ -3,9 +3,11 @@
  * back off, what is retried and what ends the watch. The relay itself is exercised in
  * test/worker/client.test.ts; here every close code and failure can be produced on demand.
  */
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { watch, WatchError, type WatchOptions, type WatchUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
+import { DELTA_PROTOCOL, GZIP_DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { ScriptedRelay, type ScriptedSocket } from "./scripted.ts";
 
 const list =
@@ -161,6 +163,44 @@ describe("watch reconnect policy", () => {
     // Version 10 is gone: it was replaced by 11.
     socket.line('{"type":"MODIFIED","base":"10","patch":{"metadata":{"resourceVersion":"12"}}}');
     expect(await w.next()).toMatchObject({ type: "relisted", resourceVersion: "20", expired: expect.stringContaining("resourceVersion 10, which this watch does not hold") });
+    w.stop();
+  });
+
+  it("offers the compressed framing, reads gzip messages (Blob, ArrayBuffer or a view) in order with text ones, and closes a socket that sends one that is not gzip (1007), resuming", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(10));
+    const w = start(relay);
+    expect((await w.next()).type).toBe("listed");
+    expect(await w.next()).toMatchObject({ type: "connected" });
+    expect(relay.offered[0]).toEqual([GZIP_DELTA_PROTOCOL]);
+    const socket = relay.sockets.at(-1)!;
+    const pod = (rv: number) => ({ kind: "Pod", metadata: { name: "p", namespace: "n", resourceVersion: String(rv) } });
+    const lines = (...rvs: number[]) => rvs.map((rv) => `${JSON.stringify({ type: "MODIFIED", object: pod(rv) })}\n`).join("");
+    const gzip = (text: string) => gzipSync(text);
+    // A Blob takes longest to read: the text message after it still comes after its events.
+    socket.binary(new Blob([gzip(lines(11, 12))]));
+    socket.binary(new Uint8Array(gzip(lines(13))).buffer);
+    socket.line(lines(14).trimEnd());
+    socket.binary(gzip(lines(15)));
+    const rvs = [];
+    for (let i = 0; i < 5; i++) rvs.push((await w.next()) as { object: KubeObject });
+    expect(rvs.map((u) => u.object.metadata?.resourceVersion)).toEqual(["11", "12", "13", "14", "15"]);
+    // Acknowledged as the text the messages held (the last message counts once the consumer asks past it).
+    await expect.poll(() => socket.sent.length, { timeout: 2000 }).toBeGreaterThan(0);
+    expect(JSON.parse(socket.sent.at(-1)!)).toEqual({ type: "ACK", received: lines(11, 12).length + lines(13).length + lines(14).length });
+    socket.binary(new TextEncoder().encode("not gzip"));
+    expect(await w.next()).toMatchObject({ type: "closed", code: 1007, reason: expect.stringContaining("not gzip") });
+    expect(socket.closedWith).toBe(1007);
+    w.stop();
+  });
+
+  it("offers the uncompressed framing when asked not to compress", async () => {
+    const relay = new ScriptedRelay();
+    relay.lists.push(list(10));
+    const w = start(relay, { compressed: false });
+    await w.next();
+    await w.next();
+    expect(relay.offered[0]).toEqual([DELTA_PROTOCOL]);
     w.stop();
   });
 });

@@ -203,6 +203,19 @@ document.body.dataset.synced = "true";
       const page = await browser.newPage();
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(error.message));
+      // The framing each watch socket agreed to, and whether any message came compressed (binary).
+      await page.addInitScript(() => {
+        const protocols: string[] = [];
+        Object.assign(window, { protocols });
+        window.WebSocket = class extends WebSocket {
+          constructor(url: string | URL, offered?: string | string[]) {
+            super(url, offered);
+            this.addEventListener("open", () => protocols.push(this.protocol));
+          }
+        };
+      });
+      let binaryFrames = 0;
+      page.on("websocket", (socket) => socket.on("framereceived", (frame) => void (typeof frame.payload !== "string" && binaryFrames++)));
       // The page on the relay's origin, as an application served beside it would be: a document
       // the relay answered (Chromium lets a page loaded from loopback open sockets to loopback),
       // made the project's page, its script the project's bundle. Its lists and watches go to the relay.
@@ -213,6 +226,9 @@ document.body.dataset.synced = "true";
       await createPod("from-chromium");
       await page.waitForFunction(() => [...document.querySelectorAll("#pods li")].some((li) => li.textContent === "from-chromium"));
       expect(errors).toEqual([]);
+      // Chromium has DecompressionStream: the watch took the compressed framing, and read the new pod from a gzip message.
+      expect(await page.evaluate(() => (window as unknown as { protocols: string[] }).protocols)).toEqual(["gzip.delta.watch.kube-watch-relay.dev"]);
+      expect(binaryFrames).toBeGreaterThan(0);
 
       // The relay's own /client.js is the same library: the same exports as the package's.
       const { stdout } = await run(process.execPath, ["--input-type=module", "-e", `console.log(JSON.stringify(Object.keys(await import("${NAME}")).sort()))`], project);

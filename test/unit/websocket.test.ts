@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { websocketProtocol } from "../../src/http/websocket.ts";
-import { bearerProtocol, parseOffer } from "../../src/k8s/websocket.ts";
+import { BATCH_PROTOCOL, bearerProtocol, DELTA_PROTOCOL, framingOf, GZIP_BATCH_PROTOCOL, GZIP_DELTA_PROTOCOL, parseOffer, watchProtocols } from "../../src/k8s/websocket.ts";
 
 const token = bearerProtocol("eyJhbGciOi.payload.signature");
 const upgrade = (protocols?: string) => new Request("http://x/", { headers: { upgrade: "websocket", ...(protocols === undefined ? {} : { "sec-websocket-protocol": protocols }) } });
@@ -31,5 +31,22 @@ describe("WebSocket subprotocols, as the API server negotiates them", () => {
     expect(parseOffer(`a, ${token}, ${token}`)).toEqual({ refused: expect.stringContaining("more than one") });
     expect(parseOffer("a, base64url.bearer.authorization.k8s.io.")).toEqual({ refused: expect.stringContaining("base64url") });
     expect(parseOffer("a, base64url.bearer.authorization.k8s.io.%%")).toEqual({ refused: expect.stringContaining("base64url") });
+  });
+});
+
+describe("the relay's watch framings", () => {
+  it("reads batch, delta and their gzip forms from the subprotocol; anything else is one event per text message", () => {
+    expect(framingOf(BATCH_PROTOCOL)).toEqual({ batched: true, deltas: false, compressed: false });
+    expect(framingOf(DELTA_PROTOCOL)).toEqual({ batched: true, deltas: true, compressed: false });
+    expect(framingOf(GZIP_BATCH_PROTOCOL)).toEqual({ batched: true, deltas: false, compressed: true });
+    expect(framingOf(GZIP_DELTA_PROTOCOL)).toEqual({ batched: true, deltas: true, compressed: true });
+    for (const other of [undefined, "base64.binary.k8s.io", "gzip.base64.binary.k8s.io", "gzip."]) expect(framingOf(other)).toEqual({ batched: false, deltas: false, compressed: false });
+  });
+
+  it("offers one framing (the API server and older relays echo any single one), the token beside it", () => {
+    expect(watchProtocols(undefined, true, true)).toEqual([GZIP_DELTA_PROTOCOL]);
+    expect(watchProtocols(undefined, false, true)).toEqual([GZIP_BATCH_PROTOCOL]);
+    expect(watchProtocols("t", false)).toEqual([BATCH_PROTOCOL, bearerProtocol("t")]);
+    expect(websocketProtocol(upgrade(watchProtocols("t", true, true).join(", ")))).toEqual({ ok: true, value: GZIP_DELTA_PROTOCOL });
   });
 });

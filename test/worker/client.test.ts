@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { informer, watch, WatchError, type WatchOptions, type WatchStatus, type WatchUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
-import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
+import { DELTA_PROTOCOL, GZIP_BATCH_PROTOCOL, GZIP_DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Random } from "../../src/sim/random.ts";
 import { Inbox } from "../kit/inbox.ts";
 import { rvOf, Sim, uniqueNamespace, wsWatch } from "./helpers.ts";
@@ -95,7 +95,7 @@ describe("watch", () => {
     const got = await updates.until((u) => u.type === "resumed", "resumed: net changes end with a BOOKMARK");
     // e came and went while away: the client never hears of it.
     expect(got.map(summary)).toEqual([["connected"], ["ADDED", "f"], ["MODIFIED", "a"], ["DELETED", "b"], ["resumed", 3]]);
-    expect(network.offered.at(-1)![0]).toBe(DELTA_PROTOCOL);
+    expect(network.offered.at(-1)![0]).toBe(GZIP_DELTA_PROTOCOL);
     expect(network.urls.at(-1)).toContain("compact=true");
     const resumed = got.at(-1) as Extract<WatchUpdate<KubeObject>, { type: "resumed" }>;
     expect(resumed.bytes).toBe(network.sockets.at(-1)!.received.reduce((a, b) => a + b, 0));
@@ -140,14 +140,38 @@ describe("watch", () => {
     }
   });
 
+  it("offers the compressed framing where it can decompress, and reads its gzip messages as the text they hold; without it, text", async () => {
+    const ns = uniqueNamespace("client");
+    await sim.createPod(ns, "a");
+    const stop = new AbortController();
+    const watchWith = async (compressed: boolean) => {
+      const network = new TestNetwork();
+      const updates = collect(watch(collection(ns), { transport: network, backoff: FAST, compressed, signal: stop.signal }));
+      await updates.take(2, "listed, connected");
+      return { network, updates };
+    };
+    const [zipped, plain] = [await watchWith(true), await watchWith(false)];
+    expect([zipped.network.accepted[0], plain.network.accepted[0]]).toEqual([GZIP_DELTA_PROTOCOL, DELTA_PROTOCOL]);
+    // Long enough to be compressed, whole or as a delta.
+    await sim.patchPod(ns, "a", { metadata: { annotations: { note: "x".repeat(4000) } } });
+    const [fromZipped, fromPlain] = [await zipped.updates.next("the change"), await plain.updates.next("the change")];
+    expect(fromZipped).toEqual(fromPlain);
+    expect(fromZipped).toMatchObject({ type: "MODIFIED", object: { metadata: { annotations: { note: "x".repeat(4000) } } } });
+    expect([zipped.network.sockets[0]!.binary, plain.network.sockets[0]!.binary]).toEqual([1, 0]);
+    // Acknowledged as the text it held, as the relay counts it.
+    const held = zipped.network.sockets[0]!.received.reduce((a, b) => a + b, 0);
+    expect(JSON.parse(await zipped.network.sockets[0]!.sent.next("an ACK"))).toEqual({ type: "ACK", received: held });
+    stop.abort();
+  });
+
   it("offers a token as the API server's WebSocket subprotocol and as Authorization on the list", async () => {
     const ns = uniqueNamespace("client");
     const network = new TestNetwork();
     const updates = collect(watch(collection(ns), { transport: network, token: "abc.def?", backoff: FAST, ...EVERY_EVENT }));
     await updates.take(2);
     // base64url without padding: "abc.def?" is YWJjLmRlZj8= in base64.
-    expect(network.offered[0]).toEqual([BATCH_PROTOCOL, "base64url.bearer.authorization.k8s.io.YWJjLmRlZj8"]);
-    expect(network.accepted[0]).toBe(BATCH_PROTOCOL);
+    expect(network.offered[0]).toEqual([GZIP_BATCH_PROTOCOL, "base64url.bearer.authorization.k8s.io.YWJjLmRlZj8"]);
+    expect(network.accepted[0]).toBe(GZIP_BATCH_PROTOCOL);
     expect(network.listHeaders[0]).toMatchObject({ authorization: "Bearer abc.def?" });
   });
 

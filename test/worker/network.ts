@@ -4,7 +4,9 @@
  * messages lost) and connections it can hold while the cluster moves; and iterators run in
  * the background into inboxes.
  */
+import { gunzipSync } from "node:zlib";
 import type { Transport, WatchSocket } from "../../src/client/index.ts";
+import { GZIP_PREFIX } from "../../src/k8s/websocket.ts";
 import { Inbox } from "../kit/inbox.ts";
 import { relay } from "./helpers.ts";
 
@@ -15,19 +17,25 @@ export class DroppableSocket implements WatchSocket {
   readonly #socket: WebSocket;
   readonly #listeners = new Map<string, Listener[]>();
   #dropped = false;
-  /** Lengths of the text messages delivered, in order. */
+  /** Lengths of the text messages delivered (a compressed message's: the text it holds), in order. */
   readonly received: number[] = [];
-  /** The text messages delivered, in order. */
+  /** The text messages delivered (a compressed message: the text it holds), in order. */
   readonly messages: string[] = [];
+  /** How many of them came compressed (binary). */
+  binary = 0;
   /** What the client sent (its ACKs). */
   readonly sent = new Inbox<string>();
 
-  constructor(socket: WebSocket) {
+  /** `compressed`: the relay agreed to a compressed framing, whose binary messages are gzip. */
+  constructor(socket: WebSocket, compressed = false) {
     this.#socket = socket;
     socket.addEventListener("message", (event) => {
       if (this.#dropped) return;
-      this.received.push((event.data as string).length);
-      this.messages.push(event.data as string);
+      const data = event.data as string | ArrayBuffer;
+      if (typeof data !== "string") this.binary++;
+      const text = typeof data === "string" || !compressed ? (data as string) : new TextDecoder().decode(gunzipSync(new Uint8Array(data)));
+      this.received.push(text.length);
+      this.messages.push(text);
       this.#emit("message", { data: event.data });
     });
     socket.addEventListener("close", (event) => {
@@ -94,9 +102,13 @@ export class TestNetwork implements Transport {
       headers: { upgrade: "websocket", ...(protocols.length > 0 ? { "sec-websocket-protocol": protocols.join(", ") } : {}) },
     });
     if (!response.webSocket) throw new Error(`no WebSocket upgrade: ${response.status} ${await response.text()}`);
+    const accepted = response.headers.get("sec-websocket-protocol");
+    const compressed = accepted?.startsWith(GZIP_PREFIX) === true;
+    // The compressed framings' binary messages as a browser's WebSocket gives them when asked, read at once here.
+    if (compressed) response.webSocket.binaryType = "arraybuffer";
     response.webSocket.accept();
-    this.accepted.push(response.headers.get("sec-websocket-protocol"));
-    const socket = new DroppableSocket(response.webSocket);
+    this.accepted.push(accepted);
+    const socket = new DroppableSocket(response.webSocket, compressed);
     this.sockets.push(socket);
     return socket;
   }
