@@ -102,12 +102,12 @@ const specOf = (window: ViewWindow): Spec => ({
 const sameSpec = (a: Spec, b: Spec): boolean => a.sort === b.sort && a.filter === b.filter && a.offset === b.offset && a.anchor === b.anchor && a.limit === b.limit;
 
 type Frame<T> =
-  | { type: "VIEW"; resourceVersion: string; count: number; offset: number; columns: ViewColumn[]; rows: Array<ViewRow<T>> }
+  | { type: "VIEW"; resourceVersion: string; count: number; offset: number; limit: number; columns: ViewColumn[]; rows: Array<ViewRow<T>> }
   | { type: "ROWS"; resourceVersion: string; count: number; changes: Array<RowChange<ViewRow<T>>> }
   | { type: "ERROR"; object: Status };
 
 /** One view asked of the relay: its socket, from open to close. */
-class Session {
+class Session<T> {
   readonly spec: Spec;
   socket: WatchSocket | undefined;
   ack: Acknowledger | undefined;
@@ -116,6 +116,8 @@ class Session {
   /** Characters received. */
   bytes = 0;
   ended = false;
+  /** A window sent in parts, as far as it has come: a `VIEW` of its first rows, then the `ROWS` that insert the rest. */
+  filling: WindowFrame<T> | undefined;
 
   constructor(spec: Spec) {
     this.spec = spec;
@@ -132,6 +134,11 @@ class Session {
     }
   }
 }
+
+type WindowFrame<T> = Extract<Frame<T>, { type: "VIEW" }>;
+
+/** Whether a window holds all its rows: as many as its count leaves from its offset, up to its limit. */
+const whole = ({ rows, count, offset, limit }: WindowFrame<unknown>): boolean => rows.length >= Math.min(limit, Math.max(0, count - offset));
 
 type Loss = { kind: "closed"; code: number; reason: string } | { kind: "failed"; error: WatchError };
 
@@ -150,9 +157,9 @@ export class View<T extends KubeResource = KubeObject> {
   /** The window asked for last. */
   #wanted: Spec;
   /** The view whose frames the rows follow. */
-  #live: Session | undefined;
+  #live: Session<T> | undefined;
   /** The view opened for `#wanted`, until its window arrives. */
-  #opening: Session | undefined;
+  #opening: Session<T> | undefined;
   /** Since when, and from where, nothing has been live (a window had been shown). */
   #lost: { from: string; at: number } | undefined;
   #retry: ReturnType<typeof setTimeout> | undefined;
@@ -254,12 +261,12 @@ export class View<T extends KubeResource = KubeObject> {
 
   #open(): void {
     this.#opening?.end("the view moved");
-    const session = new Session(this.#wanted);
+    const session = new Session<T>(this.#wanted);
     this.#opening = session;
     void this.#connect(session);
   }
 
-  async #connect(session: Session): Promise<void> {
+  async #connect(session: Session<T>): Promise<void> {
     const url = viewUrl(this.#collection, this.#query(session.spec), true, this.#options.timeoutSeconds);
     let socket: WatchSocket;
     try {
@@ -303,7 +310,7 @@ export class View<T extends KubeResource = KubeObject> {
   }
 
   /** A message of the view's socket: its frames, in order, then acknowledged as taken. */
-  #message(session: Session, text: string): void {
+  #message(session: Session<T>, text: string): void {
     if (session.ended) return;
     session.bytes += text.length;
     try {
@@ -312,7 +319,8 @@ export class View<T extends KubeResource = KubeObject> {
         const frame = parseFrame<T>(line);
         if (!frame) throw protocolError(`the view sent a line that is not a view frame (${line.slice(0, 80)})`);
         if (frame.type === "ERROR") return this.#lose(session, { kind: "failed", error: statusError("the view failed", frame.object) });
-        if (frame.type === "VIEW") this.#window(session, frame);
+        if (frame.type === "VIEW") this.#fill(session, frame);
+        else if (session.filling) this.#fill(session, { ...session.filling, resourceVersion: frame.resourceVersion, count: frame.count, rows: applyChanges(session.filling.rows, frame.changes) });
         else if (session === this.#live) this.#changes(frame);
       }
     } catch (error) {
@@ -322,8 +330,22 @@ export class View<T extends KubeResource = KubeObject> {
     if (!session.ended) session.ack?.taken(text.length);
   }
 
+  /**
+   * A window as far as it has come: a window too large for one frame comes as a `VIEW` of its
+   * first rows and `ROWS` inserting the rest, so it is told only once it holds all its rows (a
+   * count that changes meanwhile comes with them).
+   */
+  #fill(session: Session<T>, window: WindowFrame<T>): void {
+    if (!whole(window)) {
+      session.filling = window;
+      return;
+    }
+    session.filling = undefined;
+    this.#window(session, window);
+  }
+
   /** A whole window: the first of a view, or the relay's own fresh start of the one live. */
-  #window(session: Session, frame: Extract<Frame<T>, { type: "VIEW" }>): void {
+  #window(session: Session<T>, frame: WindowFrame<T>): void {
     if (session === this.#opening) {
       this.#opening = undefined;
       this.#live?.end("the view moved");
@@ -402,7 +424,7 @@ export class View<T extends KubeResource = KubeObject> {
   }
 
   /** A view's socket closed, or the relay refused or ended the view. */
-  #lose(session: Session, loss: Loss): void {
+  #lose(session: Session<T>, loss: Loss): void {
     if (session.ended) return;
     session.end("the view ended");
     const live = session === this.#live;

@@ -150,7 +150,13 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
     clock,
   );
   fanout = out;
-  views = new Views({ rows: feed.viewRows, json: (key) => feed.collection.get(key)?.json, head: () => feed.window.head }, key, inFlightLimit(settings.subscriberBudget));
+  views = new Views(
+    { rows: feed.viewRows, json: (key) => feed.collection.get(key)?.json, head: () => feed.window.head },
+    key,
+    inFlightLimit(settings.subscriberBudget),
+    (subscriber, status) => out.fail(subscriber, status, { code: CLOSE.normal, reason: "the view failed" }),
+    log,
+  );
   views.onSent = (subscriber, messages) => metrics.sent(subscriber.sink.transport, 1, messages);
   out.onWake = () => views?.wake();
   // The members behind have changed: the subscribers that take bookmarks are told once the hub has the merged watch's bookmark.

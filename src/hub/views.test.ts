@@ -1,19 +1,23 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
+import type { Status } from "../k8s/types.ts";
 import { applyChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8s/view.ts";
 import { HubStorage } from "./storage.ts";
-import { Subscriber, type LineBatch, type Sink } from "./subscriber.ts";
+import { LineBatch, Subscriber, type Sink } from "./subscriber.ts";
 import { orderIndex, ViewRows, type RowUpdate } from "./view-rows.ts";
 import { PART_BYTES, Views } from "./views.ts";
 
 type SentRow = { key: string; resourceVersion: string; cells?: unknown[]; object?: { metadata: { name: string } } };
-type Frame = { type: "VIEW"; resourceVersion: string; count: number; rows: SentRow[] } | { type: "ROWS"; resourceVersion: string; count: number; changes: Array<RowChange<SentRow>> };
+type Frame =
+  | { type: "VIEW"; resourceVersion: string; count: number; rows: SentRow[] }
+  | { type: "ROWS"; resourceVersion: string; count: number; changes: Array<RowChange<SentRow>> }
+  | { type: "ERROR"; object: Status };
 
 /** A view's client: what it was sent, applied as the project's client applies it. */
 class Client implements Sink {
   readonly transport = "websocket" as const;
-  readonly closed = false;
+  closed = false;
   frames: Frame[] = [];
   rows: SentRow[] = [];
   count = -1;
@@ -30,6 +34,7 @@ class Client implements Sink {
     for (const line of batch.lines) {
       const frame = JSON.parse(line) as Frame;
       this.frames.push(frame);
+      if (frame.type === "ERROR") continue;
       this.rows = frame.type === "VIEW" ? frame.rows : applyChanges(this.rows, frame.changes);
       this.count = frame.count;
     }
@@ -38,16 +43,27 @@ class Client implements Sink {
   }
   alive = () => true;
   backlog = () => this.held;
-  close(): void {}
+  close(): void {
+    this.closed = true;
+  }
 }
 
 const spec = (over: Partial<ViewSpec> = {}): ViewSpec => ({ sort: [], filter: [], offset: 0, limit: 3, rows: "cells", ...over });
+
+/** Rows whose window read throws for the views `failing` says (a bug, a row that cannot be read). */
+class FailingRows extends ViewRows {
+  failing: (spec: Pick<ViewSpec, "sort" | "filter" | "offset" | "limit">) => boolean = () => false;
+  override window(spec: Pick<ViewSpec, "sort" | "filter" | "offset" | "limit">) {
+    if (this.failing(spec)) throw new Error("the window could not be read");
+    return super.window(spec);
+  }
+}
 
 /** A hub's views over SQLite; each object `padding` characters more than its metadata (a big object). */
 function hub(padding = 0) {
   const storage = new HubStorage(durableStorage(database()));
   storage.make();
-  const rows = new ViewRows(
+  const rows = new FailingRows(
     () => storage.sql,
     () => 0,
     // An index for every order, as a collection too large to scan has.
@@ -55,7 +71,21 @@ function hub(padding = 0) {
   );
   const objects = new Map<string, string>();
   let head = 1;
-  const views = new Views({ rows, json: (key) => objects.get(key), head: () => head }, { group: "", resource: "pods" }, 1000);
+  /** Views ended with a Status, as the fan-out ends them: the ERROR event, then the close, then detached. */
+  const failed: Subscriber[] = [];
+  const logged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+  const views: Views = new Views(
+    { rows, json: (key) => objects.get(key), head: () => head },
+    { group: "", resource: "pods" },
+    1000,
+    (subscriber, status) => {
+      failed.push(subscriber);
+      subscriber.sink.send(LineBatch.of(JSON.stringify({ type: "ERROR", object: status })));
+      subscriber.sink.close({ code: 1000, reason: "the view failed" });
+      views.remove(subscriber);
+    },
+    (message, fields) => void logged.push({ message, fields }),
+  );
   /** Commit changes (a row, or `undefined` to delete its key), as the feed does: rows written, then the views told. */
   const commit = (changes: Array<[string, Omit<ViewRow, "key" | "values"> | undefined]>) => {
     const updates: RowUpdate[] = [];
@@ -82,7 +112,7 @@ function hub(padding = 0) {
       .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'view_%'")
       .toArray()
       .map((i) => i.name);
-  return { views, rows, commit, open, indexes };
+  return { views, rows, commit, open, indexes, failed, logged };
 }
 
 const named = (name: string, created = 0, labels: Record<string, string> = {}) => ({ namespace: "a", name, created, labels });
@@ -149,6 +179,33 @@ describe("Views", () => {
     expect(byConstructor.rows.map((r) => r.key)).toEqual(["a/c", "a/b"]);
     expect(byToString.rows.map((r) => r.key)).toEqual(["a/a"]);
     expect([byName.count, byConstructor.count, byToString.count]).toEqual([3, 3, 1]);
+  });
+
+  it("ends the views of a group whose window cannot be read with a 500 Status, and the other groups of the same commit still get their frames", () => {
+    const { commit, open, rows, views, failed, logged } = hub();
+    commit(["a", "b"].map((n) => [`a/${n}`, named(n)]));
+    const before = open(spec()).client;
+    const broken = [open(spec({ limit: 2 })), open(spec({ limit: 2, rows: "object" }))];
+    const after = open(spec({ limit: 4 })).client;
+    rows.failing = (s) => s.limit === 2;
+    // The new row reaches every window: each group reads its window again, and the second's read throws.
+    expect(() => commit([["a/0", named("0")]])).not.toThrow();
+    for (const client of [before, after]) {
+      expect(client.closed).toBe(false);
+      expect(client.rows.map((r) => r.key)).toEqual(["a/0", "a/a", "a/b"]);
+      expect(client.count).toBe(3);
+    }
+    for (const { client, subscriber } of broken) {
+      expect(client.frames.at(-1)).toMatchObject({ type: "ERROR", object: { kind: "Status", status: "Failure", code: 500, reason: "InternalError" } });
+      expect(client.closed).toBe(true);
+      expect(failed).toContain(subscriber);
+    }
+    expect(logged).toEqual([{ message: "view failed", fields: expect.objectContaining({ limit: 2, offset: 0, views: 2, error: "the window could not be read" }) }]);
+    // The failed group is gone; the others stay live.
+    expect(views.size).toBe(2);
+    commit([["a/1", named("1")]]);
+    expect(before.rows.map((r) => r.key)).toEqual(["a/0", "a/1", "a/a"]);
+    expect(after.count).toBe(4);
   });
 
   it("holds frames back from a client that is behind, then sends it what changed meanwhile once it has caught up", () => {

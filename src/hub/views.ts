@@ -21,8 +21,9 @@
  */
 import { tableHead, tableRow, type TableResource } from "../k8s/table.ts";
 import { applyChanges, compareRows, matches, VIEW_COLUMNS, windowChanges, type RowChange, type ViewRow, type ViewSpec } from "../k8s/view.ts";
-import { badRequest, failure, type Result } from "../k8s/status.ts";
-import type { KubeObject } from "../k8s/types.ts";
+import { badRequest, failure, internalError, type Result } from "../k8s/status.ts";
+import type { KubeObject, Status } from "../k8s/types.ts";
+import type { Log } from "../log.ts";
 import { SLICE } from "./fanout.ts";
 import { LineBatch, type Subscriber } from "./subscriber.ts";
 import type { IndexNeed, RowUpdate, ViewRows } from "./view-rows.ts";
@@ -106,13 +107,18 @@ export class Views {
   readonly #inFlight: number;
   readonly #groups = new Map<string, Group>();
   readonly #members = new Map<Subscriber, Member>();
+  /** Ends a view's stream with an ERROR event carrying the Status (as the fan-out fails a watch), which detaches it. */
+  readonly #fail: (subscriber: Subscriber, status: Status) => void;
+  readonly #log: Log;
   /** Called after each frame sent (metrics). */
   onSent: (subscriber: Subscriber, messages: number) => void = () => undefined;
 
-  constructor(source: ViewsSource, resource: TableResource, inFlight: number) {
+  constructor(source: ViewsSource, resource: TableResource, inFlight: number, fail: (subscriber: Subscriber, status: Status) => void, log: Log) {
     this.#source = source;
     this.#resource = resource;
     this.#inFlight = inFlight;
+    this.#fail = fail;
+    this.#log = log;
   }
 
   /** Whether any view is open (only then does the feed tell what each change does to rows). */
@@ -194,57 +200,81 @@ export class Views {
    * take rows alike (when it is no larger than a part); the others catch up.
    */
   changed(updates: readonly RowUpdate[]): void {
-    for (const group of this.#groups.values()) {
-      let delta = 0;
-      let touched = false;
-      for (const { before, after } of updates) {
-        delta += (after && matches(group.spec, after) ? 1 : 0) - (before && matches(group.spec, before) ? 1 : 0);
-        touched ||= group.reaches(before) || group.reaches(after);
-      }
-      const was = { window: group.window, count: group.count };
-      const changes = touched ? group.read(this.#source.rows) : [];
-      group.count += delta;
-      if (changes.length === 0 && delta === 0) continue;
-      group.frames.clear();
-      // Per way of sending rows: the frame, or null where the changes are more than a part.
-      const shared = new Map<RowsAs, LineBatch | null>();
-      for (const member of group.members) {
-        const inStep = member.has === was.window && member.count === was.count;
-        if (inStep && member.subscriber.sink.backlog() <= this.#inFlight) {
-          let batch = shared.get(member.rows);
-          if (batch === undefined) {
-            const { frame, taken } = this.#rowsFrame(group.count, changes, member.rows, PART_BYTES);
-            batch = taken === changes.length ? LineBatch.of(frame) : null;
-            shared.set(member.rows, batch);
-          }
-          if (batch) {
-            member.has = group.window;
-            member.count = group.count;
-            this.#send(member, batch);
-            continue;
-          }
+    for (const group of [...this.#groups.values()]) this.#guarded(group, () => this.#changedGroup(group, updates));
+  }
+
+  /** What a commit's row changes do to one group's window, sent to its members. */
+  #changedGroup(group: Group, updates: readonly RowUpdate[]): void {
+    let delta = 0;
+    let touched = false;
+    for (const { before, after } of updates) {
+      delta += (after && matches(group.spec, after) ? 1 : 0) - (before && matches(group.spec, before) ? 1 : 0);
+      touched ||= group.reaches(before) || group.reaches(after);
+    }
+    const was = { window: group.window, count: group.count };
+    const changes = touched ? group.read(this.#source.rows) : [];
+    group.count += delta;
+    if (changes.length === 0 && delta === 0) return;
+    group.frames.clear();
+    // Per way of sending rows: the frame, or null where the changes are more than a part.
+    const shared = new Map<RowsAs, LineBatch | null>();
+    for (const member of group.members) {
+      const inStep = member.has === was.window && member.count === was.count;
+      if (inStep && member.subscriber.sink.backlog() <= this.#inFlight) {
+        let batch = shared.get(member.rows);
+        if (batch === undefined) {
+          const { frame, taken } = this.#rowsFrame(group.count, changes, member.rows, PART_BYTES);
+          batch = taken === changes.length ? LineBatch.of(frame) : null;
+          shared.set(member.rows, batch);
         }
-        this.#catchUp(member);
+        if (batch) {
+          member.has = group.window;
+          member.count = group.count;
+          this.#send(member, batch);
+          continue;
+        }
       }
+      this.#catchUp(member);
     }
   }
 
   /** The collection started a new history: every view is sent its window afresh. */
   reset(): void {
-    for (const group of this.#groups.values()) {
-      group.read(this.#source.rows);
-      group.count = this.#source.rows.count(group.spec);
-      group.frames.clear();
-      for (const member of group.members) {
-        member.has = undefined;
-        this.#catchUp(member);
-      }
-    }
+    for (const group of [...this.#groups.values()])
+      this.#guarded(group, () => {
+        group.read(this.#source.rows);
+        group.count = this.#source.rows.count(group.spec);
+        group.frames.clear();
+        for (const member of group.members) {
+          member.has = undefined;
+          this.#catchUp(member);
+        }
+      });
   }
 
   /** Clients took what was sent: members behind their group's window are sent more of what they lack. */
   wake(): void {
-    for (const member of this.#members.values()) this.#catchUp(member);
+    for (const member of [...this.#members.values()]) if (this.#members.has(member.subscriber)) this.#guarded(member.group, () => this.#catchUp(member));
+  }
+
+  /**
+   * Run `work` on one group; if it throws (a bug, a row that cannot be sent), the group's views
+   * end with a 500 Status, which a client answers by opening its view again, and the other
+   * groups are untouched: one window's failure costs no other view its frames, nor the commit.
+   */
+  #guarded(group: Group, work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.#log("view failed", { sort: group.spec.sort, filter: group.spec.filter, offset: group.spec.offset, limit: group.spec.limit, views: group.members.size, error: message }, "error");
+      const status = internalError(`the view's window could not be sent (${message}): open it again`);
+      for (const member of [...group.members]) {
+        this.#fail(member.subscriber, status);
+        // Gone from the group whether or not ending it detached it.
+        this.remove(member.subscriber);
+      }
+    }
   }
 
   /**

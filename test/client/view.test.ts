@@ -14,7 +14,9 @@ const BACKOFF = { initialMs: 8, maxMs: 64, random: () => 0.999999 };
 const COLUMNS = [{ name: "Name", type: "string", format: "name", description: "", priority: 0 }];
 
 const row = (name: string, rv = 1): ViewRow => ({ key: `ns/${name}`, resourceVersion: String(rv), creationTimestamp: "2026-01-01T00:00:00Z", cells: [name] });
-const windowFrame = (rows: ViewRow[], count = rows.length, rv = 10) => JSON.stringify({ type: "VIEW", resourceVersion: String(rv), count, offset: 0, limit: 50, columns: COLUMNS, rows });
+/** A `VIEW` of a window of `limit` rows (by default all of them: the window whole). */
+const windowFrame = (rows: ViewRow[], count = rows.length, rv = 10, limit = rows.length) =>
+  JSON.stringify({ type: "VIEW", resourceVersion: String(rv), count, offset: 0, limit, columns: COLUMNS, rows });
 const rowsFrame = (changes: unknown[], count: number, rv = 11) => JSON.stringify({ type: "ROWS", resourceVersion: String(rv), count, changes });
 const status = (code: number, message: string, retryAfterSeconds?: number) =>
   JSON.stringify({ type: "ERROR", object: { kind: "Status", apiVersion: "v1", status: "Failure", message, reason: "Reason", code, ...(retryAfterSeconds ? { details: { retryAfterSeconds } } : {}) } });
@@ -88,6 +90,28 @@ describe("view", () => {
     v.close();
     await v.done;
     expect(socket.closedWith).toBe(1000);
+  });
+
+  it("takes a window sent in parts as one: tells it only once the ROWS after its first part make it whole, with the count they bring", async () => {
+    const { v, sockets, seen, keys } = open({ limit: 4 });
+    const socket = await sockets.next();
+    expect(await seen.next()).toBe("connected false");
+    socket.line(windowFrame([row("a"), row("b")], 9, 10, 4));
+    socket.line(rowsFrame([{ op: "insert", at: 2, row: row("c") }], 9));
+    expect(seen.drain()).toEqual([]);
+    expect(v.rows).toEqual([]);
+    // The rest, and meanwhile all but three rows went: three is the whole window.
+    socket.line(rowsFrame([{ op: "update", at: 0, row: row("a", 2) }], 3, 12));
+    await v.ready;
+    expect(seen.drain()).toEqual(["reset a,b,c", "count 0 → 3"]);
+    expect(v.rows[0]?.resourceVersion).toBe("2");
+    expect(v.resourceVersion).toBe("12");
+    // Live from there: changes are row changes.
+    socket.line(rowsFrame([{ op: "remove", at: 1 }], 2, 13));
+    expect(seen.drain()).toEqual(["remove b at 1", "count 3 → 2"]);
+    expect(keys()).toBe("a,c");
+    v.close();
+    await v.done;
   });
 
   it("moves on update(): the new view opens beside the old, whose rows stay until the new window arrives; a newer update replaces one still opening", async () => {

@@ -3,7 +3,8 @@
  * phone's width (390 px) and a laptop's (1280 px) nothing is cut off (no element wider than the
  * page or than its panel, save the objects' table, whose one-line rows scroll sideways in their
  * panel where they do not fit, as page-widths.test.ts checks; every column of the operator panel
- * in it, its keys decoded); its numbers agree with its table; and in AUTH_MODE=jwt, without a
+ * in it, its keys decoded); its numbers agree with its table; a header clicked twice before the
+ * rows of the first click's order arrive sorts descending; and in AUTH_MODE=jwt, without a
  * token it says a token is needed and how to give one, and with a token for one namespace it
  * opens there, offers the namespaces the token may see and watches only what it may, a forbidden
  * watch's failure said once, in its row, without URLs. Screenshots go to the system's temporary
@@ -119,6 +120,21 @@ describe.skipIf(!chromiumHere)("the live page on a first day", () => {
     expect(await page.$$("#objects th.cluster")).toHaveLength(0);
     expect(await page.textContent('#watches li[data-watch="events"] .what')).toBe("/api/v1/events");
     expect(new URL(page.url()).searchParams.has("cluster")).toBe(false);
+    await page.close();
+  });
+
+  it("a header clicked twice before the first order's rows arrive sorts descending, as two clicks do", async () => {
+    const page = await visit(`${open.url}/`, 1280);
+    await page.waitForSelector("#objects thead th.name button");
+    // Both clicks in one task: no rows can arrive between them.
+    await page.evaluate(() => {
+      const button = document.querySelector<HTMLButtonElement>("#objects thead th.name button")!;
+      button.click();
+      button.click();
+    });
+    expect(new URL(page.url()).searchParams.get("sort")).toBe("-Name");
+    await page.waitForSelector('#objects[data-sort="-Name"] tbody tr[data-key]');
+    expect(await page.getAttribute("#objects th.name", "aria-sort")).toBe("descending");
     await page.close();
   });
 

@@ -126,6 +126,27 @@ describe("view() through the relay", () => {
     socket.close();
   });
 
+  it("tells a window sent in parts (larger than a frame's 256 KiB) only once it is whole, the first and one update() asks for", async () => {
+    const ns = uniqueNamespace("vc");
+    // Four objects of 100 KB: the relay sends the window as a VIEW of the first two and ROWS inserting the rest.
+    const padding = "x".repeat(100_000);
+    for (const name of ["a", "b", "c", "d"])
+      await sim.create(podsPath(ns), { apiVersion: "v1", kind: "Pod", metadata: { name, namespace: ns, annotations: { padding } }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] } });
+    const { seen, options } = track();
+    const v = view(collection(ns), { ...options, transport: new TestNetwork(), rows: "object", sort: "name", limit: 4 });
+    await v.ready;
+    expect(names(v)).toBe("a,b,c,d");
+    expect(seen.drain()).toEqual(["connected", "reset a,b,c,d", "count 4"]);
+    await v.update({ sort: "-name" });
+    expect(names(v)).toBe("d,c,b,a");
+    expect(seen.drain()).toEqual(["reset d,c,b,a"]);
+    // Live after it: a change is a row change.
+    await sim.deletePod(ns, "b");
+    expect(await seen.take(2)).toEqual(["remove b at 2", "count 3"]);
+    v.close();
+    await v.done;
+  });
+
   it("on a WebSocket of its own, a view the relay refuses ends with its Status", async () => {
     const ns = await namespaceWith(["a"]);
     const v = view(collection(ns), { transport: new TestNetwork(), backoff: FAST, filter: "Age=3d" });

@@ -113,6 +113,7 @@ const table = new ViewTable(element("scroll"), objectsTable, {
     moveView({ sort, offset: 0 });
     log.add("note", sort ? `sorted by ${sort.replace(/^-/, "")}${sort.startsWith("-") ? ", descending" : ""}` : "sorted by namespace and name");
   },
+  asked: () => selection.sort,
   window: (offset, limit) => moveView({ offset, limit }),
 });
 let watching: { view: View<KubeResource>; row: WatchRow } | undefined;

@@ -36,6 +36,8 @@ interface Shown {
 export interface TableEvents {
   /** The header of a column was clicked: sort by `sort` (`""` for the view's default order). */
   sort(sort: string): void;
+  /** The order asked for last, which a header's click goes on from: the rows shown may still be of an earlier one. */
+  asked(): string;
   /** The rows on screen need this window. */
   window(offset: number, limit: number): void;
 }
@@ -207,7 +209,7 @@ export class ViewTable {
           button.type = "button";
           button.textContent = column.label;
           const sort = column.sort;
-          button.addEventListener("click", () => this.#events.sort(nextSort(this.#window.sort, sort)));
+          button.addEventListener("click", () => this.#events.sort(nextSort(this.#events.asked(), sort)));
           th.append(button);
         }
         if (column === fill) th.classList.add("fill");
