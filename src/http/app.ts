@@ -37,6 +37,7 @@ import { Placements } from "./placement.ts";
 import { regionOf } from "./region.ts";
 import { isLogPath, serveLog } from "./logs.ts";
 import { configuredClusters, upstreamFor, type Upstream } from "../upstream.ts";
+import { acceptsGzip } from "../k8s/accept-encoding.ts";
 import { isMemberSet, membersOf, mergedCluster, MEMBERS_LEFT_OUT_HEADER, resolveMembers } from "../k8s/members.ts";
 import { discovery } from "./discovery.ts";
 import { decideMembers } from "./member-access.ts";
@@ -209,6 +210,7 @@ export function createApp(): Hono<App> {
       rowsWritten: 0,
       eventsCommitted: 0,
       sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } },
+      listsGzip: { compressed: 0, shared: 0 },
       replicas: [],
     };
     return c.json({ key: describeKey(key.value), ...(stats ?? none) }, 200, { "cache-control": "no-store" });
@@ -263,7 +265,9 @@ export function createApp(): Hono<App> {
     const verb = request.value.verb;
     const representation = negotiated(raw, verb);
     if (!representation.ok) return statusResponse(representation.status);
-    return represented(await served(c.env, raw, request.value, identity, access, upstream, resource), verb, path, representation.value, url);
+    // JSON as the hub writes it goes gzip-coded to a client that takes it, each page compressed once for all who ask.
+    const asked = verb === "list" && representation.value.kind === "json" && acceptsGzip(raw.headers.get("accept-encoding")) ? { ...request.value, gzip: true } : request.value;
+    return represented(await served(c.env, raw, asked, identity, access, upstream, resource), verb, path, representation.value, url);
   });
 
   /** A get, list or watch of one cluster's key: a watchable resource's from its hubs, one without watch's from its list cache. */

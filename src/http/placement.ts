@@ -19,6 +19,11 @@ const FRESH_MS = 5000;
 const KEPT = 10_000;
 /** The region of a request without Cloudflare's `cf` (locally). */
 const LOCAL = "local";
+/**
+ * A hub's answer as the hub wrote it: a list it gzip-coded passes through, not decoded here and
+ * coded again (the option counts only given to `fetch`: a `Request` does not keep it).
+ */
+const AS_WRITTEN = { encodeResponseBody: "manual" } as const;
 
 /** A request for a hub: `replicaOf` if it is a replica, the region it came in from, and `here` when the hub must serve it itself. */
 export type Making = (replicaOf: ReplicaRole | undefined, region: string, here: boolean) => Request;
@@ -42,7 +47,7 @@ export class Placements {
   async send(hubs: Hubs, key: WatchKey, region: Region | undefined, as: Making, { holder, now = Date.now() }: { holder?: string | undefined; now?: number } = {}): Promise<Response> {
     const root = hubName(key);
     const where = region ?? LOCAL;
-    if (holder === root) return hubs.roots.getByName(root).fetch(as(undefined, where, true));
+    if (holder === root) return hubs.roots.getByName(root).fetch(as(undefined, where, true), AS_WRITTEN);
     const id = `${where} ${root}`;
     let known = this.#known.get(id);
     if (known && known.until <= now) {
@@ -50,7 +55,7 @@ export class Placements {
       known = undefined;
     }
     if (!known) {
-      const response = await hubs.roots.getByName(root).fetch(as(undefined, where, false));
+      const response = await hubs.roots.getByName(root).fetch(as(undefined, where, false), AS_WRITTEN);
       const named = replicasOf(response);
       if (!named) return response;
       known = { replicas: named, until: now + FRESH_MS };
@@ -59,8 +64,8 @@ export class Placements {
     }
     const { name } = known.replicas.find((replica) => replica.name === holder) ?? emptiest(known.replicas);
     // Made near the clients of its region, where the platform allows.
-    const response = await hubs.replicas.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false));
-    return replicasOf(response) ? hubs.roots.getByName(root).fetch(as(undefined, where, true)) : response;
+    const response = await hubs.replicas.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false), AS_WRITTEN);
+    return replicasOf(response) ? hubs.roots.getByName(root).fetch(as(undefined, where, true), AS_WRITTEN) : response;
   }
 }
 
