@@ -37,6 +37,7 @@ import { Placements } from "./placement.ts";
 import { regionOf } from "./region.ts";
 import { isLogPath, serveLog } from "./logs.ts";
 import { configuredClusters, upstreamFor, type Upstream } from "../upstream.ts";
+import { AS_WRITTEN } from "../forwarded.ts";
 import { acceptsGzip } from "../k8s/accept-encoding.ts";
 import { isMemberSet, membersOf, mergedCluster, MEMBERS_LEFT_OUT_HEADER, resolveMembers } from "../k8s/members.ts";
 import { discovery } from "./discovery.ts";
@@ -345,8 +346,13 @@ export function createApp(): Hono<App> {
   async function cachedList(env: Env, raw: Request, request: HubRequest, resource: ResourceInfo): Promise<Response> {
     if (!resource.verbs.includes("list"))
       return statusResponse(methodNotAllowed(`the relay serves a resource without watch from its list, and discovery lists no "list" verb for ${resource.resource}`));
-    const asked = request.verb === "get" ? { key: request.key, name: request.name } : { key: request.key, shardSelector: request.verb === "list" ? request.options.shardSelector : undefined };
-    const response = await env.LIST_CACHE.getByName(hubName(request.key)).fetch(listCacheRequests.attach(raw, asked));
+    const asked =
+      request.verb === "get"
+        ? { key: request.key, name: request.name }
+        : request.verb === "list"
+          ? { key: request.key, shardSelector: request.options.shardSelector, gzip: request.gzip }
+          : { key: request.key };
+    const response = await env.LIST_CACHE.getByName(hubName(request.key)).fetch(listCacheRequests.attach(raw, asked), AS_WRITTEN);
     const outcome = cacheOutcome(response.headers.get("cache-status"));
     if (outcome) metrics.cacheAnswered(request.key.cluster, outcome);
     return response;

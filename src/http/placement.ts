@@ -8,6 +8,7 @@
  * that region straight to the replicas. A key without replicas costs nothing more: its root
  * serves the request it is sent.
  */
+import { AS_WRITTEN } from "../forwarded.ts";
 import { hubName, type WatchKey } from "../k8s/key.ts";
 import type { WatchHub } from "../hub/hub.ts";
 import { emptiest, REPLICAS_HEADER, type NamedReplica, type ReplicaRole } from "../hub/replicas.ts";
@@ -19,11 +20,6 @@ const FRESH_MS = 5000;
 const KEPT = 10_000;
 /** The region of a request without Cloudflare's `cf` (locally). */
 const LOCAL = "local";
-/**
- * A hub's answer as the hub wrote it: a list it gzip-coded passes through, not decoded here and
- * coded again (the option counts only given to `fetch`: a `Request` does not keep it).
- */
-const AS_WRITTEN = { encodeResponseBody: "manual" } as const;
 
 /** A request for a hub: `replicaOf` if it is a replica, the region it came in from, and `here` when the hub must serve it itself. */
 export type Making = (replicaOf: ReplicaRole | undefined, region: string, here: boolean) => Request;

@@ -22,7 +22,7 @@ import type { ListOptions } from "../k8s/options.ts";
 import { admitsObject } from "../k8s/shard.ts";
 import { badRequest, continueExpired, expired, notFound, serviceUnavailable, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
 import type { Collection, StoredObject } from "./collection.ts";
-import { SharedGzip } from "./shared-gzip.ts";
+import { LIST_GZIP } from "./shared-gzip.ts";
 import { type Cursor, decodeContinue, encodeContinue, LATEST, type Lease, type SnapshotRegistry } from "./snapshots.ts";
 
 /** How long a request for a resourceVersion ahead of the hub waits for it (`blockTimeout`). */
@@ -128,13 +128,6 @@ export interface Reader extends ListReader {
 }
 
 const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-cache, private" };
-
-/**
- * Compressed list pages held for the isolate's hubs (an isolate has 128 MB, which the window's
- * lines and initial-state slices share): 8 MiB, a page held while its gzip is at most 4 MiB (a
- * page of 500 pods is about 200 KiB of it, a list of 10,000 about 3 MiB).
- */
-const LIST_GZIP = new SharedGzip(8 * 1024 * 1024, 4 * 1024 * 1024);
 
 /** How a list is to be written: gzip-coded when the client takes it, and who counts how its compression went. */
 export interface ListCoding {

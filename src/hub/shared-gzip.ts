@@ -199,3 +199,10 @@ export class SharedGzip {
     entry.joinable = false;
   }
 }
+
+/**
+ * Compressed list pages held for the isolate's hubs and list caches (an isolate has 128 MB, which
+ * the window's lines and initial-state slices share): 8 MiB, a page held while its gzip is at
+ * most 4 MiB (a page of 500 pods is about 30 KiB of it, a list of 10,000 under 1 MiB).
+ */
+export const LIST_GZIP = new SharedGzip(8 * 1024 * 1024, 4 * 1024 * 1024);

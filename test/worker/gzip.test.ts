@@ -87,6 +87,23 @@ describe("gzip-coded lists", () => {
   });
 });
 
+describe("gzip-coded lists of a resource without watch (the list cache)", () => {
+  it("a list held for the interval is gzip-coded for the clients that take it, and decodes to what the others get", async () => {
+    const path = `/apis/metrics.k8s.io/v1beta1/pods?labelSelector=${encodeURIComponent(`app!=${uniqueNamespace("gz-cache")}`)}`;
+    // Together: one upstream list, held, for all four.
+    const [plain, ...coded] = await Promise.all([sent(path), sent(path, { "accept-encoding": "gzip" }), sent(path, { "accept-encoding": "gzip" }), sent(path, { "accept-encoding": "gzip" })]);
+    expect(plain!.headers.get("content-encoding")).toBeNull();
+    const text = await plain!.text();
+    expect((JSON.parse(text) as { kind: string }).kind).toBe("PodMetricsList");
+    for (const response of coded) {
+      expect(response.headers.get("content-encoding")).toBe("gzip");
+      const decoded = await gunzipped(response);
+      expect(decoded.magic).toBe(true);
+      expect(decoded.text).toBe(text);
+    }
+  });
+});
+
 describe("watches of a client that takes gzip", () => {
   it("are sent uncoded and untransformed, each event as it is committed", async () => {
     const ns = await namespaceOf("gz-watch", 1);
