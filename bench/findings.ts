@@ -139,17 +139,25 @@ export function summary(results: Results): string[] {
   }
   const snapshots = rowsOf<SnapshotRow>(results, "snapshot");
   // Runs from before paged lists were measured have only whole ones, without `list`.
-  const [lRelay, lDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s && r.list !== "paged"));
-  const [pRelay, pDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s && r.list === "paged"));
+  const [lRelay, lDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s && r.list !== "paged" && !r.coding));
+  const [pRelay, pDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s && r.list === "paged" && !r.coding));
   if (lRelay && lDirect) {
     const paged = pRelay && pDirect ? ` In pages of ${num(pRelay.limit ?? 0)}: ${num(pRelay.ms)} ms from the relay against ${num(pDirect.ms)} ms from the API server.` : "";
     out.push(
       `**List snapshot** of ${num(lRelay.objects)} pods (${num(lRelay.bytes / 2 ** 20)} MB): ${num(lRelay.ms)} ms from the relay's storage against ${num(lDirect.ms)} ms from the API server ` +
-        `(${x(lDirect.ms, lRelay.ms)} faster), ${num(lRelay.upstreamRequests)} upstream requests; the first list, which builds the hub from a paged upstream list, took ${seconds(lRelay.coldMs)}.${paged}${consistentSummary(snapshots)}`,
+        `(${x(lDirect.ms, lRelay.ms)} faster), ${num(lRelay.upstreamRequests)} upstream requests; the first list, which builds the hub from a paged upstream list, took ${seconds(lRelay.coldMs)}.${paged}${gzipSummary(snapshots, lRelay)}${consistentSummary(snapshots)}`,
     );
   }
   out.push(...heapSummary(results));
   return out;
+}
+
+/** The relay's whole list gzip-coded against uncoded, as the summary states it (nothing if not measured). */
+function gzipSummary(snapshots: readonly SnapshotRow[], plain: SnapshotRow): string {
+  const coded = snapshots.find((r) => r.system === "relay" && r.list === plain.list && r.coding === "gzip");
+  if (!coded) return "";
+  const cpu = plain.cpuMs && coded.cpuMs !== undefined ? `, ${num(coded.cpuMs)} ms of the relay's CPU a list against ${num(plain.cpuMs)} ms` : "";
+  return ` Gzip-coded (as kubectl and client-go ask for it, each page compressed once): ${num(coded.bytes / 2 ** 20)} MB, ${x(plain.bytes, coded.bytes)} fewer bytes${cpu}.`;
 }
 
 /** What a consistent list costs over one of any state, from the relay, as the summary states it (nothing if not measured). */

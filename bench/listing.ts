@@ -6,6 +6,7 @@
  * as the bytes arrive (`ItemCounter`); a page, being small, is parsed for its continue token.
  */
 import { get } from "node:http";
+import { createGunzip } from "node:zlib";
 
 export interface TimedList {
   /** From the request to the first byte of the body, and to the last. */
@@ -15,6 +16,8 @@ export interface TimedList {
   items: number;
   /** The list's `metadata` (a page's continue token, the resourceVersion); only when parsed. */
   metadata?: { resourceVersion?: string; continue?: string };
+  /** It came gzip-coded (`bytes` are then the coded bytes on the wire). */
+  coded?: boolean;
 }
 
 /**
@@ -37,13 +40,14 @@ export class ItemCounter {
 }
 
 /**
- * GET `url` uncompressed, timed to its first and last byte; its items counted, or with `parse`
- * its body parsed (for its metadata). Rejects on any status but 200.
+ * GET `url`, timed to its first and last byte; its items counted, or with `parse` its body parsed
+ * (for its metadata). Uncompressed, or with `gzip` asking for gzip (`bytes` are what came on the
+ * wire; items are counted in what it decodes to). Rejects on any status but 200.
  */
-export function timedList(url: string, { parse = false } = {}): Promise<TimedList> {
+export function timedList(url: string, { parse = false, gzip = false } = {}): Promise<TimedList> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    get(url, { agent: false, headers: { accept: "application/json" } }, (response) => {
+    get(url, { agent: false, headers: { accept: "application/json", ...(gzip ? { "accept-encoding": "gzip" } : {}) } }, (response) => {
       if (response.statusCode !== 200) {
         const chunks: Buffer[] = [];
         response.on("data", (c: Buffer) => chunks.length < 4 && chunks.push(c));
@@ -54,19 +58,24 @@ export function timedList(url: string, { parse = false } = {}): Promise<TimedLis
       let bytes = 0;
       const counter = new ItemCounter();
       const chunks: Buffer[] = [];
+      const coded = response.headers["content-encoding"] === "gzip";
       response.on("data", (c: Buffer) => {
         firstByteMs ??= performance.now() - started;
         bytes += c.length;
+      });
+      const body = coded ? response.pipe(createGunzip()) : response;
+      body.on("data", (c: Buffer) => {
         if (parse) chunks.push(c);
         else counter.push(c);
       });
-      response.on("end", () => {
+      body.on("end", () => {
         const ms = performance.now() - started;
-        if (!parse) return resolve({ firstByteMs: firstByteMs ?? ms, ms, bytes, items: counter.items });
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { items: unknown[]; metadata?: TimedList["metadata"] };
-        resolve({ firstByteMs: firstByteMs ?? ms, ms, bytes, items: body.items.length, metadata: body.metadata ?? {} });
+        if (!parse) return resolve({ firstByteMs: firstByteMs ?? ms, ms, bytes, items: counter.items, coded });
+        const list = JSON.parse(Buffer.concat(chunks).toString()) as { items: unknown[]; metadata?: TimedList["metadata"] };
+        resolve({ firstByteMs: firstByteMs ?? ms, ms, bytes, items: list.items.length, metadata: list.metadata ?? {}, coded });
       });
       response.on("error", reject);
+      body.on("error", reject);
     }).on("error", reject);
   });
 }
@@ -78,7 +87,7 @@ export interface PagedList extends TimedList {
 }
 
 /** The whole collection at `url` in pages of `limit`, following continue tokens; `firstByteMs` is the first page's. */
-export async function pagedList(url: string, limit: number): Promise<PagedList> {
+export async function pagedList(url: string, limit: number, { gzip = false } = {}): Promise<PagedList> {
   const started = performance.now();
   const join = url.includes("?") ? "&" : "?";
   let token: string | undefined;
@@ -88,15 +97,17 @@ export async function pagedList(url: string, limit: number): Promise<PagedList> 
   let pages = 0;
   let maxPageMs = 0;
   let metadata: TimedList["metadata"];
+  let coded = true;
   do {
-    const page = await timedList(`${url}${join}limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ""}`, { parse: true });
+    const page = await timedList(`${url}${join}limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ""}`, { parse: true, gzip });
     first ??= page.firstByteMs;
     bytes += page.bytes;
     items += page.items;
     pages++;
     maxPageMs = Math.max(maxPageMs, page.ms);
     metadata = page.metadata;
+    coded &&= page.coded === true;
     token = page.metadata?.continue || undefined;
   } while (token);
-  return { firstByteMs: first ?? 0, ms: performance.now() - started, bytes, items, pages, maxPageMs, metadata };
+  return { firstByteMs: first ?? 0, ms: performance.now() - started, bytes, items, pages, maxPageMs, metadata, coded };
 }

@@ -28,6 +28,7 @@ export const DIMENSIONS = [
   "replicaWorkerd",
   "measurement",
   "list",
+  "coding",
   "step",
 ] as const;
 

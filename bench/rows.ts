@@ -178,6 +178,10 @@ export interface SnapshotRow extends Rounds {
   list: "full" | "paged" | "consistent" | "any";
   /** Items a page (paged lists). */
   limit?: number;
+  /** Asked for gzip and sent it (`bytes` are then the coded bytes); absent: uncompressed. */
+  coding?: "gzip";
+  /** The system's own CPU (its processes') per list of the repeats, in ms: full and paged lists. */
+  cpuMs?: number;
   /** First list (the relay builds its hub: an upstream list); then the median of the repeats, to the last byte. */
   coldMs: number;
   ms: number;

@@ -291,7 +291,7 @@ export function socketsTable(rows: SocketsRow[]): string {
 
 export function snapshotTable(rows: SnapshotRow[]): string {
   return table(
-    ["system", "objects", "list", "first list ms", "list ms (median)", "p99 ms", "first byte ms", "first byte p99 ms", "MB", "MB/s", "upstream requests (repeats)", "of them lists"],
+    ["system", "objects", "list", "first list ms", "list ms (median)", "p99 ms", "first byte ms", "first byte p99 ms", "MB", "MB/s", "CPU ms a list", "upstream requests (repeats)", "of them lists"],
     rows.map((r) => [
       r.system,
       r.objects,
@@ -303,6 +303,7 @@ export function snapshotTable(rows: SnapshotRow[]): string {
       r.firstByteP99Ms,
       r.bytes / 2 ** 20,
       r.MBps,
+      r.cpuMs,
       r.upstreamRequests,
       r.upstreamLists,
     ]),
@@ -311,6 +312,10 @@ export function snapshotTable(rows: SnapshotRow[]): string {
 
 /** How a snapshot row's list was read; runs from before paged lists were measured have only whole ones. */
 function snapshotKind(r: SnapshotRow): string {
+  return r.coding ? `${listKind(r)}, gzip` : listKind(r);
+}
+
+function listKind(r: SnapshotRow): string {
   switch (r.list) {
     case "paged":
       return `paged, limit=${r.limit}`;

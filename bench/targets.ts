@@ -243,7 +243,7 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: memory && memory.rssKB >= 0 ? memory.rssKB <= 20 : undefined,
     };
   });
-  results.push(...snapshotTargets(rows), ...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows));
+  results.push(...snapshotTargets(rows), ...gzipTargets(rows), ...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows));
   return results;
 }
 
@@ -280,6 +280,37 @@ function snapshotTargets(rows: readonly Row[]): TargetResult[] {
       target: `${prefix} at most 1 upstream request each, never a list`,
       measured: `${relay.upstreamRequests} upstream requests for ${relay.samples} lists, ${relay.upstreamLists ?? 0} of them lists`,
       met: relay.upstreamRequests <= (relay.samples ?? 0) && (relay.upstreamLists ?? 0) === 0,
+    },
+  ];
+}
+
+/** How many times fewer bytes a gzip-coded list of the relay must be than the same list uncoded. */
+const GZIP_FEWER_BYTES = 5;
+/** The most of the relay's CPU a gzip-coded list may cost, against the same list uncoded. */
+const GZIP_CPU_MAX = 1.2;
+
+/**
+ * The relay's whole list gzip-coded for a client that takes it (issue 45): at least 5× fewer
+ * bytes than uncoded, at most 1.2× the relay's CPU a list (each page compressed once, the repeats
+ * reading that compression).
+ */
+function gzipTargets(rows: readonly Row[]): TargetResult[] {
+  const snapshots = rows.filter((r): r is SnapshotRow => r.scenario === "snapshot" && r.system === "relay" && r.list === "full");
+  const [plain, coded] = [snapshots.find((r) => !r.coding), snapshots.find((r) => r.coding === "gzip")];
+  if (!plain || !coded) return [];
+  const prefix = `snapshot of ${fmt(plain.objects)} pods, the relay's whole list gzip-coded:`;
+  const fewer = plain.bytes / coded.bytes;
+  const cpu = plain.cpuMs && coded.cpuMs !== undefined ? coded.cpuMs / plain.cpuMs : undefined;
+  return [
+    {
+      target: `${prefix} ≥ ${GZIP_FEWER_BYTES}× fewer bytes than uncoded`,
+      measured: `${fmt(coded.bytes)} B against ${fmt(plain.bytes)} B: ${fewer.toFixed(1)}× fewer`,
+      met: fewer >= GZIP_FEWER_BYTES,
+    },
+    {
+      target: `${prefix} ≤ ${GZIP_CPU_MAX}× the relay's CPU a list`,
+      measured: cpu === undefined ? "not measured" : `${fmt(coded.cpuMs ?? 0)} ms against ${fmt(plain.cpuMs ?? 0)} ms a list: ${cpu.toFixed(2)}×`,
+      met: cpu === undefined ? undefined : cpu <= GZIP_CPU_MAX,
     },
   ];
 }

@@ -24,3 +24,10 @@ export function carrier<T>(header: string): Carrier<T> {
     },
   };
 }
+
+/**
+ * `fetch` options for a Durable Object's answer as the object wrote it: a list it gzip-coded passes
+ * through, not decoded here and coded again (the option counts only given to `fetch`: a `Request`
+ * does not keep it).
+ */
+export const AS_WRITTEN = { encodeResponseBody: "manual" } as const;

@@ -6,7 +6,9 @@
  * repeats are what every later client gets. Then, in alternating pairs, a consistent list
  * (`resourceVersion` unset: the hub first learns that it has what the upstream had, DESIGN.md
  * invariant 8) and a list of any state (`resourceVersion=0`, served at once), each timed and its
- * upstream requests counted. Uncompressed, as the bytes on the wire are part of the answer.
+ * upstream requests counted. Uncompressed, as the bytes on the wire are part of the answer; the
+ * relay's whole and paged lists once more gzip-coded (as kubectl and client-go ask for them), each
+ * with the relay's CPU per list.
  */
 import { pagedList, timedList, type TimedList } from "../listing.ts";
 import { round } from "../measure.ts";
@@ -15,6 +17,7 @@ import type { LoggedRequest } from "../../src/sim/index.ts";
 import { percentileOf } from "../stats.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 import { inRound } from "../rounds.ts";
+import { cpuMeter } from "../proc.ts";
 
 const NAMESPACE = "snapshot";
 
@@ -36,14 +39,20 @@ export const snapshot: Scenario = {
       await context.quiesce();
       const cold = await timedList(url);
       if (cold.items !== objects) throw new Error(`snapshot ${system.name}: listed ${cold.items} pods, expected ${objects}`);
-      for (const list of ["full", "paged"] as const) {
+      // The relay's lists again gzip-coded, as kubectl and client-go ask for them: each page compressed once, read by every repeat.
+      const codings = system.name === "relay" ? ([false, true] as const) : ([false] as const);
+      for (const [list, gzip] of (["full", "paged"] as const).flatMap((l) => codings.map((g) => [l, g] as const))) {
         const seq = await sim.requestSeq();
         const warm: TimedList[] = [];
+        const cpu = cpuMeter(system.pids);
+        const started = performance.now();
         for (let i = 0; i < repeats; i++) {
-          const read = list === "full" ? await timedList(url) : await pagedList(url, pageLimit);
+          const read = list === "full" ? await timedList(url, { gzip }) : await pagedList(url, pageLimit, { gzip });
           if (read.items !== objects) throw new Error(`snapshot ${system.name}: a ${list} list had ${read.items} pods, expected ${objects}`);
+          if (gzip && !read.coded) throw new Error(`snapshot ${system.name}: a ${list} list asked for gzip came uncoded`);
           warm.push(read);
         }
+        const cpuMs = (cpu() * (performance.now() - started)) / 100 / repeats;
         const asked = await sim.requestsSince(seq, namespace);
         const median = (of: (w: TimedList) => number) => percentileOf(warm.map(of), 50) ?? 0;
         const ms = median((w) => w.ms);
@@ -54,6 +63,8 @@ export const snapshot: Scenario = {
           objects,
           list,
           ...(list === "paged" ? { limit: pageLimit } : {}),
+          ...(gzip ? { coding: "gzip" as const } : {}),
+          cpuMs: round(cpuMs),
           coldMs: round(cold.ms),
           ms: round(ms),
           firstByteMs: round(median((w) => w.firstByteMs)),

@@ -37,6 +37,8 @@ import { Placements } from "./placement.ts";
 import { regionOf } from "./region.ts";
 import { isLogPath, serveLog } from "./logs.ts";
 import { configuredClusters, upstreamFor, type Upstream } from "../upstream.ts";
+import { AS_WRITTEN } from "../forwarded.ts";
+import { acceptsGzip } from "../k8s/accept-encoding.ts";
 import { isMemberSet, membersOf, mergedCluster, MEMBERS_LEFT_OUT_HEADER, resolveMembers } from "../k8s/members.ts";
 import { discovery } from "./discovery.ts";
 import { decideMembers } from "./member-access.ts";
@@ -209,6 +211,7 @@ export function createApp(): Hono<App> {
       rowsWritten: 0,
       eventsCommitted: 0,
       sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } },
+      listsGzip: { compressed: 0, shared: 0 },
       replicas: [],
     };
     return c.json({ key: describeKey(key.value), ...(stats ?? none) }, 200, { "cache-control": "no-store" });
@@ -263,7 +266,9 @@ export function createApp(): Hono<App> {
     const verb = request.value.verb;
     const representation = negotiated(raw, verb);
     if (!representation.ok) return statusResponse(representation.status);
-    return represented(await served(c.env, raw, request.value, identity, access, upstream, resource), verb, path, representation.value, url);
+    // JSON as the hub writes it goes gzip-coded to a client that takes it, each page compressed once for all who ask.
+    const asked = verb === "list" && representation.value.kind === "json" && acceptsGzip(raw.headers.get("accept-encoding")) ? { ...request.value, gzip: true } : request.value;
+    return represented(await served(c.env, raw, asked, identity, access, upstream, resource), verb, path, representation.value, url);
   });
 
   /** A get, list or watch of one cluster's key: a watchable resource's from its hubs, one without watch's from its list cache. */
@@ -341,8 +346,13 @@ export function createApp(): Hono<App> {
   async function cachedList(env: Env, raw: Request, request: HubRequest, resource: ResourceInfo): Promise<Response> {
     if (!resource.verbs.includes("list"))
       return statusResponse(methodNotAllowed(`the relay serves a resource without watch from its list, and discovery lists no "list" verb for ${resource.resource}`));
-    const asked = request.verb === "get" ? { key: request.key, name: request.name } : { key: request.key, shardSelector: request.verb === "list" ? request.options.shardSelector : undefined };
-    const response = await env.LIST_CACHE.getByName(hubName(request.key)).fetch(listCacheRequests.attach(raw, asked));
+    const asked =
+      request.verb === "get"
+        ? { key: request.key, name: request.name }
+        : request.verb === "list"
+          ? { key: request.key, shardSelector: request.options.shardSelector, gzip: request.gzip }
+          : { key: request.key };
+    const response = await env.LIST_CACHE.getByName(hubName(request.key)).fetch(listCacheRequests.attach(raw, asked), AS_WRITTEN);
     const outcome = cacheOutcome(response.headers.get("cache-status"));
     if (outcome) metrics.cacheAnswered(request.key.cluster, outcome);
     return response;

@@ -8,6 +8,7 @@
  * that region straight to the replicas. A key without replicas costs nothing more: its root
  * serves the request it is sent.
  */
+import { AS_WRITTEN } from "../forwarded.ts";
 import { hubName, type WatchKey } from "../k8s/key.ts";
 import type { WatchHub } from "../hub/hub.ts";
 import { emptiest, REPLICAS_HEADER, type NamedReplica, type ReplicaRole } from "../hub/replicas.ts";
@@ -42,7 +43,7 @@ export class Placements {
   async send(hubs: Hubs, key: WatchKey, region: Region | undefined, as: Making, { holder, now = Date.now() }: { holder?: string | undefined; now?: number } = {}): Promise<Response> {
     const root = hubName(key);
     const where = region ?? LOCAL;
-    if (holder === root) return hubs.roots.getByName(root).fetch(as(undefined, where, true));
+    if (holder === root) return hubs.roots.getByName(root).fetch(as(undefined, where, true), AS_WRITTEN);
     const id = `${where} ${root}`;
     let known = this.#known.get(id);
     if (known && known.until <= now) {
@@ -50,7 +51,7 @@ export class Placements {
       known = undefined;
     }
     if (!known) {
-      const response = await hubs.roots.getByName(root).fetch(as(undefined, where, false));
+      const response = await hubs.roots.getByName(root).fetch(as(undefined, where, false), AS_WRITTEN);
       const named = replicasOf(response);
       if (!named) return response;
       known = { replicas: named, until: now + FRESH_MS };
@@ -59,8 +60,8 @@ export class Placements {
     }
     const { name } = known.replicas.find((replica) => replica.name === holder) ?? emptiest(known.replicas);
     // Made near the clients of its region, where the platform allows.
-    const response = await hubs.replicas.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false));
-    return replicasOf(response) ? hubs.roots.getByName(root).fetch(as(undefined, where, true)) : response;
+    const response = await hubs.replicas.getByName(name, region ? { locationHint: region } : undefined).fetch(as({ name, region: where }, where, false), AS_WRITTEN);
+    return replicasOf(response) ? hubs.roots.getByName(root).fetch(as(undefined, where, true), AS_WRITTEN) : response;
   }
 }
 

@@ -179,11 +179,14 @@ function resumeOutcome(start: Start): ResumeOutcome {
   return start.refused.code === 410 ? "expired" : "too_large";
 }
 
-/** An HTTP watch: a chunked JSON stream, never compressed (a gzip layer would hold events back). */
+/**
+ * An HTTP watch: a chunked JSON stream, never compressed (a gzip layer would hold events back):
+ * `identity` keeps the runtime from coding it, `no-transform` the edge.
+ */
 function httpStream(onGone: () => void, onDrained: () => void): { sink: HttpSink; response: Response } {
   const sink = new HttpSink(onGone, onDrained);
   const response = new Response(sink.body, {
-    headers: { "content-type": "application/json", "cache-control": "no-cache, private", "content-encoding": "identity" },
+    headers: { "content-type": "application/json", "cache-control": "no-cache, private, no-transform", "content-encoding": "identity" },
   });
   return { sink, response };
 }

@@ -19,7 +19,7 @@ import { admitView, admitWatch, holdsStart } from "./admission.ts";
 import type { Clock } from "./clock.ts";
 import { assemble, type HubEnv, type Parts } from "./assembly.ts";
 import type { FirstList } from "./first-list.ts";
-import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList, type ListReader, type ListSource } from "./reads.ts";
+import { AHEAD_WAIT_MS, holdsSnapshot, serveGet, serveList, type ListCoding, type ListReader, type ListSource } from "./reads.ts";
 import { ObjectTooLarge, UnconfirmedRead, UpstreamError } from "./upstream-error.ts";
 import { REPLICAS_HEADER, type NamedReplica, type ReplicaReport, type ReplicaRole, type ReplicaState } from "./replicas.ts";
 import { freshnessFor, heldNeeds, hubRequests, notHeld, type HubRequest } from "./request.ts";
@@ -89,6 +89,8 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
         /** Events committed, and events and messages sent by transport, since this instance of the hub started. */
         eventsCommitted: number;
         sent: Record<"websocket" | "http", { events: number; messages: number }>;
+        /** Lists sent gzip-coded since this instance of the hub started: pages it compressed, and reads of a page another read compressed. */
+        listsGzip: { compressed: number; shared: number };
         replicas: ReplicaState[];
       }
     | undefined {
@@ -111,6 +113,7 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
       rowsWritten: this.#storage.rowsWritten,
       eventsCommitted: totals.committed,
       sent: totals.sent,
+      listsGzip: totals.listsGzip,
       replicas: parts.replicas?.live() ?? [],
     };
   }
@@ -147,7 +150,7 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
     if (replicas && replicas.length > 0) return placedElsewhere(replicas);
     if (hubRequest.held) {
       // A next page is read from the snapshot its token names, kept here or gone (410), however fresh the hub is.
-      if (hubRequest.verb === "list" && hubRequest.options.continue) return serveList(parts.reader, hubRequest.key, hubRequest.options);
+      if (hubRequest.verb === "list" && hubRequest.options.continue) return serveList(parts.reader, hubRequest.key, hubRequest.options, listCoding(hubRequest, parts));
       const reached = heldNeeds(hubRequest);
       if (reached === undefined || !feed.holds(reached)) return notHeld();
     }
@@ -205,7 +208,7 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
   #answer(request: Request, hubRequest: HubRequest, parts: Parts, reader: ListReader): Promise<Response> | Response {
     switch (hubRequest.verb) {
       case "list":
-        return serveList(reader, hubRequest.key, hubRequest.options);
+        return serveList(reader, hubRequest.key, hubRequest.options, listCoding(hubRequest, parts));
       case "get":
         return serveGet(parts.reader, hubRequest.key, hubRequest.namespace, hubRequest.name);
       case "watch":
@@ -236,6 +239,11 @@ export class WatchHub extends DurableObject<WatchHubEnv> {
     );
     return this.#parts;
   }
+}
+
+/** How a list is written: gzip-coded when the Worker says the client takes it, its compressions counted. */
+function listCoding(request: Extract<HubRequest, { verb: "list" }>, parts: Parts): ListCoding {
+  return { gzip: request.gzip === true, compressed: (shared) => parts.metrics.listCompressed(shared) };
 }
 
 /** The region of a request the Worker placed nowhere (locally, without Cloudflare's `cf`). */

@@ -22,6 +22,7 @@ import type { ListOptions } from "../k8s/options.ts";
 import { admitsObject } from "../k8s/shard.ts";
 import { badRequest, continueExpired, expired, notFound, serviceUnavailable, statusResponse, tooLargeResourceVersion, type Result } from "../k8s/status.ts";
 import type { Collection, StoredObject } from "./collection.ts";
+import { LIST_GZIP } from "./shared-gzip.ts";
 import { type Cursor, decodeContinue, encodeContinue, LATEST, type Lease, type SnapshotRegistry } from "./snapshots.ts";
 
 /** How long a request for a resourceVersion ahead of the hub waits for it (`blockTimeout`). */
@@ -128,8 +129,15 @@ export interface Reader extends ListReader {
 
 const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-cache, private" };
 
+/** How a list is to be written: gzip-coded when the client takes it, and who counts how its compression went. */
+export interface ListCoding {
+  gzip: boolean;
+  /** The list went gzip-coded: compressed for it, or `shared` from another request's compression of the same page. */
+  compressed?(shared: boolean): void;
+}
+
 /** A list request's response: a page of the snapshot its options select, or their Status. */
-export async function serveList(reader: ListReader, key: WatchKey, options: ListOptions): Promise<Response> {
+export async function serveList(reader: ListReader, key: WatchKey, options: ListOptions, coding?: ListCoding): Promise<Response> {
   const planned = await listPlan(reader, options);
   if (!planned.ok) return statusResponse(planned.status);
   const { lease, after, limit, sent } = planned.value;
@@ -165,7 +173,15 @@ export async function serveList(reader: ListReader, key: WatchKey, options: List
     remainingItemCount: remaining,
     shardInfo: shard && { selector: shard.selector },
   };
-  return new Response(listBody(head, reader, lease, after, limit, place && { place, promised: next !== undefined }, admits), { headers: JSON_HEADERS });
+  const body = () => listBody(head, reader, lease, after, limit, place && { place, promised: next !== undefined }, admits);
+  // A list still being staged is read as it fills, at its own pace: written as it goes, not shared.
+  if (!coding?.gzip || reader.growing) return new Response(body(), { headers: { ...JSON_HEADERS, vary: "accept-encoding" } });
+  const page = `${reader.hub}\u0000${reader.snapshots.history}\u0000${after}\u0000${limit ?? ""}\u0000${JSON.stringify(head)}`;
+  const compressed = LIST_GZIP.open(page, body);
+  // Read from another request's compression: this one's hold on the snapshot is not needed.
+  if (compressed.shared) lease.release();
+  coding.compressed?.(compressed.shared);
+  return new Response(compressed.body, { headers: { ...JSON_HEADERS, vary: "accept-encoding", "content-encoding": "gzip" }, encodeBody: "manual" });
 }
 
 /** A list still being staged stopped what was reading it (`Growing.stops`). */

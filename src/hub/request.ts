@@ -17,44 +17,46 @@ import type { ReplicaRole } from "./replicas.ts";
  * What every request says besides: `subject`, who asks (absent without auth), a hub started for
  * it counts against its share; `replicaOf`: the hub asked is a replica (DESIGN.md, "Hot keys").
  */
-export type HubRequest = (
-  | { verb: "list"; key: WatchKey; options: ListOptions }
-  /** One object (`namespace`: its own, which the key of every namespace's hub does not name). */
-  | { verb: "get"; key: WatchKey; namespace: string | undefined; name: string; options: GetOptions }
-  | {
-      verb: "watch";
-      key: WatchKey;
-      options: WatchOptions;
-      /** WebSocket subprotocol to echo. */
-      protocol?: string;
-      /** Absent without auth. */
-      grant?: Grant;
-    }
-  | {
-      /** A live view (DESIGN.md, "Live views"): its window once (`watch` false), or kept live. */
-      verb: "view";
-      key: WatchKey;
-      view: ViewSpec;
-      watch: boolean;
-      timeoutSeconds?: number | undefined;
-      protocol?: string;
-      grant?: Grant;
-    }
-) & {
-  subject?: string | undefined;
-  replicaOf?: ReplicaRole | undefined;
-  /** Who asks is this replica of the hub asked (its root), which lists and watches it. */
-  fromReplica?: string | undefined;
-  /** The hub asked serves it: it was sent there by another hub of its tree (not placed again). */
-  here?: boolean | undefined;
-  /** The region the request came in from, where a hot key's replica for it is made (`local` without one). */
-  region?: string | undefined;
-  /**
-   * A read to answer only from what the hub holds now, asking the upstream nothing and starting
-   * nothing; else `notHeld()`, and the Worker asks the upstream (DESIGN.md, "Reads that make no hub").
-   */
-  held?: boolean | undefined;
-};
+export type HubRequest =
+  /** `gzip`: the client takes the list gzip-coded (and the Worker passes it on as the hub wrote it). */
+  (
+    | { verb: "list"; key: WatchKey; options: ListOptions; gzip?: boolean | undefined }
+    /** One object (`namespace`: its own, which the key of every namespace's hub does not name). */
+    | { verb: "get"; key: WatchKey; namespace: string | undefined; name: string; options: GetOptions }
+    | {
+        verb: "watch";
+        key: WatchKey;
+        options: WatchOptions;
+        /** WebSocket subprotocol to echo. */
+        protocol?: string;
+        /** Absent without auth. */
+        grant?: Grant;
+      }
+    | {
+        /** A live view (DESIGN.md, "Live views"): its window once (`watch` false), or kept live. */
+        verb: "view";
+        key: WatchKey;
+        view: ViewSpec;
+        watch: boolean;
+        timeoutSeconds?: number | undefined;
+        protocol?: string;
+        grant?: Grant;
+      }
+  ) & {
+    subject?: string | undefined;
+    replicaOf?: ReplicaRole | undefined;
+    /** Who asks is this replica of the hub asked (its root), which lists and watches it. */
+    fromReplica?: string | undefined;
+    /** The hub asked serves it: it was sent there by another hub of its tree (not placed again). */
+    here?: boolean | undefined;
+    /** The region the request came in from, where a hot key's replica for it is made (`local` without one). */
+    region?: string | undefined;
+    /**
+     * A read to answer only from what the hub holds now, asking the upstream nothing and starting
+     * nothing; else `notHeld()`, and the Worker asks the upstream (DESIGN.md, "Reads that make no hub").
+     */
+    held?: boolean | undefined;
+  };
 
 export type WatchRequest = Extract<HubRequest, { verb: "watch" }>;
 export type ViewRequest = Extract<HubRequest, { verb: "view" }>;

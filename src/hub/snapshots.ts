@@ -81,7 +81,11 @@ interface Held {
   alive: boolean;
 }
 
+let histories = 0;
+
 export class SnapshotRegistry {
+  /** Which history of the collection its snapshots are of: another after a `reset`, so a resourceVersion names one state under it. */
+  history = `${++histories}`;
   readonly #limits: SnapshotLimits;
   readonly #now: () => number;
   /** Snapshots kept for continue tokens, oldest first, by resourceVersion. */
@@ -149,6 +153,7 @@ export class SnapshotRegistry {
 
   /** A new history: every snapshot of the old one is gone, and its readers end. */
   reset(): void {
+    this.history = `${++histories}`;
     for (const held of this.#held) held.alive = false;
     this.#held.clear();
     this.#kept.clear();

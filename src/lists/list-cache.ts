@@ -11,7 +11,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { ConfigError, listCacheSeconds } from "../config.ts";
-import { upstreamCollectionUrl } from "../k8s/key.ts";
+import { hubName, upstreamCollectionUrl } from "../k8s/key.ts";
+import { LIST_GZIP } from "../hub/shared-gzip.ts";
 import { badRequest, notFound, serviceUnavailable, statusResponse } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import { unreachable, upstreamFor, upstreamRefusal, type Upstream } from "../upstream.ts";
@@ -70,6 +71,13 @@ async function answer(asked: ListCacheRequest, shared: Shared<Answer>, lists: Sh
     const found = await findItem(body(), name);
     if (!found) return statusResponse(notFound(key.resource, name, key.group), headers);
     return new Response(`${JSON.stringify(found)}\n`, { headers });
+  }
+  if (!shardSelector && asked.gzip && value.kind === "held") {
+    // Compressed once per list held, for every request of its interval that takes gzip.
+    const compressed = LIST_GZIP.open(`${hubName(key)}\u0000${shared.at}`, body);
+    headers.set("content-encoding", "gzip");
+    headers.set("vary", "accept-encoding");
+    return new Response(compressed.body, { headers, encodeBody: "manual" });
   }
   if (!shardSelector) return new Response(body(), { headers });
   return new Response(

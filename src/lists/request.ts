@@ -13,6 +13,8 @@ export interface ListCacheRequest {
   key: WatchKey;
   name?: string | undefined;
   shardSelector?: ShardSelector | undefined;
+  /** The client takes the list gzip-coded (the Worker passes it on as the cache wrote it). */
+  gzip?: boolean | undefined;
 }
 
 export const listCacheRequests = carrier<ListCacheRequest>("x-relay-list-request");

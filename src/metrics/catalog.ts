@@ -85,6 +85,12 @@ export const FAMILIES = {
     ["cluster", "outcome"],
     "Watches resuming from a resourceVersion, by outcome: window (replayed exactly), compacted (answered from the cache in compact form), expired (410) or too_large (504).",
   ),
+  listGzip: family(
+    "list_gzip_total",
+    "counter",
+    ["cluster", "outcome"],
+    "Lists sent gzip-coded (the client accepted gzip), by outcome: compressed (the page compressed for this request) or shared (the page's compression another request made, or held).",
+  ),
   quotaRefusals: family(
     "quota_refusals_total",
     "counter",

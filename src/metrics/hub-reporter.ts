@@ -50,6 +50,8 @@ export class HubReporter extends ScheduledReports {
   readonly #sent: Record<Transport, { events: number; messages: number }> = { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } };
   /** What earlier reports folded in, since the hub's instance started: with what is pending, its totals (`totals`). */
   readonly #folded = { committed: 0, sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } } as Record<Transport, { events: number; messages: number }> };
+  /** Lists sent gzip-coded since the hub's instance started (`totals`). */
+  readonly #listsGzip = { compressed: 0, shared: 0 };
   view: HubView | undefined;
 
   constructor(sink: ReportSink, identity: { hub: string; key: string; cluster: string; root?: string | undefined }, log: Log, timer: ReportTimer) {
@@ -106,6 +108,12 @@ export class HubReporter extends ScheduledReports {
     this.#counts.add("resumes", { ...this.#cluster, outcome });
   }
 
+  /** A list went gzip-coded: compressed for its request, or `shared` from another's compression of the same page. */
+  listCompressed(shared: boolean): void {
+    this.#counts.add("listGzip", { ...this.#cluster, outcome: shared ? "shared" : "compressed" });
+    this.#listsGzip[shared ? "shared" : "compressed"]++;
+  }
+
   quotaRefused(quota: QuotaName): void {
     this.#counts.add("quotaRefusals", { ...this.#cluster, quota });
   }
@@ -115,9 +123,9 @@ export class HubReporter extends ScheduledReports {
    * load, which the relay-wide counters (summed per cluster) cannot tell apart within a hot
    * key's tree. Read at a request, not on the hot path.
    */
-  totals(): { committed: number; sent: Record<Transport, { events: number; messages: number }> } {
+  totals(): { committed: number; sent: Record<Transport, { events: number; messages: number }>; listsGzip: { compressed: number; shared: number } } {
     const sent = (t: Transport) => ({ events: this.#folded.sent[t].events + this.#sent[t].events, messages: this.#folded.sent[t].messages + this.#sent[t].messages });
-    return { committed: this.#folded.committed + this.#committed, sent: { websocket: sent("websocket"), http: sent("http") } };
+    return { committed: this.#folded.committed + this.#committed, sent: { websocket: sent("websocket"), http: sent("http") }, listsGzip: { ...this.#listsGzip } };
   }
 
   // Reports (when: `ScheduledReports`; the hub is watching while its upstream watch runs).

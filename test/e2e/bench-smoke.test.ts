@@ -233,10 +233,10 @@ describe("npm run bench -- --smoke", () => {
     expect(rowFor<StormRow>("storm", "node-relay").upstreamLists).toBe(subscribers);
   });
 
-  it("lists the same collection from the relay's storage as from the API server, whole and in pages, asking the upstream no list: a probe per consistent list, nothing at resourceVersion=0", () => {
+  it("lists the same collection from the relay's storage as from the API server, whole and in pages (the relay's gzip-coded too, fewer bytes), asking the upstream no list: a probe per consistent list, nothing at resourceVersion=0", () => {
     const snapshots = rows<SnapshotRow>("snapshot");
     const { pageLimit, repeats, samples } = results.sizes.snapshot;
-    expect(snapshots.map((r) => `${r.system} ${r.list} ${r.limit ?? ""}`).sort()).toEqual([
+    expect(snapshots.map((r) => `${r.system} ${r.list} ${r.limit ?? ""}${r.coding ? ` ${r.coding}` : ""}`).sort()).toEqual([
       "direct any ",
       "direct consistent ",
       "direct full ",
@@ -244,8 +244,15 @@ describe("npm run bench -- --smoke", () => {
       "relay any ",
       "relay consistent ",
       "relay full ",
+      "relay full  gzip",
       `relay paged ${pageLimit}`,
+      `relay paged ${pageLimit} gzip`,
     ]);
+    for (const list of ["full", "paged"]) {
+      const [plain, coded] = [false, true].map((gzip) => snapshots.find((r) => r.system === "relay" && r.list === list && (r.coding === "gzip") === gzip));
+      expect(coded!.bytes, list).toBeLessThan(plain!.bytes);
+      expect(coded!.cpuMs, list).toBeGreaterThanOrEqual(0);
+    }
     for (const row of snapshots) {
       expect(row.objects, row.system).toBe(results.sizes.snapshot.objects);
       expect(row.bytes, row.system).toBeGreaterThan(0);

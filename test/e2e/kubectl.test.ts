@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../src/k8s/types.ts";
 import { startRelay, type RunningRelay } from "./harness.ts";
@@ -96,6 +97,31 @@ describe.skipIf(!hasKubectl)("kubectl through the relay", () => {
     } finally {
       for (const name of created) await fetch(`${sim}/api/v1/namespaces/${ns}/configmaps/${name}`, { method: "DELETE" });
     }
+  });
+
+  it("get pods -A -o json and @kubernetes/client-node's list take the list gzip-coded (both ask for gzip), one compression of the page for both", async () => {
+    type Gzip = { compressed: number; shared: number };
+    const coded = async () => ((await (await fetch(`${relay.url}/_relay/stats/api/v1/pods`)).json()) as { listsGzip: Gzip }).listsGzip;
+    // The hub made and its first list whole: a cold key's first list is read as the hub stages it, uncoded.
+    await ok("get", "pods", "-A", "-o", "name");
+    const before = await coded();
+    const listed = JSON.parse(await ok("get", "pods", "-A", "-o", "json")) as { items: KubeObject[] };
+    const expected = names((await simGet(sim, "/api/v1/pods")).items);
+    expect(names(listed.items)).toEqual(expected);
+    const kc = new KubeConfig();
+    // (client-node refuses a plain http:// server unless skipTLSVerify is set.)
+    kc.loadFromOptions({
+      clusters: [{ name: "relay", server: relay.url, skipTLSVerify: true }],
+      users: [{ name: "none" }],
+      contexts: [{ name: "relay", cluster: "relay", user: "none" }],
+      currentContext: "relay",
+    });
+    const fromNode = await kc.makeApiClient(CoreV1Api).listPodForAllNamespaces({ limit: 500 });
+    expect(names(fromNode.items as KubeObject[])).toEqual(expected);
+    const after = await coded();
+    // Churn is off: both read the same page, compressed at most once between them.
+    expect(after.compressed + after.shared - before.compressed - before.shared).toBe(2);
+    expect(after.compressed - before.compressed).toBeLessThanOrEqual(1);
   });
 
   it("a mistaken apply fails with the relay's read-only message", async () => {
