@@ -62,6 +62,15 @@ export const inFlightAllowance = (budget: number): number => inFlightLimit(budge
  */
 export const TURN_MESSAGES = 1000;
 export const TURN_BYTES = 8 * 1024 * 1024;
+/**
+ * How often a paced subscriber (the paced subprotocol: a relay socket's link to this hub) is sent
+ * its live events, at most (ms). Each message costs the hub a send and the mux object a receive,
+ * a retag and a send on; a message a commit would cost that at every commit (at 40 events/s, one
+ * event each), so a link takes several commits a message. Bounded like the gather's lateness extra
+ * (`MAX_EXTRA_MS`): what it may add to an event's latency. Its first events, and any after a
+ * quiet spell, go at once.
+ */
+export const PACE_MS = 100;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 const BLOCKED_RETRY_MS = 20;
 /** A stream that asked for bookmarks is sent one this long before its `timeoutSeconds` ends it, as the API server's cacher does (`nextBookmarkTime`). */
@@ -235,6 +244,9 @@ export class Fanout {
     let bytes = 0;
     let more = false;
     let blocked = false;
+    /** How soon a paced subscriber that was passed over is due (ms). */
+    let paced = Infinity;
+    const now = this.#clock.now();
     for (const subscriber of [...this.#subscribers]) {
       if (messages >= TURN_MESSAGES || bytes >= TURN_BYTES) {
         more = true;
@@ -256,6 +268,11 @@ export class Fanout {
       if (backlog > this.#inFlight) {
         if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`, "slow");
         else blocked = true;
+        continue;
+      }
+      // Paced: what comes before it is due again waits, to go with what follows in one message.
+      if (subscriber.pausedUntil > now && !subscriber.initial) {
+        paced = Math.min(paced, subscriber.pausedUntil - now);
         continue;
       }
       // Round-robin: whoever is served goes to the back, so a long replay cannot starve the rest.
@@ -293,6 +310,7 @@ export class Fanout {
       if (slice.batch.lines.length > 0) {
         messages += this.#send(subscriber, slice.batch);
         bytes += slice.batch.size;
+        if (subscriber.options.paceMs !== undefined) subscriber.pausedUntil = now + subscriber.options.paceMs;
       }
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
@@ -303,6 +321,7 @@ export class Fanout {
     this.#waiting = blocked;
     if (more) this.#schedule(0);
     else if (blocked) this.#schedule(BLOCKED_RETRY_MS);
+    if (paced !== Infinity) this.#schedule(paced);
   }
 
   /** A resume that has caught up gets one BOOKMARK at the head: where its replay ended, and a fresh resume point. */

@@ -62,6 +62,13 @@ export const BATCH_PROTOCOL = "batch.watch.kube-watch-relay.dev";
  */
 export const DELTA_PROTOCOL = "delta.watch.kube-watch-relay.dev";
 
+/**
+ * The batch subprotocol, paced: what is ready goes out at most once per the hub's pace, together
+ * (`PACE_MS`). A relay socket's mux object asks its hubs for it: it forwards each message, so
+ * fewer, fuller ones cost it and the hub less per event.
+ */
+export const PACED_PROTOCOL = "paced.watch.kube-watch-relay.dev";
+
 export const ackMessage = (received: number): string => JSON.stringify({ type: "ACK", received });
 
 /** `received` of an ACK message, or `undefined` for anything else a client sends. */
