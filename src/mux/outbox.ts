@@ -40,7 +40,10 @@ export class Outbox {
     if (this.#size + text.length > MAX_MESSAGE) this.flush();
     this.#pending.push(text);
     this.#size += text.length;
-    this.#timer ??= setTimeout(() => this.flush(), LINGER_MS);
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      this.flush();
+    }, LINGER_MS);
   }
 
   flush(): void {
