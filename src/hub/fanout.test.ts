@@ -146,6 +146,28 @@ describe("Fanout", () => {
     expect(paced.sink.lines.at(-1)).toBe(line(6));
   });
 
+  it("does not pace a paced subscriber's replay: its slices go turn after turn until it reaches the head", () => {
+    const { clock, subscribe } = setup(30, 20 * 1024);
+    const paced = subscribe(0, { paceMs: PACE_MS });
+    for (let i = 0; i < 3; i++) clock.turn();
+    expect(paced.sink.batches.length).toBeGreaterThan(1);
+    expect(paced.subscriber.position).toBe(30);
+  });
+
+  it("sends a paced subscriber at once, due or not, when a quarter of its in-flight bound is waiting for it", () => {
+    // A budget of 256 KiB: 128 KiB in flight, so 32 KiB waiting is sent at once.
+    const { clock, window, fanout, subscribe } = setup(1, 100, 256 * 1024);
+    const paced = subscribe(0, { paceMs: PACE_MS });
+    clock.turn();
+    expect(paced.sink.batches).toHaveLength(1);
+    window.append({ rv: 2, line: line(2, 16 * 1024) });
+    fanout.publish();
+    expect(paced.sink.batches).toHaveLength(1);
+    window.append({ rv: 3, line: line(3, 16 * 1024) });
+    fanout.publish();
+    expect(paced.sink.batches.map((b) => b.lines.length)).toEqual([1, 2]);
+  });
+
   it("holds a subscriber with too much unacknowledged, sends to the others, and goes on when it acknowledges", () => {
     const { clock, window, fanout, subscribe } = setup(1);
     const slow = subscribe(0);

@@ -67,8 +67,8 @@ export const TURN_BYTES = 8 * 1024 * 1024;
  * its live events, at most (ms). Each message costs the hub a send and the mux object a receive,
  * a retag and a send on; a message a commit would cost that at every commit (at 40 events/s, one
  * event each), so a link takes several commits a message. Bounded like the gather's lateness extra
- * (`MAX_EXTRA_MS`): what it may add to an event's latency. Its first events, and any after a
- * quiet spell, go at once.
+ * (`MAX_EXTRA_MS`): what it may add to an event's latency. Its first events, any after a quiet
+ * spell, a replay that takes several slices, and a quarter of its in-flight bound waiting go at once.
  */
 export const PACE_MS = 100;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
@@ -87,6 +87,8 @@ export class Fanout {
   readonly #subscribers = new Set<Subscriber>();
   readonly #deadlines = new Map<Subscriber, Cancel>();
   readonly #inFlight: number;
+  /** What a paced subscriber is sent at once, due or not: a quarter of its in-flight bound. */
+  readonly #paceBytes: number;
   #deltaSubscribers = 0;
   #replicas = 0;
   #turnTimer: Cancel | undefined;
@@ -113,6 +115,7 @@ export class Fanout {
     this.#log = log;
     this.#clock = clock;
     this.#inFlight = inFlightLimit(settings.budget);
+    this.#paceBytes = this.#inFlight / 4;
   }
 
   get size(): number {
@@ -270,8 +273,9 @@ export class Fanout {
         else blocked = true;
         continue;
       }
-      // Paced: what comes before it is due again waits, to go with what follows in one message.
-      if (subscriber.pausedUntil > now && !subscriber.initial) {
+      // Paced: what comes before it is due again waits, to go with what follows in one message;
+      // not more than a fraction of its in-flight bound, so a paced message never holds it back.
+      if (subscriber.pausedUntil > now && !subscriber.initial && window.bytesAfter(subscriber.position) < this.#paceBytes) {
         paced = Math.min(paced, subscriber.pausedUntil - now);
         continue;
       }
@@ -310,11 +314,14 @@ export class Fanout {
       if (slice.batch.lines.length > 0) {
         messages += this.#send(subscriber, slice.batch);
         bytes += slice.batch.size;
-        if (subscriber.options.paceMs !== undefined) subscriber.pausedUntil = now + subscriber.options.paceMs;
       }
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
-      else this.#caughtUp(subscriber);
+      else {
+        // Paced once at the head: a replay, slice after slice, is not held.
+        if (subscriber.options.paceMs !== undefined && slice.batch.lines.length > 0) subscriber.pausedUntil = now + subscriber.options.paceMs;
+        this.#caughtUp(subscriber);
+      }
     }
     // More to send: go on once the runtime has had its turn. Only blocked subscribers: they wait
     // on acknowledgements (`wake`), or on this.
