@@ -11,10 +11,10 @@ import { admitsEvent, shardKey } from "../k8s/shard.ts";
 import { statusResponse, tooLargeResourceVersion, tooOldResourceVersion } from "../k8s/status.ts";
 import type { Status } from "../k8s/types.ts";
 import type { ViewSpec } from "../k8s/view.ts";
-import { BATCH_PROTOCOL, CLOSE, framingOf } from "../k8s/websocket.ts";
+import { BATCH_PROTOCOL, CLOSE, framingOf, PACED_PROTOCOL } from "../k8s/websocket.ts";
 import type { AccessGuard } from "./access.ts";
 import type { ResumeOutcome } from "../metrics/catalog.ts";
-import type { Fanout } from "./fanout.ts";
+import { PACE_MS, type Fanout } from "./fanout.ts";
 import type { Feed } from "./feed.ts";
 import type { HubQuotas } from "./quotas.ts";
 import { AHEAD_WAIT_MS } from "./reads.ts";
@@ -114,7 +114,8 @@ export async function admitWatch(parts: AdmissionParts, request: WatchRequest, w
   const deltasAfter = websocket && framing.deltas ? feed.window.head : undefined;
   const shard = options.shardSelector;
   const filter = shard && { key: shardKey(shard), admits: (line: string) => admitsEvent(shard, line) };
-  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant, filter, replica: request.fromReplica }, first);
+  const paceMs = websocket && request.protocol === PACED_PROTOCOL ? PACE_MS : undefined;
+  subscriber = new Subscriber(sink, start.position, { bookmarks: options.allowWatchBookmarks, deltasAfter, timeoutMs: timeoutOf(options), grant, filter, replica: request.fromReplica, paceMs }, first);
   attach(parts, subscriber, opened.sink, grant);
   return opened.response;
 }
@@ -148,7 +149,7 @@ export async function admitView(parts: AdmissionParts, request: ViewRequest, web
   }
   let subscriber: Subscriber | undefined;
   const opened = websocket
-    ? sockets.open({ batched: request.protocol === BATCH_PROTOCOL, compressed: false }, request.protocol)
+    ? sockets.open({ batched: request.protocol === BATCH_PROTOCOL || request.protocol === PACED_PROTOCOL, compressed: false }, request.protocol)
     : httpStream(
         () => subscriber && fanout.detach(subscriber),
         () => fanout.wake(),

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FakeClock } from "./clock.fake.ts";
 import { database, durableStorage } from "../../test/kit/sqlite.ts";
 import { Collection } from "./collection.ts";
-import { Fanout, SLICE, TURN_BYTES, TURN_MESSAGES, type InitialSliceBatch } from "./fanout.ts";
+import { Fanout, PACE_MS, SLICE, TURN_BYTES, TURN_MESSAGES, type InitialSliceBatch } from "./fanout.ts";
 import { StateEvents, type InitialEvents } from "./initial.ts";
 import { LineMemory, SliceCache } from "./memory.ts";
 import { SnapshotRegistry } from "./snapshots.ts";
@@ -117,6 +117,55 @@ describe("Fanout", () => {
     window.append({ rv: 3, line: line(3) });
     fanout.publish();
     expect(a.sink.lines.at(-1)).toBe(line(3));
+  });
+
+  it("sends a paced subscriber (a relay socket's link) its live events at most once per PACE_MS, what came meanwhile in one message; the others at once", () => {
+    const { clock, window, fanout, subscribe } = setup(2);
+    const paced = subscribe(0, { paceMs: PACE_MS });
+    const plain = subscribe(0);
+    clock.turn();
+    // Its first send is not held: nothing was sent it before.
+    expect(paced.sink.batches.map((b) => b.lines.length)).toEqual([2]);
+    for (const rv of [3, 4, 5]) {
+      clock.advance(PACE_MS / 4);
+      window.append({ rv, line: line(rv) });
+      fanout.publish();
+    }
+    expect(plain.sink.lines.slice(-3)).toEqual([3, 4, 5].map((rv) => line(rv)));
+    expect(paced.sink.batches).toHaveLength(1);
+    // Due again PACE_MS after its last send, with all three together.
+    clock.advance(PACE_MS / 4 - 1);
+    expect(paced.sink.batches).toHaveLength(1);
+    clock.advance(1);
+    expect(paced.sink.batches.map((b) => b.lines.length)).toEqual([2, 3]);
+    expect(paced.subscriber.position).toBe(5);
+    // Quiet for longer than its pace: the next event goes at once.
+    clock.advance(2 * PACE_MS);
+    window.append({ rv: 6, line: line(6) });
+    fanout.publish();
+    expect(paced.sink.lines.at(-1)).toBe(line(6));
+  });
+
+  it("does not pace a paced subscriber's replay: its slices go turn after turn until it reaches the head", () => {
+    const { clock, subscribe } = setup(30, 20 * 1024);
+    const paced = subscribe(0, { paceMs: PACE_MS });
+    for (let i = 0; i < 3; i++) clock.turn();
+    expect(paced.sink.batches.length).toBeGreaterThan(1);
+    expect(paced.subscriber.position).toBe(30);
+  });
+
+  it("sends a paced subscriber at once, due or not, when a quarter of its in-flight bound is waiting for it", () => {
+    // A budget of 256 KiB: 128 KiB in flight, so 32 KiB waiting is sent at once.
+    const { clock, window, fanout, subscribe } = setup(1, 100, 256 * 1024);
+    const paced = subscribe(0, { paceMs: PACE_MS });
+    clock.turn();
+    expect(paced.sink.batches).toHaveLength(1);
+    window.append({ rv: 2, line: line(2, 16 * 1024) });
+    fanout.publish();
+    expect(paced.sink.batches).toHaveLength(1);
+    window.append({ rv: 3, line: line(3, 16 * 1024) });
+    fanout.publish();
+    expect(paced.sink.batches.map((b) => b.lines.length)).toEqual([1, 2]);
   });
 
   it("holds a subscriber with too much unacknowledged, sends to the others, and goes on when it acknowledges", () => {

@@ -62,6 +62,15 @@ export const inFlightAllowance = (budget: number): number => inFlightLimit(budge
  */
 export const TURN_MESSAGES = 1000;
 export const TURN_BYTES = 8 * 1024 * 1024;
+/**
+ * How often a paced subscriber (the paced subprotocol: a relay socket's link to this hub) is sent
+ * its live events, at most (ms). Each message costs the hub a send and the mux object a receive,
+ * a retag and a send on; a message a commit would cost that at every commit (at 40 events/s, one
+ * event each), so a link takes several commits a message. Bounded like the gather's lateness extra
+ * (`MAX_EXTRA_MS`): what it may add to an event's latency. Its first events, any after a quiet
+ * spell, a replay that takes several slices, and a quarter of its in-flight bound waiting go at once.
+ */
+export const PACE_MS = 100;
 /** How soon to look again at subscribers that are waiting for their backlog to drain. */
 const BLOCKED_RETRY_MS = 20;
 /** A stream that asked for bookmarks is sent one this long before its `timeoutSeconds` ends it, as the API server's cacher does (`nextBookmarkTime`). */
@@ -78,6 +87,8 @@ export class Fanout {
   readonly #subscribers = new Set<Subscriber>();
   readonly #deadlines = new Map<Subscriber, Cancel>();
   readonly #inFlight: number;
+  /** What a paced subscriber is sent at once, due or not: a quarter of its in-flight bound. */
+  readonly #paceBytes: number;
   #deltaSubscribers = 0;
   #replicas = 0;
   #turnTimer: Cancel | undefined;
@@ -108,6 +119,7 @@ export class Fanout {
     this.#log = log;
     this.#clock = clock;
     this.#inFlight = inFlightLimit(settings.budget);
+    this.#paceBytes = this.#inFlight / 4;
   }
 
   get size(): number {
@@ -239,6 +251,9 @@ export class Fanout {
     let bytes = 0;
     let more = false;
     let blocked = false;
+    /** How soon a paced subscriber that was passed over is due (ms). */
+    let paced = Infinity;
+    const now = this.#clock.now();
     for (const subscriber of [...this.#subscribers]) {
       if (messages >= TURN_MESSAGES || bytes >= TURN_BYTES) {
         more = true;
@@ -260,6 +275,12 @@ export class Fanout {
       if (backlog > this.#inFlight) {
         if (backlog + window.bytesAfter(subscriber.position) > this.#settings.budget) this.#cutOff(subscriber, `more than ${this.#settings.budget} bytes unsent`, "slow");
         else blocked = true;
+        continue;
+      }
+      // Paced: what comes before it is due again waits, to go with what follows in one message;
+      // not more than a fraction of its in-flight bound, so a paced message never holds it back.
+      if (subscriber.pausedUntil > now && !subscriber.initial && window.bytesAfter(subscriber.position) < this.#paceBytes) {
+        paced = Math.min(paced, subscriber.pausedUntil - now);
         continue;
       }
       // Round-robin: whoever is served goes to the back, so a long replay cannot starve the rest.
@@ -300,13 +321,18 @@ export class Fanout {
       }
       subscriber.position = slice.last;
       if (window.hasEventsAfter(subscriber.position)) more = true;
-      else this.#caughtUp(subscriber);
+      else {
+        // Paced once at the head: a replay, slice after slice, is not held.
+        if (subscriber.options.paceMs !== undefined && slice.batch.lines.length > 0) subscriber.pausedUntil = now + subscriber.options.paceMs;
+        this.#caughtUp(subscriber);
+      }
     }
     // More to send: go on once the runtime has had its turn. Only blocked subscribers: they wait
     // on acknowledgements (`wake`), or on this.
     this.#waiting = blocked;
     if (more) this.#schedule(0);
     else if (blocked) this.#schedule(BLOCKED_RETRY_MS);
+    if (paced !== Infinity) this.#schedule(paced);
   }
 
   /** A resume that has caught up gets one BOOKMARK at the head: where its replay ended, and a fresh resume point. */

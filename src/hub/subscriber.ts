@@ -353,6 +353,11 @@ export interface SubscriberOptions {
   filter?: LineFilter | undefined;
   /** A live view's subscriber: it is sent row changes by the hub's views, not events by the fan-out. */
   view?: boolean | undefined;
+  /**
+   * Sent its live events at most once per this many ms (the paced subprotocol: a relay socket's
+   * link to this hub), what came meanwhile together in the next message.
+   */
+  paceMs?: number | undefined;
 }
 
 let nextId = 1;
@@ -369,6 +374,8 @@ export class Subscriber {
   initialCursor = "";
   /** Started from a resourceVersion it was given (a resume), and not yet caught up: owed a BOOKMARK when it is. */
   resumeBookmarkDue: boolean;
+  /** A paced subscriber is sent nothing more before this (the clock's ms). */
+  pausedUntil = 0;
 
   constructor(sink: Sink, position: number, options: SubscriberOptions, initial?: InitialEvents) {
     this.sink = sink;

@@ -66,6 +66,13 @@ export const BATCH_PROTOCOL = "batch.watch.kube-watch-relay.dev";
  */
 export const DELTA_PROTOCOL = "delta.watch.kube-watch-relay.dev";
 
+/**
+ * The batch subprotocol, paced: what is ready goes out at most once per the hub's pace, together
+ * (`PACE_MS`). A relay socket's mux object asks its hubs for it: it forwards each message, so
+ * fewer, fuller ones cost it and the hub less per event.
+ */
+export const PACED_PROTOCOL = "paced.watch.kube-watch-relay.dev";
+
 /** Compressed framings: the protocol's name with this in front (`gzip.batch…`, `gzip.delta…`). */
 export const GZIP_PREFIX = "gzip.";
 export const GZIP_BATCH_PROTOCOL = GZIP_PREFIX + BATCH_PROTOCOL;
@@ -73,7 +80,7 @@ export const GZIP_DELTA_PROTOCOL = GZIP_PREFIX + DELTA_PROTOCOL;
 
 /** How a watch socket's events are framed, by the subprotocol echoed. */
 export interface Framing {
-  /** Several events per message (the batch and delta protocols); otherwise one, as the API server sends. */
+  /** Several events per message (the batch, paced and delta protocols); otherwise one, as the API server sends. */
   batched: boolean;
   /** MODIFIED events as merge patches where shorter (the delta protocol). */
   deltas: boolean;
@@ -86,7 +93,7 @@ export function framingOf(protocol: string | undefined): Framing {
   const compressed = protocol?.startsWith(GZIP_PREFIX) === true;
   const base = compressed ? protocol?.slice(GZIP_PREFIX.length) : protocol;
   const deltas = base === DELTA_PROTOCOL;
-  const batched = deltas || base === BATCH_PROTOCOL;
+  const batched = deltas || base === BATCH_PROTOCOL || (!compressed && base === PACED_PROTOCOL);
   return { batched, deltas, compressed: compressed && batched };
 }
 

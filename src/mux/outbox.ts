@@ -1,14 +1,21 @@
 /**
  * @module
- * What a relay socket sends its client. On a batch socket, what is ready in the same turn of the
- * event loop — several watches' hub messages arrive one after another when their hubs commit
- * together — goes out as one message (up to `MAX_MESSAGE`), since messages, not bytes, are what
- * a WebSocket costs, here and in the browser; a watch's pages (its `limit`) go alone. On any
- * other socket, each line is its own message.
+ * What a relay socket sends its client. On a batch socket, what its watches have ready within
+ * `LINGER_MS` of the first of it goes out as one message (up to `MAX_MESSAGE`), since messages,
+ * not bytes, are what a WebSocket costs, here and in the browser: hubs that take the same
+ * upstream change commit it within a few ms of each other, but each sends in its own turn, so a
+ * socket whose watches see one change would otherwise send it once per watch. A watch's pages
+ * (its `limit`) go alone. On any other socket, each line is its own message.
  */
 
 /** Most one coalesced message holds: a hub's own slice. */
 const MAX_MESSAGE = 256 * 1024;
+/**
+ * How long the first of what is ready waits for the rest (ms): the spread of the hubs' turns that
+ * send one change (each hub's gather is at least 1 ms, its turn's sends some 30 µs each), and
+ * little beside a hub's own gather in what an event's latency is.
+ */
+export const LINGER_MS = 10;
 
 export class Outbox {
   readonly #write: (text: string) => void;
@@ -33,7 +40,10 @@ export class Outbox {
     if (this.#size + text.length > MAX_MESSAGE) this.flush();
     this.#pending.push(text);
     this.#size += text.length;
-    this.#timer ??= setTimeout(() => this.flush(), 0);
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      this.flush();
+    }, LINGER_MS);
   }
 
   flush(): void {

@@ -10,7 +10,7 @@ import { bearerToken } from "../auth/token.ts";
 import { carrier } from "../forwarded.ts";
 import { logsQuery, viewQuery, watchQuery, type StreamOp, type ViewOp, type WatchOp } from "../k8s/mux.ts";
 import { logProtocols } from "../k8s/log-socket.ts";
-import { watchProtocols } from "../k8s/websocket.ts";
+import { bearerProtocol, PACED_PROTOCOL } from "../k8s/websocket.ts";
 
 /** What the Worker decided about a socket. */
 export interface SocketAdmission {
@@ -48,13 +48,14 @@ export function credentialsOf(socket: Request): Credentials {
 }
 
 /**
- * The standalone WebSocket watch (or live view) an op stands for. It offers the batch
- * subprotocol, so its hub sends what is ready together in one message, which the mux object
- * retags and forwards whole.
+ * The standalone WebSocket watch (or live view) an op stands for. It offers the paced batch
+ * subprotocol, so its hub sends what is ready together in one message, at most once per its
+ * pace, which the mux object retags and forwards whole.
  */
 export function watchRequest(op: WatchOp | ViewOp, credentials: Credentials): Request {
   const query = op.op === "view" ? viewQuery(op) : watchQuery(op);
-  return socketRequest(`${op.path}?${query}`, watchProtocols(credentials.token, false), credentials);
+  const protocols = credentials.token === undefined ? [PACED_PROTOCOL] : [PACED_PROTOCOL, bearerProtocol(credentials.token)];
+  return socketRequest(`${op.path}?${query}`, protocols, credentials);
 }
 
 /** The standalone WebSocket log request a logs op stands for, reading the log as binary messages. */
