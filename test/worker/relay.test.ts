@@ -255,6 +255,7 @@ describe("stats", () => {
       rowsWritten: 0,
       eventsCommitted: 0,
       sent: { websocket: { events: 0, messages: 0 }, http: { events: 0, messages: 0 } },
+      listsGzip: { compressed: 0, shared: 0 },
       replicas: [],
     });
     const a = await wsWatch(`${podsPath(ns)}?watch=1`);
