@@ -13,7 +13,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { get } from "node:http";
 import { WRITTEN_AT } from "../../src/sim/index.ts";
-import { MEMBERS_BEHIND_HEADER } from "../../src/k8s/members.ts";
+import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, MEMBERS_BEHIND_HEADER } from "../../src/k8s/members.ts";
 import { measureWhile, receiptFields, round, type Window } from "../measure.ts";
 import { descendants, waitIdle } from "../proc.ts";
 import type { FleetRow } from "../rows.ts";
@@ -110,6 +110,19 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
     }
   };
 
+  /**
+   * A WebSocket subscriber of `path` from its head: no initial state (thousands of old objects a
+   * subscriber, which a window would otherwise time as very late events), only what follows.
+   */
+  const fromHead = async (path: string) => {
+    const spec = subscriber(relay, "ws", context.sim, path);
+    return { ...spec, url: `${spec.url}&resourceVersion=${await relay.head(path)}` };
+  };
+  const onMergedKey = async () => {
+    const spec = await fromHead(merged);
+    return Array.from({ length: size.subscribers }, () => spec);
+  };
+
   progress(`${size.clusters} clusters of ${size.pods} pods`);
   const objects = await sum((s) => s.populate(NAMESPACE, size.pods));
   const base = { scenario: "fleet" as const, system: "relay" as const, clusters: size.clusters, objects };
@@ -152,15 +165,11 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
   };
   const S = size.subscribers;
   progress(`${S} subscribers on the merged key, ${size.rate} changes/s in each cluster`);
-  const onMerged = await delivery(
-    `live delivery: ${S} subscribers on the merged key`,
-    Array.from({ length: S }, () => subscriber(relay, "ws", context.sim, merged)),
-    S,
-  );
+  const onMerged = await delivery(`live delivery: ${S} subscribers on the merged key`, await onMergedKey(), S);
   progress(`the same ${S} subscribers, each watching every cluster's own key`);
   const perCluster = await delivery(
     `live delivery: the same ${S} subscribers on every cluster's own key`,
-    Array.from({ length: S }, () => sims.map((_, i) => subscriber(relay, "ws", context.sim, memberPath(i)))).flat(),
+    (await Promise.all(sims.map((_, i) => fromHead(memberPath(i))))).flatMap((spec) => Array.from({ length: S }, () => spec)),
     S * sims.length,
   );
   const ratio = onMerged.cpuUsPerEvent && perCluster.cpuUsPerEvent ? perCluster.cpuUsPerEvent / onMerged.cpuUsPerEvent : undefined;
@@ -168,7 +177,7 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
 
   progress(`a storm: ${S} subscribers resume on the merged key after ${size.missed} changes in each cluster`);
   await context.quiesce();
-  await loadgens.open(Array.from({ length: S }, () => subscriber(relay, "ws", context.sim, merged)));
+  await loadgens.open(await onMergedKey());
   const live = await settled(await Promise.all(sims.map((s) => s.step(NAMESPACE, LIVE_EVENTS))));
   const synced = await loadgens.waitFor(live, size.timeoutMs);
   if (synced.missing > 0) throw new Error(`fleet: ${synced.missing} subscribers never saw the merged key's resourceVersion ${live}`);
@@ -196,12 +205,13 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
   const downSim = sims[down] as Sim;
   progress(`${members[down]} down for ${size.downMs / 1000} s under churn, ${S} subscribers on the merged key`);
   await context.quiesce();
-  await loadgens.open(Array.from({ length: S }, () => subscriber(relay, "ws", context.sim, merged)));
+  await loadgens.open(await onMergedKey());
   await waitIdle([...sims.map((s) => s.pid), ...relay.pids]);
   await churn(size.rate);
   await sleep(size.warmupMs);
   const downSeq = await downSim.requestSeq();
   const rvDown = await downSim.resourceVersion();
+  const tally = tallyWatch(`${url}${merged}?watch=1&resourceVersion=${await relay.head(merged)}`, members[down] as string);
   // Its listener closes (every connection with it) and opens again on the same port after `downMs`; its churn goes on meanwhile.
   await downSim.faults({ restart: { downtimeMs: size.downMs } });
   const downAt = performance.now();
@@ -237,6 +247,9 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
   const since = await downSim.requestsSince(downSeq, NAMESPACE);
   await loadgens.close();
   const lists = since.filter((r) => r.verb === "list").length;
+  if (!(await until(async () => tally.last >= head, size.timeoutMs, 50))) throw new Error(`fleet: a watch of the merged key never reached ${head}`);
+  tally.close();
+  const missed = tally.versions.filter((v) => v > rvDown && v <= rvBack);
   rows.push({
     ...base,
     transport: "ws",
@@ -246,7 +259,8 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
     upstreamRequests: since.length,
     note:
       `${rvBack - rvDown} changes in ${members[down]} while it was down; ${since.filter((r) => r.verb === "watch").length} watch and ${lists} list requests to it` +
-      `${lists === 0 ? " (resumed from its resourceVersion, not relisted)" : ""}; ${S - reached.missing} of ${S} subscribers reached the merged key's head after it`,
+      `${lists === 0 ? " (resumed from its resourceVersion, not relisted)" : ""}; a watch of the merged key got ${new Set(missed).size} of them, ${missed.length - new Set(missed).size} twice; ` +
+      `${S - reached.missing} of ${S} subscribers reached the merged key's head after it`,
   });
 
   progress(`a view on the merged key: first frames, then a live window under churn`);
@@ -262,7 +276,13 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
     rows.push({ ...base, transport: "http", step, ms: round(frame.ms), bytes: frame.bytes });
   }
   await churn(size.rate);
-  const changes = await liveView(view(`sort=${VIEW_SORT}&rows=object`), size.warmupMs, size.measureMs);
+  const changes = await liveView(view(`sort=${VIEW_SORT}&rows=object`), size.warmupMs, size.measureMs, (key) => {
+    // `<namespace>/<cluster>:<name>`: a label patched on the pod in its own cluster, which moves it nowhere in the view's order.
+    const [namespace, ownName] = key.split("/") as [string, string];
+    const colon = ownName.indexOf(":");
+    const sim = sims[members.indexOf(ownName.slice(0, colon))];
+    return sim?.patch(namespace, ownName.slice(colon + 1), { metadata: { labels: { "bench-fleet-tick": String(Date.now()) } } });
+  });
   await churn(0);
   rows.push({
     ...base,
@@ -301,12 +321,41 @@ interface Frame {
 }
 
 /**
+ * An HTTP watch of a merged key, from `url`, that keeps the resourceVersion in its own cluster
+ * (the cluster-resource-version annotation) of every event of `cluster`, and the newest merged
+ * resourceVersion it has seen.
+ */
+function tallyWatch(url: string, cluster: string): { versions: number[]; last: number; close(): void } {
+  const tally = { versions: [] as number[], last: 0, close: () => request.destroy() };
+  const request = get(url, { agent: false }, (response) => {
+    let pending = "";
+    response.setEncoding("utf8");
+    response.on("data", (chunk: string) => {
+      const lines = (pending + chunk).split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) {
+        const event = JSON.parse(line) as { type: string; object: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> } } };
+        const { resourceVersion, annotations } = event.object.metadata ?? {};
+        tally.last = Math.max(tally.last, Number(resourceVersion ?? 0));
+        if (event.type !== "BOOKMARK" && annotations?.[CLUSTER_ANNOTATION] === cluster) tally.versions.push(Number(annotations[CLUSTER_VERSION_ANNOTATION]));
+      }
+    });
+  });
+  request.on("error", () => undefined);
+  return tally;
+}
+
+/** Visible rows patched a second while a live view is measured, so its rows change more often than the churn alone would make them. */
+const VIEW_PATCHES_PER_SEC = 20;
+
+/**
  * A live view (its rows whole objects) for `warmupMs`, then `measureMs` in which every change of
  * a row it shows (an update of a row it held at another resourceVersion) is timed from its write
  * (the simulator's written-at stamp) to the frame's receipt. Rows it inserts are not: a row that
- * moves into the window (another left it) was written long before.
+ * moves into the window (another left it) was written long before. Meanwhile `patch` changes a
+ * row it shows, picked at random, `VIEW_PATCHES_PER_SEC` times a second.
  */
-function liveView(url: string, warmupMs: number, measureMs: number): Promise<Histogram> {
+function liveView(url: string, warmupMs: number, measureMs: number, patch: (key: string) => Promise<unknown> | undefined): Promise<Histogram> {
   const latency = new Histogram();
   const shown = new Map<string, string>();
   const from = performance.now() + warmupMs;
@@ -322,6 +371,7 @@ function liveView(url: string, warmupMs: number, measureMs: number): Promise<His
         const measuring = performance.now() >= from;
         for (const line of lines) {
           const frame = JSON.parse(line) as Frame;
+          if (frame.type === "VIEW") shown.clear();
           for (const row of frame.rows ?? []) shown.set(row.key, row.resourceVersion);
           for (const { op, row } of frame.changes ?? []) {
             if (!row) continue;
@@ -334,7 +384,13 @@ function liveView(url: string, warmupMs: number, measureMs: number): Promise<His
       });
     });
     request.on("error", (e) => (request.destroyed ? undefined : reject(e)));
+    const patching = setInterval(() => {
+      const keys = [...shown.keys()];
+      const key = keys[Math.floor(Math.random() * keys.length)];
+      if (key) void patch(key)?.catch(() => undefined);
+    }, 1000 / VIEW_PATCHES_PER_SEC);
     setTimeout(() => {
+      clearInterval(patching);
       request.destroy();
       resolve(latency);
     }, warmupMs + measureMs);
