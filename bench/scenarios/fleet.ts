@@ -241,9 +241,10 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
   const rvBack = await downSim.resourceVersion();
   const caughtUp = await until(async () => (await relay.head(memberPath(down))) >= rvBack, size.timeoutMs, 50);
   const backMs = performance.now() - backAt;
-  const head = await relay.head(merged);
-  const reached = await loadgens.waitFor(head, size.timeoutMs);
+  // The churn stopped first: a relay saturated by it would never let every subscriber reach a head that keeps moving.
   await churn(0);
+  const head = await settled(await Promise.all(sims.map((s) => s.resourceVersion())));
+  const reached = await loadgens.waitFor(head, size.timeoutMs);
   const since = await downSim.requestsSince(downSeq, NAMESPACE);
   await loadgens.close();
   const lists = since.filter((r) => r.verb === "list").length;
