@@ -82,6 +82,14 @@ export interface Sizes {
    * `sampleMs` in both.
    */
   hubs: { keys: number; objects: number; churn: number; churnMs: number; sampleMs: number; timeoutMs: number };
+  /**
+   * One watch across clusters: `clusters` simulated clusters (a simulator process each) of `pods`
+   * pods, each churned at `rate` changes/s, relayed as one merged key with `subscribers` on it
+   * (and the same subscribers on every cluster's own key, for the comparison); a storm of their
+   * resumes after `missed` changes a cluster; one cluster down for `downMs`; a live view of
+   * `viewLimit` rows on the merged key.
+   */
+  fleet: { clusters: number; pods: number; rate: number; subscribers: number; warmupMs: number; measureMs: number; missed: number; downMs: number; viewLimit: number; timeoutMs: number };
   /** CPU profiles of the relay: one key with many subscribers (fan-out, over each transport), many keys with a few each (intake), browser-like clients on relay sockets (the socket's hop). */
   profiles: ProfileWorkload[];
   /** Load-generator processes: one per core by default, so the generator can use the whole machine. */
@@ -125,6 +133,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         snapshot: { objects: 200, repeats: 2, pageLimit: 50, samples: 3 },
         big: { objects: 1000, subscribers: 5, resumes: 20, missed: 50, churn: 50, churnMs: 1000, pageLimit: 100, sampleMs: 250, timeoutMs: 30_000 },
         hubs: { keys: 5, objects: 100, churn: 20, churnMs: 1000, sampleMs: 250, timeoutMs: 30_000 },
+        fleet: { clusters: 2, pods: 50, rate: 10, subscribers: 3, warmupMs: 200, measureMs: 1000, missed: 10, downMs: 1500, viewLimit: 10, timeoutMs: 30_000 },
         // 2 s, not 0.5: the isolate's work on 10 events was brief enough for a sampler that looks
         // every 500 µs to miss all of it, and the smoke test expects to see it at work.
         profiles: [
@@ -158,6 +167,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         snapshot: { objects: 10_000, repeats: 3, pageLimit: 500, samples: 20 },
         big: { objects: 200_000, subscribers: 10, resumes: 1000, missed: 1000, churn: 100, churnMs: 30_000, pageLimit: 500, sampleMs: 1000, timeoutMs: 900_000 },
         hubs: { keys: 1000, objects: 1000, churn: 5, churnMs: 10_000, sampleMs: 1000, timeoutMs: 600_000 },
+        fleet: { clusters: 4, pods: 2000, rate: 50, subscribers: 50, warmupMs: 1000, measureMs: 5000, missed: 100, downMs: 5000, viewLimit: 50, timeoutMs: 120_000 },
         profiles: [
           { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
           { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 2000 },
@@ -190,6 +200,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         // 200,000 pods are in docs/decisions/0015.
         big: { objects: 1_000_000, subscribers: 10, resumes: 1000, missed: 1000, churn: 100, churnMs: 60_000, pageLimit: 500, sampleMs: 1000, timeoutMs: 900_000 },
         hubs: { keys: 1000, objects: 1000, churn: 5, churnMs: 30_000, sampleMs: 1000, timeoutMs: 600_000 },
+        fleet: { clusters: 10, pods: 10_000, rate: 50, subscribers: 200, warmupMs: 2000, measureMs: 10_000, missed: 100, downMs: 30_000, viewLimit: 50, timeoutMs: 600_000 },
         profiles: [
           { name: "fan-out", transport: "ws", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },
           { name: "fan-out over HTTP", transport: "http", keys: 1, subscribersPerKey: 1000, rate: 100, ms: 10_000 },

@@ -11,9 +11,9 @@ import { bigReading, HEAP_TARGET_MB } from "./heap.ts";
 import { amendedParts } from "./merge.ts";
 import { hotSection, hotTable } from "./report-hot.ts";
 import { viewsSection, viewsTable } from "./report-views.ts";
-import type { BigRow, BurstRow, FanoutRow, HotRow, HubsRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
+import type { BigRow, BurstRow, FanoutRow, FleetRow, HotRow, HubsRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
 import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
-import { bigTable, burstTable, fanoutRatios, fanoutTable, hubsTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
+import { bigTable, burstTable, fanoutRatios, fanoutTable, fleetTable, hubsTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
 import { checkTargets } from "./targets.ts";
 
 function targetsTable(results: Results): string {
@@ -37,6 +37,7 @@ export function printTables(results: Results): void {
     ["hot", hotTable(rowsOf<HotRow>(results, "hot")), true],
     ["big", bigTable(rowsOf<BigRow>(results, "big")), true],
     ["hubs", hubsTable(rowsOf<HubsRow>(results, "hubs")), true],
+    ["fleet", fleetTable(rowsOf<FleetRow>(results, "fleet")), true],
   ];
   for (const [name, text, show] of sections) if (show && results.rows.some((r) => name.startsWith(r.scenario))) console.log(`\n${name}\n${text}`);
   console.log(`\ntargets\n${targetsTable(results).replaceAll("**", "")}`);
@@ -99,7 +100,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       ((results.rounds ?? 1) > 1
         ? ` Every scenario was measured ${results.rounds} times, every system in each round, on fresh collections: each row is a system's median round (by delivered events/s; a storm by its catch-up time, a snapshot by its time), ` +
           `a throughput target gives its ratio in each round too, and a latency target is judged on the median of its rounds' p99.` +
-          (results.rows.some((r) => r.scenario === "big" || r.scenario === "hubs") ? " The big and hubs scenarios, many minutes each, were measured once." : "")
+          (results.rows.some((r) => r.scenario === "big" || r.scenario === "hubs" || r.scenario === "fleet") ? " The big, hubs and fleet scenarios, many minutes each, were measured once." : "")
         : "") +
       (results.amendments ?? [])
         .map(
@@ -164,6 +165,16 @@ export function markdown(results: Results, charts: ChartFile[]): string {
             `hubs: a simulator and a relay of its own; ${num(sizes.hubs.keys)} distinct label selectors (each matching every pod) over one namespace of ${num(sizes.hubs.objects)} pods, so ${num(sizes.hubs.keys)} hubs of ${num(sizes.hubs.objects)} objects each in one workerd, ` +
               `a WebSocket subscriber on each, opened at once (until each has its whole initial state); then ${sizes.hubs.churnMs / 1000} s of churn at ${num(sizes.hubs.churn)} changes/s, which every hub gets. The JS heap is sampled as in big.`,
           ]),
+      ...(rowsOf(results, "fleet").length === 0
+        ? []
+        : [
+            `fleet: one watch across clusters. ${num(sizes.fleet.clusters)} simulators, each a process of its own with one namespace of ${num(sizes.fleet.pods)} slim pods, relayed by one relay (as \`npm start\` serves it) as clusters \`fleet-0\`, \`fleet-1\`, … and watched as the merged key \`/clusters/fleet-0,fleet-1,…/api/v1/namespaces/fleet/pods\`. ` +
+              `Every cluster's own key is listed first (a merged list leaves out a member that takes more than a second); then the merged list, cold (it builds the merge hub from its members' hubs) and warm, to its first byte and its last, and the watches open on the simulators (each counts its own). ` +
+              `Live delivery: ${num(sizes.fleet.subscribers)} WebSocket subscribers on the merged key, every cluster churned at ${num(sizes.fleet.rate)} changes/s, ${sizes.fleet.warmupMs / 1000} s before a ${sizes.fleet.measureMs / 1000} s window; then the same subscribers each watching every cluster's own key (the same events, ${num(sizes.fleet.clusters)} watches each), and the relay's CPU per delivered event of each. ` +
+              `A storm: the merged key's subscribers drop, every cluster makes ${num(sizes.fleet.missed)} changes, and all resume at once from their last resourceVersion. ` +
+              `A member down: under churn, the last cluster's simulator closes its listener and every connection for ${sizes.fleet.downMs / 1000} s (its churn goes on); the others' delivery is measured over most of the outage, and once it answers again, how long until its hub holds what changed there meanwhile, and what it was asked. ` +
+              `A view on the merged key: first frames (an order's first, which builds its index; a second window; one filtered by the Cluster column), then a live view of ${num(sizes.fleet.viewLimit)} rows youngest first (\`rows=object\`) under churn, each change of a row it shows timed from its write to the frame.`,
+          ]),
     ]),
     `### Machine`,
     machineTable(results),
@@ -194,6 +205,9 @@ export function markdown(results: Results, charts: ChartFile[]): string {
         ]
       : []),
     ...(rowsOf(results, "hubs").length > 0 ? [`## hubs`, `Many hubs sharing one isolate, and its 128 MB.`, hubsTable(rowsOf<HubsRow>(results, "hubs"))] : []),
+    ...(rowsOf(results, "fleet").length > 0
+      ? [`## fleet`, `One watch across clusters: a merged key over every cluster, against the same subscribers on each cluster's own key.`, fleetTable(rowsOf<FleetRow>(results, "fleet"))]
+      : []),
     `## Where the relay's time goes`,
     `CPU profiles of the relay's isolate (the Worker and its hubs), taken through wrangler's inspector while the bench drives the load, on a fresh relay before the scenarios (\`bench/profile.ts\`; the raw profiles are written beside the results for Chrome DevTools). ` +
       `Samples are traced to source files through the bundle's module markers; a native function, or workerd's own JavaScript, is charged to the relay function that called it. ` +

@@ -41,12 +41,12 @@ function identity(row: Row): string {
 /**
  * The figure a round is ranked by: events delivered a second, or for a storm how long every
  * subscriber took to catch up (never: last), for a snapshot how long the list took, for a step
- * of a big collection or of many hubs how long it took (never: last).
+ * of a big collection, of many hubs or of a fleet how long it took (never: last).
  */
 export function headline(row: Row): number {
   if (row.scenario === "storm") return row.catchUpMs ?? Number.POSITIVE_INFINITY;
   if (row.scenario === "snapshot") return row.ms;
-  if (row.scenario === "big" || row.scenario === "hubs") return row.ms ?? Number.POSITIVE_INFINITY;
+  if (row.scenario === "big" || row.scenario === "hubs" || row.scenario === "fleet") return row.ms ?? Number.POSITIVE_INFINITY;
   return row.deliveredPerSec;
 }
 
@@ -54,7 +54,7 @@ export function headline(row: Row): number {
 export function headlineName(row: Row): string {
   if (row.scenario === "storm") return "catch-up ms";
   if (row.scenario === "snapshot") return "list ms";
-  if (row.scenario === "big" || row.scenario === "hubs") return "ms";
+  if (row.scenario === "big" || row.scenario === "hubs" || row.scenario === "fleet") return "ms";
   return "delivered/s";
 }
 

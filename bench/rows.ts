@@ -358,7 +358,41 @@ export interface HubsRow extends Rounds, StepCost {
   cpuUsPerEvent?: number | null;
 }
 
-export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow | ViewsRow | BigRow | HubsRow;
+/**
+ * `fleet`: one watch across `clusters` simulated clusters (a merged key, `/clusters/a,b,…/…`),
+ * step by step: its list, live delivery on it against the same subscribers on every cluster's
+ * own key, a storm of resumes, a member down and back, a live view.
+ */
+export interface FleetRow extends Rounds {
+  scenario: "fleet";
+  system: SystemName;
+  transport: Transport;
+  step: string;
+  clusters: number;
+  /** Pods across every cluster. */
+  objects: number;
+  subscribers?: number;
+  /** Watches they held (subscribers × clusters on per-cluster keys). */
+  watches?: number;
+  /** How long the step took: to a list's or first frame's last byte, until every subscriber caught up, the window's length. Null if it did not finish. */
+  ms: number | null;
+  firstByteMs?: number | null;
+  bytes?: number | null;
+  /** Open watches on the simulators, all clusters summed (each simulator's own count). */
+  upstreamWatches?: number;
+  /** Requests to the simulators during the step, all clusters summed. */
+  upstreamRequests?: number;
+  deliveredPerSec?: number;
+  p50Ms?: number | null;
+  p99Ms?: number | null;
+  /** The relay's CPU per delivered event. */
+  cpuUsPerEvent?: number | null;
+  serverCpuPct?: number;
+  errors?: number;
+  note?: string;
+}
+
+export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow | ViewsRow | BigRow | HubsRow | FleetRow;
 
 /** A measurement the bench chose not to make, and why. */
 export interface Skipped {

@@ -24,6 +24,7 @@ import type { ProfileSummary, Results, Row, Skipped } from "./rows.ts";
 import { big } from "./scenarios/big.ts";
 import { burst } from "./scenarios/burst.ts";
 import { fanout } from "./scenarios/fanout.ts";
+import { fleet } from "./scenarios/fleet.ts";
 import { hot } from "./scenarios/hot.ts";
 import { hubs } from "./scenarios/hubs.ts";
 import { keys } from "./scenarios/keys.ts";
@@ -41,11 +42,11 @@ import type { Launched, System, SystemName } from "./systems/system.ts";
 
 /**
  * Keys first (its memory per hub is measured before idle hubs of other scenarios start being
- * evicted); big and hubs, which run a simulator and a relay of their own, once the shared ones
+ * evicted); big, hubs and fleet, which run simulators and a relay of their own, once the shared ones
  * are done with; storm last (after a storm a system can stay busy for a long time, and nothing
  * should run in its wake).
  */
-const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, big, hubs, storm];
+const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, big, hubs, fleet, storm];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
@@ -72,7 +73,7 @@ const USAGE = `usage: npm run bench -- [options]
                      as an API server streams a burst), or both (the default)
   --rounds N         measure every scenario N times, all systems in each round, and report
                      each system's median round, with every round's figures beside it
-                     (big and hubs, which take many minutes, are measured once whatever N)
+                     (big, hubs and fleet, which take many minutes, are measured once whatever N)
   --no-profile       skip the CPU profiles of the relay
   --profile          with --merge: take the relay's CPU profiles too, in place of those
                      of the run it amends (a merged run takes none otherwise)

@@ -87,6 +87,17 @@ export class Sim {
     return this.#child.call("step", { namespace, ops });
   }
 
+  /** A merge patch of one pod, as a client writes it (stamped and sent to its watchers like any write). */
+  async patch(namespace: string, name: string, patch: unknown): Promise<void> {
+    const response = await fetch(`${this.url}/api/v1/namespaces/${namespace}/pods/${name}`, {
+      method: "PATCH",
+      body: JSON.stringify(patch),
+      headers: { "content-type": "application/merge-patch+json" },
+    });
+    if (!response.ok) throw new Error(`simulator: PATCH pod ${namespace}/${name}: ${response.status} ${await response.text()}`);
+    await response.body?.cancel();
+  }
+
   heapBytes(): Promise<number> {
     return this.#child.call("heap");
   }

@@ -4,7 +4,7 @@
  * its framings, on each transport), as markdown padded so that it also reads as plain text on
  * a terminal.
  */
-import { rowOf, type BigRow, type BurstRow, type FanoutRow, type HubsRow, type KeysRow, type Results, type Row, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
+import { rowOf, type BigRow, type BurstRow, type FanoutRow, type FleetRow, type HubsRow, type KeysRow, type Results, type Row, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
 import { labelOf } from "./systems/catalog.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
@@ -369,6 +369,30 @@ export function hubsTable(rows: HubsRow[]): string {
       r.cpuUsPerEvent,
       r.heapMaxMB === null ? null : (r.heapMaxMB * 1024) / r.keys,
       ...costCells(r),
+    ]),
+  );
+}
+
+export function fleetTable(rows: FleetRow[]): string {
+  return table(
+    ["step", "transport", "clusters", "objects", "S", "watches", "ms", "first byte ms", "MB", "upstream watches", "upstream requests", "delivered/s", "p50 ms", "p99 ms", "CPU µs/event", "notes"],
+    rows.map((r) => [
+      r.step,
+      r.transport,
+      r.clusters,
+      r.objects,
+      r.subscribers,
+      r.watches,
+      r.ms,
+      r.firstByteMs,
+      typeof r.bytes === "number" ? r.bytes / 2 ** 20 : null,
+      r.upstreamWatches,
+      r.upstreamRequests,
+      r.deliveredPerSec,
+      r.p50Ms,
+      r.p99Ms,
+      r.cpuUsPerEvent,
+      r.note,
     ]),
   );
 }

@@ -5,9 +5,9 @@
  */
 import { heapTargets } from "./heap.ts";
 import { hotTargets } from "./report-hot.ts";
-import { viewsTargets } from "./report-views.ts";
+import { VIEW_OPEN_MS, VIEW_P99_MS, viewsTargets } from "./report-views.ts";
 import { memoryGrowthText } from "./tables.ts";
-import { idleMemory, rowOf, type BurstRow, type FanoutRow, type Row, type SnapshotRow, type SocketsRow, type StormRow, type TargetResult } from "./rows.ts";
+import { idleMemory, rowOf, type BurstRow, type FanoutRow, type FleetRow, type Row, type SnapshotRow, type SocketsRow, type StormRow, type TargetResult } from "./rows.ts";
 import { headline, middle } from "./rounds.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
@@ -243,7 +243,7 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: memory && memory.rssKB >= 0 ? memory.rssKB <= 20 : undefined,
     };
   });
-  results.push(...snapshotTargets(rows), ...gzipTargets(rows), ...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows));
+  results.push(...snapshotTargets(rows), ...gzipTargets(rows), ...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows), ...fleetTargets(rows));
   return results;
 }
 
@@ -325,4 +325,63 @@ function stormWithin(target: string, relay: StormRow | undefined, raw: StormRow 
     measured: `${time(relay)} vs ${rawName}'s ${time(raw)}${ratio === undefined ? "" : `: ${ratio.toFixed(2)}×`}`,
     met: raw.catchUpMs === null ? undefined : relay.catchUpMs !== null && relay.catchUpMs <= raw.catchUpMs,
   };
+}
+
+/**
+ * One watch across clusters (issue 43): one upstream watch per cluster however the fleet is
+ * watched, a storm of resumes on the merged key served without the clusters, and a view on it
+ * as quick as on one cluster's key; what the merged key costs against per-cluster keys, and the
+ * others' delivery while a member is down, reported beside them.
+ */
+function fleetTargets(all: readonly Row[]): TargetResult[] {
+  const rows = all.filter((r): r is FleetRow => r.scenario === "fleet");
+  if (rows.length === 0) return [];
+  const step = (prefix: string) => rows.filter((r) => r.step.startsWith(prefix));
+  const [first] = rows as [FleetRow];
+  const prefix = `fleet of ${first.clusters} clusters, ${fmt(first.objects)} pods:`;
+  const watches = rows.flatMap((r) => (r.upstreamWatches === undefined ? [] : [r.upstreamWatches]));
+  const storm = step("storm")[0];
+  const opens = step("view: first frame");
+  const slowest = opens.reduce<FleetRow | undefined>((w, r) => (!w || (r.ms ?? Infinity) > (w.ms ?? Infinity) ? r : w), undefined);
+  const live = step("view: live")[0];
+  const [merged, perCluster] = [step("live delivery")[0], step("live delivery")[1]];
+  const down = rows.find((r) => r.step.includes(" down for "));
+  const back = rows.find((r) => r.step.includes(" back: "));
+  const delivery = (r: FleetRow | undefined) =>
+    r ? `${fmt(r.deliveredPerSec ?? 0)}/s, p50 ${fmt(r.p50Ms ?? 0)} ms, p99 ${fmt(r.p99Ms ?? 0)} ms, ${fmt(r.cpuUsPerEvent ?? 0)} µs CPU per event` : "not measured";
+  return [
+    {
+      target: `${prefix} one upstream watch per cluster`,
+      measured: watches.length === 0 ? "not measured" : `${watches.join(", ")} open watches on the clusters' simulators (each counting its own) for ${first.clusters} clusters`,
+      met: watches.length === 0 ? undefined : watches.every((w) => w === first.clusters),
+    },
+    {
+      target: `${prefix} a storm of resumes on the merged key catches up with no upstream request`,
+      measured: !storm ? "not measured" : `${storm.ms === null ? `${storm.note} before the timeout` : `${fmt(storm.ms)} ms`}, ${storm.upstreamRequests ?? 0} upstream requests`,
+      met: storm ? storm.ms !== null && storm.upstreamRequests === 0 : undefined,
+    },
+    {
+      target: `${prefix} a view on the merged key opens (its first frame) ≤ ${VIEW_OPEN_MS} ms`,
+      measured:
+        !slowest || slowest.ms === null ? "not measured" : `slowest ${fmt(slowest.ms)} ms (${slowest.step.replace("view: first frame, ", "")}); all: ${opens.map((r) => fmt(r.ms ?? 0)).join(", ")} ms`,
+      met: !slowest || slowest.ms === null ? undefined : opens.every((r) => r.ms !== null && r.ms <= VIEW_OPEN_MS),
+    },
+    {
+      target: `${prefix} a visible row's change reaches a view on the merged key ≤ ${VIEW_P99_MS} ms p99`,
+      measured: !live || live.p99Ms === null || live.p99Ms === undefined ? "not measured" : `p99 ${fmt(live.p99Ms)} ms, p50 ${fmt(live.p50Ms ?? 0)} ms (${live.note})`,
+      met: !live || live.p99Ms === null || live.p99Ms === undefined ? undefined : live.p99Ms <= VIEW_P99_MS,
+    },
+    {
+      target: `${prefix} the merged key against the same subscribers on every cluster's own key (reported)`,
+      measured: `merged: ${delivery(merged)}; per-cluster keys: ${delivery(perCluster)}${perCluster?.note ? ` (${perCluster.note})` : ""}`,
+      met: undefined,
+    },
+    {
+      target: `${prefix} a member down blocks nobody (reported)`,
+      measured: !down
+        ? "not measured"
+        : `the others' delivery meanwhile: ${delivery(down)}${back ? `; back, its hub held what changed there in ${back.ms === null ? "(not within the timeout)" : `${fmt(back.ms)} ms`}: ${back.note}` : ""}`,
+      met: undefined,
+    },
+  ];
 }

@@ -32,7 +32,7 @@ export function plan(sizes: Sizes): Measurement[] {
  * The relay's `CLUSTERS` for this scenario: one per share any mode asks for, each on `upstreamUrl`,
  * and one that never spreads. The relay starts before the mode's sizes matter, so it has them all.
  */
-export function hotClusters(upstreamUrl: string): string {
+export function hotClusters(upstreamUrl: string): Record<string, { url: string; subscribersPerHub: number }> {
   const shares = new Set<number>();
   for (const mode of ["smoke", "quick", "full"] as Mode[]) {
     for (const { subscribers, replicas } of plan(sizesFor(mode, 2))) {
@@ -43,5 +43,5 @@ export function hotClusters(upstreamUrl: string): string {
   }
   const clusters: Record<string, { url: string; subscribersPerHub: number }> = { [SOLO]: { url: upstreamUrl, subscribersPerHub: 1_000_000_000 } };
   for (const share of shares) clusters[`bench-hot-${share}`] = { url: upstreamUrl, subscribersPerHub: share };
-  return JSON.stringify(clusters);
+  return clusters;
 }

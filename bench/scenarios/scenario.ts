@@ -33,7 +33,7 @@ export interface Context {
 }
 
 export interface Scenario {
-  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot" | "hot" | "views" | "big" | "hubs";
+  name: "fanout" | "burst" | "storm" | "keys" | "sockets" | "snapshot" | "hot" | "views" | "big" | "hubs" | "fleet";
   /** The systems this scenario compares (others have nothing to measure here). */
   systems: readonly SystemName[];
   /** The first round's; a later round's are `inRound` of these. */

@@ -14,7 +14,7 @@
  * event, what each client received (messages, bytes a minute) and the latency from a write to
  * the frame, page or event that carried the row it changed.
  */
-import { get } from "node:http";
+import { get, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startChild, type Child } from "../children.ts";
 import { round } from "../measure.ts";
@@ -217,18 +217,20 @@ function receivedFields(w: Measured, received: Received) {
   };
 }
 
-/** GET `url`, timed to its last byte; the body kept only when asked (a list of 100,000 pods is hundreds of MB). */
-function timedGet(url: string, keep = false): Promise<{ ms: number; bytes: number; status: number; body: string }> {
+/** GET `url`, timed to its first byte and its last; the body kept only when asked (a list of 100,000 pods is hundreds of MB). */
+export function timedGet(url: string, keep = false): Promise<{ ms: number; firstByteMs: number; bytes: number; status: number; headers: IncomingHttpHeaders; body: string }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     get(url, { agent: false, headers: { accept: "application/json" } }, (response) => {
       const chunks: Buffer[] = [];
       let bytes = 0;
+      let firstByteMs = 0;
       response.on("data", (c: Buffer) => {
+        if (bytes === 0) firstByteMs = performance.now() - started;
         bytes += c.length;
         if (keep || response.statusCode !== 200) chunks.push(c);
       });
-      response.on("end", () => resolve({ ms: performance.now() - started, bytes, status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      response.on("end", () => resolve({ ms: performance.now() - started, firstByteMs, bytes, status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString() }));
       response.on("error", reject);
     }).on("error", reject);
   });
@@ -239,22 +241,22 @@ function timedGet(url: string, keep = false): Promise<{ ms: number; bytes: numbe
  * request that waits longer than the hub's sync timeout is answered 503 (still listing); asked
  * again until it is served. Timed from the first request.
  */
-async function listUntilServed(url: string, timeoutMs: number): Promise<{ ms: number; bytes: number }> {
+export async function listUntilServed(url: string, timeoutMs: number): Promise<{ ms: number; bytes: number }> {
   const started = performance.now();
   for (;;) {
     const { status, bytes, body } = await timedGet(url);
     if (status === 200) return { ms: performance.now() - started, bytes };
-    if (status !== 503 || performance.now() - started > timeoutMs) throw new Error(`views: listing ${url}: HTTP ${status} ${body.slice(0, 300)}`);
+    if (status !== 503 || performance.now() - started > timeoutMs) throw new Error(`listing ${url}: HTTP ${status} ${body.slice(0, 300)}`);
     await sleep(500);
   }
 }
 
 /** A live view's first frame (the window whole), timed from the request; then the view is ended. */
-function firstFrame(url: string): Promise<{ ms: number; bytes: number }> {
+export function firstFrame(url: string): Promise<{ ms: number; bytes: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const request = get(url, { agent: false }, (response) => {
-      if (response.statusCode !== 200) return reject(new Error(`views: ${url}: HTTP ${response.statusCode}`));
+      if (response.statusCode !== 200) return reject(new Error(`${url}: HTTP ${response.statusCode}`));
       let bytes = 0;
       response.on("data", (c: Buffer) => {
         const end = c.indexOf(10);

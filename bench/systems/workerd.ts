@@ -101,15 +101,21 @@ function relaySystems(url: string, pids: readonly number[], heapBytes: () => Pro
 /**
  * The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta` and `relay-socket`.
  * `name` names its log and, unless `stateDir` is given, its state directory (a scenario with a
- * relay of its own names it apart; a relay started again on a `stateDir` restores its hubs).
+ * relay of its own names it apart; a relay started again on a `stateDir` restores its hubs);
+ * `clusters`, more clusters it relays by name (`CLUSTERS`), beside the hot scenario's.
  */
 export async function startRelay(
   sim: Sim,
   logDir: string,
-  { name = "relay", stateDir = join(logDir, `${name}-state`), replicaWorkerd = false }: { name?: string; stateDir?: string; replicaWorkerd?: boolean } = {},
+  {
+    name = "relay",
+    stateDir = join(logDir, `${name}-state`),
+    replicaWorkerd = false,
+    clusters = {},
+  }: { name?: string; stateDir?: string; replicaWorkerd?: boolean; clusters?: Record<string, { url: string }> } = {},
 ): Promise<Relay> {
-  // The hot scenario's clusters: the same upstream, each with its own share per hub.
-  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: hotClusters(sim.url) }, stateDir, replicaWorkerd };
+  // The hot scenario's clusters (the same upstream, each with its own share per hub), and any other the caller relays.
+  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: JSON.stringify({ ...hotClusters(sim.url), ...clusters }) }, stateDir, replicaWorkerd };
   const child = await startChild<RelayRuntimeInfo>(name, new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
   const { info } = child;
   // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.

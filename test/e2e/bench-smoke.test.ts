@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BigRow, BurstRow, FanoutRow, HotRow, HubsRow, KeysRow, Results, Row, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "../../bench/rows.ts";
+import type { BigRow, BurstRow, FanoutRow, FleetRow, HotRow, HubsRow, KeysRow, Results, Row, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "../../bench/rows.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const LATEST = join(ROOT, "bench", "results", "latest.json");
@@ -54,11 +54,11 @@ describe("npm run bench -- --smoke", () => {
     if (out) rmSync(out, { recursive: true, force: true });
   });
 
-  it("measures everything in each of its two rounds, and reports each measurement's median round with both rounds beside it; big and hubs once", () => {
+  it("measures everything in each of its two rounds, and reports each measurement's median round with both rounds beside it; big, hubs and fleet once", () => {
     expect(results.rounds).toBe(2);
     for (const row of results.rows) {
       const label = `${row.scenario} ${row.system} ${row.transport}`;
-      if (row.scenario === "big" || row.scenario === "hubs") {
+      if (row.scenario === "big" || row.scenario === "hubs" || row.scenario === "fleet") {
         expect(row.rounds, label).toBeUndefined();
         continue;
       }
@@ -98,6 +98,7 @@ describe("npm run bench -- --smoke", () => {
     expect(labels("views")).toEqual(new Set(["relay http"]));
     expect(labels("big")).toEqual(new Set(["relay http", "relay ws", "direct http"]));
     expect(labels("hubs")).toEqual(new Set(["relay ws"]));
+    expect(labels("fleet")).toEqual(new Set(["relay http", "relay ws"]));
     expect(results.machine.workerd).toMatch(/^workerd /);
   });
 
@@ -339,6 +340,43 @@ describe("npm run bench -- --smoke", () => {
     expect(hubs[1]?.deliveredPerSec).toBeGreaterThan(0);
   });
 
+  it("watches a fleet of clusters as one merged key: one upstream watch a cluster, delivery beside per-cluster keys, a storm without the clusters, a member down and back, a view", () => {
+    const { clusters, pods, subscribers } = results.sizes.fleet;
+    const fleet = rows<FleetRow>("fleet");
+    expect(fleet.map((r) => r.step.replace(/[0-9.]+/g, "#"))).toEqual([
+      "merged list, cold (builds the merge hub from its members' hubs)",
+      "merged list, warm",
+      "live delivery: # subscribers on the merged key",
+      "live delivery: the same # subscribers on every cluster's own key",
+      "storm: # subscribers resume on the merged key after # changes in each cluster",
+      "fleet-# down for # s: the others' delivery meanwhile",
+      "fleet-# back: its hub holds what changed there meanwhile",
+      "view: first frame, sort -Age (cold: builds the order's index)",
+      "view: first frame, sort -Age, its second window",
+      "view: first frame, filter Cluster=fleet-#, sort name",
+      "view: live, # rows sorted -Age, a visible row's change under # changes/s in each cluster",
+    ]);
+    const [cold, warm, merged, perCluster, storm, down, back] = fleet as [FleetRow, FleetRow, FleetRow, FleetRow, FleetRow, FleetRow, FleetRow];
+    for (const row of fleet) expect([row.clusters, row.objects], row.step).toEqual([clusters, clusters * pods]);
+    // One upstream watch per cluster, read from the simulators' own counts; a list of warm members asks them nothing.
+    for (const list of [cold, warm]) {
+      expect(list.upstreamWatches, list.step).toBe(clusters);
+      expect(list.upstreamRequests, list.step).toBe(0);
+      expect(list.firstByteMs, list.step).toBeGreaterThan(0);
+      expect(list.ms, list.step).toBeGreaterThanOrEqual(list.firstByteMs ?? 0);
+    }
+    // The same events either way: every cluster's changes, to every subscriber.
+    expect([merged.watches, perCluster.watches]).toEqual([subscribers, subscribers * clusters]);
+    for (const row of [merged, perCluster, down]) expect(row.deliveredPerSec, row.step).toBeGreaterThan(0);
+    expect([storm.ms, storm.upstreamRequests, storm.note]).toEqual([expect.any(Number), 0, `${subscribers} of ${subscribers} caught up`]);
+    expect(back.ms).not.toBeNull();
+    // Back, it is resumed, not relisted, and every change it made while down reaches the merged key once.
+    expect(back.note).toMatch(
+      /^(\d+) changes in fleet-\d+ while it was down; \d+ watch and 0 list requests to it .*; a watch of the merged key got \1 of them, 0 twice; (\d+) of \2 subscribers reached/,
+    );
+    for (const open of fleet.filter((r) => r.step.startsWith("view: first frame"))) expect(open.ms, open.step).toBeGreaterThan(0);
+  });
+
   it("spreads a hot key over its replica hubs: the root sends to them only, the upstream sees one watch, a storm resumes without it; the hop again with replicas in a second workerd", () => {
     const { subscribers, replicas, hop } = results.sizes.hot;
     const hot = rows<HotRow>("hot");
@@ -454,6 +492,7 @@ describe("npm run bench -- --smoke", () => {
     }
     expect(report).toContain("## big");
     expect(report).toContain("## hubs");
+    expect(report).toContain("## fleet");
     expect(existsSync(LATEST) ? statSync(LATEST).mtimeMs : undefined).toBe(latestBefore);
   });
 
