@@ -6,15 +6,14 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import type { BigRow, BurstRow, FanoutRow, FleetRow, HotRow, HubsRow, KeysRow, Results, Row, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "../../bench/rows.ts";
+import { EXIT_FILE, LATEST, LOG_FILE } from "../setup/bench-smoke.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const LATEST = join(ROOT, "bench", "results", "latest.json");
 
 /** Alive and not a zombie (a container's init may never reap what it inherits). */
 function running(pid: number): boolean {
@@ -27,10 +26,10 @@ function running(pid: number): boolean {
 }
 
 describe("npm run bench -- --smoke", () => {
-  let out: string;
+  // The run began with the test run (test/setup/bench-smoke.ts): here its end is awaited.
+  const { out, latestBefore } = inject("benchSmoke");
   let output = "";
   let results: Results;
-  const latestBefore = existsSync(LATEST) ? statSync(LATEST).mtimeMs : undefined;
   const rows = <T extends Row>(scenario: T["scenario"]) => results.rows.filter((r): r is T => r.scenario === scenario);
   /** The one row of `scenario` for `system` (on `transport`): a row the run did not produce fails here, not in a comparison of two `undefined`s. */
   const rowFor = <T extends Row>(scenario: T["scenario"], system: string, transport?: "ws" | "http"): T => {
@@ -41,18 +40,11 @@ describe("npm run bench -- --smoke", () => {
   const labels = (scenario: Row["scenario"]) => new Set(rows(scenario).map((r) => `${r.system} ${r.transport}`));
 
   beforeAll(async () => {
-    out = mkdtempSync(join(tmpdir(), "kwr-bench-smoke-"));
-    const bench = spawn(process.execPath, ["bench/run.ts", "--smoke", "--rounds", "2", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    bench.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    bench.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    const [code] = (await once(bench, "exit")) as [number | null];
-    if (code !== 0) throw new Error(`the bench exited with ${code}:\n${output}`);
+    const exit = await exited(out);
+    output = readFileSync(join(out, LOG_FILE), "utf8");
+    if (exit.code !== 0) throw new Error(`the bench exited with ${exit.code ?? exit.signal}:\n${output}`);
     results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as Results;
   }, 540_000);
-
-  afterAll(() => {
-    if (out) rmSync(out, { recursive: true, force: true });
-  });
 
   it("measures everything in each of its two rounds, and reports each measurement's median round with both rounds beside it; big, hubs and fleet once", () => {
     expect(results.rounds).toBe(2);
@@ -516,3 +508,15 @@ describe("npm run bench -- --smoke", () => {
     expect(results.processes.filter((p) => running(p.pid))).toEqual([]);
   });
 });
+
+/** The smoke run's exit, once its setup has written it. */
+async function exited(out: string): Promise<{ code: number | null; signal: string | null }> {
+  const file = join(out, EXIT_FILE);
+  const watcher = watch(out);
+  try {
+    while (!existsSync(file)) await once(watcher, "change");
+  } finally {
+    watcher.close();
+  }
+  return JSON.parse(readFileSync(file, "utf8")) as { code: number | null; signal: string | null };
+}
