@@ -52,7 +52,7 @@ describe("a merged key's list of a resource without watch", () => {
     // By cluster, then as each member listed them (in key order).
     expect(names(all)).toEqual(["fleet-a:web", "fleet-b:api", "fleet-b:web"]);
     for (const item of all.items) {
-      const [cluster, name] = (item.metadata?.name as string).split(":");
+      const [cluster, name] = String(item.metadata?.name).split(":");
       expect(item.metadata?.annotations).toEqual({ [CLUSTER_ANNOTATION]: cluster, [NAME_ANNOTATION]: name, [CLUSTER_VERSION_ANNOTATION]: "" });
       expect(item.metadata?.resourceVersion).toBe("0");
       expect(item.metadata?.namespace).toBe(ns);
