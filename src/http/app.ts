@@ -43,6 +43,7 @@ import { isMemberSet, membersOf, mergedCluster, MEMBERS_LEFT_OUT_HEADER, resolve
 import { discovery } from "./discovery.ts";
 import { decideMembers } from "./member-access.ts";
 import { memberGet, mergedGetAnswer } from "./merged-get.ts";
+import { mergedCachedList } from "./merged-list.ts";
 import { DocumentCache, type DocumentFetch } from "./document-cache.ts";
 import { openapi, parseOpenApiPath } from "./openapi.ts";
 import { getObject, listOnce, listsOnce } from "./reads.ts";
@@ -285,17 +286,16 @@ export function createApp(): Hono<App> {
 
   /**
    * A get, list, watch or view of a merged key (DESIGN.md, "One watch across clusters"): a get
-   * its member's (`mergedGet`); the rest from its merge hub, over the members the subject may
-   * read, each asked as its own cluster's request would be (`member-access.ts`); those it may
-   * not are left out and named in a header, not a 403 of the whole.
+   * its member's (`mergedGet`); the rest over the members the subject may read, each asked as its
+   * own cluster's request would be (`member-access.ts`), from its merge hub, or for a resource
+   * without watch each member's list from its list cache (`merged-list.ts`); the members it may
+   * not read are left out and named in a header, not a 403 of the whole.
    */
   async function mergedAnswer(c: Context<Api>, request: HubRequest, resource: ResourceInfo, members: string[]): Promise<Response> {
     const { path, identity } = c.var;
     const raw = c.req.raw;
     const verb = request.verb;
     if (verb === "get") return mergedGet(c, request, resource, members);
-    if (!resource.verbs.includes("watch"))
-      return statusResponse(badRequest("a merged key serves lists, watches and views of a collection that can be watched: list this one from each cluster, /clusters/{name}/…"));
     const decided = await decideMembers(auth, c.env, { identity, members: c.var.memberIdentities }, members, (member) => accessOf(member, path, accessVerb(request)));
     if (!decided.ok) return statusResponse(decided.status);
     const { readable, leftOut, refusal } = decided.value;
@@ -304,7 +304,10 @@ export function createApp(): Hono<App> {
     const access = accessOf(asked.key.cluster, path, accessVerb(request));
     const representation = negotiated(raw, verb);
     if (!representation.ok) return statusResponse(representation.status);
-    const answered = await hubAnswer(c.env, raw, asked, identity, access, placements);
+    // Without watch, only a list comes here (`resolveRequest` refuses a watch or a view of it).
+    const answered = resource.verbs.includes("watch")
+      ? await hubAnswer(c.env, raw, asked, identity, access, placements)
+      : await mergedCachedList(readable, resource, (member) => cachedList(c.env, raw, { ...request, key: { ...request.key, cluster: member } }, resource));
     const response = verb === "view" ? answered : await represented(answered, verb, path, representation.value, new URL(c.req.url));
     if (leftOut.length === 0 || response.webSocket) return response;
     const headers = new Headers(response.headers);

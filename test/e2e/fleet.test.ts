@@ -3,7 +3,8 @@
  * Unchanged clients on a merged key (`--server …/clusters/*`): a `@kubernetes/client-node`
  * informer holds every object of every cluster, though the two clusters have pods of the same
  * namespace and name, and follows changes in both; kubectl lists them with their cluster, and
- * gets one by its merged name (DESIGN.md, "One watch across clusters").
+ * gets one by its merged name, and `kubectl top` reads every cluster's metrics (DESIGN.md, "One
+ * watch across clusters").
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +13,7 @@ import { CoreV1Api, KubeConfig, makeInformer, type Informer, type ObjectCache, t
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { freePort, startRelay, type RunningRelay } from "./harness.ts";
-import { Kubectl, rows } from "./kube.ts";
+import { Kubectl, rows, simGet } from "./kube.ts";
 
 const NAMESPACE = "shop";
 let home: Simulator;
@@ -114,6 +115,23 @@ describe("an informer on /clusters/*", () => {
       const got = await kubectl.run("get", "pod", "east:web", "-n", NAMESPACE);
       expect(got.code, got.stderr).toBe(0);
       expect(rows(got.stdout).map((r) => [r[0], r[1]])).toEqual([["east:web", "east"]]);
+    } finally {
+      kubectl.cleanup();
+    }
+  });
+
+  it("answers kubectl top pods on /clusters/*: every cluster's running pods, under their merged names", { timeout: 60_000 }, async () => {
+    const kubectl = new Kubectl(`${relay!.url}/clusters/*`);
+    try {
+      const { code, stdout, stderr } = await kubectl.run("top", "pods", "-n", "team-a");
+      expect(code, stderr).toBe(0);
+      expect(stdout.split("\n")[0]).toMatch(/^NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)\s*$/);
+      const running = async (sim: Simulator, cluster: string) =>
+        (await simGet(sim.url, "/api/v1/namespaces/team-a/pods")).items.filter((p) => (p.status as { phase?: string } | undefined)?.phase === "Running").map((p) => `${cluster}:${p.metadata?.name}`);
+      const expected = [...(await running(home, "default")), ...(await running(east, "east"))];
+      expect(expected.length).toBeGreaterThan(0);
+      expect(rows(stdout).map((r) => r[0])).toEqual(expected);
+      for (const r of rows(stdout)) expect(`${r[1]} ${r[2]}`).toMatch(/^\d+m \d+Mi$/);
     } finally {
       kubectl.cleanup();
     }

@@ -40,4 +40,29 @@ describe("a merged key with jwt grants per cluster", () => {
     expect(refused.status).toBe(403);
     await refused.body?.cancel();
   });
+
+  it("lists a resource without watch (metrics) of the members the token may read, naming those left out, and refuses a token that may read none", async () => {
+    const ns = uniqueNamespace("fleet-top");
+    for (const [sim, name] of [
+      [a, "mine"],
+      [b, "theirs"],
+    ] as const)
+      await sim.create(podsPath(ns), { apiVersion: "v1", kind: "Pod", metadata: { name, namespace: ns }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] }, status: { phase: "Running" } });
+    const path = `/clusters/fleet-a,fleet-b/apis/metrics.k8s.io/v1beta1/namespaces/${ns}/pods`;
+    const metrics = { apiGroups: ["metrics.k8s.io"], resources: ["pods"], namespaces: ["*"] };
+    const onlyA = { authorization: `Bearer ${await jwtFor("alice", [{ clusters: ["fleet-a"], ...metrics }])}` };
+    const listed = await relay(path, { headers: onlyA });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBe("fleet-b");
+    expect(((await listed.json()) as { items: KubeObject[] }).items.map((o) => o.metadata?.name)).toEqual(["fleet-a:mine"]);
+    const both = { authorization: `Bearer ${await jwtFor("carol", [{ clusters: ["fleet-a", "fleet-b"], ...metrics }])}` };
+    const all = await relay(path, { headers: both });
+    expect(all.headers.get(MEMBERS_LEFT_OUT_HEADER)).toBeNull();
+    expect(((await all.json()) as { items: KubeObject[] }).items.map((o) => o.metadata?.name)).toEqual(["fleet-a:mine", "fleet-b:theirs"]);
+    // Pods themselves are not their metrics: a token for pods may read neither member's.
+    const podsOnly = { authorization: `Bearer ${await jwtFor("bob", [{ clusters: ["fleet-a", "fleet-b"], ...pods }])}` };
+    const refused = await relay(path, { headers: podsOnly });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ kind: "Status", code: 403, reason: "Forbidden" });
+  });
 });
