@@ -348,6 +348,7 @@ export function bigTable(rows: BigRow[]): string {
       ...costCells(r),
       [
         ...(r.deliveredPerSec === undefined ? [] : [`${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`]),
+        ...(r.deliveredPerSec === undefined && typeof r.cpuUsPerEvent === "number" ? [`${r.cpuUsPerEvent} µs CPU per event delivered`] : []),
         ...(r.note ? [r.note] : []),
       ].join("; "),
     ]),
