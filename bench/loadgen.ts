@@ -10,13 +10,16 @@
  * resourceVersion where the system can resume; relay subscribers acknowledge what they
  * received (`{"type":"ACK","received":n}`), which is how the relay sees a slow client. Those
  * that offer the relay's batch subprotocol split each message into its event lines, so every
- * event is counted and timed alike however the system framed it. A relay-socket client opens
+ * event is counted and timed alike however the system framed it; those that offer a compressed
+ * framing (`gzip.batch…`) gunzip its binary messages first, and count the bytes on the wire
+ * apart from the events' (`wireBytes`). A relay-socket client opens
  * all its watches by message on one socket, and resumes each the relay ends on its own.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
+import { gunzipSync } from "node:zlib";
 import WebSocket from "ws";
-import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../src/k8s/websocket.ts";
+import { framingOf } from "../src/k8s/websocket.ts";
 import { serveParent } from "./children.ts";
 import { ByteLines, eventVersion, isAdded, isErrorEvent, isModified, socketLine, writtenAt } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
@@ -46,7 +49,9 @@ export interface WindowReport {
   modifiedBytes: number;
   /** WebSocket messages the events came in (0 for HTTP watches). */
   messages: number;
+  /** The events' bytes (a line's, decompressed), and what carried them on the wire (WebSocket message payloads as received, HTTP body chunks). */
   bytes: number;
+  wireBytes: number;
   latency: HistogramEntries;
   elapsedMs: number;
   /** Subscribers the system cut off (WebSocket 4008, or an HTTP watch it ended) during the window. */
@@ -158,6 +163,7 @@ class LoadGenerator {
       modifiedBytes: 0,
       messages: 0,
       bytes: 0,
+      wireBytes: 0,
       cutOffs: 0,
       errors: 0,
       started: performance.now(),
@@ -181,6 +187,7 @@ class LoadGenerator {
       modifiedBytes: w.modifiedBytes,
       messages: w.messages,
       bytes: w.bytes,
+      wireBytes: w.wireBytes,
       latency: w.latency.entries(),
       elapsedMs: performance.now() - w.started,
       cutOffs: w.cutOffs,
@@ -382,7 +389,8 @@ class LoadGenerator {
       // `ws` fails the handshake unless the server accepts the subprotocol offered, so a batch
       // subscriber's messages are batches. Other messages hold one event each and are read
       // whole: a scan for line ends would cost the instrument for nothing.
-      const lines = sub.spec.protocol === BATCH_PROTOCOL || sub.spec.protocol === DELTA_PROTOCOL ? new ByteLines() : undefined;
+      const framing = framingOf(sub.spec.protocol);
+      const lines = framing.batched ? new ByteLines() : undefined;
       let opened = false;
       socket.on("open", () => {
         // Closed (or dropped) while connecting: the subscriber is gone.
@@ -403,13 +411,18 @@ class LoadGenerator {
         sub.spec.watches?.forEach((_, id) => this.#watch(sub, id, resume));
         if (!sub.unheard) resolve();
       });
-      socket.on("message", (data: Buffer) => {
-        if (this.#measuring) this.#window.messages++;
-        if (sub.caughtUpAt === undefined) sub.catchUpBytes += data.length;
+      socket.on("message", (wire: Buffer, binary: boolean) => {
+        if (this.#measuring) {
+          this.#window.messages++;
+          this.#window.wireBytes += wire.length;
+        }
+        if (sub.caughtUpAt === undefined) sub.catchUpBytes += wire.length;
+        // A compressed framing's binary message is one gzip member of the batch's text.
+        const data = framing.compressed && binary ? gunzipSync(wire) : wire;
         if (lines) lines.push(data, (line) => this.#event(sub, line));
         else this.#event(sub, data);
         if (!sub.spec.ack) return;
-        // The relay counts UTF-16 units; event JSON is ASCII, so bytes are the same number.
+        // The relay counts UTF-16 units of the text (a compressed message's, decompressed); event JSON is ASCII, so bytes are the same number.
         sub.received += data.length;
         if (sub.received - sub.acked >= ACK_EVERY) {
           sub.acked = sub.received;
@@ -443,6 +456,7 @@ class LoadGenerator {
         resolve();
         const lines = new ByteLines();
         response.on("data", (chunk: Buffer) => {
+          if (this.#measuring) this.#window.wireBytes += chunk.length;
           if (sub.caughtUpAt === undefined) sub.catchUpBytes += chunk.length;
           lines.push(chunk, (line) => this.#event(sub, line));
         });

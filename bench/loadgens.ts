@@ -12,7 +12,9 @@ export interface MergedReport {
   modified: number;
   modifiedBytes: number;
   messages: number;
+  /** The events' bytes, and the bytes on the wire that carried them (fewer where messages came compressed). */
   bytes: number;
+  wireBytes: number;
   /** Events a second, each process's count over its own window. */
   eventsPerSec: number;
   latency: Histogram;
@@ -65,6 +67,7 @@ export class Loadgens {
       modifiedBytes: reports.reduce((n, r) => n + r.modifiedBytes, 0),
       messages: reports.reduce((n, r) => n + r.messages, 0),
       bytes: reports.reduce((n, r) => n + r.bytes, 0),
+      wireBytes: reports.reduce((n, r) => n + r.wireBytes, 0),
       eventsPerSec: reports.reduce((n, r) => n + (r.events * 1000) / Math.max(1, r.elapsedMs), 0),
       latency,
       cutOffs: reports.reduce((n, r) => n + r.cutOffs, 0),

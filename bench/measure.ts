@@ -70,6 +70,7 @@ export function receiptFields(window: Window) {
   const { report } = window;
   return {
     eventBytes: report.events > 0 ? Math.round(report.bytes / report.events) : null,
+    wireEventBytes: report.events > 0 ? Math.round(report.wireBytes / report.events) : null,
     modifiedBytes: report.modified > 0 ? Math.round(report.modifiedBytes / report.modified) : null,
     eventsPerMessage: report.messages > 0 ? round(report.events / report.messages) : null,
     p50Ms: report.latency.percentile(50) ?? null,

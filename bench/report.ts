@@ -136,6 +136,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
         "`upstream conns` is the most watches held open on the API server at once (sampled three times); `re-watches` the watch requests made during the window (the API server ends a watch that falls 16 MiB behind, and the watcher comes back). " +
         `Idle memory is measured first of all, on fresh processes, at ${sizes.fanout.memorySubscribers.map(num).join(" and ")} subscribers: what one subscriber (which creates the hub or topic) to all of them added, per subscriber ` +
         "(relay-batched, being the relay's process, right after the relay). `events/msg` is delivered events per WebSocket message received. " +
+        "`KB/event` is a delivered event's text; `wire KB/event` the message payloads (or HTTP body) that carried it, smaller than its text only where the system compressed them (relay-gzip). " +
         "Resident memory also depends on what a process's allocator already holds, so it is indicative; the JS heap figure is exact.",
       `burst: ${sizes.burst.subscribers.map(num).join(" and ")} subscribers on a fresh collection of slim pods receive one change (so each is live), then ${num(sizes.burst.changes)} changes are made at once (in one turn of the simulator's event loop); ` +
         `each is timed from its write to its receipt by each subscriber, until every subscriber has the last (at most ${sizes.burst.timeoutMs / 1000} s). ` +

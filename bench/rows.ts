@@ -41,6 +41,8 @@ interface Common extends Rounds {
 interface Receipt {
   /** Mean size of a delivered event: the relay strips `managedFields` by default, the baselines forward objects whole. */
   eventBytes: number | null;
+  /** Bytes on the wire per delivered event: `eventBytes` and its framing, or less where the system compressed its messages (`relay-gzip`). */
+  wireEventBytes: number | null;
   /** Bytes per MODIFIED received (as a delta when it came as one). */
   modifiedBytes: number | null;
   /** Events per WebSocket message received (null for HTTP watches): above 1 only where the system batches. */

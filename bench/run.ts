@@ -50,7 +50,7 @@ const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, 
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
-  { systems: ["relay", "relay-batched", "relay-delta", "relay-socket"], start: startRelay },
+  { systems: ["relay", "relay-batched", "relay-delta", "relay-socket", "relay-gzip"], start: startRelay },
   { systems: ["relay-proxied"], start: startProxiedRelay },
   { systems: ["workerd-floor"], start: startFloor },
   { systems: ["direct"], start: async (sim) => ({ systems: [directSystem(sim)], processes: [] }) },

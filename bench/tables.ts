@@ -55,6 +55,7 @@ export function fanoutTable(rows: FanoutRow[]): string {
       "delivered/s",
       "% of S×upstream",
       "KB/event",
+      "wire KB/event",
       "B/MODIFIED",
       "events/msg",
       "p50 ms",
@@ -79,6 +80,8 @@ export function fanoutTable(rows: FanoutRow[]): string {
       r.deliveredPerSec,
       r.deliveredPct,
       r.eventBytes === null ? null : r.eventBytes / 1024,
+      // Absent from runs from before it was counted.
+      typeof r.wireEventBytes === "number" ? r.wireEventBytes / 1024 : null,
       r.modifiedBytes,
       r.eventsPerMessage,
       r.p50Ms,
@@ -348,6 +351,7 @@ export function bigTable(rows: BigRow[]): string {
       ...costCells(r),
       [
         ...(r.deliveredPerSec === undefined ? [] : [`${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`]),
+        ...(r.deliveredPerSec === undefined && typeof r.cpuUsPerEvent === "number" ? [`${r.cpuUsPerEvent} µs CPU per event delivered`] : []),
         ...(r.note ? [r.note] : []),
       ].join("; "),
     ]),

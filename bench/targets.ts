@@ -4,6 +4,7 @@
  * target is a finding, stated with how far off it is.
  */
 import { heapTargets } from "./heap.ts";
+import { gzipWatchTargets } from "./report-gzip.ts";
 import { hotTargets } from "./report-hot.ts";
 import { VIEW_OPEN_MS, VIEW_P99_MS, viewsTargets } from "./report-views.ts";
 import { memoryGrowthText } from "./tables.ts";
@@ -243,7 +244,7 @@ export function checkTargets(rows: readonly Row[]): TargetResult[] {
       met: memory && memory.rssKB >= 0 ? memory.rssKB <= 20 : undefined,
     };
   });
-  results.push(...snapshotTargets(rows), ...gzipTargets(rows), ...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows), ...fleetTargets(rows));
+  results.push(...snapshotTargets(rows), ...gzipTargets(rows), ...gzipWatchTargets(rows), ...viewsTargets(rows), ...hotTargets(rows), ...heapTargets(rows), ...fleetTargets(rows));
   return results;
 }
 

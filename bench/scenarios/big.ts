@@ -7,7 +7,9 @@
  * workerd's resident memory, the SQLite rows the hub wrote and its storage. The steps, in order:
  * the API server's own lists of the collection, whole and paged (the baseline: `direct`); the hub's first
  * list; full lists through the relay (resourceVersion=0, and a consistent read) and a paged one;
- * the initial state to many new subscribers at once over each transport, and a watch-list; a
+ * the initial state to many new subscribers at once over each transport (over WebSocket also
+ * batched and gzip-compressed, `relay-batched` and `relay-gzip`, where those are measured: the
+ * bytes on the wire and the relay's CPU of each), and a watch-list; a
  * minute of churn with subscribers; a resume for net changes from the hub's horizon; a storm of
  * resumes; a relist after a 410 (the history compacted over changes the hub had not seen); a
  * restart of workerd, and the hub's first answer after it. A subscriber watches throughout, so
@@ -18,8 +20,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { pagedList, timedList, type TimedList } from "../listing.ts";
 import { deliveryFields, measureMemory, measureWindow, round, traceMemory, type MemoryTrace } from "../measure.ts";
+import { cpuMeter } from "../proc.ts";
 import type { BigRow } from "../rows.ts";
-import { subscriber, type System } from "../systems/system.ts";
+import { subscriber, type System, type SystemName } from "../systems/system.ts";
 import { hubStats, startOwn, stepCost, until, type HubStats, type Own } from "./own.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 
@@ -50,7 +53,7 @@ const LATE_MS = 2000;
 
 export const big: Scenario = {
   name: "big",
-  systems: ["relay", "direct"],
+  systems: ["relay", "direct", "relay-batched", "relay-gzip"],
   // Its own simulator holds its collection.
   namespaces: () => [],
   // Many minutes at its full size.
@@ -215,22 +218,28 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     rows.push(row(name, "http", traced, { ...listFields(traced.result, name), pages: traced.result.pages, upstreamRequests: (await upstreamSince(seq)).all }));
   }
 
-  // Initial states: every subscriber opens at once, and is done once it has every object.
-  const initial = async (name: string, transport: BigRow["transport"], count: number, extra = "") => {
+  // Initial states: every subscriber opens at once, and is done once it has every object; the
+  // bytes are those on the wire (a compressed framing's, compressed), the CPU the relay's meanwhile.
+  const initial = async (name: string, transport: BigRow["transport"], count: number, extra = "", system: SystemName = "relay") => {
+    const served = own.relay.systems.find((s) => s.name === system) as System;
     const specs = Array.from({ length: count }, () => {
-      const spec = subscriber(relay(), transport, sim, PATH);
+      const spec = subscriber(served, transport, sim, PATH);
       return { ...spec, url: `${spec.url}${extra}` };
     });
     const traced = await step(name, async () => {
       const started = Date.now();
+      const clock = performance.now();
+      const cpu = cpuMeter(served.pids);
       const caught = await own.context.loadgens.arrive(specs, { added: objects }, size.timeoutMs, 100);
-      return { ...caught, started };
+      return { ...caught, started, cpuMs: (cpu() * (performance.now() - clock)) / 100 };
     });
     await own.context.loadgens.close();
-    const { caughtUpAt, missing, bytes, started } = traced.result;
+    const { caughtUpAt, missing, bytes, started, cpuMs } = traced.result;
     rows.push(
       row(name, transport, traced, {
+        system,
         subscribers: count,
+        cpuUsPerEvent: missing === 0 ? round((cpuMs * 1000) / (objects * count)) : null,
         ms: missing === 0 ? Math.max(0, ...caughtUpAt.map((at) => at - started)) : null,
         bytes,
         MBps: missing === 0 ? round(bytes / MB / (Math.max(1, ...caughtUpAt.map((at) => at - started)) / 1000)) : null,
@@ -239,6 +248,9 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     );
   };
   await initial(`initial state to ${size.subscribers} subscribers at once, WebSocket`, "ws", size.subscribers);
+  for (const framing of ["relay-batched", "relay-gzip"] as const) {
+    if (systems.some((s) => s.name === framing)) await initial(`initial state to ${size.subscribers} subscribers at once, WebSocket`, "ws", size.subscribers, "", framing);
+  }
   await initial(`initial state to ${size.subscribers} subscribers at once, HTTP`, "http", size.subscribers);
   await initial("watch-list (sendInitialEvents=true), HTTP", "http", 1, "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true");
 

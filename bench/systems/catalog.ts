@@ -6,7 +6,7 @@
  * cost is shown, and what the report says it is. Adding a system is an entry here, a host that
  * starts it, and a launcher in `bench/run.ts`.
  */
-import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
+import { BATCH_PROTOCOL, DELTA_PROTOCOL, GZIP_BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import type { Sizes } from "../modes.ts";
 
 /** How subscribers watch: a WebSocket (one message per event, or a batch), or an HTTP chunked response of event lines, as Kubernetes clients do. */
@@ -51,6 +51,15 @@ export const CATALOG = {
     about: () =>
       `**relay-delta**: the same relay process, whose subscribers watch as the project's client does: they offer \`${DELTA_PROTOCOL}\` (the batch framing, plus a MODIFIED of an object they have as a JSON merge patch when that is shorter) and resume with \`compact=true\` (each changed object once, and the deletions, instead of every event). ` +
       "They acknowledge, split messages into lines and read a delta's new resourceVersion and write stamp from its patch.",
+  },
+  "relay-gzip": {
+    transports: ["ws"],
+    color: "#7c2d12",
+    secondary: true,
+    about: (sizes) =>
+      `**relay-gzip**: the same relay process, whose subscribers offer \`${GZIP_BATCH_PROTOCOL}\`: the batch framing, each message of at least 512 characters sent as a binary message holding one gzip member of its text (compressed once for every subscriber it goes to). ` +
+      "Its subscribers gunzip those, then split and count events as relay-batched's do, and acknowledge the decompressed length, as the relay counts; the bytes on the wire are counted apart. " +
+      `Measured against relay-batched in fanout at ${at(sizes)}, in the burst, and in big's initial state, for what compression saves on the wire and costs the relay.`,
   },
   "relay-socket": {
     transports: ["ws"],

@@ -3,7 +3,7 @@
  * The systems that run in workerd: `relay` (this project as `npm start` serves it, one workerd
  * started by `scripts/runtime.ts`; over WebSocket or HTTP), `relay-batched` (the same relay,
  * whose WebSocket subscribers opt in to several events per message with its batch
- * subprotocol), `relay-proxied` (the relay as `npm run dev` serves it: `wrangler dev`, with the
+ * subprotocol; `relay-gzip`, the same batches compressed), `relay-proxied` (the relay as `npm run dev` serves it: `wrangler dev`, with the
  * proxy worker it puts in front, in a second workerd; it also pays for that workerd), and
  * `workerd-floor` (raw WebSocket fan-out in the same runtime, see `bench/floor/worker.ts`).
  *
@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { oneThreadDefaults } from "../../scripts/one-thread.ts";
-import { BATCH_PROTOCOL, DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
+import { BATCH_PROTOCOL, DELTA_PROTOCOL, GZIP_BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { startChild } from "../children.ts";
 import type { RelayRuntimeArgs, RelayRuntimeInfo } from "../hosts/relay-runtime.ts";
 import type { WorkerdArgs, WorkerdInfo } from "../hosts/workerd.ts";
@@ -89,17 +89,18 @@ export function relayServing(name: SystemName, url: string, pids: readonly numbe
   };
 }
 
-/** The relay served at `url` as each of its systems: `relay`, `relay-batched`, `relay-delta` and `relay-socket`. */
-function relaySystems(url: string, pids: readonly number[], heapBytes: () => Promise<number>): [System, System, System, System] {
+/** The relay served at `url` as each of its systems: `relay`, `relay-batched`, `relay-delta`, `relay-socket` and `relay-gzip`. */
+function relaySystems(url: string, pids: readonly number[], heapBytes: () => Promise<number>): [System, System, System, System, System] {
   const relay = relayServing("relay", url, pids, heapBytes);
   const batched: System = { ...relay, name: "relay-batched", endpoints: { ws: { base: ws(url), ack: true, protocol: BATCH_PROTOCOL } } };
   const delta: System = { ...relay, name: "relay-delta", endpoints: { ws: { base: ws(url), ack: true, protocol: DELTA_PROTOCOL, compact: true } } };
   const socket: System = { ...relay, name: "relay-socket", endpoints: { ws: { base: ws(url), ack: true, protocol: BATCH_PROTOCOL, socket: true } } };
-  return [relay, batched, delta, socket];
+  const gzip: System = { ...relay, name: "relay-gzip", endpoints: { ws: { base: ws(url), ack: true, protocol: GZIP_BATCH_PROTOCOL } } };
+  return [relay, batched, delta, socket, gzip];
 }
 
 /**
- * The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta` and `relay-socket`.
+ * The relay as `npm start` serves it: `relay`, `relay-batched`, `relay-delta`, `relay-socket` and `relay-gzip`.
  * `name` names its log and, unless `stateDir` is given, its state directory (a scenario with a
  * relay of its own names it apart; a relay started again on a `stateDir` restores its hubs);
  * `clusters`, more clusters it relays by name (`CLUSTERS`), beside the hot scenario's.

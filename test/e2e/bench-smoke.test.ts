@@ -71,6 +71,7 @@ describe("npm run bench -- --smoke", () => {
       "relay http",
       "relay-batched ws",
       "relay-delta ws",
+      "relay-gzip ws",
       "relay-proxied ws",
       "relay-proxied http",
       "workerd-floor ws",
@@ -88,7 +89,7 @@ describe("npm run bench -- --smoke", () => {
     expect(labels("snapshot")).toEqual(new Set(["relay http", "direct http"]));
     expect(labels("hot")).toEqual(new Set(["relay ws", "relay-batched ws"]));
     expect(labels("views")).toEqual(new Set(["relay http"]));
-    expect(labels("big")).toEqual(new Set(["relay http", "relay ws", "direct http"]));
+    expect(labels("big")).toEqual(new Set(["relay http", "relay ws", "relay-batched ws", "relay-gzip ws", "direct http"]));
     expect(labels("hubs")).toEqual(new Set(["relay ws"]));
     expect(labels("fleet")).toEqual(new Set(["relay http", "relay ws"]));
     expect(results.machine.workerd).toMatch(/^workerd /);
@@ -139,7 +140,7 @@ describe("npm run bench -- --smoke", () => {
       // No change reaches its last subscriber after the last receipt.
       expect(row.maxMs, label).toBeLessThanOrEqual(row.durationMs as number);
       if (row.transport === "http") expect(row.eventsPerMessage, label).toBeNull();
-      else if (row.system === "relay-batched" || row.system === "relay-delta") expect(row.eventsPerMessage, label).toBeGreaterThanOrEqual(1);
+      else if (row.system === "relay-batched" || row.system === "relay-delta" || row.system === "relay-gzip") expect(row.eventsPerMessage, label).toBeGreaterThanOrEqual(1);
       else expect(row.eventsPerMessage, label).toBe(1);
     }
   });
@@ -151,6 +152,12 @@ describe("npm run bench -- --smoke", () => {
     // A message holds at least one event; at this size, rarely more.
     expect(batched.eventsPerMessage).toBeGreaterThanOrEqual(1);
     expect(rowFor<FanoutRow>("fanout", "relay", "ws").eventsPerMessage).toBe(1);
+    // Compressed, the same events (each counted as its text) take fewer bytes on the wire.
+    const gzip = rowFor<FanoutRow>("fanout", "relay-gzip", "ws");
+    expect(gzip.behindAtEnd).toBe(0);
+    expect(gzip.eventsPerMessage).toBeGreaterThanOrEqual(1);
+    expect(gzip.wireEventBytes).toBeLessThan(gzip.eventBytes as number);
+    expect(gzip.wireEventBytes).toBeLessThan(batched.wireEventBytes as number);
     // HTTP watches have no messages to count.
     expect(rowFor<FanoutRow>("fanout", "direct", "http").eventsPerMessage).toBeNull();
     expect(rowFor<FanoutRow>("fanout", "relay", "http").eventsPerMessage).toBeNull();
@@ -164,7 +171,7 @@ describe("npm run bench -- --smoke", () => {
   it("measures idle memory per subscriber, resident and JS heap, for every system on its primary transport", () => {
     const measured = rows<FanoutRow>("fanout").filter((r) => r.memAfterMB !== null);
     expect(new Set(measured.map((r) => `${r.system} ${r.transport}`))).toEqual(
-      new Set(["relay ws", "relay-batched ws", "relay-delta ws", "relay-proxied ws", "workerd-floor ws", "direct http", "node-relay ws", "raw-ws ws", "raw-http http"]),
+      new Set(["relay ws", "relay-batched ws", "relay-delta ws", "relay-gzip ws", "relay-proxied ws", "workerd-floor ws", "direct http", "node-relay ws", "raw-ws ws", "raw-http http"]),
     );
     for (const row of measured) {
       expect(row.memAfterMB, row.system).toBeGreaterThan(0);
@@ -274,6 +281,8 @@ describe("npm run bench -- --smoke", () => {
       "relay http full list, consistent read",
       `relay http paged list (limit=${pageLimit})`,
       `relay ws initial state to ${subscribers} subscribers at once, WebSocket`,
+      `relay-batched ws initial state to ${subscribers} subscribers at once, WebSocket`,
+      `relay-gzip ws initial state to ${subscribers} subscribers at once, WebSocket`,
       `relay http initial state to ${subscribers} subscribers at once, HTTP`,
       "relay http watch-list (sendInitialEvents=true), HTTP",
       expect.stringMatching(/^relay ws churn, /),
@@ -317,6 +326,11 @@ describe("npm run bench -- --smoke", () => {
     expect(step("relist").slowestAnswerMs).toBeGreaterThan(0);
     expect(step("restart").note).toMatch(/0 list pages/);
     expect(step("churn").deliveredPerSec).toBeGreaterThan(0);
+    // The same initial state batched and compressed: fewer bytes on the wire, the relay's CPU measured for both.
+    const initial = (system: string) => big.find((r) => r.system === system && r.step.startsWith("initial state")) as BigRow;
+    expect(initial("relay-gzip").bytes).toBeLessThan(initial("relay-batched").bytes as number);
+    // A tiny step may round to 0 clock ticks.
+    for (const system of ["relay", "relay-batched", "relay-gzip"]) expect(initial(system).cpuUsPerEvent, system).toBeGreaterThanOrEqual(0);
   });
 
   it("serves many hubs from one isolate, a subscriber on each, reading the heap as they open and under churn", () => {
@@ -471,9 +485,15 @@ describe("npm run bench -- --smoke", () => {
     // One size in a smoke run: one point per system, no lines.
     expect(readFileSync(join(out, "fanout-throughput-20.svg"), "utf8")).toMatch(/^<svg[^>]*>[\s\S]*<circle[\s\S]*<\/svg>\n$/);
     expect(readFileSync(join(out, "fanout-p99-20.svg"), "utf8")).toContain("relay");
-    // The heap of a big collection's hub and of many hubs, against their limits, measured and judged.
+    // The heap of a big collection's hub and of many hubs, against their limits, measured and judged;
+    // the compressed framing's bytes and CPU against the batches', under churn and for an initial state.
     const n = (x: number) => x.toLocaleString("en-US");
+    const initialState = `big, ${n(results.sizes.big.objects)} pods, the initial state to ${results.sizes.big.subscribers} subscribers at once, WebSocket:`;
     for (const name of [
+      "fanout S=5, 20 ev/s, WebSocket (churn): relay-gzip ≥ 2× fewer bytes on the wire than relay-batched",
+      "fanout S=5, 20 ev/s, WebSocket (churn): relay-gzip CPU per delivered event ≤ 1.2× relay-batched's",
+      `${initialState} relay-gzip ≥ 5× fewer bytes on the wire than relay-batched`,
+      `${initialState} relay-gzip CPU per delivered event ≤ 1.2× relay-batched's`,
       `big, ${n(results.sizes.big.objects)} pods: JS heap ≤ 64 MB after a collection, at every step`,
       `big, ${n(results.sizes.big.objects)} pods: the first bytes of a full list through the relay within 100 ms`,
       `hubs, ${n(results.sizes.hubs.keys)} keys × ${n(results.sizes.hubs.objects)} pods in one workerd: JS heap ≤ 128 MB`,
