@@ -364,10 +364,11 @@ describe("npm run bench -- --smoke", () => {
     ]);
     const [cold, warm, merged, perCluster, storm, down, back] = fleet as [FleetRow, FleetRow, FleetRow, FleetRow, FleetRow, FleetRow, FleetRow];
     for (const row of fleet) expect([row.clusters, row.objects], row.step).toEqual([clusters, clusters * pods]);
-    // One upstream watch per cluster, read from the simulators' own counts; a list of warm members asks them nothing.
+    // One upstream watch per cluster, read from the simulators' own counts; a consistent list of
+    // warm members asks each cluster at most once (its member hub's probe).
     for (const list of [cold, warm]) {
       expect(list.upstreamWatches, list.step).toBe(clusters);
-      expect(list.upstreamRequests, list.step).toBe(0);
+      expect(list.upstreamRequests, list.step).toBeLessThanOrEqual(clusters);
       expect(list.firstByteMs, list.step).toBeGreaterThan(0);
       expect(list.ms, list.step).toBeGreaterThanOrEqual(list.firstByteMs ?? 0);
     }
