@@ -342,6 +342,8 @@ function tallyWatch(url: string, cluster: string): { versions: number[]; last: n
       const lines = (pending + chunk).split("\n");
       pending = lines.pop() ?? "";
       for (const line of lines) {
+        // A newline alone is the relay's word that the watch is alive (after 10 s with nothing to send).
+        if (line.trim() === "") continue;
         const event = JSON.parse(line) as { type: string; object: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> } } };
         const { resourceVersion, annotations } = event.object.metadata ?? {};
         tally.last = Math.max(tally.last, Number(resourceVersion ?? 0));
@@ -378,6 +380,7 @@ function liveView(url: string, warmupMs: number, measureMs: number, patch: (key:
         pending = lines.pop() ?? "";
         const measuring = performance.now() >= from;
         for (const line of lines) {
+          if (line.trim() === "") continue;
           const frame = JSON.parse(line) as Frame;
           if (frame.type === "VIEW") shown.clear();
           for (const row of frame.rows ?? []) shown.set(row.key, row.resourceVersion);
