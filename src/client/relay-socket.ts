@@ -7,7 +7,9 @@
  * a watch is a message on the shared socket instead of a socket of its own; a watch's failure
  * arrives as its Kubernetes Status (a browser cannot read a refused upgrade's); and a list is a
  * watch-list (`sendInitialEvents`) over the socket, in messages of at most `pageSize` objects,
- * so a large collection never arrives as one huge response to parse.
+ * so a large collection never arrives as one huge response to parse. Where the runtime can
+ * decompress, it offers the socket's gzip framing and reads its binary messages in order with the
+ * text ones, acknowledging each as the text it held, as the relay counts it.
  *
  * The socket opens when the first watch needs it and again after it closes (a relay restart, a
  * lost network): each watch sees its own close and resumes as it would from its own socket.
