@@ -18,6 +18,7 @@ import { buildClient } from "../../scripts/build-client.ts";
 import { have } from "../kit/tools.ts";
 import { launchChromium } from "./chromium.ts";
 import type { Rule } from "../../src/auth/rules.ts";
+import { GZIP_BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { freePort, startRelay, type RunningRelay } from "./harness.ts";
 
@@ -74,6 +75,17 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
   async function open(ttlSeconds: number): Promise<{ page: Page; sockets: PageSocket[]; binary: () => number }> {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, colorScheme: "dark" });
     const sockets: PageSocket[] = [];
+    // The subprotocol each of its sockets agreed to.
+    await page.addInitScript(() => {
+      const protocols: string[] = [];
+      Object.assign(window, { protocols });
+      window.WebSocket = class extends WebSocket {
+        constructor(url: string | URL, offered?: string | string[]) {
+          super(url, offered);
+          this.addEventListener("open", () => protocols.push(this.protocol));
+        }
+      };
+    });
     let binary = 0;
     page.on("websocket", (socket) => {
       sockets.push(socket);
@@ -109,7 +121,8 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
     await until(page, "watch-3", ["failed"]);
     expect(await stateText(page, "watch-3")).toMatch(/403 Forbidden: nodes is forbidden: User "viewer" cannot (list|watch) resource "nodes"/);
     expect(sockets.map((s) => new URL(s.url()).pathname)).toEqual(["/_relay/socket"]);
-    // The socket took the gzip framing (the relay sends binary messages on no other): the initial states came compressed.
+    // The socket took the gzip framing: the initial states came compressed, in binary messages.
+    expect(await page.evaluate(() => (window as unknown as { protocols: string[] }).protocols)).toEqual([GZIP_BATCH_PROTOCOL]);
     expect(binary()).toBeGreaterThan(0);
 
     // Both clusters live, over that one socket.
