@@ -38,7 +38,14 @@ export async function* watchMany<T extends KubeResource = KubeResource>(
   const first = urls[0];
   if (!first) return;
   const { socket: shared, pageSize, transport, ...watchOptions } = options;
-  const socket = shared ?? new RelaySocket(first[1], { ...(options.token === undefined ? {} : { token: options.token }), ...(pageSize ? { pageSize } : {}), ...(transport ? { transport } : {}) });
+  const socket =
+    shared ??
+    new RelaySocket(first[1], {
+      ...(options.token === undefined ? {} : { token: options.token }),
+      ...(pageSize ? { pageSize } : {}),
+      ...(transport ? { transport } : {}),
+      ...(options.compressed === undefined ? {} : { compressed: options.compressed }),
+    });
   // Ending the iteration stops every watch, also one waiting for its next event.
   const stop = new AbortController();
   const signal = watchOptions.signal ? AbortSignal.any([watchOptions.signal, stop.signal]) : stop.signal;

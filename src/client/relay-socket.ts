@@ -7,13 +7,16 @@
  * a watch is a message on the shared socket instead of a socket of its own; a watch's failure
  * arrives as its Kubernetes Status (a browser cannot read a refused upgrade's); and a list is a
  * watch-list (`sendInitialEvents`) over the socket, in messages of at most `pageSize` objects,
- * so a large collection never arrives as one huge response to parse.
+ * so a large collection never arrives as one huge response to parse. Where the runtime can
+ * decompress, it offers the socket's gzip framing and reads its binary messages in order with the
+ * text ones, acknowledging each as the text it held, as the relay counts it.
  *
  * The socket opens when the first watch needs it and again after it closes (a relay restart, a
  * lost network): each watch sees its own close and resumes as it would from its own socket.
  */
 import { Acknowledger } from "./ack.ts";
 import { Channel } from "./channel.ts";
+import { canDecompress, INVALID_DATA, SocketReader } from "./socket.ts";
 import { protocolError, socketFailed, statusError, unreachable, WatchError } from "./errors.ts";
 import { informer, type Informer, type InformerOptions } from "./informer.ts";
 import { transportOf } from "./transport.ts";
@@ -37,6 +40,12 @@ export interface RelaySocketOptions {
   token?: string;
   /** Objects per message of a list's initial state (default 500). */
   pageSize?: number;
+  /**
+   * Offer the socket's compressed framing (default `true` where `DecompressionStream` exists):
+   * its messages long enough to pay come gzipped, compressed once per message by the socket's
+   * own object on the relay; a relay that does not know the framing sends text, read as well.
+   */
+  compressed?: boolean;
   /** Replace `fetch` or the WebSocket the socket is opened with (tests, runtimes without the globals). */
   transport?: Partial<Transport>;
 }
@@ -235,27 +244,40 @@ export class RelaySocket implements Transport {
   async #connect(): Promise<WatchSocket> {
     let socket: WatchSocket;
     try {
-      socket = await this.#transport.connect(this.url, watchProtocols(this.#options.token, false)); // the relay socket carries whole events
+      // The relay socket carries whole events (no deltas), compressed where this runtime can read them.
+      const compressed = this.#options.compressed !== false && canDecompress();
+      socket = await this.#transport.connect(this.url, watchProtocols(this.#options.token, false, compressed));
     } catch (e) {
       this.#socket = undefined;
       throw socketFailed(this.url, e);
     }
     const ack = (this.#ack = new Acknowledger((text) => socket.send(text)));
-    socket.addEventListener("message", (event) => {
-      if (typeof event.data === "string") this.#route(event.data);
-    });
-    const closed = (code: number, reason: string) => {
+    void this.#read(new SocketReader(socket), ack);
+    return socket;
+  }
+
+  /** The socket's messages (a compressed one as the text it holds) routed in arrival order, then its close. */
+  async #read(reader: SocketReader, ack: Acknowledger): Promise<void> {
+    for (;;) {
+      const item = await reader.next();
+      if (item.kind === "message") {
+        try {
+          this.#route(item.text);
+        } catch (e) {
+          // Not the relay socket's lines: its close (next) ends every watch, and each resumes.
+          reader.close(INVALID_DATA, `a message that is not the relay socket's lines (${String(e)})`.slice(0, 120));
+        }
+        continue;
+      }
       if (this.#ack !== ack) return;
       ack.stop();
       this.#ack = undefined;
       this.#socket = undefined;
       const channels = [...this.#channels.values()];
       this.#channels.clear();
-      for (const channel of channels) channel.end(code, reason);
-    };
-    socket.addEventListener("close", (event) => closed(event.code, event.reason));
-    socket.addEventListener("error", () => closed(CLOSE.abnormal, "the relay socket failed"));
-    return socket;
+      for (const channel of channels) channel.end(item.code, item.reason);
+      return;
+    }
   }
 
   /**

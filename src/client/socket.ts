@@ -11,7 +11,7 @@ import { CLOSE } from "../k8s/websocket.ts";
 import type { WatchSocket } from "./types.ts";
 
 /** RFC 6455's close code for a message whose data is not what the protocol says. */
-const INVALID_DATA = 1007;
+export const INVALID_DATA = 1007;
 
 export type SocketItem = { kind: "message"; text: string } | { kind: "close"; code: number; reason: string };
 

@@ -31,13 +31,25 @@
  *   it delivered (or asked to start from), the point to resume from. The id is free again;
  * - `{"type":"ERROR","object":<Status>}`: a message the relay could not act on (no watch
  *   changed; `details.name` is its id, if it had one).
+ *
+ * The subprotocol beside the token frames what the relay sends: the batch one, several lines a
+ * message; its gzip form, those messages compressed as a watch's compressed framing's are (a
+ * binary message of one gzip member of the text, for one of at least `MIN_COMPRESSED`
+ * characters); anything else, one line per text message.
  */
 import { errorLine } from "./event.ts";
 import { parseApiPath } from "./path.ts";
 import { badRequest, failure } from "./status.ts";
 import type { Status, WatchEventType } from "./types.ts";
+import { BATCH_PROTOCOL, GZIP_BATCH_PROTOCOL, type Framing } from "./websocket.ts";
 
 export const MUX_PATH = "/_relay/socket";
+
+/** How a relay socket frames its messages, by the subprotocol echoed (no deltas: its watches' hubs send it whole events). */
+export function socketFraming(protocol: string | undefined): Pick<Framing, "batched" | "compressed"> {
+  const compressed = protocol === GZIP_BATCH_PROTOCOL;
+  return { batched: compressed || protocol === BATCH_PROTOCOL, compressed };
+}
 
 /** Ids are short and need no escaping, so a line's id is read without parsing the line. */
 const ID = /^[A-Za-z0-9._~:/-]{1,128}$/;

@@ -15,7 +15,7 @@ import type { Env } from "../env.ts";
 import { createApp } from "../http/app.ts";
 import { badRequest, statusResponse } from "../k8s/status.ts";
 import { answerClose, upgradeResponse } from "../handshake.ts";
-import { BATCH_PROTOCOL } from "../k8s/websocket.ts";
+import { socketFraming } from "../k8s/mux.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { credentialsOf, opRequest, socketRequests } from "./request.ts";
 import { Session } from "./session.ts";
@@ -38,7 +38,7 @@ export class WatchMux extends DurableObject<Env> {
     server.accept({ allowHalfOpen: true });
     const session = new Session(
       server,
-      { batched: admission.protocol === BATCH_PROTOCOL, maxWatches: settings.maxSubscriptionsPerSubject, expiresAt: admission.expiresAt, budget: settings.subscriberBudget },
+      { ...socketFraming(admission.protocol), maxWatches: settings.maxSubscriptionsPerSubject, expiresAt: admission.expiresAt, budget: settings.subscriberBudget },
       // With this object's waitUntil, so what the routes count (refusals) is reported as from the Worker.
       async (op) => routes.fetch(opRequest(op, credentials), this.env, { waitUntil: (promise) => this.ctx.waitUntil(promise), passThroughOnException: () => undefined, props: {} }),
       logger({ component: "mux", subject: admission.subject }),

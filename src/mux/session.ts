@@ -13,6 +13,7 @@
  */
 import { MAX_URL_BYTES } from "../http/limits.ts";
 import { inFlightAllowance } from "../hub/fanout.ts";
+import { gzipFrame, MIN_COMPRESSED } from "../hub/gzip-frame.ts";
 import { AckLedger } from "../k8s/ack-ledger.ts";
 import { DEFAULT_CLUSTER } from "../k8s/key.ts";
 import { closedLine, failureLine, pages, parseClientMessage, tooManyWatches, type StreamOp } from "../k8s/mux.ts";
@@ -27,6 +28,12 @@ import { Outbox } from "./outbox.ts";
 export interface SessionSettings {
   /** Several events in one message (the batch subprotocol); otherwise one event per message. */
   batched: boolean;
+  /**
+   * Messages of at least `MIN_COMPRESSED` characters as gzip, in binary messages (the batch
+   * subprotocol's gzip form). Compressed here, once per message: what a socket sends mixes its
+   * client's watches, so no hub's compression fits it.
+   */
+  compressed: boolean;
   /** Watches one socket may hold at once. */
   maxWatches: number;
   /** jwt: when the socket's token expires (epoch ms). */
@@ -42,6 +49,8 @@ export interface SessionSettings {
  * and whitespace, so an op over the URL's limit still gets its watch's 431. ACKs are a few dozen.
  */
 export const MAX_CLIENT_MESSAGE = 2 * MAX_URL_BYTES;
+
+const encoder = new TextEncoder();
 
 /** The relay's answer to a watch, view or logs op's standalone request: a 101 with the hub's socket, or a Status. */
 export type OpenWatch = (op: StreamOp) => Promise<Response>;
@@ -253,7 +262,8 @@ export class Session {
   #write(text: string): void {
     if (this.#closed) return;
     try {
-      this.#client.send(text);
+      // Counted (above) as its text, as the client acknowledges it once decompressed.
+      this.#client.send(this.#settings.compressed && text.length >= MIN_COMPRESSED ? gzipFrame(encoder.encode(text)) : text);
     } catch {
       // The client is gone and its close not yet delivered.
       this.clientClosed();

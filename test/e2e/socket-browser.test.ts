@@ -18,6 +18,7 @@ import { buildClient } from "../../scripts/build-client.ts";
 import { have } from "../kit/tools.ts";
 import { launchChromium } from "./chromium.ts";
 import type { Rule } from "../../src/auth/rules.ts";
+import { GZIP_BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
 import { freePort, startRelay, type RunningRelay } from "./harness.ts";
 
@@ -70,16 +71,31 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
     if (state) rmSync(state, { recursive: true, force: true });
   });
 
-  /** The page with a token, and every WebSocket it opens. */
-  async function open(ttlSeconds: number): Promise<{ page: Page; sockets: PageSocket[] }> {
+  /** The page with a token, every WebSocket it opens, and how many binary messages they received (the gzip framing's). */
+  async function open(ttlSeconds: number): Promise<{ page: Page; sockets: PageSocket[]; binary: () => number }> {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, colorScheme: "dark" });
     const sockets: PageSocket[] = [];
-    page.on("websocket", (socket) => sockets.push(socket));
+    // The subprotocol each of its sockets agreed to.
+    await page.addInitScript(() => {
+      const protocols: string[] = [];
+      Object.assign(window, { protocols });
+      window.WebSocket = class extends WebSocket {
+        constructor(url: string | URL, offered?: string | string[]) {
+          super(url, offered);
+          this.addEventListener("open", () => protocols.push(this.protocol));
+        }
+      };
+    });
+    let binary = 0;
+    page.on("websocket", (socket) => {
+      sockets.push(socket);
+      socket.on("framereceived", (frame) => void (typeof frame.payload === "string" || binary++));
+    });
     page.on("pageerror", (error) => pageErrors.push(error.message));
     const query = new URLSearchParams({ namespace: NS });
     for (const path of EXTRA) query.append("watch", path);
     await page.goto(`${relay!.url}/?${query}#token=${await token(ttlSeconds)}`);
-    return { page, sockets };
+    return { page, sockets, binary: () => binary };
   }
 
   const state_ = (page: Page, watch: string) => page.getAttribute(`#watches li[data-watch="${watch}"] .state`, "data-state");
@@ -100,11 +116,14 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
     page.$$eval("#log li", (items, key) => items.map((li) => `${li.dataset.kind} ${li.querySelector(".text")?.textContent}`).filter((t) => t.includes(` pod ${key} `)), `${NS}/${name}`);
 
   it("shows six watches across two clusters on one socket; the forbidden one fails alone with its 403", async () => {
-    const { page, sockets } = await open(3600);
+    const { page, sockets, binary } = await open(3600);
     for (const watch of WATCHES.filter((w) => w !== "watch-3")) await until(page, watch, ["live"]);
     await until(page, "watch-3", ["failed"]);
     expect(await stateText(page, "watch-3")).toMatch(/403 Forbidden: nodes is forbidden: User "viewer" cannot (list|watch) resource "nodes"/);
     expect(sockets.map((s) => new URL(s.url()).pathname)).toEqual(["/_relay/socket"]);
+    // The socket took the gzip framing: the initial states came compressed, in binary messages.
+    expect(await page.evaluate(() => (window as unknown as { protocols: string[] }).protocols)).toEqual([GZIP_BATCH_PROTOCOL]);
+    expect(binary()).toBeGreaterThan(0);
 
     // Both clusters live, over that one socket.
     const pod = home.create("pods", { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: NS }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] } });

@@ -13,12 +13,14 @@ import {
   pages,
   parseClientMessage,
   resourceVersionOf,
+  socketFraming,
   tagLines,
   viewOpOfQuery,
   viewQuery,
   watchQuery,
 } from "../../src/k8s/mux.ts";
 import { badRequest } from "../../src/k8s/status.ts";
+import { BATCH_PROTOCOL, DELTA_PROTOCOL, GZIP_BATCH_PROTOCOL, GZIP_DELTA_PROTOCOL, PACED_PROTOCOL } from "../../src/k8s/websocket.ts";
 
 describe("client messages", () => {
   it("parses watch ops with every parameter, and unwatch", () => {
@@ -88,6 +90,14 @@ describe("client messages", () => {
     // sendInitialEvents needs resourceVersionMatch=NotOlderThan, the only value the API server takes with it.
     expect(watchQuery({ sendInitialEvents: true }).toString()).toBe("watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan");
     expect(watchQuery({ sendInitialEvents: true, resourceVersionMatch: "Exact" }).get("resourceVersionMatch")).toBe("Exact");
+  });
+});
+
+describe("the socket's framing", () => {
+  it("batches for the batch subprotocol, compressed for its gzip form; one line per text message for anything else", () => {
+    expect(socketFraming(BATCH_PROTOCOL)).toEqual({ batched: true, compressed: false });
+    expect(socketFraming(GZIP_BATCH_PROTOCOL)).toEqual({ batched: true, compressed: true });
+    for (const other of [undefined, "base64.binary.k8s.io", PACED_PROTOCOL, DELTA_PROTOCOL, GZIP_DELTA_PROTOCOL]) expect(socketFraming(other)).toEqual({ batched: false, compressed: false });
   });
 });
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { relaySocket, watchMany, type NamedUpdate } from "../../src/client/index.ts";
 import type { KubeObject } from "../../src/k8s/types.ts";
+import { BATCH_PROTOCOL, GZIP_BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { Inbox } from "../kit/inbox.ts";
 import { Sim, uniqueNamespace } from "./helpers.ts";
 import { collect, TestNetwork } from "./network.ts";
@@ -62,6 +63,41 @@ describe("the client over one relay socket", () => {
     far.stop();
     await Promise.all([pods.done, far.done]);
     socket.close();
+  });
+
+  it("offers the socket's gzip framing by default: the same state and events as without, binary messages read in order, acknowledged as the text they hold", async () => {
+    const ns = uniqueNamespace("sc-gz");
+    for (let i = 0; i < 200; i += 25) await Promise.all(Array.from({ length: 25 }, (_, j) => sim.createPod(ns, `p${i + j}`, { app: "web" })));
+    const run = async (compressed: boolean | undefined) => {
+      const network = new TestNetwork();
+      const socket = relaySocket("http://relay.test", { transport: network, pageSize: 50, ...(compressed === undefined ? {} : { compressed }) });
+      const changes = new Inbox<string>();
+      const pods = socket.informer(`http://relay.test/api/v1/namespaces/${ns}/pods`, {
+        backoff: FAST,
+        onAdd: (o: KubeObject) => changes.push(`add ${o.metadata?.name}`),
+        onUpdate: (o: KubeObject) => changes.push(`update ${o.metadata?.name} ${o.metadata?.annotations?.note?.length}`),
+      });
+      await pods.synced;
+      return { network, socket, changes, pods };
+    };
+    const [gzip, plain] = await Promise.all([run(undefined), run(false)]);
+    expect(gzip.network.accepted).toEqual([GZIP_BATCH_PROTOCOL]);
+    expect(plain.network.accepted).toEqual([BATCH_PROTOCOL]);
+    expect(gzip.changes.drain().sort()).toEqual(plain.changes.drain().sort());
+    expect(gzip.network.sockets[0]!.binary).toBeGreaterThanOrEqual(4);
+    expect(plain.network.sockets[0]!.binary).toBe(0);
+
+    await sim.patchPod(ns, "p0", { metadata: { annotations: { note: "x".repeat(3000) } } });
+    for (const run of [gzip, plain]) expect(await run.changes.next("the change")).toBe("update p0 3000");
+    // Its ACKs count the text, so at rest the last one is all that arrived (the wire's bytes are far fewer).
+    const socket = gzip.network.sockets[0]!;
+    const total = () => socket.received.reduce((n, r) => n + r, 0);
+    await socket.sent.until((ack) => (JSON.parse(ack) as { received: number }).received === total(), "an ACK of everything received");
+    for (const run of [gzip, plain]) {
+      run.pods.stop();
+      await run.pods.done;
+      run.socket.close();
+    }
   });
 
   it("watchMany: several collections, named; a forbidden or unknown one fails alone", async () => {

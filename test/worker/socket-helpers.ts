@@ -2,6 +2,7 @@
  * Helpers for the relay socket (`/_relay/socket`) in the Workers tests: a socket whose lines
  * are sorted by watch id and awaited one by one.
  */
+import { gunzipSync } from "node:zlib";
 import type { MuxOp } from "../../src/k8s/mux.ts";
 import type { KubeObject, Status } from "../../src/k8s/types.ts";
 import { BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
@@ -20,8 +21,12 @@ export interface SocketLine {
 
 export interface RelaySocket {
   socket: WebSocket;
-  /** Messages as received, for framing checks. */
+  /** The subprotocol the relay echoed (`null`: none). */
+  accepted: string | null;
+  /** Messages as received (a binary one, of the gzip framing: the text it holds), for framing checks. */
   messages: string[];
+  /** Each message as it was on the wire: binary or text, and its size there (bytes, or UTF-16 units). */
+  frames: Array<{ binary: boolean; wire: number }>;
   /** Lines of watch `id` (or, for `""`, the socket-level ones). */
   lines(id: string): Inbox<SocketLine>;
   send(op: MuxOp | Record<string, unknown> | string): void;
@@ -35,6 +40,8 @@ export async function relaySocket(headers: Record<string, string> = {}, protocol
   const response = await relay("/_relay/socket", { headers: { upgrade: "websocket", ...(protocol ? { "sec-websocket-protocol": protocol } : {}), ...headers } });
   const socket = response.webSocket;
   if (!socket) throw new Error(`expected a WebSocket upgrade, got ${response.status}: ${await response.text()}`);
+  // The gzip framing's binary messages as ArrayBuffers, not the Blobs they would be by default.
+  socket.binaryType = "arraybuffer";
   socket.accept();
   const inboxes = new Map<string, Inbox<SocketLine>>();
   const lines = (id: string) => {
@@ -43,10 +50,15 @@ export async function relaySocket(headers: Record<string, string> = {}, protocol
     return inbox;
   };
   const messages: string[] = [];
+  const frames: Array<{ binary: boolean; wire: number }> = [];
   const closed = new Inbox<never>();
   socket.addEventListener("message", (m) => {
-    messages.push(m.data as string);
-    for (const line of (m.data as string).split("\n")) {
+    const data = m.data as string | ArrayBuffer;
+    // Decompressed at once, so the messages stay in order and an ACK sent from a later listener counts this one.
+    const text = typeof data === "string" ? data : new TextDecoder().decode(gunzipSync(new Uint8Array(data)));
+    frames.push({ binary: typeof data !== "string", wire: typeof data === "string" ? data.length : data.byteLength });
+    messages.push(text);
+    for (const line of text.split("\n")) {
       if (!line) continue;
       const parsed = JSON.parse(line) as SocketLine;
       lines(parsed.id ?? "").push(parsed);
@@ -58,7 +70,9 @@ export async function relaySocket(headers: Record<string, string> = {}, protocol
   });
   return {
     socket,
+    accepted: response.headers.get("sec-websocket-protocol"),
     messages,
+    frames,
     lines,
     send: (op) => socket.send(typeof op === "string" ? op : JSON.stringify(op)),
     closed,

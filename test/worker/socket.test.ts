@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_SELECTOR_BYTES } from "../../src/http/limits.ts";
 import { inFlightAllowance } from "../../src/hub/fanout.ts";
+import { BATCH_PROTOCOL, GZIP_BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { MAX_CLIENT_MESSAGE } from "../../src/mux/session.ts";
 import { eventually, relay, rvOf, Sim, uniqueNamespace } from "./helpers.ts";
 import { names, relaySocket, untilClosed, type RelaySocket } from "./socket-helpers.ts";
@@ -180,46 +181,53 @@ describe("the relay socket", () => {
     socket.close();
   });
 
-  it("holds a client that never acknowledges, and cuts its watch off within the budget (4008); one that acknowledges gets every event", async () => {
-    const ns = uniqueNamespace("mux-silent");
-    await sim.createPod(ns, "big");
-    const silent = await relaySocket();
-    const reader = await relaySocket();
-    reader.socket.addEventListener("message", () => reader.send({ type: "ACK", received: received(reader) }));
-    for (const socket of [silent, reader]) socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
-    for (const socket of [silent, reader]) await names(socket.lines("w"), 1);
+  // On the gzip framing too: its client acknowledges the text a compressed message holds, as the relay counts it.
+  it.each([BATCH_PROTOCOL, GZIP_BATCH_PROTOCOL])(
+    "holds a client that never acknowledges, and cuts its watch off within the budget (4008); one that acknowledges gets every event (%s)",
+    async (protocol) => {
+      const ns = uniqueNamespace("mux-silent");
+      await sim.createPod(ns, "big");
+      const silent = await relaySocket({}, protocol);
+      const reader = await relaySocket({}, protocol);
+      reader.socket.addEventListener("message", () => reader.send({ type: "ACK", received: received(reader) }));
+      for (const socket of [silent, reader]) socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
+      for (const socket of [silent, reader]) await names(socket.lines("w"), 1);
 
-    // 40 changes of ~10 KB: 400 KB, past the budget, which one client never acknowledges.
-    const padding = "x".repeat(10_000);
-    const written: number[] = [];
-    for (let i = 0; i < 40; i++) written.push(rvOf(await sim.patchPod(ns, "big", { metadata: { annotations: { padding: `${i}${padding}` } } })));
-    expect((await reader.lines("w").take(40, "every change")).map((line) => rvOf(line.object!))).toEqual(written);
+      // 40 changes of ~10 KB: 400 KB, past the budget, which one client never acknowledges.
+      const padding = "x".repeat(10_000);
+      const written: number[] = [];
+      for (let i = 0; i < 40; i++) written.push(rvOf(await sim.patchPod(ns, "big", { metadata: { annotations: { padding: `${i}${padding}` } } })));
+      expect((await reader.lines("w").take(40, "every change")).map((line) => rvOf(line.object!))).toEqual(written);
 
-    const lines = await untilClosed(silent.lines("w"));
-    expect(lines.at(-1)).toMatchObject({ type: "CLOSED", code: 4008, reason: expect.stringContaining("slow subscriber") });
-    const got = lines.slice(0, -1).map((line) => rvOf(line.object!));
-    expect(got).toEqual(written.slice(0, got.length));
-    expect(lines.at(-1)!.resourceVersion).toBe(String(got.at(-1)));
-    // Its hub stopped sending half-way through the budget, as for a standalone reader that fell behind.
-    expect(received(silent)).toBeLessThan(BUDGET);
-    await eventually(async () => (await subscribers(ns)) === 1, "the hub to let the silent client's watch go");
-    for (const socket of [silent, reader]) socket.close();
-  });
+      const lines = await untilClosed(silent.lines("w"));
+      expect(lines.at(-1)).toMatchObject({ type: "CLOSED", code: 4008, reason: expect.stringContaining("slow subscriber") });
+      const got = lines.slice(0, -1).map((line) => rvOf(line.object!));
+      expect(got).toEqual(written.slice(0, got.length));
+      expect(lines.at(-1)!.resourceVersion).toBe(String(got.at(-1)));
+      // Its hub stopped sending half-way through the budget, as for a standalone reader that fell behind.
+      expect(received(silent)).toBeLessThan(BUDGET);
+      await eventually(async () => (await subscribers(ns)) === 1, "the hub to let the silent client's watch go");
+      for (const socket of [silent, reader]) socket.close();
+    },
+  );
 
-  it("cuts off a client that never acknowledges once what the relay sent it passes the budget beside what its hubs hold: every watch ends (4008), then the socket", async () => {
-    const ns = uniqueNamespace("mux-flood");
-    await sim.createPod(ns, "p0");
-    const socket = await relaySocket();
-    socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
-    await names(socket.lines("w"), 1);
-    // Each op it cannot act on is answered with a Status as long as the op it names, and never acknowledged.
-    for (let i = 0; i < 100; i++) socket.send({ op: "x".repeat(10_000), id: `bad${i}` });
-    expect(await socket.closed.closed()).toMatchObject({ code: 4008, reason: expect.stringContaining("resume each watch from its last resourceVersion") });
-    // Cut off at the first answer past it: what its watch's hub may hold, and the budget beside.
-    expect(received(socket)).toBeLessThan(BUDGET + inFlightAllowance(BUDGET) + 11_000);
-    expect((await untilClosed(socket.lines("w"))).at(-1)).toMatchObject({ type: "CLOSED", code: 4008 });
-    await eventually(async () => (await subscribers(ns)) === 0, "the hub to lose the socket's watch");
-  });
+  it.each([BATCH_PROTOCOL, GZIP_BATCH_PROTOCOL])(
+    "cuts off a client that never acknowledges once what the relay sent it passes the budget beside what its hubs hold: every watch ends (4008), then the socket (%s)",
+    async (protocol) => {
+      const ns = uniqueNamespace("mux-flood");
+      await sim.createPod(ns, "p0");
+      const socket = await relaySocket({}, protocol);
+      socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
+      await names(socket.lines("w"), 1);
+      // Each op it cannot act on is answered with a Status as long as the op it names, and never acknowledged.
+      for (let i = 0; i < 100; i++) socket.send({ op: "x".repeat(10_000), id: `bad${i}` });
+      expect(await socket.closed.closed()).toMatchObject({ code: 4008, reason: expect.stringContaining("resume each watch from its last resourceVersion") });
+      // Cut off at the first answer past it: what its watch's hub may hold, and the budget beside.
+      expect(received(socket)).toBeLessThan(BUDGET + inFlightAllowance(BUDGET) + 11_000);
+      expect((await untilClosed(socket.lines("w"))).at(-1)).toMatchObject({ type: "CLOSED", code: 4008 });
+      await eventually(async () => (await subscribers(ns)) === 0, "the hub to lose the socket's watch");
+    },
+  );
 
   it("takes ops as long as a watch URL allows; a longer message closes the socket (1009) unread", async () => {
     const ns = uniqueNamespace("mux-long");
