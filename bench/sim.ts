@@ -5,9 +5,13 @@
  * requests comes from there), plus the host's two IPC operations.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { PROBE_LABEL } from "../src/hub/probe.ts";
 import type { FaultRequest, LoggedRequest, SimConfig, SimStats } from "../src/sim/index.ts";
 import { startChild, type Child } from "./children.ts";
 import type { SimArgs } from "./hosts/sim.ts";
+
+/** The label selector of a relay's probe (`src/hub/probe.ts`): no object matches it. */
+const PROBE_SELECTOR = `!${PROBE_LABEL},${PROBE_LABEL}`;
 
 export class Sim {
   readonly url: string;
@@ -52,9 +56,14 @@ export class Sim {
     return Number((await this.stats()).resourceVersion);
   }
 
-  /** Open watch streams on one namespace's collections: the upstream connections a system holds. */
+  /**
+   * Open watch streams on one namespace's collections: the upstream connections a system holds.
+   * Not a relay's probe (a consistent read's question of how far the upstream has got: a
+   * watch-list no object matches, ended at its first bookmark), which may still be open here
+   * for a moment after the relay has its answer.
+   */
   async watchesIn(namespace: string): Promise<number> {
-    return (await this.stats()).activeWatches.filter((w) => w.path.startsWith(`/api/v1/namespaces/${namespace}/`)).length;
+    return (await this.stats()).activeWatches.filter((w) => w.path.startsWith(`/api/v1/namespaces/${namespace}/`) && w.labelSelector !== PROBE_SELECTOR).length;
   }
 
   /** Where the request log is now, to count what comes after. */

@@ -17,7 +17,7 @@ import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { have } from "../kit/tools.ts";
-import { launchChromium } from "./chromium.ts";
+import { launchChromium, recordSocketProtocols } from "./chromium.ts";
 import { startRelay, waitForOutput, type RunningRelay } from "./harness.ts";
 import { simulatorUrl } from "./kube.ts";
 
@@ -204,16 +204,7 @@ document.body.dataset.synced = "true";
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(error.message));
       // The framing each watch socket agreed to, and whether any message came compressed (binary).
-      await page.addInitScript(() => {
-        const protocols: string[] = [];
-        Object.assign(window, { protocols });
-        window.WebSocket = class extends WebSocket {
-          constructor(url: string | URL, offered?: string | string[]) {
-            super(url, offered);
-            this.addEventListener("open", () => protocols.push(this.protocol));
-          }
-        };
-      });
+      const sockets = await recordSocketProtocols(page);
       let binaryFrames = 0;
       page.on("websocket", (socket) => socket.on("framereceived", (frame) => void (typeof frame.payload !== "string" && binaryFrames++)));
       // The page on the relay's origin, as an application served beside it would be: a document
@@ -227,7 +218,7 @@ document.body.dataset.synced = "true";
       await page.waitForFunction(() => [...document.querySelectorAll("#pods li")].some((li) => li.textContent === "from-chromium"));
       expect(errors).toEqual([]);
       // Chromium has DecompressionStream: the watch took the compressed framing, and read the new pod from a gzip message.
-      expect(await page.evaluate(() => (window as unknown as { protocols: string[] }).protocols)).toEqual(["gzip.delta.watch.kube-watch-relay.dev"]);
+      expect(await sockets.agreed()).toEqual(["gzip.delta.watch.kube-watch-relay.dev"]);
       expect(binaryFrames).toBeGreaterThan(0);
 
       // The relay's own /client.js is the same library: the same exports as the package's.

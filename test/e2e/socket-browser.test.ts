@@ -16,7 +16,7 @@ import type { Browser, Page, WebSocket as PageSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildClient } from "../../scripts/build-client.ts";
 import { have } from "../kit/tools.ts";
-import { launchChromium } from "./chromium.ts";
+import { launchChromium, recordSocketProtocols } from "./chromium.ts";
 import type { Rule } from "../../src/auth/rules.ts";
 import { GZIP_BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
@@ -72,20 +72,11 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
   });
 
   /** The page with a token, every WebSocket it opens, and how many binary messages they received (the gzip framing's). */
-  async function open(ttlSeconds: number): Promise<{ page: Page; sockets: PageSocket[]; binary: () => number }> {
+  async function open(ttlSeconds: number): Promise<{ page: Page; sockets: PageSocket[]; binary: () => number; protocols: () => Promise<string[]> }> {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, colorScheme: "dark" });
     const sockets: PageSocket[] = [];
     // The subprotocol each of its sockets agreed to.
-    await page.addInitScript(() => {
-      const protocols: string[] = [];
-      Object.assign(window, { protocols });
-      window.WebSocket = class extends WebSocket {
-        constructor(url: string | URL, offered?: string | string[]) {
-          super(url, offered);
-          this.addEventListener("open", () => protocols.push(this.protocol));
-        }
-      };
-    });
+    const protocols = await recordSocketProtocols(page);
     let binary = 0;
     page.on("websocket", (socket) => {
       sockets.push(socket);
@@ -95,7 +86,7 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
     const query = new URLSearchParams({ namespace: NS });
     for (const path of EXTRA) query.append("watch", path);
     await page.goto(`${relay!.url}/?${query}#token=${await token(ttlSeconds)}`);
-    return { page, sockets, binary: () => binary };
+    return { page, sockets, binary: () => binary, protocols: protocols.agreed };
   }
 
   const state_ = (page: Page, watch: string) => page.getAttribute(`#watches li[data-watch="${watch}"] .state`, "data-state");
@@ -116,13 +107,13 @@ describe.skipIf(!chromiumHere)("the live page over one relay socket", () => {
     page.$$eval("#log li", (items, key) => items.map((li) => `${li.dataset.kind} ${li.querySelector(".text")?.textContent}`).filter((t) => t.includes(` pod ${key} `)), `${NS}/${name}`);
 
   it("shows six watches across two clusters on one socket; the forbidden one fails alone with its 403", async () => {
-    const { page, sockets, binary } = await open(3600);
+    const { page, sockets, binary, protocols } = await open(3600);
     for (const watch of WATCHES.filter((w) => w !== "watch-3")) await until(page, watch, ["live"]);
     await until(page, "watch-3", ["failed"]);
     expect(await stateText(page, "watch-3")).toMatch(/403 Forbidden: nodes is forbidden: User "viewer" cannot (list|watch) resource "nodes"/);
     expect(sockets.map((s) => new URL(s.url()).pathname)).toEqual(["/_relay/socket"]);
     // The socket took the gzip framing: the initial states came compressed, in binary messages.
-    expect(await page.evaluate(() => (window as unknown as { protocols: string[] }).protocols)).toEqual([GZIP_BATCH_PROTOCOL]);
+    expect(await protocols()).toEqual([GZIP_BATCH_PROTOCOL]);
     expect(binary()).toBeGreaterThan(0);
 
     // Both clusters live, over that one socket.

@@ -33,6 +33,17 @@ function hubOf(cluster: string, namespace: string | undefined, labelSelector: st
   return env.WATCH_HUB.getByName(hubName(watchKey({ cluster, group: "", version: "v1", resource: "pods", namespace, namespaced: true, labelSelector, fieldSelector: null })));
 }
 
+/** The names a watch-list of `path` (no resourceVersion) starts with, up to its initial-events-end bookmark, sorted. */
+async function watchListNames(path: string): Promise<Array<string | undefined>> {
+  const watch = await httpWatch(`${path}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`);
+  const initial = await watch.events.until((e) => e.type === "BOOKMARK" && e.object.metadata?.annotations?.["k8s.io/initial-events-end"] === "true", "the initial-events-end bookmark");
+  watch.close();
+  return initial
+    .filter((e) => e.type === "ADDED")
+    .map((e) => e.object.metadata?.name)
+    .sort();
+}
+
 const described = (e: WatchEvent) => [e.type, e.object.metadata?.name, e.object.metadata?.annotations?.[CLUSTER_ANNOTATION]];
 
 describe("a merged key", () => {
@@ -90,15 +101,7 @@ describe("a merged key", () => {
     const ns = uniqueNamespace("fleet");
     await a.createPod(ns, "x");
     await b.createPod(ns, "y");
-    const watch = await httpWatch(merged("fleet-a,fleet-b", ns, "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"));
-    const initial = await watch.events.until((e) => e.type === "BOOKMARK" && e.object.metadata?.annotations?.["k8s.io/initial-events-end"] === "true", "the initial-events-end bookmark");
-    watch.close();
-    expect(
-      initial
-        .filter((e) => e.type === "ADDED")
-        .map((e) => e.object.metadata?.name)
-        .sort(),
-    ).toEqual(["fleet-a:x", "fleet-b:y"]);
+    expect(await watchListNames(merged("fleet-a,fleet-b", ns))).toEqual(["fleet-a:x", "fleet-b:y"]);
   });
 
   it("refuses clusters it does not know (404) and a malformed set", async () => {
@@ -203,15 +206,7 @@ describe("a merged key", () => {
       for (const item of current.items) expect(rvOf(item)).toBeLessThanOrEqual(Number(current.metadata.resourceVersion));
       // A watch-list without resourceVersion starts from such a state too.
       await a.createPod(ns, "fresher");
-      const watch = await httpWatch(merged(set, ns, "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"));
-      const initial = await watch.events.until((e) => e.type === "BOOKMARK" && e.object.metadata?.annotations?.["k8s.io/initial-events-end"] === "true", "the initial-events-end bookmark");
-      watch.close();
-      expect(
-        initial
-          .filter((e) => e.type === "ADDED")
-          .map((e) => e.object.metadata?.name)
-          .sort(),
-      ).toEqual(["fleet-a:fresh", "fleet-a:fresher", "fleet-b:also"]);
+      expect(await watchListNames(merged(set, ns))).toEqual(["fleet-a:fresh", "fleet-a:fresher", "fleet-b:also"]);
     } finally {
       await a.configure({ watchDelayMs: 0 });
     }
