@@ -17,7 +17,7 @@ export function table(headers: string[], rows: Cell[][]): string {
   return [line(headers), `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`, ...text.map(line)].join("\n");
 }
 
-export const NOISE = "not measurable (noise)";
+const NOISE = "not measurable (noise)";
 
 /**
  * Memory added per subscriber or per key (KB), for a table cell. It is the growth of a whole

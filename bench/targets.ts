@@ -661,7 +661,7 @@ interface Check {
 const on = <T extends Row>(scenario: T["scenario"], check: (rows: readonly T[]) => TargetResult[]): Check => ({ scenario, check: (rows) => check(rows as readonly T[]) });
 
 /** Every target the relay is held to, in the order the report lists them. */
-export const TARGETS: readonly Check[] = [
+const TARGETS: readonly Check[] = [
   on<FanoutRow>("fanout", fanoutTargets),
   on<BurstRow>("burst", burstTargets),
   on<StormRow>("storm", stormTargets),
