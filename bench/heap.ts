@@ -8,10 +8,8 @@
  */
 import { HEAP_LIMIT_MB } from "../scripts/heap-limit.ts";
 import { heapPeak, type BigRow, type HubsRow, type Results } from "./rows.ts";
-import { num, rowsOf } from "./tables.ts";
+import { fmt, num, rowsOf } from "./tables.ts";
 import { HEAP_TARGET_MB, ofLimit } from "./targets.ts";
-
-const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
 
 const seconds = (ms: number) => (ms >= 10_000 ? `${fmt(ms / 1000).replace(/\.\d$/, "")} s` : ms >= 1000 ? `${fmt(Math.round(ms / 100) / 10)} s` : `${fmt(ms)} ms`);
 

@@ -4,9 +4,8 @@
  * views (a full watch of the collection, or refetching its page on every change).
  */
 import { windowsOf, type Results, type ViewsRow } from "./rows.ts";
-import { num, rowsOf, table } from "./tables.ts";
+import { fmt, num, rowsOf, table } from "./tables.ts";
 
-const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
 const kb = (bytes: number | null) => (bytes === null ? null : bytes / 1024);
 const mb = (bytes: number) => `${num(bytes / 2 ** 20)} MB`;
 const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : undefined);

@@ -6,7 +6,7 @@
  * sections read the thresholds from here; nothing here reads the report.
  */
 import { HEAP_LIMIT_MB } from "../scripts/heap-limit.ts";
-import { memoryGrowthText, num } from "./tables.ts";
+import { fmt, memoryGrowthText, num } from "./tables.ts";
 import {
   atOf,
   fullest,
@@ -70,7 +70,6 @@ export const HEAP_TARGET_MB = 64;
 /** How soon a full list of a large collection must start arriving. */
 const FIRST_BYTE_TARGET_MS = 100;
 
-const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
 const kb = (bytes: number) => `${fmt(bytes / 1024)} KB`;
 
 // The comparisons targets share.
