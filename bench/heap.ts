@@ -1,64 +1,15 @@
 /**
  * @module
- * What the `big` and `hubs` scenarios say, in targets and sentences: the relay's JS heap at each
+ * What the `big` and `hubs` scenarios say, in sentences: the relay's JS heap at each
  * step of a large collection's life, and with many hubs in one isolate, against the platform's
  * 128 MB (an isolate over it is reset) and the 64 MB a hub is held to so that objects sharing an
  * isolate leave each other room; how fast lists stream from storage; what a hub stores and
  * writes per object. Written from the rows, as the rest of the report is.
  */
 import { HEAP_LIMIT_MB } from "../scripts/heap-limit.ts";
-import type { BigRow, HubsRow, Results, Row, TargetResult } from "./rows.ts";
-import { num, rowsOf } from "./tables.ts";
-
-/** The most one hub's isolate heap may reach at any step, after a collection: half the platform's. */
-export const HEAP_TARGET_MB = 64;
-/** How soon a full list of a large collection must start arriving. */
-export const FIRST_BYTE_TARGET_MS = 100;
-
-const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
-
-/** The step with the highest heap, and that heap. */
-function peak<T extends BigRow | HubsRow>(rows: readonly T[]): { row: T; mb: number } | undefined {
-  let best: { row: T; mb: number } | undefined;
-  for (const row of rows) if (row.heapMaxMB !== null && (!best || row.heapMaxMB > best.mb)) best = { row, mb: row.heapMaxMB };
-  return best;
-}
-
-const ofLimit = (mb: number) => `${fmt((100 * mb) / HEAP_LIMIT_MB)}% of the platform's ${HEAP_LIMIT_MB} MB`;
-
-/** The heap targets: a big collection's hub within 64 MB at every step, its full lists' first bytes within 100 ms; many hubs in one isolate within 128 MB. */
-export function heapTargets(rows: readonly Row[]): TargetResult[] {
-  const results: TargetResult[] = [];
-  const big = rows.filter((r): r is BigRow => r.scenario === "big" && r.system === "relay");
-  const top = peak(big);
-  if (big.length > 0) {
-    const objects = big[0]?.objects ?? 0;
-    const unfinished = big.filter((r) => r.ms === null && r.heapMaxMB !== null && !r.step.startsWith("idle"));
-    results.push({
-      target: `big, ${num(objects)} pods: JS heap ≤ ${HEAP_TARGET_MB} MB after a collection, at every step`,
-      measured: top ? `at most ${fmt(top.mb)} MB (${top.row.step}), ${ofLimit(top.mb)}${unfinished.length > 0 ? `; unfinished: ${unfinished.map((r) => r.step).join(", ")}` : ""}` : "not measured",
-      met: top ? top.mb <= HEAP_TARGET_MB && unfinished.length === 0 : undefined,
-    });
-    const full = big.filter((r) => r.step.startsWith("full list") && typeof r.firstByteMs === "number");
-    const slowest = Math.max(...full.map((r) => r.firstByteMs as number));
-    results.push({
-      target: `big, ${num(objects)} pods: the first bytes of a full list through the relay within ${FIRST_BYTE_TARGET_MS} ms`,
-      measured: full.length > 0 ? full.map((r) => `${r.step.replace("full list, ", "")}: ${fmt(r.firstByteMs as number)} ms`).join("; ") : "not measured",
-      met: full.length > 0 ? slowest <= FIRST_BYTE_TARGET_MS : undefined,
-    });
-  }
-  const hubs = rows.filter((r): r is HubsRow => r.scenario === "hubs");
-  const hubsTop = peak(hubs);
-  if (hubs.length > 0) {
-    const first = hubs[0] as HubsRow;
-    results.push({
-      target: `hubs, ${num(first.keys)} keys × ${num(first.objects)} pods in one workerd: JS heap ≤ ${HEAP_LIMIT_MB} MB`,
-      measured: hubsTop ? `at most ${fmt(hubsTop.mb)} MB (${hubsTop.row.step})` : "not measured",
-      met: hubsTop ? hubsTop.mb <= HEAP_LIMIT_MB && hubs.every((r) => r.ms !== null) : undefined,
-    });
-  }
-  return results;
-}
+import { heapPeak, type BigRow, type HubsRow, type Results } from "./rows.ts";
+import { fmt, num, rowsOf } from "./tables.ts";
+import { HEAP_TARGET_MB, ofLimit } from "./targets.ts";
 
 const seconds = (ms: number) => (ms >= 10_000 ? `${fmt(ms / 1000).replace(/\.\d$/, "")} s` : ms >= 1000 ? `${fmt(Math.round(ms / 100) / 10)} s` : `${fmt(ms)} ms`);
 
@@ -74,7 +25,7 @@ export function heapSummary(results: Results): string[] {
   const first = step("first list");
   const coldFull = step("cold full list");
   const coldPaged = step("cold paged list");
-  const top = peak(relay);
+  const top = heapPeak(relay);
   if (first && top) {
     const objects = first.objects;
     const fulls = relay.filter((r) => r.step.startsWith("full list") && r.MBps);
@@ -104,7 +55,7 @@ export function heapSummary(results: Results): string[] {
   }
   const hubs = rowsOf<HubsRow>(results, "hubs");
   const opening = hubs[0];
-  const hubsTop = peak(hubs);
+  const hubsTop = heapPeak(hubs);
   if (opening && hubsTop) {
     out.push(
       `**${num(opening.keys)} hubs in one isolate**, each of ${num(opening.objects)} pods (${num(opening.keys * opening.objects)} objects in all, ${num(opening.storageMB ?? 0)} MB of storage), a subscriber on each: ` +
@@ -119,7 +70,7 @@ export function bigReading(results: Results): string {
   const relay = rowsOf<BigRow>(results, "big").filter((r) => r.system === "relay" && r.heapMaxMB !== null);
   if (relay.length === 0) return "";
   const over = relay.filter((r) => (r.heapMaxMB ?? 0) > HEAP_TARGET_MB);
-  const top = peak(relay);
+  const top = heapPeak(relay);
   return (
     `The JS heap is the relay's isolate's live heap after a full collection (\`HeapProfiler.collectGarbage\`, then \`Runtime.getHeapUsage\`, through the inspector), sampled every ${results.sizes.big.sampleMs / 1000} s while each step ran and once after it: ` +
     `\`JS heap max\` is the high-water mark of those samples. The platform resets an isolate over ${HEAP_LIMIT_MB} MB (the relay's runtime here is held to it, so a step over it would have failed); ` +

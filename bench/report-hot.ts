@@ -1,45 +1,12 @@
 /**
  * @module
- * The hot scenario in the report: its table, its targets (the issue's: what each object of a
- * tree sends per event, and what the extra hop adds to p50), and the capacity a tree would have
- * deployed, modelled from this run's numbers with its assumptions beside it. On this machine
+ * The hot scenario in the report: its table, the placement as measured, and the capacity a tree
+ * would have deployed, modelled from this run's numbers with its assumptions beside it. On this machine
  * every hub shares workerd's one thread, so a tree adds no throughput here: what is measured is
  * each object's load and the hop's cost, and the model multiplies them out.
  */
-import type { HotRow, Results, Row, TargetResult } from "./rows.ts";
-import { percentileOf } from "./stats.ts";
+import { atOf, fullest, hopAdded, keptUp, replicasOf, rootOf, sizesOf, type HotRow, type Results } from "./rows.ts";
 import { num, rowsOf, table } from "./tables.ts";
-import type { SystemName } from "./systems/system.ts";
-
-/** The issue's bound on what the extra hop may add to p50. */
-export const HOP_P50_MS = 25;
-/** The sizes the issue names: the tree's, and the hop's. */
-const TREE_SUBSCRIBERS = 2000;
-const HOP_SUBSCRIBERS = 1000;
-
-const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
-
-const rootOf = (row: HotRow) => row.hubs.find((h) => h.hub === "root");
-const replicasOf = (row: HotRow) => row.hubs.filter((h) => h.hub !== "root");
-/** The replica with the most subscribers. */
-const fullest = (row: HotRow) => replicasOf(row).sort((a, b) => b.subscribers - a.subscribers)[0];
-
-/** The row of a system at a size and replica count, on one workerd or (`split`) with the replicas in a second. */
-const atOf =
-  (rows: readonly HotRow[]) =>
-  (system: SystemName, subscribers: number | undefined, replicas: number, split = false): HotRow | undefined =>
-    rows.find((r) => r.system === system && r.subscribers === subscribers && r.replicas === replicas && (r.replicaWorkerd ?? false) === split);
-
-/** Both rows of a pair measured, and each delivered what was asked (95%): its p50s are not a saturated thread's queue. */
-const keptUp = (pair: ReadonlyArray<HotRow | undefined>): pair is readonly [HotRow, HotRow] => pair.every((r) => r !== undefined && r.deliveredPct >= 95);
-
-/** The tree's size (the main size, the largest measured) and the hop's (the smaller), as a run measured them. */
-function sizesOf(rows: readonly HotRow[]) {
-  const sizes = [...new Set(rows.map((r) => r.subscribers))].sort((a, b) => b - a);
-  const tree = sizes.includes(TREE_SUBSCRIBERS) ? TREE_SUBSCRIBERS : sizes[0];
-  const hop = sizes.includes(HOP_SUBSCRIBERS) ? HOP_SUBSCRIBERS : (sizes[1] ?? sizes[0]);
-  return { tree, hop };
-}
 
 export function hotTable(rows: readonly HotRow[]): string {
   return table(
@@ -99,98 +66,6 @@ export function hotTable(rows: readonly HotRow[]): string {
       ];
     }),
   );
-}
-
-/**
- * Each round's p50 without replicas and with them: a round measures the two one after the other,
- * so its difference is the least disturbed by the machine's noise. A run of one round: its rows.
- */
-function roundPairs(solo: HotRow, tree: HotRow): Array<[number, number]> {
-  const [a, b] = solo.rounds && tree.rounds && solo.rounds.length === tree.rounds.length ? [solo.rounds as HotRow[], tree.rounds as HotRow[]] : [[solo], [tree]];
-  return a.flatMap((row, i) => {
-    const [x, y] = [row.p50Ms, b[i]?.p50Ms];
-    return x === null || x === undefined || y === null || y === undefined ? [] : [[x, y] as [number, number]];
-  });
-}
-
-/** What the hop added to p50: the median of the rounds' differences, and each round's pair. */
-function hopAdded(solo: HotRow, tree: HotRow): { pairs: Array<[number, number]>; added: number | undefined } {
-  const pairs = roundPairs(solo, tree);
-  return {
-    pairs,
-    added: percentileOf(
-      pairs.map(([a, b]) => b - a),
-      50,
-    ),
-  };
-}
-
-/** The issue's targets for a hot key: at the tree's size with the most replicas measured, and at the hop's size. */
-export function hotTargets(all: readonly Row[]): TargetResult[] {
-  const rows = all.filter((r): r is HotRow => r.scenario === "hot");
-  if (rows.length === 0) return [];
-  const { tree, hop } = sizesOf(rows);
-  const most = Math.max(...rows.filter((r) => r.subscribers === tree).map((r) => r.replicas));
-  const at = atOf(rows);
-  const out: TargetResult[] = [];
-  for (const system of ["relay", "relay-batched"] as const) {
-    const row = at(system, tree, most);
-    const root = row && rootOf(row);
-    const share = tree === undefined ? 0 : tree / most;
-    out.push({
-      target: `hot S=${num(tree ?? 0)}, ${most} replicas, ${system}: the root sends ≤ ${most} messages per event (its replicas), not ${num(tree ?? 0)}`,
-      measured: !root
-        ? "not measured"
-        : `sends to ${root.destinations} (${root.subscribers} subscribers of its own); ${root.messagesPerEvent === null ? "–" : fmt(root.messagesPerEvent)} messages per event committed`,
-      met: !root ? undefined : root.destinations <= most && root.messagesPerEvent !== null && root.messagesPerEvent <= most * 1.05,
-    });
-    const top = row && fullest(row);
-    out.push({
-      target: `hot S=${num(tree ?? 0)}, ${most} replicas, ${system}: no replica sends to more than its share (${num(share)} subscribers) per event`,
-      measured:
-        !row || !top
-          ? "not measured"
-          : `${row.replicasLive} replicas serving ${replicasOf(row)
-              .map((h) => num(h.subscribers))
-              .join(
-                ", ",
-              )}; the fullest sent ${top.messagesPerEvent === null ? "–" : fmt(top.messagesPerEvent)} messages per event${top.subscribers > share ? ` (${(top.subscribers / share).toFixed(1)}× its share: see the placement note below)` : ""}`,
-      met: !row || !top ? undefined : top.subscribers <= share,
-    });
-  }
-  const hopReplicas = Math.max(0, ...rows.filter((r) => r.subscribers === hop).map((r) => r.replicas));
-  for (const split of [true, false]) {
-    for (const system of ["relay", "relay-batched"] as const) {
-      const [solo, treeRow] = [at(system, hop, 0, split), at(system, hop, hopReplicas, split)];
-      if (!split || (solo && treeRow)) out.push(hopTarget(system, hop ?? 0, hopReplicas, split, solo, treeRow));
-    }
-  }
-  return out;
-}
-
-/**
- * What the hop added to p50, judged where the tree has a thread per tier as deployed (`split`:
- * the replicas in a second workerd) and both kept up. On one workerd for all it is said, not
- * judged: there the difference is one thread's queue, which the tree lengthens by its replica's
- * turns; nor where either fell behind, when both p50s are a saturated thread's queue.
- */
-function hopTarget(system: SystemName, hop: number, replicas: number, split: boolean, solo: HotRow | undefined, treeRow: HotRow | undefined): TargetResult {
-  const rate = treeRow?.eventsPerSec ?? solo?.eventsPerSec ?? 0;
-  const { pairs, added } = solo && treeRow ? hopAdded(solo, treeRow) : { pairs: [], added: undefined };
-  const kept = keptUp([solo, treeRow]);
-  const signed = (ms: number) => `${ms >= 0 ? "+" : ""}${num(ms)} ms`;
-  const where = split ? "replicas in a second workerd" : "every hub on one workerd thread, said, not judged";
-  return {
-    target: `hot S=${num(hop)}, ${num(rate)} ev/s, ${system}: ${replicas} replicas (every subscriber on one) add ≤ ${HOP_P50_MS} ms to p50 (${where})`,
-    measured:
-      added === undefined || !solo || !treeRow
-        ? "not measured"
-        : (pairs.length === 1
-            ? `p50 ${num(solo.p50Ms ?? 0)} ms without replicas, ${num(treeRow.p50Ms ?? 0)} ms with: ${signed(added)}`
-            : `${signed(added)}, the median of each round's difference (p50 without replicas, then with: ${pairs.map(([a, b]) => `${num(a)}, ${num(b)} ms`).join("; ")})`) +
-          (kept ? "" : `; delivered ${num(solo.deliveredPct)}% and ${num(treeRow.deliveredPct)}% of what was asked, so both p50s measure the queue of a saturated thread, not the hop`),
-    met: added === undefined || !split || !kept ? undefined : added <= HOP_P50_MS,
-  };
 }
 
 /** The section of BENCHMARKS.md: what was measured, the table, the placement as measured, and the capacity model. */

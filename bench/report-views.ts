@@ -1,26 +1,14 @@
 /**
  * @module
- * The views scenario in the report: its tables, its targets (the issue's: a view opens within
- * 300 ms, a visible row's change arrives within 500 ms p99, a view client receives at least 50×
- * fewer bytes than a full watch), and the comparison with what a browser does without live
+ * The views scenario in the report: its tables, and the comparison with what a browser does without live
  * views (a full watch of the collection, or refetching its page on every change).
  */
-import type { Results, Row, TargetResult, ViewsRow } from "./rows.ts";
-import { num, rowsOf, table } from "./tables.ts";
+import { windowsOf, type Results, type ViewsRow } from "./rows.ts";
+import { fmt, num, rowsOf, table } from "./tables.ts";
 
-export const VIEW_OPEN_MS = 300;
-export const VIEW_P99_MS = 500;
-export const VIEW_BYTES_RATIO = 50;
-
-const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
 const kb = (bytes: number | null) => (bytes === null ? null : bytes / 1024);
 const mb = (bytes: number) => `${num(bytes / 2 ** 20)} MB`;
 const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : undefined);
-
-function windowsOf(rows: readonly ViewsRow[]) {
-  const of = (m: ViewsRow["measurement"]) => rows.find((r) => r.measurement === m);
-  return { watch: of("watch"), views: of("views"), refetch: of("refetch") };
-}
 
 export function viewsTable(rows: readonly ViewsRow[]): string {
   return table(
@@ -77,51 +65,6 @@ function opensTable(row: ViewsRow): string {
     ["sort", "filter", "first of its order ms (builds its index)", "a second window ms", "first frame KB"],
     (row.opens ?? []).map((o) => [o.sort, o.filter ?? "–", o.coldMs, o.warmMs, o.bytes / 1024]),
   );
-}
-
-export function viewsTargets(all: readonly Row[]): TargetResult[] {
-  const rows = all.filter((r): r is ViewsRow => r.scenario === "views");
-  if (rows.length === 0) return [];
-  const { watch, views } = windowsOf(rows);
-  const objects = num(views?.objects ?? watch?.objects ?? 0);
-  const opens = views?.opens ?? [];
-  const worst = (pick: (o: (typeof opens)[number]) => number) => opens.reduce<(typeof opens)[number] | undefined>((w, o) => (!w || pick(o) > pick(w) ? o : w), undefined);
-  const openTarget = (which: string, pick: (o: (typeof opens)[number]) => number): TargetResult => {
-    const o = worst(pick);
-    return {
-      target: `views at ${objects} objects: a view opens (its first frame) ≤ ${VIEW_OPEN_MS} ms, ${which}`,
-      measured: !o
-        ? "not measured"
-        : `slowest ${fmt(pick(o))} ms (sort ${o.sort}${o.filter ? `, filter ${o.filter}` : ""})${pick(o) > VIEW_OPEN_MS ? ` (${(pick(o) / VIEW_OPEN_MS).toFixed(1)}× the target)` : ""}; all: ${opens.map((x) => fmt(pick(x))).join(", ")} ms`,
-      met: o ? pick(o) <= VIEW_OPEN_MS : undefined,
-    };
-  };
-  const times = ratio(views?.watchBytesPerMin, views?.bytesPerClientPerMin);
-  const first = views && views.listBytes !== null && views.bytesPerClientPerMin !== null && views.watchBytesPerMin !== null ? firstMinute(views) : undefined;
-  return [
-    openTarget("the first of its order (which builds the order's index)", (o) => o.coldMs),
-    openTarget("a second window of an order", (o) => o.warmMs),
-    {
-      target: `views at ${objects} objects, ${num(views?.eventsPerSec ?? 0)} ev/s: a visible row's change reaches its view ≤ ${VIEW_P99_MS} ms p99`,
-      measured: views?.p99Ms === null || views?.p99Ms === undefined ? "not measured" : `p99 ${fmt(views.p99Ms)} ms, p50 ${fmt(views.p50Ms ?? 0)} ms (${num(views.latencySamples)} row changes)`,
-      met: views?.p99Ms === null || views?.p99Ms === undefined ? undefined : views.p99Ms <= VIEW_P99_MS,
-    },
-    {
-      target: `views at ${objects} objects: a view client receives ≥ ${VIEW_BYTES_RATIO}× fewer bytes than a full watch of the collection`,
-      measured:
-        times === undefined || !views
-          ? "not measured"
-          : `live: ${fmt((views.bytesPerClientPerMin ?? 0) / 1024)} KB/min against ${fmt((views.watchBytesPerMin ?? 0) / 1024)} KB/min, ${fmt(times)}× fewer` +
-            (first ? `; over the first minute, the watch's initial list and the view's first frame included: ${fmt(first)}× fewer` : ""),
-      met: times === undefined ? undefined : times >= VIEW_BYTES_RATIO,
-    },
-  ];
-}
-
-/** The first minute of each: the full watch's initial state (a list's bytes) and events, against the view's first frame and frames. */
-function firstMinute(views: ViewsRow): number | undefined {
-  const frame = views.opens?.[0]?.bytes ?? 0;
-  return ((views.listBytes ?? 0) + (views.watchBytesPerMin ?? 0)) / (frame + (views.bytesPerClientPerMin ?? 1));
 }
 
 export function viewsSection(results: Results): string[] {

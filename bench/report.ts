@@ -7,14 +7,14 @@
  */
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
-import { bigReading, HEAP_TARGET_MB } from "./heap.ts";
+import { bigReading } from "./heap.ts";
 import { amendedParts } from "./merge.ts";
 import { hotSection, hotTable } from "./report-hot.ts";
 import { viewsSection, viewsTable } from "./report-views.ts";
 import type { BigRow, BurstRow, FanoutRow, FleetRow, HotRow, HubsRow, KeysRow, ProfileSummary, Results, SnapshotRow, SocketsRow, StormRow, ViewsRow } from "./rows.ts";
 import { factsOf, SYSTEM_NAMES } from "./systems/catalog.ts";
 import { bigTable, burstTable, fanoutRatios, fanoutTable, fleetTable, hubsTable, keysTable, num, rowsOf, snapshotTable, socketsTable, stormTable, table } from "./tables.ts";
-import { checkTargets } from "./targets.ts";
+import { checkTargets, HEAP_TARGET_MB } from "./targets.ts";
 
 function targetsTable(results: Results): string {
   return table(

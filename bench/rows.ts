@@ -7,9 +7,10 @@
  */
 import type { Machine } from "./machine.ts";
 import type { Mode, ProfileWorkload, Sizes } from "./modes.ts";
+import { percentileOf } from "./stats.ts";
 import type { SystemName, Transport } from "./systems/system.ts";
 
-/** One of the issue's targets, checked against a run's rows (`targets.ts`, and the scenarios' reports that check their own). */
+/** One of the issue's targets, checked against a run's rows (`targets.ts`). */
 export interface TargetResult {
   target: string;
   measured: string;
@@ -474,3 +475,68 @@ export type Stage =
   | "workerd natives with no JS caller"
   | "garbage collection"
   | "other";
+
+// The hot scenario's rows, read: its tree, its sizes, the hop's pairs.
+
+/** The sizes the issue names: the tree's, and the hop's. */
+const TREE_SUBSCRIBERS = 2000;
+const HOP_SUBSCRIBERS = 1000;
+
+export const rootOf = (row: HotRow) => row.hubs.find((h) => h.hub === "root");
+export const replicasOf = (row: HotRow) => row.hubs.filter((h) => h.hub !== "root");
+/** The replica with the most subscribers. */
+export const fullest = (row: HotRow) => replicasOf(row).sort((a, b) => b.subscribers - a.subscribers)[0];
+
+/** The row of a system at a size and replica count, on one workerd or (`split`) with the replicas in a second. */
+export const atOf =
+  (rows: readonly HotRow[]) =>
+  (system: SystemName, subscribers: number | undefined, replicas: number, split = false): HotRow | undefined =>
+    rows.find((r) => r.system === system && r.subscribers === subscribers && r.replicas === replicas && (r.replicaWorkerd ?? false) === split);
+
+/** Both rows of a pair measured, and each delivered what was asked (95%): its p50s are not a saturated thread's queue. */
+export const keptUp = (pair: ReadonlyArray<HotRow | undefined>): pair is readonly [HotRow, HotRow] => pair.every((r) => r !== undefined && r.deliveredPct >= 95);
+
+/** The tree's size (the main size, the largest measured) and the hop's (the smaller), as a run measured them. */
+export function sizesOf(rows: readonly HotRow[]) {
+  const sizes = [...new Set(rows.map((r) => r.subscribers))].sort((a, b) => b - a);
+  const tree = sizes.includes(TREE_SUBSCRIBERS) ? TREE_SUBSCRIBERS : sizes[0];
+  const hop = sizes.includes(HOP_SUBSCRIBERS) ? HOP_SUBSCRIBERS : (sizes[1] ?? sizes[0]);
+  return { tree, hop };
+}
+
+/**
+ * Each round's p50 without replicas and with them: a round measures the two one after the other,
+ * so its difference is the least disturbed by the machine's noise. A run of one round: its rows.
+ */
+function roundPairs(solo: HotRow, tree: HotRow): Array<[number, number]> {
+  const [a, b] = solo.rounds && tree.rounds && solo.rounds.length === tree.rounds.length ? [solo.rounds as HotRow[], tree.rounds as HotRow[]] : [[solo], [tree]];
+  return a.flatMap((row, i) => {
+    const [x, y] = [row.p50Ms, b[i]?.p50Ms];
+    return x === null || x === undefined || y === null || y === undefined ? [] : [[x, y] as [number, number]];
+  });
+}
+
+/** What the hop added to p50: the median of the rounds' differences, and each round's pair. */
+export function hopAdded(solo: HotRow, tree: HotRow): { pairs: Array<[number, number]>; added: number | undefined } {
+  const pairs = roundPairs(solo, tree);
+  return {
+    pairs,
+    added: percentileOf(
+      pairs.map(([a, b]) => b - a),
+      50,
+    ),
+  };
+}
+
+/** The views scenario's three windows: the full watch alone, the live views, notify-then-refetch. */
+export function windowsOf(rows: readonly ViewsRow[]) {
+  const of = (m: ViewsRow["measurement"]) => rows.find((r) => r.measurement === m);
+  return { watch: of("watch"), views: of("views"), refetch: of("refetch") };
+}
+
+/** The step with the highest heap, and that heap. */
+export function heapPeak<T extends BigRow | HubsRow>(rows: readonly T[]): { row: T; mb: number } | undefined {
+  let best: { row: T; mb: number } | undefined;
+  for (const row of rows) if (row.heapMaxMB !== null && (!best || row.heapMaxMB > best.mb)) best = { row, mb: row.heapMaxMB };
+  return best;
+}

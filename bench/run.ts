@@ -15,6 +15,7 @@ import { stopAllChildren } from "./children.ts";
 import { Loadgens } from "./loadgens.ts";
 import { describeMachine } from "./machine.ts";
 import { merge } from "./merge.ts";
+import { estimate, estimateText } from "./estimate.ts";
 import { sizesFor, type Mode } from "./modes.ts";
 import { descendants, waitIdle } from "./proc.ts";
 import { profileNamespace, profileRelay } from "./profile.ts";
@@ -47,6 +48,13 @@ import type { Launched, System, SystemName } from "./systems/system.ts";
  * should run in its wake).
  */
 const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, big, hubs, fleet, storm];
+/**
+ * Scenarios a quick run leaves out, so that it fits in five minutes: each takes minutes at its
+ * quick size (many keys' steady state, a live view of 100,000 pods, a tree of replicas built in
+ * waves, a collection of 200,000 pods, 1,000 hubs, a fleet of simulators). `--full` runs them;
+ * `--scenarios` runs any of them at its quick size.
+ */
+const FULL_ONLY: ReadonlyArray<Scenario["name"]> = ["keys", "views", "hot", "big", "hubs", "fleet"];
 
 /** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
@@ -59,8 +67,10 @@ const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim,
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 const USAGE = `usage: npm run bench -- [options]
-  (default)          quick mode: 100 and 1,000 subscribers, a burst at 500; about 7 minutes on 2 cores
-  --full             also 5,000 subscribers (2,000 in the burst), longer windows
+  (default)          quick mode: 1,000 subscribers, a burst at 500; about 5 minutes on 2 cores;
+                     not ${FULL_ONLY.join(", ")} (--scenarios runs them at quick sizes)
+  --full             every scenario, also 100 and 5,000 subscribers (2,000 in the burst), longer
+                     windows; well over an hour (the run says its estimate as it starts)
   --smoke            tiny sizes, every system and scenario, in seconds (the test runs this)
   --out DIR          write latest.json, the charts and BENCHMARKS.md to DIR
                      (default: bench/results, and BENCHMARKS.md at the repository root)
@@ -70,7 +80,8 @@ const USAGE = `usage: npm run bench -- [options]
                      already there, keeping the rest (the report says which run measured what)
   --burst-upstream U the burst with the simulator writing it as U: one-chunk (the changes made
                      together, written together), chunk-per-event (each written and sent alone,
-                     as an API server streams a burst), or both (the default)
+                     as an API server streams a burst), or both (the default of --full and
+                     --smoke; quick's is one-chunk)
   --rounds N         measure every scenario N times, all systems in each round, and report
                      each system's median round, with every round's figures beside it
                      (big, hubs and fleet, which take many minutes, are measured once whatever N)
@@ -89,7 +100,7 @@ async function main(): Promise<void> {
       scenarios: { type: "string" },
       systems: { type: "string" },
       rounds: { type: "string", default: "1" },
-      "burst-upstream": { type: "string", default: "both" },
+      "burst-upstream": { type: "string" },
       "no-profile": { type: "boolean", default: false },
       profile: { type: "boolean", default: false },
       merge: { type: "boolean", default: false },
@@ -103,18 +114,22 @@ async function main(): Promise<void> {
   if (values["report-only"]) return report(JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results, outDir, reportFile);
   const mode: Mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
   const names = pick(values.systems, SYSTEM_NAMES, "system");
+  // Quick leaves out the scenarios of many minutes, unless they are asked for by name.
   const scenarios = SCENARIOS.filter((s) =>
     pick(
       values.scenarios,
-      SCENARIOS.map((x) => x.name),
+      SCENARIOS.map((x) => x.name).filter((name) => mode !== "quick" || !FULL_ONLY.includes(name)),
       "scenario",
+      SCENARIOS.map((x) => x.name),
     ).includes(s.name),
   );
   const sizes = sizesFor(mode, availableParallelism());
   const upstreams: Record<string, boolean[]> = { "one-chunk": [false], "chunk-per-event": [true], both: [false, true] };
-  const burstUpstream = upstreams[values["burst-upstream"]];
-  if (!burstUpstream) throw new Error(`--burst-upstream must be one of ${Object.keys(upstreams).join(", ")}, got ${values["burst-upstream"]}`);
-  sizes.burst.chunkPerEvent = burstUpstream;
+  if (values["burst-upstream"] !== undefined) {
+    const burstUpstream = upstreams[values["burst-upstream"]];
+    if (!burstUpstream) throw new Error(`--burst-upstream must be one of ${Object.keys(upstreams).join(", ")}, got ${values["burst-upstream"]}`);
+    sizes.burst.chunkPerEvent = burstUpstream;
+  }
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a whole number ≥ 1, got ${values.rounds}`);
   // A merged run measures its scenarios only, unless asked for profiles too: they replace the amended run's.
@@ -132,14 +147,15 @@ async function main(): Promise<void> {
   const progress = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
   progress(`${mode} mode; child processes' logs and state in ${logDir}`);
 
-  const namespacesOf = (s: Scenario) =>
-    s
-      .namespaces(
-        sizes,
-        names.filter((n) => s.systems.includes(n)),
-      )
-      .flatMap((namespace) => Array.from({ length: rounds }, (_, round) => inRound(namespace, round)));
+  const firstRound = (s: Scenario) =>
+    s.namespaces(
+      sizes,
+      names.filter((n) => s.systems.includes(n)),
+    );
+  const namespacesOf = (s: Scenario) => firstRound(s).flatMap((namespace) => Array.from({ length: rounds }, (_, round) => inRound(namespace, round)));
   const namespaces = [...new Set([...scenarios.flatMap(namespacesOf), ...(profiling ? sizes.profiles.map(profileNamespace) : [])])];
+  const planned = scenarios.map((scenario) => ({ scenario, namespaces: firstRound(scenario) }));
+  progress(`estimated: ${estimateText(estimate(sizes, planned, rounds, profiling))}`);
   const sim = await Sim.start({ namespaces, slimPodNamespaces: scenarios.filter((s) => s.slimPods).flatMap(namespacesOf) }, logDir);
   // Side by side: starting them is mostly waiting (wrangler's bundling, workerd's start).
   const [launched, loadgens] = await Promise.all([
@@ -225,9 +241,9 @@ function report(results: Results, outDir: string, reportFile: string): void {
   printTables(results);
 }
 
-/** A comma-separated choice among `known`; all of them when not given. */
-function pick<T extends string>(value: string | undefined, known: readonly T[], what: string): T[] {
-  if (value === undefined) return [...known];
+/** A comma-separated choice among `known`; `fallback` (all of them) when not given. */
+function pick<T extends string>(value: string | undefined, fallback: readonly T[], what: string, known: readonly T[] = fallback): T[] {
+  if (value === undefined) return [...fallback];
   const chosen = value.split(",").map((s) => s.trim());
   const unknown = chosen.filter((c) => !known.includes(c as T));
   if (unknown.length > 0) throw new Error(`unknown ${what} ${unknown.join(", ")}; known: ${known.join(", ")}`);

@@ -17,7 +17,7 @@ export function table(headers: string[], rows: Cell[][]): string {
   return [line(headers), `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`, ...text.map(line)].join("\n");
 }
 
-export const NOISE = "not measurable (noise)";
+const NOISE = "not measurable (noise)";
 
 /**
  * Memory added per subscriber or per key (KB), for a table cell. It is the growth of a whole
@@ -35,6 +35,9 @@ export function memoryGrowthText(kb: number): string {
 }
 
 /** Three significant figures, with k/M past ten thousand. */
+/** A figure as the targets and the sentences under the tables state it: up to one decimal. */
+export const fmt = (n: number): string => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
+
 export function num(n: number): string {
   if (Math.abs(n) >= 1e6) return `${(n / 1e6).toPrecision(3)}M`;
   if (Math.abs(n) >= 1e4) return `${(n / 1e3).toPrecision(3)}k`;

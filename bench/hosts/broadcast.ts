@@ -63,7 +63,7 @@ export class Topic {
   }
 }
 
-export const topicKey = (path: string, labelSelector: string): string => `${path}?${labelSelector}`;
+const topicKey = (path: string, labelSelector: string): string => `${path}?${labelSelector}`;
 
 export interface BroadcastServer {
   /**

@@ -36,7 +36,7 @@ const FILTER = "Status=Running";
 const OPENS: Array<{ sort: string; filter?: string }> = [...SORTS.map((sort) => ({ sort })), { sort: "Node", filter: FILTER }];
 
 /** View `i` of `count`: the orders in turn, every other five filtered, windows at the first few offsets. */
-export function viewQueries(sizes: Sizes["views"], count: number): ViewQuery[] {
+function viewQueries(sizes: Sizes["views"], count: number): ViewQuery[] {
   return Array.from({ length: count }, (_, i) => ({
     sort: SORTS[i % SORTS.length] as string,
     ...(Math.floor(i / SORTS.length) % 2 === 1 ? { filter: FILTER } : {}),

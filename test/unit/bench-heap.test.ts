@@ -3,8 +3,8 @@
  * step's high-water mark, and missed by a step over the limit or one that never finished.
  */
 import { describe, expect, it } from "vitest";
-import { heapTargets } from "../../bench/heap.ts";
 import type { BigRow, HubsRow } from "../../bench/rows.ts";
+import { checkTargets } from "../../bench/targets.ts";
 
 const step = (name: string, heapMaxMB: number, fields: Partial<BigRow> = {}): BigRow => ({
   scenario: "big",
@@ -21,7 +21,7 @@ const step = (name: string, heapMaxMB: number, fields: Partial<BigRow> = {}): Bi
   linesMB: 0,
   ...fields,
 });
-const target = (rows: Array<BigRow | HubsRow>, starts: string) => heapTargets(rows).find((t) => t.target.startsWith(starts));
+const target = (rows: Array<BigRow | HubsRow>, starts: string) => checkTargets(rows).find((t) => t.target.startsWith(starts));
 
 describe("the heap targets", () => {
   it("holds a big collection's hub to 64 MB at its highest step, and names that step", () => {

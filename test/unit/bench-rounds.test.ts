@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { inRound, medianRounds } from "../../bench/rounds.ts";
 import type { Row } from "../../bench/rows.ts";
 import { checkTargets } from "../../bench/targets.ts";
-import { hopCost, hotTargets } from "../../bench/report-hot.ts";
+import { hopCost } from "../../bench/report-hot.ts";
 
 const fanout = (system: string, deliveredPerSec: number, extra: Partial<Record<string, unknown>> = {}) =>
   ({
@@ -99,7 +99,7 @@ describe("the benchmark's rounds", () => {
         hubs: [],
         ...(own ? { replicaWorkerd: true } : {}),
       }) as unknown as Row;
-    const judged = (rows: Row[]) => hotTargets(rows).find((t) => t.target.includes("relay-batched: 4 replicas") && t.target.includes("second workerd"));
+    const judged = (rows: Row[]) => checkTargets(rows).find((t) => t.target.includes("relay-batched: 4 replicas") && t.target.includes("second workerd"));
     // Median rows by delivery: 171 without, 123 with (-48 ms); the rounds' differences: +304, -20, +80.
     const rows = medianRounds([
       [hot(0, 171, 2), hot(4, 475, 1)],
@@ -116,7 +116,7 @@ describe("the benchmark's rounds", () => {
     // Either fell behind: both p50s are a saturated thread's queue.
     expect(judged(medianRounds([[hot(0, 2000, 1, true, 60), hot(4, 1500, 1, true, 70)]]))?.met).toBeUndefined();
     // Every hub on one thread: said, not judged.
-    const shared = hotTargets(medianRounds([[hot(0, 100, 1, false), hot(4, 120, 1, false)]]));
+    const shared = checkTargets(medianRounds([[hot(0, 100, 1, false), hot(4, 120, 1, false)]]));
     expect(shared.find((t) => t.target.includes("second workerd"))).toBeUndefined();
     const said = shared.find((t) => t.target.includes("relay-batched: 4 replicas") && t.target.includes("one workerd thread"));
     expect(said?.measured).toBe("p50 100 ms without replicas, 120 ms with: +20 ms");
