@@ -120,7 +120,8 @@ export function assemble({ state, env, hubs, settings, storage, log, reclaim }: 
       replica,
       // A tree gathers once, at its root, as one hub of all its clients would (its replicas
       // counted by what they serve, not as subscribers): each replica commits what the root sent as it comes.
-      gather: replica ? replicaGather() : new Gather(() => gatherMs((fanout?.clients ?? 0) + (replicas?.subscribers() ?? 0))),
+      // A merge hub reads what its members' hubs gathered, each with its lateness extra: it gathers its base, and takes no extra of its own.
+      gather: replica ? replicaGather() : new Gather(() => gatherMs((fanout?.clients ?? 0) + (replicas?.subscribers() ?? 0)), { lateExtra: !members }),
       // A merged key's list gives all its objects one number, which a delta's base could not tell apart (`k8s/delta.ts`): its events go whole.
       wantDeltas: () => !members && (fanout?.wantsDeltas ?? false),
       wantRows: () => views?.active ?? false,

@@ -64,6 +64,23 @@ describe("how long a hub gathers events before a commit", () => {
     expect(gather.more(0, 0, true)).toBe(0);
   });
 
+  it("a merge hub's gather keeps to its base however late the runtime is: its members' hubs gathered with their lateness extra", () => {
+    let base = 1;
+    const merge = new Gather(() => base, { lateExtra: false });
+    const member = new Gather(() => 1);
+    for (let i = 0; i < 20; i++) {
+      merge.fired(100, 2, 100);
+      member.fired(100, 2, 100);
+    }
+    // Where a member's hub gathers longer, the merge hub does not add as much again.
+    expect(member.ms).toBe(MAX_SLOW_EXTRA_MS);
+    expect(merge.ms).toBe(1);
+    // Its base still follows its subscribers, and it still gathers the rest of a burst.
+    base = 25;
+    expect(merge.ms).toBe(25);
+    expect(merge.more(25, 1, true)).toBe(BURST_GAP_MS - 1);
+  });
+
   it("commits a lone event at its time, and events a pause apart", () => {
     const gather = new Gather(() => 25);
     expect(gather.more(25, 25, false)).toBe(0);

@@ -26,6 +26,12 @@
  * subscribers get; and a busy replica needs none, for what it has not read of the root's stream
  * reaches it as one chunk.
  *
+ * A merged key's events are gathered first by its members' hubs, each with its lateness extra
+ * (their commits are what reach the merge hub, a chunk each): the merge hub gathers its base, for
+ * its own subscribers, and the rest of a burst, but takes no lateness extra of its own
+ * (`lateExtra: false`). With it, the two extras came in series, and a visible row's change on a
+ * merged key waited up to twice as long as on its cluster's own key.
+ *
  * What it bought in the benchmark's many keys, and what it costs: docs/decisions/0001.
  */
 
@@ -72,13 +78,15 @@ export interface CommitGather {
   fired(lateMs: number, events: number, elapsedMs: number): void;
 }
 
-/** A hub's gather: its base, longer while the runtime is late. */
+/** A hub's gather: its base, longer while the runtime is late (unless `lateExtra` is false: a merge hub's). */
 export class Gather implements CommitGather {
   readonly #base: () => number;
+  readonly #lateExtra: boolean;
   #extra = 0;
 
-  constructor(base: () => number) {
+  constructor(base: () => number, { lateExtra = true }: { lateExtra?: boolean } = {}) {
     this.#base = base;
+    this.#lateExtra = lateExtra;
   }
 
   get ms(): number {
@@ -92,6 +100,7 @@ export class Gather implements CommitGather {
   }
 
   fired(lateMs: number, events: number, elapsedMs: number): void {
+    if (!this.#lateExtra) return;
     if (lateMs <= LATE_MS) {
       this.#extra = Math.max(0, this.#extra - EASE_MS);
       return;
