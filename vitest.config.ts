@@ -78,11 +78,14 @@ function workers(name: string, include: string[], bindings: Record<string, strin
 /** The Workers project's longest file, which starts first in its group. */
 const SOAK = FIRST_IN_GROUP[0]!;
 
+/** The end-to-end file that measures time (the page's 300 ms targets over 100,000 pods): run last, with nothing beside it. */
+const ALONE = ["test/e2e/page-scale.test.ts"];
+
 /**
- * End-to-end files that measure time or load the machine (the page's 300 ms targets over 100,000
- * pods, the benchmark's runs): run last, one at a time, with nothing beside them.
+ * The benchmark's tools at their smallest (its comparison of two revisions, its heap probe),
+ * which load the machine but measure no time: after the end-to-end files, the two side by side.
  */
-const ALONE = ["test/e2e/page-scale.test.ts", "test/e2e/bench-compare.test.ts", "test/e2e/bench-heap.test.ts"];
+const BENCH_TOOLS = ["test/e2e/bench-compare.test.ts", "test/e2e/bench-heap.test.ts"];
 
 /**
  * The benchmark at its smallest, a few minutes of it: run by its global setup as the test run
@@ -119,10 +122,21 @@ export default defineConfig({
       },
       {
         // Real processes (npm start, wrangler dev, the simulator) and real clients.
-        test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...ALONE, BENCH_SMOKE], environment: "node", testTimeout: 120_000, hookTimeout: 120_000, sequence: { groupOrder: 2 } },
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          exclude: [...ALONE, ...BENCH_TOOLS, BENCH_SMOKE],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 2 },
+        },
       },
       {
         test: { name: "e2e-alone", include: ALONE, environment: "node", testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false },
+      },
+      {
+        test: { name: "bench-tools", include: BENCH_TOOLS, environment: "node", testTimeout: 120_000, hookTimeout: 120_000, sequence: { groupOrder: 3 } },
       },
       {
         test: { name: "bench-smoke", include: [BENCH_SMOKE], globalSetup: ["test/setup/bench-smoke.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false },
