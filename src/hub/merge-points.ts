@@ -3,7 +3,7 @@
  * What a merge hub's sequence means, in its SQLite (DESIGN.md, "One watch across clusters"):
  * at each merged resourceVersion it gave out, where each member was (`points`), so a watch from
  * any of them resumes every member exactly there; and each object's merged resourceVersion
- * against its cluster's (`merged_objects`), so a relist gives an unchanged object the number
+ * against its cluster's (`merge_objects`), so a relist gives an unchanged object the number
  * it had, and the hub's diff (uid, resourceVersion) finds nothing to send for it.
  */
 import type { Sql } from "./sql.ts";
