@@ -73,10 +73,7 @@ export interface CatchUp {
   errors: number;
 }
 
-/**
- * ACK after this many new bytes: 1/16 of the relay's default 4 MiB budget, so its view of a
- * client's backlog is never far off, at a cost of one small message per ~60 events of 4 KiB.
- */
+/** ACK after this many new bytes: 1/16 of the relay's default 4 MiB budget, so its view of a client's backlog is never far off, at a cost of one small message per ~60 events of 4 KiB. */
 const ACK_EVERY = 256 * 1024;
 /** Pause before reconnecting after an unexpected close, as clients back off. */
 const RECONNECT_MS = 100;
@@ -203,10 +200,7 @@ class LoadGenerator {
     return this.#catchUp(this.#subscribers, { rv: target }, timeoutMs, () => Promise.resolve());
   }
 
-  /**
-   * New subscribers, connecting all at once: resolves once each has reached resourceVersion
-   * `target`, or has received `added` ADDED events (a whole initial state), or `timeoutMs` passed.
-   */
+  /** New subscribers, connecting all at once: resolves once each has reached resourceVersion `target`, or has received `added` ADDED events (a whole initial state), or `timeoutMs` passed. */
   arrive({ subscribers, concurrency, target, added, timeoutMs }: { subscribers: SubscriberSpec[]; concurrency: number; target?: number; added?: number; timeoutMs: number }): Promise<CatchUp> {
     const arriving = subscribers.map((s) => new Subscriber(s));
     this.#subscribers.push(...arriving);

@@ -88,10 +88,7 @@ export class Loadgens {
     return merge(await this.#all<CatchUp>("waitFor", { target, timeoutMs }));
   }
 
-  /**
-   * New subscribers (spread over the processes), connecting all at once; resolves once each has
-   * reached resourceVersion `target`, or received `added` ADDED events (a whole initial state).
-   */
+  /** New subscribers (spread over the processes), connecting all at once; resolves once each has reached resourceVersion `target`, or received `added` ADDED events (a whole initial state). */
   async arrive(specs: readonly SubscriberSpec[], until: { target?: number; added?: number }, timeoutMs: number, concurrency = 250): Promise<CatchUp> {
     const shares = this.#children.map((_, i) => specs.filter((__, j) => j % this.#children.length === i));
     return merge(await Promise.all(this.#children.map((c, i) => c.call<CatchUp>("arrive", { subscribers: shares[i], concurrency, ...until, timeoutMs }))));

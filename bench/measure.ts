@@ -124,10 +124,7 @@ export interface MemoryTrace {
   samples: number;
 }
 
-/**
- * Run `work` while sampling `system`'s memory every `everyMs` (each heap sample forces a full
- * collection first, so it reads what is live, not garbage not yet collected), and once after it.
- */
+/** Run `work` while sampling `system`'s memory every `everyMs` (each heap sample forces a full collection first, so it reads what is live, not garbage not yet collected), and once after it. */
 export async function traceMemory<T>(system: System, everyMs: number, work: () => Promise<T>): Promise<{ result: T; memory: MemoryTrace }> {
   let heapMax = 0;
   let rssMax = 0;

@@ -108,10 +108,7 @@ export interface Sizes {
 
 export interface ProfileWorkload {
   name: "fan-out" | "fan-out over HTTP" | "many keys" | "relay socket";
-  /**
-   * How the subscribers watch: WebSocket (one event a message), HTTP (kubectl's, informers'), or
-   * a relay socket: each of `subscribersPerKey` clients holds all `keys` watches on one socket.
-   */
+  /** How the subscribers watch: WebSocket (one event a message), HTTP (kubectl's, informers'), or a relay socket: each of `subscribersPerKey` clients holds all `keys` watches on one socket. */
   transport: "ws" | "http" | "socket";
   keys: number;
   subscribersPerKey: number;

@@ -86,10 +86,7 @@ export function syncWaitMeter(pid: number, everyMs = 2): () => number | undefine
   };
 }
 
-/**
- * CPU used by everything on the machine except `ours`, as % of one core, since it was called.
- * The machine is shared: this says how much of it someone else was using during a measurement.
- */
+/** CPU used by everything on the machine except `ours`, as % of one core, since it was called. The machine is shared: this says how much of it someone else was using during a measurement. */
 export function othersMeter(ours: readonly number[]): () => number {
   const machine = machineBusyMs();
   const mine = sumCpu(ours);

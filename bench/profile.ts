@@ -30,10 +30,7 @@ const FANOUT_MODULES = new Set(["src/hub/fanout.ts", "src/hub/subscriber.ts"]);
 const INTAKE_MODULES = new Set(["src/hub/reflector.ts", "src/hub/feed.ts", "src/hub/collection.ts", "src/hub/relist.ts", "src/hub/tombstones.ts", "src/hub/window.ts"]);
 const SOCKET_MODULES = new Set(["src/k8s/mux.ts", "src/k8s/ack-ledger.ts"]);
 
-/**
- * What a sample was doing: by the native called, the relay function it was called from, or the
- * module. `foreign` frames are not the relay's code (natives, workerd's own JS).
- */
+/** What a sample was doing: by the native called, the relay function it was called from, or the module. `foreign` frames are not the relay's code (natives, workerd's own JS). */
 function stageOf(frame: CallFrame, foreign: boolean, module: string, caller: string | undefined): Stage {
   if (module === "(program)") return "workerd natives under the lock";
   if (module === "(garbage collector)") return "garbage collection";

@@ -39,10 +39,7 @@ import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.t
 
 /** A relay that delivered (nearly) everything it was offered meets a throughput target whatever the baseline did. */
 const KEPT_UP_PCT = 95;
-/**
- * Per-event WebSocket delivery within this share of workerd-floor's is at the runtime's own
- * cost of one message per event: the relay adds nothing that could be taken away.
- */
+/** Per-event WebSocket delivery within this share of workerd-floor's is at the runtime's own cost of one message per event: the relay adds nothing that could be taken away. */
 export const AT_FLOOR = 0.9;
 /** The latency a burst's changes may take to reach every subscriber, at p99. */
 export const BURST_P99_MS = 1000;
@@ -130,10 +127,7 @@ function medianP99(row: Latency): number | null {
   return Number.isFinite(median) ? median : null;
 }
 
-/**
- * A latency target. `beside`: the same measurement of a baseline in the same run, shown with it,
- * so a target that the baseline misses too on this machine reads as such (it is judged alone).
- */
+/** A latency target. `beside`: the same measurement of a baseline in the same run, shown with it, so a target that the baseline misses too on this machine reads as such (it is judged alone). */
 function p99Target(target: string, row: Latency | undefined, limitMs: number, beside?: { name: string; row: Latency | undefined }): TargetResult {
   const p99 = row ? medianP99(row) : null;
   const baseline = beside?.row ? medianP99(beside.row) : null;

@@ -109,10 +109,7 @@ class Viewgen {
   #created: string[] = [];
   #count = 0;
 
-  /**
-   * Open live views of `path`, each once its first frame (the window whole) has come. A view the
-   * relay answers with a server error is asked for again; how many were is returned.
-   */
+  /** Open live views of `path`, each once its first frame (the window whole) has come. A view the relay answers with a server error is asked for again; how many were is returned. */
   async openViews({ base, path, queries }: { base: string; path: string; queries: ViewQuery[] }): Promise<number> {
     let refused = 0;
     await Promise.all(

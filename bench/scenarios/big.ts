@@ -29,10 +29,7 @@ import { podsOf, type Scenario } from "./scenario.ts";
 const NAMESPACE = "big";
 const PATH = podsOf(NAMESPACE);
 
-/**
- * Added to every pod the collection is grown with (annotations real workloads carry), so that a
- * pod as the relay serves it, without managedFields, is about 3.5 KB.
- */
+/** Added to every pod the collection is grown with (annotations real workloads carry), so that a pod as the relay serves it, without managedFields, is about 3.5 KB. */
 export const BIG_POD_ANNOTATIONS: Readonly<Record<string, string>> = {
   "kubectl.kubernetes.io/restartedAt": "2026-11-20T09:14:03Z",
   "prometheus.io/path": "/metrics",

@@ -112,10 +112,7 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
     }
   };
 
-  /**
-   * A WebSocket subscriber of `path` from its head: no initial state (thousands of old objects a
-   * subscriber, which a window would otherwise time as very late events), only what follows.
-   */
+  /** A WebSocket subscriber of `path` from its head: no initial state (thousands of old objects a subscriber, which a window would otherwise time as very late events), only what follows. */
   const fromHead = async (path: string) => {
     const spec = subscriber(relay, "ws", context.sim, path);
     return { ...spec, url: `${spec.url}&resourceVersion=${await relay.head(path)}` };

@@ -276,10 +276,7 @@ async function holdWatches(url: string, count: number, failed: (status: number) 
   };
 }
 
-/**
- * Open subscribers; the number the relay did not take (it answered a server error), which is
- * said. They stay with their load generator, unconnected, until the storm brings them in.
- */
+/** Open subscribers; the number the relay did not take (it answered a server error), which is said. They stay with their load generator, unconnected, until the storm brings them in. */
 async function openSome(context: Context, specs: SubscriberSpec[]): Promise<number> {
   try {
     await context.loadgens.open(specs);

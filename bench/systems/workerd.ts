@@ -68,10 +68,7 @@ async function isolateHeap(inspector: Inspector): Promise<number> {
 
 const ws = (url: string) => url.replace(/^http/, "ws");
 
-/**
- * The relay served at `url` (`http://host:port`), as system `name`: WebSocket subscribers that
- * acknowledge, and HTTP watches. `pids` are the processes its cost is counted on.
- */
+/** The relay served at `url` (`http://host:port`), as system `name`: WebSocket subscribers that acknowledge, and HTTP watches. `pids` are the processes its cost is counted on. */
 export function relayServing(name: SystemName, url: string, pids: readonly number[], heapBytes: () => Promise<number>): System {
   return {
     name,
