@@ -1,19 +1,14 @@
 /**
  * @module
- * A load-generator process (child of the orchestrator; several run side by side). It holds
- * many subscribers — WebSocket or HTTP watches — and for every event records the latency from
- * the simulator's write (`written-at`) to receipt, and the resourceVersion reached. It reads
- * both numbers straight out of the bytes, never parsing JSON, so that it is not the
- * bottleneck; the orchestrator measures its CPU from outside to show that it was not.
+ * A load-generator process (several run side by side): many subscribers, WebSocket or HTTP
+ * watches, each event timed from the simulator's write (`written-at`) to receipt. It reads the
+ * stamp and resourceVersion straight out of the bytes, never parsing JSON, so that it is not the
+ * bottleneck (its CPU is measured from outside to show it).
  *
- * Subscribers behave as real clients: on an unexpected close they reconnect, from their last
- * resourceVersion where the system can resume; relay subscribers acknowledge what they
- * received (`{"type":"ACK","received":n}`), which is how the relay sees a slow client. Those
- * that offer the relay's batch subprotocol split each message into its event lines, so every
- * event is counted and timed alike however the system framed it; those that offer a compressed
- * framing (`gzip.batch…`) gunzip its binary messages first, and count the bytes on the wire
- * apart from the events' (`wireBytes`). A relay-socket client opens
- * all its watches by message on one socket, and resumes each the relay ends on its own.
+ * Subscribers behave as real clients: they reconnect from their last resourceVersion, acknowledge
+ * what they received on the relay (how it sees a slow client), split batches into event lines so
+ * every event is counted alike, gunzip compressed framings (counting wire bytes apart), and on a
+ * relay socket open and resume each watch by message.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";

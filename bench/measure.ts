@@ -41,29 +41,36 @@ export async function measureWhile(context: Context, system: System, work: () =>
   const { sim, loadgens } = context;
   const rv0 = await sim.resourceVersion();
   const started = performance.now();
-  const server = cpuMeter(system.pids);
-  const upstream = cpuMeter([sim.pid]);
-  const generators = loadgens.pids.map((pid) => cpuMeter([pid]));
-  const others = othersMeter(context.benchPids);
-  await loadgens.measure();
-  await work();
-  const report = await loadgens.report();
-  const loads = generators.map((meter) => meter());
-  const serverCpuPct = server();
-  const upstreamCpuPct = upstream();
-  const otherLoadPct = others();
+  const { result: report, ...cpu } = await cpuWhile(context, system, async () => {
+    await loadgens.measure();
+    await work();
+    return loadgens.report();
+  });
   const rv1 = await sim.resourceVersion();
-  return {
-    report,
-    upstreamEventsPerSec: ((rv1 - rv0) * 1000) / (performance.now() - started),
-    serverCpuPct,
-    upstreamCpuPct,
-    loadGenCpuPct: loads.reduce((a, b) => a + b, 0),
-    loadGenMaxCpuPct: Math.max(...loads),
-    otherLoadPct,
-    lastVersion: rv1,
-  };
+  return { report, upstreamEventsPerSec: ((rv1 - rv0) * 1000) / (performance.now() - started), ...cpu, lastVersion: rv1 };
 }
+
+type Cpu = Pick<Window, "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "loadGenMaxCpuPct" | "otherLoadPct">;
+
+/** The CPU (% of one core) of the system, the API server, the load generators (together, and the busiest) and processes outside the bench while `work` ran. */
+export async function cpuWhile<T>(context: Context, system: System, work: () => Promise<T>): Promise<Cpu & { result: T }> {
+  const server = cpuMeter(system.pids);
+  const upstream = cpuMeter([context.sim.pid]);
+  const generators = context.loadgens.pids.map((pid) => cpuMeter([pid]));
+  const others = othersMeter(context.benchPids);
+  const result = await work();
+  const loads = generators.map((meter) => meter());
+  return { result, serverCpuPct: server(), upstreamCpuPct: upstream(), loadGenCpuPct: loads.reduce((a, b) => a + b, 0), loadGenMaxCpuPct: Math.max(...loads), otherLoadPct: others() };
+}
+
+/** CPU figures as rows hold them. */
+export const cpuFields = (cpu: Cpu): Cpu => ({
+  serverCpuPct: round(cpu.serverCpuPct),
+  upstreamCpuPct: round(cpu.upstreamCpuPct),
+  loadGenCpuPct: round(cpu.loadGenCpuPct),
+  loadGenMaxCpuPct: round(cpu.loadGenMaxCpuPct),
+  otherLoadPct: round(cpu.otherLoadPct),
+});
 
 /** What a window says of the events received and what they cost, whatever the scenario. */
 export function receiptFields(window: Window) {
@@ -79,11 +86,7 @@ export function receiptFields(window: Window) {
     cpuUsPerEvent: report.eventsPerSec > 0 ? round((window.serverCpuPct * 1e4) / report.eventsPerSec) : null,
     cutOffs: report.cutOffs,
     errors: report.errors,
-    serverCpuPct: round(window.serverCpuPct),
-    upstreamCpuPct: round(window.upstreamCpuPct),
-    loadGenCpuPct: round(window.loadGenCpuPct),
-    loadGenMaxCpuPct: round(window.loadGenMaxCpuPct),
-    otherLoadPct: round(window.otherLoadPct),
+    ...cpuFields(window),
   };
 }
 

@@ -1,14 +1,11 @@
 /**
  * @module
- * Where the relay's time goes: a CPU profile of the relay's isolate (the Worker and its hubs)
- * under load, taken through wrangler's inspector, set against the process's CPU time from
- * `/proc` over the same interval. The bundle wrangler builds marks where each module starts
- * with a `// src/...` comment, which is how a sampled line is traced back to its file; native
- * functions (a WebSocket send, a SQLite exec) and workerd's own JavaScript (its timers) are
- * charged to the relay function that called them. workerd's profiler samples only while the thread is in the isolate: time the thread
- * spends in workerd's own I/O outside it shows up as gaps between samples, so each sample
- * counts for at most two sampling intervals, and the process time no sample accounts for is
- * reported as such. The raw profiles are written beside the results for Chrome DevTools.
+ * Where the relay's time goes: a CPU profile of its isolate under load, through wrangler's
+ * inspector, set against the process's CPU from `/proc` over the same interval. Samples are traced
+ * to files by the bundle's `// src/...` module markers; natives and workerd's own JavaScript are
+ * charged to the relay function that called them. The profiler samples only inside the isolate, so
+ * a sample counts for at most two intervals and the process time no sample covers is reported as
+ * such.
  */
 import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -1,19 +1,10 @@
 /**
  * @module
- * `big`: one collection of 200,000 pods of about 3.5 KB each (about 700 MB of JSON; a million
- * with `--full`) through one hub, through every step of a hub's life, each with what it cost
- * the relay: the isolate's JS heap (its high-water mark, sampled after full collections while
- * the step ran and once after),
- * workerd's resident memory, the SQLite rows the hub wrote and its storage. The steps, in order:
- * the API server's own lists of the collection, whole and paged (the baseline: `direct`); the hub's first
- * list; full lists through the relay (resourceVersion=0, and a consistent read) and a paged one;
- * the initial state to many new subscribers at once over each transport (over WebSocket also
- * batched and gzip-compressed, `relay-batched` and `relay-gzip`, where those are measured: the
- * bytes on the wire and the relay's CPU of each), and a watch-list; a
- * minute of churn with subscribers; a resume for net changes from the hub's horizon; a storm of
- * resumes; a relist after a 410 (the history compacted over changes the hub had not seen); a
- * restart of workerd, and the hub's first answer after it. A subscriber watches throughout, so
- * that the hub keeps its upstream watch between steps, as a hub of a collection this size would.
+ * `big`: one collection of 200,000 pods of about 3.5 KB (a million with `--full`) through one hub,
+ * through every step of a hub's life (the report's method lists them), each with what it cost the
+ * relay: the isolate's JS heap (sampled after full collections during the step and once after),
+ * workerd's resident memory, the rows the hub wrote and its storage. A subscriber watches
+ * throughout, so that the hub keeps its upstream watch between steps, as a hub this size would.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";

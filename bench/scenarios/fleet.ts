@@ -1,14 +1,10 @@
 /**
  * @module
- * `fleet`: one watch across clusters (DESIGN.md, "One watch across clusters"). `clusters`
- * simulators, each a process of its own with `pods` pods, relayed by one relay (as `npm start`
- * serves it) as clusters `fleet-0`, `fleet-1`, … and watched as the merged key
- * `/clusters/fleet-0,fleet-1,…/…`. Step by step: the merged list (cold: it builds the merge hub
- * from its members' hubs; then warm), to its first byte and its last, with the upstream watches
- * the simulators count; live delivery to `subscribers` on the merged key against the same
- * subscribers each watching every cluster's own key (the same events), with the relay's CPU per
- * delivered event; a storm of their resumes on the merged key; one cluster down for `downMs`
- * (its simulator's listener closed, its churn going on) and back; a live view on the merged key.
+ * `fleet`: one watch across clusters (DESIGN.md, "One watch across clusters"): `clusters`
+ * simulators relayed by one relay as `fleet-0`, `fleet-1`, … and watched as the merged key
+ * `/clusters/fleet-0,fleet-1,…/…`. Step by step (the report's method says each): the merged list,
+ * live delivery against the same subscribers on every cluster's own key, a storm of resumes, one
+ * cluster down and back, a live view.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { get } from "node:http";

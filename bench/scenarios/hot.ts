@@ -1,28 +1,16 @@
 /**
  * @module
- * `hot`: one key with many subscribers, without replicas and spread over replica hubs
- * (DESIGN.md, "Hot keys"). The relay under test has a cluster per share (`bench-hot-<n>`:
- * `subscribersPerHub` n, the same simulated API server), so a key with S subscribers and k
- * replicas is watched on the cluster of share S ÷ k; `bench-hot-solo` never spreads.
+ * `hot`: one key with many subscribers, without replicas and spread over replica hubs (DESIGN.md,
+ * "Hot keys"); the report's method says what is measured. The relay has a cluster per share
+ * (`bench-hot-<n>`: `subscribersPerHub` n), so a key of S subscribers on k replicas is watched on
+ * the cluster of share S ÷ k; `bench-hot-solo` never spreads.
  *
- * The tree is built as the relay builds it for subscribers that keep arriving: the root is
- * filled with its share (placeholder HTTP watches the bench holds itself), then the measured
- * subscribers come in waves of a share, each after the Worker's list of the key's replicas has
- * expired (5 s) and the replicas have told the root what they hold, so every wave is placed on
- * the replicas the root names for it. Then the placeholders leave: the root serves its replicas
- * only, as it does once its own first subscribers have reconnected (their watches end every
- * 30–60 minutes, and a hot root sends every newcomer to a replica).
- *
- * Measured under churn: delivery and latency from the upstream write, the upstream's watches,
- * and what each hub of the tree sent per event it committed (`/_relay/stats`, `?replica=` for
- * each replica). At the main size, then a storm: every subscriber drops, the collection
- * changes, all come back at once from their last resourceVersion; how long until the last has
- * caught up, and whether they came back to the replicas or to the root.
- *
- * The hop's pair is measured again on a relay of the scenario's own whose replica hubs run in a
- * second workerd (`REPLICA_WORKERD=1`): a thread per tier, as deployed each hub has its own. One
- * hub's subscribers connect to the first workerd, next to their hub; a tree's to the second, next
- * to its replicas, as deployed the Worker that admits a replica's subscribers runs near them.
+ * The tree is built as the relay builds it for subscribers that keep arriving: placeholder watches
+ * fill the root, then the measured subscribers come in waves of a share, each once the Worker's
+ * list of replicas has expired (5 s), so each wave lands where the root names; then the
+ * placeholders leave, and the root serves its replicas only (as once its own subscribers have
+ * reconnected). The hop's pair is measured again with the replica hubs in a second workerd
+ * (`REPLICA_WORKERD=1`): a thread per tier, as deployed.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -1,11 +1,8 @@
 /**
  * @module
- * `keys`: many distinct watch keys with a few subscribers each, as a dashboard fleet or a set
- * of controllers with their own selectors would make. Every key is a distinct label selector
- * (`!bench-k<i>`: matches every pod, so each key carries the namespace's full churn). Measured:
- * upstream watches (the relay holds one per key), memory per key (resident and JS heap, as the
- * subscribers connect: the bench runs this scenario early, before idle hubs of later ones start
- * being evicted and handing memory back), and live delivery.
+ * `keys`: many distinct watch keys with a few subscribers each, as a fleet of dashboards or
+ * controllers with their own selectors makes. Memory per key is read as the subscribers connect,
+ * early in the run, before idle hubs of later scenarios are evicted and hand memory back.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";

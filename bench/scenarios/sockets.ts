@@ -1,12 +1,9 @@
 /**
  * @module
- * `sockets`: browser-like clients that each watch several collections (a page with a table, a
- * namespace sidebar, an events panel...), on one relay socket each (`relay-socket`) against a
- * WebSocket per watch (`relay-batched`, the same relay's best framing), same events: every
- * watch is a distinct selector (`!bench-s<i>`, matching every pod) of one churned namespace, so
- * each watch carries the full churn and both systems deliver clients × watches × rate events a
- * second. Measured: delivery (events/s, latency), CPU per event, and the memory per client,
- * resident and JS heap, as the clients connect.
+ * `sockets`: browser-like clients each watching several collections, on one relay socket each
+ * (`relay-socket`) against a WebSocket per watch (`relay-batched`). Every watch is a distinct
+ * selector (`!bench-s<i>`) matching every pod of one churned namespace, so both deliver clients ×
+ * watches × rate events a second.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";

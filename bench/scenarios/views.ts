@@ -1,18 +1,10 @@
 /**
  * @module
- * `views`: live views of a large collection (DESIGN.md, "Live views") against what a browser
- * does without them. One namespace is grown to `objects` pods; the first list through the
- * relay builds its hub (one paged upstream list), and a second is timed as what a full watch's
- * initial state costs. Then views' first frames are timed at that size: the first view of an
- * order builds the order's index (cold), a second window of it reads through it (warm).
- *
- * Then the churn (`bench/viewgen.ts`: creates, deletes of what it created, and label patches of
- * pods the views show, at `rate` writes a second) runs under three windows, each measured alike:
- * a full watch of the collection alone (the baseline, and what a client of the whole collection
- * receives), then `views` live views beside it, then `refetchers` notify-then-refetch clients
- * beside it. Measured in each: the relay's CPU per upstream event, the rows its hub wrote per
- * event, what each client received (messages, bytes a minute) and the latency from a write to
- * the frame, page or event that carried the row it changed.
+ * `views`: live views of a large collection (DESIGN.md, "Live views") against what a browser does
+ * without them; the report's method and `report-views.ts` say what is measured. The first list
+ * through the relay builds the hub, a second is timed as a full watch's initial state costs; then
+ * views' first frames (an order's first builds its index); then the churn (`viewgen.ts`) under
+ * three windows: a full watch alone, live views beside it, notify-then-refetch clients beside it.
  */
 import { get, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
