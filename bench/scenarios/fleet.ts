@@ -11,14 +11,13 @@ import { get } from "node:http";
 import { WRITTEN_AT } from "../../src/sim/index.ts";
 import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, MEMBERS_BEHIND_HEADER } from "../../src/k8s/members.ts";
 import { measureWhile, receiptFields, round, type Window } from "../measure.ts";
-import { descendants, waitIdle } from "../proc.ts";
+import { waitIdle } from "../proc.ts";
 import type { FleetRow } from "../rows.ts";
 import { Sim } from "../sim.ts";
 import { Histogram } from "../stats.ts";
 import { subscriber } from "../systems/system.ts";
-import { startRelay, type Relay } from "../systems/workerd.ts";
-import { until } from "./own.ts";
-import { podsOf, type Context, type Scenario } from "./scenario.ts";
+import { startOwn, until, type Own } from "./own.ts";
+import { podsOf, type Scenario } from "./scenario.ts";
 import { firstFrame, listUntilServed, timedGet } from "./views.ts";
 
 const NAMESPACE = "fleet";
@@ -31,14 +30,6 @@ const LIVE_EVENTS = 5;
 /** The live view's order: youngest first, so the churn's new pods and their first changes land in its window, from every cluster. */
 const VIEW_SORT = "-Age";
 
-interface Fleet {
-  sims: Sim[];
-  relay: Relay;
-  /** The context of this fleet's processes: its quiesce waits for them, its `sim` is the first cluster's (never the one taken down). */
-  context: Context;
-  stop(): Promise<void>;
-}
-
 export const fleet: Scenario = {
   name: "fleet",
   systems: ["relay"],
@@ -48,7 +39,8 @@ export const fleet: Scenario = {
   once: true,
   async run(context, systems) {
     if (!systems.some((s) => s.name === "relay")) return [];
-    const own = await startFleet(context);
+    const clusters = Array.from({ length: context.sizes.fleet.clusters }, (_, i) => memberName(i));
+    const own = await startOwn(context, "fleet", { namespaces: [NAMESPACE], slimPods: true }, clusters);
     try {
       return await measure(own);
     } finally {
@@ -57,33 +49,7 @@ export const fleet: Scenario = {
   },
 };
 
-async function startFleet(context: Context): Promise<Fleet> {
-  const size = context.sizes.fleet;
-  const sims: Sim[] = [];
-  let relay: Relay | undefined;
-  const stop = async () => {
-    await relay?.stop();
-    await Promise.all(sims.map((s) => s.stop()));
-  };
-  try {
-    for (let i = 0; i < size.clusters; i++) sims.push(await Sim.start({ namespaces: [NAMESPACE], slimPodNamespaces: [NAMESPACE] }, context.logDir, `fleet-sim-${i}`));
-    const clusters = Object.fromEntries(sims.map((s, i) => [memberName(i), { url: s.url }]));
-    relay = await startRelay(sims[0] as Sim, context.logDir, { name: "fleet-relay", clusters });
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-  context.started([...sims.map((s, i) => ({ role: `fleet: simulator of ${memberName(i)}`, pid: s.pid })), ...relay.processes]);
-  const pids = [...sims.map((s) => s.pid), relay.info.pid];
-  return {
-    sims,
-    relay,
-    context: { ...context, sim: sims[0] as Sim, benchPids: [process.pid, ...descendants(process.pid)], quiesce: async () => void (await waitIdle(pids)) },
-    stop,
-  };
-}
-
-async function measure(own: Fleet): Promise<FleetRow[]> {
+async function measure(own: Own): Promise<FleetRow[]> {
   const { sims, context } = own;
   const { loadgens } = context;
   const size = context.sizes.fleet;
