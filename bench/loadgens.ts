@@ -73,12 +73,12 @@ export class Loadgens {
       cutOffs: reports.reduce((n, r) => n + r.cutOffs, 0),
       errors: reports.reduce((n, r) => n + r.errors, 0),
       firstWrittenAt: extreme(
-        Math.min,
         reports.map((r) => r.firstWrittenAt),
+        Math.min,
       ),
       lastReceivedAt: extreme(
-        Math.max,
         reports.map((r) => r.lastReceivedAt),
+        Math.max,
       ),
     };
   }
@@ -118,7 +118,7 @@ function merge(parts: CatchUp[]): CatchUp {
 }
 
 /** The least or greatest of the values that are there; null when none is. */
-function extreme(pick: (...values: number[]) => number, values: ReadonlyArray<number | null>): number | null {
+function extreme(values: ReadonlyArray<number | null>, pick: (...values: number[]) => number): number | null {
   const present = values.filter((v): v is number => v !== null);
   return present.length > 0 ? pick(...present) : null;
 }

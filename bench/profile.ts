@@ -201,10 +201,8 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick
     entry.ms += ms;
     functions.set(key, entry);
   }
-  const busy = Math.max(
-    1e-9,
-    [...modules.values()].reduce((a, b) => a + b, 0),
-  );
+  const total = [...modules.values()].reduce((a, b) => a + b, 0);
+  const busy = Math.max(1e-9, total);
   const pct = (ms: number) => round((100 * ms) / busy);
   const delivered = Math.max(1, (meta.deliveredPerSec * durationMs) / 1000);
   return {

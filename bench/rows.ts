@@ -501,13 +501,8 @@ function roundPairs(solo: HotRow, tree: HotRow): Array<[number, number]> {
 /** What the hop added to p50: the median of the rounds' differences, and each round's pair. */
 export function hopAdded(solo: HotRow, tree: HotRow): { pairs: Array<[number, number]>; added: number | undefined } {
   const pairs = roundPairs(solo, tree);
-  return {
-    pairs,
-    added: percentileOf(
-      pairs.map(([a, b]) => b - a),
-      50,
-    ),
-  };
+  const differences = pairs.map(([a, b]) => b - a);
+  return { pairs, added: percentileOf(differences, 50) };
 }
 
 /** The views scenario's three windows: the full watch alone, the live views, notify-then-refetch. */

@@ -89,6 +89,7 @@ export const snapshot: Scenario = {
       for (const list of ["consistent", "any"] as const) {
         const mine = asked.filter((r) => whose(r) === list);
         const times = timed[list].map((t) => t.ms);
+        const firstBytes = timed[list].map((t) => t.firstByteMs);
         const ms = percentileOf(times, 50) ?? 0;
         const bytes = timed[list][0]?.bytes ?? cold.bytes;
         rows.push({
@@ -99,23 +100,13 @@ export const snapshot: Scenario = {
           list,
           coldMs: round(cold.ms),
           ms: round(ms),
-          firstByteMs: round(
-            percentileOf(
-              timed[list].map((t) => t.firstByteMs),
-              50,
-            ) ?? 0,
-          ),
+          firstByteMs: round(percentileOf(firstBytes, 50) ?? 0),
           bytes,
           MBps: round(bytes / 2 ** 20 / (ms / 1000)),
           upstreamRequests: mine.length,
           samples,
           p99Ms: round(percentileOf(times, 99) ?? 0),
-          firstByteP99Ms: round(
-            percentileOf(
-              timed[list].map((t) => t.firstByteMs),
-              99,
-            ) ?? 0,
-          ),
+          firstByteP99Ms: round(percentileOf(firstBytes, 99) ?? 0),
           upstreamLists: mine.filter((r) => r.verb === "list").length,
         });
       }
