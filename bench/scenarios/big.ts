@@ -10,6 +10,7 @@ import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { pagedList, timedList, type TimedList } from "../listing.ts";
+import type { SubscriberSpec } from "../loadgen.ts";
 import { deliveryFields, measureMemory, measureWindow, round, traceMemory, type MemoryTrace } from "../measure.ts";
 import { cpuMeter } from "../proc.ts";
 import type { BigRow } from "../rows.ts";
@@ -246,10 +247,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
   {
     const name = `churn, ${size.churn} changes/s for ${size.churnMs / 1000} s, ${size.subscribers} WebSocket subscribers`;
     const head = (await stats()).resourceVersion;
-    await own.context.loadgens.open(
-      Array.from({ length: size.subscribers }, () => ({ ...subscriber(relay(), "ws", sim, PATH), from: head })),
-      100,
-    );
+    const spec = { ...subscriber(relay(), "ws", sim, PATH), from: head };
+    await own.context.loadgens.open(new Array<SubscriberSpec>(size.subscribers).fill(spec), 100);
     const traced = await step(name, async () => {
       await sim.churn(size.churn, NAMESPACE);
       await sleep(Math.min(2000, size.churnMs / 4));
@@ -299,10 +298,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     const name = `storm of ${size.resumes} resumes after ${size.missed} changes, WebSocket`;
     const head = (await stats()).resourceVersion;
     const { loadgens } = own.context;
-    await loadgens.open(
-      Array.from({ length: size.resumes }, () => ({ ...subscriber(relay(), "ws", sim, PATH), from: head })),
-      100,
-    );
+    const spec = { ...subscriber(relay(), "ws", sim, PATH), from: head };
+    await loadgens.open(new Array<SubscriberSpec>(size.resumes).fill(spec), 100);
     const live = await sim.step(NAMESPACE, 10);
     const synced = await loadgens.waitFor(live, size.timeoutMs);
     if (synced.missing > 0) throw new Error(`big: ${synced.missing} of the storm's subscribers never saw resourceVersion ${live}`);

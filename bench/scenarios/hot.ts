@@ -23,6 +23,7 @@ import type { SubscriberSpec } from "../loadgen.ts";
 import { subscriber, type System } from "../systems/system.ts";
 import { startRelay, type Relay } from "../systems/workerd.ts";
 import { clusterOf, plan, type Measurement } from "./hot-plan.ts";
+import { until } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 /** The Worker keeps a root's list of replicas this long (`src/http/placement.ts`): a wave after it is placed afresh. */
@@ -103,10 +104,7 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
   let refused = 0;
   let missing = 0;
   const open = async (count: number) => {
-    const failed = await openSome(
-      context,
-      Array.from({ length: count }, () => spec),
-    );
+    const failed = await openSome(context, new Array<SubscriberSpec>(count).fill(spec));
     refused += failed;
     missing += failed;
   };
@@ -128,14 +126,14 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
       refused++;
       context.progress(`hot ${system.name}: a placeholder watch got HTTP ${status}; asked again`);
     });
-    await until(async () => (await stats()).subscribers >= share, 30_000, `the root to hold its ${share} placeholders`);
+    await waitUntil(async () => (await stats()).subscribers >= share, `the root to hold its ${share} placeholders`);
     for (let wave = 1; wave <= replicas; wave++) {
       const started = Date.now();
       await open(share);
       // Every subscriber where the root sent it, a replica (its report comes within a second).
       // The root's own count is not waited for: a request the relay cancelled may have left a
       // watch there that goes once the churn writes to it.
-      await until(async () => (await onReplicas()) === wave * share - missing, 30_000, `the replicas to hold ${wave * share - missing} subscribers`);
+      await waitUntil(async () => (await onReplicas()) === wave * share - missing, `the replicas to hold ${wave * share - missing} subscribers`);
       if (wave < replicas) await sleep(Math.max(0, started + PLACEMENT_FRESH_MS + 200 - Date.now()));
     }
   }
@@ -145,7 +143,7 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
   if (release) {
     release();
     // The root notices a watch has gone when it next writes to it: the churn's first events.
-    await until(async () => (await placed()).own === 0, 30_000, "the root to serve its replicas only");
+    await waitUntil(async () => (await placed()).own === 0, "the root to serve its replicas only");
   }
   await sleep(sizes.hot.warmupMs);
   let upstreamWatches = 0;
@@ -209,8 +207,7 @@ async function stormOf(context: Context, system: System, path: string, namespace
   await waitIdle([...system.pids, sim.pid]);
   const seq = await sim.requestSeq();
   const target = await sim.step(namespace, sizes.hot.missed);
-  const deadline = Date.now() + sizes.hot.timeoutMs;
-  while ((await system.head(path)) < target && Date.now() < deadline) await sleep(50);
+  await until(async () => (await system.head(path)) >= target, sizes.hot.timeoutMs, 50);
   context.progress(`hot ${system.name}: storm of ${subscribers} subscribers after ${sizes.hot.missed} missed events (${replicas} replicas)`);
   const started = Date.now();
   const result = await loadgens.resume(target, sizes.hot.timeoutMs);
@@ -278,11 +275,7 @@ async function openSome(context: Context, specs: SubscriberSpec[]): Promise<numb
   }
 }
 
-/** Poll `done` until it holds, or fail after `ms` saying what did not happen. */
-async function until(done: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`hot: waited ${ms / 1000} s for ${what}`);
-    await sleep(100);
-  }
+/** Poll `done` until it holds, or fail after 30 s saying what did not happen. */
+async function waitUntil(done: () => Promise<boolean>, what: string): Promise<void> {
+  if (!(await until(done, 30_000, 100))) throw new Error(`hot: waited 30 s for ${what}`);
 }

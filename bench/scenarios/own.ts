@@ -31,20 +31,10 @@ export async function hubStats(relayUrl: string, path: string, labelSelector?: s
   const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
   const response = await fetch(`${relayUrl}/_relay/stats${path}${query}`);
   if (!response.ok) throw new Error(`/_relay/stats${path}${query}: HTTP ${response.status}`);
-  const stats = (await response.json()) as Partial<HubStats>;
-  return {
-    upstream: stats.upstream ?? "stopped",
-    watching: stats.watching ?? false,
-    subscribers: stats.subscribers ?? 0,
-    resourceVersion: stats.resourceVersion ?? 0,
-    windowStart: stats.windowStart ?? 0,
-    windowEvents: stats.windowEvents ?? 0,
-    objects: stats.objects ?? 0,
-    storageBytes: stats.storageBytes ?? 0,
-    memoryBytes: stats.memoryBytes ?? 0,
-    rowsWritten: stats.rowsWritten ?? 0,
-  };
+  return { ...NO_HUB, ...((await response.json()) as Partial<HubStats>) };
 }
+
+const NO_HUB: HubStats = { upstream: "stopped", watching: false, subscribers: 0, resourceVersion: 0, windowStart: 0, windowEvents: 0, objects: 0, storageBytes: 0, memoryBytes: 0, rowsWritten: 0 };
 
 /** Poll `check` every `everyMs` until it holds; false if `timeoutMs` passed first. */
 export async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 250): Promise<boolean> {

@@ -11,6 +11,7 @@ import { waitIdle } from "../proc.ts";
 import type { StormRow } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
 import { primaryTransport, subscriber, transportsOf, type System, type SystemName, type Transport } from "../systems/system.ts";
+import { until } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 import { inRound } from "../rounds.ts";
 import { labelOf } from "../systems/catalog.ts";
@@ -61,8 +62,7 @@ async function runOne(context: Context, system: System, transport: Transport, su
   const seq = await sim.requestSeq();
   const target = await sim.step(namespace, sizes.storm.missed);
   // The system must hold the missed events before anyone asks for them.
-  const deadline = Date.now() + sizes.storm.timeoutMs;
-  while ((await system.head(path)) < target && Date.now() < deadline) await sleep(50);
+  await until(async () => (await system.head(path)) >= target, sizes.storm.timeoutMs, 50);
 
   const started = Date.now();
   const { result, ...cpu } = await cpuWhile(context, system, () => loadgens.resume(target, sizes.storm.timeoutMs));
