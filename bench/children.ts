@@ -150,6 +150,12 @@ export interface Served {
   stop?: () => Promise<void>;
 }
 
+/** An object's public methods (its class's), as a child's operations. */
+export function methodsOf(target: object): Served["ops"] {
+  const names = Object.getOwnPropertyNames(Object.getPrototypeOf(target)).filter((name) => name !== "constructor");
+  return Object.fromEntries(names.map((name) => [name, (payload: never) => (target as Record<string, (payload: never) => unknown>)[name]?.(payload)]));
+}
+
 /** The child side: read the arguments, start, announce `ready`, answer requests (its own operations, and `heap`). Stops (and exits) on SIGTERM or when the orchestrator goes away. */
 export function serveParent<Args>(start: (args: Args) => Promise<Served>): void {
   const args = JSON.parse(process.argv[2] ?? "{}") as Args;

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { gunzipSync } from "node:zlib";
 import WebSocket from "ws";
 import { framingOf } from "../src/k8s/websocket.ts";
-import { serveParent } from "./children.ts";
+import { methodsOf, serveParent } from "./children.ts";
 import { ByteLines, eventVersion, isAdded, isErrorEvent, isModified, socketLine, writtenAt } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
 
@@ -525,16 +525,7 @@ serveParent(async () => {
   const generator = new LoadGenerator();
   return {
     info: { pid: process.pid },
-    ops: {
-      open: (p: Parameters<LoadGenerator["open"]>[0]) => generator.open(p),
-      measure: () => generator.measure(),
-      report: () => generator.report(),
-      waitFor: (p: Parameters<LoadGenerator["waitFor"]>[0]) => generator.waitFor(p),
-      arrive: (p: Parameters<LoadGenerator["arrive"]>[0]) => generator.arrive(p),
-      drop: () => generator.drop(),
-      resume: (p: Parameters<LoadGenerator["resume"]>[0]) => generator.resume(p),
-      close: () => generator.close(),
-    },
+    ops: methodsOf(generator),
     stop: () => generator.close(),
   };
 });

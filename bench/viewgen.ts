@@ -11,7 +11,7 @@
 import { get, request, type ClientRequest } from "node:http";
 import type { RowChange } from "../src/k8s/view.ts";
 import { WRITTEN_AT } from "../src/sim/store.ts";
-import { serveParent } from "./children.ts";
+import { methodsOf, serveParent } from "./children.ts";
 import { ByteLines, eventVersion } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
 import { viewQuery, type ViewQuery } from "./view-query.ts";
@@ -345,18 +345,7 @@ serveParent(async () => {
   const viewgen = new Viewgen();
   return {
     info: { pid: process.pid },
-    ops: {
-      openViews: (p: Parameters<Viewgen["openViews"]>[0]) => viewgen.openViews(p),
-      openWatch: (p: Parameters<Viewgen["openWatch"]>[0]) => viewgen.openWatch(p),
-      refetchers: (p: Parameters<Viewgen["refetchers"]>[0]) => viewgen.refetchers(p),
-      startChurn: (p: Parameters<Viewgen["startChurn"]>[0]) => viewgen.startChurn(p),
-      stopChurn: () => viewgen.stopChurn(),
-      measure: () => viewgen.measure(),
-      report: () => viewgen.report(),
-      closeViews: () => viewgen.closeViews(),
-      closeRefetchers: () => viewgen.closeRefetchers(),
-      close: () => viewgen.close(),
-    },
+    ops: methodsOf(viewgen),
     stop: async () => {
       viewgen.stopChurn();
       viewgen.close();
