@@ -149,20 +149,8 @@ class LoadGenerator {
   }
 
   static #emptyWindow() {
-    return {
-      events: 0,
-      modified: 0,
-      modifiedBytes: 0,
-      messages: 0,
-      bytes: 0,
-      wireBytes: 0,
-      cutOffs: 0,
-      errors: 0,
-      started: performance.now(),
-      latency: new Histogram(),
-      firstWrittenAt: Infinity,
-      lastReceivedAt: 0,
-    };
+    const counts = { events: 0, modified: 0, modifiedBytes: 0, messages: 0, bytes: 0, wireBytes: 0, cutOffs: 0, errors: 0 };
+    return { ...counts, started: performance.now(), latency: new Histogram(), firstWrittenAt: Infinity, lastReceivedAt: 0 };
   }
 
   measure(): void {
@@ -172,21 +160,9 @@ class LoadGenerator {
 
   report(): WindowReport {
     this.#measuring = false;
-    const w = this.#window;
-    return {
-      events: w.events,
-      modified: w.modified,
-      modifiedBytes: w.modifiedBytes,
-      messages: w.messages,
-      bytes: w.bytes,
-      wireBytes: w.wireBytes,
-      latency: w.latency.entries(),
-      elapsedMs: performance.now() - w.started,
-      cutOffs: w.cutOffs,
-      errors: w.errors,
-      firstWrittenAt: w.events > 0 ? w.firstWrittenAt : null,
-      lastReceivedAt: w.events > 0 ? w.lastReceivedAt : null,
-    };
+    const { started, latency, firstWrittenAt, lastReceivedAt, ...counts } = this.#window;
+    const any = counts.events > 0;
+    return { ...counts, latency: latency.entries(), elapsedMs: performance.now() - started, firstWrittenAt: any ? firstWrittenAt : null, lastReceivedAt: any ? lastReceivedAt : null };
   }
 
   /** Resolve once every subscriber has seen `target` (or `timeoutMs` passed). */
