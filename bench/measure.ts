@@ -6,7 +6,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { MergedReport } from "./loadgens.ts";
-import { cpuMeter, othersMeter, sumRss } from "./proc.ts";
+import type { SubscriberSpec } from "./loadgen.ts";
+import { cpuMeter, othersMeter, sumRss, waitIdle } from "./proc.ts";
 import type { Context } from "./scenarios/scenario.ts";
 import type { System } from "./systems/system.ts";
 
@@ -103,6 +104,26 @@ export function deliveryFields(window: DeliveryWindow, eventsPerSec: number, sub
     behindAtEnd: window.behindAtEnd,
     ...receiptFields(window),
   };
+}
+
+/**
+ * `specs` connected, with the memory they added (JS heap and resident) once their initial state
+ * is delivered and the upstream watches they made; then a window of churn at `rate` on `namespace`.
+ */
+export async function connectThenChurn(context: Context, system: System, namespace: string, specs: readonly SubscriberSpec[], sizes: { rate: number; warmupMs: number; measureMs: number }) {
+  const { sim, loadgens } = context;
+  await context.quiesce();
+  const before = await measureMemory(system);
+  await loadgens.open(specs);
+  await waitIdle([...system.pids, sim.pid]);
+  const after = await measureMemory(system);
+  const upstreamWatches = await sim.watchesIn(namespace);
+  await sim.churn(sizes.rate, namespace);
+  await sleep(sizes.warmupMs);
+  const window = await measureWindow(context, system, sizes.measureMs);
+  await sim.churn(0);
+  await loadgens.close();
+  return { window, upstreamWatches, addedKB: { rss: (after.rss - before.rss) / 1024, heap: (after.heap - before.heap) / 1024 } };
 }
 
 /** Three significant figures are all a noisy machine can vouch for. */
