@@ -13,7 +13,7 @@ import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, MEMBERS_BEHIND_HEADER }
 import { measureWhile, receiptFields, round, type Window } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
 import type { FleetRow } from "../rows.ts";
-import { Sim } from "../sim.ts";
+import type { Sim } from "../sim.ts";
 import { Histogram } from "../stats.ts";
 import { subscriber } from "../systems/system.ts";
 import { startOwn, until, type Own } from "./own.ts";
