@@ -54,11 +54,11 @@ export async function measureWhile(context: Context, system: System, work: () =>
 type Cpu = Pick<Window, "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "loadGenMaxCpuPct" | "otherLoadPct">;
 
 /** The CPU (% of one core) of the system, the API server, the load generators (together, and the busiest) and processes outside the bench while `work` ran. */
-export async function cpuWhile<T>(context: Context, system: System, work: () => Promise<T>): Promise<Cpu & { result: T }> {
+export async function cpuWhile<T>(context: Context, system: System, work: () => Promise<T>, loadgenPids = context.loadgens.pids): Promise<Cpu & { result: T }> {
   const server = cpuMeter(system.pids);
   const upstream = cpuMeter([context.sim.pid]);
-  const generators = context.loadgens.pids.map((pid) => cpuMeter([pid]));
-  const others = othersMeter(context.benchPids);
+  const generators = loadgenPids.map((pid) => cpuMeter([pid]));
+  const others = othersMeter([...new Set([...context.benchPids, ...loadgenPids])]);
   const result = await work();
   const loads = generators.map((meter) => meter());
   return { result, serverCpuPct: server(), upstreamCpuPct: upstream(), loadGenCpuPct: loads.reduce((a, b) => a + b, 0), loadGenMaxCpuPct: Math.max(...loads), otherLoadPct: others() };

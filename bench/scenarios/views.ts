@@ -9,9 +9,9 @@
 import { get, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startChild, type Child } from "../children.ts";
-import { round } from "../measure.ts";
+import { cpuWhile, round } from "../measure.ts";
 import type { Sizes } from "../modes.ts";
-import { cpuMeter, othersMeter, waitIdle } from "../proc.ts";
+import { waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
 import type { ViewOpen, ViewsRow } from "../rows.ts";
 import { Histogram } from "../stats.ts";
@@ -157,14 +157,13 @@ async function window(context: Context, system: System, viewgen: Child<{ pid: nu
   const before = await stats();
   const rv0 = await sim.resourceVersion();
   const started = performance.now();
-  const server = cpuMeter(system.pids);
-  const upstream = cpuMeter([sim.pid]);
-  const clients = cpuMeter([viewgen.pid]);
-  const others = othersMeter([...context.benchPids, viewgen.pid]);
-  await viewgen.call("measure");
-  await sleep(sizes.views.measureMs);
-  const report = await viewgen.call<ViewgenReport>("report");
-  const [serverCpuPct, upstreamCpuPct, loadGenCpuPct, otherLoadPct] = [server(), upstream(), clients(), others()];
+  const measured = async () => {
+    await viewgen.call("measure");
+    await sleep(sizes.views.measureMs);
+    return viewgen.call<ViewgenReport>("report");
+  };
+  // The clients' process is the load generator here.
+  const { result: report, ...cpu } = await cpuWhile(context, system, measured, [viewgen.pid]);
   const rv1 = await sim.resourceVersion();
   const elapsed = performance.now() - started;
   const after = await stats();
@@ -172,10 +171,7 @@ async function window(context: Context, system: System, viewgen: Child<{ pid: nu
   return {
     report,
     upstreamEventsPerSec: ((rv1 - rv0) * 1000) / elapsed,
-    serverCpuPct,
-    upstreamCpuPct,
-    loadGenCpuPct,
-    otherLoadPct,
+    ...cpu,
     rowsWrittenPerEvent: committed > 0 ? round((after.rowsWritten - before.rowsWritten) / committed) : null,
   };
 }
