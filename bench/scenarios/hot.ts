@@ -1,9 +1,9 @@
 /**
  * @module
  * `hot`: one key with many subscribers, without replicas and spread over replica hubs (DESIGN.md,
- * "Hot keys"); the report's method says what is measured. The relay has a cluster per share
- * (`bench-hot-<n>`: `subscribersPerHub` n), so a key of S subscribers on k replicas is watched on
- * the cluster of share S ÷ k; `bench-hot-solo` never spreads.
+ * "Hot keys"); its section of the report (`report-hot.ts`) says what is measured. The relay has a
+ * cluster per share (`bench-hot-<n>`: `subscribersPerHub` n), so a key of S subscribers on k
+ * replicas is watched on the cluster of share S ÷ k; `bench-hot-solo` never spreads.
  *
  * The tree is built as the relay builds it for subscribers that keep arriving: placeholder watches
  * fill the root, then the measured subscribers come in waves of a share, each once the Worker's

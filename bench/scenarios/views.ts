@@ -1,7 +1,7 @@
 /**
  * @module
  * `views`: live views of a large collection (DESIGN.md, "Live views") against what a browser does
- * without them; the report's method and `report-views.ts` say what is measured. The first list
+ * without them; its section of the report (`report-views.ts`) says what is measured. The first list
  * through the relay builds the hub, a second is timed as a full watch's initial state costs; then
  * views' first frames (an order's first builds its index); then the churn (`viewgen.ts`) under
  * three windows: a full watch alone, live views beside it, notify-then-refetch clients beside it.

@@ -3,7 +3,8 @@
  * The systems that run in workerd: `relay` (as `npm start` serves it; over WebSocket or HTTP), its
  * framings `relay-batched` (the batch subprotocol) and `relay-gzip` (the batches compressed),
  * `relay-proxied` (`wrangler dev` with its proxy worker in a second workerd, which it pays for),
- * and `workerd-floor` (raw fan-out in the same runtime, `floor/worker.ts`).
+ * and `workerd-floor` (raw fan-out in the same runtime, `floor/worker.ts`). A relay started some
+ * other way is one more `relayServing` on its address.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
