@@ -148,11 +148,7 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
   {
     const seq = await sim.requestSeq();
     const name = `first list (the hub's, from the API server in pages of 500)`;
-    const answer = <T>(list: Promise<T>) =>
-      list.then(
-        (value) => ({ value }),
-        (e: Error) => ({ failed: /HTTP (\d+)/.exec(e.message)?.[1] ?? e.message }),
-      );
+    const answer = <T>(list: Promise<T>) => list.then((value) => ({ value })).catch((e: Error) => ({ failed: /HTTP (\d+)/.exec(e.message)?.[1] ?? e.message }));
     const traced = await step(name, async () => {
       const started = performance.now();
       const cold = answer(timedList(`${relayUrl()}${PATH}`));

@@ -112,13 +112,17 @@ async function measure(own: Own): Promise<FleetRow[]> {
     });
   }
 
-  /** A window of live delivery under every cluster's churn, with `specs` subscribed. */
-  const delivery = async (step: string, specs: ReturnType<typeof subscriber>[], watches: number): Promise<FleetRow> => {
+  /** `specs` subscribed, then every cluster's churn, warmed up. */
+  const churning = async (specs: ReturnType<typeof subscriber>[]) => {
     await context.quiesce();
     await loadgens.open(specs);
     await waitIdle([...sims.map((s) => s.pid), ...relay.pids]);
     await churn(size.rate);
     await sleep(size.warmupMs);
+  };
+  /** A window of live delivery under every cluster's churn, with `specs` subscribed. */
+  const delivery = async (step: string, specs: ReturnType<typeof subscriber>[], watches: number): Promise<FleetRow> => {
+    await churning(specs);
     const window = await measureWhile(context, relay, () => sleep(size.measureMs));
     await churn(0);
     await loadgens.close();
@@ -165,11 +169,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
   const down = sims.length - 1;
   const downSim = sims[down] as Sim;
   progress(`${members[down]} down for ${size.downMs / 1000} s under churn, ${S} subscribers on the merged key`);
-  await context.quiesce();
-  await loadgens.open(await onMergedKey());
-  await waitIdle([...sims.map((s) => s.pid), ...relay.pids]);
-  await churn(size.rate);
-  await sleep(size.warmupMs);
+  await churning(await onMergedKey());
   const downSeq = await downSim.requestSeq();
   const rvDown = await downSim.resourceVersion();
   const tally = tallyWatch(`${url}${merged}?watch=1&resourceVersion=${await relay.head(merged)}`, members[down] as string);
@@ -188,16 +188,9 @@ async function measure(own: Own): Promise<FleetRow[]> {
     ...windowFields(during),
   });
   await sleep(Math.max(0, downAt + size.downMs - performance.now()));
-  const answers = await until(
-    () =>
-      downSim.resourceVersion().then(
-        () => true,
-        () => false,
-      ),
-    size.timeoutMs,
-    50,
-  );
-  if (!answers) throw new Error(`fleet: ${members[down]}'s simulator did not come back`);
+  // Answering at all, whatever it says.
+  const answering = async () => (await downSim.stats().catch(() => undefined)) !== undefined;
+  if (!(await until(answering, size.timeoutMs, 50))) throw new Error(`fleet: ${members[down]}'s simulator did not come back`);
   const backAt = performance.now();
   const rvBack = await downSim.resourceVersion();
   const caughtUp = await until(async () => (await relay.head(memberPath(down))) >= rvBack, size.timeoutMs, 50);
