@@ -107,10 +107,7 @@ export async function stopAllChildren(): Promise<void> {
   await Promise.all([...running].map((stop) => stop()));
 }
 
-/**
- * Ask the child to stop (it shuts down what it started, e.g. wrangler disposes workerd), give
- * it a few seconds, then kill whatever is left of its group.
- */
+/** Ask the child to stop (it shuts down what it started, e.g. wrangler disposes workerd), give it a few seconds, then kill whatever is left of its group. */
 async function stopProcess(child: ChildProcess, pid: number): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = once(child, "exit");
@@ -153,10 +150,13 @@ export interface Served {
   stop?: () => Promise<void>;
 }
 
-/**
- * The child side: read the arguments, start, announce `ready`, answer requests (its own
- * operations, and `heap`). Stops (and exits) on SIGTERM or when the orchestrator goes away.
- */
+/** An object's public methods (its class's), as a child's operations. */
+export function methodsOf(target: object): Served["ops"] {
+  const names = Object.getOwnPropertyNames(Object.getPrototypeOf(target)).filter((name) => name !== "constructor");
+  return Object.fromEntries(names.map((name) => [name, (payload: never) => (target as Record<string, (payload: never) => unknown>)[name]?.(payload)]));
+}
+
+/** The child side: read the arguments, start, announce `ready`, answer requests (its own operations, and `heap`). Stops (and exits) on SIGTERM or when the orchestrator goes away. */
 export function serveParent<Args>(start: (args: Args) => Promise<Served>): void {
   const args = JSON.parse(process.argv[2] ?? "{}") as Args;
   let served: Served | undefined;

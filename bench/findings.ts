@@ -23,10 +23,7 @@ const caught = (results: Results, r: StormRow) =>
   r.catchUpMs !== null ? `all caught up in ${seconds(r.catchUpMs)}` : `${num(r.caughtUp)} of ${num(r.subscribers)} caught up within ${seconds(results.sizes.storm.timeoutMs)}`;
 const settled = (results: Results, r: StormRow) => (r.settledMs === null ? `more than ${seconds(results.sizes.storm.settleMs)}` : seconds(r.settledMs));
 
-/**
- * The fan-out size the targets name (1,000 subscribers), or the largest the run measured; `at`
- * finds a system's row there, over WebSocket unless told (direct's only transport is HTTP).
- */
+/** The fan-out size the targets name (1,000 subscribers), or the largest the run measured; `at` finds a system's row there, over WebSocket unless told (direct's only transport is HTTP). */
 function fanoutAt(results: Results) {
   const rows = rowsOf<FanoutRow>(results, "fanout");
   const size = sizeFor(rows, 1000);
@@ -219,10 +216,7 @@ function proxyHop(results: Results): string[] {
   ];
 }
 
-/**
- * A system's CPU per delivered event over all its saturated fan-out measurements on a transport
- * (below 95% of demand, so CPU-bound), weighted by what each delivered: steadier than any one window.
- */
+/** A system's CPU per delivered event over all its saturated fan-out measurements on a transport (below 95% of demand, so CPU-bound), weighted by what each delivered: steadier than any one window. */
 function saturatedCpuPerEvent(results: Results, system: SystemName, transport: Transport = primaryTransport(system)): number | undefined {
   const rows = rowsOf<FanoutRow>(results, "fanout").filter((r) => r.system === system && r.transport === transport && r.deliveredPct < 95 && r.cpuUsPerEvent !== null);
   const events = rows.reduce((n, r) => n + r.deliveredPerSec, 0);
@@ -418,10 +412,7 @@ function keptUp(results: Results, mode: SystemName): FanoutRow | undefined {
 
 const stage = (profile: ProfileSummary, name: Stage) => profile.stages.find((s) => s.stage === name);
 
-/**
- * The time workerd's thread waited for storage: no CPU figure counts it, and a single thread
- * serving every Durable Object of the process does nothing else meanwhile.
- */
+/** The time workerd's thread waited for storage: no CPU figure counts it, and a single thread serving every Durable Object of the process does nothing else meanwhile. */
 function syncWaitReading(profile: ProfileSummary): string {
   const pct = profile.syncWaitPct;
   if (pct === null || pct === undefined) return "";

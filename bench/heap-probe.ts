@@ -1,14 +1,11 @@
 /**
  * @module
- * `npm run bench:heap -- [--keys N] [--objects M] [--churn R] [--seconds S] [--out DIR]`: what
- * the relay's heap holds, and why, with many hubs in its isolate. It starts the relay as
- * `npm start` serves it in front of a simulator of `M` pods, opens `N` hubs on them (distinct
- * label selectors, each matching every pod) with a WebSocket subscriber each, then churns `R`
- * changes a second for `S` seconds. After the opening and after the churn it takes a heap
- * snapshot through the inspector, writes it to `DIR` (open it in Chrome DevTools' Memory tab)
- * and prints what it holds by constructor, and its large strings by what retains them; the
- * heap, after a full collection, every 2 s of the churn. What found the line tails holding 60 MB
- * against their 16 MiB budget (docs/decisions/0013).
+ * `npm run bench:heap -- [--keys N] [--objects M] [--churn R] [--seconds S] [--out DIR]`: what the
+ * relay's heap holds, and why, with many hubs in its isolate. `N` hubs (distinct selectors) on `M`
+ * pods, a WebSocket subscriber each, then `R` changes a second for `S` seconds; after the opening
+ * and after the churn, a heap snapshot written to `DIR` (Chrome DevTools' Memory tab) and
+ * summarised by constructor and by what retains its large strings. It found the line tails holding
+ * 60 MB against their 16 MiB budget (docs/decisions/0013).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

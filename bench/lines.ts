@@ -70,10 +70,7 @@ const ERROR_EVENT = Buffer.from('"type":"ERROR"');
 const CLOSED = Buffer.from('"type":"CLOSED"');
 const SLOW = Buffer.from('"code":4008');
 
-/**
- * A line of a relay socket (`{"id":"<n>",…`, the bench's watch ids being numbers): which watch
- * it is for, and whether it is that watch's end (its CLOSED), and an end for being too slow.
- */
+/** A line of a relay socket (`{"id":"<n>",…`, the bench's watch ids being numbers): which watch it is for, and whether it is that watch's end (its CLOSED), and an end for being too slow. */
 export function socketLine(line: Buffer): { id: number; closed: boolean; slow: boolean } {
   let id = 0;
   for (let i = 7; i < line.length; i++) {

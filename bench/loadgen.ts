@@ -1,26 +1,21 @@
 /**
  * @module
- * A load-generator process (child of the orchestrator; several run side by side). It holds
- * many subscribers — WebSocket or HTTP watches — and for every event records the latency from
- * the simulator's write (`written-at`) to receipt, and the resourceVersion reached. It reads
- * both numbers straight out of the bytes, never parsing JSON, so that it is not the
- * bottleneck; the orchestrator measures its CPU from outside to show that it was not.
+ * A load-generator process (several run side by side): many subscribers, WebSocket or HTTP
+ * watches, each event timed from the simulator's write (`written-at`) to receipt. It reads the
+ * stamp and resourceVersion straight out of the bytes, never parsing JSON, so that it is not the
+ * bottleneck (its CPU is measured from outside to show it).
  *
- * Subscribers behave as real clients: on an unexpected close they reconnect, from their last
- * resourceVersion where the system can resume; relay subscribers acknowledge what they
- * received (`{"type":"ACK","received":n}`), which is how the relay sees a slow client. Those
- * that offer the relay's batch subprotocol split each message into its event lines, so every
- * event is counted and timed alike however the system framed it; those that offer a compressed
- * framing (`gzip.batch…`) gunzip its binary messages first, and count the bytes on the wire
- * apart from the events' (`wireBytes`). A relay-socket client opens
- * all its watches by message on one socket, and resumes each the relay ends on its own.
+ * Subscribers behave as real clients: they reconnect from their last resourceVersion, acknowledge
+ * what they received on the relay (how it sees a slow client), split batches into event lines so
+ * every event is counted alike, gunzip compressed framings (counting wire bytes apart), and on a
+ * relay socket open and resume each watch by message.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gunzipSync } from "node:zlib";
 import WebSocket from "ws";
 import { framingOf } from "../src/k8s/websocket.ts";
-import { serveParent } from "./children.ts";
+import { methodsOf, serveParent } from "./children.ts";
 import { ByteLines, eventVersion, isAdded, isErrorEvent, isModified, socketLine, writtenAt } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
 
@@ -73,10 +68,7 @@ export interface CatchUp {
   errors: number;
 }
 
-/**
- * ACK after this many new bytes: 1/16 of the relay's default 4 MiB budget, so its view of a
- * client's backlog is never far off, at a cost of one small message per ~60 events of 4 KiB.
- */
+/** ACK after this many new bytes: 1/16 of the relay's default 4 MiB budget, so its view of a client's backlog is never far off, at a cost of one small message per ~60 events of 4 KiB. */
 const ACK_EVERY = 256 * 1024;
 /** Pause before reconnecting after an unexpected close, as clients back off. */
 const RECONNECT_MS = 100;
@@ -157,20 +149,8 @@ class LoadGenerator {
   }
 
   static #emptyWindow() {
-    return {
-      events: 0,
-      modified: 0,
-      modifiedBytes: 0,
-      messages: 0,
-      bytes: 0,
-      wireBytes: 0,
-      cutOffs: 0,
-      errors: 0,
-      started: performance.now(),
-      latency: new Histogram(),
-      firstWrittenAt: Infinity,
-      lastReceivedAt: 0,
-    };
+    const counts = { events: 0, modified: 0, modifiedBytes: 0, messages: 0, bytes: 0, wireBytes: 0, cutOffs: 0, errors: 0 };
+    return { ...counts, started: performance.now(), latency: new Histogram(), firstWrittenAt: Infinity, lastReceivedAt: 0 };
   }
 
   measure(): void {
@@ -180,21 +160,9 @@ class LoadGenerator {
 
   report(): WindowReport {
     this.#measuring = false;
-    const w = this.#window;
-    return {
-      events: w.events,
-      modified: w.modified,
-      modifiedBytes: w.modifiedBytes,
-      messages: w.messages,
-      bytes: w.bytes,
-      wireBytes: w.wireBytes,
-      latency: w.latency.entries(),
-      elapsedMs: performance.now() - w.started,
-      cutOffs: w.cutOffs,
-      errors: w.errors,
-      firstWrittenAt: w.events > 0 ? w.firstWrittenAt : null,
-      lastReceivedAt: w.events > 0 ? w.lastReceivedAt : null,
-    };
+    const { started, latency, firstWrittenAt, lastReceivedAt, ...counts } = this.#window;
+    const any = counts.events > 0;
+    return { ...counts, latency: latency.entries(), elapsedMs: performance.now() - started, firstWrittenAt: any ? firstWrittenAt : null, lastReceivedAt: any ? lastReceivedAt : null };
   }
 
   /** Resolve once every subscriber has seen `target` (or `timeoutMs` passed). */
@@ -203,10 +171,7 @@ class LoadGenerator {
     return this.#catchUp(this.#subscribers, { rv: target }, timeoutMs, () => Promise.resolve());
   }
 
-  /**
-   * New subscribers, connecting all at once: resolves once each has reached resourceVersion
-   * `target`, or has received `added` ADDED events (a whole initial state), or `timeoutMs` passed.
-   */
+  /** New subscribers, connecting all at once: resolves once each has reached resourceVersion `target`, or has received `added` ADDED events (a whole initial state), or `timeoutMs` passed. */
   arrive({ subscribers, concurrency, target, added, timeoutMs }: { subscribers: SubscriberSpec[]; concurrency: number; target?: number; added?: number; timeoutMs: number }): Promise<CatchUp> {
     const arriving = subscribers.map((s) => new Subscriber(s));
     this.#subscribers.push(...arriving);
@@ -536,16 +501,7 @@ serveParent(async () => {
   const generator = new LoadGenerator();
   return {
     info: { pid: process.pid },
-    ops: {
-      open: (p: Parameters<LoadGenerator["open"]>[0]) => generator.open(p),
-      measure: () => generator.measure(),
-      report: () => generator.report(),
-      waitFor: (p: Parameters<LoadGenerator["waitFor"]>[0]) => generator.waitFor(p),
-      arrive: (p: Parameters<LoadGenerator["arrive"]>[0]) => generator.arrive(p),
-      drop: () => generator.drop(),
-      resume: (p: Parameters<LoadGenerator["resume"]>[0]) => generator.resume(p),
-      close: () => generator.close(),
-    },
+    ops: methodsOf(generator),
     stop: () => generator.close(),
   };
 });

@@ -73,12 +73,12 @@ export class Loadgens {
       cutOffs: reports.reduce((n, r) => n + r.cutOffs, 0),
       errors: reports.reduce((n, r) => n + r.errors, 0),
       firstWrittenAt: extreme(
-        Math.min,
         reports.map((r) => r.firstWrittenAt),
+        Math.min,
       ),
       lastReceivedAt: extreme(
-        Math.max,
         reports.map((r) => r.lastReceivedAt),
+        Math.max,
       ),
     };
   }
@@ -88,10 +88,7 @@ export class Loadgens {
     return merge(await this.#all<CatchUp>("waitFor", { target, timeoutMs }));
   }
 
-  /**
-   * New subscribers (spread over the processes), connecting all at once; resolves once each has
-   * reached resourceVersion `target`, or received `added` ADDED events (a whole initial state).
-   */
+  /** New subscribers (spread over the processes), connecting all at once; resolves once each has reached resourceVersion `target`, or received `added` ADDED events (a whole initial state). */
   async arrive(specs: readonly SubscriberSpec[], until: { target?: number; added?: number }, timeoutMs: number, concurrency = 250): Promise<CatchUp> {
     const shares = this.#children.map((_, i) => specs.filter((__, j) => j % this.#children.length === i));
     return merge(await Promise.all(this.#children.map((c, i) => c.call<CatchUp>("arrive", { subscribers: shares[i], concurrency, ...until, timeoutMs }))));
@@ -121,7 +118,7 @@ function merge(parts: CatchUp[]): CatchUp {
 }
 
 /** The least or greatest of the values that are there; null when none is. */
-function extreme(pick: (...values: number[]) => number, values: ReadonlyArray<number | null>): number | null {
+function extreme(values: ReadonlyArray<number | null>, pick: (...values: number[]) => number): number | null {
   const present = values.filter((v): v is number => v !== null);
   return present.length > 0 ? pick(...present) : null;
 }

@@ -6,7 +6,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { MergedReport } from "./loadgens.ts";
-import { cpuMeter, othersMeter, sumRss } from "./proc.ts";
+import type { SubscriberSpec } from "./loadgen.ts";
+import { cpuMeter, othersMeter, sumRss, waitIdle } from "./proc.ts";
 import type { Context } from "./scenarios/scenario.ts";
 import type { System } from "./systems/system.ts";
 
@@ -41,29 +42,36 @@ export async function measureWhile(context: Context, system: System, work: () =>
   const { sim, loadgens } = context;
   const rv0 = await sim.resourceVersion();
   const started = performance.now();
-  const server = cpuMeter(system.pids);
-  const upstream = cpuMeter([sim.pid]);
-  const generators = loadgens.pids.map((pid) => cpuMeter([pid]));
-  const others = othersMeter(context.benchPids);
-  await loadgens.measure();
-  await work();
-  const report = await loadgens.report();
-  const loads = generators.map((meter) => meter());
-  const serverCpuPct = server();
-  const upstreamCpuPct = upstream();
-  const otherLoadPct = others();
+  const { result: report, ...cpu } = await cpuWhile(context, system, async () => {
+    await loadgens.measure();
+    await work();
+    return loadgens.report();
+  });
   const rv1 = await sim.resourceVersion();
-  return {
-    report,
-    upstreamEventsPerSec: ((rv1 - rv0) * 1000) / (performance.now() - started),
-    serverCpuPct,
-    upstreamCpuPct,
-    loadGenCpuPct: loads.reduce((a, b) => a + b, 0),
-    loadGenMaxCpuPct: Math.max(...loads),
-    otherLoadPct,
-    lastVersion: rv1,
-  };
+  return { report, upstreamEventsPerSec: ((rv1 - rv0) * 1000) / (performance.now() - started), ...cpu, lastVersion: rv1 };
 }
+
+type Cpu = Pick<Window, "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "loadGenMaxCpuPct" | "otherLoadPct">;
+
+/** The CPU (% of one core) of the system, the API server, the load generators (together, and the busiest) and processes outside the bench while `work` ran. */
+export async function cpuWhile<T>(context: Context, system: System, work: () => Promise<T>, loadgenPids = context.loadgens.pids): Promise<Cpu & { result: T }> {
+  const server = cpuMeter(system.pids);
+  const upstream = cpuMeter([context.sim.pid]);
+  const generators = loadgenPids.map((pid) => cpuMeter([pid]));
+  const others = othersMeter([...new Set([...context.benchPids, ...loadgenPids])]);
+  const result = await work();
+  const loads = generators.map((meter) => meter());
+  return { result, serverCpuPct: server(), upstreamCpuPct: upstream(), loadGenCpuPct: loads.reduce((a, b) => a + b, 0), loadGenMaxCpuPct: Math.max(...loads), otherLoadPct: others() };
+}
+
+/** CPU figures as rows hold them. */
+export const cpuFields = (cpu: Cpu): Cpu => ({
+  serverCpuPct: round(cpu.serverCpuPct),
+  upstreamCpuPct: round(cpu.upstreamCpuPct),
+  loadGenCpuPct: round(cpu.loadGenCpuPct),
+  loadGenMaxCpuPct: round(cpu.loadGenMaxCpuPct),
+  otherLoadPct: round(cpu.otherLoadPct),
+});
 
 /** What a window says of the events received and what they cost, whatever the scenario. */
 export function receiptFields(window: Window) {
@@ -79,11 +87,7 @@ export function receiptFields(window: Window) {
     cpuUsPerEvent: report.eventsPerSec > 0 ? round((window.serverCpuPct * 1e4) / report.eventsPerSec) : null,
     cutOffs: report.cutOffs,
     errors: report.errors,
-    serverCpuPct: round(window.serverCpuPct),
-    upstreamCpuPct: round(window.upstreamCpuPct),
-    loadGenCpuPct: round(window.loadGenCpuPct),
-    loadGenMaxCpuPct: round(window.loadGenMaxCpuPct),
-    otherLoadPct: round(window.otherLoadPct),
+    ...cpuFields(window),
   };
 }
 
@@ -100,6 +104,26 @@ export function deliveryFields(window: DeliveryWindow, eventsPerSec: number, sub
     behindAtEnd: window.behindAtEnd,
     ...receiptFields(window),
   };
+}
+
+/**
+ * `specs` connected, with the memory they added (JS heap and resident) once their initial state
+ * is delivered and the upstream watches they made; then a window of churn at `rate` on `namespace`.
+ */
+export async function connectThenChurn(context: Context, system: System, namespace: string, specs: readonly SubscriberSpec[], sizes: { rate: number; warmupMs: number; measureMs: number }) {
+  const { sim, loadgens } = context;
+  await context.quiesce();
+  const before = await measureMemory(system);
+  await loadgens.open(specs);
+  await waitIdle([...system.pids, sim.pid]);
+  const after = await measureMemory(system);
+  const upstreamWatches = await sim.watchesIn(namespace);
+  await sim.churn(sizes.rate, namespace);
+  await sleep(sizes.warmupMs);
+  const window = await measureWindow(context, system, sizes.measureMs);
+  await sim.churn(0);
+  await loadgens.close();
+  return { window, upstreamWatches, addedKB: { rss: (after.rss - before.rss) / 1024, heap: (after.heap - before.heap) / 1024 } };
 }
 
 /** Three significant figures are all a noisy machine can vouch for. */
@@ -124,10 +148,7 @@ export interface MemoryTrace {
   samples: number;
 }
 
-/**
- * Run `work` while sampling `system`'s memory every `everyMs` (each heap sample forces a full
- * collection first, so it reads what is live, not garbage not yet collected), and once after it.
- */
+/** Run `work` while sampling `system`'s memory every `everyMs` (each heap sample forces a full collection first, so it reads what is live, not garbage not yet collected), and once after it. */
 export async function traceMemory<T>(system: System, everyMs: number, work: () => Promise<T>): Promise<{ result: T; memory: MemoryTrace }> {
   let heapMax = 0;
   let rssMax = 0;

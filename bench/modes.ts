@@ -108,10 +108,7 @@ export interface Sizes {
 
 export interface ProfileWorkload {
   name: "fan-out" | "fan-out over HTTP" | "many keys" | "relay socket";
-  /**
-   * How the subscribers watch: WebSocket (one event a message), HTTP (kubectl's, informers'), or
-   * a relay socket: each of `subscribersPerKey` clients holds all `keys` watches on one socket.
-   */
+  /** How the subscribers watch: WebSocket (one event a message), HTTP (kubectl's, informers'), or a relay socket: each of `subscribersPerKey` clients holds all `keys` watches on one socket. */
   transport: "ws" | "http" | "socket";
   keys: number;
   subscribersPerKey: number;
@@ -120,12 +117,23 @@ export interface ProfileWorkload {
   ms: number;
 }
 
+/** Fan-out at `subscribers` × `rates`, idle memory at each size, HTTP watches and secondary systems `at` some of them. */
+const fanoutAt = (subscribers: number[], rates: number[], at: { subscribers: number[]; rates: number[] }, warmupMs: number, measureMs: number): Sizes["fanout"] => ({
+  subscribers,
+  rates,
+  memorySubscribers: [...subscribers],
+  http: at,
+  secondary: { ...at },
+  warmupMs,
+  measureMs,
+});
+
 export function sizesFor(mode: Mode, cores: number): Sizes {
   const loadgens = Math.max(2, cores);
   switch (mode) {
     case "smoke":
       return {
-        fanout: { subscribers: [5], rates: [20], memorySubscribers: [5], http: { subscribers: [5], rates: [20] }, secondary: { subscribers: [5], rates: [20] }, warmupMs: 200, measureMs: 600 },
+        fanout: fanoutAt([5], [20], { subscribers: [5], rates: [20] }, 200, 600),
         burst: { subscribers: [5], changes: 40, timeoutMs: 10_000, chunkPerEvent: [false, true] },
         storm: { subscribers: [5], missed: 20, timeoutMs: 10_000, settleMs: 5000 },
         keys: { keys: [3], subscribersPerKey: 2, rate: 20, warmupMs: 200, measureMs: 600 },
@@ -149,15 +157,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
       };
     case "quick":
       return {
-        fanout: {
-          subscribers: [1000],
-          rates: [100, 1000],
-          memorySubscribers: [1000],
-          http: { subscribers: [1000], rates: [100] },
-          secondary: { subscribers: [1000], rates: [100] },
-          warmupMs: 750,
-          measureMs: 1500,
-        },
+        fanout: fanoutAt([1000], [100, 1000], { subscribers: [1000], rates: [100] }, 750, 1500),
         // The burst as the upstream writes it in one chunk; a chunk per event with --full (or --burst-upstream).
         burst: { subscribers: [500], changes: 400, timeoutMs: 30_000, chunkPerEvent: [false] },
         storm: { subscribers: [1000], missed: 1000, timeoutMs: 10_000, settleMs: 20_000 },
@@ -182,15 +182,7 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
       };
     case "full":
       return {
-        fanout: {
-          subscribers: [100, 1000, 5000],
-          rates: [100, 1000],
-          memorySubscribers: [100, 1000, 5000],
-          http: { subscribers: [100, 1000, 5000], rates: [100, 1000] },
-          secondary: { subscribers: [100, 1000, 5000], rates: [100, 1000] },
-          warmupMs: 2000,
-          measureMs: 10_000,
-        },
+        fanout: fanoutAt([100, 1000, 5000], [100, 1000], { subscribers: [100, 1000, 5000], rates: [100, 1000] }, 2000, 10_000),
         burst: { subscribers: [500, 2000], changes: 400, timeoutMs: 120_000, chunkPerEvent: [false, true] },
         storm: { subscribers: [1000, 5000], missed: 1000, timeoutMs: 120_000, settleMs: 120_000 },
         keys: { keys: [100, 1000], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 10_000 },

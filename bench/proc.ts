@@ -8,36 +8,38 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
-/** Clock ticks per second for `/proc/<pid>/stat` times (100 on every Linux we run on, but ask). */
-const TICKS_PER_SECOND = (() => {
+/** What `read` gives, or `otherwise` where it throws (a process gone, a file the kernel will not show). */
+function orElse<T>(read: () => T, otherwise: T): T {
   try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    return read();
   } catch {
-    return 100;
+    return otherwise;
   }
-})();
+}
+
+/** Clock ticks per second for `/proc/<pid>/stat` times (100 on every Linux we run on, but ask). */
+const TICKS_PER_SECOND = orElse(() => Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100, 100);
 
 /** Resident set size in bytes (0 when the process is gone). */
-function rssBytes(pid: number): number {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
+const rssBytes = (pid: number): number => orElse(() => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024, 0);
 
-/** User + system CPU time of all the process's threads, in ms (0 when the process is gone). */
-function cpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name (which may contain spaces) are space-separated; utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
+/** The fields of `/proc/<pid>/stat` after the command name (which may contain spaces). */
+const statFields = (pid: number | string): string[] => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+};
+
+/** User + system CPU time of all the process's threads, in ms (0 when the process is gone): utime and stime, fields 14 and 15. */
+const cpuMs = (pid: number): number =>
+  orElse(
+    () =>
+      (statFields(pid)
+        .slice(11, 13)
+        .reduce((ticks, field) => ticks + Number(field), 0) *
+        1000) /
+      TICKS_PER_SECOND,
+    0,
+  );
 
 export const sumRss = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + rssBytes(pid), 0);
 const sumCpu = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
@@ -51,12 +53,8 @@ export function cpuMeter(pids: readonly number[]): () => number {
 
 /** CPU time the whole machine has spent busy (all cores, all processes), in ms. */
 function machineBusyMs(): number {
-  try {
-    const [user, nice, system, , , irq, softirq, steal] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
-    return (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
+  const [user, nice, system, , , irq, softirq, steal] = orElse(() => (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number), []);
+  return (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 1000) / TICKS_PER_SECOND;
 }
 
 /** fsync and fdatasync, by the numbers `/proc/<pid>/syscall` gives them on this architecture. */
@@ -86,10 +84,7 @@ export function syncWaitMeter(pid: number, everyMs = 2): () => number | undefine
   };
 }
 
-/**
- * CPU used by everything on the machine except `ours`, as % of one core, since it was called.
- * The machine is shared: this says how much of it someone else was using during a measurement.
- */
+/** CPU used by everything on the machine except `ours`, as % of one core, since it was called. The machine is shared: this says how much of it someone else was using during a measurement. */
 export function othersMeter(ours: readonly number[]): () => number {
   const machine = machineBusyMs();
   const mine = sumCpu(ours);
@@ -116,13 +111,9 @@ export async function waitIdle(pids: readonly number[], { belowPct = 10, sliceMs
 export function descendants(root: number): number[] {
   const parent = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // exited while we looked
-    }
+    // A process that exited while we looked has none.
+    const ppid = /^\d+$/.test(entry) ? orElse(() => Number(statFields(entry)[1]), undefined) : undefined;
+    if (ppid !== undefined) parent.set(Number(entry), ppid);
   }
   const found: number[] = [];
   for (const pid of parent.keys()) {
@@ -140,42 +131,23 @@ export function descendants(root: number): number[] {
 export function listeningPid(port: number, candidates: readonly number[]): number | undefined {
   const inodes = new Set<string>();
   for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    let text: string;
-    try {
-      text = readFileSync(table, "utf8");
-    } catch {
-      continue;
-    }
-    for (const line of text.split("\n").slice(1)) {
+    for (const line of orElse(() => readFileSync(table, "utf8"), "")
+      .split("\n")
+      .slice(1)) {
       const cols = line.trim().split(/\s+/);
       // local_address is ADDR:PORT in hex; state 0A is LISTEN; column 10 is the inode.
       if (cols[3] === "0A" && Number.parseInt(cols[1]?.split(":")[1] ?? "", 16) === port && cols[9]) inodes.add(cols[9]);
     }
   }
   for (const pid of candidates) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      try {
-        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
-        if (inode && inodes.has(inode)) return pid;
-      } catch {
-        // closed while we looked
-      }
+    for (const fd of orElse(() => readdirSync(`/proc/${pid}/fd`), [])) {
+      // A descriptor closed while we looked has no link.
+      const inode = /^socket:\[(\d+)\]$/.exec(orElse(() => readlinkSync(`/proc/${pid}/fd/${fd}`), ""))?.[1];
+      if (inode && inodes.has(inode)) return pid;
     }
   }
   return undefined;
 }
 
 /** The executable a process runs (to ask workerd its version). */
-export function executable(pid: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/${pid}/exe`);
-  } catch {
-    return undefined;
-  }
-}
+export const executable = (pid: number): string | undefined => orElse(() => readlinkSync(`/proc/${pid}/exe`), undefined);

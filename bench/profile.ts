@@ -1,14 +1,11 @@
 /**
  * @module
- * Where the relay's time goes: a CPU profile of the relay's isolate (the Worker and its hubs)
- * under load, taken through wrangler's inspector, set against the process's CPU time from
- * `/proc` over the same interval. The bundle wrangler builds marks where each module starts
- * with a `// src/...` comment, which is how a sampled line is traced back to its file; native
- * functions (a WebSocket send, a SQLite exec) and workerd's own JavaScript (its timers) are
- * charged to the relay function that called them. workerd's profiler samples only while the thread is in the isolate: time the thread
- * spends in workerd's own I/O outside it shows up as gaps between samples, so each sample
- * counts for at most two sampling intervals, and the process time no sample accounts for is
- * reported as such. The raw profiles are written beside the results for Chrome DevTools.
+ * Where the relay's time goes: a CPU profile of its isolate under load, through wrangler's
+ * inspector, set against the process's CPU from `/proc` over the same interval. Samples are traced
+ * to files by the bundle's `// src/...` module markers; natives and workerd's own JavaScript are
+ * charged to the relay function that called them. The profiler samples only inside the isolate, so
+ * a sample counts for at most two intervals and the process time no sample covers is reported as
+ * such.
  */
 import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -30,10 +27,7 @@ const FANOUT_MODULES = new Set(["src/hub/fanout.ts", "src/hub/subscriber.ts"]);
 const INTAKE_MODULES = new Set(["src/hub/reflector.ts", "src/hub/feed.ts", "src/hub/collection.ts", "src/hub/relist.ts", "src/hub/tombstones.ts", "src/hub/window.ts"]);
 const SOCKET_MODULES = new Set(["src/k8s/mux.ts", "src/k8s/ack-ledger.ts"]);
 
-/**
- * What a sample was doing: by the native called, the relay function it was called from, or the
- * module. `foreign` frames are not the relay's code (natives, workerd's own JS).
- */
+/** What a sample was doing: by the native called, the relay function it was called from, or the module. `foreign` frames are not the relay's code (natives, workerd's own JS). */
 function stageOf(frame: CallFrame, foreign: boolean, module: string, caller: string | undefined): Stage {
   if (module === "(program)") return "workerd natives under the lock";
   if (module === "(garbage collector)") return "garbage collection";
@@ -207,10 +201,8 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick
     entry.ms += ms;
     functions.set(key, entry);
   }
-  const busy = Math.max(
-    1e-9,
-    [...modules.values()].reduce((a, b) => a + b, 0),
-  );
+  const total = [...modules.values()].reduce((a, b) => a + b, 0);
+  const busy = Math.max(1e-9, total);
   const pct = (ms: number) => round((100 * ms) / busy);
   const delivered = Math.max(1, (meta.deliveredPerSec * durationMs) / 1000);
   return {

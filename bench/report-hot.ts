@@ -6,67 +6,41 @@
  * each object's load and the hop's cost, and the model multiplies them out.
  */
 import { atOf, fullest, hopAdded, keptUp, replicasOf, rootOf, sizesOf, type HotRow, type Results } from "./rows.ts";
-import { num, rowsOf, table } from "./tables.ts";
+import { columns, num, rowsOf } from "./tables.ts";
 
-export function hotTable(rows: readonly HotRow[]): string {
-  return table(
+export const hotTable = (rows: readonly HotRow[]): string =>
+  columns(rows, [
+    ["S", (r) => r.subscribers],
+    ["ev/s", (r) => r.eventsPerSec],
+    ["system", (r) => r.system],
+    ["replicas (serving)", (r) => `${r.replicas === 0 ? "0" : `${r.replicas} (${r.replicasLive})`}${r.replicaWorkerd ? ", own workerd" : ""}`],
+    ["root: sends to", (r) => rootOf(r)?.destinations],
+    ["root: msgs/event", (r) => rootOf(r)?.messagesPerEvent],
     [
-      "S",
-      "ev/s",
-      "system",
-      "replicas (serving)",
-      "root: sends to",
-      "root: msgs/event",
       "replicas' subscribers",
-      "fullest replica: msgs/event",
-      "upstream watches",
-      "delivered/s",
-      "% of S×upstream",
-      "p50 ms",
-      "p99 ms",
-      "CPU µs/event",
-      "server CPU %",
-      "others' CPU %",
-      "cut-offs",
-      "5xx while building",
-      "storm: missed",
-      "storm: all caught up ms",
-      "storm: p50 ms",
-      "storm: back on replicas",
-      "storm: upstream requests",
-      "storm: failed reconnections",
+      (r) => {
+        const replicas = replicasOf(r).map((h) => h.subscribers);
+        return replicas.length === 0 ? "–" : `${num(Math.min(...replicas))}–${num(Math.max(...replicas))}`;
+      },
     ],
-    rows.map((r) => {
-      const replicas = replicasOf(r).map((h) => h.subscribers);
-      return [
-        r.subscribers,
-        r.eventsPerSec,
-        r.system,
-        `${r.replicas === 0 ? "0" : `${r.replicas} (${r.replicasLive})`}${r.replicaWorkerd ? ", own workerd" : ""}`,
-        rootOf(r)?.destinations,
-        rootOf(r)?.messagesPerEvent,
-        replicas.length === 0 ? "–" : `${num(Math.min(...replicas))}–${num(Math.max(...replicas))}`,
-        fullest(r)?.messagesPerEvent,
-        r.upstreamWatches,
-        r.deliveredPerSec,
-        r.deliveredPct,
-        r.p50Ms,
-        r.p99Ms,
-        r.cpuUsPerEvent,
-        r.serverCpuPct,
-        r.otherLoadPct,
-        r.cutOffs,
-        r.refused,
-        r.missedEvents,
-        r.catchUpMs,
-        r.catchUpP50Ms,
-        r.stormOnReplicas,
-        r.stormUpstreamRequests,
-        r.stormErrors,
-      ];
-    }),
-  );
-}
+    ["fullest replica: msgs/event", (r) => fullest(r)?.messagesPerEvent],
+    ["upstream watches", (r) => r.upstreamWatches],
+    ["delivered/s", (r) => r.deliveredPerSec],
+    ["% of S×upstream", (r) => r.deliveredPct],
+    ["p50 ms", (r) => r.p50Ms],
+    ["p99 ms", (r) => r.p99Ms],
+    ["CPU µs/event", (r) => r.cpuUsPerEvent],
+    ["server CPU %", (r) => r.serverCpuPct],
+    ["others' CPU %", (r) => r.otherLoadPct],
+    ["cut-offs", (r) => r.cutOffs],
+    ["5xx while building", (r) => r.refused],
+    ["storm: missed", (r) => r.missedEvents],
+    ["storm: all caught up ms", (r) => r.catchUpMs],
+    ["storm: p50 ms", (r) => r.catchUpP50Ms],
+    ["storm: back on replicas", (r) => r.stormOnReplicas],
+    ["storm: upstream requests", (r) => r.stormUpstreamRequests],
+    ["storm: failed reconnections", (r) => r.stormErrors],
+  ]);
 
 /** The section of BENCHMARKS.md: what was measured, the table, the placement as measured, and the capacity model. */
 export function hotSection(results: Results): string[] {

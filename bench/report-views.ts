@@ -4,61 +4,40 @@
  * views (a full watch of the collection, or refetching its page on every change).
  */
 import { windowsOf, type Results, type ViewsRow } from "./rows.ts";
-import { fmt, num, rowsOf, table } from "./tables.ts";
+import { columns, fmt, num, rowsOf, table } from "./tables.ts";
 
 const kb = (bytes: number | null) => (bytes === null ? null : bytes / 1024);
 const mb = (bytes: number) => `${num(bytes / 2 ** 20)} MB`;
 const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : undefined);
 
-export function viewsTable(rows: readonly ViewsRow[]): string {
-  return table(
+export const viewsTable = (rows: readonly ViewsRow[]): string =>
+  columns(rows, [
+    ["objects", (r) => r.objects],
+    ["window", (r) => (r.measurement === "watch" ? "full watch alone" : r.measurement === "views" ? "live views" : "notify-then-refetch")],
+    ["clients", (r) => r.clients],
+    ["writes/s", (r) => r.upstreamEventsPerSec],
+    ["msgs/s (all clients)", (r) => r.deliveredPerSec],
+    ["msgs/event (a client)", (r) => r.messagesPerEvent],
+    ["with row changes/event", (r) => r.changesPerEvent],
+    ["KB/min (a client)", (r) => kb(r.bytesPerClientPerMin)],
+    ["full watch KB/min", (r) => kb(r.watchBytesPerMin)],
     [
-      "objects",
-      "window",
-      "clients",
-      "writes/s",
-      "msgs/s (all clients)",
-      "msgs/event (a client)",
-      "with row changes/event",
-      "KB/min (a client)",
-      "full watch KB/min",
       "full watch ÷ a client",
-      "p50 ms",
-      "p99 ms",
-      "samples",
-      "relay CPU %",
-      "relay CPU µs/event",
-      "rows written/event",
-      "clients' CPU %",
-      "others' CPU %",
-      "errors",
+      (r) => {
+        const times = ratio(r.watchBytesPerMin, r.bytesPerClientPerMin);
+        return r.measurement === "watch" || times === undefined ? "–" : `${fmt(times)}×`;
+      },
     ],
-    rows.map((r) => {
-      const times = ratio(r.watchBytesPerMin, r.bytesPerClientPerMin);
-      return [
-        r.objects,
-        r.measurement === "watch" ? "full watch alone" : r.measurement === "views" ? "live views" : "notify-then-refetch",
-        r.clients,
-        r.upstreamEventsPerSec,
-        r.deliveredPerSec,
-        r.messagesPerEvent,
-        r.changesPerEvent,
-        kb(r.bytesPerClientPerMin),
-        kb(r.watchBytesPerMin),
-        r.measurement === "watch" || times === undefined ? "–" : `${fmt(times)}×`,
-        r.p50Ms,
-        r.p99Ms,
-        r.latencySamples,
-        r.serverCpuPct,
-        r.cpuUsPerEvent,
-        r.rowsWrittenPerEvent,
-        r.loadGenCpuPct,
-        r.otherLoadPct,
-        r.errors,
-      ];
-    }),
-  );
-}
+    ["p50 ms", (r) => r.p50Ms],
+    ["p99 ms", (r) => r.p99Ms],
+    ["samples", (r) => r.latencySamples],
+    ["relay CPU %", (r) => r.serverCpuPct],
+    ["relay CPU µs/event", (r) => r.cpuUsPerEvent],
+    ["rows written/event", (r) => r.rowsWrittenPerEvent],
+    ["clients' CPU %", (r) => r.loadGenCpuPct],
+    ["others' CPU %", (r) => r.otherLoadPct],
+    ["errors", (r) => r.errors],
+  ]);
 
 function opensTable(row: ViewsRow): string {
   return table(

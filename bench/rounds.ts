@@ -63,10 +63,7 @@ export function middle<T>(items: readonly T[], by: (item: T) => number): T | und
   return [...items].sort((a, b) => by(a) - by(b))[Math.floor((items.length - 1) / 2)];
 }
 
-/**
- * One row per measurement: its median round (the lower middle of an even count), with every
- * round's row, in order, as `rounds`. A measurement made once is passed on unchanged.
- */
+/** One row per measurement: its median round (the lower middle of an even count), with every round's row, in order, as `rounds`. A measurement made once is passed on unchanged. */
 export function medianRounds(rounds: ReadonlyArray<readonly Row[]>): Row[] {
   const groups = new Map<string, Row[]>();
   for (const rows of rounds) {

@@ -52,10 +52,7 @@ interface Receipt {
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
-  /**
-   * The system's CPU time per delivered event, in µs. Unlike events/s, this does not depend on
-   * how much of the shared machine the system happened to get.
-   */
+  /** The system's CPU time per delivered event, in µs. Unlike events/s, this does not depend on how much of the shared machine the system happened to get. */
   cpuUsPerEvent: number | null;
   /** Subscribers the system cut off for being slow, and other disconnects, during the measurement. */
   cutOffs: number;
@@ -81,10 +78,7 @@ export interface FanoutRow extends Common, Delivery {
   subscribers: number;
   /** Most watches held open on the API server at once (sampled three times in the window). */
   upstreamConnections: number;
-  /**
-   * Watch requests made during the window: a watcher the API server ended for falling behind
-   * (it buffers at most 16 MiB for one, as the cacher does) watches again.
-   */
+  /** Watch requests made during the window: a watcher the API server ended for falling behind (it buffers at most 16 MiB for one, as the cacher does) watches again. */
   upstreamWatchRequests: number;
   /**
    * Idle memory, measured before any load at the sizes `memorySubscribers` names (null at the
@@ -98,10 +92,7 @@ export interface FanoutRow extends Common, Delivery {
   heapPerSubscriberKB: number | null;
 }
 
-/**
- * `changes` made at once on one collection, each timed from its write to its receipt by each
- * subscriber; delivery rate over the time from the first change to the last receipt.
- */
+/** `changes` made at once on one collection, each timed from its write to its receipt by each subscriber; delivery rate over the time from the first change to the last receipt. */
 export interface BurstRow extends Common, Receipt {
   scenario: "burst";
   subscribers: number;
@@ -151,10 +142,7 @@ export interface KeysRow extends Common, Delivery {
   heapPerKeyKB: number;
 }
 
-/**
- * `clients` browser-like clients each watching `watchesPerClient` collections: on one relay
- * socket each (`relay-socket`), or on a socket per watch (the others).
- */
+/** `clients` browser-like clients each watching `watchesPerClient` collections: on one relay socket each (`relay-socket`), or on a socket per watch (the others). */
 export interface SocketsRow extends Common, Delivery {
   scenario: "sockets";
   clients: number;
@@ -422,10 +410,7 @@ export interface Results {
   skipped: Skipped[];
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
-  /**
-   * Later runs (`--merge`) whose rows replaced those of some scenarios, with how many rounds
-   * theirs are of where that is not the run's, and whether their profiles replaced the run's.
-   */
+  /** Later runs (`--merge`) whose rows replaced those of some scenarios, with how many rounds theirs are of where that is not the run's, and whether their profiles replaced the run's. */
   amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]>; rounds?: number; profiles?: boolean }>;
 }
 
@@ -504,10 +489,7 @@ export function sizesOf(rows: readonly HotRow[]) {
   return { tree, hop };
 }
 
-/**
- * Each round's p50 without replicas and with them: a round measures the two one after the other,
- * so its difference is the least disturbed by the machine's noise. A run of one round: its rows.
- */
+/** Each round's p50 without replicas and with them: a round measures the two one after the other, so its difference is the least disturbed by the machine's noise. A run of one round: its rows. */
 function roundPairs(solo: HotRow, tree: HotRow): Array<[number, number]> {
   const [a, b] = solo.rounds && tree.rounds && solo.rounds.length === tree.rounds.length ? [solo.rounds as HotRow[], tree.rounds as HotRow[]] : [[solo], [tree]];
   return a.flatMap((row, i) => {
@@ -519,13 +501,8 @@ function roundPairs(solo: HotRow, tree: HotRow): Array<[number, number]> {
 /** What the hop added to p50: the median of the rounds' differences, and each round's pair. */
 export function hopAdded(solo: HotRow, tree: HotRow): { pairs: Array<[number, number]>; added: number | undefined } {
   const pairs = roundPairs(solo, tree);
-  return {
-    pairs,
-    added: percentileOf(
-      pairs.map(([a, b]) => b - a),
-      50,
-    ),
-  };
+  const differences = pairs.map(([a, b]) => b - a);
+  return { pairs, added: percentileOf(differences, 50) };
 }
 
 /** The views scenario's three windows: the full watch alone, the live views, notify-then-refetch. */

@@ -115,14 +115,11 @@ async function main(): Promise<void> {
   const mode: Mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
   const names = pick(values.systems, SYSTEM_NAMES, "system");
   // Quick leaves out the scenarios of many minutes, unless they are asked for by name.
-  const scenarios = SCENARIOS.filter((s) =>
-    pick(
-      values.scenarios,
-      SCENARIOS.map((x) => x.name).filter((name) => mode !== "quick" || !FULL_ONLY.includes(name)),
-      "scenario",
-      SCENARIOS.map((x) => x.name),
-    ).includes(s.name),
-  );
+  const all = SCENARIOS.map((s) => s.name);
+  const byDefault = all.filter((name) => mode !== "quick" || !FULL_ONLY.includes(name));
+  const chosen = pick(values.scenarios, byDefault, "scenario", all);
+  const scenarios = SCENARIOS.filter((s) => chosen.includes(s.name));
+  const measuredNames = scenarios.map((s) => s.name);
   const sizes = sizesFor(mode, availableParallelism());
   const upstreams: Record<string, boolean[]> = { "one-chunk": [false], "chunk-per-event": [true], both: [false, true] };
   if (values["burst-upstream"] !== undefined) {
@@ -216,13 +213,7 @@ async function main(): Promise<void> {
     skipped,
     profiles,
   };
-  const results = amended
-    ? merge(
-        amended,
-        measured,
-        scenarios.map((s) => s.name),
-      )
-    : measured;
+  const results = amended ? merge(amended, measured, measuredNames) : measured;
   writeFileSync(join(outDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
   report(results, outDir, reportFile);
   progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
@@ -230,14 +221,8 @@ async function main(): Promise<void> {
 
 /** A run's charts and report, written from its results, and its tables on stdout. */
 function report(results: Results, outDir: string, reportFile: string): void {
-  const charts = writeCharts(results, outDir);
-  writeFileSync(
-    reportFile,
-    markdown(
-      results,
-      charts.map((c) => ({ ...c, file: relative(resolve(reportFile, ".."), c.file) })),
-    ),
-  );
+  const charts = writeCharts(results, outDir).map((c) => ({ ...c, file: relative(resolve(reportFile, ".."), c.file) }));
+  writeFileSync(reportFile, markdown(results, charts));
   printTables(results);
 }
 

@@ -46,104 +46,77 @@ export function num(n: number): string {
 
 export const rowsOf = <T extends Row>(results: Results, scenario: T["scenario"]): T[] => results.rows.filter((r): r is T => r.scenario === scenario);
 
-const cpu = (total: number, busiest: number) => `${num(total)} (${num(busiest)})`;
-
-export function fanoutTable(rows: FanoutRow[]): string {
-  return table(
-    [
-      "S",
-      "ev/s",
-      "system",
-      "transport",
-      "delivered/s",
-      "% of S×upstream",
-      "KB/event",
-      "wire KB/event",
-      "B/MODIFIED",
-      "events/msg",
-      "p50 ms",
-      "p99 ms",
-      "max ms",
-      "upstream conns",
-      "re-watches",
-      "CPU µs/event",
-      "server CPU %",
-      "API server CPU %",
-      "loadgen CPU % (busiest)",
-      "others' CPU %",
-      "RSS/sub KB",
-      "heap/sub KB",
-      "cut-offs",
-    ],
-    rows.map((r) => [
-      r.subscribers,
-      r.eventsPerSec,
-      r.system,
-      r.transport,
-      r.deliveredPerSec,
-      r.deliveredPct,
-      r.eventBytes === null ? null : r.eventBytes / 1024,
-      // Absent from runs from before it was counted.
-      typeof r.wireEventBytes === "number" ? r.wireEventBytes / 1024 : null,
-      r.modifiedBytes,
-      r.eventsPerMessage,
-      r.p50Ms,
-      r.p99Ms,
-      r.maxMs,
-      r.upstreamConnections,
-      r.upstreamWatchRequests,
-      r.cpuUsPerEvent,
-      r.serverCpuPct,
-      r.upstreamCpuPct,
-      cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct),
-      r.otherLoadPct,
-      memoryGrowth(r.memPerSubscriberKB),
-      memoryGrowth(r.heapPerSubscriberKB),
-      r.cutOffs,
-    ]),
+/** A table's columns, each a header and its cell of a row. */
+type Columns<T> = ReadonlyArray<readonly [string, (row: T) => Cell]>;
+export const columns = <T>(rows: readonly T[], cols: Columns<T>): string =>
+  table(
+    cols.map(([header]) => header),
+    rows.map((r) => cols.map(([, cell]) => cell(r))),
   );
-}
+
+const kb = (bytes: number | null | undefined) => (typeof bytes === "number" ? bytes / 1024 : null);
+const mb = (bytes: number | null | undefined) => (typeof bytes === "number" ? bytes / 2 ** 20 : null);
+const cpu = (r: { loadGenCpuPct: number; loadGenMaxCpuPct: number }) => `${num(r.loadGenCpuPct)} (${num(r.loadGenMaxCpuPct)})`;
+/** The latency, CPU and cut-off columns the fan-out and burst tables share. */
+const receiptColumns: Columns<FanoutRow | BurstRow> = [
+  ["p50 ms", (r) => r.p50Ms],
+  ["p99 ms", (r) => r.p99Ms],
+  ["max ms", (r) => r.maxMs],
+];
+const loadColumns: Columns<FanoutRow | BurstRow | StormRow> = [
+  ["server CPU %", (r) => r.serverCpuPct],
+  ["API server CPU %", (r) => r.upstreamCpuPct],
+  ["loadgen CPU % (busiest)", cpu],
+  ["others' CPU %", (r) => r.otherLoadPct],
+];
+
+export const fanoutTable = (rows: FanoutRow[]): string =>
+  columns(rows, [
+    ["S", (r) => r.subscribers],
+    ["ev/s", (r) => r.eventsPerSec],
+    ["system", (r) => r.system],
+    ["transport", (r) => r.transport],
+    ["delivered/s", (r) => r.deliveredPerSec],
+    ["% of S×upstream", (r) => r.deliveredPct],
+    ["KB/event", (r) => kb(r.eventBytes)],
+    // Absent from runs from before it was counted.
+    ["wire KB/event", (r) => kb(r.wireEventBytes)],
+    ["B/MODIFIED", (r) => r.modifiedBytes],
+    ["events/msg", (r) => r.eventsPerMessage],
+    ...receiptColumns,
+    ["upstream conns", (r) => r.upstreamConnections],
+    ["re-watches", (r) => r.upstreamWatchRequests],
+    ["CPU µs/event", (r) => r.cpuUsPerEvent],
+    ...loadColumns,
+    ["RSS/sub KB", (r) => memoryGrowth(r.memPerSubscriberKB)],
+    ["heap/sub KB", (r) => memoryGrowth(r.heapPerSubscriberKB)],
+    ["cut-offs", (r) => r.cutOffs],
+  ]);
 
 const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : "–");
 
-/** What the relay's rows on each transport are set against: a system on a transport, named as its column says. */
-const COMPARED: Record<Transport, { delivered: Array<[SystemName, Transport]>; cpu: Array<[SystemName, Transport]> }> = {
-  ws: {
-    delivered: [
-      ["relay", "ws"],
-      ["workerd-floor", "ws"],
-      ["node-relay", "ws"],
-      ["raw-ws", "ws"],
-      ["direct", "http"],
-      ["relay-proxied", "ws"],
-    ],
-    cpu: [
-      ["relay", "ws"],
-      ["workerd-floor", "ws"],
-      ["node-relay", "ws"],
-      ["raw-ws", "ws"],
-    ],
-  },
-  http: {
-    delivered: [
-      ["relay", "ws"],
-      ["node-relay", "http"],
-      ["raw-http", "http"],
-      ["direct", "http"],
-      ["relay-proxied", "http"],
-    ],
-    cpu: [
-      ["relay", "ws"],
-      ["node-relay", "http"],
-      ["raw-http", "http"],
-      ["direct", "http"],
-    ],
-  },
+/** What the relay's rows on each transport are set against, delivery and (the first four) CPU per event: a system on a transport, named as its column says. */
+const COMPARED: Record<Transport, Array<[SystemName, Transport]>> = {
+  ws: [
+    ["relay", "ws"],
+    ["workerd-floor", "ws"],
+    ["node-relay", "ws"],
+    ["raw-ws", "ws"],
+    ["direct", "http"],
+    ["relay-proxied", "ws"],
+  ],
+  http: [
+    ["relay", "ws"],
+    ["node-relay", "http"],
+    ["raw-http", "http"],
+    ["direct", "http"],
+    ["relay-proxied", "http"],
+  ],
 };
 
 /** For each size and rate: each relay framing's delivery and CPU per event over `transport` against each other system's. */
 export function fanoutRatios(rows: FanoutRow[], transport: Transport): string {
-  const { delivered, cpu } = COMPARED[transport];
+  const [delivered, cpu] = [COMPARED[transport], COMPARED[transport].slice(0, 4)];
   const cells: Cell[][] = [];
   for (const relay of rows.filter((r) => RELAY_MODES.includes(r.system) && r.transport === transport)) {
     const at = ([system, on]: [SystemName, Transport]) =>
@@ -160,161 +133,106 @@ export function fanoutRatios(rows: FanoutRow[], transport: Transport): string {
 }
 
 /** Each burst, with its delivery rate against the raw baseline's on the same transport. */
-export function burstTable(rows: BurstRow[]): string {
-  return table(
+export const burstTable = (rows: BurstRow[]): string =>
+  columns(rows, [
+    ["S", (r) => r.subscribers],
+    ["changes", (r) => r.changes],
+    ["upstream", (r) => (r.chunkPerEvent ? "a chunk per event" : "one chunk")],
+    ["system", (r) => r.system],
+    ["transport", (r) => r.transport],
+    ["delivered/s", (r) => r.deliveredPerSec],
     [
-      "S",
-      "changes",
-      "upstream",
-      "system",
-      "transport",
-      "delivered/s",
       "÷ raw",
-      "delivered %",
-      "caught up",
-      "first change → last receipt ms",
-      "KB/event",
-      "events/msg",
-      "p50 ms",
-      "p99 ms",
-      "max ms",
-      "CPU µs/event",
-      "server CPU %",
-      "API server CPU %",
-      "loadgen CPU % (busiest)",
-      "others' CPU %",
-      "cut-offs",
+      (r) =>
+        ratio(
+          r.deliveredPerSec,
+          rowOf(rows, r.transport === "ws" ? "raw-ws" : "raw-http", r.transport, (b) => b.subscribers === r.subscribers && !b.chunkPerEvent === !r.chunkPerEvent)?.deliveredPerSec,
+        ),
     ],
-    rows.map((r) => [
-      r.subscribers,
-      r.changes,
-      r.chunkPerEvent ? "a chunk per event" : "one chunk",
-      r.system,
-      r.transport,
-      r.deliveredPerSec,
-      ratio(
-        r.deliveredPerSec,
-        rowOf(rows, r.transport === "ws" ? "raw-ws" : "raw-http", r.transport, (b) => b.subscribers === r.subscribers && !b.chunkPerEvent === !r.chunkPerEvent)?.deliveredPerSec,
-      ),
-      r.deliveredPct,
-      r.caughtUp,
-      r.durationMs,
-      r.eventBytes === null ? null : r.eventBytes / 1024,
-      r.eventsPerMessage,
-      r.p50Ms,
-      r.p99Ms,
-      r.maxMs,
-      r.cpuUsPerEvent,
-      r.serverCpuPct,
-      r.upstreamCpuPct,
-      cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct),
-      r.otherLoadPct,
-      r.cutOffs,
-    ]),
-  );
-}
+    ["delivered %", (r) => r.deliveredPct],
+    ["caught up", (r) => r.caughtUp],
+    ["first change → last receipt ms", (r) => r.durationMs],
+    ["KB/event", (r) => kb(r.eventBytes)],
+    ["events/msg", (r) => r.eventsPerMessage],
+    ...receiptColumns,
+    ["CPU µs/event", (r) => r.cpuUsPerEvent],
+    ...loadColumns,
+    ["cut-offs", (r) => r.cutOffs],
+  ]);
 
-export function stormTable(rows: StormRow[]): string {
-  return table(
-    [
-      "system",
-      "transport",
-      "S",
-      "objects",
-      "missed",
-      "all caught up ms",
-      "p50 ms",
-      "caught up",
-      "KB per subscriber",
-      "upstream requests",
-      "watch/list",
-      "server CPU %",
-      "API server CPU %",
-      "loadgen CPU % (busiest)",
-      "others' CPU %",
-      "idle again after ms",
-    ],
-    rows.map((r) => [
-      r.system,
-      r.transport,
-      r.subscribers,
-      r.objects,
-      r.missedEvents,
-      r.catchUpMs,
-      r.catchUpP50Ms,
-      r.caughtUp,
-      r.bytesPerSubscriber == null ? null : r.bytesPerSubscriber / 1024, // runs from before it was measured have none
-      r.upstreamRequests,
-      `${r.upstreamWatches}/${r.upstreamLists}`,
-      r.serverCpuPct,
-      r.upstreamCpuPct,
-      cpu(r.loadGenCpuPct, r.loadGenMaxCpuPct),
-      r.otherLoadPct,
-      r.settledMs,
-    ]),
-  );
-}
+export const stormTable = (rows: StormRow[]): string =>
+  columns(rows, [
+    ["system", (r) => r.system],
+    ["transport", (r) => r.transport],
+    ["S", (r) => r.subscribers],
+    ["objects", (r) => r.objects],
+    ["missed", (r) => r.missedEvents],
+    ["all caught up ms", (r) => r.catchUpMs],
+    ["p50 ms", (r) => r.catchUpP50Ms],
+    ["caught up", (r) => r.caughtUp],
+    // Runs from before it was measured have none.
+    ["KB per subscriber", (r) => kb(r.bytesPerSubscriber)],
+    ["upstream requests", (r) => r.upstreamRequests],
+    ["watch/list", (r) => `${r.upstreamWatches}/${r.upstreamLists}`],
+    ...loadColumns,
+    ["idle again after ms", (r) => r.settledMs],
+  ]);
 
 /** The live-delivery columns the keys and sockets tables share; `per` names who the offered rate is multiplied by (S subscribers, W watches). */
-const deliveryHeaders = (per: string) => ["delivered/s", `% of ${per}×upstream`, "events/msg", "p50 ms", "p99 ms", "CPU µs/event", "server CPU %"];
-const deliveryCells = (r: KeysRow | SocketsRow): Cell[] => [r.deliveredPerSec, r.deliveredPct, r.eventsPerMessage, r.p50Ms, r.p99Ms, r.cpuUsPerEvent, r.serverCpuPct];
+const deliveryColumns = (per: string): Columns<KeysRow | SocketsRow> => [
+  ["delivered/s", (r) => r.deliveredPerSec],
+  [`% of ${per}×upstream`, (r) => r.deliveredPct],
+  ["events/msg", (r) => r.eventsPerMessage],
+  ["p50 ms", (r) => r.p50Ms],
+  ["p99 ms", (r) => r.p99Ms],
+  ["CPU µs/event", (r) => r.cpuUsPerEvent],
+  ["server CPU %", (r) => r.serverCpuPct],
+];
 
-export function keysTable(rows: KeysRow[]): string {
-  return table(
-    ["system", "transport", "keys", "subscribers", "upstream watches", "RSS/key KB", "heap/key KB", ...deliveryHeaders("S"), "API server CPU %", "others' CPU %"],
-    rows.map((r) => [
-      r.system,
-      r.transport,
-      r.keys,
-      r.subscribers,
-      r.upstreamWatches,
-      memoryGrowth(r.memPerKeyKB),
-      memoryGrowth(r.heapPerKeyKB),
-      ...deliveryCells(r),
-      r.upstreamCpuPct,
-      r.otherLoadPct,
-    ]),
-  );
-}
+export const keysTable = (rows: KeysRow[]): string =>
+  columns(rows, [
+    ["system", (r) => r.system],
+    ["transport", (r) => r.transport],
+    ["keys", (r) => r.keys],
+    ["subscribers", (r) => r.subscribers],
+    ["upstream watches", (r) => r.upstreamWatches],
+    ["RSS/key KB", (r) => memoryGrowth(r.memPerKeyKB)],
+    ["heap/key KB", (r) => memoryGrowth(r.heapPerKeyKB)],
+    ...deliveryColumns("S"),
+    ["API server CPU %", (r) => r.upstreamCpuPct],
+    ["others' CPU %", (r) => r.otherLoadPct],
+  ]);
 
-export function socketsTable(rows: SocketsRow[]): string {
-  return table(
-    ["system", "clients", "watches/client", "WebSockets", "upstream watches", "RSS/client KB", "heap/client KB", ...deliveryHeaders("W"), "cut off", "others' CPU %"],
-    rows.map((r) => [
-      r.system,
-      r.clients,
-      r.watchesPerClient,
-      r.sockets,
-      r.upstreamWatches,
-      memoryGrowth(r.memPerClientKB),
-      memoryGrowth(r.heapPerClientKB),
-      ...deliveryCells(r),
-      r.cutOffs,
-      r.otherLoadPct,
-    ]),
-  );
-}
+export const socketsTable = (rows: SocketsRow[]): string =>
+  columns(rows, [
+    ["system", (r) => r.system],
+    ["clients", (r) => r.clients],
+    ["watches/client", (r) => r.watchesPerClient],
+    ["WebSockets", (r) => r.sockets],
+    ["upstream watches", (r) => r.upstreamWatches],
+    ["RSS/client KB", (r) => memoryGrowth(r.memPerClientKB)],
+    ["heap/client KB", (r) => memoryGrowth(r.heapPerClientKB)],
+    ...deliveryColumns("W"),
+    ["cut off", (r) => r.cutOffs],
+    ["others' CPU %", (r) => r.otherLoadPct],
+  ]);
 
-export function snapshotTable(rows: SnapshotRow[]): string {
-  return table(
-    ["system", "objects", "list", "first list ms", "list ms (median)", "p99 ms", "first byte ms", "first byte p99 ms", "MB", "MB/s", "CPU ms a list", "upstream requests (repeats)", "of them lists"],
-    rows.map((r) => [
-      r.system,
-      r.objects,
-      snapshotKind(r),
-      r.list === "full" || r.list === undefined ? r.coldMs : null,
-      r.ms,
-      r.p99Ms,
-      r.firstByteMs,
-      r.firstByteP99Ms,
-      r.bytes / 2 ** 20,
-      r.MBps,
-      r.cpuMs,
-      r.upstreamRequests,
-      r.upstreamLists,
-    ]),
-  );
-}
+export const snapshotTable = (rows: SnapshotRow[]): string =>
+  columns(rows, [
+    ["system", (r) => r.system],
+    ["objects", (r) => r.objects],
+    ["list", snapshotKind],
+    ["first list ms", (r) => (r.list === "full" || r.list === undefined ? r.coldMs : null)],
+    ["list ms (median)", (r) => r.ms],
+    ["p99 ms", (r) => r.p99Ms],
+    ["first byte ms", (r) => r.firstByteMs],
+    ["first byte p99 ms", (r) => r.firstByteP99Ms],
+    ["MB", (r) => mb(r.bytes)],
+    ["MB/s", (r) => r.MBps],
+    ["CPU ms a list", (r) => r.cpuMs],
+    ["upstream requests (repeats)", (r) => r.upstreamRequests],
+    ["of them lists", (r) => r.upstreamLists],
+  ]);
 
 /** How a snapshot row's list was read; runs from before paged lists were measured have only whole ones. */
 function snapshotKind(r: SnapshotRow): string {
@@ -335,71 +253,69 @@ function listKind(r: SnapshotRow): string {
 }
 
 /** The columns of what a step cost the relay, shared by the big and hubs tables. */
-const costHeaders = ["JS heap max MB", "JS heap after MB", "workerd RSS max MB", "rows written", "storage MB", "lines in memory MB"];
-const costCells = (r: BigRow | HubsRow): Cell[] => [r.heapMaxMB, r.heapAfterMB, r.rssMaxMB, r.rowsWritten, r.storageMB, r.linesMB];
+const costColumns: Columns<BigRow | HubsRow> = [
+  ["JS heap max MB", (r) => r.heapMaxMB],
+  ["JS heap after MB", (r) => r.heapAfterMB],
+  ["workerd RSS max MB", (r) => r.rssMaxMB],
+  ["rows written", (r) => r.rowsWritten],
+  ["storage MB", (r) => r.storageMB],
+  ["lines in memory MB", (r) => r.linesMB],
+];
 
-export function bigTable(rows: BigRow[]): string {
-  return table(
-    ["step", "system", "transport", "S", "ms", "first byte ms", "MB", "MB/s", "upstream requests", ...costHeaders, "notes"],
-    rows.map((r) => [
-      r.step,
-      r.system,
-      r.transport,
-      r.subscribers,
-      r.ms,
-      r.firstByteMs,
-      typeof r.bytes === "number" ? r.bytes / 2 ** 20 : null,
-      r.MBps,
-      r.upstreamRequests,
-      ...costCells(r),
-      [
-        ...(r.deliveredPerSec === undefined ? [] : [`${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`]),
-        ...(r.deliveredPerSec === undefined && typeof r.cpuUsPerEvent === "number" ? [`${r.cpuUsPerEvent} µs CPU per event delivered`] : []),
-        ...(r.note ? [r.note] : []),
-      ].join("; "),
-    ]),
-  );
-}
+export const bigTable = (rows: BigRow[]): string =>
+  columns(rows, [
+    ["step", (r) => r.step],
+    ["system", (r) => r.system],
+    ["transport", (r) => r.transport],
+    ["S", (r) => r.subscribers],
+    ["ms", (r) => r.ms],
+    ["first byte ms", (r) => r.firstByteMs],
+    ["MB", (r) => mb(r.bytes)],
+    ["MB/s", (r) => r.MBps],
+    ["upstream requests", (r) => r.upstreamRequests],
+    ...costColumns,
+    [
+      "notes",
+      (r) =>
+        [
+          ...(r.deliveredPerSec === undefined ? [] : [`${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`]),
+          ...(r.deliveredPerSec === undefined && typeof r.cpuUsPerEvent === "number" ? [`${r.cpuUsPerEvent} µs CPU per event delivered`] : []),
+          ...(r.note ? [r.note] : []),
+        ].join("; "),
+    ],
+  ]);
 
-export function hubsTable(rows: HubsRow[]): string {
-  return table(
-    ["step", "keys", "objects a key", "subscribers", "ms", "upstream watches", "delivered/s", "p99 ms", "CPU µs/event", "JS heap max KB per hub", ...costHeaders],
-    rows.map((r) => [
-      r.step,
-      r.keys,
-      r.objects,
-      r.subscribers,
-      r.ms,
-      r.upstreamWatches,
-      r.deliveredPerSec,
-      r.p99Ms,
-      r.cpuUsPerEvent,
-      r.heapMaxMB === null ? null : (r.heapMaxMB * 1024) / r.keys,
-      ...costCells(r),
-    ]),
-  );
-}
+export const hubsTable = (rows: HubsRow[]): string =>
+  columns(rows, [
+    ["step", (r) => r.step],
+    ["keys", (r) => r.keys],
+    ["objects a key", (r) => r.objects],
+    ["subscribers", (r) => r.subscribers],
+    ["ms", (r) => r.ms],
+    ["upstream watches", (r) => r.upstreamWatches],
+    ["delivered/s", (r) => r.deliveredPerSec],
+    ["p99 ms", (r) => r.p99Ms],
+    ["CPU µs/event", (r) => r.cpuUsPerEvent],
+    ["JS heap max KB per hub", (r) => (r.heapMaxMB === null ? null : (r.heapMaxMB * 1024) / r.keys)],
+    ...costColumns,
+  ]);
 
-export function fleetTable(rows: FleetRow[]): string {
-  return table(
-    ["step", "transport", "clusters", "objects", "S", "watches", "ms", "first byte ms", "MB", "upstream watches", "upstream requests", "delivered/s", "p50 ms", "p99 ms", "CPU µs/event", "notes"],
-    rows.map((r) => [
-      r.step,
-      r.transport,
-      r.clusters,
-      r.objects,
-      r.subscribers,
-      r.watches,
-      r.ms,
-      r.firstByteMs,
-      typeof r.bytes === "number" ? r.bytes / 2 ** 20 : null,
-      r.upstreamWatches,
-      r.upstreamRequests,
-      r.deliveredPerSec,
-      r.p50Ms,
-      r.p99Ms,
-      r.cpuUsPerEvent,
-      r.note,
-    ]),
-  );
-}
+export const fleetTable = (rows: FleetRow[]): string =>
+  columns(rows, [
+    ["step", (r) => r.step],
+    ["transport", (r) => r.transport],
+    ["clusters", (r) => r.clusters],
+    ["objects", (r) => r.objects],
+    ["S", (r) => r.subscribers],
+    ["watches", (r) => r.watches],
+    ["ms", (r) => r.ms],
+    ["first byte ms", (r) => r.firstByteMs],
+    ["MB", (r) => mb(r.bytes)],
+    ["upstream watches", (r) => r.upstreamWatches],
+    ["upstream requests", (r) => r.upstreamRequests],
+    ["delivered/s", (r) => r.deliveredPerSec],
+    ["p50 ms", (r) => r.p50Ms],
+    ["p99 ms", (r) => r.p99Ms],
+    ["CPU µs/event", (r) => r.cpuUsPerEvent],
+    ["notes", (r) => r.note],
+  ]);

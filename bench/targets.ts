@@ -39,10 +39,7 @@ import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.t
 
 /** A relay that delivered (nearly) everything it was offered meets a throughput target whatever the baseline did. */
 const KEPT_UP_PCT = 95;
-/**
- * Per-event WebSocket delivery within this share of workerd-floor's is at the runtime's own
- * cost of one message per event: the relay adds nothing that could be taken away.
- */
+/** Per-event WebSocket delivery within this share of workerd-floor's is at the runtime's own cost of one message per event: the relay adds nothing that could be taken away. */
 export const AT_FLOOR = 0.9;
 /** The latency a burst's changes may take to reach every subscriber, at p99. */
 export const BURST_P99_MS = 1000;
@@ -130,10 +127,7 @@ function medianP99(row: Latency): number | null {
   return Number.isFinite(median) ? median : null;
 }
 
-/**
- * A latency target. `beside`: the same measurement of a baseline in the same run, shown with it,
- * so a target that the baseline misses too on this machine reads as such (it is judged alone).
- */
+/** A latency target. `beside`: the same measurement of a baseline in the same run, shown with it, so a target that the baseline misses too on this machine reads as such (it is judged alone). */
 function p99Target(target: string, row: Latency | undefined, limitMs: number, beside?: { name: string; row: Latency | undefined }): TargetResult {
   const p99 = row ? medianP99(row) : null;
   const baseline = beside?.row ? medianP99(beside.row) : null;
@@ -295,11 +289,10 @@ function stormTargets(storms: readonly StormRow[]): TargetResult[] {
     };
   });
   // Per-event resumes as fast as a plain server: every subscriber caught up within the raw baseline's time, in the same run.
-  for (const [transport, raw] of [
-    ["ws", "raw-ws"],
-    ["http", "raw-http"],
-  ] as const)
+  for (const transport of ["ws", "http"] as const) {
+    const raw = `raw-${transport}` as const;
     results.push(stormWithin(`storm, relay ${TRANSPORT_NAMES[transport]}: all caught up within ${raw}'s time`, stormOf("relay", transport), stormOf(raw, transport), raw));
+  }
   return results;
 }
 
@@ -316,21 +309,19 @@ function deltaTargets(fanout: readonly FanoutRow[]): TargetResult[] {
       return whole?.modifiedBytes ? [{ deltas: d.modifiedBytes!, whole: whole.modifiedBytes }] : [];
     });
   if (!fanout.some((r) => r.system === "relay-delta")) return [];
-  {
-    const deltaBytes = pairs.reduce((sum, p) => sum + p.deltas, 0) / pairs.length;
-    const wholeBytes = pairs.reduce((sum, p) => sum + p.whole, 0) / pairs.length;
-    const ratio = pairs.length === 0 ? undefined : wholeBytes / deltaBytes;
-    return [
-      {
-        target: "fanout, every S and ev/s: relay-delta bytes per MODIFIED ≥ 5× fewer than relay's (merge patches)",
-        measured:
-          ratio === undefined
-            ? "not measured"
-            : `${fmt(Math.round(deltaBytes))} B vs ${fmt(Math.round(wholeBytes))} B: ${fmt(ratio)}× fewer; by measurement: ${pairs.map((p) => `${fmt(p.whole / p.deltas)}×`).join(", ")}`,
-        met: ratio === undefined ? undefined : ratio >= 5,
-      },
-    ];
-  }
+  const deltaBytes = pairs.reduce((sum, p) => sum + p.deltas, 0) / pairs.length;
+  const wholeBytes = pairs.reduce((sum, p) => sum + p.whole, 0) / pairs.length;
+  const ratio = pairs.length === 0 ? undefined : wholeBytes / deltaBytes;
+  return [
+    {
+      target: "fanout, every S and ev/s: relay-delta bytes per MODIFIED ≥ 5× fewer than relay's (merge patches)",
+      measured:
+        ratio === undefined
+          ? "not measured"
+          : `${fmt(Math.round(deltaBytes))} B vs ${fmt(Math.round(wholeBytes))} B: ${fmt(ratio)}× fewer; by measurement: ${pairs.map((p) => `${fmt(p.whole / p.deltas)}×`).join(", ")}`,
+      met: ratio === undefined ? undefined : ratio >= 5,
+    },
+  ];
 }
 
 /** Many watches on one relay socket against a socket each: throughput and p99. */

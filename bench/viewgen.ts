@@ -1,26 +1,17 @@
 /**
  * @module
- * The views scenario's clients and its churn, in a process of their own (child of the
- * orchestrator), so that what they cost is measured apart and does not compete with the
- * orchestrator's timers. It holds:
- *
- * - live views (`?view=1&watch=1`, HTTP streams of frames), each following its frames'
- *   resourceVersions;
- * - a full watch of the collection (`?watch=1`), the alternative a browser has without views;
- * - notify-then-refetch clients: on every change they are told of, each GETs its page again
- *   (`?view=1` without watch), one request at a time, the loop a dashboard without live views runs;
- * - the churn: writes to the simulated API server at a fixed rate (creates, deletes of what it
- *   created, and label patches of pods the views show), each write's resourceVersion and its
- *   written-at stamp kept from the API server's answer.
- *
- * Latency is from a write to the frame (or page) that carries the row it changed: a row in a
- * frame whose resourceVersion is newer than the frame its client had before, matched with the
- * write that made it. The bytes are counted as received, keep-alives included.
+ * The views scenario's clients and churn, in a process of its own so that their cost is measured
+ * apart: live views (`?view=1&watch=1`), a full watch of the collection, notify-then-refetch
+ * clients (each GETs its page again on every change it is told of, one request at a time), and
+ * the churn (creates, deletes of what it created, label patches of shown pods), each write's
+ * resourceVersion and written-at stamp kept. Latency is from a write to the frame (or page) whose
+ * newer resourceVersion carries the row it changed; bytes are counted as received, keep-alives
+ * included.
  */
 import { get, request, type ClientRequest } from "node:http";
 import type { RowChange } from "../src/k8s/view.ts";
 import { WRITTEN_AT } from "../src/sim/store.ts";
-import { serveParent } from "./children.ts";
+import { methodsOf, serveParent } from "./children.ts";
 import { ByteLines, eventVersion } from "./lines.ts";
 import { Histogram, type HistogramEntries } from "./stats.ts";
 import { viewQuery, type ViewQuery } from "./view-query.ts";
@@ -109,10 +100,7 @@ class Viewgen {
   #created: string[] = [];
   #count = 0;
 
-  /**
-   * Open live views of `path`, each once its first frame (the window whole) has come. A view the
-   * relay answers with a server error is asked for again; how many were is returned.
-   */
+  /** Open live views of `path`, each once its first frame (the window whole) has come. A view the relay answers with a server error is asked for again; how many were is returned. */
   async openViews({ base, path, queries }: { base: string; path: string; queries: ViewQuery[] }): Promise<number> {
     let refused = 0;
     await Promise.all(
@@ -357,18 +345,7 @@ serveParent(async () => {
   const viewgen = new Viewgen();
   return {
     info: { pid: process.pid },
-    ops: {
-      openViews: (p: Parameters<Viewgen["openViews"]>[0]) => viewgen.openViews(p),
-      openWatch: (p: Parameters<Viewgen["openWatch"]>[0]) => viewgen.openWatch(p),
-      refetchers: (p: Parameters<Viewgen["refetchers"]>[0]) => viewgen.refetchers(p),
-      startChurn: (p: Parameters<Viewgen["startChurn"]>[0]) => viewgen.startChurn(p),
-      stopChurn: () => viewgen.stopChurn(),
-      measure: () => viewgen.measure(),
-      report: () => viewgen.report(),
-      closeViews: () => viewgen.closeViews(),
-      closeRefetchers: () => viewgen.closeRefetchers(),
-      close: () => viewgen.close(),
-    },
+    ops: methodsOf(viewgen),
     stop: async () => {
       viewgen.stopChurn();
       viewgen.close();

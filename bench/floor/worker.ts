@@ -1,13 +1,9 @@
 /**
  * @module
- * `workerd-floor`: what fan-out costs in workerd itself, measured beside the relay in the same
- * runtime. One Durable Object per collection holds one raw watch on the upstream and sends
- * each line as it arrived to every hibernatable WebSocket: no parsing, no serialising, no
- * storage, no window, no acknowledgements. Whatever the relay spends beyond this is the
- * relay's own; the rest is the platform's.
- *
- * Bundled and run by wrangler like the relay. `bench/` is type-checked against Node's types,
- * so the few Workers APIs used here are declared here.
+ * `workerd-floor`: what fan-out costs in workerd itself. One Durable Object per collection holds a
+ * raw upstream watch and sends each line as it came to every hibernatable WebSocket: no parsing,
+ * storage, window or acknowledgements. What the relay spends beyond this is its own. `bench/` is
+ * type-checked against Node's types, so the few Workers APIs used here are declared here.
  */
 
 interface Env {

@@ -1,14 +1,11 @@
 /**
  * @module
- * The serving side of the Node baselines: one `http` server on which a client watches a
- * collection by the same URL it would give the relay (path + `labelSelector`), over a WebSocket
- * (an upgrade: one message per event) or as an HTTP watch (a chunked response of
- * newline-terminated events, as the API server sends). One topic per distinct collection, and
- * each event, serialised once, goes as it is to every subscriber of its topic on either
- * transport. A subscriber with more than the relay's default budget (4 MiB) still unsent is cut
- * off — a WebSocket with the relay's close code, an HTTP watch ended as the API server ends
- * one — so a baseline that cannot keep up sheds subscribers as the relay does, instead of
- * buffering without bound until the machine runs out of memory.
+ * The serving side of the Node baselines: one `http` server where a client watches a collection by
+ * the URL it would give the relay, over a WebSocket (a message per event) or an HTTP watch
+ * (newline-terminated events). Each event, serialised once, goes to every subscriber of its topic.
+ * A subscriber with more than the relay's default budget (4 MiB) unsent is cut off as the relay
+ * cuts one off, so a baseline that cannot keep up sheds subscribers rather than buffering without
+ * bound.
  */
 import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";

@@ -1,24 +1,16 @@
 /**
  * @module
- * `big`: one collection of 200,000 pods of about 3.5 KB each (about 700 MB of JSON; a million
- * with `--full`) through one hub, through every step of a hub's life, each with what it cost
- * the relay: the isolate's JS heap (its high-water mark, sampled after full collections while
- * the step ran and once after),
- * workerd's resident memory, the SQLite rows the hub wrote and its storage. The steps, in order:
- * the API server's own lists of the collection, whole and paged (the baseline: `direct`); the hub's first
- * list; full lists through the relay (resourceVersion=0, and a consistent read) and a paged one;
- * the initial state to many new subscribers at once over each transport (over WebSocket also
- * batched and gzip-compressed, `relay-batched` and `relay-gzip`, where those are measured: the
- * bytes on the wire and the relay's CPU of each), and a watch-list; a
- * minute of churn with subscribers; a resume for net changes from the hub's horizon; a storm of
- * resumes; a relist after a 410 (the history compacted over changes the hub had not seen); a
- * restart of workerd, and the hub's first answer after it. A subscriber watches throughout, so
- * that the hub keeps its upstream watch between steps, as a hub of a collection this size would.
+ * `big`: one collection of 200,000 pods of about 3.5 KB (a million with `--full`) through one hub,
+ * through every step of a hub's life (the report's method lists them), each with what it cost the
+ * relay: the isolate's JS heap (sampled after full collections during the step and once after),
+ * workerd's resident memory, the rows the hub wrote and its storage. A subscriber watches
+ * throughout, so that the hub keeps its upstream watch between steps, as a hub this size would.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { pagedList, timedList, type TimedList } from "../listing.ts";
+import type { SubscriberSpec } from "../loadgen.ts";
 import { deliveryFields, measureMemory, measureWindow, round, traceMemory, type MemoryTrace } from "../measure.ts";
 import { cpuMeter } from "../proc.ts";
 import type { BigRow } from "../rows.ts";
@@ -29,10 +21,7 @@ import { podsOf, type Scenario } from "./scenario.ts";
 const NAMESPACE = "big";
 const PATH = podsOf(NAMESPACE);
 
-/**
- * Added to every pod the collection is grown with (annotations real workloads carry), so that a
- * pod as the relay serves it, without managedFields, is about 3.5 KB.
- */
+/** Added to every pod the collection is grown with (annotations real workloads carry), so that a pod as the relay serves it, without managedFields, is about 3.5 KB. */
 export const BIG_POD_ANNOTATIONS: Readonly<Record<string, string>> = {
   "kubectl.kubernetes.io/restartedAt": "2026-11-20T09:14:03Z",
   "prometheus.io/path": "/metrics",
@@ -159,11 +148,7 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
   {
     const seq = await sim.requestSeq();
     const name = `first list (the hub's, from the API server in pages of 500)`;
-    const answer = <T>(list: Promise<T>) =>
-      list.then(
-        (value) => ({ value }),
-        (e: Error) => ({ failed: /HTTP (\d+)/.exec(e.message)?.[1] ?? e.message }),
-      );
+    const answer = <T>(list: Promise<T>) => list.then((value) => ({ value })).catch((e: Error) => ({ failed: /HTTP (\d+)/.exec(e.message)?.[1] ?? e.message }));
     const traced = await step(name, async () => {
       const started = performance.now();
       const cold = answer(timedList(`${relayUrl()}${PATH}`));
@@ -258,10 +243,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
   {
     const name = `churn, ${size.churn} changes/s for ${size.churnMs / 1000} s, ${size.subscribers} WebSocket subscribers`;
     const head = (await stats()).resourceVersion;
-    await own.context.loadgens.open(
-      Array.from({ length: size.subscribers }, () => ({ ...subscriber(relay(), "ws", sim, PATH), from: head })),
-      100,
-    );
+    const spec = { ...subscriber(relay(), "ws", sim, PATH), from: head };
+    await own.context.loadgens.open(new Array<SubscriberSpec>(size.subscribers).fill(spec), 100);
     const traced = await step(name, async () => {
       await sim.churn(size.churn, NAMESPACE);
       await sleep(Math.min(2000, size.churnMs / 4));
@@ -311,10 +294,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     const name = `storm of ${size.resumes} resumes after ${size.missed} changes, WebSocket`;
     const head = (await stats()).resourceVersion;
     const { loadgens } = own.context;
-    await loadgens.open(
-      Array.from({ length: size.resumes }, () => ({ ...subscriber(relay(), "ws", sim, PATH), from: head })),
-      100,
-    );
+    const spec = { ...subscriber(relay(), "ws", sim, PATH), from: head };
+    await loadgens.open(new Array<SubscriberSpec>(size.resumes).fill(spec), 100);
     const live = await sim.step(NAMESPACE, 10);
     const synced = await loadgens.waitFor(live, size.timeoutMs);
     if (synced.missing > 0) throw new Error(`big: ${synced.missing} of the storm's subscribers never saw resourceVersion ${live}`);

@@ -1,12 +1,9 @@
 /**
  * @module
- * `burst`: S subscribers on one collection, then `changes` changes made on it at once (a
- * rollout, a node drain: the moment a watch is slow for), of slim pods of about 2.5 KB. Each
- * change is timed from its write (`written-at`) to its receipt by each subscriber, and delivery
- * is the events received over the time from the first change's write to the last receipt.
- * Every system runs it, over every transport it serves, on a fresh collection each; and again
- * with the simulator writing each change of the burst as a chunk of its own (`chunkPerEvent`),
- * as an API server streams the events of a burst as they happen, rather than all in one.
+ * `burst`: S subscribers on one collection of slim pods, then `changes` changes at once (a
+ * rollout, a node drain), each timed from its write to its receipt by each subscriber. Every
+ * system runs it over every transport it serves, and again with the simulator writing each change
+ * as a chunk of its own (`chunkPerEvent`), as an API server streams a burst.
  */
 import { measureWhile, receiptFields, round } from "../measure.ts";
 import { waitIdle } from "../proc.ts";

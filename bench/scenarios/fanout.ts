@@ -1,23 +1,12 @@
 /**
  * @module
- * `fanout`: S subscribers on one collection while its pods change at a fixed rate, over each
- * transport a system serves (HTTP watches at the `http` sizes, secondary systems at theirs).
- *
- * Its prelude measures idle memory on fresh processes, before any load: for each size in
- * `memorySubscribers` and each system, on its primary transport, one subscriber (which creates
- * the hub, topic or upstream watch), then the rest; resident memory and JS heap added per
- * subscriber. Fresh, because what an allocator already holds changes how much resident memory
- * new subscribers add, and because idle Durable Objects left by earlier runs are evicted at
- * unpredictable times, handing memory back mid-measurement. `relay-batched` is the relay's own
- * process, so it can only be measured right after `relay`: its JS heap is as exact, its
- * resident figure less so.
- *
- * Then, for each size, rate, system and transport: fresh subscribers connect to a fresh
- * collection (an overloaded system can be minutes behind, and that backlog must not leak into
- * the next measurement); churn, a warm-up, and a measured window (delivery, latency from the
- * upstream write, CPU), with the upstream watches counted three times through it and the watch
- * requests it made counted after it. Systems run back to back at each size and rate, so the
- * machine's noise falls on all of them alike.
+ * `fanout`: S subscribers on one collection under churn at a fixed rate, over each transport a
+ * system serves. Its prelude measures idle memory per subscriber on fresh processes, before any
+ * load: what an allocator already holds, and idle Durable Objects evicted at unpredictable times,
+ * would skew it later (`relay-batched`, the relay's own process, right after `relay`). Each
+ * measurement gets fresh subscribers on a fresh collection (an overloaded system's backlog must not
+ * leak into the next), and systems run back to back at each size and rate, so the machine's noise
+ * falls on all of them alike.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";

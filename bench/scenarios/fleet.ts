@@ -1,28 +1,23 @@
 /**
  * @module
- * `fleet`: one watch across clusters (DESIGN.md, "One watch across clusters"). `clusters`
- * simulators, each a process of its own with `pods` pods, relayed by one relay (as `npm start`
- * serves it) as clusters `fleet-0`, `fleet-1`, … and watched as the merged key
- * `/clusters/fleet-0,fleet-1,…/…`. Step by step: the merged list (cold: it builds the merge hub
- * from its members' hubs; then warm), to its first byte and its last, with the upstream watches
- * the simulators count; live delivery to `subscribers` on the merged key against the same
- * subscribers each watching every cluster's own key (the same events), with the relay's CPU per
- * delivered event; a storm of their resumes on the merged key; one cluster down for `downMs`
- * (its simulator's listener closed, its churn going on) and back; a live view on the merged key.
+ * `fleet`: one watch across clusters (DESIGN.md, "One watch across clusters"): `clusters`
+ * simulators relayed by one relay as `fleet-0`, `fleet-1`, … and watched as the merged key
+ * `/clusters/fleet-0,fleet-1,…/…`. Step by step (the report's method says each): the merged list,
+ * live delivery against the same subscribers on every cluster's own key, a storm of resumes, one
+ * cluster down and back, a live view.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { get } from "node:http";
 import { WRITTEN_AT } from "../../src/sim/index.ts";
 import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, MEMBERS_BEHIND_HEADER } from "../../src/k8s/members.ts";
 import { measureWhile, receiptFields, round, type Window } from "../measure.ts";
-import { descendants, waitIdle } from "../proc.ts";
+import { waitIdle } from "../proc.ts";
 import type { FleetRow } from "../rows.ts";
-import { Sim } from "../sim.ts";
+import type { Sim } from "../sim.ts";
 import { Histogram } from "../stats.ts";
 import { subscriber } from "../systems/system.ts";
-import { startRelay, type Relay } from "../systems/workerd.ts";
-import { until } from "./own.ts";
-import { podsOf, type Context, type Scenario } from "./scenario.ts";
+import { startOwn, until, type Own } from "./own.ts";
+import { podsOf, type Scenario } from "./scenario.ts";
 import { firstFrame, listUntilServed, timedGet } from "./views.ts";
 
 const NAMESPACE = "fleet";
@@ -35,14 +30,6 @@ const LIVE_EVENTS = 5;
 /** The live view's order: youngest first, so the churn's new pods and their first changes land in its window, from every cluster. */
 const VIEW_SORT = "-Age";
 
-interface Fleet {
-  sims: Sim[];
-  relay: Relay;
-  /** The context of this fleet's processes: its quiesce waits for them, its `sim` is the first cluster's (never the one taken down). */
-  context: Context;
-  stop(): Promise<void>;
-}
-
 export const fleet: Scenario = {
   name: "fleet",
   systems: ["relay"],
@@ -52,7 +39,8 @@ export const fleet: Scenario = {
   once: true,
   async run(context, systems) {
     if (!systems.some((s) => s.name === "relay")) return [];
-    const own = await startFleet(context);
+    const clusters = Array.from({ length: context.sizes.fleet.clusters }, (_, i) => memberName(i));
+    const own = await startOwn(context, "fleet", { namespaces: [NAMESPACE], slimPods: true }, clusters);
     try {
       return await measure(own);
     } finally {
@@ -61,33 +49,7 @@ export const fleet: Scenario = {
   },
 };
 
-async function startFleet(context: Context): Promise<Fleet> {
-  const size = context.sizes.fleet;
-  const sims: Sim[] = [];
-  let relay: Relay | undefined;
-  const stop = async () => {
-    await relay?.stop();
-    await Promise.all(sims.map((s) => s.stop()));
-  };
-  try {
-    for (let i = 0; i < size.clusters; i++) sims.push(await Sim.start({ namespaces: [NAMESPACE], slimPodNamespaces: [NAMESPACE] }, context.logDir, `fleet-sim-${i}`));
-    const clusters = Object.fromEntries(sims.map((s, i) => [memberName(i), { url: s.url }]));
-    relay = await startRelay(sims[0] as Sim, context.logDir, { name: "fleet-relay", clusters });
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-  context.started([...sims.map((s, i) => ({ role: `fleet: simulator of ${memberName(i)}`, pid: s.pid })), ...relay.processes]);
-  const pids = [...sims.map((s) => s.pid), relay.info.pid];
-  return {
-    sims,
-    relay,
-    context: { ...context, sim: sims[0] as Sim, benchPids: [process.pid, ...descendants(process.pid)], quiesce: async () => void (await waitIdle(pids)) },
-    stop,
-  };
-}
-
-async function measure(own: Fleet): Promise<FleetRow[]> {
+async function measure(own: Own): Promise<FleetRow[]> {
   const { sims, context } = own;
   const { loadgens } = context;
   const size = context.sizes.fleet;
@@ -112,10 +74,7 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
     }
   };
 
-  /**
-   * A WebSocket subscriber of `path` from its head: no initial state (thousands of old objects a
-   * subscriber, which a window would otherwise time as very late events), only what follows.
-   */
+  /** A WebSocket subscriber of `path` from its head: no initial state (thousands of old objects a subscriber, which a window would otherwise time as very late events), only what follows. */
   const fromHead = async (path: string) => {
     const spec = subscriber(relay, "ws", context.sim, path);
     return { ...spec, url: `${spec.url}&resourceVersion=${await relay.head(path)}` };
@@ -153,13 +112,17 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
     });
   }
 
-  /** A window of live delivery under every cluster's churn, with `specs` subscribed. */
-  const delivery = async (step: string, specs: ReturnType<typeof subscriber>[], watches: number): Promise<FleetRow> => {
+  /** `specs` subscribed, then every cluster's churn, warmed up. */
+  const churning = async (specs: ReturnType<typeof subscriber>[]) => {
     await context.quiesce();
     await loadgens.open(specs);
     await waitIdle([...sims.map((s) => s.pid), ...relay.pids]);
     await churn(size.rate);
     await sleep(size.warmupMs);
+  };
+  /** A window of live delivery under every cluster's churn, with `specs` subscribed. */
+  const delivery = async (step: string, specs: ReturnType<typeof subscriber>[], watches: number): Promise<FleetRow> => {
+    await churning(specs);
     const window = await measureWhile(context, relay, () => sleep(size.measureMs));
     await churn(0);
     await loadgens.close();
@@ -206,11 +169,7 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
   const down = sims.length - 1;
   const downSim = sims[down] as Sim;
   progress(`${members[down]} down for ${size.downMs / 1000} s under churn, ${S} subscribers on the merged key`);
-  await context.quiesce();
-  await loadgens.open(await onMergedKey());
-  await waitIdle([...sims.map((s) => s.pid), ...relay.pids]);
-  await churn(size.rate);
-  await sleep(size.warmupMs);
+  await churning(await onMergedKey());
   const downSeq = await downSim.requestSeq();
   const rvDown = await downSim.resourceVersion();
   const tally = tallyWatch(`${url}${merged}?watch=1&resourceVersion=${await relay.head(merged)}`, members[down] as string);
@@ -229,16 +188,9 @@ async function measure(own: Fleet): Promise<FleetRow[]> {
     ...windowFields(during),
   });
   await sleep(Math.max(0, downAt + size.downMs - performance.now()));
-  const answers = await until(
-    () =>
-      downSim.resourceVersion().then(
-        () => true,
-        () => false,
-      ),
-    size.timeoutMs,
-    50,
-  );
-  if (!answers) throw new Error(`fleet: ${members[down]}'s simulator did not come back`);
+  // Answering at all, whatever it says.
+  const answering = async () => (await downSim.stats().catch(() => undefined)) !== undefined;
+  if (!(await until(answering, size.timeoutMs, 50))) throw new Error(`fleet: ${members[down]}'s simulator did not come back`);
   const backAt = performance.now();
   const rvBack = await downSim.resourceVersion();
   const caughtUp = await until(async () => (await relay.head(memberPath(down))) >= rvBack, size.timeoutMs, 50);

@@ -1,28 +1,16 @@
 /**
  * @module
- * `hot`: one key with many subscribers, without replicas and spread over replica hubs
- * (DESIGN.md, "Hot keys"). The relay under test has a cluster per share (`bench-hot-<n>`:
- * `subscribersPerHub` n, the same simulated API server), so a key with S subscribers and k
+ * `hot`: one key with many subscribers, without replicas and spread over replica hubs (DESIGN.md,
+ * "Hot keys"); its section of the report (`report-hot.ts`) says what is measured. The relay has a
+ * cluster per share (`bench-hot-<n>`: `subscribersPerHub` n), so a key of S subscribers on k
  * replicas is watched on the cluster of share S ÷ k; `bench-hot-solo` never spreads.
  *
- * The tree is built as the relay builds it for subscribers that keep arriving: the root is
- * filled with its share (placeholder HTTP watches the bench holds itself), then the measured
- * subscribers come in waves of a share, each after the Worker's list of the key's replicas has
- * expired (5 s) and the replicas have told the root what they hold, so every wave is placed on
- * the replicas the root names for it. Then the placeholders leave: the root serves its replicas
- * only, as it does once its own first subscribers have reconnected (their watches end every
- * 30–60 minutes, and a hot root sends every newcomer to a replica).
- *
- * Measured under churn: delivery and latency from the upstream write, the upstream's watches,
- * and what each hub of the tree sent per event it committed (`/_relay/stats`, `?replica=` for
- * each replica). At the main size, then a storm: every subscriber drops, the collection
- * changes, all come back at once from their last resourceVersion; how long until the last has
- * caught up, and whether they came back to the replicas or to the root.
- *
- * The hop's pair is measured again on a relay of the scenario's own whose replica hubs run in a
- * second workerd (`REPLICA_WORKERD=1`): a thread per tier, as deployed each hub has its own. One
- * hub's subscribers connect to the first workerd, next to their hub; a tree's to the second, next
- * to its replicas, as deployed the Worker that admits a replica's subscribers runs near them.
+ * The tree is built as the relay builds it for subscribers that keep arriving: placeholder watches
+ * fill the root, then the measured subscribers come in waves of a share, each once the Worker's
+ * list of replicas has expired (5 s), so each wave lands where the root names; then the
+ * placeholders leave, and the root serves its replicas only (as once its own subscribers have
+ * reconnected). The hop's pair is measured again with the replica hubs in a second workerd
+ * (`REPLICA_WORKERD=1`): a thread per tier, as deployed.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -35,6 +23,7 @@ import type { SubscriberSpec } from "../loadgen.ts";
 import { subscriber, type System } from "../systems/system.ts";
 import { startRelay, type Relay } from "../systems/workerd.ts";
 import { clusterOf, plan, type Measurement } from "./hot-plan.ts";
+import { until } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 /** The Worker keeps a root's list of replicas this long (`src/http/placement.ts`): a wave after it is placed afresh. */
@@ -115,10 +104,7 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
   let refused = 0;
   let missing = 0;
   const open = async (count: number) => {
-    const failed = await openSome(
-      context,
-      Array.from({ length: count }, () => spec),
-    );
+    const failed = await openSome(context, new Array<SubscriberSpec>(count).fill(spec));
     refused += failed;
     missing += failed;
   };
@@ -140,14 +126,14 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
       refused++;
       context.progress(`hot ${system.name}: a placeholder watch got HTTP ${status}; asked again`);
     });
-    await until(async () => (await stats()).subscribers >= share, 30_000, `the root to hold its ${share} placeholders`);
+    await waitUntil(async () => (await stats()).subscribers >= share, `the root to hold its ${share} placeholders`);
     for (let wave = 1; wave <= replicas; wave++) {
       const started = Date.now();
       await open(share);
       // Every subscriber where the root sent it, a replica (its report comes within a second).
       // The root's own count is not waited for: a request the relay cancelled may have left a
       // watch there that goes once the churn writes to it.
-      await until(async () => (await onReplicas()) === wave * share - missing, 30_000, `the replicas to hold ${wave * share - missing} subscribers`);
+      await waitUntil(async () => (await onReplicas()) === wave * share - missing, `the replicas to hold ${wave * share - missing} subscribers`);
       if (wave < replicas) await sleep(Math.max(0, started + PLACEMENT_FRESH_MS + 200 - Date.now()));
     }
   }
@@ -157,7 +143,7 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
   if (release) {
     release();
     // The root notices a watch has gone when it next writes to it: the churn's first events.
-    await until(async () => (await placed()).own === 0, 30_000, "the root to serve its replicas only");
+    await waitUntil(async () => (await placed()).own === 0, "the root to serve its replicas only");
   }
   await sleep(sizes.hot.warmupMs);
   let upstreamWatches = 0;
@@ -221,8 +207,7 @@ async function stormOf(context: Context, system: System, path: string, namespace
   await waitIdle([...system.pids, sim.pid]);
   const seq = await sim.requestSeq();
   const target = await sim.step(namespace, sizes.hot.missed);
-  const deadline = Date.now() + sizes.hot.timeoutMs;
-  while ((await system.head(path)) < target && Date.now() < deadline) await sleep(50);
+  await until(async () => (await system.head(path)) >= target, sizes.hot.timeoutMs, 50);
   context.progress(`hot ${system.name}: storm of ${subscribers} subscribers after ${sizes.hot.missed} missed events (${replicas} replicas)`);
   const started = Date.now();
   const result = await loadgens.resume(target, sizes.hot.timeoutMs);
@@ -276,10 +261,7 @@ async function holdWatches(url: string, count: number, failed: (status: number) 
   };
 }
 
-/**
- * Open subscribers; the number the relay did not take (it answered a server error), which is
- * said. They stay with their load generator, unconnected, until the storm brings them in.
- */
+/** Open subscribers; the number the relay did not take (it answered a server error), which is said. They stay with their load generator, unconnected, until the storm brings them in. */
 async function openSome(context: Context, specs: SubscriberSpec[]): Promise<number> {
   try {
     await context.loadgens.open(specs);
@@ -293,11 +275,7 @@ async function openSome(context: Context, specs: SubscriberSpec[]): Promise<numb
   }
 }
 
-/** Poll `done` until it holds, or fail after `ms` saying what did not happen. */
-async function until(done: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`hot: waited ${ms / 1000} s for ${what}`);
-    await sleep(100);
-  }
+/** Poll `done` until it holds, or fail after 30 s saying what did not happen. */
+async function waitUntil(done: () => Promise<boolean>, what: string): Promise<void> {
+  if (!(await until(done, 30_000, 100))) throw new Error(`hot: waited 30 s for ${what}`);
 }

@@ -1,12 +1,8 @@
 /**
  * @module
- * `hubs`: many hubs in one isolate. `keys` distinct label selectors (`!bench-k<i>`, each
- * matching every pod) over one collection of `objects` pods, each a hub holding the whole
- * collection, served from one workerd with a WebSocket subscriber on each: opened all at once
- * (every hub's first list, and its initial state to its subscriber), then under churn, every
- * hub getting every change. Measured: the isolate's JS heap (high-water mark, sampled after full
- * collections) against the platform's 128 MB, which objects sharing an isolate share; workerd's
- * resident memory; what the hubs stored.
+ * `hubs`: many hubs in one isolate: `keys` distinct selectors over one collection, each a hub
+ * holding all of it with a subscriber, opened at once, then under churn. Measured: the isolate's JS
+ * heap against the platform's 128 MB, which objects sharing an isolate share.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureWindow, traceMemory } from "../measure.ts";

@@ -1,15 +1,10 @@
 /**
  * @module
- * `keys`: many distinct watch keys with a few subscribers each, as a dashboard fleet or a set
- * of controllers with their own selectors would make. Every key is a distinct label selector
- * (`!bench-k<i>`: matches every pod, so each key carries the namespace's full churn). Measured:
- * upstream watches (the relay holds one per key), memory per key (resident and JS heap, as the
- * subscribers connect: the bench runs this scenario early, before idle hubs of later ones start
- * being evicted and handing memory back), and live delivery.
+ * `keys`: many distinct watch keys with a few subscribers each, as a fleet of dashboards or
+ * controllers with their own selectors makes. Memory per key is read as the subscribers connect,
+ * early in the run, before idle hubs of later scenarios are evicted and hand memory back.
  */
-import { setTimeout as sleep } from "node:timers/promises";
-import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";
-import { waitIdle } from "../proc.ts";
+import { connectThenChurn, deliveryFields, round } from "../measure.ts";
 import type { KeysRow } from "../rows.ts";
 import { primaryTransport, subscriber } from "../systems/system.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
@@ -25,27 +20,16 @@ export const keys: Scenario = {
   systems: ["relay", "relay-batched", "direct", "node-relay"],
   namespaces: (sizes, systems) => sizes.keys.keys.flatMap((k) => systems.map((name) => namespaceOf(name, k))),
   async run(context, systems) {
-    const { sim, loadgens, sizes } = context;
+    const { sim, sizes } = context;
     const { subscribersPerKey, rate } = sizes.keys;
     const rows: KeysRow[] = [];
     for (const count of sizes.keys.keys) {
       for (const system of systems) {
         context.progress(`keys ${system.name}: ${count} selectors × ${subscribersPerKey} subscribers`);
         const namespace = inRound(namespaceOf(system.name, count), context.round);
-        const busy = [...system.pids, sim.pid];
-        await context.quiesce();
-        const before = await measureMemory(system);
         const transport = primaryTransport(system);
         const specs = Array.from({ length: count * subscribersPerKey }, (_, i) => subscriber(system, transport, sim, podsOf(namespace), keySelector(i % count)));
-        await loadgens.open(specs);
-        await waitIdle(busy);
-        const after = await measureMemory(system);
-        const upstreamWatches = await sim.watchesIn(namespace);
-        await sim.churn(rate, namespace);
-        await sleep(sizes.keys.warmupMs);
-        const window = await measureWindow(context, system, sizes.keys.measureMs);
-        await sim.churn(0);
-        await loadgens.close();
+        const { window, upstreamWatches, addedKB } = await connectThenChurn(context, system, namespace, specs, sizes.keys);
         rows.push({
           scenario: "keys",
           system: system.name,
@@ -55,8 +39,8 @@ export const keys: Scenario = {
           subscribers: specs.length,
           ...deliveryFields(window, rate, specs.length),
           upstreamWatches,
-          memPerKeyKB: round((after.rss - before.rss) / 1024 / count),
-          heapPerKeyKB: round((after.heap - before.heap) / 1024 / count),
+          memPerKeyKB: round(addedKB.rss / count),
+          heapPerKeyKB: round(addedKB.heap / count),
         });
       }
     }

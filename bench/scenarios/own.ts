@@ -1,8 +1,8 @@
 /**
  * @module
- * A simulator and a relay of a scenario's own (`big`, `hubs`): the shared simulator would pay for
- * a large collection in every other scenario's lists, and the relay's heap readings are then of
- * that scenario's hubs alone. Also what those scenarios read of a hub, and what a step cost it.
+ * Simulators and a relay of a scenario's own (`big`, `hubs`, `fleet`): the shared simulator would
+ * pay for a large collection in every other scenario's lists, and the relay's heap readings are
+ * then of that scenario's hubs alone. Also what those scenarios read of a hub, and what a step cost it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { MemoryTrace } from "../measure.ts";
@@ -31,20 +31,10 @@ export async function hubStats(relayUrl: string, path: string, labelSelector?: s
   const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
   const response = await fetch(`${relayUrl}/_relay/stats${path}${query}`);
   if (!response.ok) throw new Error(`/_relay/stats${path}${query}: HTTP ${response.status}`);
-  const stats = (await response.json()) as Partial<HubStats>;
-  return {
-    upstream: stats.upstream ?? "stopped",
-    watching: stats.watching ?? false,
-    subscribers: stats.subscribers ?? 0,
-    resourceVersion: stats.resourceVersion ?? 0,
-    windowStart: stats.windowStart ?? 0,
-    windowEvents: stats.windowEvents ?? 0,
-    objects: stats.objects ?? 0,
-    storageBytes: stats.storageBytes ?? 0,
-    memoryBytes: stats.memoryBytes ?? 0,
-    rowsWritten: stats.rowsWritten ?? 0,
-  };
+  return { ...NO_HUB, ...((await response.json()) as Partial<HubStats>) };
 }
+
+const NO_HUB: HubStats = { upstream: "stopped", watching: false, subscribers: 0, resourceVersion: 0, windowStart: 0, windowEvents: 0, objects: 0, storageBytes: 0, memoryBytes: 0, rowsWritten: 0 };
 
 /** Poll `check` every `everyMs` until it holds; false if `timeoutMs` passed first. */
 export async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 250): Promise<boolean> {
@@ -75,9 +65,10 @@ export function stepCost(
   };
 }
 
-/** A scenario's simulator and relay, with the context its measurements need (the load of this simulator's collection, these processes as the bench's own). */
+/** A scenario's simulators and relay, with the context its measurements need (the load of its first simulator's collection, these processes as the bench's own). */
 export interface Own {
   sim: Sim;
+  sims: Sim[];
   relay: Relay;
   context: Context;
   /** Stop the relay (killed, as a crash) and start it again on its state; the new relay. */
@@ -85,31 +76,39 @@ export interface Own {
   stop(): Promise<void>;
 }
 
-/** Start a simulator holding `namespaces` (seeded) and a relay in front of it, named `name` in the logs. */
-export async function startOwn(context: Context, name: string, simArgs: { namespaces: string[]; historyLimit?: number }): Promise<Own> {
+/**
+ * Start a simulator holding `namespaces` (seeded) and a relay in front of it, named `name` in the
+ * logs; or with `clusters`, a simulator for each cluster it names, the relay serving each as that cluster.
+ */
+export async function startOwn(context: Context, name: string, simArgs: { namespaces: string[]; historyLimit?: number; slimPods?: boolean }, clusters?: readonly string[]): Promise<Own> {
   const label = inRound(name, context.round);
-  const sim = await Sim.start({ namespaces: simArgs.namespaces, slimPodNamespaces: [], historyLimit: simArgs.historyLimit }, context.logDir, `${label}-sim`);
+  const sims: Sim[] = [];
   let relay: Relay | undefined;
   const stop = async () => {
     await relay?.stop();
-    await sim.stop();
+    await Promise.all(sims.map((s) => s.stop()));
   };
+  const args = { namespaces: simArgs.namespaces, slimPodNamespaces: simArgs.slimPods ? simArgs.namespaces : [], historyLimit: simArgs.historyLimit };
   try {
-    relay = await startRelay(sim, context.logDir, { name: `${label}-relay` });
+    for (const simName of clusters ? clusters.map((_, i) => `${label}-sim-${i}`) : [`${label}-sim`]) sims.push(await Sim.start(args, context.logDir, simName));
+    const members = Object.fromEntries((clusters ?? []).map((c, i) => [c, { url: (sims[i] as Sim).url }]));
+    relay = await startRelay(sims[0] as Sim, context.logDir, { name: `${label}-relay`, clusters: members });
   } catch (e) {
     await stop();
     throw e;
   }
+  const sim = sims[0] as Sim;
   // Its measurements wait for its own processes to be idle, and count them as the bench's.
   const own = (): Context => ({
     ...context,
     sim,
     benchPids: [process.pid, ...descendants(process.pid)],
-    quiesce: async () => void (await waitIdle([sim.pid, result.relay.info.pid])),
+    quiesce: async () => void (await waitIdle([...sims.map((s) => s.pid), result.relay.info.pid])),
   });
-  context.started([{ role: `${label}: simulator`, pid: sim.pid }, ...relay.processes]);
+  context.started([...sims.map((s, i) => ({ role: clusters ? `${label}: simulator of ${clusters[i]}` : `${label}: simulator`, pid: s.pid })), ...relay.processes]);
   const result: Own = {
     sim,
+    sims,
     relay,
     context: own(),
     async restart() {

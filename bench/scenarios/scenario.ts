@@ -18,10 +18,7 @@ export interface Context {
   round: number;
   /** Every process of the bench (this one and all it started), to tell its load from the machine's. */
   benchPids: readonly number[];
-  /**
-   * Wait until every system and the simulator are idle: a measurement starts only once what
-   * came before it (in any system: a storm's replay can outlast its subscribers) has drained.
-   */
+  /** Wait until every system and the simulator are idle: a measurement starts only once what came before it (in any system: a storm's replay can outlast its subscribers) has drained. */
   quiesce(): Promise<void>;
   progress(line: string): void;
   /** Record a measurement not made, with the reason (it appears in the report). */
@@ -42,10 +39,7 @@ export interface Scenario {
   slimPods?: boolean;
   /** Measured in the first round only, however many `--rounds` (a scenario of many minutes: its rows are of one round). */
   once?: boolean;
-  /**
-   * Runs before any scenario or profile, while every process is fresh: for what the load of
-   * earlier measurements would distort (resident memory depends on what an allocator already holds).
-   */
+  /** Runs before any scenario or profile, while every process is fresh: for what the load of earlier measurements would distort (resident memory depends on what an allocator already holds). */
   prelude?(context: Context, systems: readonly System[]): Promise<void>;
   run(context: Context, systems: readonly System[]): Promise<Row[]>;
 }

@@ -1,14 +1,11 @@
 /**
  * @module
- * `snapshot`: a list of a large collection from the relay (served from its hub's storage) against
- * the same list from the API server, whole and in pages (`limit` and `continue`, as kubectl and
- * informers list). The first request to the relay builds the hub (one paged upstream list); the
- * repeats are what every later client gets. Then, in alternating pairs, a consistent list
- * (`resourceVersion` unset: the hub first learns that it has what the upstream had, DESIGN.md
- * invariant 8) and a list of any state (`resourceVersion=0`, served at once), each timed and its
- * upstream requests counted. Uncompressed, as the bytes on the wire are part of the answer; the
- * relay's whole and paged lists once more gzip-coded (as kubectl and client-go ask for them), each
- * with the relay's CPU per list.
+ * `snapshot`: a list of a large collection from the relay (its hub's storage) against the API
+ * server's, whole and paged (as kubectl and informers list); the first request to the relay builds
+ * the hub, the repeats are what later clients get. Then, alternately, consistent lists
+ * (`resourceVersion` unset, DESIGN.md invariant 8) and lists of any state (`resourceVersion=0`),
+ * timed and their upstream requests counted. Uncompressed, as the bytes are part of the answer;
+ * the relay's lists once more gzip-coded, with its CPU per list.
  */
 import { pagedList, timedList, type TimedList } from "../listing.ts";
 import { round } from "../measure.ts";
@@ -92,6 +89,7 @@ export const snapshot: Scenario = {
       for (const list of ["consistent", "any"] as const) {
         const mine = asked.filter((r) => whose(r) === list);
         const times = timed[list].map((t) => t.ms);
+        const firstBytes = timed[list].map((t) => t.firstByteMs);
         const ms = percentileOf(times, 50) ?? 0;
         const bytes = timed[list][0]?.bytes ?? cold.bytes;
         rows.push({
@@ -102,23 +100,13 @@ export const snapshot: Scenario = {
           list,
           coldMs: round(cold.ms),
           ms: round(ms),
-          firstByteMs: round(
-            percentileOf(
-              timed[list].map((t) => t.firstByteMs),
-              50,
-            ) ?? 0,
-          ),
+          firstByteMs: round(percentileOf(firstBytes, 50) ?? 0),
           bytes,
           MBps: round(bytes / 2 ** 20 / (ms / 1000)),
           upstreamRequests: mine.length,
           samples,
           p99Ms: round(percentileOf(times, 99) ?? 0),
-          firstByteP99Ms: round(
-            percentileOf(
-              timed[list].map((t) => t.firstByteMs),
-              99,
-            ) ?? 0,
-          ),
+          firstByteP99Ms: round(percentileOf(firstBytes, 99) ?? 0),
           upstreamLists: mine.filter((r) => r.verb === "list").length,
         });
       }

@@ -1,19 +1,17 @@
 /**
  * @module
- * `storm`: every subscriber of a collection drops at once (a deploy, a network blip), the
- * collection changes `missed` times, and all of them come back at the same moment, each from
- * its last resourceVersion. Measured: how long until the last one has caught up, and what the
- * API server saw meanwhile. Each system is measured on its primary transport (WebSocket, but
- * for `direct` and `raw-http`), and the relay over HTTP watches too, against raw-http.
- * `node-relay` cannot resume, so its clients do what a correct client must: relist from the API
- * server, then watch live again.
+ * `storm`: every subscriber of a collection drops at once, the collection changes `missed` times,
+ * and all come back at the same moment from their last resourceVersion; timed until the last has
+ * caught up, with what the API server saw. `node-relay` cannot resume, so its clients relist, as a
+ * correct client must.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { round } from "../measure.ts";
-import { cpuMeter, othersMeter, waitIdle } from "../proc.ts";
+import { cpuFields, cpuWhile } from "../measure.ts";
+import { waitIdle } from "../proc.ts";
 import type { StormRow } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
 import { primaryTransport, subscriber, transportsOf, type System, type SystemName, type Transport } from "../systems/system.ts";
+import { until } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 import { inRound } from "../rounds.ts";
 import { labelOf } from "../systems/catalog.ts";
@@ -64,19 +62,10 @@ async function runOne(context: Context, system: System, transport: Transport, su
   const seq = await sim.requestSeq();
   const target = await sim.step(namespace, sizes.storm.missed);
   // The system must hold the missed events before anyone asks for them.
-  const deadline = Date.now() + sizes.storm.timeoutMs;
-  while ((await system.head(path)) < target && Date.now() < deadline) await sleep(50);
+  await until(async () => (await system.head(path)) >= target, sizes.storm.timeoutMs, 50);
 
-  const server = cpuMeter(system.pids);
-  const upstream = cpuMeter([sim.pid]);
-  const generators = loadgens.pids.map((pid) => cpuMeter([pid]));
-  const others = othersMeter(context.benchPids);
   const started = Date.now();
-  const result = await loadgens.resume(target, sizes.storm.timeoutMs);
-  const loads = generators.map((meter) => meter());
-  const serverCpuPct = server();
-  const upstreamCpuPct = upstream();
-  const otherLoadPct = others();
+  const { result, ...cpu } = await cpuWhile(context, system, () => loadgens.resume(target, sizes.storm.timeoutMs));
   const requests = await sim.requestsSince(seq, namespace);
   await loadgens.close();
   const settledMs = await waitIdle([...system.pids, sim.pid], { maxMs: sizes.storm.settleMs });
@@ -99,10 +88,6 @@ async function runOne(context: Context, system: System, transport: Transport, su
     upstreamLists: requests.filter((r) => r.verb === "list").length,
     errors: result.errors,
     settledMs: settledMs === undefined ? null : Math.round(settledMs),
-    serverCpuPct: round(serverCpuPct),
-    upstreamCpuPct: round(upstreamCpuPct),
-    loadGenCpuPct: round(loads.reduce((a, b) => a + b, 0)),
-    loadGenMaxCpuPct: round(Math.max(...loads)),
-    otherLoadPct: round(otherLoadPct),
+    ...cpuFields(cpu),
   };
 }

@@ -1,25 +1,17 @@
 /**
  * @module
- * `views`: live views of a large collection (DESIGN.md, "Live views") against what a browser
- * does without them. One namespace is grown to `objects` pods; the first list through the
- * relay builds its hub (one paged upstream list), and a second is timed as what a full watch's
- * initial state costs. Then views' first frames are timed at that size: the first view of an
- * order builds the order's index (cold), a second window of it reads through it (warm).
- *
- * Then the churn (`bench/viewgen.ts`: creates, deletes of what it created, and label patches of
- * pods the views show, at `rate` writes a second) runs under three windows, each measured alike:
- * a full watch of the collection alone (the baseline, and what a client of the whole collection
- * receives), then `views` live views beside it, then `refetchers` notify-then-refetch clients
- * beside it. Measured in each: the relay's CPU per upstream event, the rows its hub wrote per
- * event, what each client received (messages, bytes a minute) and the latency from a write to
- * the frame, page or event that carried the row it changed.
+ * `views`: live views of a large collection (DESIGN.md, "Live views") against what a browser does
+ * without them; its section of the report (`report-views.ts`) says what is measured. The first list
+ * through the relay builds the hub, a second is timed as a full watch's initial state costs; then
+ * views' first frames (an order's first builds its index); then the churn (`viewgen.ts`) under
+ * three windows: a full watch alone, live views beside it, notify-then-refetch clients beside it.
  */
 import { get, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startChild, type Child } from "../children.ts";
-import { round } from "../measure.ts";
+import { cpuWhile, round } from "../measure.ts";
 import type { Sizes } from "../modes.ts";
-import { cpuMeter, othersMeter, waitIdle } from "../proc.ts";
+import { waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
 import type { ViewOpen, ViewsRow } from "../rows.ts";
 import { Histogram } from "../stats.ts";
@@ -165,14 +157,13 @@ async function window(context: Context, system: System, viewgen: Child<{ pid: nu
   const before = await stats();
   const rv0 = await sim.resourceVersion();
   const started = performance.now();
-  const server = cpuMeter(system.pids);
-  const upstream = cpuMeter([sim.pid]);
-  const clients = cpuMeter([viewgen.pid]);
-  const others = othersMeter([...context.benchPids, viewgen.pid]);
-  await viewgen.call("measure");
-  await sleep(sizes.views.measureMs);
-  const report = await viewgen.call<ViewgenReport>("report");
-  const [serverCpuPct, upstreamCpuPct, loadGenCpuPct, otherLoadPct] = [server(), upstream(), clients(), others()];
+  const measured = async () => {
+    await viewgen.call("measure");
+    await sleep(sizes.views.measureMs);
+    return viewgen.call<ViewgenReport>("report");
+  };
+  // The clients' process is the load generator here.
+  const { result: report, ...cpu } = await cpuWhile(context, system, measured, [viewgen.pid]);
   const rv1 = await sim.resourceVersion();
   const elapsed = performance.now() - started;
   const after = await stats();
@@ -180,10 +171,7 @@ async function window(context: Context, system: System, viewgen: Child<{ pid: nu
   return {
     report,
     upstreamEventsPerSec: ((rv1 - rv0) * 1000) / elapsed,
-    serverCpuPct,
-    upstreamCpuPct,
-    loadGenCpuPct,
-    otherLoadPct,
+    ...cpu,
     rowsWrittenPerEvent: committed > 0 ? round((after.rowsWritten - before.rowsWritten) / committed) : null,
   };
 }

@@ -15,10 +15,7 @@ export type Transport = "ws" | "http";
 export interface SystemFacts {
   readonly transports: readonly Transport[];
   readonly color: string;
-  /**
-   * Measured in fan-out at the `secondary` sizes only (and in the burst): a way of serving
-   * another system, there to show what it costs, not to be compared at every size.
-   */
+  /** Measured in fan-out at the `secondary` sizes only (and in the burst): a way of serving another system, there to show what it costs, not to be compared at every size. */
   readonly secondary?: boolean;
   /** Measured in this scenario only: a way of serving clients that the others do not exercise. */
   readonly only?: string;

@@ -11,10 +11,7 @@ import { CATALOG, type SystemName, type Transport } from "./catalog.ts";
 
 export type { SystemName, Transport } from "./catalog.ts";
 
-/**
- * The relay's two WebSocket framings, reported side by side: one event per message, as the API
- * server sends (`relay`), and the batches a client gets by opting in (`relay-batched`).
- */
+/** The relay's two WebSocket framings, reported side by side: one event per message, as the API server sends (`relay`), and the batches a client gets by opting in (`relay-batched`). */
 export const RELAY_MODES: readonly SystemName[] = ["relay", "relay-batched"];
 
 /** Where and how a subscriber connects on one transport. */
@@ -68,10 +65,7 @@ export function subscriber(system: System, transport: Transport, sim: Sim, path:
   };
 }
 
-/**
- * A client of `system` watching several collections: on a relay socket, one client with all of
- * them; anywhere else, one subscriber per collection (what a client without the socket opens).
- */
+/** A client of `system` watching several collections: on a relay socket, one client with all of them; anywhere else, one subscriber per collection (what a client without the socket opens). */
 export function clientOf(system: System, sim: Sim, watches: ReadonlyArray<{ path: string; labelSelector?: string }>): SubscriberSpec[] {
   const endpoint = system.endpoints.ws;
   if (!endpoint) throw new Error(`${system.name} has no WebSocket endpoint`);

@@ -1,14 +1,10 @@
 /**
  * @module
- * The systems that run in workerd: `relay` (this project as `npm start` serves it, one workerd
- * started by `scripts/runtime.ts`; over WebSocket or HTTP), `relay-batched` (the same relay,
- * whose WebSocket subscribers opt in to several events per message with its batch
- * subprotocol; `relay-gzip`, the same batches compressed), `relay-proxied` (the relay as `npm run dev` serves it: `wrangler dev`, with the
- * proxy worker it puts in front, in a second workerd; it also pays for that workerd), and
- * `workerd-floor` (raw WebSocket fan-out in the same runtime, see `bench/floor/worker.ts`).
- *
- * A relay started some other way is one more `relayServing` on its address, with a host that
- * starts it and reports that address and its process.
+ * The systems that run in workerd: `relay` (as `npm start` serves it; over WebSocket or HTTP), its
+ * framings `relay-batched` (the batch subprotocol) and `relay-gzip` (the batches compressed),
+ * `relay-proxied` (`wrangler dev` with its proxy worker in a second workerd, which it pays for),
+ * and `workerd-floor` (raw fan-out in the same runtime, `floor/worker.ts`). A relay started some
+ * other way is one more `relayServing` on its address.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -68,10 +64,7 @@ async function isolateHeap(inspector: Inspector): Promise<number> {
 
 const ws = (url: string) => url.replace(/^http/, "ws");
 
-/**
- * The relay served at `url` (`http://host:port`), as system `name`: WebSocket subscribers that
- * acknowledge, and HTTP watches. `pids` are the processes its cost is counted on.
- */
+/** The relay served at `url` (`http://host:port`), as system `name`: WebSocket subscribers that acknowledge, and HTTP watches. `pids` are the processes its cost is counted on. */
 export function relayServing(name: SystemName, url: string, pids: readonly number[], heapBytes: () => Promise<number>): System {
   return {
     name,
