@@ -26,7 +26,7 @@ const SECONDS: Record<Scenario["name"], (sizes: Sizes, n: number, idle: number) 
   snapshot: ({ snapshot }) => 7 + (snapshot.objects * (4 * snapshot.repeats + 2 * snapshot.samples)) / 10_000,
   // Building each tree (a wave a replica, each waiting out the Worker's 5 s list of replicas), then its window; the hop's windows are the longer.
   hot: ({ hot }, n) => n * (seconds(hot.warmupMs + (hot.measureMs + hot.hop.measureMs) / 2) + 2 + 2.8 * mean(hot.replicas) + hot.subscribers / 200),
-  views: ({ views }) => views.objects / 1000 + 3 * seconds(views.warmupMs + views.measureMs) + views.views / 5,
+  views: ({ views }) => views.objects / 1000 + 4 * seconds(views.warmupMs + views.measureMs) + views.views / 5,
   big: ({ big }) => big.objects / 1050 + seconds(big.churnMs),
   hubs: ({ hubs }) => (hubs.keys * hubs.objects) / 3600 + seconds(hubs.churnMs),
   fleet: ({ fleet }) => 10 + (fleet.clusters * fleet.pods) / 500 + 3 * seconds(fleet.warmupMs + fleet.measureMs) + seconds(fleet.downMs),

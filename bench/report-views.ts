@@ -10,10 +10,17 @@ const kb = (bytes: number | null) => (bytes === null ? null : bytes / 1024);
 const mb = (bytes: number) => `${num(bytes / 2 ** 20)} MB`;
 const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : undefined);
 
+const WINDOW_NAMES: Record<ViewsRow["measurement"], string> = {
+  watch: "full watch alone",
+  views: "live views",
+  "socket-views": "live views over relay sockets",
+  refetch: "notify-then-refetch",
+};
+
 export const viewsTable = (rows: readonly ViewsRow[]): string =>
   columns(rows, [
     ["objects", (r) => r.objects],
-    ["window", (r) => (r.measurement === "watch" ? "full watch alone" : r.measurement === "views" ? "live views" : "notify-then-refetch")],
+    ["window", (r) => WINDOW_NAMES[r.measurement]],
     ["clients", (r) => r.clients],
     ["writes/s", (r) => r.upstreamEventsPerSec],
     ["msgs/s (all clients)", (r) => r.deliveredPerSec],
@@ -41,8 +48,8 @@ export const viewsTable = (rows: readonly ViewsRow[]): string =>
 
 function opensTable(row: ViewsRow): string {
   return table(
-    ["sort", "filter", "first of its order ms (builds its index)", "a second window ms", "first frame KB"],
-    (row.opens ?? []).map((o) => [o.sort, o.filter ?? "–", o.coldMs, o.warmMs, o.bytes / 1024]),
+    ["sort", "filter", "first of its order ms (builds its index)", "a second window ms", "the second window on a relay socket ms", "first frame KB"],
+    (row.opens ?? []).map((o) => [o.sort, o.filter ?? "–", o.coldMs, o.warmMs, o.socketMs ?? "–", o.bytes / 1024]),
   );
 }
 
@@ -50,7 +57,7 @@ export function viewsSection(results: Results): string[] {
   const rows = rowsOf<ViewsRow>(results, "views");
   if (rows.length === 0) return [];
   const size = results.sizes.views;
-  const { watch, views, refetch } = windowsOf(rows);
+  const { watch, views, socketViews, refetch } = windowsOf(rows);
   const out = [
     `## views`,
     `Live views of one namespace of ${num(views?.objects ?? size.objects)} pods (about 4.3 KB of JSON each), written to at ${num(size.rate)} writes a second by the bench's churn (\`bench/viewgen.ts\`: creates, deletes of what it created, label patches of pods the views show; a seeded mix that keeps the collection's size). ` +
@@ -61,7 +68,7 @@ export function viewsSection(results: Results): string[] {
         .map((o) => o.sort)
         .join(
           ", ",
-        )}; every other five filtered by ${"`Status=Running`"}; windows at the first four offsets) are measured beside the watch, then ${num(size.refetchers)} notify-then-refetch clients (each told of every write, GETs its page again, \`?view=1\` without watch, one request at a time; what telling them costs is not counted). ` +
+        )}; every other five filtered by ${"`Status=Running`"}; windows at the first four offsets) are measured beside the watch, then the same views as ops on relay sockets (\`/_relay/socket\`, five a socket as a page's panels share one; a view's second window is timed that way too, on a socket already open), then ${num(size.refetchers)} notify-then-refetch clients (each told of every write, GETs its page again, \`?view=1\` without watch, one request at a time; what telling them costs is not counted). ` +
       `Latency is from a write (its \`written-at\` stamp) to the frame, page or event that carried the row it changed; \`msgs/event\` is what one client received per upstream write; \`rows written/event\` the SQLite rows the hub wrote per event it committed (from \`/_relay/stats\`), which Durable Objects bill.`,
     viewsTable(rows),
   ];
@@ -72,6 +79,7 @@ export function viewsSection(results: Results): string[] {
     );
   }
   if (watch && views && refetch) out.push(comparison(watch, views, refetch));
+  if (views && socketViews) out.push(overSockets(views, socketViews));
   return out;
 }
 
@@ -98,4 +106,18 @@ function comparison(watch: ViewsRow, views: ViewsRow, refetch: ViewsRow): string
       `with the views' ${views.opens?.length ?? 0} orders indexed, ${num(views.rowsWrittenPerEvent ?? 0)} rows per event. Against the relay before views (no \`view_rows\`) this run has no baseline: \`npm run bench:compare\` runs the same scenarios at two revisions, and the one before views has no views scenario to run; ` +
       `its snapshot and fanout rows (\`npm run bench:compare -- --base <the commit before views> --scenarios snapshot,fanout --systems relay\`) would give the list time and CPU per event without \`view_rows\`.`,
   ].join("\n");
+}
+
+/** The live views on relay sockets against the same views on streams of their own. */
+function overSockets(views: ViewsRow, sockets: ViewsRow): string {
+  const opens = (views.opens ?? []).filter((o) => o.socketMs !== undefined);
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  return (
+    `**The same views over relay sockets**: a visible row's change in p50 ${num(sockets.p50Ms ?? 0)} ms, p99 ${num(sockets.p99Ms ?? 0)} ms, against p50 ${num(views.p50Ms ?? 0)} ms, p99 ${num(views.p99Ms ?? 0)} ms on streams of their own; ` +
+    `${num(sockets.messagesPerEvent ?? 0)} frames per write a view (${num(views.messagesPerEvent ?? 0)}), ${num((sockets.bytesPerClientPerMin ?? 0) / 1024)} KB a minute a view (${num((views.bytesPerClientPerMin ?? 0) / 1024)}); ` +
+    `the relay spent ${num(sockets.cpuUsPerEvent ?? 0)} µs of CPU per write (${num(views.cpuUsPerEvent ?? 0)}).` +
+    (opens.length > 0
+      ? ` A second window's first frame as an op on a socket already open: median ${num(median(opens.map((o) => o.socketMs ?? 0)))} ms, against ${num(median(opens.map((o) => o.warmMs)))} ms as a request of its own (a connection each).`
+      : "")
+  );
 }

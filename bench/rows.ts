@@ -240,21 +240,24 @@ export interface ViewOpen {
   filter: string | null;
   coldMs: number;
   warmMs: number;
+  /** The second window again, as a view op on a relay socket already open (absent in runs before it was measured). */
+  socketMs?: number;
   /** The first frame's bytes (the window whole). */
   bytes: number;
 }
 
 /**
  * One collection of `objects` pods under churn, read by one kind of client per window: a full
- * watch alone (`watch`: the baseline every window has), live views beside it (`views`), or
- * notify-then-refetch clients beside it (`refetch`).
+ * watch alone (`watch`: the baseline every window has), live views beside it (`views`), the same
+ * views as ops on relay sockets (`socket-views`), or notify-then-refetch clients beside it (`refetch`).
  */
 export interface ViewsRow extends Rounds {
   scenario: "views";
   system: SystemName;
-  transport: "http";
+  /** `ws`: the live views as ops on relay sockets. */
+  transport: "http" | "ws";
   objects: number;
-  measurement: "watch" | "views" | "refetch";
+  measurement: "watch" | "views" | "socket-views" | "refetch";
   /** Clients of that kind: views, refetching clients, or the one watch. */
   clients: number;
   /** Writes a second asked for, and made. */
@@ -508,7 +511,7 @@ export function hopAdded(solo: HotRow, tree: HotRow): { pairs: Array<[number, nu
 /** The views scenario's three windows: the full watch alone, the live views, notify-then-refetch. */
 export function windowsOf(rows: readonly ViewsRow[]) {
   const of = (m: ViewsRow["measurement"]) => rows.find((r) => r.measurement === m);
-  return { watch: of("watch"), views: of("views"), refetch: of("refetch") };
+  return { watch: of("watch"), views: of("views"), socketViews: of("socket-views"), refetch: of("refetch") };
 }
 
 /** The step with the highest heap, and that heap. */

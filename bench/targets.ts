@@ -60,6 +60,8 @@ const GZIP_WATCH_CPU_MAX = 1.2;
 const VIEW_OPEN_MS = 300;
 const VIEW_P99_MS = 500;
 const VIEW_BYTES_RATIO = 50;
+/** The most a view's row change may take over a relay socket at p99, against the same views each on a stream of its own in the same run (the sockets scenario's bound for watches). */
+const SOCKET_VIEW_P99_RATIO = 2;
 /** The issue's bound on what the extra hop may add to p50. */
 const HOP_P50_MS = 25;
 /** The most one hub's isolate heap may reach at any step, after a collection: half the platform's. */
@@ -439,7 +441,7 @@ function gzipInitialTargets(rows: readonly BigRow[]): TargetResult[] {
 
 function viewsTargets(rows: readonly ViewsRow[]): TargetResult[] {
   if (rows.length === 0) return [];
-  const { watch, views } = windowsOf(rows);
+  const { watch, views, socketViews } = windowsOf(rows);
   const objects = num(views?.objects ?? watch?.objects ?? 0);
   const opens = views?.opens ?? [];
   const worst = (pick: (o: (typeof opens)[number]) => number) => opens.reduce<(typeof opens)[number] | undefined>((w, o) => (!w || pick(o) > pick(w) ? o : w), undefined);
@@ -472,7 +474,20 @@ function viewsTargets(rows: readonly ViewsRow[]): TargetResult[] {
             (first ? `; over the first minute, the watch's initial list and the view's first frame included: ${fmt(first)}× fewer` : ""),
       met: times === undefined ? undefined : times >= VIEW_BYTES_RATIO,
     },
+    socketViewTarget(objects, views, socketViews),
   ];
+}
+
+/** The same views as ops on relay sockets: a visible row's change at p99, against the views on streams of their own in the same run. */
+function socketViewTarget(objects: string, views: ViewsRow | undefined, overSockets: ViewsRow | undefined): TargetResult {
+  const target = `views at ${objects} objects over relay sockets: a visible row's change p99 ≤ ${SOCKET_VIEW_P99_RATIO}× the same views' on streams of their own`;
+  if (!views || !overSockets || views.p99Ms === null || overSockets.p99Ms === null) return { target, measured: "not measured", met: undefined };
+  const ratio = overSockets.p99Ms / Math.max(1, views.p99Ms);
+  return {
+    target,
+    measured: `p99 ${fmt(overSockets.p99Ms)} ms against ${fmt(views.p99Ms)} ms (${ratio.toFixed(2)}×); p50 ${fmt(overSockets.p50Ms ?? 0)} against ${fmt(views.p50Ms ?? 0)} ms`,
+    met: ratio <= SOCKET_VIEW_P99_RATIO,
+  };
 }
 
 /** The first minute of each: the full watch's initial state (a list's bytes) and events, against the view's first frame and frames. */

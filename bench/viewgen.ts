@@ -1,14 +1,18 @@
 /**
  * @module
  * The views scenario's clients and churn, in a process of its own so that their cost is measured
- * apart: live views (`?view=1&watch=1`), a full watch of the collection, notify-then-refetch
- * clients (each GETs its page again on every change it is told of, one request at a time), and
- * the churn (creates, deletes of what it created, label patches of shown pods), each write's
- * resourceVersion and written-at stamp kept. Latency is from a write to the frame (or page) whose
- * newer resourceVersion carries the row it changed; bytes are counted as received, keep-alives
- * included.
+ * apart: live views (`?view=1&watch=1`), the same views as ops on relay sockets (`/_relay/socket`,
+ * `VIEWS_PER_SOCKET` a socket, as a page's panels share one, acknowledged as the relay's clients
+ * do), a full watch of the collection, notify-then-refetch clients (each GETs its page again on
+ * every change it is told of, one request at a time), and the churn (creates, deletes of what it
+ * created, label patches of shown pods), each write's resourceVersion and written-at stamp kept.
+ * Latency is from a write to the frame (or page) whose newer resourceVersion carries the row it
+ * changed; bytes are counted as received, keep-alives included.
  */
 import { get, request, type ClientRequest } from "node:http";
+import WebSocket from "ws";
+import { MUX_PATH } from "../src/k8s/mux.ts";
+import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import type { RowChange } from "../src/k8s/view.ts";
 import { WRITTEN_AT } from "../src/sim/store.ts";
 import { methodsOf, serveParent } from "./children.ts";
@@ -20,7 +24,12 @@ interface Row {
   key: string;
   resourceVersion: string;
 }
-type Frame = { type: "VIEW"; resourceVersion: string; rows: Row[] } | { type: "ROWS"; resourceVersion: string; changes: Array<RowChange<Row>> } | { type: "ERROR" };
+type Frame = { type: "VIEW"; resourceVersion: string; rows: Row[] } | { type: "ROWS"; resourceVersion: string; changes: Array<RowChange<Row>> } | { type: "ERROR" } | { type: "CLOSED" };
+
+/** Live views on one relay socket: a page's panels, as the sockets scenario's watches. */
+const VIEWS_PER_SOCKET = 5;
+/** A relay socket's client acknowledges after this many new characters, as the bench's other relay clients do. */
+const ACK_EVERY = 256 * 1024;
 
 /** What one kind of client received over the window. */
 export interface Received {
@@ -40,6 +49,8 @@ export interface ViewgenReport {
   writes: number;
   writeErrors: number;
   views: Received;
+  /** The same views as ops on relay sockets. */
+  socketViews: Received;
   watch: Received;
   refetch: Received;
 }
@@ -83,10 +94,86 @@ function random(seed: number): () => number {
   };
 }
 
+/** Reads one frame of a view, given the resourceVersion of its last, into the new one; `served` at a window whole. */
+type FrameReader = (line: Buffer, head: number, served: () => void) => number;
+
+/**
+ * One relay socket carrying live views as ops (`{"op":"view",…}`), each view's frames tagged with
+ * its id; its messages read line by line, the socket acknowledged every `ACK_EVERY` characters.
+ */
+class SocketViews {
+  readonly socket: WebSocket;
+  readonly #read: FrameReader;
+  /** Each view's last frame's resourceVersion, and its first frame's waiter. */
+  readonly #views = new Map<string, { head: number; served?: (() => void) | undefined; failed?: ((e: Error) => void) | undefined }>();
+  #nextId = 1;
+  #received = 0;
+  #acked = 0;
+
+  private constructor(socket: WebSocket, read: FrameReader, bytes: (n: number) => void) {
+    this.socket = socket;
+    this.#read = read;
+    const lines = new ByteLines();
+    socket.on("message", (wire: Buffer) => {
+      bytes(wire.length);
+      lines.push(wire, (line) => this.#line(line));
+      // The relay counts UTF-16 units of the text; frames are ASCII, so bytes are the same number.
+      this.#received += wire.length;
+      if (this.#received - this.#acked >= ACK_EVERY) {
+        this.#acked = this.#received;
+        socket.send(`{"type":"ACK","received":${this.#received}}`);
+      }
+    });
+    socket.on("close", () => {
+      for (const view of this.#views.values()) view.failed?.(new Error("the relay socket closed before the view's first frame"));
+    });
+  }
+
+  static open(wsBase: string, read: FrameReader, bytes: (n: number) => void): Promise<SocketViews> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(`${wsBase}${MUX_PATH}`, [BATCH_PROTOCOL], { perMessageDeflate: false, skipUTF8Validation: true, maxPayload: 1 << 30 });
+      socket.once("open", () => resolve(new SocketViews(socket, read, bytes)));
+      socket.once("error", reject);
+    });
+  }
+
+  /** Open a view of `path` as an op: its id, once its first frame has come. */
+  view(path: string, q: ViewQuery): Promise<string> {
+    const id = `v${this.#nextId++}`;
+    return new Promise((resolve, reject) => {
+      this.#views.set(id, {
+        head: 0,
+        served: () => resolve(id),
+        failed: reject,
+      });
+      this.socket.send(JSON.stringify({ op: "view", id, path, sort: q.sort, ...(q.filter ? { filter: q.filter } : {}), offset: q.offset, limit: q.limit }));
+    });
+  }
+
+  unwatch(id: string): void {
+    this.#views.delete(id);
+    this.socket.send(JSON.stringify({ op: "unwatch", id }));
+  }
+
+  /** A tagged line: `{"id":"v1",…}`; the socket's own lines (and an unwatched view's last ones) are not a view's frames. */
+  #line(line: Buffer): void {
+    const end = line.indexOf(34, 7);
+    const view = end < 0 ? undefined : this.#views.get(line.subarray(7, end).toString());
+    if (!view) return;
+    // Refused or ended before its first frame: the relay's Status (or CLOSED) says why.
+    if (view.failed && (line.includes('"type":"ERROR"') || line.includes('"type":"CLOSED"'))) return view.failed(new Error(`view ${line.toString().slice(0, 300)}`));
+    view.head = this.#read(line, view.head, () => {
+      view.served?.();
+      view.served = view.failed = undefined;
+    });
+  }
+}
+
 class Viewgen {
   #measuring = false;
   #started = 0;
   #views = new Tally();
+  #socketViews = new Tally();
   #watch = new Tally();
   #refetch = new Tally();
   #writes = 0;
@@ -94,6 +181,10 @@ class Viewgen {
   /** Every write's resourceVersion → its written-at stamp (ms). */
   readonly #written = new Map<number, number>();
   readonly #viewStreams: ClientRequest[] = [];
+  /** Relay sockets and the views each carries. */
+  readonly #viewSockets: Array<{ socket: WebSocket; views: number }> = [];
+  /** The socket the first frames over a relay socket are timed on. */
+  #openSocket: SocketViews | undefined;
   #watchStream: ClientRequest | undefined;
   readonly #refetchers: Refetcher[] = [];
   #churn: ReturnType<typeof setInterval> | undefined;
@@ -131,31 +222,11 @@ class Viewgen {
         }
         this.#viewStreams.push(req);
         const lines = new ByteLines();
+        const read = this.#frames(() => this.#views);
         response.on("data", (chunk: Buffer) => {
           if (this.#measuring) this.#views.bytes += chunk.length;
           lines.push(chunk, (line) => {
-            const now = Date.now();
-            // A frame that only moves the count has nothing to parse.
-            const countOnly = line.includes('"changes":[]');
-            const frame = countOnly ? undefined : (JSON.parse(line.toString()) as Frame);
-            // The window whole: first, and again after a client fell behind or a new history.
-            if (frame?.type === "VIEW") {
-              head = Number(frame.resourceVersion);
-              if (this.#measuring) this.#views.messages++;
-              return resolve();
-            }
-            if (this.#measuring) {
-              this.#views.messages++;
-              if (frame?.type === "ROWS") this.#views.withChanges++;
-            }
-            if (frame?.type === "ROWS") {
-              for (const change of frame.changes) {
-                if (change.op !== "insert" && change.op !== "update") continue;
-                const rv = Number(change.row.resourceVersion);
-                if (rv > head && this.#measuring) this.#views.receipts.push([rv, now]);
-              }
-              head = Number(frame.resourceVersion);
-            } else if (frame?.type === "ERROR" && this.#measuring) this.#views.errors++;
+            head = read(line, head, resolve);
           });
         });
         response.on("close", () => {
@@ -164,6 +235,80 @@ class Viewgen {
       });
       req.on("error", (e) => (head === 0 ? reject(e) : undefined));
     });
+  }
+
+  /**
+   * How a view's frames are read into the tally of its kind (`tallyOf`, the current window's): each line, given the resourceVersion of the view's
+   * last frame, gives the new one (a row newer than it is a change the frame carries); `served`
+   * is called at the window whole (first, and again after a client fell behind or a new history).
+   */
+  #frames(tallyOf: () => Tally): FrameReader {
+    return (line, head, served) => {
+      const now = Date.now();
+      const tally = tallyOf();
+      // A frame that only moves the count has nothing to parse.
+      const countOnly = line.includes('"changes":[]');
+      const frame = countOnly ? undefined : (JSON.parse(line.toString()) as Frame);
+      if (frame?.type === "VIEW") {
+        if (this.#measuring) tally.messages++;
+        served();
+        return Number(frame.resourceVersion);
+      }
+      if (this.#measuring) {
+        tally.messages++;
+        if (frame?.type === "ROWS") tally.withChanges++;
+      }
+      if (frame?.type === "ROWS") {
+        for (const change of frame.changes) {
+          if (change.op !== "insert" && change.op !== "update") continue;
+          const rv = Number(change.row.resourceVersion);
+          if (rv > head && this.#measuring) tally.receipts.push([rv, now]);
+        }
+        return Number(frame.resourceVersion);
+      }
+      // A view's ERROR, or its end (CLOSED) on a relay socket.
+      if ((frame?.type === "ERROR" || frame?.type === "CLOSED") && this.#measuring) tally.errors++;
+      return head;
+    };
+  }
+
+  /** Open live views of `path` as ops on relay sockets at `wsBase`, `VIEWS_PER_SOCKET` a socket, each once its first frame has come. */
+  async openSocketViews({ wsBase, path, queries }: { wsBase: string; path: string; queries: ViewQuery[] }): Promise<void> {
+    const opening: Array<Promise<unknown>> = [];
+    for (let i = 0; i < queries.length; i += VIEWS_PER_SOCKET) {
+      const socket = await SocketViews.open(
+        wsBase,
+        this.#frames(() => this.#socketViews),
+        (bytes) => {
+          if (this.#measuring) this.#socketViews.bytes += bytes;
+        },
+      );
+      const views = queries.slice(i, i + VIEWS_PER_SOCKET);
+      this.#viewSockets.push({ socket: socket.socket, views: views.length });
+      opening.push(...views.map((q) => socket.view(path, q)));
+    }
+    await Promise.all(opening);
+  }
+
+  /** A live view's first frame as an op on a relay socket already open (ms from the op), then the view is ended. */
+  async socketFirstFrame({ wsBase, path, query }: { wsBase: string; path: string; query: ViewQuery }): Promise<number> {
+    const scratch = new Tally();
+    this.#openSocket ??= await SocketViews.open(
+      wsBase,
+      this.#frames(() => scratch),
+      () => undefined,
+    );
+    const started = performance.now();
+    const id = await this.#openSocket.view(path, query);
+    const ms = performance.now() - started;
+    this.#openSocket.unwatch(id);
+    return ms;
+  }
+
+  closeSocketViews(): void {
+    for (const { socket } of this.#viewSockets.splice(0)) socket.terminate();
+    this.#openSocket?.socket.terminate();
+    this.#openSocket = undefined;
   }
 
   /** A full watch of the collection from `resourceVersion` (no initial state): its bytes and each event's latency. */
@@ -303,6 +448,7 @@ class Viewgen {
 
   measure(): void {
     this.#views = new Tally();
+    this.#socketViews = new Tally();
     this.#watch = new Tally();
     this.#refetch = new Tally();
     this.#writes = 0;
@@ -318,6 +464,10 @@ class Viewgen {
       writes: this.#writes,
       writeErrors: this.#writeErrors,
       views: this.#views.received(this.#viewStreams.length, this.#written),
+      socketViews: this.#socketViews.received(
+        this.#viewSockets.reduce((n, s) => n + s.views, 0),
+        this.#written,
+      ),
       watch: this.#watch.received(this.#watchStream ? 1 : 0, this.#written),
       refetch: this.#refetch.received(this.#refetchers.length, this.#written),
     };
@@ -334,6 +484,7 @@ class Viewgen {
   /** End every client (the churn goes on until `stopChurn`). */
   close(): void {
     for (const req of this.#viewStreams.splice(0)) req.destroy();
+    this.closeSocketViews();
     this.#watchStream?.destroy();
     this.#watchStream = undefined;
     this.#refetchers.splice(0);

@@ -3,8 +3,10 @@
  * `views`: live views of a large collection (DESIGN.md, "Live views") against what a browser does
  * without them; its section of the report (`report-views.ts`) says what is measured. The first list
  * through the relay builds the hub, a second is timed as a full watch's initial state costs; then
- * views' first frames (an order's first builds its index); then the churn (`viewgen.ts`) under
- * three windows: a full watch alone, live views beside it, notify-then-refetch clients beside it.
+ * views' first frames (an order's first builds its index; its second window is timed again as a
+ * view op on a relay socket already open); then the churn (`viewgen.ts`) under four windows: a full
+ * watch alone, live views beside it, the same views as ops on relay sockets, notify-then-refetch
+ * clients beside it.
  */
 import { get, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -59,6 +61,8 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
   const size = sizes.views;
   const base = system.listBase;
   if (!base) throw new Error(`views: ${system.name} serves no lists`);
+  const wsBase = system.endpoints.ws?.base;
+  if (!wsBase) throw new Error(`views: ${system.name} serves no WebSockets`);
   const namespace = inRound(NAMESPACE, context.round);
   const path = podsOf(namespace);
   const stats = async (): Promise<Stats> => (await (await fetch(`${base}/_relay/stats${path}`)).json()) as Stats;
@@ -95,7 +99,9 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
     for (const { sort, filter } of OPENS) {
       const first = await firstFrame(`${base}${path}?${viewQuery({ sort, filter, offset: 0, limit: size.limit })}&watch=1`);
       const second = await firstFrame(`${base}${path}?${viewQuery({ sort, filter, offset: size.limit, limit: size.limit })}&watch=1`);
-      opens.push({ sort, filter: filter ?? null, coldMs: round(first.ms), warmMs: round(second.ms), bytes: first.bytes });
+      // The same window as a view op on a relay socket already open (a page's next panel).
+      const socketMs = await call<number>("socketFirstFrame", { wsBase, path, query: { sort, filter, offset: size.limit, limit: size.limit } });
+      opens.push({ sort, filter: filter ?? null, coldMs: round(first.ms), warmMs: round(second.ms), socketMs: round(socketMs), bytes: first.bytes });
     }
 
     // The pods the views show: from here the churn's patches land on them.
@@ -111,6 +117,10 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
     if (refused > 0) context.progress(`views ${system.name}: the relay answered ${refused} of the views' requests with a server error; they were asked for again`);
     const live = await measure("views");
     await call("closeViews");
+    context.progress(`views ${system.name}: the same views as ops on relay sockets`);
+    await call("openSocketViews", { wsBase, path, queries });
+    const overSockets = await measure("socket-views");
+    await call("closeSocketViews");
     context.progress(`views ${system.name}: ${size.refetchers} notify-then-refetch clients beside it`);
     await call("refetchers", { base, path, queries: queries.slice(0, size.refetchers) });
     const refetch = await measure("refetch");
@@ -118,11 +128,11 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
     await call("close");
     const watchBytesPerMin = (w: Measured) => perMinute(w.report.watch.bytes, w.report.elapsedMs);
     const rowOf = (w: Measured, measurement: ViewsRow["measurement"]): ViewsRow => {
-      const received = measurement === "views" ? w.report.views : measurement === "refetch" ? w.report.refetch : w.report.watch;
+      const received = { watch: w.report.watch, views: w.report.views, "socket-views": w.report.socketViews, refetch: w.report.refetch }[measurement];
       return {
         scenario: "views",
         system: system.name,
-        transport: "http",
+        transport: measurement === "socket-views" ? "ws" : "http",
         objects,
         measurement,
         eventsPerSec: size.rate,
@@ -134,7 +144,12 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
         opens: null,
       };
     };
-    return [rowOf(watch, "watch"), { ...rowOf(live, "views"), listColdMs: round(cold.ms), listMs: round(warm.ms), listBytes: warm.bytes, opens }, rowOf(refetch, "refetch")];
+    return [
+      rowOf(watch, "watch"),
+      { ...rowOf(live, "views"), listColdMs: round(cold.ms), listMs: round(warm.ms), listBytes: warm.bytes, opens },
+      rowOf(overSockets, "socket-views"),
+      rowOf(refetch, "refetch"),
+    ];
   } finally {
     await viewgen.stop();
   }

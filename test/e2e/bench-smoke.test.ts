@@ -88,7 +88,7 @@ describe("npm run bench -- --smoke", () => {
     expect(labels("sockets")).toEqual(new Set(["relay-batched ws", "relay-socket ws"]));
     expect(labels("snapshot")).toEqual(new Set(["relay http", "direct http"]));
     expect(labels("hot")).toEqual(new Set(["relay ws", "relay-batched ws"]));
-    expect(labels("views")).toEqual(new Set(["relay http"]));
+    expect(labels("views")).toEqual(new Set(["relay http", "relay ws"]));
     expect(labels("big")).toEqual(new Set(["relay http", "relay ws", "relay-batched ws", "relay-gzip ws", "direct http"]));
     expect(labels("hubs")).toEqual(new Set(["relay ws"]));
     expect(labels("fleet")).toEqual(new Set(["relay http", "relay ws"]));
@@ -416,16 +416,17 @@ describe("npm run bench -- --smoke", () => {
     }
   });
 
-  it("measures live views against a full watch and a notify-then-refetch loop: opens, latency to a visible row, bytes, the relay's CPU per write", () => {
+  it("measures live views, on streams of their own and over relay sockets, against a full watch and a notify-then-refetch loop: opens, latency to a visible row, bytes, the relay's CPU per write", () => {
     const { objects, views, refetchers } = results.sizes.views;
     const windowOf = (measurement: ViewsRow["measurement"]) => {
       const found = rows<ViewsRow>("views").filter((r) => r.measurement === measurement);
       expect(found, measurement).toHaveLength(1);
       return found[0] as ViewsRow;
     };
-    const [watch, live, refetch] = [windowOf("watch"), windowOf("views"), windowOf("refetch")];
-    expect([watch.clients, live.clients, refetch.clients]).toEqual([1, views, refetchers]);
-    for (const row of [watch, live, refetch]) {
+    const [watch, live, overSockets, refetch] = [windowOf("watch"), windowOf("views"), windowOf("socket-views"), windowOf("refetch")];
+    expect([watch.clients, live.clients, overSockets.clients, refetch.clients]).toEqual([1, views, views, refetchers]);
+    expect(overSockets.transport).toBe("ws");
+    for (const row of [watch, live, overSockets, refetch]) {
       expect(row.objects, row.measurement).toBe(objects);
       expect(row.upstreamEventsPerSec, row.measurement).toBeGreaterThan(0);
       expect(row.latencySamples, row.measurement).toBeGreaterThan(0);
@@ -437,7 +438,10 @@ describe("npm run bench -- --smoke", () => {
     expect(live.bytesPerClientPerMin).toBeLessThan(live.watchBytesPerMin as number);
     expect(live.listBytes).toBeGreaterThan(0);
     expect(live.opens?.map((o) => o.sort)).toEqual(["name", "-Age", "Status", "-Restarts", "label:app", "Node"]);
-    for (const open of live.opens ?? []) expect(open.coldMs, open.sort).toBeGreaterThan(0);
+    for (const open of live.opens ?? []) {
+      expect(open.coldMs, open.sort).toBeGreaterThan(0);
+      expect(open.socketMs, open.sort).toBeGreaterThan(0);
+    }
   });
 
   it("profiles the relay's isolate under fan-out (over WebSocket and over HTTP), many-keys load and relay sockets, tracing its time to source modules", () => {
