@@ -60,7 +60,10 @@ describe.concurrent("npm start with an upstream it cannot use", () => {
   }
 
   it("connection refused: is kubectl proxy (or the API server) running?", async () => {
-    const url = `http://127.0.0.1:${await freePort()}`;
+    // A privileged port that nothing serves and no process of the run can take (a free port picked
+    // and closed could be taken by another file's process before the relay tries it), and one that
+    // fetch does not refuse as a "bad port" itself, as it does the discard port (9).
+    const url = "http://127.0.0.1:2";
     expectRefused(await refusal({ UPSTREAM_URL: url }), url, "connection refused; is `kubectl proxy` (or the API server) running");
   });
 
