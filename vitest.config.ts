@@ -34,7 +34,22 @@ const tuning = {
   SOAK_SEED: process.env.SOAK_SEED ?? "",
 };
 
-function workers(name: string, include: string[], bindings: Record<string, string>, { exclude = [] as string[], beside = false } = {}) {
+/**
+ * Where a Workers project runs. `line`: one file at a time, as the files of a project share its
+ * simulated clusters, whose users, faults and configuration some of them change. `apart`: two
+ * files at a time, in a group of their own after the line (vitest runs a group's projects with
+ * one number of workers, and refuses two numbers in one group): files that change no cluster
+ * another file of that group uses and write only in namespaces of their own (`APART`, `JWT_AUTH`).
+ * `beside`: a project of one file, in the end-to-end group, two files at a time, beside those files.
+ */
+type Lane = "line" | "apart" | "beside";
+const LANES: Record<Lane, object> = {
+  line: { fileParallelism: false, sequence: { groupOrder: 1 } },
+  apart: { sequence: { groupOrder: 2 } },
+  beside: { sequence: { groupOrder: 3 } },
+};
+
+function workers(name: string, include: string[], bindings: Record<string, string>, { exclude = [] as string[], lane = "line" as Lane } = {}) {
   return {
     plugins: [
       cloudflareTest(({ inject }) => {
@@ -60,23 +75,41 @@ function workers(name: string, include: string[], bindings: Record<string, strin
         };
       }),
     ],
-    // One file at a time: the files of a project share its simulated clusters, whose users and
-    // faults some of them change. vitest runs a group's projects with one number of workers, so
-    // the Workers projects' group runs one file at a time in all; a project of one file (`beside`)
-    // runs instead in the end-to-end group, two files at a time, beside those files.
+    // Each project starts simulated clusters of its own (its global setup); each file gets a
+    // workerd of its own (the pool's isolation), so files share only their project's clusters.
     test: {
       name,
       include,
       exclude,
       globalSetup: ["test/setup/simulators.ts"],
       testTimeout: 30_000,
-      ...(beside ? { sequence: { groupOrder: 2 } } : { fileParallelism: false, sequence: { groupOrder: 1 } }),
+      ...LANES[lane],
     },
   };
 }
 
 /** The Workers project's longest file, which starts first in its group. */
 const SOAK = FIRST_IN_GROUP[0]!;
+
+/**
+ * The `none` mode's Workers files that run two at a time, after the line (the files of the line
+ * would otherwise go one after another beside an idle core once the benchmark's smoke run has
+ * ended). Between them, each changes only clusters no other of them uses, and writes only in
+ * namespaces of its own: lifecycle (faults on its own namespaces' paths of `default`; `evict`,
+ * `slow`), fleet (faults and configuration of `fleet-a`, `fleet-b`; its `/clusters/*` reads the
+ * others' clusters in its own namespace, and tolerates any but those two behind), faults
+ * (`faults`: drops, stalls, a restart), cold (`cold`), metrics (`metrics`: drops, stalls, a
+ * compaction), compact (`evict`), bookmarks (`quiet`), hot (`hot`), big-objects and list
+ * (`default`). A file added here must keep that true.
+ */
+const APART = ["lifecycle", "fleet", "faults", "cold", "big-objects", "list", "compact", "metrics", "bookmarks", "hot"].map((file) => `test/worker/${file}.test.ts`);
+
+/**
+ * The `jwt` mode's files change no cluster and write only in namespaces of their own, but for
+ * its auth file, which writes in the seeded ones and checks that none of its refusals reached
+ * one: it runs beside them with clusters of its own.
+ */
+const JWT_AUTH = "test/worker-jwt/auth.test.ts";
 
 /** The end-to-end file that measures time (the page's 300 ms targets over 100,000 pods): run last, with nothing beside it. */
 const ALONE = ["test/e2e/page-scale.test.ts"];
@@ -93,6 +126,28 @@ const BENCH_TOOLS = ["test/e2e/bench-compare.test.ts", "test/e2e/bench-heap.test
  * its test, last.
  */
 const BENCH_SMOKE = "test/e2e/bench-smoke.test.ts";
+
+/**
+ * The `none` mode's bindings. Its tests reach the relay as http://relay.test
+ * (test/worker/helpers.ts), which `none` mode, loopback-only by default against DNS rebinding,
+ * answers only when named.
+ */
+const NONE = { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" };
+
+/** The `jwt` mode's bindings. */
+const JWT = {
+  AUTH_MODE: "jwt",
+  AUTH_JWT_SECRET: TEST_JWT_SECRET,
+  ALLOWED_ORIGINS: "https://dashboard.example",
+  MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
+  // Indexes for views' orders: a collection of more than 2 pods needs one; 3 builds an hour a subject, 12 a hub.
+  VIEW_SCAN_OBJECTS: "2",
+  MAX_VIEW_INDEX_BUILDS_PER_SUBJECT: "3",
+  MAX_VIEW_INDEX_BUILDS_PER_HUB: "12",
+  METRICS_TOKEN: "scraper-token-for-the-tests",
+  // Every access allowed is logged too, which a test reads.
+  LOG_LEVEL: "debug",
+};
 
 export default defineConfig({
   test: {
@@ -129,39 +184,28 @@ export default defineConfig({
           environment: "node",
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
       {
         test: { name: "e2e-alone", include: ALONE, environment: "node", testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false },
       },
       {
-        test: { name: "bench-tools", include: BENCH_TOOLS, environment: "node", testTimeout: 120_000, hookTimeout: 120_000, sequence: { groupOrder: 3 } },
+        test: { name: "bench-tools", include: BENCH_TOOLS, environment: "node", testTimeout: 120_000, hookTimeout: 120_000, sequence: { groupOrder: 4 } },
       },
       {
         test: { name: "bench-smoke", include: [BENCH_SMOKE], globalSetup: ["test/setup/bench-smoke.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false },
       },
-      // The Worker and its hubs in workerd, against simulated API servers started in Node; one
-      // project per AUTH_MODE, since it is a Worker-wide setting.
-      // Its tests reach the relay as http://relay.test (test/worker/helpers.ts), which `none` mode,
-      // loopback-only by default against DNS rebinding, answers only when named.
-      workers("workers", ["test/worker/**/*.test.ts"], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }, { exclude: [SOAK] }),
+      // The Worker and its hubs in workerd, against simulated API servers started in Node; a
+      // project or more per AUTH_MODE, since it is a Worker-wide setting.
+      workers("workers", ["test/worker/**/*.test.ts"], NONE, { exclude: [SOAK, ...APART] }),
+      workers("workers-apart", APART, NONE, { lane: "apart" }),
       // The soak (about four minutes), with simulated clusters of its own, beside the end-to-end
       // files rather than in the line of the files above.
-      workers("workers-soak", [SOAK], { AUTH_MODE: "none", ALLOWED_HOSTS: "relay.test" }, { beside: true }),
-      workers("workers-jwt", ["test/worker-jwt/**/*.test.ts"], {
-        AUTH_MODE: "jwt",
-        AUTH_JWT_SECRET: TEST_JWT_SECRET,
-        ALLOWED_ORIGINS: "https://dashboard.example",
-        MAX_SUBSCRIPTIONS_PER_SUBJECT: "5",
-        // Indexes for views' orders: a collection of more than 2 pods needs one; 3 builds an hour a subject, 12 a hub.
-        VIEW_SCAN_OBJECTS: "2",
-        MAX_VIEW_INDEX_BUILDS_PER_SUBJECT: "3",
-        MAX_VIEW_INDEX_BUILDS_PER_HUB: "12",
-        METRICS_TOKEN: "scraper-token-for-the-tests",
-        // Every access allowed is logged too, which a test reads.
-        LOG_LEVEL: "debug",
-      }),
+      workers("workers-soak", [SOAK], NONE, { lane: "beside" }),
+      workers("workers-jwt", ["test/worker-jwt/**/*.test.ts"], JWT, { exclude: [JWT_AUTH], lane: "apart" }),
+      workers("workers-jwt-auth", [JWT_AUTH], JWT, { lane: "apart" }),
+      // The users of kube mode's clusters are the files' to replace: one at a time.
       workers("workers-kube", ["test/worker-kube/**/*.test.ts"], { AUTH_MODE: "kube" }),
     ],
   },

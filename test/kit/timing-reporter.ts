@@ -43,10 +43,10 @@ export default class TimingReporter implements Reporter {
       projects.set(t.project, { start: Math.min(p.start, t.start), end: Math.max(p.end, t.end), files: p.files + 1 });
     }
     const lines = ["", "Time by project (wall, first file's start to last file's end):"];
-    for (const [name, p] of [...projects].sort((a, b) => a[1].start - b[1].start)) lines.push(`  ${name.padEnd(14)} ${seconds(p.end - p.start).padStart(8)}  ${p.files} files`);
+    for (const [name, p] of [...projects].sort((a, b) => a[1].start - b[1].start)) lines.push(`  ${name.padEnd(17)} ${seconds(p.end - p.start).padStart(8)}  ${p.files} files`);
     lines.push(`Slowest ${SLOWEST} files:`);
     const slowest = [...this.#timings].sort((a, b) => b.end - b.start - (a.end - a.start)).slice(0, SLOWEST);
-    for (const t of slowest) lines.push(`  ${seconds(t.end - t.start).padStart(8)}  ${t.project.padEnd(14)} ${t.file}`);
+    for (const t of slowest) lines.push(`  ${seconds(t.end - t.start).padStart(8)}  ${t.project.padEnd(17)} ${t.file}`);
     console.log(lines.join("\n"));
     const file = process.env.TEST_TIMINGS;
     if (file) {

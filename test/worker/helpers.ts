@@ -56,8 +56,10 @@ export const rvOf = (o: KubeObject | WatchEvent): number => Number(("object" in 
 export const nameOf = (e: WatchEvent): string => e.object.metadata?.name ?? "";
 
 let unique = 0;
+/** This file's own part of its names: files that run side by side count from 0 in the same millisecond. */
+const file = crypto.randomUUID().slice(0, 6);
 /** A namespace no other test uses, so counts at the shared simulator are this test's own. */
-export const uniqueNamespace = (prefix = "t"): string => `${prefix}-${Date.now().toString(36)}-${(unique++).toString(36)}`;
+export const uniqueNamespace = (prefix = "t"): string => `${prefix}-${Date.now().toString(36)}-${file}${(unique++).toString(36)}`;
 
 /** A simulated API server: its Kubernetes API and its `/_sim/` control API. */
 export class Sim {
