@@ -19,13 +19,14 @@ const UNTRUSTED = new Set([
   "CERT_UNTRUSTED",
 ]);
 
-/** The deepest `code` in an error's chain of causes (fetch wraps the socket's error). */
-function codeOf(error: unknown): string | undefined {
-  let code: string | undefined;
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined; e && typeof e === "object"; e = e.cause as typeof e) {
-    if (typeof e.code === "string") code = e.code;
+/** The deepest `code` and message in an error's chain of causes (fetch wraps the socket's error in "fetch failed"). */
+function causeOf(error: unknown): { code?: string; message?: string } {
+  const found: { code?: string; message?: string } = {};
+  for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined; e && typeof e === "object"; e = e.cause as typeof e) {
+    if (typeof e.code === "string") found.code = e.code;
+    if (typeof e.message === "string") found.message = e.message;
   }
-  return code;
+  return found;
 }
 
 /** Why the upstream cannot be used, as one line; `undefined` when it answers. */
@@ -36,7 +37,7 @@ export async function upstreamProblem(url: string, token: string | undefined): P
     response = await fetch(version, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(TIMEOUT_MS) });
     await response.body?.cancel();
   } catch (e) {
-    const code = codeOf(e);
+    const { code, message } = causeOf(e);
     const cannot = `cannot reach the upstream at ${url}`;
     if ((e as Error).name === "TimeoutError") return `${cannot}: no answer within ${TIMEOUT_MS / 1000} s; is the address right, and is a firewall in the way?`;
     if (code === "ECONNREFUSED") return `${cannot}: connection refused; is \`kubectl proxy\` (or the API server) running and listening there?`;
@@ -45,7 +46,9 @@ export async function upstreamProblem(url: string, token: string | undefined): P
     if (code === "ERR_TLS_CERT_ALTNAME_INVALID") return `${cannot}: its TLS certificate is not for this host name (${code}); use the name or address the certificate names`;
     if (code && UNTRUSTED.has(code)) return `${cannot}: its TLS certificate is not signed by a CA this machine trusts (${code}); set NODE_EXTRA_CA_CERTS to the cluster's CA certificate (PEM)`;
     if (code === "ERR_SSL_WRONG_VERSION_NUMBER") return `${cannot}: it does not speak TLS; try http:// instead of https://`;
-    return `${cannot}: ${code ?? (e as Error).message}`;
+    // fetch refuses the ports browsers block (the discard port, X11's, NFS's…) before it connects.
+    if (message === "bad port") return `${cannot}: fetch refuses port ${new URL(url).port} (a port browsers block); serve the API server or \`kubectl proxy\` on another port`;
+    return `${cannot}: ${code ?? message}`;
   }
   if (response.ok) return undefined;
   if (response.status === 401 || response.status === 403) {

@@ -67,6 +67,11 @@ describe.concurrent("npm start with an upstream it cannot use", () => {
     expectRefused(await refusal({ UPSTREAM_URL: url }), url, "connection refused; is `kubectl proxy` (or the API server) running");
   });
 
+  it("a port fetch refuses: serve it on another port", async () => {
+    const url = "http://127.0.0.1:6000";
+    expectRefused(await refusal({ UPSTREAM_URL: url }), url, "fetch refuses port 6000 (a port browsers block); serve the API server or `kubectl proxy` on another port");
+  });
+
   it("401: the token is missing, or the upstream does not accept it", async () => {
     expectRefused(await refusal({ UPSTREAM_URL: sim.url }), sim.url, "answered /version with 401: it needs a token: set UPSTREAM_TOKEN");
     expectRefused(await refusal({ UPSTREAM_URL: sim.url, UPSTREAM_TOKEN: "not-the-token" }), sim.url, "answered /version with 401: it does not accept UPSTREAM_TOKEN");
