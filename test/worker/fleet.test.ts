@@ -68,11 +68,17 @@ describe("a merged key", () => {
     const { list: start } = await list(merged("fleet-a,fleet-b", ns));
     const from = Number(start.metadata.resourceVersion);
     const watch = await httpWatch(merged("fleet-a,fleet-b", ns, `watch=1&resourceVersion=${from}`));
+    // Each change awaited before the next: members' hubs commit on their own timers, so changes
+    // made in two clusters a moment apart may reach the merged watch in either order.
+    const events = [];
     await a.createPod(ns, "one");
+    events.push(await watch.events.next("the creation in fleet-a"));
     await b.createPod(ns, "two");
+    events.push(await watch.events.next("the creation in fleet-b"));
     await a.patchPod(ns, "one", { metadata: { labels: { changed: "yes" } } });
+    events.push(await watch.events.next("the change in fleet-a"));
     await b.deletePod(ns, "two");
-    const events = await watch.events.until((e) => e.type === "DELETED", "the deletion in fleet-b");
+    events.push(await watch.events.next("the deletion in fleet-b"));
     watch.close();
     expect(events.map(described)).toEqual([
       ["ADDED", "fleet-a:one", "fleet-a"],
