@@ -148,6 +148,13 @@ function p99Target(target: string, row: Latency | undefined, limitMs: number, be
   };
 }
 
+/** `value` at most `max`× `baseline`, both in `unit` (`per`: what they are of), side by side with their ratio. */
+function atMost(target: string, value: number | null | undefined, baseline: number | null | undefined, max: number, unit: string, per = ""): TargetResult {
+  if (value === null || value === undefined || !baseline) return { target, measured: "not measured", met: undefined };
+  const ratio = value / baseline;
+  return { target, measured: `${fmt(value)} ${unit} against ${fmt(baseline)} ${unit}${per}: ${ratio.toFixed(2)}×`, met: ratio <= max };
+}
+
 /** The size a target names, or the largest the run measured (a smaller mode is judged there). */
 export function sizeFor(rows: ReadonlyArray<{ subscribers: number }>, named: number): number {
   const sizes = new Set(rows.map((r) => r.subscribers));
@@ -177,18 +184,13 @@ function pair(
   batched: typeof gzip,
 ): TargetResult[] {
   const shrunk = gzip?.bytes && batched?.bytes ? batched.bytes / gzip.bytes : undefined;
-  const cpu = gzip?.cpu !== null && gzip?.cpu !== undefined && batched?.cpu ? gzip.cpu / batched.cpu : undefined;
   return [
     {
       target: `${prefix} relay-gzip ≥ ${fewer}× fewer bytes on the wire than relay-batched`,
       measured: shrunk === undefined ? "not measured" : `${bytes({ gzip: gzip?.bytes ?? 0, batched: batched?.bytes ?? 0 })}: ${shrunk.toFixed(1)}× fewer`,
       met: shrunk === undefined ? undefined : shrunk >= fewer,
     },
-    {
-      target: `${prefix} relay-gzip CPU per delivered event ≤ ${GZIP_WATCH_CPU_MAX}× relay-batched's`,
-      measured: cpu === undefined ? "not measured" : `${fmt(gzip?.cpu ?? 0)} µs against ${fmt(batched?.cpu ?? 0)} µs: ${cpu.toFixed(2)}×`,
-      met: cpu === undefined ? undefined : cpu <= GZIP_WATCH_CPU_MAX,
-    },
+    atMost(`${prefix} relay-gzip CPU per delivered event ≤ ${GZIP_WATCH_CPU_MAX}× relay-batched's`, gzip?.cpu, batched?.cpu, GZIP_WATCH_CPU_MAX, "µs"),
   ];
 }
 
@@ -336,21 +338,10 @@ function socketsTargets(sockets: readonly SocketsRow[]): TargetResult[] {
   const separate = sockets.find((r) => r.system === "relay-batched");
   if (!socket && !separate) return [];
   const prefix = `sockets ${socket?.clients ?? separate?.clients} clients × ${socket?.watchesPerClient ?? separate?.watchesPerClient} watches: relay-socket`;
-  const cpu = socket?.cpuUsPerEvent && separate?.cpuUsPerEvent ? socket.cpuUsPerEvent / separate.cpuUsPerEvent : undefined;
-  const p99 = socket && separate ? [medianP99(socket), medianP99(separate)] : [];
-  const [own, batched] = p99;
   return [
     throughput(`${prefix} delivered ≥ ${SOCKET_DELIVERED_SHARE * 100}% of relay-batched's events/s`, socket, separate, SOCKET_DELIVERED_SHARE, { steady: true }),
-    {
-      target: `${prefix} CPU per delivered event ≤ ${SOCKET_CPU_MAX}× relay-batched's`,
-      measured: cpu === undefined ? "not measured" : `${fmt(socket?.cpuUsPerEvent ?? 0)} µs against ${fmt(separate?.cpuUsPerEvent ?? 0)} µs: ${cpu.toFixed(2)}×`,
-      met: cpu === undefined ? undefined : cpu <= SOCKET_CPU_MAX,
-    },
-    {
-      target: `${prefix} p99 ≤ ${SOCKET_P99_RATIO}× relay-batched's`,
-      measured: own == null || !batched ? "not measured" : `p99 ${fmt(own)} ms against ${fmt(batched)} ms (the median of each's rounds): ${(own / batched).toFixed(2)}×`,
-      met: own == null || !batched ? undefined : own / batched <= SOCKET_P99_RATIO,
-    },
+    atMost(`${prefix} CPU per delivered event ≤ ${SOCKET_CPU_MAX}× relay-batched's`, socket?.cpuUsPerEvent, separate?.cpuUsPerEvent, SOCKET_CPU_MAX, "µs"),
+    atMost(`${prefix} p99 ≤ ${SOCKET_P99_RATIO}× relay-batched's`, socket && medianP99(socket), separate && medianP99(separate), SOCKET_P99_RATIO, "ms", " (the median of each's rounds)"),
   ];
 }
 
@@ -414,18 +405,13 @@ function gzipListTargets(rows: readonly SnapshotRow[]): TargetResult[] {
   if (!plain || !coded) return [];
   const prefix = `snapshot of ${fmt(plain.objects)} pods, the relay's whole list gzip-coded:`;
   const fewer = plain.bytes / coded.bytes;
-  const cpu = plain.cpuMs && coded.cpuMs !== undefined ? coded.cpuMs / plain.cpuMs : undefined;
   return [
     {
       target: `${prefix} ≥ ${GZIP_FEWER_BYTES}× fewer bytes than uncoded`,
       measured: `${fmt(coded.bytes)} B against ${fmt(plain.bytes)} B: ${fewer.toFixed(1)}× fewer`,
       met: fewer >= GZIP_FEWER_BYTES,
     },
-    {
-      target: `${prefix} ≤ ${GZIP_CPU_MAX}× the relay's CPU a list`,
-      measured: cpu === undefined ? "not measured" : `${fmt(coded.cpuMs ?? 0)} ms against ${fmt(plain.cpuMs ?? 0)} ms a list: ${cpu.toFixed(2)}×`,
-      met: cpu === undefined ? undefined : cpu <= GZIP_CPU_MAX,
-    },
+    atMost(`${prefix} ≤ ${GZIP_CPU_MAX}× the relay's CPU a list`, coded.cpuMs, plain.cpuMs, GZIP_CPU_MAX, "ms", " a list"),
   ];
 }
 
