@@ -1,10 +1,8 @@
 /**
  * @module
- * `fleet`: one watch across clusters (DESIGN.md, "One watch across clusters"): `clusters`
- * simulators relayed by one relay as `fleet-0`, `fleet-1`, … and watched as the merged key
- * `/clusters/fleet-0,fleet-1,…/…`. Step by step (the report's method says each): the merged list,
- * live delivery against the same subscribers on every cluster's own key, a storm of resumes, one
- * cluster down and back, a live view.
+ * `fleet`: one watch across clusters: `clusters` simulators relayed by one relay as `fleet-0`,
+ * `fleet-1`, … and watched as the merged key `/clusters/fleet-0,fleet-1,…/…`, step by step (the
+ * report's method says each).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { get } from "node:http";
@@ -16,37 +14,32 @@ import type { FleetRow } from "../rows.ts";
 import type { Sim } from "../sim.ts";
 import { Histogram } from "../stats.ts";
 import { subscriber } from "../systems/system.ts";
-import { startOwn, until, type Own } from "./own.ts";
+import { OWN, until, withOwn, type Own } from "./own.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 import { firstFrame, listUntilServed, timedGet } from "./views.ts";
 
 const NAMESPACE = "fleet";
 const PODS = podsOf(NAMESPACE);
 const memberName = (i: number) => `fleet-${i}`;
-/** At most this long for every subscriber to reach a head after a member's return. */
 const CATCH_UP_MS = 60_000;
-/** Changes each cluster makes before a storm's drop, so every subscriber holds a live resourceVersion. */
+/** Changes each cluster makes before a storm's drop: every subscriber holds a live resourceVersion. */
 const LIVE_EVENTS = 5;
-/** The live view's order: youngest first, so the churn's new pods and their first changes land in its window, from every cluster. */
+/** Youngest first: the churn's new pods, from every cluster, land in the live view's window. */
 const VIEW_SORT = "-Age";
 
 export const fleet: Scenario = {
   name: "fleet",
   systems: ["relay"],
-  // Its own simulators hold its clusters.
-  namespaces: () => [],
-  // Many minutes at its full size.
-  once: true,
-  async run(context, systems) {
-    if (!systems.some((s) => s.name === "relay")) return [];
-    const clusters = Array.from({ length: context.sizes.fleet.clusters }, (_, i) => memberName(i));
-    const own = await startOwn(context, "fleet", { namespaces: [NAMESPACE], slimPods: true }, clusters);
-    try {
-      return await measure(own);
-    } finally {
-      await own.stop();
-    }
-  },
+  ...OWN,
+  run: (context, systems) =>
+    withOwn(
+      context,
+      systems,
+      "fleet",
+      { namespaces: [NAMESPACE], slimPods: true },
+      measure,
+      Array.from({ length: context.sizes.fleet.clusters }, (_, i) => memberName(i)),
+    ),
 };
 
 async function measure(own: Own): Promise<FleetRow[]> {
@@ -61,7 +54,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
   const progress = (line: string) => context.progress(`fleet: ${line}`);
   const sum = async (each: (sim: Sim, i: number) => Promise<number>) => (await Promise.all(sims.map(each))).reduce((a, b) => a + b, 0);
   const churn = (rate: number) => Promise.all(sims.map((s) => s.churn(rate, NAMESPACE)));
-  /** The merged key's head once every member's hub holds `targets` (each cluster's resourceVersion) and the merge hub has taken it all. */
+  /** The merged key's head once every member's hub holds `targets` and the merge hub has taken it all. */
   const settled = async (targets: readonly number[]): Promise<number> => {
     const held = await until(async () => (await Promise.all(targets.map(async (t, i) => (await relay.head(memberPath(i))) >= t))).every(Boolean), size.timeoutMs, 50);
     if (!held) throw new Error(`fleet: the members' hubs did not reach ${targets.join(", ")} in ${size.timeoutMs / 1000} s`);
@@ -74,7 +67,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
     }
   };
 
-  /** A WebSocket subscriber of `path` from its head: no initial state (thousands of old objects a subscriber, which a window would otherwise time as very late events), only what follows. */
+  /** A subscriber of `path` from its head: no initial state, whose old objects would time as late events. */
   const fromHead = async (path: string) => {
     const spec = subscriber(relay, "ws", context.sim, path);
     return { ...spec, url: `${spec.url}&resourceVersion=${await relay.head(path)}` };
@@ -88,7 +81,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
   const objects = await sum((s) => s.populate(NAMESPACE, size.pods));
   const base = { scenario: "fleet" as const, system: "relay" as const, clusters: size.clusters, objects };
   await context.quiesce();
-  // Every member's hub first (its own cluster's list): a member that takes more than a second is left out of a merged list, and named behind.
+  // Every member's hub first: a member that takes more than a second is left out of a merged list.
   for (let i = 0; i < sims.length; i++) await listUntilServed(`${url}${memberPath(i)}`, size.timeoutMs);
   await context.quiesce();
 
@@ -112,7 +105,6 @@ async function measure(own: Own): Promise<FleetRow[]> {
     });
   }
 
-  /** `specs` subscribed, then every cluster's churn, warmed up. */
   const churning = async (specs: ReturnType<typeof subscriber>[]) => {
     await context.quiesce();
     await loadgens.open(specs);
@@ -120,7 +112,6 @@ async function measure(own: Own): Promise<FleetRow[]> {
     await churn(size.rate);
     await sleep(size.warmupMs);
   };
-  /** A window of live delivery under every cluster's churn, with `specs` subscribed. */
   const delivery = async (step: string, specs: ReturnType<typeof subscriber>[], watches: number): Promise<FleetRow> => {
     await churning(specs);
     const window = await measureWhile(context, relay, () => sleep(size.measureMs));
@@ -173,7 +164,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
   const downSeq = await downSim.requestSeq();
   const rvDown = await downSim.resourceVersion();
   const tally = tallyWatch(`${url}${merged}?watch=1&resourceVersion=${await relay.head(merged)}`, members[down] as string);
-  // Its listener closes (every connection with it) and opens again on the same port after `downMs`; its churn goes on meanwhile.
+  // Its listener closes (every connection with it) and opens again after `downMs`; its churn goes on.
   await downSim.faults({ restart: { downtimeMs: size.downMs } });
   const downAt = performance.now();
   // The window: most of the outage, once the member's hub has lost its watch.
@@ -188,14 +179,13 @@ async function measure(own: Own): Promise<FleetRow[]> {
     ...windowFields(during),
   });
   await sleep(Math.max(0, downAt + size.downMs - performance.now()));
-  // Answering at all, whatever it says.
   const answering = async () => (await downSim.stats().catch(() => undefined)) !== undefined;
   if (!(await until(answering, size.timeoutMs, 50))) throw new Error(`fleet: ${members[down]}'s simulator did not come back`);
   const backAt = performance.now();
   const rvBack = await downSim.resourceVersion();
   const caughtUp = await until(async () => (await relay.head(memberPath(down))) >= rvBack, size.timeoutMs, 50);
   const backMs = performance.now() - backAt;
-  // The churn stopped first: a relay saturated by it would never let every subscriber reach a head that keeps moving.
+  // Churn stopped first: a saturated relay would never let every subscriber reach a moving head.
   await churn(0);
   const head = await settled(await Promise.all(sims.map((s) => s.resourceVersion())));
   // Not the mode's whole timeout: a subscriber the relay cut off (fallen out of its window) never gets there.
@@ -279,11 +269,7 @@ interface Frame {
   changes?: Array<{ op: string; row?: ViewRow }>;
 }
 
-/**
- * An HTTP watch of a merged key, from `url`, that keeps the resourceVersion in its own cluster
- * (the cluster-resource-version annotation) of every event of `cluster`, and the newest merged
- * resourceVersion it has seen; `ended` once the relay ended it (cut off, fallen behind).
- */
+/** A watch of a merged key keeping the cluster-resource-version of every event of `cluster`. */
 function tallyWatch(url: string, cluster: string): { versions: number[]; last: number; ended: boolean; close(): void } {
   const tally = { versions: [] as number[], last: 0, ended: false, close: () => request.destroy() };
   const request = get(url, { agent: false }, (response) => {
@@ -307,15 +293,12 @@ function tallyWatch(url: string, cluster: string): { versions: number[]; last: n
   return tally;
 }
 
-/** Visible rows patched a second while a live view is measured, so its rows change more often than the churn alone would make them. */
+/** Visible rows patched a second while a live view is measured: the churn alone changes too few. */
 const VIEW_PATCHES_PER_SEC = 20;
 
 /**
- * A live view (its rows whole objects) for `warmupMs`, then `measureMs` in which every change of
- * a row it shows (an update of a row it held at another resourceVersion) is timed from its write
- * (the simulator's written-at stamp) to the frame's receipt. Rows it inserts are not: a row that
- * moves into the window (another left it) was written long before. Meanwhile `patch` changes a
- * row it shows, picked at random, `VIEW_PATCHES_PER_SEC` times a second.
+ * A live view whose updates of rows it shows are timed from their write to the frame; not its
+ * inserts (a row moving into the window was written long before).
  */
 function liveView(url: string, warmupMs: number, measureMs: number, patch: (key: string) => Promise<unknown> | undefined): Promise<Histogram> {
   const latency = new Histogram();

@@ -10,7 +10,7 @@ import type { HubsRow } from "../rows.ts";
 import { subscriber } from "../systems/system.ts";
 import { BIG_POD_ANNOTATIONS } from "./big.ts";
 import { keySelector } from "./keys.ts";
-import { hubStats, startOwn, stepCost, type HubStats } from "./own.ts";
+import { hubStats, OWN, stepCost, withOwn, type HubStats } from "./own.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 
 const NAMESPACE = "hubs";
@@ -19,15 +19,10 @@ const PATH = podsOf(NAMESPACE);
 export const hubs: Scenario = {
   name: "hubs",
   systems: ["relay"],
-  // Its own simulator holds its collection.
-  namespaces: () => [],
-  // Many minutes at its full size.
-  once: true,
-  async run(context, systems) {
-    if (!systems.some((s) => s.name === "relay")) return [];
-    const size = context.sizes.hubs;
-    const own = await startOwn(context, "hubs", { namespaces: [NAMESPACE] });
-    try {
+  ...OWN,
+  run: (context, systems) =>
+    withOwn(context, systems, "hubs", { namespaces: [NAMESPACE] }, async (own) => {
+      const size = context.sizes.hubs;
       const { sim, context: ownContext } = own;
       const { loadgens } = ownContext;
       const relay = own.relay.relay;
@@ -88,8 +83,5 @@ export const hubs: Scenario = {
       });
       await loadgens.close();
       return rows;
-    } finally {
-      await own.stop();
-    }
-  },
+    }),
 };
