@@ -1,9 +1,7 @@
 /**
  * @module
- * The shape of `bench/results/latest.json`: the machine, and flat rows — one per (scenario,
- * system, transport, size) — that any tool can filter and chart, plus the lookups into them that
- * the report and the targets share, and what a target checked against them says. CPU figures are % of one core; memory is resident memory from
- * `/proc`, and JS heap.
+ * `bench/results/latest.json`: flat rows, one per (scenario, system, transport, size), and the
+ * lookups into them the report and the targets share. CPU is % of one core.
  */
 import type { Machine } from "./machine.ts";
 import type { Mode, ProfileWorkload, Sizes } from "./modes.ts";
@@ -25,11 +23,9 @@ interface Rounds {
 
 interface Common extends Rounds {
   system: SystemName;
-  /** How its subscribers watched: WebSocket, or HTTP (chunked event lines, as Kubernetes clients watch). */
   transport: Transport;
   /** CPU of the system's own processes (for `direct`, the API server's). */
   serverCpuPct: number;
-  /** CPU of the simulated API server. */
   upstreamCpuPct: number;
   /** CPU of all load generators together, and of the busiest one. */
   loadGenCpuPct: number;
@@ -80,12 +76,7 @@ export interface FanoutRow extends Common, Delivery {
   upstreamConnections: number;
   /** Watch requests made during the window: a watcher the API server ended for falling behind (it buffers at most 16 MiB for one, as the cacher does) watches again. */
   upstreamWatchRequests: number;
-  /**
-   * Idle memory, measured before any load at the sizes `memorySubscribers` names (null at the
-   * others): resident memory with one subscriber (which creates the hub) and with all of them,
-   * and what each added, resident and JS heap (live objects after a full collection: the
-   * system's own share).
-   */
+  /** Idle memory, before any load, at `memorySubscribers` only: with one subscriber and with all. */
   memBeforeMB: number | null;
   memAfterMB: number | null;
   memPerSubscriberKB: number | null;
@@ -99,14 +90,11 @@ export interface BurstRow extends Common, Receipt {
   changes: number;
   /** The upstream wrote each change as a chunk of its own (absent: all together, in one). */
   chunkPerEvent?: boolean;
-  /** Events received, all subscribers together, and as % of subscribers × changes. */
   delivered: number;
   deliveredPct: number;
-  /** Subscribers that had received every change before the timeout. */
   caughtUp: number;
   /** From the first change's write to the last receipt. */
   durationMs: number | null;
-  /** Delivered over `durationMs`. */
   deliveredPerSec: number;
 }
 
@@ -122,7 +110,6 @@ export interface StormRow extends Common {
   objects: number;
   /** Bytes a subscriber received on average from reconnecting until it caught up. */
   bytesPerSubscriber: number | null;
-  /** Kubernetes requests the upstream received during the storm, and of which kind. */
   upstreamRequests: number;
   upstreamWatches: number;
   upstreamLists: number;
@@ -158,20 +145,14 @@ export interface SocketsRow extends Common, Delivery {
 export interface SnapshotRow extends Rounds {
   scenario: "snapshot";
   system: SystemName;
-  /** Lists are plain HTTP requests. */
   transport: "http";
   objects: number;
-  /**
-   * How it was read: in one response, or in pages of `limit` following continue tokens; or, timed
-   * one by one in alternating pairs, whole as a consistent read (`resourceVersion` unset) and
-   * whole at any state (`resourceVersion=0`).
-   */
+  /** Whole, paged, or timed in pairs: `resourceVersion` unset (consistent) and `=0` (any). */
   list: "full" | "paged" | "consistent" | "any";
-  /** Items a page (paged lists). */
   limit?: number;
   /** Asked for gzip and sent it (`bytes` are then the coded bytes); absent: uncompressed. */
   coding?: "gzip";
-  /** The system's own CPU (its processes') per list of the repeats, in ms: full and paged lists. */
+  /** The system's CPU per list of the repeats, in ms. */
   cpuMs?: number;
   /** First list (the relay builds its hub: an upstream list); then the median of the repeats, to the last byte. */
   coldMs: number;
@@ -194,7 +175,7 @@ export interface SnapshotRow extends Rounds {
 export interface TreeHub {
   /** `root`, or the replica's name after its root's (`local-1`). */
   hub: string;
-  /** Its own subscribers (for the root, not its replicas' watches). */
+  /** Its own (the root's: not its replicas' watches). */
   subscribers: number;
   /** Where it sends each event: its subscribers, and for the root its replicas too. */
   destinations: number;
@@ -202,12 +183,7 @@ export interface TreeHub {
   messagesPerEvent: number | null;
 }
 
-/**
- * One hot key's subscribers, without replicas (`replicas` 0) or spread over replica hubs, as the
- * tree settles once every subscriber has reconnected at least once: the root serves only its
- * replicas. Then, for the main size, a storm: every subscriber drops, `missedEvents` changes are
- * made, and all come back at once.
- */
+/** One hot key's subscribers on one hub (`replicas` 0) or spread over replica hubs; then a storm. */
 export interface HotRow extends Common, Delivery {
   scenario: "hot";
   subscribers: number;
@@ -218,7 +194,6 @@ export interface HotRow extends Common, Delivery {
   replicaWorkerd?: true;
   /** The root first, then each replica. */
   hubs: TreeHub[];
-  /** Most watches held open on the API server at once (sampled three times in the window). */
   upstreamWatches: number;
   /** Watches the relay answered with a server error while the tree was built (the bench's own were asked for again; a subscriber's waits for the storm). */
   refused: number;
@@ -228,7 +203,6 @@ export interface HotRow extends Common, Delivery {
   catchUpP50Ms: number | null;
   caughtUp: number | null;
   stormUpstreamRequests: number | null;
-  /** Reconnections that failed during the storm (each subscriber tries again). */
   stormErrors: number | null;
   /** Subscribers on replicas once all had resumed (the rest on the root), as the root's replicas reported. */
   stormOnReplicas: number | null;
@@ -246,11 +220,7 @@ export interface ViewOpen {
   bytes: number;
 }
 
-/**
- * One collection of `objects` pods under churn, read by one kind of client per window: a full
- * watch alone (`watch`: the baseline every window has), live views beside it (`views`), the same
- * views as ops on relay sockets (`socket-views`), or notify-then-refetch clients beside it (`refetch`).
- */
+/** One collection under churn, read by one kind of client a window (`measurement`). */
 export interface ViewsRow extends Rounds {
   scenario: "views";
   system: SystemName;
@@ -260,7 +230,6 @@ export interface ViewsRow extends Rounds {
   measurement: "watch" | "views" | "socket-views" | "refetch";
   /** Clients of that kind: views, refetching clients, or the one watch. */
   clients: number;
-  /** Writes a second asked for, and made. */
   eventsPerSec: number;
   upstreamEventsPerSec: number;
   /** Frames (views), events (the watch) or pages (refetch) received a second, all clients together. */
@@ -276,12 +245,11 @@ export interface ViewsRow extends Rounds {
   p99Ms: number | null;
   maxMs: number | null;
   latencySamples: number;
-  /** The relay process's CPU, and per upstream event; SQLite rows its hub wrote per event committed. */
+  /** SQLite rows its hub wrote per event committed. */
   serverCpuPct: number;
   cpuUsPerEvent: number | null;
   rowsWrittenPerEvent: number | null;
   upstreamCpuPct: number;
-  /** The clients' and churn's process. */
   loadGenCpuPct: number;
   otherLoadPct: number;
   errors: number;
@@ -305,11 +273,7 @@ export interface StepCost {
   linesMB: number | null;
 }
 
-/**
- * `big`: one collection of `objects` pods through one hub, step by step (its first list, lists,
- * initial states, churn, resumes, a relist after a 410, a restart), each with what it cost;
- * `direct` is the API server's own lists of the same collection, whole and paged.
- */
+/** `big`: one collection through one hub, step by step; `direct`: the API server's own lists. */
 export interface BigRow extends Rounds, StepCost {
   scenario: "big";
   system: SystemName;
@@ -323,9 +287,7 @@ export interface BigRow extends Rounds, StepCost {
   bytes?: number | null;
   MBps?: number | null;
   pages?: number;
-  /** Upstream requests the step caused (from the simulator's request log). */
   upstreamRequests?: number;
-  /** Live delivery, for the step under churn. */
   deliveredPerSec?: number;
   p99Ms?: number | null;
   cpuUsPerEvent?: number | null;
@@ -352,18 +314,13 @@ export interface HubsRow extends Rounds, StepCost {
   cpuUsPerEvent?: number | null;
 }
 
-/**
- * `fleet`: one watch across `clusters` simulated clusters (a merged key, `/clusters/a,b,…/…`),
- * step by step: its list, live delivery on it against the same subscribers on every cluster's
- * own key, a storm of resumes, a member down and back, a live view.
- */
+/** `fleet`: one watch across `clusters` simulated clusters (a merged key), step by step. */
 export interface FleetRow extends Rounds {
   scenario: "fleet";
   system: SystemName;
   transport: Transport;
   step: string;
   clusters: number;
-  /** Pods across every cluster. */
   objects: number;
   subscribers?: number;
   /** Watches they held (subscribers × clusters on per-cluster keys). */
@@ -374,12 +331,10 @@ export interface FleetRow extends Rounds {
   bytes?: number | null;
   /** Open watches on the simulators, all clusters summed (each simulator's own count). */
   upstreamWatches?: number;
-  /** Requests to the simulators during the step, all clusters summed. */
   upstreamRequests?: number;
   deliveredPerSec?: number;
   p50Ms?: number | null;
   p99Ms?: number | null;
-  /** The relay's CPU per delivered event. */
   cpuUsPerEvent?: number | null;
   serverCpuPct?: number;
   errors?: number;
@@ -433,7 +388,6 @@ export function idleMemory(rows: readonly FanoutRow[], system: SystemName, size:
 export interface ProfileSummary {
   workload: ProfileWorkload;
   durationMs: number;
-  /** Events received a second by all subscribers while profiling. */
   deliveredPerSec: number;
   /** CPU time of the relay's workerd process meanwhile (all threads, kernel time included). */
   processCpuMs: number;
@@ -464,9 +418,7 @@ export type Stage =
   | "garbage collection"
   | "other";
 
-// The hot scenario's rows, read: its tree, its sizes, the hop's pairs.
-
-/** The sizes the issue names: the tree's, and the hop's. */
+/** The hot sizes the issue names: the tree's, and the hop's. */
 const TREE_SUBSCRIBERS = 2000;
 const HOP_SUBSCRIBERS = 1000;
 
@@ -492,7 +444,7 @@ export function sizesOf(rows: readonly HotRow[]) {
   return { tree, hop };
 }
 
-/** Each round's p50 without replicas and with them: a round measures the two one after the other, so its difference is the least disturbed by the machine's noise. A run of one round: its rows. */
+/** Each round's p50 without replicas and with: back to back, so least disturbed by noise. */
 function roundPairs(solo: HotRow, tree: HotRow): Array<[number, number]> {
   const [a, b] = solo.rounds && tree.rounds && solo.rounds.length === tree.rounds.length ? [solo.rounds as HotRow[], tree.rounds as HotRow[]] : [[solo], [tree]];
   return a.flatMap((row, i) => {
