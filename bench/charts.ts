@@ -1,8 +1,7 @@
 /**
  * @module
- * The run's charts: for each upstream rate of the `fanout` scenario, delivered events/s and
- * p99 latency against the number of subscribers, one line per system and transport (a
- * system's colour, dashed for HTTP watches where it also serves WebSockets).
+ * For each fan-out rate, delivered events/s and p99 against subscribers, a line per system and
+ * transport (dashed for HTTP watches where it also serves WebSockets).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -29,7 +28,6 @@ export function writeCharts(results: Results, outDir: string): ChartFile[] {
           dashed: transport === "http" && factsOf(system).transports.length > 1,
           points: at.filter((r) => r.system === system && r.transport === transport && value(r) !== null).map((r): [number, number] => [r.subscribers, value(r) as number]),
         }))
-        // A system not measured at this rate has no place in its legend.
         .filter((s) => s.points.length > 0);
     const charts = [
       {

@@ -1,7 +1,6 @@
 /**
  * @module
- * The views scenario in the report: its tables, and the comparison with what a browser does without live
- * views (a full watch of the collection, or refetching its page on every change).
+ * The views scenario in the report, and what a browser does without live views.
  */
 import { windowsOf, type Results, type ViewsRow } from "./rows.ts";
 import { columns, fmt, num, rowsOf, table } from "./tables.ts";
@@ -83,7 +82,6 @@ export function viewsSection(results: Results): string[] {
   return out;
 }
 
-/** The three ways a browser can show a window of the collection, side by side, from the three windows' rows. */
 function comparison(watch: ViewsRow, views: ViewsRow, refetch: ViewsRow): string {
   const perClient = (row: ViewsRow) => (row.cpuUsPerEvent !== null && watch.cpuUsPerEvent !== null && row.clients > 0 ? (row.cpuUsPerEvent - watch.cpuUsPerEvent) / row.clients : undefined);
   const [viewCost, refetchCost] = [perClient(views), perClient(refetch)];
@@ -108,7 +106,6 @@ function comparison(watch: ViewsRow, views: ViewsRow, refetch: ViewsRow): string
   ].join("\n");
 }
 
-/** The live views on relay sockets against the same views on streams of their own. */
 function overSockets(views: ViewsRow, sockets: ViewsRow): string {
   const opens = (views.opens ?? []).filter((o) => o.socketMs !== undefined);
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;

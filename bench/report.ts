@@ -1,9 +1,6 @@
 /**
  * @module
- * The run as a report: tables on stdout as it finishes, and BENCHMARKS.md — summary, targets
- * and what limits the relay, method, machine, every scenario's table with the relay's ratios
- * to the baselines of the same run, charts, and where the relay's time goes. Everything in it
- * comes from the run's results, so re-running refreshes it.
+ * The run as a report: tables on stdout, and BENCHMARKS.md, all from the run's results.
  */
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
@@ -45,7 +42,7 @@ export function printTables(results: Results): void {
 
 const sizeList = (at: { subscribers: number[]; rates: number[] }) => `${at.subscribers.map(num).join(" and ")} subscribers × ${at.rates.map(num).join(" and ")} events/s`;
 
-/** Others' share of the machine during the measurements, where it was large enough to change what the run says. */
+/** Others' share of the machine, where it was large enough to change what the run says. */
 function disturbance(results: Results): string {
   const loads = results.rows.flatMap((r) => ("otherLoadPct" in r ? [r.otherLoadPct] : []));
   const mean = loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length);
@@ -56,7 +53,7 @@ function disturbance(results: Results): string {
   );
 }
 
-/** Above this mean CPU of processes outside the bench (% of one core), a run says it was disturbed. */
+/** Mean CPU of processes outside the bench (% of one core) above which a run says so. */
 const BUSY_MACHINE_PCT = 25;
 
 function machineTable(results: Results): string {

@@ -8,7 +8,6 @@ import type { Mode, ProfileWorkload, Sizes } from "./modes.ts";
 import { percentileOf } from "./stats.ts";
 import type { SystemName, Transport } from "./systems/system.ts";
 
-/** One of the issue's targets, checked against a run's rows (`targets.ts`). */
 export interface TargetResult {
   target: string;
   measured: string;
@@ -27,45 +26,38 @@ interface Common extends Rounds {
   /** CPU of the system's own processes (for `direct`, the API server's). */
   serverCpuPct: number;
   upstreamCpuPct: number;
-  /** CPU of all load generators together, and of the busiest one. */
   loadGenCpuPct: number;
   loadGenMaxCpuPct: number;
-  /** CPU used by processes outside the bench meanwhile (the machine is shared), % of one core. */
+  /** CPU of processes outside the bench meanwhile (the machine is shared). */
   otherLoadPct: number;
 }
 
-/** What the subscribers received over a measurement, whatever the scenario. */
 interface Receipt {
   /** Mean size of a delivered event: the relay strips `managedFields` by default, the baselines forward objects whole. */
   eventBytes: number | null;
-  /** Bytes on the wire per delivered event: `eventBytes` and its framing, or less where the system compressed its messages (`relay-gzip`). */
+  /** Bytes on the wire per delivered event: less than `eventBytes` where compressed (`relay-gzip`). */
   wireEventBytes: number | null;
   /** Bytes per MODIFIED received (as a delta when it came as one). */
   modifiedBytes: number | null;
-  /** Events per WebSocket message received (null for HTTP watches): above 1 only where the system batches. */
   eventsPerMessage: number | null;
   /** From the upstream write (`written-at`) to receipt by the subscriber. */
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
-  /** The system's CPU time per delivered event, in µs. Unlike events/s, this does not depend on how much of the shared machine the system happened to get. */
+  /** µs: unlike events/s, independent of how much of the shared machine the system got. */
   cpuUsPerEvent: number | null;
-  /** Subscribers the system cut off for being slow, and other disconnects, during the measurement. */
   cutOffs: number;
   errors: number;
 }
 
-/** Shared by the scenarios that measure a window of live delivery under steady churn. */
 interface Delivery extends Receipt {
-  /** Upstream changes a second asked for, and achieved. */
   eventsPerSec: number;
   upstreamEventsPerSec: number;
-  /** Events received a second, all subscribers together. */
   deliveredPerSec: number;
   deliveredMBps: number;
   /** Delivered as % of subscribers × achieved upstream rate. */
   deliveredPct: number;
-  /** Subscribers short of the window's last upstream resourceVersion once the mode's `reachEndMs` had passed after it; null where the mode does not wait. */
+  /** Subscribers short of the window's last resourceVersion `reachEndMs` after it (null: not waited for). */
   behindAtEnd: number | null;
 }
 
@@ -74,7 +66,7 @@ export interface FanoutRow extends Common, Delivery {
   subscribers: number;
   /** Most watches held open on the API server at once (sampled three times in the window). */
   upstreamConnections: number;
-  /** Watch requests made during the window: a watcher the API server ended for falling behind (it buffers at most 16 MiB for one, as the cacher does) watches again. */
+  /** Watch requests during the window: one the API server ended for falling 16 MiB behind watches again. */
   upstreamWatchRequests: number;
   /** Idle memory, before any load, at `memorySubscribers` only: with one subscriber and with all. */
   memBeforeMB: number | null;
@@ -83,7 +75,7 @@ export interface FanoutRow extends Common, Delivery {
   heapPerSubscriberKB: number | null;
 }
 
-/** `changes` made at once on one collection, each timed from its write to its receipt by each subscriber; delivery rate over the time from the first change to the last receipt. */
+/** `changes` made at once on one collection, each timed from its write to its receipt. */
 export interface BurstRow extends Common, Receipt {
   scenario: "burst";
   subscribers: number;
@@ -106,15 +98,13 @@ export interface StormRow extends Common {
   catchUpMs: number | null;
   catchUpP50Ms: number | null;
   caughtUp: number;
-  /** Pods in the collection when the storm started. */
   objects: number;
-  /** Bytes a subscriber received on average from reconnecting until it caught up. */
   bytesPerSubscriber: number | null;
   upstreamRequests: number;
   upstreamWatches: number;
   upstreamLists: number;
   errors: number;
-  /** Once every subscriber has gone (caught up or not): how long until the system was idle; null if not within the limit. */
+  /** Once every subscriber has gone: how long until the system was idle (null: not within the limit). */
   settledMs: number | null;
 }
 
@@ -124,20 +114,18 @@ export interface KeysRow extends Common, Delivery {
   subscribersPerKey: number;
   subscribers: number;
   upstreamWatches: number;
-  /** Resident memory added per key (its hub or watch, and its subscribers), and of which JS heap. */
+  /** Resident memory added per key (its hub or watch, and its subscribers). */
   memPerKeyKB: number;
   heapPerKeyKB: number;
 }
 
-/** `clients` browser-like clients each watching `watchesPerClient` collections: on one relay socket each (`relay-socket`), or on a socket per watch (the others). */
 export interface SocketsRow extends Common, Delivery {
   scenario: "sockets";
   clients: number;
   watchesPerClient: number;
-  /** WebSockets the clients held: clients, or clients × watches. */
   sockets: number;
   upstreamWatches: number;
-  /** Resident memory and JS heap the system added per client (its sockets, watches and, on a relay socket, its mux object). */
+  /** Memory the system added per client (its sockets, watches, and a relay socket's mux object). */
   memPerClientKB: number;
   heapPerClientKB: number;
 }
@@ -187,17 +175,16 @@ export interface TreeHub {
 export interface HotRow extends Common, Delivery {
   scenario: "hot";
   subscribers: number;
-  /** Replica hubs asked for (the cluster's `subscribersPerHub` is subscribers ÷ replicas), and those that served subscribers. */
+  /** Replica hubs asked for, and those that served subscribers. */
   replicas: number;
   replicasLive: number;
-  /** Measured on a relay whose replica hubs ran in a second workerd (a thread of their own, as deployed); absent: one workerd for all. */
+  /** The replica hubs ran in a second workerd (a thread of their own, as deployed). */
   replicaWorkerd?: true;
   /** The root first, then each replica. */
   hubs: TreeHub[];
   upstreamWatches: number;
-  /** Watches the relay answered with a server error while the tree was built (the bench's own were asked for again; a subscriber's waits for the storm). */
+  /** Watches the relay answered with a 5xx while the tree was built. */
   refused: number;
-  /** The storm, where measured: missed changes, time until the last subscriber had them all, and where the resumed subscribers went. */
   missedEvents: number | null;
   catchUpMs: number | null;
   catchUpP50Ms: number | null;
@@ -214,9 +201,8 @@ export interface ViewOpen {
   filter: string | null;
   coldMs: number;
   warmMs: number;
-  /** The second window again, as a view op on a relay socket already open (absent in runs before it was measured). */
+  /** The second window again, as a view op on a relay socket already open. */
   socketMs?: number;
-  /** The first frame's bytes (the window whole). */
   bytes: number;
 }
 
@@ -228,7 +214,6 @@ export interface ViewsRow extends Rounds {
   transport: "http" | "ws";
   objects: number;
   measurement: "watch" | "views" | "socket-views" | "refetch";
-  /** Clients of that kind: views, refetching clients, or the one watch. */
   clients: number;
   eventsPerSec: number;
   upstreamEventsPerSec: number;
@@ -240,7 +225,6 @@ export interface ViewsRow extends Rounds {
   /** Bytes one client received a minute (keep-alives included), and what the full watch received a minute in the same window. */
   bytesPerClientPerMin: number | null;
   watchBytesPerMin: number | null;
-  /** From the write of a change to the frame (or page, or event) that carried its row. */
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
@@ -260,16 +244,15 @@ export interface ViewsRow extends Rounds {
   opens: ViewOpen[] | null;
 }
 
-/** What a step took of the relay's memory and storage: its isolate's JS heap (after a full collection, sampled through the step and once after), workerd's resident memory, and what the hub wrote. */
+/** What a step took: the isolate's JS heap (sampled after full collections), workerd's RSS, the hub's writes. */
 export interface StepCost {
   heapMaxMB: number | null;
   heapAfterMB: number | null;
   rssMaxMB: number | null;
   /** SQLite rows the hub wrote during the step (its `rowsWritten` in `/_relay/stats`). */
   rowsWritten: number | null;
-  /** The hub's SQLite storage after the step. */
   storageMB: number | null;
-  /** The window's newest lines the hub held in memory after the step (its `memoryBytes`; `LINE_MEMORY_BYTES` bounds them per isolate). */
+  /** The window's newest lines the hub held in memory after the step (`LINE_MEMORY_BYTES` bounds them). */
   linesMB: number | null;
 }
 
@@ -281,7 +264,7 @@ export interface BigRow extends Rounds, StepCost {
   step: string;
   objects: number;
   subscribers?: number;
-  /** How long the step took: to a list's last byte, until every subscriber had all it was sent, until the hub was watching again. Null if it did not finish. */
+  /** How long the step took; null if it did not finish. */
   ms: number | null;
   firstByteMs?: number | null;
   bytes?: number | null;
@@ -293,11 +276,10 @@ export interface BigRow extends Rounds, StepCost {
   cpuUsPerEvent?: number | null;
   /** The hub's slowest answer to the step's polls of its stats (every 250 ms, as it relists): how long its thread was held at most. */
   slowestAnswerMs?: number;
-  /** What the step did, in a few words (the events a relist made, what a restart restored). */
   note?: string;
 }
 
-/** `hubs`: `keys` hubs of `objects` pods each in one workerd, a subscriber on each: opening (every hub's first list and initial state), then churn. */
+/** `hubs`: `keys` hubs of `objects` pods each in one workerd, a subscriber on each. */
 export interface HubsRow extends Rounds, StepCost {
   scenario: "hubs";
   system: SystemName;
@@ -325,7 +307,7 @@ export interface FleetRow extends Rounds {
   subscribers?: number;
   /** Watches they held (subscribers × clusters on per-cluster keys). */
   watches?: number;
-  /** How long the step took: to a list's or first frame's last byte, until every subscriber caught up, the window's length. Null if it did not finish. */
+  /** How long the step took; null if it did not finish. */
   ms: number | null;
   firstByteMs?: number | null;
   bytes?: number | null;
@@ -343,7 +325,6 @@ export interface FleetRow extends Rounds {
 
 export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow | ViewsRow | BigRow | HubsRow | FleetRow;
 
-/** A measurement the bench chose not to make, and why. */
 export interface Skipped {
   scenario: Row["scenario"];
   system: SystemName;
@@ -368,11 +349,10 @@ export interface Results {
   skipped: Skipped[];
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
-  /** Later runs (`--merge`) whose rows replaced those of some scenarios, with how many rounds theirs are of where that is not the run's, and whether their profiles replaced the run's. */
+  /** Later runs (`--merge`) whose rows (and profiles) replaced some of this run's. */
   amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]>; rounds?: number; profiles?: boolean }>;
 }
 
-/** The row of `system` on `transport` among `rows` that `matches`. */
 export function rowOf<T extends Row>(rows: readonly T[], system: SystemName, transport: Transport, matches: (row: T) => boolean = () => true): T | undefined {
   return rows.find((r) => r.system === system && r.transport === transport && matches(r));
 }
@@ -384,25 +364,21 @@ export function idleMemory(rows: readonly FanoutRow[], system: SystemName, size:
   return row ? { subscribers: row.subscribers, rssKB: row.memPerSubscriberKB as number, heapKB: row.heapPerSubscriberKB as number } : undefined;
 }
 
-/** A CPU profile of the relay under one workload (bench/profile.ts), summarised. */
 export interface ProfileSummary {
   workload: ProfileWorkload;
   durationMs: number;
   deliveredPerSec: number;
   /** CPU time of the relay's workerd process meanwhile (all threads, kernel time included). */
   processCpuMs: number;
-  /** Sampled time in the isolate running code, and sampled idle time. */
   isolateBusyMs: number;
   isolateIdleMs: number;
   /** Process CPU no isolate sample accounts for: workerd's work outside the isolate, and the kernel's. */
   outsideIsolateMs: number;
-  /** Share of the wall time workerd's main thread waited in fsync (SQLite commits made durable); null where `/proc` would not say. */
+  /** Share of the wall time workerd's main thread waited in fsync; null where `/proc` would not say. */
   syncWaitPct: number | null;
   /** Busy time by source module (native functions folded into their caller), largest first. */
   modules: Array<{ module: string; ms: number; pctOfBusy: number }>;
-  /** Functions by self time, largest first. */
   functions: Array<{ name: string; module: string; ms: number; pctOfBusy: number }>;
-  /** Busy time by what the relay was doing, with its cost per delivered event. */
   stages: Array<{ stage: Stage; ms: number; pctOfBusy: number; usPerEvent: number }>;
 }
 
@@ -424,7 +400,6 @@ const HOP_SUBSCRIBERS = 1000;
 
 export const rootOf = (row: HotRow) => row.hubs.find((h) => h.hub === "root");
 export const replicasOf = (row: HotRow) => row.hubs.filter((h) => h.hub !== "root");
-/** The replica with the most subscribers. */
 export const fullest = (row: HotRow) => replicasOf(row).sort((a, b) => b.subscribers - a.subscribers)[0];
 
 /** The row of a system at a size and replica count, on one workerd or (`split`) with the replicas in a second. */
@@ -460,13 +435,11 @@ export function hopAdded(solo: HotRow, tree: HotRow): { pairs: Array<[number, nu
   return { pairs, added: percentileOf(differences, 50) };
 }
 
-/** The views scenario's three windows: the full watch alone, the live views, notify-then-refetch. */
 export function windowsOf(rows: readonly ViewsRow[]) {
   const of = (m: ViewsRow["measurement"]) => rows.find((r) => r.measurement === m);
   return { watch: of("watch"), views: of("views"), socketViews: of("socket-views"), refetch: of("refetch") };
 }
 
-/** The step with the highest heap, and that heap. */
 export function heapPeak<T extends BigRow | HubsRow>(rows: readonly T[]): { row: T; mb: number } | undefined {
   let best: { row: T; mb: number } | undefined;
   for (const row of rows) if (row.heapMaxMB !== null && (!best || row.heapMaxMB > best.mb)) best = { row, mb: row.heapMaxMB };

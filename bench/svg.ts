@@ -1,8 +1,6 @@
 /**
  * @module
- * Line charts as hand-written SVG: one line per series, axes with round ticks, linear or
- * logarithmic. Small enough that a charting dependency would cost more than it saves, and
- * the output renders on GitHub and in any browser.
+ * Line charts as hand-written SVG: smaller than a charting dependency, and renders anywhere.
  */
 
 export interface Series {

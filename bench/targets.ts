@@ -1,9 +1,7 @@
 /**
  * @module
- * The issue's targets, checked against one run's rows: one table (`TARGETS`) of what each
- * scenario's rows are held to, the thresholds above it and the comparisons they share. Reported,
- * never asserted: a missed target is a finding, stated with how far off it is. The report's
- * sections read the thresholds from here; nothing here reads the report.
+ * The issue's targets, checked against one run's rows (`TARGETS`). Reported, never asserted: a
+ * missed target is a finding, stated with how far off it is.
  */
 import { HEAP_LIMIT_MB } from "../scripts/heap-limit.ts";
 import { fmt, memoryGrowthText, num } from "./tables.ts";
@@ -14,7 +12,6 @@ import {
   hopAdded,
   idleMemory,
   keptUp,
-  replicasOf,
   rootOf,
   rowOf,
   sizesOf,
@@ -32,52 +29,42 @@ import {
   type TargetResult,
   type ViewsRow,
 } from "./rows.ts";
+import { replicaCounts } from "./report-hot.ts";
 import { headline, middle } from "./rounds.ts";
 import { RELAY_MODES, type SystemName, type Transport } from "./systems/system.ts";
 
-// The thresholds.
-
-/** A relay that delivered (nearly) everything it was offered meets a throughput target whatever the baseline did. */
+/** A relay that delivered (nearly) all it was offered meets a throughput target whatever the baseline did. */
 const KEPT_UP_PCT = 95;
-/** Per-event WebSocket delivery within this share of workerd-floor's is at the runtime's own cost of one message per event: the relay adds nothing that could be taken away. */
+/** Per-event WebSocket delivery within this share of workerd-floor's is at the runtime's own cost. */
 export const AT_FLOOR = 0.9;
-/** The latency a burst's changes may take to reach every subscriber, at p99. */
 export const BURST_P99_MS = 1000;
-/** Batched delivery of a burst the upstream streams a chunk per event, against raw-ws's: batches must form as when it comes in one chunk. */
+/** A burst streamed a chunk per event, batched, against raw-ws: batches must form as from one chunk. */
 const CHUNKED_BURST_SHARE = 2;
-/** How much faster than the API server's own a consistent list from the relay must stay. */
 const CONSISTENT_LIST_FASTER = 3;
-/** How many times fewer bytes a gzip-coded list of the relay must be than the same list uncoded. */
+/** A gzip-coded list against the same list uncoded: bytes, and the relay's CPU. */
 const GZIP_FEWER_BYTES = 5;
-/** The most of the relay's CPU a gzip-coded list may cost, against the same list uncoded. */
 const GZIP_CPU_MAX = 1.2;
-/** How many times fewer bytes on the wire relay-gzip must take than relay-batched: for an initial state, and per event under churn. */
+/** relay-gzip against relay-batched: bytes on the wire (an initial state, per event under churn), CPU. */
 const GZIP_INITIAL_FEWER = 5;
 const GZIP_CHURN_FEWER = 2;
-/** The most of the relay's CPU per delivered event relay-gzip may cost, against relay-batched's. */
 const GZIP_WATCH_CPU_MAX = 1.2;
-/** A view opens within this, and a visible row's change reaches it within that at p99; a view client receives this many times fewer bytes than a full watch. */
 const VIEW_OPEN_MS = 300;
 const VIEW_P99_MS = 500;
+/** A view client receives this many times fewer bytes than a full watch. */
 const VIEW_BYTES_RATIO = 50;
-/** A relay socket's watches against the same watches on a WebSocket each (relay-batched): delivered events/s at least, CPU per delivered event and p99 at most. */
+/** A relay socket's watches against a WebSocket each (relay-batched): events/s at least, CPU and p99 at most. */
 const SOCKET_DELIVERED_SHARE = 0.9;
 const SOCKET_CPU_MAX = 1.25;
 const SOCKET_P99_RATIO = 2;
-/** The most a view's row change may take over a relay socket at p99, against the same views each on a stream of its own in the same run (the sockets scenario's bound for watches). */
+/** A view's row change over a relay socket at p99, against the same views on streams of their own. */
 const SOCKET_VIEW_P99_RATIO = 2;
-/** The issue's bound on what the extra hop may add to p50. */
 const HOP_P50_MS = 25;
-/** The most one hub's isolate heap may reach at any step, after a collection: half the platform's. */
+/** One hub's isolate heap at any step, after a collection: half the platform's. */
 export const HEAP_TARGET_MB = 64;
-/** How soon a full list of a large collection must start arriving. */
 const FIRST_BYTE_TARGET_MS = 100;
 
 const kb = (bytes: number) => `${fmt(bytes / 1024)} KB`;
 
-// The comparisons targets share.
-
-/** What a throughput target compares: events/s, and whether the system delivered all it was offered. */
 interface Delivery {
   deliveredPerSec: number;
   deliveredPct: number;
@@ -91,11 +78,7 @@ function byRound(relay: Delivery, baseline: Delivery, shown: (ratio: number) => 
   return `; by round: ${mine.map((row, i) => shown(headline(row) / headline(theirs[i] as Row))).join(", ")}`;
 }
 
-/**
- * `relay` delivered at least `share` of what `baseline` delivered. Under steady churn (fan-out)
- * a relay that kept up meets it whatever the baseline did; in a burst, every change must have
- * reached every subscriber.
- */
+/** `relay` delivered at least `share` of `baseline`'s; kept up under churn, or in a burst lost nothing. */
 function throughput(target: string, relay: Delivery | undefined, baseline: Delivery | undefined, share: number, options: { steady: boolean; floor?: Delivery }): TargetResult {
   if (!relay || !baseline || baseline.deliveredPerSec <= 0) return { target, measured: "not measured", met: undefined };
   const ratio = relay.deliveredPerSec / baseline.deliveredPerSec;
@@ -123,7 +106,7 @@ interface Latency {
   rounds?: readonly Row[];
 }
 
-/** A row's p99, or with `--rounds` the median of its rounds' (a round that delivered nothing counts as the longest). */
+/** A row's p99, or the median of its rounds' (a round that delivered nothing counts as the longest). */
 function medianP99(row: Latency): number | null {
   if (!row.rounds || row.rounds.length < 2) return row.p99Ms;
   const median = middle(
@@ -133,7 +116,7 @@ function medianP99(row: Latency): number | null {
   return Number.isFinite(median) ? median : null;
 }
 
-/** A latency target. `beside`: the same measurement of a baseline in the same run, shown with it, so a target that the baseline misses too on this machine reads as such (it is judged alone). */
+/** A latency target; `beside`, a baseline's shown with it (one it misses too reads as such). */
 function p99Target(target: string, row: Latency | undefined, limitMs: number, beside?: { name: string; row: Latency | undefined }): TargetResult {
   const p99 = row ? medianP99(row) : null;
   const baseline = beside?.row ? medianP99(beside.row) : null;
@@ -148,7 +131,7 @@ function p99Target(target: string, row: Latency | undefined, limitMs: number, be
   };
 }
 
-/** `value` at most `max`× `baseline`, both in `unit` (`per`: what they are of), side by side with their ratio. */
+/** `value` at most `max`× `baseline`, both in `unit` (`per`: what they are of). */
 function atMost(target: string, value: number | null | undefined, baseline: number | null | undefined, max: number, unit: string, per = ""): TargetResult {
   if (value === null || value === undefined || !baseline) return { target, measured: "not measured", met: undefined };
   const ratio = value / baseline;
@@ -163,7 +146,7 @@ export function sizeFor(rows: ReadonlyArray<{ subscribers: number }>, named: num
 
 const TRANSPORT_NAMES: Record<Transport, string> = { ws: "WebSocket", http: "HTTP" };
 
-/** A storm's catch-up against a raw baseline's in the same run: the time every subscriber took, as a ratio. */
+/** A storm's catch-up against a raw baseline's in the same run. */
 function stormWithin(target: string, relay: StormRow | undefined, raw: StormRow | undefined, rawName: string): TargetResult {
   if (!relay || !raw) return { target, measured: "not measured", met: undefined };
   const time = (r: StormRow) => (r.catchUpMs === null ? `${r.caughtUp} of ${r.subscribers} caught up before the timeout` : `${fmt(r.catchUpMs)} ms`);
@@ -175,7 +158,7 @@ function stormWithin(target: string, relay: StormRow | undefined, raw: StormRow 
   };
 }
 
-/** `gzip` took `fewer`× fewer bytes than `batched`, at most; and its CPU per event at most `GZIP_WATCH_CPU_MAX`× batched's. */
+/** `gzip` took `fewer`× fewer bytes than `batched`, and its CPU per event at most `GZIP_WATCH_CPU_MAX`×. */
 function pair(
   prefix: string,
   fewer: number,
@@ -196,16 +179,12 @@ function pair(
 
 export const ofLimit = (mb: number) => `${fmt((100 * mb) / HEAP_LIMIT_MB)}% of the platform's ${HEAP_LIMIT_MB} MB`;
 
-// Each scenario's targets, as the table below lists them.
-
 /** The size fan-out's targets name (1,000 subscribers), as this run measured it. */
 const fanoutSize = (fanout: readonly FanoutRow[]) => sizeFor(fanout, 1000);
-/** A target for each WebSocket framing of the relay (`RELAY_MODES`), side by side. */
 const eachMode = (target: (mode: SystemName) => TargetResult) => RELAY_MODES.map(target);
 /** A relay framing against raw-ws: per event, half of it or the runtime's floor; batched, all of it. */
 const wsShare = (mode: SystemName) => (mode === "relay" ? { share: 0.5, wording: `≥ 50% of raw-ws's, or ≥ ${AT_FLOOR * 100}% of workerd-floor's` } : { share: 1, wording: "≥ raw-ws's" });
 
-/** Fan-out at each rate: throughput against node-relay and raw-ws (and workerd-floor), p99 at the lowest rate, one upstream connection; HTTP watches against raw-http. */
 function fanoutTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   const size = fanoutSize(fanout);
   const at = (system: SystemName, transport: Transport, rate: number) => rowOf(fanout, system, transport, (r) => r.subscribers === size && r.eventsPerSec === rate);
@@ -242,9 +221,7 @@ function fanoutTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   return results;
 }
 
-/** A burst, the upstream's in one chunk: throughput against raw-http and raw-ws (and workerd-floor), p99 within 1 s; streamed a chunk per event, batched against raw-ws. */
 function burstTargets(allBursts: readonly BurstRow[]): TargetResult[] {
-  // The upstream's burst in one chunk; and as an API server streams it, a chunk per event.
   const bursts = allBursts.filter((r) => !r.chunkPerEvent);
   const chunked = allBursts.filter((r) => r.chunkPerEvent);
   const results: TargetResult[] = [];
@@ -274,7 +251,6 @@ function burstTargets(allBursts: readonly BurstRow[]): TargetResult[] {
   return results;
 }
 
-/** A storm of resumes: no upstream request, all caught up within 2 s, per event as fast as a plain server. */
 function stormTargets(storms: readonly StormRow[]): TargetResult[] {
   const results: TargetResult[] = [];
   const stormOf = (mode: SystemName, transport: Transport = "ws") => storms.find((r) => r.system === mode && r.transport === transport);
@@ -296,7 +272,6 @@ function stormTargets(storms: readonly StormRow[]): TargetResult[] {
       met: storm ? storm.catchUpMs !== null && storm.catchUpMs <= 2000 : undefined,
     };
   });
-  // Per-event resumes as fast as a plain server: every subscriber caught up within the raw baseline's time, in the same run.
   for (const transport of ["ws", "http"] as const) {
     const raw = `raw-${transport}` as const;
     results.push(stormWithin(`storm, relay ${TRANSPORT_NAMES[transport]}: all caught up within ${raw}'s time`, stormOf("relay", transport), stormOf(raw, transport), raw));
@@ -304,11 +279,7 @@ function stormTargets(storms: readonly StormRow[]): TargetResult[] {
   return results;
 }
 
-/**
- * Deltas: bytes per MODIFIED on the simulator's churn. One measurement sees a few hundred
- * MODIFIEDs whose mix (a label change's patch is 300 B, a status change's 1.4 KB) moves its mean
- * by ±8% from run to run, so the target takes the mean over every WebSocket fan-out measurement.
- */
+/** Bytes per MODIFIED, the mean over every measurement: one moves ±8% with its mix of changes. */
 function deltaTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   const pairs = fanout
     .filter((r) => r.system === "relay-delta" && r.transport === "ws" && r.modifiedBytes)
@@ -332,7 +303,6 @@ function deltaTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   ];
 }
 
-/** Many watches on one relay socket against a socket each (relay-batched) in the same run: throughput, CPU per delivered event and p99. */
 function socketsTargets(sockets: readonly SocketsRow[]): TargetResult[] {
   const socket = sockets.find((r) => r.system === "relay-socket");
   const separate = sockets.find((r) => r.system === "relay-batched");
@@ -345,7 +315,6 @@ function socketsTargets(sockets: readonly SocketsRow[]): TargetResult[] {
   ];
 }
 
-/** Each relay framing's idle memory per subscriber (RSS), at fan-out's size. */
 function memoryTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   const size = fanoutSize(fanout);
   return eachMode((mode) => {
@@ -361,11 +330,7 @@ function memoryTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   });
 }
 
-/**
- * A consistent list (`resourceVersion` unset) of a hub that is watching: still at least 3× faster
- * than the API server's own, what it adds over a list of any state (`resourceVersion=0`), and at
- * most one small upstream request each, never a list (DESIGN.md, invariant 8).
- */
+/** A consistent list from a watching hub: one small upstream request at most, never a list (invariant 8). */
 function snapshotTargets(snapshots: readonly SnapshotRow[]): TargetResult[] {
   const of = (system: SystemName, list: SnapshotRow["list"]) => snapshots.find((r) => r.system === system && r.list === list);
   const [relay, any, direct] = [of("relay", "consistent"), of("relay", "any"), of("direct", "consistent")];
@@ -394,11 +359,6 @@ function snapshotTargets(snapshots: readonly SnapshotRow[]): TargetResult[] {
   ];
 }
 
-/**
- * The relay's whole list gzip-coded for a client that takes it (issue 45): at least 5× fewer
- * bytes than uncoded, at most 1.2× the relay's CPU a list (each page compressed once, the repeats
- * reading that compression).
- */
 function gzipListTargets(rows: readonly SnapshotRow[]): TargetResult[] {
   const snapshots = rows.filter((r) => r.system === "relay" && r.list === "full");
   const [plain, coded] = [snapshots.find((r) => !r.coding), snapshots.find((r) => r.coding === "gzip")];
@@ -415,7 +375,6 @@ function gzipListTargets(rows: readonly SnapshotRow[]): TargetResult[] {
   ];
 }
 
-/** The compressed WebSocket framing under churn (issue 45): relay-gzip against relay-batched, at each fan-out size and rate. */
 function gzipChurnTargets(rows: readonly FanoutRow[]): TargetResult[] {
   const fanout = rows.filter((r) => r.transport === "ws");
   return fanout
@@ -427,7 +386,6 @@ function gzipChurnTargets(rows: readonly FanoutRow[]): TargetResult[] {
     });
 }
 
-/** The compressed WebSocket framing for an initial state (big's): relay-gzip against relay-batched. */
 function gzipInitialTargets(rows: readonly BigRow[]): TargetResult[] {
   const initial = rows.filter((r) => r.transport === "ws" && r.step.startsWith("initial state"));
   const gzip = initial.find((r) => r.system === "relay-gzip");
@@ -479,7 +437,6 @@ function viewsTargets(rows: readonly ViewsRow[]): TargetResult[] {
   ];
 }
 
-/** The same views as ops on relay sockets: a visible row's change at p99, against the views on streams of their own in the same run. */
 function socketViewTarget(objects: string, views: ViewsRow | undefined, overSockets: ViewsRow | undefined): TargetResult {
   const target = `views at ${objects} objects over relay sockets: a visible row's change p99 ≤ ${SOCKET_VIEW_P99_RATIO}× the same views' on streams of their own`;
   if (!views || !overSockets || views.p99Ms === null || overSockets.p99Ms === null) return { target, measured: "not measured", met: undefined };
@@ -491,13 +448,12 @@ function socketViewTarget(objects: string, views: ViewsRow | undefined, overSock
   };
 }
 
-/** The first minute of each: the full watch's initial state (a list's bytes) and events, against the view's first frame and frames. */
+/** The first minute of each: the watch's initial list and events, against the view's frames. */
 function firstMinute(views: ViewsRow): number | undefined {
   const frame = views.opens?.[0]?.bytes ?? 0;
   return ((views.listBytes ?? 0) + (views.watchBytesPerMin ?? 0)) / (frame + (views.bytesPerClientPerMin ?? 1));
 }
 
-/** The issue's targets for a hot key: at the tree's size with the most replicas measured, and at the hop's size. */
 function hotTargets(rows: readonly HotRow[]): TargetResult[] {
   if (rows.length === 0) return [];
   const { tree, hop } = sizesOf(rows);
@@ -521,11 +477,7 @@ function hotTargets(rows: readonly HotRow[]): TargetResult[] {
       measured:
         !row || !top
           ? "not measured"
-          : `${row.replicasLive} replicas serving ${replicasOf(row)
-              .map((h) => num(h.subscribers))
-              .join(
-                ", ",
-              )}; the fullest sent ${top.messagesPerEvent === null ? "–" : fmt(top.messagesPerEvent)} messages per event${top.subscribers > share ? ` (${(top.subscribers / share).toFixed(1)}× its share: see the placement note below)` : ""}`,
+          : `${row.replicasLive} replicas serving ${replicaCounts(row)}; the fullest sent ${top.messagesPerEvent === null ? "–" : fmt(top.messagesPerEvent)} messages per event${top.subscribers > share ? ` (${(top.subscribers / share).toFixed(1)}× its share: see the placement note below)` : ""}`,
       met: !row || !top ? undefined : top.subscribers <= share,
     });
   }
@@ -540,10 +492,8 @@ function hotTargets(rows: readonly HotRow[]): TargetResult[] {
 }
 
 /**
- * What the hop added to p50, judged where the tree has a thread per tier as deployed (`split`:
- * the replicas in a second workerd) and both kept up. On one workerd for all it is said, not
- * judged: there the difference is one thread's queue, which the tree lengthens by its replica's
- * turns; nor where either fell behind, when both p50s are a saturated thread's queue.
+ * What the hop added to p50, judged only with a thread per tier (`split`) and both kept up:
+ * otherwise the difference is a thread's queue, not the hop.
  */
 function hopTarget(system: SystemName, hop: number, replicas: number, split: boolean, solo: HotRow | undefined, treeRow: HotRow | undefined): TargetResult {
   const rate = treeRow?.eventsPerSec ?? solo?.eventsPerSec ?? 0;
@@ -564,7 +514,6 @@ function hopTarget(system: SystemName, hop: number, replicas: number, split: boo
   };
 }
 
-/** A big collection's hub: its JS heap within 64 MB at every step, its full lists' first bytes within 100 ms. */
 function bigHeapTargets(rows: readonly BigRow[]): TargetResult[] {
   const big = rows.filter((r) => r.system === "relay");
   if (big.length === 0) return [];
@@ -587,7 +536,6 @@ function bigHeapTargets(rows: readonly BigRow[]): TargetResult[] {
   ];
 }
 
-/** Many hubs in one isolate: its JS heap within the platform's 128 MB. */
 function hubsHeapTargets(hubs: readonly HubsRow[]): TargetResult[] {
   const [first] = hubs;
   if (!first) return [];
@@ -601,12 +549,6 @@ function hubsHeapTargets(hubs: readonly HubsRow[]): TargetResult[] {
   ];
 }
 
-/**
- * One watch across clusters (issue 43): one upstream watch per cluster however the fleet is
- * watched, a storm of resumes on the merged key served without the clusters, and a view on it
- * as quick as on one cluster's key; what the merged key costs against per-cluster keys, and the
- * others' delivery while a member is down, reported beside them.
- */
 function fleetTargets(rows: readonly FleetRow[]): TargetResult[] {
   if (rows.length === 0) return [];
   const step = (prefix: string) => rows.filter((r) => r.step.startsWith(prefix));
@@ -659,7 +601,7 @@ function fleetTargets(rows: readonly FleetRow[]): TargetResult[] {
   ];
 }
 
-/** One target check: the scenario whose rows it reads (only those are handed to it), and what it holds them to. */
+/** One target check: the scenario whose rows (only those) it reads, and what it holds them to. */
 interface Check {
   scenario: Row["scenario"];
   check(rows: readonly Row[]): TargetResult[];
@@ -685,7 +627,6 @@ const TARGETS: readonly Check[] = [
   on<FleetRow>("fleet", fleetTargets),
 ];
 
-/** Every target, checked against a run's rows. */
 export function checkTargets(rows: readonly Row[]): TargetResult[] {
   return TARGETS.flatMap(({ scenario, check }) => check(rows.filter((r) => r.scenario === scenario)));
 }
