@@ -1,11 +1,8 @@
 /**
  * @module
  * `npm run bench:heap -- [--keys N] [--objects M] [--churn R] [--seconds S] [--out DIR]`: what the
- * relay's heap holds, and why, with many hubs in its isolate. `N` hubs (distinct selectors) on `M`
- * pods, a WebSocket subscriber each, then `R` changes a second for `S` seconds; after the opening
- * and after the churn, a heap snapshot written to `DIR` (Chrome DevTools' Memory tab) and
- * summarised by constructor and by what retains its large strings. It found the line tails holding
- * 60 MB against their 16 MiB budget (docs/decisions/0013).
+ * relay's heap holds, and why, with `N` hubs of `M` pods in its isolate, after their opening and
+ * after `S` s of churn at `R`/s: heap snapshots, summarised (it found docs/decisions/0013).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,16 +33,13 @@ const seconds = Number(values.seconds);
 const out = values.out ?? mkdtempSync(join(tmpdir(), "kwr-heap-"));
 mkdirSync(out, { recursive: true });
 const NAMESPACE = "heap";
-/** A hub still making its first list answers a watch 503 when its list's pages stop coming for a while (hubs waiting their turn for a page): a subscriber asks again, as clients do. */
+/** A hub waiting its turn for a list page answers 503: a subscriber asks again, as clients do. */
 const RETRIES = 300;
 
 const started = Date.now();
 const say = (line: string) => console.log(`[heap ${Math.round((Date.now() - started) / 1000)}s] ${line}`);
 
-async function heapMB(relay: Relay): Promise<number> {
-  await relay.inspector.call("HeapProfiler.collectGarbage");
-  return (await relay.inspector.call<{ usedSize: number }>("Runtime.getHeapUsage")).usedSize / 2 ** 20;
-}
+const heapMB = async (relay: Relay) => (await relay.relay.heapBytes()) / 2 ** 20;
 
 async function snapshot(relay: Relay, name: string): Promise<void> {
   const chunks: string[] = [];
@@ -57,7 +51,7 @@ async function snapshot(relay: Relay, name: string): Promise<void> {
   say(`heap snapshot ${name}: ${file}\n${summaryText(summarise(JSON.parse(text) as HeapSnapshot))}`);
 }
 
-/** A WebSocket watch of one key from its initial state; resolves once that state has arrived. */
+/** A watch of one key; resolves once its initial state has arrived. */
 function subscribe(relay: Relay, key: number, sockets: WebSocket[]): Promise<void> {
   const url = `${relay.info.url.replace(/^http/, "ws")}${podsOf(NAMESPACE)}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=${encodeURIComponent(keySelector(key))}`;
   const attempt = () =>
@@ -68,7 +62,7 @@ function subscribe(relay: Relay, key: number, sockets: WebSocket[]): Promise<voi
       let acked = 0;
       let synced = false;
       socket.on("message", (data: Buffer) => {
-        // The relay's acknowledgement: without it, a subscriber is held to its budget.
+        // Unacknowledged, a subscriber is held to its budget.
         received += data.length;
         if (received - acked >= 256 * 1024) {
           acked = received;

@@ -1,8 +1,7 @@
 /**
  * @module
- * What a V8 heap snapshot (`HeapProfiler.takeHeapSnapshot`, the `.heapsnapshot` format DevTools
- * reads) holds, summed: bytes by constructor, and large strings by what retains them. Enough to
- * find which part of the relay holds a heap past its budgets without opening DevTools.
+ * A V8 heap snapshot summed: bytes by constructor, and large strings by what retains them; enough
+ * to find what holds a heap past its budgets without opening DevTools.
  */
 
 /** The parts of the format this reads (`snapshot.meta` names the fields of the flat arrays). */
@@ -14,9 +13,8 @@ export interface HeapSnapshot {
 }
 
 export interface HeapSummary {
-  /** Self sizes of every node, summed. */
   bytes: number;
-  /** By node type and, for objects, closures and native objects, constructor name; largest first. */
+  /** By node type and constructor name; largest first. */
   byConstructor: Array<{ type: string; name: string; count: number; bytes: number }>;
   /** Strings of at least `minString` bytes by the chain of their first retainers (nearest first); largest first. */
   stringsByRetainer: Array<{ path: string; count: number; bytes: number }>;
@@ -90,7 +88,6 @@ export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth
   return { bytes, byConstructor: largest(constructors.values()), stringsByRetainer: largest(paths.values()) };
 }
 
-/** The summary as text, in MB. */
 export function summaryText(summary: HeapSummary): string {
   const mb = (n: number) => (n / 2 ** 20).toFixed(2).padStart(8);
   return [
