@@ -1,7 +1,6 @@
 /**
  * @module
- * The machine a run was measured on, recorded beside its numbers: figures from a shared,
- * noisy 2-core box and from a quiet workstation are not comparable, ratios within one run are.
+ * The machine a run was measured on: figures from different machines do not compare.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -15,7 +14,7 @@ export interface Machine {
   cores: number;
   memoryGiB: number;
   kernel: string;
-  /** 1-minute load average when the run started: how busy the box already was. */
+  /** When the run started: how busy the box already was. */
   loadAverage: number;
   node: string;
   workerd: string;
@@ -26,7 +25,7 @@ export interface Machine {
 
 const require = createRequire(import.meta.url);
 
-/** A dependency's version, found from its entry point (not every package exports its package.json). */
+/** From its entry point (not every package exports its package.json). */
 function packageVersion(name: string): string {
   try {
     for (let dir = dirname(require.resolve(name)); dir !== dirname(dir); dir = dirname(dir)) {
