@@ -1,10 +1,7 @@
 /**
  * @module
- * The `node-relay` baseline: the usual self-hosted alternative to this project. One
- * `@kubernetes/client-node` watch per collection in a Node process; each event is
- * `JSON.stringify`'d once, and the string sent to every `ws` client and written, with a newline,
- * to every open HTTP watch. No replay window: a client that reconnects gets live events only,
- * and must relist from the API server to be correct.
+ * The `node-relay` baseline: one `@kubernetes/client-node` watch per collection, each event
+ * `JSON.stringify`'d once for every client. No replay window: a client that reconnects relists.
  */
 import { KubeConfig, Watch } from "@kubernetes/client-node";
 import { serveParent } from "../children.ts";
@@ -48,7 +45,6 @@ serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
     open.add(controller);
   };
 
-  // `watch.watch` settles once the upstream has answered (or failed: then it is retried above).
   const server = await startBroadcast(follow);
   return server.served(() => {
     stopping = true;
