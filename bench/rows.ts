@@ -15,14 +15,14 @@ export interface TargetResult {
   met: boolean | undefined;
 }
 
-/** With `--rounds`: every round's measurement, in order (this row is the median one). */
-interface Rounds {
+interface Base {
+  system: SystemName;
+  transport: Transport;
+  /** With `--rounds`: every round's measurement, in order (this row is the median one). */
   rounds?: Row[];
 }
 
-interface Common extends Rounds {
-  system: SystemName;
-  transport: Transport;
+interface Common extends Base {
   /** CPU of the system's own processes (for `direct`, the API server's). */
   serverCpuPct: number;
   upstreamCpuPct: number;
@@ -130,9 +130,8 @@ export interface SocketsRow extends Common, Delivery {
   heapPerClientKB: number;
 }
 
-export interface SnapshotRow extends Rounds {
+export interface SnapshotRow extends Base {
   scenario: "snapshot";
-  system: SystemName;
   transport: "http";
   objects: number;
   /** Whole, paged, or timed in pairs: `resourceVersion` unset (consistent) and `=0` (any). */
@@ -207,9 +206,8 @@ export interface ViewOpen {
 }
 
 /** One collection under churn, read by one kind of client a window (`measurement`). */
-export interface ViewsRow extends Rounds {
+export interface ViewsRow extends Base, Pick<Common, "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "otherLoadPct">, Pick<Receipt, "p50Ms" | "p99Ms" | "maxMs" | "cpuUsPerEvent" | "errors"> {
   scenario: "views";
-  system: SystemName;
   /** `ws`: the live views as ops on relay sockets. */
   transport: "http" | "ws";
   objects: number;
@@ -225,18 +223,9 @@ export interface ViewsRow extends Rounds {
   /** Bytes one client received a minute (keep-alives included), and what the full watch received a minute in the same window. */
   bytesPerClientPerMin: number | null;
   watchBytesPerMin: number | null;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  maxMs: number | null;
   latencySamples: number;
   /** SQLite rows its hub wrote per event committed. */
-  serverCpuPct: number;
-  cpuUsPerEvent: number | null;
   rowsWrittenPerEvent: number | null;
-  upstreamCpuPct: number;
-  loadGenCpuPct: number;
-  otherLoadPct: number;
-  errors: number;
   /** On the `views` row: the collection listed through the relay (the first list builds the hub), and views' first frames by order. */
   listColdMs: number | null;
   listMs: number | null;
@@ -256,68 +245,52 @@ export interface StepCost {
   linesMB: number | null;
 }
 
-/** `big`: one collection through one hub, step by step; `direct`: the API server's own lists. */
-export interface BigRow extends Rounds, StepCost {
-  scenario: "big";
-  system: SystemName;
-  transport: Transport;
+/** A step of a scenario that measures one by one what a hub does. */
+interface Step extends Base {
   step: string;
   objects: number;
-  subscribers?: number;
   /** How long the step took; null if it did not finish. */
   ms: number | null;
+  deliveredPerSec?: number;
+  p99Ms?: number | null;
+  cpuUsPerEvent?: number | null;
+}
+
+/** `big`: one collection through one hub, step by step; `direct`: the API server's own lists. */
+export interface BigRow extends Step, StepCost {
+  scenario: "big";
+  subscribers?: number;
   firstByteMs?: number | null;
   bytes?: number | null;
   MBps?: number | null;
   pages?: number;
   upstreamRequests?: number;
-  deliveredPerSec?: number;
-  p99Ms?: number | null;
-  cpuUsPerEvent?: number | null;
   /** The hub's slowest answer to the step's polls of its stats (every 250 ms, as it relists): how long its thread was held at most. */
   slowestAnswerMs?: number;
   note?: string;
 }
 
 /** `hubs`: `keys` hubs of `objects` pods each in one workerd, a subscriber on each. */
-export interface HubsRow extends Rounds, StepCost {
+export interface HubsRow extends Step, StepCost {
   scenario: "hubs";
-  system: SystemName;
-  transport: Transport;
-  step: string;
   keys: number;
-  objects: number;
   subscribers: number;
-  /** Until every subscriber had its whole initial state (opening), or the window's length (churn). */
-  ms: number | null;
   upstreamWatches: number;
-  deliveredPerSec?: number;
-  p99Ms?: number | null;
-  cpuUsPerEvent?: number | null;
 }
 
 /** `fleet`: one watch across `clusters` simulated clusters (a merged key), step by step. */
-export interface FleetRow extends Rounds {
+export interface FleetRow extends Step {
   scenario: "fleet";
-  system: SystemName;
-  transport: Transport;
-  step: string;
   clusters: number;
-  objects: number;
   subscribers?: number;
   /** Watches they held (subscribers × clusters on per-cluster keys). */
   watches?: number;
-  /** How long the step took; null if it did not finish. */
-  ms: number | null;
   firstByteMs?: number | null;
   bytes?: number | null;
   /** Open watches on the simulators, all clusters summed (each simulator's own count). */
   upstreamWatches?: number;
   upstreamRequests?: number;
-  deliveredPerSec?: number;
   p50Ms?: number | null;
-  p99Ms?: number | null;
-  cpuUsPerEvent?: number | null;
   serverCpuPct?: number;
   errors?: number;
   note?: string;

@@ -183,7 +183,10 @@ export const ofLimit = (mb: number) => `${fmt((100 * mb) / HEAP_LIMIT_MB)}% of t
 const fanoutSize = (fanout: readonly FanoutRow[]) => sizeFor(fanout, 1000);
 const eachMode = (target: (mode: SystemName) => TargetResult) => RELAY_MODES.map(target);
 /** A relay framing against raw-ws: per event, half of it or the runtime's floor; batched, all of it. */
-const wsShare = (mode: SystemName) => (mode === "relay" ? { share: 0.5, wording: `≥ 50% of raw-ws's, or ≥ ${AT_FLOOR * 100}% of workerd-floor's` } : { share: 1, wording: "≥ raw-ws's" });
+function againstRaw(mode: SystemName, target: string, unit: string, steady: boolean, of: (system: SystemName) => Delivery | undefined): TargetResult {
+  const [share, wording] = mode === "relay" ? [0.5, `≥ 50% of raw-ws's, or ≥ ${AT_FLOOR * 100}% of workerd-floor's`] : [1, "≥ raw-ws's"];
+  return throughput(`${target} ${wording}${unit}`, of(mode), of("raw-ws"), share, { steady, floor: mode === "relay" ? of("workerd-floor") : undefined });
+}
 
 function fanoutTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   const size = fanoutSize(fanout);
@@ -195,13 +198,7 @@ function fanoutTargets(fanout: readonly FanoutRow[]): TargetResult[] {
     const direct = at("direct", "http", rate);
     const prefix = `fanout S=${size}, ${rate} ev/s, WebSocket:`;
     each((mode) => throughput(`${prefix} ${mode} delivered events/s ≥ node-relay's`, at(mode, "ws", rate), at("node-relay", "ws", rate), 1, { steady: true }));
-    each((mode) => {
-      const { share, wording } = wsShare(mode);
-      return throughput(`${prefix} ${mode} delivered ${wording}`, at(mode, "ws", rate), at("raw-ws", "ws", rate), share, {
-        steady: true,
-        floor: mode === "relay" ? at("workerd-floor", "ws", rate) : undefined,
-      });
-    });
+    each((mode) => againstRaw(mode, `${prefix} ${mode} delivered`, "", true, (system) => at(system, "ws", rate)));
     // The latency target names 100 events/s, the lowest rate of a quick or full run.
     if (rate === rates[0]) each((mode) => p99Target(`${prefix} ${mode} p99 ≤ 100 ms`, at(mode, "ws", rate), 100, { name: "raw-ws", row: at("raw-ws", "ws", rate) }));
     each((mode) => {
@@ -234,13 +231,7 @@ function burstTargets(allBursts: readonly BurstRow[]): TargetResult[] {
     const prefix = (transport: Transport) => `burst S=${burstSize}, ${changes} changes at once, ${TRANSPORT_NAMES[transport]}:`;
     results.push(throughput(`${prefix("http")} relay delivered ≥ 50% of raw-http's events/s`, burstOf("relay", "http"), burstOf("raw-http", "http"), 0.5, { steady: false }));
     results.push(p99Target(`${prefix("http")} relay p99 ≤ 1 s`, burstOf("relay", "http"), BURST_P99_MS, { name: "raw-http", row: burstOf("raw-http", "http") }));
-    each((mode) => {
-      const { share, wording } = wsShare(mode);
-      return throughput(`${prefix("ws")} ${mode} delivered ${wording} events/s`, burstOf(mode, "ws"), burstOf("raw-ws", "ws"), share, {
-        steady: false,
-        floor: mode === "relay" ? burstOf("workerd-floor", "ws") : undefined,
-      });
-    });
+    each((mode) => againstRaw(mode, `${prefix("ws")} ${mode} delivered`, " events/s", false, (system) => burstOf(system, "ws")));
     results.push(p99Target(`${prefix("ws")} relay-batched p99 ≤ 1 s`, burstOf("relay-batched", "ws"), BURST_P99_MS, { name: "raw-ws", row: burstOf("raw-ws", "ws") }));
   }
   if (chunked.length > 0) {
