@@ -299,10 +299,7 @@ class LoadGenerator {
 
   /** The relay ended one watch of a client's socket: counted as a close, then resumed. */
   #watchClosed(sub: Subscriber, id: number, slow: boolean): void {
-    if (this.#measuring) {
-      if (slow) this.#window.cutOffs++;
-      else this.#window.errors++;
-    }
+    if (this.#measuring) this.#window[slow ? "cutOffs" : "errors"]++;
     const epoch = sub.epoch;
     void sleep(RECONNECT_MS).then(() => {
       if (!sub.leaving && sub.epoch === epoch) this.#watch(sub, id, true);
@@ -407,10 +404,7 @@ class LoadGenerator {
       sub.onClosed?.();
       return;
     }
-    if (this.#measuring) {
-      if (cutOff) this.#window.cutOffs++;
-      else this.#window.errors++;
-    }
+    if (this.#measuring) this.#window[cutOff ? "cutOffs" : "errors"]++;
     const epoch = sub.epoch;
     void sleep(RECONNECT_MS).then(async () => {
       if (sub.leaving || sub.open || sub.epoch !== epoch) return;

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { get } from "node:http";
 import { WRITTEN_AT } from "../../src/sim/index.ts";
 import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, MEMBERS_BEHIND_HEADER } from "../../src/k8s/members.ts";
+import { ByteLines } from "../lines.ts";
 import { measureWhile, receiptFields, round, type Window } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
 import type { FleetRow } from "../rows.ts";
@@ -274,20 +275,16 @@ function tallyWatch(url: string, cluster: string): { versions: number[]; last: n
   const tally = { versions: [] as number[], last: 0, ended: false, close: () => request.destroy() };
   const request = get(url, { agent: false }, (response) => {
     response.on("close", () => void (tally.ended = true));
-    let pending = "";
-    response.setEncoding("utf8");
-    response.on("data", (chunk: string) => {
-      const lines = (pending + chunk).split("\n");
-      pending = lines.pop() ?? "";
-      for (const line of lines) {
-        // A newline alone is the relay's word that the watch is alive (after 10 s with nothing to send).
-        if (line.trim() === "") continue;
-        const event = JSON.parse(line) as { type: string; object: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> } } };
+    // A newline alone (the relay's keep-alive) is no line.
+    const lines = new ByteLines();
+    response.on("data", (chunk: Buffer) =>
+      lines.push(chunk, (line) => {
+        const event = JSON.parse(line.toString()) as { type: string; object: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> } } };
         const { resourceVersion, annotations } = event.object.metadata ?? {};
         tally.last = Math.max(tally.last, Number(resourceVersion ?? 0));
         if (event.type !== "BOOKMARK" && annotations?.[CLUSTER_ANNOTATION] === cluster) tally.versions.push(Number(annotations[CLUSTER_VERSION_ANNOTATION]));
-      }
-    });
+      }),
+    );
   });
   request.on("error", () => undefined);
   return tally;
@@ -307,16 +304,11 @@ function liveView(url: string, warmupMs: number, measureMs: number, patch: (key:
   return new Promise((resolve, reject) => {
     const request = get(url, { agent: false }, (response) => {
       if (response.statusCode !== 200) return reject(new Error(`fleet: ${url}: HTTP ${response.statusCode}`));
-      let pending = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        const at = Date.now();
-        const lines = (pending + chunk).split("\n");
-        pending = lines.pop() ?? "";
-        const measuring = performance.now() >= from;
-        for (const line of lines) {
-          if (line.trim() === "") continue;
-          const frame = JSON.parse(line) as Frame;
+      const lines = new ByteLines();
+      response.on("data", (chunk: Buffer) => {
+        const [at, measuring] = [Date.now(), performance.now() >= from];
+        lines.push(chunk, (line) => {
+          const frame = JSON.parse(line.toString()) as Frame;
           if (frame.type === "VIEW") shown.clear();
           for (const row of frame.rows ?? []) shown.set(row.key, row.resourceVersion);
           for (const { op, row } of frame.changes ?? []) {
@@ -326,7 +318,7 @@ function liveView(url: string, warmupMs: number, measureMs: number, patch: (key:
             const written = Number(row.object?.metadata?.annotations?.[WRITTEN_AT] ?? 0);
             if (measuring && op === "update" && before !== undefined && before !== row.resourceVersion && written > 0) latency.add(at - written);
           }
-        }
+        });
       });
     });
     request.on("error", (e) => (request.destroyed ? undefined : reject(e)));

@@ -24,6 +24,7 @@ const PLACEMENT_FRESH_MS = 5000;
 const REPORT_MS = 1000;
 
 const namespaceOf = (system: string, subscribers: number, replicas: number, split: boolean) => `hot-${system}-${subscribers}-${replicas}${split ? "-split" : ""}`;
+const NO_STORM = { missedEvents: null, catchUpMs: null, catchUpP50Ms: null, caughtUp: null, stormUpstreamRequests: null, stormErrors: null, stormOnReplicas: null };
 const pathOf = (cluster: string, namespace: string) => `/clusters/${cluster}${podsOf(namespace)}`;
 
 export const hot: Scenario = {
@@ -153,15 +154,8 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
     ...deliveryFields(window, sizes.hot.rate, subscribers - missing),
     upstreamWatches,
     refused,
-    missedEvents: null,
-    catchUpMs: null,
-    catchUpP50Ms: null,
-    caughtUp: null,
-    stormUpstreamRequests: null,
-    stormErrors: null,
-    stormOnReplicas: null,
+    ...(storm ? await stormOf(context, system, path, namespace, subscribers, replicas, missing, onReplicas) : NO_STORM),
   };
-  if (storm) Object.assign(row, await stormOf(context, system, path, namespace, subscribers, replicas, missing, onReplicas));
   await loadgens.close();
   await waitIdle([...system.pids, sim.pid], { maxMs: 20_000 });
   return row;
