@@ -1,14 +1,13 @@
 /**
  * @module
- * `big`: one large collection through one hub, through every step of a hub's life (the report's
- * method lists them), each with what it cost the relay. A subscriber watches throughout, so that
- * the hub keeps its upstream watch between steps, as a hub this size would.
+ * `big`: one large collection through one hub, step by step (the report's method lists them). A
+ * subscriber watches throughout, so that the hub keeps its upstream watch between steps.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { pagedList, timedList, type TimedList } from "../listing.ts";
-import type { SubscriberSpec } from "../loadgen.ts";
+import type { CatchUp, SubscriberSpec } from "../loadgen.ts";
 import { deliveryFields, measureMemory, measureWindow, round, traceMemory, type MemoryTrace } from "../measure.ts";
 import { cpuMeter } from "../proc.ts";
 import type { BigRow } from "../rows.ts";
@@ -113,7 +112,6 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
   const idle = await measureMemory(relay());
   rows.push(untraced("relay", "idle, before the first request", {}, { heapMax: idle.heap, heapAfter: idle.heap, rssMax: idle.rss, samples: 1 }));
 
-  // The baseline: the API server's own lists, whole and paged (the hub reads it paged).
   if (systems.some((s) => s.name === "direct")) {
     for (const paged of [false, true]) {
       progress(`the API server's own list, ${paged ? `in pages of ${size.pageLimit}` : "whole"}`);
@@ -124,9 +122,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     }
   }
 
-  // The hub's first list, started by a full list and answered from it as the hub stages the
-  // upstream's pages, as is a paged list asked `LATE_MS` later. Nobody watching, the hub may then
-  // stop its upstream watch (its idle grace); the next request resumes it.
+  // The hub's first list, started by a full list answered as the hub stages the upstream's pages;
+  // nobody watching, the hub may then stop its upstream watch (the next request resumes it).
   {
     const seq = await sim.requestSeq();
     const name = `first list (the hub's, from the API server in pages of 500)`;
@@ -178,33 +175,42 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     rows.push(row(name, "http", traced, { ...listFields(traced.result, name), pages: traced.result.pages, upstreamRequests: (await upstreamSince(seq)).all }));
   }
 
-  // Initial states: every subscriber at once, done once it has every object; bytes as on the wire.
+  /** A step of subscribers catching up, timed until the last had it all (`ms`: null if one did not). */
+  const caughtUp = async <T extends CatchUp>(
+    name: string,
+    transport: BigRow["transport"],
+    catchUp: () => Promise<T>,
+    fields: (caught: T, ms: number | null) => Partial<BigRow> | Promise<Partial<BigRow>>,
+  ) => {
+    const traced = await step(name, async () => {
+      const started = Date.now();
+      return { caught: await catchUp(), started };
+    });
+    await own.context.loadgens.close();
+    const { caught, started } = traced.result;
+    const ms = caught.missing === 0 ? Math.max(0, ...caught.caughtUpAt.map((at) => at - started)) : null;
+    rows.push(row(name, transport, traced, { ms, bytes: caught.bytes, ...(await fields(caught, ms)) }));
+  };
+  const late = (caught: CatchUp, count: number, what: string) => (caught.missing > 0 ? { note: `${caught.missing} of ${count} did not ${what} within ${size.timeoutMs / 1000} s` } : {});
+
   const initial = async (name: string, transport: BigRow["transport"], count: number, extra = "", system: SystemName = "relay") => {
     const served = own.relay.systems.find((s) => s.name === system) as System;
     const specs = Array.from({ length: count }, () => {
       const spec = subscriber(served, transport, sim, PATH);
       return { ...spec, url: `${spec.url}${extra}` };
     });
-    const traced = await step(name, async () => {
-      const started = Date.now();
-      const clock = performance.now();
-      const cpu = cpuMeter(served.pids);
+    const arrive = async () => {
+      const [clock, cpu] = [performance.now(), cpuMeter(served.pids)];
       const caught = await own.context.loadgens.arrive(specs, { added: objects }, size.timeoutMs, 100);
-      return { ...caught, started, cpuMs: (cpu() * (performance.now() - clock)) / 100 };
-    });
-    await own.context.loadgens.close();
-    const { caughtUpAt, missing, bytes, started, cpuMs } = traced.result;
-    rows.push(
-      row(name, transport, traced, {
-        system,
-        subscribers: count,
-        cpuUsPerEvent: missing === 0 ? round((cpuMs * 1000) / (objects * count)) : null,
-        ms: missing === 0 ? Math.max(0, ...caughtUpAt.map((at) => at - started)) : null,
-        bytes,
-        MBps: missing === 0 ? round(bytes / MB / (Math.max(1, ...caughtUpAt.map((at) => at - started)) / 1000)) : null,
-        ...(missing > 0 ? { note: `${missing} of ${count} did not have it all within ${size.timeoutMs / 1000} s` } : {}),
-      }),
-    );
+      return { ...caught, cpuMs: (cpu() * (performance.now() - clock)) / 100 };
+    };
+    await caughtUp(name, transport, arrive, (caught, ms) => ({
+      system,
+      subscribers: count,
+      cpuUsPerEvent: ms === null ? null : round((caught.cpuMs * 1000) / (objects * count)),
+      MBps: ms === null ? null : round(caught.bytes / MB / (Math.max(1, ms) / 1000)),
+      ...late(caught, count, "have it all"),
+    }));
   };
   await initial(`initial state to ${size.subscribers} subscribers at once, WebSocket`, "ws", size.subscribers);
   for (const framing of ["relay-batched", "relay-gzip"] as const) {
@@ -241,24 +247,16 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     );
   }
 
-  // Net changes since the first list, as the project's client resumes (delta framing, compact=true).
   {
     const name = "resume for net changes (compact=true) from the horizon";
     const head = (await stats()).resourceVersion;
     const spec = { ...subscriber(relay(), "ws", sim, PATH), protocol: DELTA_PROTOCOL, compact: true, from: horizon };
-    const traced = await step(name, async () => {
-      const started = Date.now();
-      return { ...(await own.context.loadgens.arrive([spec], { target: head }, size.timeoutMs)), started };
-    });
-    await own.context.loadgens.close();
-    const { caughtUpAt, missing, bytes, started } = traced.result;
-    rows.push(
-      row(name, "ws", traced, {
-        subscribers: 1,
-        ms: missing === 0 ? Math.max(0, ...caughtUpAt.map((at) => at - started)) : null,
-        bytes,
-        note: `${head - horizon} changes since the horizon (the first list), each changed object sent once`,
-      }),
+    const note = `${head - horizon} changes since the horizon (the first list), each changed object sent once`;
+    await caughtUp(
+      name,
+      "ws",
+      () => own.context.loadgens.arrive([spec], { target: head }, size.timeoutMs),
+      () => ({ subscribers: 1, note }),
     );
   }
 
@@ -275,21 +273,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     const target = await sim.step(NAMESPACE, size.missed);
     if (!(await until(async () => (await stats()).resourceVersion >= target, size.timeoutMs, 50))) throw new Error(`big: the hub never reached resourceVersion ${target}`);
     const seq = await sim.requestSeq();
-    const traced = await step(name, async () => {
-      const started = Date.now();
-      return { ...(await loadgens.resume(target, size.timeoutMs)), started };
-    });
-    await loadgens.close();
-    const { caughtUpAt, missing, bytes, started } = traced.result;
-    rows.push(
-      row(name, "ws", traced, {
-        subscribers: size.resumes,
-        ms: missing === 0 ? Math.max(0, ...caughtUpAt.map((at) => at - started)) : null,
-        bytes,
-        upstreamRequests: (await upstreamSince(seq)).all,
-        ...(missing > 0 ? { note: `${missing} of ${size.resumes} did not catch up within ${size.timeoutMs / 1000} s` } : {}),
-      }),
-    );
+    const fields = async (caught: CatchUp) => ({ subscribers: size.resumes, upstreamRequests: (await upstreamSince(seq)).all, ...late(caught, size.resumes, "catch up") });
+    await caughtUp(name, "ws", () => loadgens.resume(target, size.timeoutMs), fields);
   }
 
   // A relist after a 410: the hub's watch stalls, then the history is compacted and the watch expired.

@@ -1,8 +1,7 @@
 /**
  * @module
- * `fleet`: one watch across clusters: `clusters` simulators relayed by one relay as `fleet-0`,
- * `fleet-1`, … and watched as the merged key `/clusters/fleet-0,fleet-1,…/…`, step by step (the
- * report's method says each).
+ * `fleet`: one watch across clusters: `clusters` simulators relayed as `fleet-0`, `fleet-1`, … and
+ * watched as the merged key `/clusters/fleet-0,fleet-1,…/…`, step by step.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { get } from "node:http";
@@ -168,7 +167,6 @@ async function measure(own: Own): Promise<FleetRow[]> {
   // Its listener closes (every connection with it) and opens again after `downMs`; its churn goes on.
   await downSim.faults({ restart: { downtimeMs: size.downMs } });
   const downAt = performance.now();
-  // The window: most of the outage, once the member's hub has lost its watch.
   await sleep(size.downMs * 0.1);
   const during = await measureWhile(context, relay, () => sleep(size.downMs * 0.8));
   rows.push({

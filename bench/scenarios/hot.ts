@@ -1,8 +1,7 @@
 /**
  * @module
- * `hot`: one key with many subscribers, on one hub and spread over replica hubs; the report's
- * section (`report-hot.ts`) says how the tree is built. A key of S subscribers on k replicas is
- * watched on the relay's cluster of share S ÷ k (`bench-hot-<n>`); `bench-hot-solo` never spreads.
+ * `hot`: one key's subscribers on one hub and spread over replica hubs (`report-hot.ts` says how):
+ * S on k replicas watch the relay's cluster of share S ÷ k; `bench-hot-solo` never spreads.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -15,7 +14,7 @@ import type { SubscriberSpec } from "../loadgen.ts";
 import { subscriber, type System } from "../systems/system.ts";
 import { startRelay, type Relay } from "../systems/workerd.ts";
 import { clusterOf, plan, type Measurement } from "./hot-plan.ts";
-import { until } from "./own.ts";
+import { until, type HubStats } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 /** The Worker keeps a root's list of replicas this long (`src/http/placement.ts`): a wave after it is placed afresh. */
@@ -55,10 +54,7 @@ export const hot: Scenario = {
   },
 };
 
-interface Stats {
-  subscribers: number;
-  resourceVersion: number;
-  eventsCommitted: number;
+interface Stats extends HubStats {
   sent: Record<"websocket" | "http", { events: number; messages: number }>;
   replicas: Array<{ name: string; subscribers: number }>;
 }
@@ -77,8 +73,7 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
   if (!base) throw new Error(`hot: ${system.name} serves no HTTP`);
   const namespace = inRound(namespaceOf(system.name, subscribers, replicas, split), context.round);
   const path = pathOf(clusterOf(subscribers, replicas), namespace);
-  // Asked again after a server error: the relay answers some requests 500 while its isolate
-  // refreshes a cluster's discovery under concurrent requests (see BENCHMARKS.md, hot).
+  // Asked again after a 500, which a cluster's discovery refresh may cause (BENCHMARKS.md, hot).
   const stats = async (replica?: string): Promise<Stats> => {
     for (let tries = 1; ; tries++) {
       const response = await fetch(`${base}/_relay/stats${path}${replica ? `?replica=${encodeURIComponent(replica)}` : ""}`);

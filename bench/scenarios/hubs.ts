@@ -1,8 +1,7 @@
 /**
  * @module
- * `hubs`: many hubs in one isolate: `keys` distinct selectors over one collection, each a hub
- * holding all of it with a subscriber, opened at once, then under churn. Measured: the isolate's JS
- * heap against the platform's 128 MB, which objects sharing an isolate share.
+ * `hubs`: `keys` hubs (distinct selectors) of one collection in one isolate, a subscriber on each:
+ * the isolate's JS heap against the platform's 128 MB, which they share.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureWindow, traceMemory } from "../measure.ts";

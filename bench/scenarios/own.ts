@@ -1,8 +1,7 @@
 /**
  * @module
  * Simulators and a relay of a scenario's own (`big`, `hubs`, `fleet`): the shared simulator would
- * pay for a large collection in every other scenario's lists, and the relay's heap readings are
- * then of that scenario's hubs alone.
+ * pay for a large collection in every other scenario, and heap readings are of its hubs alone.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { MemoryTrace } from "../measure.ts";
@@ -20,8 +19,7 @@ export interface HubStats {
   watching: boolean;
   subscribers: number;
   resourceVersion: number;
-  windowStart: number;
-  windowEvents: number;
+  eventsCommitted: number;
   objects: number;
   storageBytes: number;
   memoryBytes: number;
@@ -35,7 +33,7 @@ export async function hubStats(relayUrl: string, path: string, labelSelector?: s
   return { ...NO_HUB, ...((await response.json()) as Partial<HubStats>) };
 }
 
-const NO_HUB: HubStats = { upstream: "stopped", watching: false, subscribers: 0, resourceVersion: 0, windowStart: 0, windowEvents: 0, objects: 0, storageBytes: 0, memoryBytes: 0, rowsWritten: 0 };
+const NO_HUB: HubStats = { upstream: "stopped", watching: false, subscribers: 0, resourceVersion: 0, eventsCommitted: 0, objects: 0, storageBytes: 0, memoryBytes: 0, rowsWritten: 0 };
 
 /** Poll `check` every `everyMs` until it holds; false if `timeoutMs` passed first. */
 export async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 250): Promise<boolean> {
@@ -66,7 +64,6 @@ export function stepCost(
   };
 }
 
-/** A scenario's simulators and relay, with the context its measurements need. */
 export interface Own {
   sim: Sim;
   sims: Sim[];
@@ -77,9 +74,9 @@ export interface Own {
   stop(): Promise<void>;
 }
 
-/** A simulator holding `namespaces` and a relay in front of it; with `clusters`, a simulator for each. */
 type SimArgs = { namespaces: string[]; historyLimit?: number; slimPods?: boolean };
 
+/** A simulator holding `namespaces` and a relay in front of it; with `clusters`, a simulator for each. */
 export async function startOwn(context: Context, name: string, simArgs: SimArgs, clusters?: readonly string[]): Promise<Own> {
   const label = inRound(name, context.round);
   const sims: Sim[] = [];

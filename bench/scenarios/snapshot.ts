@@ -52,7 +52,6 @@ export const snapshot: Scenario = {
           ...fields,
         };
       };
-      // Gzip-coded as kubectl and client-go ask for it.
       const codings = system.name === "relay" ? ([false, true] as const) : ([false] as const);
       for (const [list, gzip] of (["full", "paged"] as const).flatMap((l) => codings.map((g) => [l, g] as const))) {
         const seq = await sim.requestSeq();

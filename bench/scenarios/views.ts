@@ -6,7 +6,7 @@
 import { get, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startChild, type Child } from "../children.ts";
-import { cpuWhile, round } from "../measure.ts";
+import { cpuWhile, round, type Window } from "../measure.ts";
 import type { Sizes } from "../modes.ts";
 import { waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
@@ -15,6 +15,7 @@ import { Histogram } from "../stats.ts";
 import type { System } from "../systems/system.ts";
 import { viewQuery, type ViewQuery } from "../view-query.ts";
 import type { Received, ViewgenReport } from "../viewgen.ts";
+import { hubStats, type HubStats } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 const NAMESPACE = "views";
@@ -32,12 +33,6 @@ function viewQueries(sizes: Sizes["views"], count: number): ViewQuery[] {
     offset: (Math.floor(i / (2 * SORTS.length)) % 4) * sizes.limit,
     limit: sizes.limit,
   }));
-}
-
-interface Stats {
-  eventsCommitted: number;
-  rowsWritten: number;
-  resourceVersion: number;
 }
 
 export const views: Scenario = {
@@ -60,7 +55,7 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
   if (!wsBase) throw new Error(`views: ${system.name} serves no WebSockets`);
   const namespace = inRound(NAMESPACE, context.round);
   const path = podsOf(namespace);
-  const stats = async (): Promise<Stats> => (await (await fetch(`${base}/_relay/stats${path}`)).json()) as Stats;
+  const stats = () => hubStats(base, path);
 
   context.progress(`views: growing the collection to ${size.objects} pods`);
   const objects = await sim.populate(namespace, size.objects);
@@ -148,17 +143,12 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
   }
 }
 
-interface Measured {
+interface Measured extends Omit<Window, "report" | "lastVersion"> {
   report: ViewgenReport;
-  upstreamEventsPerSec: number;
-  serverCpuPct: number;
-  upstreamCpuPct: number;
-  loadGenCpuPct: number;
-  otherLoadPct: number;
   rowsWrittenPerEvent: number | null;
 }
 
-async function window(context: Context, system: System, viewgen: Child<{ pid: number }>, stats: () => Promise<Stats>, measurement: string): Promise<Measured> {
+async function window(context: Context, system: System, viewgen: Child<{ pid: number }>, stats: () => Promise<HubStats>, measurement: string): Promise<Measured> {
   const { sim, sizes } = context;
   context.progress(`views ${system.name}: measuring (${measurement})`);
   const before = await stats();
