@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { parentOf, procStat } from "../scripts/proc.ts";
 
 /** What `read` gives, or `otherwise` where it throws (a process gone). */
 function orElse<T>(read: () => T, otherwise: T): T {
@@ -20,23 +21,11 @@ const TICKS_PER_SECOND = orElse(() => Number(execFileSync("getconf", ["CLK_TCK"]
 
 const rssBytes = (pid: number): number => orElse(() => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024, 0);
 
-/** The fields of `/proc/<pid>/stat` after the command name (which may contain spaces). */
-const statFields = (pid: number | string): string[] => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-};
-
 /** User + system CPU of all the process's threads, in ms: utime and stime, fields 14 and 15. */
-const cpuMs = (pid: number): number =>
-  orElse(
-    () =>
-      (statFields(pid)
-        .slice(11, 13)
-        .reduce((ticks, field) => ticks + Number(field), 0) *
-        1000) /
-      TICKS_PER_SECOND,
-    0,
-  );
+const cpuMs = (pid: number): number => {
+  const [utime = 0, stime = 0] = (procStat(pid) ?? []).slice(11, 13).map(Number);
+  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+};
 
 export const sumRss = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + rssBytes(pid), 0);
 const sumCpu = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
@@ -101,7 +90,7 @@ export async function waitIdle(pids: readonly number[], { belowPct = 10, sliceMs
 export function descendants(root: number): number[] {
   const parent = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
-    const ppid = /^\d+$/.test(entry) ? orElse(() => Number(statFields(entry)[1]), undefined) : undefined;
+    const ppid = /^\d+$/.test(entry) ? parentOf(Number(entry)) : undefined;
     if (ppid !== undefined) parent.set(Number(entry), ppid);
   }
   const found: number[] = [];
@@ -119,11 +108,9 @@ export function descendants(root: number): number[] {
 export function listeningPid(port: number, candidates: readonly number[]): number | undefined {
   const inodes = new Set<string>();
   for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    for (const line of orElse(() => readFileSync(table, "utf8"), "")
-      .split("\n")
-      .slice(1)) {
+    for (const line of orElse(() => readFileSync(table, "utf8"), "").split("\n")) {
       const cols = line.trim().split(/\s+/);
-      // local_address is ADDR:PORT in hex; state 0A is LISTEN; column 10 is the inode.
+      // local_address is ADDR:PORT in hex; state 0A is LISTEN (never the header's); column 10 is the inode.
       if (cols[3] === "0A" && Number.parseInt(cols[1]?.split(":")[1] ?? "", 16) === port && cols[9]) inodes.add(cols[9]);
     }
   }

@@ -9,6 +9,7 @@ import WebSocket from "ws";
 import { MUX_PATH } from "../src/k8s/mux.ts";
 import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import type { RowChange } from "../src/k8s/view.ts";
+import { Random } from "../src/sim/random.ts";
 import { WRITTEN_AT } from "../src/sim/store.ts";
 import { methodsOf, serveParent } from "./children.ts";
 import { ByteLines, eventVersion } from "./lines.ts";
@@ -73,17 +74,6 @@ interface Refetcher {
   dirty: boolean;
   busy: boolean;
   head: number;
-}
-
-/** A seeded generator (mulberry32), so every run makes the same churn. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Reads one frame of a view, given the resourceVersion of its last, into the new one; `served` at a window whole. */
@@ -351,7 +341,9 @@ class Viewgen {
 
   /** Creates (copies of `template`), deletes of those, label patches of `visible` pods: a size-keeping mix. */
   startChurn({ simUrl, namespace, rate, template, visible, seed }: { simUrl: string; namespace: string; rate: number; template: unknown; visible: string[]; seed: number }): void {
-    const next = random(seed);
+    // Seeded, so every run makes the same churn.
+    const random = new Random(seed);
+    const next = () => random.next();
     const pods = `${simUrl}/api/v1/namespaces/${namespace}/pods`;
     let last = performance.now();
     let budget = 0;

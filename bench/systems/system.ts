@@ -12,7 +12,6 @@ export type { SystemName, Transport } from "./catalog.ts";
 /** The relay's two WebSocket framings, side by side: one event a message (default), and batches (opt-in). */
 export const RELAY_MODES: readonly SystemName[] = ["relay", "relay-batched"];
 
-/** Where and how a subscriber connects on one transport. */
 export interface Endpoint {
   /** Its subscribers open watches by message on one relay socket each. */
   readonly socket?: boolean;
