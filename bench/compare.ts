@@ -1,8 +1,7 @@
 /**
  * @module
- * `npm run bench:compare`: the benchmark at a base revision (a temporary git worktree, with the
- * working tree's dependencies) and on the working tree, in alternating pairs so that a drift in
- * the machine's load falls on both alike, each figure as a ratio current ÷ base.
+ * `npm run bench:compare`: the benchmark at a base revision (a git worktree) and on the working
+ * tree in alternating pairs, so a drift in the machine's load falls on both; ratios current ÷ base.
  */
 import { spawn, type ChildProcess, execFileSync } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";

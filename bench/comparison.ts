@@ -27,7 +27,6 @@ export interface Compared {
   median: number;
 }
 
-/** What a row measured, in words. */
 function describe(row: Row): string {
   const fields = row as unknown as Record<string, unknown>;
   return DIMENSIONS.filter((name) => fields[name] !== undefined)

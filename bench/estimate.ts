@@ -13,7 +13,6 @@ const seconds = (ms: number) => ms / 1000;
 
 /** A scenario's seconds for `n` measurements (`idle` of them fan-out's idle memory, no window). */
 const SECONDS: Record<Scenario["name"], (sizes: Sizes, n: number, idle: number) => number> = {
-  // A window, and connecting its subscribers (about a second a thousand); an idle one, a second and a half.
   fanout: ({ fanout }, n, idle) => idle * 1.5 + (n - idle) * (seconds(fanout.warmupMs + fanout.measureMs) + 0.6 + mean(fanout.subscribers) / 1000),
   burst: ({ burst }, n) => n * (1 + mean(burst.subscribers) / 143),
   storm: ({ storm }, n) => n * (1 + mean(storm.subscribers) / 250),

@@ -1,8 +1,7 @@
 /**
  * @module
- * What a run says, in sentences computed from its rows (so BENCHMARKS.md stays true): the summary,
- * what limits the relay where it misses a target, how to read its profiles. A finding whose rows
- * the run did not produce is left out.
+ * What a run says, in sentences computed from its rows (so BENCHMARKS.md stays true); a finding
+ * whose rows the run did not produce is left out.
  */
 import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type ProfileSummary, type Results, type SnapshotRow, type SocketsRow, type Stage, type StormRow } from "./rows.ts";
@@ -285,16 +284,7 @@ export function limits(results: Results): string[] {
   return out;
 }
 
-type Costed = {
-  system: SystemName;
-  transport: Transport;
-  deliveredPerSec: number;
-  cpuUsPerEvent: number | null;
-  serverCpuPct: number;
-  upstreamCpuPct: number;
-  loadGenCpuPct: number;
-  otherLoadPct: number;
-};
+type Costed = Pick<BurstRow, "system" | "transport" | "deliveredPerSec" | "cpuUsPerEvent" | "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "otherLoadPct">;
 
 /** A relay's CPU per event against a baseline's, the ceiling of one core, and what limited it this time. */
 function cost(results: Results, row: Costed, baseline: Costed): string {

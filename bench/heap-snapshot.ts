@@ -55,7 +55,6 @@ export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth
     constructors.set(key, entry);
   }
 
-  // Each node's first strong retainer, with the edge's name.
   const retainer = new Map<number, { from: number; edge: string }>();
   for (let node = 0, edge = 0; node < nodes.length; node += nodeFields) {
     const count = nodes[node + C] as number;

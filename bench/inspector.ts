@@ -1,8 +1,7 @@
 /**
  * @module
- * A minimal DevTools Protocol client for a Worker's isolate. workerd services the inspector only
- * while the isolate handles an event, so while a call is pending the client keeps sending the
- * Worker a trivial request.
+ * A minimal DevTools Protocol client for a Worker's isolate: workerd services it only while the
+ * isolate handles an event, so a pending call keeps sending the Worker a trivial request.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";

@@ -59,7 +59,6 @@ export async function cpuWhile<T>(context: Context, system: System, work: () => 
   return { result, serverCpuPct: server(), upstreamCpuPct: upstream(), loadGenCpuPct: loads.reduce((a, b) => a + b, 0), loadGenMaxCpuPct: Math.max(...loads), otherLoadPct: others() };
 }
 
-/** CPU figures as rows hold them. */
 export const cpuFields = (cpu: Cpu): Cpu => Object.fromEntries(CPU.map((key) => [key, round(cpu[key])])) as Cpu;
 
 export function receiptFields(window: Window) {

@@ -115,11 +115,9 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
     case "quick":
       return {
         fanout: fanoutAt([1000], [100, 1000], { subscribers: [1000], rates: [100] }, 750, 1500),
-        // The burst as the upstream writes it in one chunk; a chunk per event with --full (or --burst-upstream).
         burst: { subscribers: [500], changes: 400, timeoutMs: 30_000, chunkPerEvent: [false] },
         storm: { subscribers: [1000], missed: 1000, timeoutMs: 10_000, settleMs: 20_000 },
-        // Many keys' steady state comes some 3-4 s into the churn, once the hubs' gathers have
-        // lengthened (docs/decisions/0001): the window starts after that, not in the onset.
+        // Many keys' steady state comes 3-4 s into the churn, once the hubs' gathers lengthen (0001).
         keys: { keys: [100], subscribersPerKey: 3, rate: 20, warmupMs: 4000, measureMs: 6000 },
         sockets: { clients: 200, watchesPerClient: 5, rate: 40, warmupMs: 750, measureMs: 2000 },
         hot: { subscribers: 2000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 1, measureMs: 10_000 }, missed: 1000, warmupMs: 1000, measureMs: 3000, timeoutMs: 30_000 },
@@ -142,9 +140,8 @@ export function sizesFor(mode: Mode, cores: number): Sizes {
         hot: { subscribers: 5000, replicas: [2, 4, 8], rate: 100, hop: { subscribers: 1000, replicas: 1, measureMs: 10_000 }, missed: 1000, warmupMs: 2000, measureMs: 10_000, timeoutMs: 120_000 },
         views: { objects: 100_000, views: 200, limit: 50, rate: 100, refetchers: 20, warmupMs: 2000, measureMs: 30_000, timeoutMs: 600_000 },
         snapshot: { objects: 10_000, repeats: 10, pageLimit: 500, samples: 50 },
-        // A million pods (about 3.5 GB of JSON, 4.7 GB of the hub's storage). Initial states go
-        // to 10 subscribers at once, as in quick mode: 100 would move 340 GB a transport. 100 at
-        // 200,000 pods are in docs/decisions/0015.
+        // A million pods (3.5 GB of JSON): initial states to 10 subscribers, as 100 would move 340 GB
+        // a transport (100 at 200,000 pods are in docs/decisions/0015).
         big: { objects: 1_000_000, subscribers: 10, resumes: 1000, missed: 1000, churn: 100, churnMs: 60_000, pageLimit: 500, sampleMs: 1000, timeoutMs: 900_000 },
         hubs: { keys: 1000, objects: 1000, churn: 5, churnMs: 30_000, sampleMs: 1000, timeoutMs: 600_000 },
         fleet: { clusters: 10, pods: 10_000, rate: 50, subscribers: 200, warmupMs: 2000, measureMs: 10_000, missed: 100, downMs: 30_000, viewLimit: 50, timeoutMs: 600_000 },

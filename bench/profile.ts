@@ -1,8 +1,7 @@
 /**
  * @module
- * Where the relay's time goes: a CPU profile of its isolate under load, set against the process's
- * CPU from `/proc`. Samples are traced to files by the bundle's `// src/...` module markers;
- * natives are charged to the relay function that called them.
+ * Where the relay's time goes: a CPU profile of its isolate under load, its samples traced to files
+ * by the bundle's `// src/...` markers (natives charged to their caller), against `/proc`'s CPU.
  */
 import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -72,7 +71,6 @@ export async function profileRelay(context: Context, host: Relay, workload: Prof
   context.progress(`profile relay (${workload.name}): ${who}, ${rate} events/s, ${ms} ms`);
   await context.quiesce();
   const selector = (i: number) => (keys > 1 ? keySelector(i) : undefined);
-  // Each client watches every key.
   const clients = Array.from({ length: subscribersPerKey }, () => Array.from({ length: keys }, (_, k) => ({ path: podsOf(namespace), labelSelector: selector(k) })));
   const system = transport === "socket" ? host.socket : relay;
   await loadgens.open(clients.flatMap((watches) => (transport === "http" ? watches.map((w) => subscriber(relay, "http", sim, w.path, w.labelSelector)) : clientOf(system, sim, watches))));

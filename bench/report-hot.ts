@@ -6,7 +6,6 @@
 import { atOf, fullest, hopAdded, keptUp, replicasOf, rootOf, sizesOf, type HotRow, type Results } from "./rows.ts";
 import { columns, num, rowsOf } from "./tables.ts";
 
-/** Each replica's subscribers, as a sentence lists them. */
 export const replicaCounts = (row: HotRow) =>
   replicasOf(row)
     .map((h) => num(h.subscribers))

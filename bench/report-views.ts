@@ -57,17 +57,13 @@ export function viewsSection(results: Results): string[] {
   if (rows.length === 0) return [];
   const size = results.sizes.views;
   const { watch, views, socketViews, refetch } = windowsOf(rows);
+  const orders = (views?.opens?.slice(0, -1) ?? []).map((o) => o.sort).join(", ");
   const out = [
     `## views`,
     `Live views of one namespace of ${num(views?.objects ?? size.objects)} pods (about 4.3 KB of JSON each), written to at ${num(size.rate)} writes a second by the bench's churn (\`bench/viewgen.ts\`: creates, deletes of what it created, label patches of pods the views show; a seeded mix that keeps the collection's size). ` +
       `The first list through the relay builds the hub (one paged upstream list); a second is timed as what a full watch's initial state costs. Then, with no view ever opened, a full watch of the collection alone (HTTP, from the hub's head) is measured under the churn: the baseline, and what a client of the whole collection receives. ` +
       `Then views' first frames are timed (HTTP live views, \`?view=1&watch=1\`, ${size.limit} rows of cells): the first view of an order makes the order's index, a second window of the same order reads through it. ` +
-      `Then ${num(size.views)} live views of ${size.limit} rows (${views?.opens
-        ?.slice(0, -1)
-        .map((o) => o.sort)
-        .join(
-          ", ",
-        )}; every other five filtered by ${"`Status=Running`"}; windows at the first four offsets) are measured beside the watch, then the same views as ops on relay sockets (\`/_relay/socket\`, five a socket as a page's panels share one; a view's second window is timed that way too, on a socket already open), then ${num(size.refetchers)} notify-then-refetch clients (each told of every write, GETs its page again, \`?view=1\` without watch, one request at a time; what telling them costs is not counted). ` +
+      `Then ${num(size.views)} live views of ${size.limit} rows (${orders}; every other five filtered by ${"`Status=Running`"}; windows at the first four offsets) are measured beside the watch, then the same views as ops on relay sockets (\`/_relay/socket\`, five a socket as a page's panels share one; a view's second window is timed that way too, on a socket already open), then ${num(size.refetchers)} notify-then-refetch clients (each told of every write, GETs its page again, \`?view=1\` without watch, one request at a time; what telling them costs is not counted). ` +
       `Latency is from a write (its \`written-at\` stamp) to the frame, page or event that carried the row it changed; \`msgs/event\` is what one client received per upstream write; \`rows written/event\` the SQLite rows the hub wrote per event it committed (from \`/_relay/stats\`), which Durable Objects bill.`,
     viewsTable(rows),
   ];

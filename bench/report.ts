@@ -40,6 +40,10 @@ export function printTables(results: Results): void {
   console.log(`\ntargets\n${targetsTable(results).replaceAll("**", "")}`);
 }
 
+/** Where a later run (`--merge`) measured some of the results. */
+const amended = (a: NonNullable<Results["amendments"]>[number]) =>
+  ` The ${amendedParts(a)} come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`;
+
 const sizeList = (at: { subscribers: number[]; rates: number[] }) => `${at.subscribers.map(num).join(" and ")} subscribers × ${at.rates.map(num).join(" and ")} events/s`;
 
 /** Others' share of the machine, where it was large enough to change what the run says. */
@@ -99,12 +103,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
           `a throughput target gives its ratio in each round too, and a latency target is judged on the median of its rounds' p99.` +
           (results.rows.some((r) => r.scenario === "big" || r.scenario === "hubs" || r.scenario === "fleet") ? " The big, hubs and fleet scenarios, many minutes each, were measured once." : "")
         : "") +
-      (results.amendments ?? [])
-        .map(
-          (a) =>
-            ` The ${amendedParts(a)} come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`,
-        )
-        .join("") +
+      (results.amendments ?? []).map(amended).join("") +
       disturbance(results),
     `## Summary`,
     bullets(summary(results)),

@@ -169,7 +169,6 @@ async function main(): Promise<void> {
   };
   const systemsOf = (scenario: Scenario) => namesOf(scenario).map((n) => systems.get(n) as System);
   for (const scenario of scenarios) await scenario.prelude?.(context, systemsOf(scenario));
-  // Then the profiles, of a relay that no earlier load has left anything to do.
   const profiles: ProfileSummary[] = [];
   if (profiling && relay) {
     for (const workload of sizes.profiles) {

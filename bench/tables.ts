@@ -39,7 +39,6 @@ export function num(n: number): string {
 
 export const rowsOf = <T extends Row>(results: Results, scenario: T["scenario"]): T[] => results.rows.filter((r): r is T => r.scenario === scenario);
 
-/** A table's columns, each a header and its cell of a row. */
 type Columns<T> = ReadonlyArray<readonly [string, (row: T) => Cell]>;
 export const columns = <T>(rows: readonly T[], cols: Columns<T>): string =>
   table(
@@ -222,7 +221,6 @@ export const snapshotTable = (rows: SnapshotRow[]): string =>
     ["of them lists", (r) => r.upstreamLists],
   ]);
 
-/** How a snapshot row's list was read. */
 function snapshotKind(r: SnapshotRow): string {
   return r.coding ? `${listKind(r)}, gzip` : listKind(r);
 }

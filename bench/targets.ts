@@ -223,7 +223,6 @@ function burstTargets(allBursts: readonly BurstRow[]): TargetResult[] {
   const chunked = allBursts.filter((r) => r.chunkPerEvent);
   const results: TargetResult[] = [];
   const each = (target: (mode: SystemName) => TargetResult) => results.push(...eachMode(target));
-  // The targets name 500 subscribers in the burst.
   const burstSize = sizeFor(bursts, 500);
   const burstOf = (system: SystemName, transport: Transport) => rowOf(bursts, system, transport, (r) => r.subscribers === burstSize);
   if (bursts.length > 0) {
