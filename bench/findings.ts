@@ -188,18 +188,13 @@ function proxyHop(results: Results): string[] {
     const name = transport === "http" ? "HTTP" : "WebSocket";
     const fan = rates.map((rate) => [at("relay-proxied", rate, transport), at("relay", rate, transport)] as const).find(([p, r]) => p && r && p.cpuUsPerEvent && r.cpuUsPerEvent);
     const [bp, br] = [burst.at("relay-proxied", transport), burst.at("relay", transport)];
+    const p99 = (r: BurstRow) => (r.p99Ms === null ? "–" : seconds(r.p99Ms));
     return [
-      ...(fan?.[0] && fan[1]
-        ? [
-            `${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`,
-          ]
-        : []),
-      ...(bp && br
-        ? [
-            `${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${bp.p99Ms === null ? "–" : seconds(bp.p99Ms)} against ${br.p99Ms === null ? "–" : seconds(br.p99Ms)}`,
-          ]
-        : []),
-    ];
+      fan?.[0] && fan[1]
+        ? `${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`
+        : undefined,
+      bp && br ? `${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${p99(bp)} against ${p99(br)}` : undefined,
+    ].filter(defined);
   });
   if (parts.length === 0) return [];
   return [

@@ -29,14 +29,8 @@ export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth
   const edgeFields = meta.edge_fields.length;
   const [nodeTypes] = meta.node_types;
   const [edgeTypes] = meta.edge_types;
-  const field = (name: string, fields: string[]) => fields.indexOf(name);
-  const T = field("type", meta.node_fields);
-  const N = field("name", meta.node_fields);
-  const S = field("self_size", meta.node_fields);
-  const C = field("edge_count", meta.node_fields);
-  const ET = field("type", meta.edge_fields);
-  const EN = field("name_or_index", meta.edge_fields);
-  const TO = field("to_node", meta.edge_fields);
+  const [T, N, S, C] = ["type", "name", "self_size", "edge_count"].map((name) => meta.node_fields.indexOf(name)) as [number, number, number, number];
+  const [ET, EN, TO] = ["type", "name_or_index", "to_node"].map((name) => meta.edge_fields.indexOf(name)) as [number, number, number];
   const { nodes, edges, strings } = heap;
   const typeOf = (node: number) => nodeTypes[nodes[node + T] as number] ?? "?";
   const nameOf = (node: number) => strings[nodes[node + N] as number] ?? "";

@@ -145,18 +145,13 @@ export async function traceMemory<T>(system: System, everyMs: number, work: () =
     samples++;
     return heap;
   };
+  // A sample fails when the process died (out of memory?): `work` will fail too; this says why.
   const sampling = (async () => {
     while (running) {
-      try {
-        await sample();
-      } catch (e) {
-        // The process died (out of memory?): `work` will fail too; this says why.
-        failed = e;
-        return;
-      }
+      await sample();
       await sleep(everyMs);
     }
-  })();
+  })().catch((e: unknown) => void (failed = e));
   let result: T;
   try {
     result = await work();

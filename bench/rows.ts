@@ -35,12 +35,10 @@ interface Common extends Base {
 interface Receipt {
   /** Mean size of a delivered event: the relay strips `managedFields` by default, the baselines forward objects whole. */
   eventBytes: number | null;
-  /** Bytes on the wire per delivered event: less than `eventBytes` where compressed (`relay-gzip`). */
   wireEventBytes: number | null;
   /** Bytes per MODIFIED received (as a delta when it came as one). */
   modifiedBytes: number | null;
   eventsPerMessage: number | null;
-  /** From the upstream write (`written-at`) to receipt by the subscriber. */
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
@@ -55,7 +53,6 @@ interface Delivery extends Receipt {
   upstreamEventsPerSec: number;
   deliveredPerSec: number;
   deliveredMBps: number;
-  /** Delivered as % of subscribers × achieved upstream rate. */
   deliveredPct: number;
   /** Subscribers short of the window's last resourceVersion `reachEndMs` after it (null: not waited for). */
   behindAtEnd: number | null;
@@ -64,9 +61,7 @@ interface Delivery extends Receipt {
 export interface FanoutRow extends Common, Delivery {
   scenario: "fanout";
   subscribers: number;
-  /** Most watches held open on the API server at once (sampled three times in the window). */
   upstreamConnections: number;
-  /** Watch requests during the window: one the API server ended for falling 16 MiB behind watches again. */
   upstreamWatchRequests: number;
   /** Idle memory, before any load, at `memorySubscribers` only: with one subscriber and with all. */
   memBeforeMB: number | null;
@@ -75,7 +70,6 @@ export interface FanoutRow extends Common, Delivery {
   heapPerSubscriberKB: number | null;
 }
 
-/** `changes` made at once on one collection, each timed from its write to its receipt. */
 export interface BurstRow extends Common, Receipt {
   scenario: "burst";
   subscribers: number;
@@ -85,7 +79,6 @@ export interface BurstRow extends Common, Receipt {
   delivered: number;
   deliveredPct: number;
   caughtUp: number;
-  /** From the first change's write to the last receipt. */
   durationMs: number | null;
   deliveredPerSec: number;
 }
@@ -94,7 +87,6 @@ export interface StormRow extends Common {
   scenario: "storm";
   subscribers: number;
   missedEvents: number;
-  /** From the moment all subscribers start reconnecting until the last has caught up. */
   catchUpMs: number | null;
   catchUpP50Ms: number | null;
   caughtUp: number;
@@ -104,7 +96,6 @@ export interface StormRow extends Common {
   upstreamWatches: number;
   upstreamLists: number;
   errors: number;
-  /** Once every subscriber has gone: how long until the system was idle (null: not within the limit). */
   settledMs: number | null;
 }
 
@@ -125,7 +116,6 @@ export interface SocketsRow extends Common, Delivery {
   watchesPerClient: number;
   sockets: number;
   upstreamWatches: number;
-  /** Memory the system added per client (its sockets, watches, and a relay socket's mux object). */
   memPerClientKB: number;
   heapPerClientKB: number;
 }
@@ -139,12 +129,10 @@ export interface SnapshotRow extends Base {
   limit?: number;
   /** Asked for gzip and sent it (`bytes` are then the coded bytes); absent: uncompressed. */
   coding?: "gzip";
-  /** The system's CPU per list of the repeats, in ms. */
   cpuMs?: number;
   /** First list (the relay builds its hub: an upstream list); then the median of the repeats, to the last byte. */
   coldMs: number;
   ms: number;
-  /** To the first byte (a paged list's first page), the median of the repeats. */
   firstByteMs?: number;
   bytes: number;
   MBps: number;
@@ -166,7 +154,6 @@ export interface TreeHub {
   subscribers: number;
   /** Where it sends each event: its subscribers, and for the root its replicas too. */
   destinations: number;
-  /** Messages it sent (WebSocket messages, HTTP chunks) per event it committed, over the window. */
   messagesPerEvent: number | null;
 }
 
@@ -174,15 +161,12 @@ export interface TreeHub {
 export interface HotRow extends Common, Delivery {
   scenario: "hot";
   subscribers: number;
-  /** Replica hubs asked for, and those that served subscribers. */
   replicas: number;
   replicasLive: number;
-  /** The replica hubs ran in a second workerd (a thread of their own, as deployed). */
   replicaWorkerd?: true;
   /** The root first, then each replica. */
   hubs: TreeHub[];
   upstreamWatches: number;
-  /** Watches the relay answered with a 5xx while the tree was built. */
   refused: number;
   missedEvents: number | null;
   catchUpMs: number | null;
@@ -190,7 +174,6 @@ export interface HotRow extends Common, Delivery {
   caughtUp: number | null;
   stormUpstreamRequests: number | null;
   stormErrors: number | null;
-  /** Subscribers on replicas once all had resumed (the rest on the root), as the root's replicas reported. */
   stormOnReplicas: number | null;
 }
 
@@ -200,7 +183,6 @@ export interface ViewOpen {
   filter: string | null;
   coldMs: number;
   warmMs: number;
-  /** The second window again, as a view op on a relay socket already open. */
   socketMs?: number;
   bytes: number;
 }
@@ -215,16 +197,12 @@ export interface ViewsRow extends Base, Pick<Common, "serverCpuPct" | "upstreamC
   clients: number;
   eventsPerSec: number;
   upstreamEventsPerSec: number;
-  /** Frames (views), events (the watch) or pages (refetch) received a second, all clients together. */
   deliveredPerSec: number;
-  /** What one client received per upstream event: all its messages, and those that carried a row change. */
   messagesPerEvent: number | null;
   changesPerEvent: number | null;
-  /** Bytes one client received a minute (keep-alives included), and what the full watch received a minute in the same window. */
   bytesPerClientPerMin: number | null;
   watchBytesPerMin: number | null;
   latencySamples: number;
-  /** SQLite rows its hub wrote per event committed. */
   rowsWrittenPerEvent: number | null;
   /** On the `views` row: the collection listed through the relay (the first list builds the hub), and views' first frames by order. */
   listColdMs: number | null;
@@ -238,10 +216,8 @@ export interface StepCost {
   heapMaxMB: number | null;
   heapAfterMB: number | null;
   rssMaxMB: number | null;
-  /** SQLite rows the hub wrote during the step (its `rowsWritten` in `/_relay/stats`). */
   rowsWritten: number | null;
   storageMB: number | null;
-  /** The window's newest lines the hub held in memory after the step (`LINE_MEMORY_BYTES` bounds them). */
   linesMB: number | null;
 }
 
@@ -287,7 +263,6 @@ export interface FleetRow extends Step {
   watches?: number;
   firstByteMs?: number | null;
   bytes?: number | null;
-  /** Open watches on the simulators, all clusters summed (each simulator's own count). */
   upstreamWatches?: number;
   upstreamRequests?: number;
   p50Ms?: number | null;

@@ -58,11 +58,7 @@ function niceCeil(v: number): number {
 
 const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
-function format(v: number): string {
-  if (v >= 1e6) return `${round(v / 1e6)}M`;
-  if (v >= 1e3) return `${round(v / 1e3)}k`;
-  return String(round(v));
-}
+const format = (v: number) => (v >= 1e6 ? `${round(v / 1e6)}M` : v >= 1e3 ? `${round(v / 1e3)}k` : String(round(v)));
 const round = (v: number) => Number(v.toPrecision(3));
 
 export function lineChart(chart: Chart): string {

@@ -222,20 +222,9 @@ export const snapshotTable = (rows: SnapshotRow[]): string =>
   ]);
 
 function snapshotKind(r: SnapshotRow): string {
-  return r.coding ? `${listKind(r)}, gzip` : listKind(r);
-}
-
-function listKind(r: SnapshotRow): string {
-  switch (r.list) {
-    case "paged":
-      return `paged, limit=${r.limit}`;
-    case "consistent":
-      return `whole, resourceVersion unset, ${r.samples} timed`;
-    case "any":
-      return `whole, resourceVersion=0, ${r.samples} timed`;
-    default:
-      return "whole";
-  }
+  const timed = { consistent: "resourceVersion unset", any: "resourceVersion=0" } as Record<string, string>;
+  const kind = r.list === "paged" ? `paged, limit=${r.limit}` : timed[r.list] ? `whole, ${timed[r.list]}, ${r.samples} timed` : "whole";
+  return r.coding ? `${kind}, gzip` : kind;
 }
 
 const costColumns: Columns<BigRow | HubsRow> = [
@@ -259,16 +248,17 @@ export const bigTable = (rows: BigRow[]): string =>
     ["MB/s", (r) => r.MBps],
     ["upstream requests", (r) => r.upstreamRequests],
     ...costColumns,
-    [
-      "notes",
-      (r) =>
-        [
-          ...(r.deliveredPerSec === undefined ? [] : [`${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`]),
-          ...(r.deliveredPerSec === undefined && typeof r.cpuUsPerEvent === "number" ? [`${r.cpuUsPerEvent} µs CPU per event delivered`] : []),
-          ...(r.note ? [r.note] : []),
-        ].join("; "),
-    ],
+    ["notes", bigNotes],
   ]);
+
+const bigNotes = (r: BigRow) =>
+  [
+    r.deliveredPerSec === undefined ? "" : `${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`,
+    r.deliveredPerSec === undefined && typeof r.cpuUsPerEvent === "number" ? `${r.cpuUsPerEvent} µs CPU per event delivered` : "",
+    r.note ?? "",
+  ]
+    .filter((note) => note !== "")
+    .join("; ");
 
 export const hubsTable = (rows: HubsRow[]): string =>
   columns(rows, [
