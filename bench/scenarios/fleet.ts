@@ -8,6 +8,7 @@ import { get } from "node:http";
 import { WRITTEN_AT } from "../../src/sim/index.ts";
 import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, MEMBERS_BEHIND_HEADER } from "../../src/k8s/members.ts";
 import { ByteLines } from "../lines.ts";
+import type { SubscriberSpec } from "../loadgen.ts";
 import { measureWhile, receiptFields, round, type Window } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
 import type { FleetRow } from "../rows.ts";
@@ -72,10 +73,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
     const spec = subscriber(relay, "ws", context.sim, path);
     return { ...spec, url: `${spec.url}&resourceVersion=${await relay.head(path)}` };
   };
-  const onMergedKey = async () => {
-    const spec = await fromHead(merged);
-    return Array.from({ length: size.subscribers }, () => spec);
-  };
+  const onMergedKey = async () => new Array<SubscriberSpec>(size.subscribers).fill(await fromHead(merged));
 
   progress(`${size.clusters} clusters of ${size.pods} pods`);
   const objects = await sum((s) => s.populate(NAMESPACE, size.pods));
@@ -105,14 +103,14 @@ async function measure(own: Own): Promise<FleetRow[]> {
     });
   }
 
-  const churning = async (specs: ReturnType<typeof subscriber>[]) => {
+  const churning = async (specs: SubscriberSpec[]) => {
     await context.quiesce();
     await loadgens.open(specs);
     await waitIdle([...sims.map((s) => s.pid), ...relay.pids]);
     await churn(size.rate);
     await sleep(size.warmupMs);
   };
-  const delivery = async (step: string, specs: ReturnType<typeof subscriber>[], watches: number): Promise<FleetRow> => {
+  const delivery = async (step: string, specs: SubscriberSpec[], watches: number): Promise<FleetRow> => {
     await churning(specs);
     const window = await measureWhile(context, relay, () => sleep(size.measureMs));
     await churn(0);
