@@ -8,11 +8,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DELTA_PROTOCOL } from "../../src/k8s/websocket.ts";
 import { pagedList, timedList, type TimedList } from "../listing.ts";
 import type { CatchUp, SubscriberSpec } from "../loadgen.ts";
-import { deliveryFields, measureMemory, measureWindow, round, traceMemory, type MemoryTrace } from "../measure.ts";
+import { deliveryFields, measureMemory, round, traceMemory, type MemoryTrace } from "../measure.ts";
 import { cpuMeter } from "../proc.ts";
 import type { BigRow } from "../rows.ts";
 import { subscriber, type System, type SystemName } from "../systems/system.ts";
-import { hubStats, OWN, stepCost, until, withOwn, type HubStats, type Own } from "./own.ts";
+import { churnWindow, hubStats, OWN, stepCost, until, withOwn, type HubStats, type Own } from "./own.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 
 const NAMESPACE = "big";
@@ -224,15 +224,7 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     const head = (await stats()).resourceVersion;
     const spec = { ...subscriber(relay(), "ws", sim, PATH), from: head };
     await own.context.loadgens.open(new Array<SubscriberSpec>(size.subscribers).fill(spec), 100);
-    const traced = await step(name, async () => {
-      await sim.churn(size.churn, NAMESPACE);
-      await sleep(Math.min(2000, size.churnMs / 4));
-      try {
-        return await measureWindow(own.context, relay(), size.churnMs);
-      } finally {
-        await sim.churn(0);
-      }
-    });
+    const traced = await step(name, () => churnWindow(own, NAMESPACE, size.churn, size.churnMs));
     await own.context.loadgens.close();
     const delivery = deliveryFields(traced.result, size.churn, size.subscribers);
     rows.push(
@@ -252,12 +244,8 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
     const head = (await stats()).resourceVersion;
     const spec = { ...subscriber(relay(), "ws", sim, PATH), protocol: DELTA_PROTOCOL, compact: true, from: horizon };
     const note = `${head - horizon} changes since the horizon (the first list), each changed object sent once`;
-    await caughtUp(
-      name,
-      "ws",
-      () => own.context.loadgens.arrive([spec], { target: head }, size.timeoutMs),
-      () => ({ subscribers: 1, note }),
-    );
+    const arrive = () => own.context.loadgens.arrive([spec], { target: head }, size.timeoutMs);
+    await caughtUp(name, "ws", arrive, () => ({ subscribers: 1, note }));
   }
 
   {

@@ -1,8 +1,7 @@
 /**
  * @module
- * `fanout`: S subscribers on one collection under churn at a fixed rate, over each transport a
- * system serves; idle memory first, on fresh processes (later, allocators and evictions skew it).
- * Each measurement gets a fresh collection: an overloaded system's backlog must not leak on.
+ * `fanout`: S subscribers on one collection under churn, over each transport a system serves; idle
+ * memory first, on fresh processes. A fresh collection each, so no backlog leaks into the next.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";

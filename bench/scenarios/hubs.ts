@@ -3,13 +3,12 @@
  * `hubs`: `keys` hubs (distinct selectors) of one collection in one isolate, a subscriber on each:
  * the isolate's JS heap against the platform's 128 MB, which they share.
  */
-import { setTimeout as sleep } from "node:timers/promises";
-import { deliveryFields, measureWindow, traceMemory } from "../measure.ts";
+import { deliveryFields, traceMemory } from "../measure.ts";
 import type { HubsRow } from "../rows.ts";
 import { subscriber } from "../systems/system.ts";
 import { BIG_POD_ANNOTATIONS } from "./big.ts";
 import { keySelector } from "./keys.ts";
-import { hubStats, OWN, stepCost, withOwn, type HubStats } from "./own.ts";
+import { churnWindow, hubStats, OWN, stepCost, withOwn, type HubStats } from "./own.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 
 const NAMESPACE = "hubs";
@@ -60,15 +59,7 @@ export const hubs: Scenario = {
       ];
 
       progress(`${size.churn} changes/s for ${size.churnMs / 1000} s, every hub getting every one`);
-      await sim.churn(size.churn, NAMESPACE);
-      const churned = await traceMemory(relay, size.sampleMs, async () => {
-        try {
-          await sleep(Math.min(2000, size.churnMs / 4));
-          return await measureWindow(ownContext, relay, size.churnMs);
-        } finally {
-          await sim.churn(0);
-        }
-      });
+      const churned = await traceMemory(relay, size.sampleMs, () => churnWindow(own, NAMESPACE, size.churn, size.churnMs));
       const delivery = deliveryFields(churned.result, size.churn, size.keys);
       rows.push({
         ...base,

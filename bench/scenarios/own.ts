@@ -4,7 +4,7 @@
  * pay for a large collection in every other scenario, and heap readings are of its hubs alone.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { MemoryTrace } from "../measure.ts";
+import { measureWindow, type DeliveryWindow, type MemoryTrace } from "../measure.ts";
 import { descendants, waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
 import type { Row, StepCost } from "../rows.ts";
@@ -119,6 +119,17 @@ export async function startOwn(context: Context, name: string, simArgs: SimArgs,
     stop,
   };
   return result;
+}
+
+/** `rate` changes a second on `namespace`, warmed up (a quarter of `ms`, 2 s at most), then a window of `ms`. */
+export async function churnWindow(own: Own, namespace: string, rate: number, ms: number): Promise<DeliveryWindow> {
+  await own.sim.churn(rate, namespace);
+  try {
+    await sleep(Math.min(2000, ms / 4));
+    return await measureWindow(own.context, own.relay.relay, ms);
+  } finally {
+    await own.sim.churn(0);
+  }
 }
 
 /** Its own simulators hold its namespaces; many minutes at its full size, so measured once. */
