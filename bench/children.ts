@@ -1,8 +1,7 @@
 /**
  * @module
- * The bench's child processes, each in its own process group (stopping the group stops what it
- * started, such as workerd), talking over Node's IPC channel. A child exits by itself when the
- * orchestrator disappears, so nothing outlives a run.
+ * The bench's child processes, each in a process group of its own (stopping it stops what the child
+ * started), over Node's IPC channel; a child exits when the orchestrator goes, so none outlives a run.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { once } from "node:events";

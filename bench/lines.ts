@@ -34,16 +34,20 @@ export class ByteLines {
 const RESOURCE_VERSION = Buffer.from('"resourceVersion":"');
 const WRITTEN_AT = Buffer.from(`"${WRITTEN_AT_ANNOTATION}":"`);
 
-function numberAfter(buf: Buffer, marker: Buffer): number {
-  const at = buf.indexOf(marker);
-  if (at < 0) return 0;
+/** The decimal digits from `start` on, as a number (0 if none). */
+function digitsAt(buf: Buffer, start: number): number {
   let n = 0;
-  for (let i = at + marker.length; i < buf.length; i++) {
+  for (let i = start; i < buf.length; i++) {
     const c = buf[i] as number;
     if (c < 48 || c > 57) break;
     n = n * 10 + (c - 48);
   }
   return n;
+}
+
+function numberAfter(buf: Buffer, marker: Buffer): number {
+  const at = buf.indexOf(marker);
+  return at < 0 ? 0 : digitsAt(buf, at + marker.length);
 }
 
 /** The first `resourceVersion` is the object's (metadata precedes spec), or a delta's new one. */
@@ -59,14 +63,8 @@ const SLOW = Buffer.from('"code":4008');
 
 /** A relay socket's line (`{"id":"<n>",…`): its watch, and whether it is the watch's end (for being slow). */
 export function socketLine(line: Buffer): { id: number; closed: boolean; slow: boolean } {
-  let id = 0;
-  for (let i = 7; i < line.length; i++) {
-    const c = line[i] as number;
-    if (c < 48 || c > 57) break;
-    id = id * 10 + (c - 48);
-  }
   const closed = line.subarray(0, TYPE_SPAN).includes(CLOSED);
-  return { id, closed, slow: closed && line.includes(SLOW) };
+  return { id: digitsAt(line, 7), closed, slow: closed && line.includes(SLOW) };
 }
 
 /** Whether an event line is of `type` (a MODIFIED one whole or as a delta). */

@@ -1,8 +1,7 @@
 /**
  * @module
- * Lists as a client reads them, timed: whole, or paged through continue tokens. A list of 200,000
- * pods is more than a JavaScript string can hold, so a whole list's items are counted as the bytes
- * arrive, never parsed; a page, being small, is parsed for its continue token.
+ * Lists as a client reads them, timed, whole or paged. A list of 200,000 pods is more than a string
+ * can hold, so a whole list's items are counted as the bytes arrive; a page is parsed.
  */
 import { get } from "node:http";
 import { createGunzip } from "node:zlib";

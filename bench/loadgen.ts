@@ -1,8 +1,7 @@
 /**
  * @module
- * A load-generator process: many subscribers, each event timed from the simulator's write
- * (`written-at`) to receipt, read straight out of the bytes (never parsing JSON) so that it is not
- * the bottleneck. Subscribers behave as real clients: they resume, acknowledge and split batches.
+ * A load-generator process: subscribers that behave as real clients, each event timed from its
+ * write (`written-at`) to receipt, read out of the bytes (never parsing JSON) to stay off the limit.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parentOf, procStat } from "../scripts/proc.ts";
 
 /** What `read` gives, or `otherwise` where it throws (a process gone). */
-function orElse<T>(read: () => T, otherwise: T): T {
+export function orElse<T>(read: () => T, otherwise: T): T {
   try {
     return read();
   } catch {

@@ -1,8 +1,7 @@
 /**
  * @module
- * The views scenario's clients and churn, in a process of their own so that their cost is measured
- * apart. Latency is from a write to the frame (or page) whose newer resourceVersion carries the
- * row it changed; bytes are counted as received, keep-alives included.
+ * The views scenario's clients and churn, in a process of their own so that their cost is apart.
+ * Latency is from a write to the frame (or page) whose newer resourceVersion carries its row.
  */
 import { get, request, type ClientRequest } from "node:http";
 import WebSocket from "ws";
@@ -415,15 +414,13 @@ class Viewgen {
 
   report(): ViewgenReport {
     this.#measuring = false;
+    const socketViews = this.#viewSockets.reduce((n, s) => n + s.views, 0);
     return {
       elapsedMs: performance.now() - this.#started,
       writes: this.#writes,
       writeErrors: this.#writeErrors,
       views: this.#views.received(this.#viewStreams.length, this.#written),
-      socketViews: this.#socketViews.received(
-        this.#viewSockets.reduce((n, s) => n + s.views, 0),
-        this.#written,
-      ),
+      socketViews: this.#socketViews.received(socketViews, this.#written),
       watch: this.#watch.received(this.#watchStream ? 1 : 0, this.#written),
       refetch: this.#refetch.received(this.#refetchers.length, this.#written),
     };

@@ -1,8 +1,7 @@
 /**
  * @module
- * The serving side of the Node baselines: a client watches by the URL it would give the relay,
- * over a WebSocket or an HTTP watch. A subscriber with more than the relay's default budget
- * unsent is cut off, so a baseline that cannot keep up never buffers without bound.
+ * The Node baselines' serving side, WebSocket and HTTP watches; a subscriber with more than the
+ * relay's default budget unsent is cut off, so a baseline never buffers without bound.
  */
 import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";

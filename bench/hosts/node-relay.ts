@@ -7,11 +7,7 @@ import { KubeConfig, Watch } from "@kubernetes/client-node";
 import { serveParent } from "../children.ts";
 import { startBroadcast, type Topic } from "./broadcast.ts";
 
-interface NodeRelayArgs {
-  upstreamUrl: string;
-}
-
-serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
+serveParent<{ upstreamUrl: string }>(async ({ upstreamUrl }) => {
   const config = new KubeConfig();
   config.loadFromOptions({
     clusters: [{ name: "sim", server: upstreamUrl, skipTLSVerify: true }],

@@ -8,10 +8,6 @@ import { serveParent } from "../children.ts";
 import { ByteLines, eventVersion, isErrorEvent } from "../lines.ts";
 import { startBroadcast, type Frame, type Topic } from "./broadcast.ts";
 
-interface RawArgs {
-  upstreamUrl: string;
-}
-
 /** As many events as the relay's default window. */
 const HISTORY = 10_000;
 
@@ -19,7 +15,7 @@ interface Line extends Frame {
   rv: number;
 }
 
-serveParent<RawArgs>(async ({ upstreamUrl }) => {
+serveParent<{ upstreamUrl: string }>(async ({ upstreamUrl }) => {
   const histories = new Map<Topic, Line[]>();
   const open = new Set<ClientRequest>();
   let stopping = false;

@@ -1,8 +1,7 @@
 /**
  * @module
- * A Worker started the way `wrangler dev` starts one (`unstable_DevEnv`). This host reports both
- * the Worker's own address and that of the proxy worker wrangler puts in front of it, so the
- * bench can measure the Worker without that hop, and the hop.
+ * A Worker started as `wrangler dev` starts one (`unstable_DevEnv`), reporting its own address and
+ * that of wrangler's proxy worker in front of it: the bench measures it without that hop, and the hop.
  */
 import { unstable_DevEnv } from "wrangler";
 import { serveParent } from "../children.ts";
