@@ -26,9 +26,7 @@ let worktree: string | undefined;
 /** Set by a signal: the benchmark it stops exits non-zero, which is no failure to report. */
 let interrupted = false;
 
-function log(message: string): void {
-  console.log(`[compare] ${message}`);
-}
+const log = (message: string) => console.log(`[compare] ${message}`);
 
 function runBench(cwd: string, args: readonly string[], out: string, logFile: string): Promise<Row[]> {
   return new Promise((resolve, reject) => {

@@ -1,8 +1,7 @@
 /**
  * @module
  * `npm run bench:heap -- [--keys N] [--objects M] [--churn R] [--seconds S] [--out DIR]`: what the
- * relay's heap holds, and why, with `N` hubs of `M` pods in its isolate, after their opening and
- * after `S` s of churn at `R`/s: heap snapshots, summarised (it found docs/decisions/0013).
+ * heap of a relay with `N` hubs of `M` pods holds, and why (it found docs/decisions/0013).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,10 +25,7 @@ const { values } = parseArgs({
     out: { type: "string" },
   },
 });
-const keys = Number(values.keys);
-const objects = Number(values.objects);
-const churn = Number(values.churn);
-const seconds = Number(values.seconds);
+const [keys, objects, churn, seconds] = [values.keys, values.objects, values.churn, values.seconds].map(Number) as [number, number, number, number];
 const out = values.out ?? mkdtempSync(join(tmpdir(), "kwr-heap-"));
 mkdirSync(out, { recursive: true });
 const NAMESPACE = "heap";

@@ -15,12 +15,8 @@ export function heapSummary(results: Results): string[] {
   const big = rowsOf<BigRow>(results, "big");
   const relay = big.filter((r) => r.system === "relay");
   const step = (prefix: string) => relay.find((r) => r.step.startsWith(prefix));
-  const direct = big.filter((r) => r.system === "direct");
-  const ownFull = direct.find((r) => r.step.startsWith("full list"));
-  const ownPaged = direct.find((r) => r.step.startsWith("paged list"));
-  const first = step("first list");
-  const coldFull = step("cold full list");
-  const coldPaged = step("cold paged list");
+  const [ownFull, ownPaged] = ["full list", "paged list"].map((prefix) => big.find((r) => r.system === "direct" && r.step.startsWith(prefix)));
+  const [first, coldFull, coldPaged] = ["first list", "cold full list", "cold paged list"].map(step);
   const top = heapPeak(relay);
   if (first && top) {
     const objects = first.objects;

@@ -11,6 +11,8 @@ export const replicaCounts = (row: HotRow) =>
     .map((h) => num(h.subscribers))
     .join(", ");
 
+const range = (values: number[]) => (values.length === 0 ? "–" : `${num(Math.min(...values))}–${num(Math.max(...values))}`);
+
 export const hotTable = (rows: readonly HotRow[]): string =>
   columns(rows, [
     ["S", (r) => r.subscribers],
@@ -19,13 +21,7 @@ export const hotTable = (rows: readonly HotRow[]): string =>
     ["replicas (serving)", (r) => `${r.replicas === 0 ? "0" : `${r.replicas} (${r.replicasLive})`}${r.replicaWorkerd ? ", own workerd" : ""}`],
     ["root: sends to", (r) => rootOf(r)?.destinations],
     ["root: msgs/event", (r) => rootOf(r)?.messagesPerEvent],
-    [
-      "replicas' subscribers",
-      (r) => {
-        const replicas = replicasOf(r).map((h) => h.subscribers);
-        return replicas.length === 0 ? "–" : `${num(Math.min(...replicas))}–${num(Math.max(...replicas))}`;
-      },
-    ],
+    ["replicas' subscribers", (r) => range(replicasOf(r).map((h) => h.subscribers))],
     ["fullest replica: msgs/event", (r) => fullest(r)?.messagesPerEvent],
     ["upstream watches", (r) => r.upstreamWatches],
     ["delivered/s", (r) => r.deliveredPerSec],

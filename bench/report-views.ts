@@ -8,6 +8,7 @@ import { columns, fmt, num, rowsOf, table } from "./tables.ts";
 const kb = (bytes: number | null) => (bytes === null ? null : bytes / 1024);
 const mb = (bytes: number) => `${num(bytes / 2 ** 20)} MB`;
 const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : undefined);
+const timesText = (times: number | undefined) => (times === undefined ? "–" : `${fmt(times)}×`);
 
 const WINDOW_NAMES: Record<ViewsRow["measurement"], string> = {
   watch: "full watch alone",
@@ -27,13 +28,7 @@ export const viewsTable = (rows: readonly ViewsRow[]): string =>
     ["with row changes/event", (r) => r.changesPerEvent],
     ["KB/min (a client)", (r) => kb(r.bytesPerClientPerMin)],
     ["full watch KB/min", (r) => kb(r.watchBytesPerMin)],
-    [
-      "full watch ÷ a client",
-      (r) => {
-        const times = ratio(r.watchBytesPerMin, r.bytesPerClientPerMin);
-        return r.measurement === "watch" || times === undefined ? "–" : `${fmt(times)}×`;
-      },
-    ],
+    ["full watch ÷ a client", (r) => (r.measurement === "watch" ? "–" : timesText(ratio(r.watchBytesPerMin, r.bytesPerClientPerMin)))],
     ["p50 ms", (r) => r.p50Ms],
     ["p99 ms", (r) => r.p99Ms],
     ["samples", (r) => r.latencySamples],

@@ -109,10 +109,8 @@ interface Latency {
 /** A row's p99, or the median of its rounds' (a round that delivered nothing counts as the longest). */
 function medianP99(row: Latency): number | null {
   if (!row.rounds || row.rounds.length < 2) return row.p99Ms;
-  const median = middle(
-    row.rounds.map((r) => ("p99Ms" in r && typeof r.p99Ms === "number" ? r.p99Ms : Number.POSITIVE_INFINITY)),
-    (p99) => p99,
-  ) as number;
+  const p99s = row.rounds.map((r) => ("p99Ms" in r && typeof r.p99Ms === "number" ? r.p99Ms : Number.POSITIVE_INFINITY));
+  const median = middle(p99s, (p99) => p99) as number;
   return Number.isFinite(median) ? median : null;
 }
 
