@@ -42,13 +42,10 @@ export async function startChild<Ready>(name: string, entry: URL, args: unknown,
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let exited = false;
-  const failAll = (why: string) => {
-    for (const p of pending.values()) p.reject(new Error(`${name}: ${why}\n${tail(logFile)}`));
-    pending.clear();
-  };
   forked.on("exit", (code, signal) => {
     exited = true;
-    failAll(`exited (${signal ?? code})`);
+    for (const p of pending.values()) p.reject(new Error(`${name}: exited (${signal ?? code})\n${tail(logFile)}`));
+    pending.clear();
   });
   const ready = new Promise<Ready>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name}: not ready within ${readyTimeoutMs} ms\n${tail(logFile)}`)), readyTimeoutMs);
@@ -69,13 +66,10 @@ export async function startChild<Ready>(name: string, entry: URL, args: unknown,
   });
   const stop = () => stopProcess(forked, pid).finally(() => running.delete(stop));
   running.add(stop);
-  let info: Ready;
-  try {
-    info = await ready;
-  } catch (e) {
+  const info = await ready.catch(async (e: unknown) => {
     await stop();
     throw e;
-  }
+  });
   return {
     name,
     pid,

@@ -67,16 +67,13 @@ export function summary(results: Results): string[] {
     const others = [raw, node, direct].filter(defined);
     out.push(
       `**HTTP watches, fan-out, ${num(size)} subscribers × ${num(rate)} events/s:** relay delivered ${num(relay.deliveredPerSec)} events/s (${num(relay.deliveredPct)}% of what was asked): ` +
-        [
-          ...others.map((r) => `${x(relay.deliveredPerSec, r.deliveredPerSec)} ${labelOf(r.system, r.transport)}`),
-          ...(overWs ? [`${x(relay.deliveredPerSec, overWs.deliveredPerSec)} its own WebSocket delivery`] : []),
-        ].join(", ") +
+        others.map((r) => `${x(relay.deliveredPerSec, r.deliveredPerSec)} ${labelOf(r.system, r.transport)}`).join(", ") +
+        (overWs ? `, ${x(relay.deliveredPerSec, overWs.deliveredPerSec)} its own WebSocket delivery` : "") +
         `. CPU per delivered event: ${[relay, ...others].map((r) => `${labelOf(r.system, r.transport)} ${r.cpuUsPerEvent === null ? "–" : `${num(r.cpuUsPerEvent)} µs`}`).join(", ")}.`,
     );
   }
   out.push(...burstSummary(results));
-  const relay = at("relay", rates[0] ?? 0);
-  const direct = at("direct", rates[0] ?? 0);
+  const [relay, direct] = [at("relay", rates[0] ?? 0), at("direct", rates[0] ?? 0)];
   if (relay && direct) {
     out.push(
       `**Upstream load:** ${num(relay.upstreamConnections)} upstream watch for ${num(size)} relay subscribers; ${num(direct.upstreamConnections)} for ${num(size)} direct ones, ` +
@@ -214,8 +211,7 @@ export function limits(results: Results): string[] {
   const out: string[] = [];
   const { size, rates, at } = fanoutAt(results);
   const low = rates[0];
-  const relay = low === undefined ? undefined : at("relay", low);
-  const node = low === undefined ? undefined : at("node-relay", low);
+  const [relay, node] = low === undefined ? [] : [at("relay", low), at("node-relay", low)];
   const [cRelay, cFloor, cNode, cRaw] = (["relay", "workerd-floor", "node-relay", "raw-ws"] as const).map((s) => saturatedCpuPerEvent(results, s));
   if (relay && node && cRelay && cFloor && cNode && cRaw && relay.deliveredPct < 95 && relay.deliveredPerSec < node.deliveredPerSec) {
     const share = Math.min(100, (100 * cFloor) / cRelay);

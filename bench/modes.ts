@@ -29,10 +29,7 @@ export interface Sizes {
   };
   keys: { keys: number[]; subscribersPerKey: number; rate: number; warmupMs: number; measureMs: number };
   sockets: { clients: number; watchesPerClient: number; rate: number; warmupMs: number; measureMs: number };
-  /**
-   * The hop's `measureMs` is longer: a p50 difference of tens of ms needs it. One replica holding
-   * every subscriber is the hop alone. Each count of `replicas` must divide its subscribers.
-   */
+  /** The hop's longer `measureMs` sees a p50 difference of tens of ms; each `replicas` divides subscribers. */
   hot: {
     subscribers: number;
     replicas: number[];
@@ -52,9 +49,8 @@ export interface Sizes {
   /** Load-generator processes: one per core, so the generator can use the whole machine. */
   loadgens: number;
   /**
-   * After each window, how long every subscriber may take to reach its last resourceVersion
-   * (`behindAtEnd` counts those that did not): smoke's windows are too short for a rate to say
-   * anything. Null where throughput is measured: a saturated system never catches up.
+   * How long subscribers may take to reach a window's last resourceVersion (`behindAtEnd`): smoke's
+   * windows are too short for a rate. Null where throughput is measured (saturated, never caught up).
    */
   reachEndMs: number | null;
 }

@@ -45,10 +45,7 @@ function machineBusyMs(): number {
 /** fsync and fdatasync, by the numbers `/proc/<pid>/syscall` gives them on this architecture. */
 const SYNC_SYSCALLS: ReadonlySet<number> = new Set(process.arch === "arm64" ? [82, 83] : [74, 75]);
 
-/**
- * The share of wall time (%) a process's main thread spends in fsync: nobody's CPU, yet a
- * single-threaded runtime serves nothing meanwhile. `undefined` where the kernel would not say.
- */
+/** % of wall time the main thread waits in fsync: nobody's CPU, yet a one-thread runtime serves nothing. */
 export function syncWaitMeter(pid: number, everyMs = 2): () => number | undefined {
   let samples = 0;
   let syncing = 0;

@@ -39,10 +39,7 @@ import { startNodeSystem } from "./systems/node.ts";
 import { startFloor, startProxiedRelay, startRelay, type Relay } from "./systems/workerd.ts";
 import type { Launched, System, SystemName } from "./systems/system.ts";
 
-/**
- * Keys first (its memory per hub is measured before idle hubs start being evicted); storm last
- * (after a storm a system can stay busy for a long time, and nothing should run in its wake).
- */
+/** Keys first (before idle hubs are evicted); storm last (a system can stay busy long after one). */
 const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, big, hubs, fleet, storm];
 /** Scenarios a quick run leaves out, each minutes long even at its quick size. */
 const FULL_ONLY: ReadonlyArray<Scenario["name"]> = ["keys", "views", "hot", "big", "hubs", "fleet"];

@@ -477,10 +477,7 @@ function hotTargets(rows: readonly HotRow[]): TargetResult[] {
   return out;
 }
 
-/**
- * What the hop added to p50, judged only with a thread per tier (`split`) and both kept up:
- * otherwise the difference is a thread's queue, not the hop.
- */
+/** What the hop added to p50, judged with a thread per tier (`split`), both kept up: else it is a queue. */
 function hopTarget(system: SystemName, hop: number, replicas: number, split: boolean, solo: HotRow | undefined, treeRow: HotRow | undefined): TargetResult {
   const rate = treeRow?.eventsPerSec ?? solo?.eventsPerSec ?? 0;
   const { pairs, added } = solo && treeRow ? hopAdded(solo, treeRow) : { pairs: [], added: undefined };

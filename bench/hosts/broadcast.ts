@@ -61,10 +61,7 @@ export interface BroadcastServer {
   served(unfollow: () => void): Served;
 }
 
-/**
- * `follow` starts a new topic's upstream watch, settling once it is answered; `join` answers what a
- * new subscriber missed, or `"expired"` (a 410 ERROR, and its watch ends).
- */
+/** `follow` starts a topic's upstream watch; `join` answers what a subscriber missed, or `"expired"` (410). */
 export async function startBroadcast(follow: (topic: Topic) => Promise<void>, join?: (topic: Topic, query: URLSearchParams) => readonly Frame[] | "expired"): Promise<BroadcastServer> {
   const topics = new Map<string, Topic>();
   const topicOf = (url: URL): Topic => {

@@ -289,10 +289,7 @@ function tallyWatch(url: string, cluster: string): { versions: number[]; last: n
 /** Visible rows patched a second while a live view is measured: the churn alone changes too few. */
 const VIEW_PATCHES_PER_SEC = 20;
 
-/**
- * A live view whose updates of rows it shows are timed from their write to the frame; not its
- * inserts (a row moving into the window was written long before).
- */
+/** A live view's row updates timed from write to frame (not inserts: a row moving in was written long before). */
 function liveView(url: string, warmupMs: number, measureMs: number, patch: (key: string) => Promise<unknown> | undefined): Promise<Histogram> {
   const latency = new Histogram();
   const shown = new Map<string, string>();
