@@ -197,6 +197,7 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick
   const busy = Math.max(1e-9, total);
   const pct = (ms: number) => round((100 * ms) / busy);
   const delivered = Math.max(1, (meta.deliveredPerSec * durationMs) / 1000);
+  const topFunctions = [...functions.values()].sort((a, b) => b.ms - a.ms).slice(0, 20);
   return {
     ...meta,
     durationMs: round(durationMs),
@@ -205,10 +206,7 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick
     isolateIdleMs: round(idle),
     outsideIsolateMs: round(Math.max(0, processCpuMs - busy)),
     modules: [...modules].sort((a, b) => b[1] - a[1]).map(([module, ms]) => ({ module, ms: round(ms), pctOfBusy: pct(ms) })),
-    functions: [...functions.values()]
-      .sort((a, b) => b.ms - a.ms)
-      .slice(0, 20)
-      .map((f) => ({ ...f, ms: round(f.ms), pctOfBusy: pct(f.ms) })),
+    functions: topFunctions.map((f) => ({ ...f, ms: round(f.ms), pctOfBusy: pct(f.ms) })),
     stages: [...stages].sort((a, b) => b[1] - a[1]).map(([stage, ms]) => ({ stage, ms: round(ms), pctOfBusy: pct(ms), usPerEvent: round((ms * 1000) / delivered) })),
   };
 }

@@ -31,13 +31,7 @@ export const fanout: Scenario = {
   namespaces: (sizes, systems) => [
     ...sizes.fanout.memorySubscribers.flatMap((s) => systems.map((name) => namespaceOf(name, primaryTransport(name), s, "idle"))),
     ...sizes.fanout.subscribers.flatMap((s) =>
-      sizes.fanout.rates.flatMap((r) =>
-        systems.flatMap((name) =>
-          transportsOf(name)
-            .filter((t) => planned(sizes, name, t, s, r))
-            .map((t) => namespaceOf(name, t, s, r)),
-        ),
-      ),
+      sizes.fanout.rates.flatMap((r) => systems.flatMap((name) => transportsOf(name).flatMap((t) => (planned(sizes, name, t, s, r) ? [namespaceOf(name, t, s, r)] : [])))),
     ),
   ],
   async prelude(context, systems) {
