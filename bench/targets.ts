@@ -165,21 +165,16 @@ function stormWithin(target: string, relay: StormRow | undefined, raw: StormRow 
   };
 }
 
+/** `value` at least `min`× fewer bytes than `baseline` (`said`: the two, as the target reads them). */
+const fewerBytes = (target: string, value: number | null | undefined, baseline: number | null | undefined, min: number, said: string): TargetResult =>
+  judge(target, value && baseline ? baseline / value : undefined, (times) => [`${said}: ${times.toFixed(1)}× fewer`, times >= min]);
+
 /** `gzip` took `fewer`× fewer bytes than `batched`, and its CPU per event at most `GZIP_WATCH_CPU_MAX`×. */
-function pair(
-  prefix: string,
-  fewer: number,
-  bytes: (r: { gzip: number; batched: number }) => string,
-  gzip: { bytes: number | null; cpu: number | null } | undefined,
-  batched: typeof gzip,
-): TargetResult[] {
-  const shrunk = gzip?.bytes && batched?.bytes ? batched.bytes / gzip.bytes : undefined;
+type Framed = { bytes: number | null; cpu: number | null } | undefined;
+function pair(prefix: string, fewer: number, bytes: (gzip: number, batched: number) => string, gzip: Framed, batched: Framed): TargetResult[] {
+  const said = bytes(gzip?.bytes ?? 0, batched?.bytes ?? 0);
   return [
-    {
-      target: `${prefix} relay-gzip ≥ ${fewer}× fewer bytes on the wire than relay-batched`,
-      measured: shrunk === undefined ? "not measured" : `${bytes({ gzip: gzip?.bytes ?? 0, batched: batched?.bytes ?? 0 })}: ${shrunk.toFixed(1)}× fewer`,
-      met: shrunk === undefined ? undefined : shrunk >= fewer,
-    },
+    fewerBytes(`${prefix} relay-gzip ≥ ${fewer}× fewer bytes on the wire than relay-batched`, gzip?.bytes, batched?.bytes, fewer, said),
     atMost(`${prefix} relay-gzip CPU per delivered event ≤ ${GZIP_WATCH_CPU_MAX}× relay-batched's`, gzip?.cpu, batched?.cpu, GZIP_WATCH_CPU_MAX, "µs"),
   ];
 }
@@ -273,15 +268,12 @@ function deltaTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   const deltaBytes = pairs.reduce((sum, p) => sum + p.deltas, 0) / pairs.length;
   const wholeBytes = pairs.reduce((sum, p) => sum + p.whole, 0) / pairs.length;
   const ratio = pairs.length === 0 ? undefined : wholeBytes / deltaBytes;
+  const byMeasurement = pairs.map((p) => `${fmt(p.whole / p.deltas)}×`).join(", ");
   return [
-    {
-      target: "fanout, every S and ev/s: relay-delta bytes per MODIFIED ≥ 5× fewer than relay's (merge patches)",
-      measured:
-        ratio === undefined
-          ? "not measured"
-          : `${fmt(Math.round(deltaBytes))} B vs ${fmt(Math.round(wholeBytes))} B: ${fmt(ratio)}× fewer; by measurement: ${pairs.map((p) => `${fmt(p.whole / p.deltas)}×`).join(", ")}`,
-      met: ratio === undefined ? undefined : ratio >= 5,
-    },
+    judge("fanout, every S and ev/s: relay-delta bytes per MODIFIED ≥ 5× fewer than relay's (merge patches)", ratio, (r) => [
+      `${fmt(Math.round(deltaBytes))} B vs ${fmt(Math.round(wholeBytes))} B: ${fmt(r)}× fewer; by measurement: ${byMeasurement}`,
+      r >= 5,
+    ]),
   ];
 }
 
@@ -318,16 +310,12 @@ function snapshotTargets(snapshots: readonly SnapshotRow[]): TargetResult[] {
       `and to its first byte ${fmt((relay.firstByteMs ?? 0) - (any.firstByteMs ?? 0))} ms at p50 and ${fmt((relay.firstByteP99Ms ?? 0) - (any.firstByteP99Ms ?? 0))} ms at p99 ` +
       `(${fmt(relay.firstByteMs ?? 0)} and ${fmt(relay.firstByteP99Ms ?? 0)} ms against ${fmt(any.firstByteMs ?? 0)} and ${fmt(any.firstByteP99Ms ?? 0)} ms)`
     : "";
-  const ratio = direct ? direct.ms / relay.ms : undefined;
+  const short = (ratio: number) => (ratio < CONSISTENT_LIST_FASTER ? ` (short by ${((1 - ratio / CONSISTENT_LIST_FASTER) * 100).toFixed(0)}%)` : "");
   return [
-    {
-      target: `${prefix} ≥ ${CONSISTENT_LIST_FASTER}× faster than the API server's own (p50)`,
-      measured:
-        direct && ratio !== undefined
-          ? `p50 ${fmt(relay.ms)} ms, p99 ${fmt(relay.p99Ms ?? 0)} ms vs the API server's p50 ${fmt(direct.ms)} ms: ${ratio.toFixed(2)}×${ratio < CONSISTENT_LIST_FASTER ? ` (short by ${((1 - ratio / CONSISTENT_LIST_FASTER) * 100).toFixed(0)}%)` : ""}${added}`
-          : "not measured",
-      met: ratio === undefined ? undefined : ratio >= CONSISTENT_LIST_FASTER,
-    },
+    judge(`${prefix} ≥ ${CONSISTENT_LIST_FASTER}× faster than the API server's own (p50)`, direct, (d) => [
+      `p50 ${fmt(relay.ms)} ms, p99 ${fmt(relay.p99Ms ?? 0)} ms vs the API server's p50 ${fmt(d.ms)} ms: ${(d.ms / relay.ms).toFixed(2)}×${short(d.ms / relay.ms)}${added}`,
+      d.ms / relay.ms >= CONSISTENT_LIST_FASTER,
+    ]),
     {
       target: `${prefix} at most 1 upstream request each, never a list`,
       measured: `${relay.upstreamRequests} upstream requests for ${relay.samples} lists, ${relay.upstreamLists ?? 0} of them lists`,
@@ -341,13 +329,8 @@ function gzipListTargets(rows: readonly SnapshotRow[]): TargetResult[] {
   const [plain, coded] = [snapshots.find((r) => !r.coding), snapshots.find((r) => r.coding === "gzip")];
   if (!plain || !coded) return [];
   const prefix = `snapshot of ${fmt(plain.objects)} pods, the relay's whole list gzip-coded:`;
-  const fewer = plain.bytes / coded.bytes;
   return [
-    {
-      target: `${prefix} ≥ ${GZIP_FEWER_BYTES}× fewer bytes than uncoded`,
-      measured: `${fmt(coded.bytes)} B against ${fmt(plain.bytes)} B: ${fewer.toFixed(1)}× fewer`,
-      met: fewer >= GZIP_FEWER_BYTES,
-    },
+    fewerBytes(`${prefix} ≥ ${GZIP_FEWER_BYTES}× fewer bytes than uncoded`, coded.bytes, plain.bytes, GZIP_FEWER_BYTES, `${fmt(coded.bytes)} B against ${fmt(plain.bytes)} B`),
     atMost(`${prefix} ≤ ${GZIP_CPU_MAX}× the relay's CPU a list`, coded.cpuMs, plain.cpuMs, GZIP_CPU_MAX, "ms", " a list"),
   ];
 }
@@ -359,7 +342,7 @@ function gzipChurnTargets(rows: readonly FanoutRow[]): TargetResult[] {
     .flatMap((gzip) => {
       const batched = fanout.find((r) => r.system === "relay-batched" && r.subscribers === gzip.subscribers && r.eventsPerSec === gzip.eventsPerSec);
       const of = (r: FanoutRow | undefined) => r && { bytes: r.wireEventBytes, cpu: r.cpuUsPerEvent };
-      return pair(`fanout S=${gzip.subscribers}, ${gzip.eventsPerSec} ev/s, WebSocket (churn):`, GZIP_CHURN_FEWER, (b) => `${kb(b.gzip)} against ${kb(b.batched)} an event`, of(gzip), of(batched));
+      return pair(`fanout S=${gzip.subscribers}, ${gzip.eventsPerSec} ev/s, WebSocket (churn):`, GZIP_CHURN_FEWER, (g, b) => `${kb(g)} against ${kb(b)} an event`, of(gzip), of(batched));
     });
 }
 
@@ -372,7 +355,7 @@ function gzipInitialTargets(rows: readonly BigRow[]): TargetResult[] {
   const of = (r: BigRow | undefined) => r && { bytes: r.bytes ?? null, cpu: r.cpuUsPerEvent ?? null };
   const prefix = `big, ${fmt(gzip.objects)} pods, the initial state to ${fmt(subscribers)} subscribers at once, WebSocket:`;
   const perSubscriber = (bytes: number) => `${fmt(bytes / subscribers / 2 ** 20)} MB`;
-  return pair(prefix, GZIP_INITIAL_FEWER, (b) => `${perSubscriber(b.gzip)} against ${perSubscriber(b.batched)} a subscriber`, of(gzip), of(batched));
+  return pair(prefix, GZIP_INITIAL_FEWER, (g, b) => `${perSubscriber(g)} against ${perSubscriber(b)} a subscriber`, of(gzip), of(batched));
 }
 
 function viewsTargets(rows: readonly ViewsRow[]): TargetResult[] {
@@ -392,6 +375,7 @@ function viewsTargets(rows: readonly ViewsRow[]): TargetResult[] {
     views && views.listBytes !== null && views.bytesPerClientPerMin !== null && views.watchBytesPerMin !== null
       ? (views.listBytes + views.watchBytesPerMin) / ((views.opens?.[0]?.bytes ?? 0) + views.bytesPerClientPerMin)
       : undefined;
+  const firstMinute = first ? `; over the first minute, the watch's initial list and the view's first frame included: ${fmt(first)}× fewer` : "";
   return [
     openTarget("the first of its order (which builds the order's index)", (o) => o.coldMs),
     openTarget("a second window of an order", (o) => o.warmMs),
@@ -399,15 +383,10 @@ function viewsTargets(rows: readonly ViewsRow[]): TargetResult[] {
       `p99 ${fmt(p99)} ms, p50 ${fmt(views?.p50Ms ?? 0)} ms (${num(views?.latencySamples ?? 0)} row changes)`,
       p99 <= VIEW_P99_MS,
     ]),
-    {
-      target: `views at ${objects} objects: a view client receives ≥ ${VIEW_BYTES_RATIO}× fewer bytes than a full watch of the collection`,
-      measured:
-        times === undefined || !views
-          ? "not measured"
-          : `live: ${fmt((views.bytesPerClientPerMin ?? 0) / 1024)} KB/min against ${fmt((views.watchBytesPerMin ?? 0) / 1024)} KB/min, ${fmt(times)}× fewer` +
-            (first ? `; over the first minute, the watch's initial list and the view's first frame included: ${fmt(first)}× fewer` : ""),
-      met: times === undefined ? undefined : times >= VIEW_BYTES_RATIO,
-    },
+    judge(`views at ${objects} objects: a view client receives ≥ ${VIEW_BYTES_RATIO}× fewer bytes than a full watch of the collection`, times, (t) => [
+      `live: ${fmt((views?.bytesPerClientPerMin ?? 0) / 1024)} KB/min against ${fmt((views?.watchBytesPerMin ?? 0) / 1024)} KB/min, ${fmt(t)}× fewer${firstMinute}`,
+      t >= VIEW_BYTES_RATIO,
+    ]),
     socketViewTarget(objects, views, socketViews),
   ];
 }
