@@ -49,11 +49,8 @@ const MB = 2 ** 20;
 const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
 
 /** A step's cost from its memory trace and the hub's stats around it (a restarted hub counts from 0). */
-export function stepCost(
-  memory: MemoryTrace | undefined,
-  before: Pick<HubStats, "rowsWritten"> | undefined,
-  after: Pick<HubStats, "rowsWritten" | "storageBytes" | "memoryBytes"> | undefined,
-): StepCost {
+type Written = Pick<HubStats, "rowsWritten" | "storageBytes" | "memoryBytes">;
+export function stepCost(memory: MemoryTrace | undefined, before: Pick<Written, "rowsWritten"> | undefined, after: Written | undefined): StepCost {
   return {
     heapMaxMB: memory ? mb(memory.heapMax) : null,
     heapAfterMB: memory ? mb(memory.heapAfter) : null,
