@@ -152,26 +152,22 @@ async function steps(own: Own, systems: readonly System[], keep: (url: string) =
           (traced.after.watching ? "" : `; the hub, with no subscriber, had stopped its upstream watch by then (idle)`),
       }),
     );
-    const coldRow = (step: string, list: { value: TimedList } | { failed: string }, fields: Partial<BigRow> = {}) =>
-      untraced("relay", step, "failed" in list ? { note: `answered ${list.failed}` } : { ...listFields(list.value, step), ...fields });
+    const coldRow = (step: string, list: { value: TimedList } | { failed: string }) =>
+      untraced("relay", step, "failed" in list ? { note: `answered ${list.failed}` } : { ...listFields(list.value, step), pages: list.value.pages });
     rows.push(coldRow("cold full list (the request that starts the hub's first list)", cold));
-    rows.push(coldRow(`cold paged list (limit=${size.pageLimit}), asked ${LATE_MS / 1000} s into the first list`, late, "failed" in late ? {} : { pages: late.value.pages }));
+    rows.push(coldRow(`cold paged list (limit=${size.pageLimit}), asked ${LATE_MS / 1000} s into the first list`, late));
   }
   const horizon = (await stats()).resourceVersion;
   keep(`${relayUrl()}${PATH}?watch=1&resourceVersion=${horizon}`);
 
-  for (const [name, query] of [
-    ["full list, resourceVersion=0", "?resourceVersion=0"],
-    ["full list, consistent read", ""],
-  ] as const) {
+  const lists: Array<[string, () => Promise<TimedList>]> = [
+    ["full list, resourceVersion=0", () => timedList(`${relayUrl()}${PATH}?resourceVersion=0`)],
+    ["full list, consistent read", () => timedList(`${relayUrl()}${PATH}`)],
+    [`paged list (limit=${size.pageLimit})`, () => pagedList(`${relayUrl()}${PATH}`, size.pageLimit)],
+  ];
+  for (const [name, list] of lists) {
     const seq = await sim.requestSeq();
-    const traced = await step(name, () => timedList(`${relayUrl()}${PATH}${query}`));
-    rows.push(row(name, "http", traced, { ...listFields(traced.result, name), upstreamRequests: (await upstreamSince(seq)).all }));
-  }
-  {
-    const name = `paged list (limit=${size.pageLimit})`;
-    const seq = await sim.requestSeq();
-    const traced = await step(name, () => pagedList(`${relayUrl()}${PATH}`, size.pageLimit));
+    const traced = await step(name, list);
     rows.push(row(name, "http", traced, { ...listFields(traced.result, name), pages: traced.result.pages, upstreamRequests: (await upstreamSince(seq)).all }));
   }
 
