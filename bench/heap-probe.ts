@@ -75,16 +75,13 @@ function subscribe(relay: Relay, key: number, sockets: WebSocket[]): Promise<voi
         if (!synced) reject(new Error(`closed (${code}) before its initial state`));
       });
     });
-  return (async () => {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await attempt();
-      } catch (e) {
-        if (tries >= RETRIES) throw e;
-        await sleep(1000);
-      }
-    }
-  })();
+  const from = (tries: number): Promise<void> =>
+    attempt().catch(async (e: unknown) => {
+      if (tries >= RETRIES) throw e;
+      await sleep(1000);
+      return from(tries + 1);
+    });
+  return from(1);
 }
 
 const sim = await Sim.start({ namespaces: [NAMESPACE], slimPodNamespaces: [] }, out, "sim");

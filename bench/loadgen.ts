@@ -197,15 +197,12 @@ class LoadGenerator {
   }
 
   /** Connect, asking again while the relay answers 503 (still listing), as clients do. */
-  async #connectWhenListed(sub: Subscriber): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#connect(sub, sub.spec.from);
-      } catch (e) {
-        if (!/\b503\b/.test((e as Error).message) || attempt >= STILL_LISTING_RETRIES || sub.leaving) throw e;
-        await sleep(STILL_LISTING_WAIT_MS);
-      }
-    }
+  #connectWhenListed(sub: Subscriber, attempt = 1): Promise<void> {
+    return this.#connect(sub, sub.spec.from).catch(async (e: Error) => {
+      if (!/\b503\b/.test(e.message) || attempt >= STILL_LISTING_RETRIES || sub.leaving) throw e;
+      await sleep(STILL_LISTING_WAIT_MS);
+      return this.#connectWhenListed(sub, attempt + 1);
+    });
   }
 
   async #catchUp(subscribers: readonly Subscriber[], until: { rv?: number; added?: number }, timeoutMs: number, start: () => Promise<void>): Promise<CatchUp> {

@@ -166,19 +166,14 @@ class Viewgen {
   /** Open live views, each once its first frame has come; how many 5xx answers were asked again. */
   async openViews({ base, path, queries }: { base: string; path: string; queries: ViewQuery[] }): Promise<number> {
     let refused = 0;
-    await Promise.all(
-      queries.map(async (q) => {
-        for (let tries = 1; ; tries++) {
-          try {
-            return await this.#view(`${base}${path}?${viewQuery(q)}&watch=1`);
-          } catch (e) {
-            if (!(e instanceof ServerError) || tries === 5) throw e;
-            refused++;
-            await new Promise((resolve) => setTimeout(resolve, 300));
-          }
-        }
-      }),
-    );
+    const open = (url: string, tries: number): Promise<void> =>
+      this.#view(url).catch(async (e: unknown) => {
+        if (!(e instanceof ServerError) || tries === 5) throw e;
+        refused++;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return open(url, tries + 1);
+      });
+    await Promise.all(queries.map((q) => open(`${base}${path}?${viewQuery(q)}&watch=1`, 1)));
     return refused;
   }
 
