@@ -1,8 +1,7 @@
 /**
  * @module
- * The run's charts: for each upstream rate of the `fanout` scenario, delivered events/s and
- * p99 latency against the number of subscribers, one line per system and transport (a
- * system's colour, dashed for HTTP watches where it also serves WebSockets).
+ * For each fan-out rate, delivered events/s and p99 against subscribers, a line per system and
+ * transport (dashed for HTTP watches where it also serves WebSockets).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -29,38 +28,15 @@ export function writeCharts(results: Results, outDir: string): ChartFile[] {
           dashed: transport === "http" && factsOf(system).transports.length > 1,
           points: at.filter((r) => r.system === system && r.transport === transport && value(r) !== null).map((r): [number, number] => [r.subscribers, value(r) as number]),
         }))
-        // A system not measured at this rate has no place in its legend.
         .filter((s) => s.points.length > 0);
-    const charts = [
-      {
-        name: `fanout-throughput-${rate}.svg`,
-        title: `Delivered events/s, ${rate} upstream events/s`,
-        svg: lineChart({
-          title: `fanout: delivered events/s at ${rate} upstream events/s`,
-          xLabel: "subscribers",
-          yLabel: "events/s delivered (all subscribers)",
-          logX: true,
-          series: series((r) => r.deliveredPerSec),
-        }),
-      },
-      {
-        name: `fanout-p99-${rate}.svg`,
-        title: `p99 latency, ${rate} upstream events/s`,
-        svg: lineChart({
-          title: `fanout: p99 write-to-receipt latency at ${rate} upstream events/s`,
-          xLabel: "subscribers",
-          yLabel: "p99 latency (ms, log)",
-          logX: true,
-          logY: true,
-          series: series((r) => r.p99Ms),
-        }),
-      },
-    ];
-    for (const chart of charts) {
-      const file = join(outDir, chart.name);
-      writeFileSync(file, `${chart.svg}\n`);
-      files.push({ title: chart.title, file });
-    }
+    const chart = (name: string, title: string, heading: string, yLabel: string, logY: boolean, value: (r: FanoutRow) => number | null) => {
+      const file = join(outDir, `fanout-${name}-${rate}.svg`);
+      const svg = lineChart({ title: `fanout: ${heading} at ${rate} upstream events/s`, xLabel: "subscribers", yLabel, logX: true, logY, series: series(value) });
+      writeFileSync(file, `${svg}\n`);
+      files.push({ title: `${title}, ${rate} upstream events/s`, file });
+    };
+    chart("throughput", "Delivered events/s", "delivered events/s", "events/s delivered (all subscribers)", false, (r) => r.deliveredPerSec);
+    chart("p99", "p99 latency", "p99 write-to-receipt latency", "p99 latency (ms, log)", true, (r) => r.p99Ms);
   }
   return files;
 }

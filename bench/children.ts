@@ -1,11 +1,7 @@
 /**
  * @module
- * The bench's child processes. Each is forked in its own process group, so stopping the group
- * also stops what the child started (wrangler's workerd processes), and talks to the
- * orchestrator over Node's IPC channel: the child announces itself with `ready`, then answers
- * requests by id. Every child is stopped on every exit path of the orchestrator, failures
- * included, and a child exits by itself when the orchestrator disappears (its IPC channel
- * closes), so nothing outlives a run.
+ * The bench's child processes, each in a process group of its own (stopping it stops what the child
+ * started), over Node's IPC channel; a child exits when the orchestrator goes, so none outlives a run.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -18,19 +14,17 @@ type Message = { type: "ready"; info: unknown } | { type: "failed"; error: strin
 export interface Child<Ready> {
   readonly name: string;
   readonly pid: number;
-  /** What the child announced once it was up (its URL, ports...). */
+  /** What the child announced once it was up. */
   readonly info: Ready;
-  /** Whether it is still running, and the tail of its log (for errors that involve it). */
   readonly running: boolean;
   tail(): string;
   call<T = unknown>(op: string, payload?: unknown): Promise<T>;
   stop(): Promise<void>;
 }
 
-/** How to stop each child still running, for the orchestrator's exit paths. */
 const running = new Set<() => Promise<void>>();
 
-/** Fork `entry` with `args` (JSON), logging its output to `<logDir>/<name>.log`, and wait for it to be ready. */
+/** Fork `entry` with `args`, logging to `<logDir>/<name>.log`, and wait for it to be ready. */
 export async function startChild<Ready>(name: string, entry: URL, args: unknown, logDir: string, readyTimeoutMs = 60_000): Promise<Child<Ready>> {
   const logFile = join(logDir, `${name}.log`);
   const log = openSync(logFile, "a");
@@ -48,13 +42,10 @@ export async function startChild<Ready>(name: string, entry: URL, args: unknown,
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let exited = false;
-  const failAll = (why: string) => {
-    for (const p of pending.values()) p.reject(new Error(`${name}: ${why}\n${tail(logFile)}`));
-    pending.clear();
-  };
   forked.on("exit", (code, signal) => {
     exited = true;
-    failAll(`exited (${signal ?? code})`);
+    for (const p of pending.values()) p.reject(new Error(`${name}: exited (${signal ?? code})\n${tail(logFile)}`));
+    pending.clear();
   });
   const ready = new Promise<Ready>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name}: not ready within ${readyTimeoutMs} ms\n${tail(logFile)}`)), readyTimeoutMs);
@@ -75,13 +66,10 @@ export async function startChild<Ready>(name: string, entry: URL, args: unknown,
   });
   const stop = () => stopProcess(forked, pid).finally(() => running.delete(stop));
   running.add(stop);
-  let info: Ready;
-  try {
-    info = await ready;
-  } catch (e) {
+  const info = await ready.catch(async (e: unknown) => {
     await stop();
     throw e;
-  }
+  });
   return {
     name,
     pid,
@@ -102,12 +90,11 @@ export async function startChild<Ready>(name: string, entry: URL, args: unknown,
   };
 }
 
-/** Stop every child still running (the orchestrator's `finally` and signal handlers). */
 export async function stopAllChildren(): Promise<void> {
   await Promise.all([...running].map((stop) => stop()));
 }
 
-/** Ask the child to stop (it shuts down what it started, e.g. wrangler disposes workerd), give it a few seconds, then kill whatever is left of its group. */
+/** Ask the child to stop what it started, give it a few seconds, then kill what is left of its group. */
 async function stopProcess(child: ChildProcess, pid: number): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = once(child, "exit");
@@ -137,26 +124,25 @@ function tail(file: string): string {
   }
 }
 
-/** Every child answers `heap`: its JS heap in use after a full collection, in bytes. */
+/** Every child answers `heap`: its JS heap after a full collection. */
 function heapUsed(): number {
   (globalThis as { gc?: () => void }).gc?.();
   return process.memoryUsage().heapUsed;
 }
 
-/** What a child entry module provides: its ready information, its operations, and how it stops. */
 export interface Served {
   info: unknown;
   ops: Record<string, (payload: never) => unknown>;
   stop?: () => Promise<void>;
 }
 
-/** An object's public methods (its class's), as a child's operations. */
+/** An object's class's methods, as a child's operations. */
 export function methodsOf(target: object): Served["ops"] {
   const names = Object.getOwnPropertyNames(Object.getPrototypeOf(target)).filter((name) => name !== "constructor");
   return Object.fromEntries(names.map((name) => [name, (payload: never) => (target as Record<string, (payload: never) => unknown>)[name]?.(payload)]));
 }
 
-/** The child side: read the arguments, start, announce `ready`, answer requests (its own operations, and `heap`). Stops (and exits) on SIGTERM or when the orchestrator goes away. */
+/** The child side: start, announce `ready`, answer requests; exit on SIGTERM or when the orchestrator goes. */
 export function serveParent<Args>(start: (args: Args) => Promise<Served>): void {
   const args = JSON.parse(process.argv[2] ?? "{}") as Args;
   let served: Served | undefined;

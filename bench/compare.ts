@@ -1,11 +1,7 @@
 /**
  * @module
- * `npm run bench:compare -- --base REV [--pairs N] [bench options]`: the benchmark at a base
- * revision and on the working tree, in alternating pairs (base first, then current first, and
- * so on, so that a drift in the machine's load falls on both alike), and each figure as a ratio
- * current ÷ base. The base is checked out in a temporary git worktree and runs with the working
- * tree's dependencies; its benchmark must know the options passed (every revision's knows
- * `--scenarios`, `--systems` and `--full`).
+ * `npm run bench:compare`: the benchmark at a base revision (a git worktree) and on the working
+ * tree in alternating pairs, so a drift in the machine's load falls on both; ratios current ÷ base.
  */
 import { spawn, type ChildProcess, execFileSync } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -27,14 +23,11 @@ const USAGE = `usage: npm run bench:compare -- --base REV [--pairs N] [--out DIR
 
 let child: ChildProcess | undefined;
 let worktree: string | undefined;
-/** Set by a signal: the benchmark it stops then exits non-zero, which is no failure to report. */
+/** Set by a signal: the benchmark it stops exits non-zero, which is no failure to report. */
 let interrupted = false;
 
-function log(message: string): void {
-  console.log(`[compare] ${message}`);
-}
+const log = (message: string) => console.log(`[compare] ${message}`);
 
-/** One benchmark run in `cwd`, its output to `logFile`; its rows. */
 function runBench(cwd: string, args: readonly string[], out: string, logFile: string): Promise<Row[]> {
   return new Promise((resolve, reject) => {
     const output = createWriteStream(logFile);
@@ -82,7 +75,6 @@ async function main(): Promise<void> {
       { name: "base", cwd: worktree, rows: base },
       { name: "current", cwd: ROOT, rows: current },
     ];
-    // Base first in odd pairs, current first in even ones.
     if (i % 2 === 1) sides.reverse();
     for (const side of sides) {
       log(`pair ${i + 1} of ${pairs}: ${side.name}`);
@@ -98,7 +90,6 @@ async function main(): Promise<void> {
   log(`written: ${join(out, "comparison.md")}`);
 }
 
-/** Stop the running benchmark (it stops its own children) and remove the base's worktree. */
 async function cleanUp(): Promise<void> {
   const running = child;
   if (running) {

@@ -1,13 +1,11 @@
 /**
  * @module
- * Two revisions of the code measured in alternating pairs (`compare.ts`): each measurement of
- * the current tree set against the base's of the same pair, as a ratio. The machine is shared
- * and noisy, so only figures taken back to back say whether a change helped, and by how much.
+ * Two revisions measured in alternating pairs (`compare.ts`), as ratios: on a noisy machine only
+ * figures taken back to back say whether a change helped.
  */
 import { DIMENSIONS, headline, headlineName, middle } from "./rounds.ts";
 import type { Row } from "./rows.ts";
 
-/** A figure compared: its name for a row, and how a row tells it (when it has it). */
 interface Figure {
   name: (row: Row) => string;
   of: (row: Row) => number | null | undefined;
@@ -17,7 +15,6 @@ const FIGURES: readonly Figure[] = [
   { name: headlineName, of: headline },
   { name: () => "CPU µs/event", of: (row) => ("cpuUsPerEvent" in row ? row.cpuUsPerEvent : undefined) },
   { name: () => "p99 ms", of: (row) => ("p99Ms" in row ? row.p99Ms : undefined) },
-  // The relay's isolate's heap at a step of a big collection's life, or with many hubs.
   { name: () => "JS heap max MB", of: (row) => ("heapMaxMB" in row ? row.heapMaxMB : undefined) },
 ];
 
@@ -30,7 +27,6 @@ export interface Compared {
   median: number;
 }
 
-/** What a row measured, in words: its dimensions but the scenario's name. */
 function describe(row: Row): string {
   const fields = row as unknown as Record<string, unknown>;
   return DIMENSIONS.filter((name) => fields[name] !== undefined)
@@ -44,18 +40,14 @@ function dimensionsOf(row: Row): Record<string, unknown> {
   return row.scenario === "snapshot" && fields.list === undefined ? { ...fields, list: "full" } : fields;
 }
 
-/**
- * Whether two rows measured the same thing: every dimension both have is equal. An older
- * revision's rows may lack a dimension added since (rows had no `transport` before HTTP
- * watches were measured), so a dimension only one of them has does not tell them apart.
- */
+/** Every dimension both rows have is equal (an older revision's may lack one added since). */
 export function sameMeasurement(a: Row, b: Row): boolean {
   const x = dimensionsOf(a);
   const y = dimensionsOf(b);
   return DIMENSIONS.every((name) => x[name] === undefined || y[name] === undefined || x[name] === y[name]);
 }
 
-/** Every measurement of the current tree that the base made too, in each pair (`base[i]` and `current[i]` are pair i's rows). */
+/** Every measurement of the current tree that the base made too, pair by pair. */
 export function compareRuns(base: ReadonlyArray<readonly Row[]>, current: ReadonlyArray<readonly Row[]>): Compared[] {
   const pairs = Math.min(base.length, current.length);
   const result: Compared[] = [];
@@ -78,7 +70,6 @@ export function compareRuns(base: ReadonlyArray<readonly Row[]>, current: Readon
 
 const num = (n: number): string => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : String(Number(n.toPrecision(3))));
 
-/** A Markdown table: each measurement's figure, pair by pair (base → current), and the median ratio. */
 export function comparisonTable(compared: readonly Compared[], baseName: string): string {
   const lines = [`| measurement | figure | pairs (${baseName} → current) | current ÷ ${baseName}, median |`, "|---|---|---|---:|"];
   for (const c of compared) {

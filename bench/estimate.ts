@@ -1,28 +1,23 @@
 /**
  * @module
- * How long a run will take, said before it starts: each scenario's seconds from its sizes and
- * the measurements it plans (its namespaces, one a measurement), by a model fitted to quick-sized runs
- * on a 2-core machine (docs/performance.md, "How long a run takes"). Larger sizes are
- * extrapolated, so a full run's estimate is a guide, good to about a third.
+ * How long a run will take: each scenario's seconds from its sizes and measurements, by a model
+ * fitted to quick runs on 2 cores (docs/performance.md); a full run's is good to about a third.
  */
 import type { ProfileWorkload, Sizes } from "./modes.ts";
 import type { Scenario } from "./scenarios/scenario.ts";
 
-/** Starting the simulator, the systems under test and the load generators. */
 const STARTUP_S = 6;
 
 const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
 const seconds = (ms: number) => ms / 1000;
 
-/** A scenario's seconds, from the sizes and the number of measurements it plans (`n`; fan-out's idle memory, `idle` of them, takes no window). */
+/** A scenario's seconds for `n` measurements (`idle` of them fan-out's idle memory, no window). */
 const SECONDS: Record<Scenario["name"], (sizes: Sizes, n: number, idle: number) => number> = {
-  // A window, and connecting its subscribers (about a second a thousand); an idle one, a second and a half.
   fanout: ({ fanout }, n, idle) => idle * 1.5 + (n - idle) * (seconds(fanout.warmupMs + fanout.measureMs) + 0.6 + mean(fanout.subscribers) / 1000),
   burst: ({ burst }, n) => n * (1 + mean(burst.subscribers) / 143),
   storm: ({ storm }, n) => n * (1 + mean(storm.subscribers) / 250),
   keys: ({ keys }, n) => n * (seconds(keys.warmupMs + keys.measureMs) + (mean(keys.keys) * keys.subscribersPerKey) / 100),
   sockets: ({ sockets }, n) => n * (seconds(sockets.warmupMs + sockets.measureMs) + (sockets.clients * sockets.watchesPerClient) / 250),
-  // Growing the collection, then timed lists of it.
   snapshot: ({ snapshot }) => 7 + (snapshot.objects * (4 * snapshot.repeats + 2 * snapshot.samples)) / 10_000,
   // Building each tree (a wave a replica, each waiting out the Worker's 5 s list of replicas), then its window; the hop's windows are the longer.
   hot: ({ hot }, n) => n * (seconds(hot.warmupMs + (hot.measureMs + hot.hop.measureMs) / 2) + 2 + 2.8 * mean(hot.replicas) + hot.subscribers / 200),
@@ -37,11 +32,10 @@ const profileSeconds = (w: ProfileWorkload) => seconds(w.ms) + (w.keys * w.subsc
 
 export interface Estimate {
   totalS: number;
-  /** Each scenario's seconds (all its rounds), then the profiles'. */
   parts: Array<{ name: string; s: number }>;
 }
 
-/** A run of `scenarios` (each with the namespaces of one round, one a measurement) at `sizes`, `rounds` times (a scenario measured `once` once). */
+/** `scenarios` (each with one round's namespaces, one a measurement) at `sizes`, `rounds` times. */
 export function estimate(sizes: Sizes, scenarios: ReadonlyArray<{ scenario: Scenario; namespaces: readonly string[] }>, rounds: number, profiling: boolean): Estimate {
   const parts = [
     ...scenarios.map(({ scenario, namespaces }) => ({

@@ -1,9 +1,7 @@
 /**
  * @module
- * What a run says, in sentences computed from its rows: the summary, what limits the relay
- * where it misses a target, and how to read its CPU profiles. Written from the numbers every
- * time, so BENCHMARKS.md stays true when the relay (or the machine) changes. A finding whose
- * rows the run did not produce (a smaller mode, a filtered run) is left out.
+ * What a run says, in sentences computed from its rows (so BENCHMARKS.md stays true); a finding
+ * whose rows the run did not produce is left out.
  */
 import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import { idleMemory, rowOf, type BurstRow, type FanoutRow, type KeysRow, type ProfileSummary, type Results, type SnapshotRow, type SocketsRow, type Stage, type StormRow } from "./rows.ts";
@@ -18,12 +16,11 @@ const seconds = (ms: number) => (ms >= 10_000 ? `${(ms / 1000).toFixed(0)} s` : 
 const defined = <T>(value: T | undefined): value is T => value !== undefined;
 const perMessage = (events: number) => `${num(events)} event${events === 1 ? "" : "s"} a message`;
 
-/** How far a storm's subscribers got. */
 const caught = (results: Results, r: StormRow) =>
   r.catchUpMs !== null ? `all caught up in ${seconds(r.catchUpMs)}` : `${num(r.caughtUp)} of ${num(r.subscribers)} caught up within ${seconds(results.sizes.storm.timeoutMs)}`;
 const settled = (results: Results, r: StormRow) => (r.settledMs === null ? `more than ${seconds(results.sizes.storm.settleMs)}` : seconds(r.settledMs));
 
-/** The fan-out size the targets name (1,000 subscribers), or the largest the run measured; `at` finds a system's row there, over WebSocket unless told (direct's only transport is HTTP). */
+/** The fan-out size the targets name (1,000 subscribers), or the largest measured; `at`, a row there. */
 function fanoutAt(results: Results) {
   const rows = rowsOf<FanoutRow>(results, "fanout");
   const size = sizeFor(rows, 1000);
@@ -34,7 +31,7 @@ function fanoutAt(results: Results) {
 
 /** The burst at the size the targets name (500 subscribers), or the largest the run measured. */
 function burstAt(results: Results) {
-  // The burst as the upstream wrote it in one chunk (the chunked variant has its own target).
+  // In one chunk (the chunked variant has its own target).
   const rows = rowsOf<BurstRow>(results, "burst").filter((r) => !r.chunkPerEvent);
   const size = sizeFor(rows, 500);
   return { size, rows: rows.filter((r) => r.subscribers === size), at: (system: SystemName, transport: Transport) => rowOf(rows, system, transport, (r) => r.subscribers === size) };
@@ -70,16 +67,13 @@ export function summary(results: Results): string[] {
     const others = [raw, node, direct].filter(defined);
     out.push(
       `**HTTP watches, fan-out, ${num(size)} subscribers × ${num(rate)} events/s:** relay delivered ${num(relay.deliveredPerSec)} events/s (${num(relay.deliveredPct)}% of what was asked): ` +
-        [
-          ...others.map((r) => `${x(relay.deliveredPerSec, r.deliveredPerSec)} ${labelOf(r.system, r.transport)}`),
-          ...(overWs ? [`${x(relay.deliveredPerSec, overWs.deliveredPerSec)} its own WebSocket delivery`] : []),
-        ].join(", ") +
+        others.map((r) => `${x(relay.deliveredPerSec, r.deliveredPerSec)} ${labelOf(r.system, r.transport)}`).join(", ") +
+        (overWs ? `, ${x(relay.deliveredPerSec, overWs.deliveredPerSec)} its own WebSocket delivery` : "") +
         `. CPU per delivered event: ${[relay, ...others].map((r) => `${labelOf(r.system, r.transport)} ${r.cpuUsPerEvent === null ? "–" : `${num(r.cpuUsPerEvent)} µs`}`).join(", ")}.`,
     );
   }
   out.push(...burstSummary(results));
-  const relay = at("relay", rates[0] ?? 0);
-  const direct = at("direct", rates[0] ?? 0);
+  const [relay, direct] = [at("relay", rates[0] ?? 0), at("direct", rates[0] ?? 0)];
   if (relay && direct) {
     out.push(
       `**Upstream load:** ${num(relay.upstreamConnections)} upstream watch for ${num(size)} relay subscribers; ${num(direct.upstreamConnections)} for ${num(size)} direct ones, ` +
@@ -135,7 +129,6 @@ export function summary(results: Results): string[] {
     );
   }
   const snapshots = rowsOf<SnapshotRow>(results, "snapshot");
-  // Runs from before paged lists were measured have only whole ones, without `list`.
   const [lRelay, lDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s && r.list !== "paged" && !r.coding));
   const [pRelay, pDirect] = (["relay", "direct"] as const).map((s) => snapshots.find((r) => r.system === s && r.list === "paged" && !r.coding));
   if (lRelay && lDirect) {
@@ -149,7 +142,6 @@ export function summary(results: Results): string[] {
   return out;
 }
 
-/** The relay's whole list gzip-coded against uncoded, as the summary states it (nothing if not measured). */
 function gzipSummary(snapshots: readonly SnapshotRow[], plain: SnapshotRow): string {
   const coded = snapshots.find((r) => r.system === "relay" && r.list === plain.list && r.coding === "gzip");
   if (!coded) return "";
@@ -157,7 +149,6 @@ function gzipSummary(snapshots: readonly SnapshotRow[], plain: SnapshotRow): str
   return ` Gzip-coded (as kubectl and client-go ask for it, each page compressed once): ${num(coded.bytes / 2 ** 20)} MB, ${x(plain.bytes, coded.bytes)} fewer bytes${cpu}.`;
 }
 
-/** What a consistent list costs over one of any state, from the relay, as the summary states it (nothing if not measured). */
 function consistentSummary(snapshots: readonly SnapshotRow[]): string {
   const [consistent, any] = (["consistent", "any"] as const).map((list) => snapshots.find((r) => r.system === "relay" && r.list === list));
   if (!consistent || !any) return "";
@@ -167,11 +158,9 @@ function consistentSummary(snapshots: readonly SnapshotRow[]): string {
   );
 }
 
-/** A burst row as the summary states it (its transport already said): events/s, p99, and how far short of every event it fell. */
 const burstResult = (r: BurstRow) =>
   `${r.system} ${num(r.deliveredPerSec)} events/s, p99 ${r.p99Ms === null ? "–" : seconds(r.p99Ms)}${r.deliveredPct < 100 ? ` (${num(r.deliveredPct)}% delivered before the timeout)` : ""}`;
 
-/** The burst, per transport: the relay's framings, then every other system against them. */
 function burstSummary(results: Results): string[] {
   const { size, rows, at } = burstAt(results);
   const first = rows[0];
@@ -188,7 +177,7 @@ function burstSummary(results: Results): string[] {
   return [`**Burst** (${num(size)} subscribers, ${num(first.changes)} changes${kb(first)} made at once; events/s from the first change to the last receipt): ${parts.join(". And ")}.`];
 }
 
-/** What wrangler dev's proxy (the relay as `npm run dev` serves it) costs, in fan-out and in the burst, on each transport measured. */
+/** What wrangler dev's proxy costs, in fan-out and in the burst, on each transport measured. */
 function proxyHop(results: Results): string[] {
   const { rates, at } = fanoutAt(results);
   const burst = burstAt(results);
@@ -196,18 +185,13 @@ function proxyHop(results: Results): string[] {
     const name = transport === "http" ? "HTTP" : "WebSocket";
     const fan = rates.map((rate) => [at("relay-proxied", rate, transport), at("relay", rate, transport)] as const).find(([p, r]) => p && r && p.cpuUsPerEvent && r.cpuUsPerEvent);
     const [bp, br] = [burst.at("relay-proxied", transport), burst.at("relay", transport)];
+    const p99 = (r: BurstRow) => (r.p99Ms === null ? "–" : seconds(r.p99Ms));
     return [
-      ...(fan?.[0] && fan[1]
-        ? [
-            `${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`,
-          ]
-        : []),
-      ...(bp && br
-        ? [
-            `${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${bp.p99Ms === null ? "–" : seconds(bp.p99Ms)} against ${br.p99Ms === null ? "–" : seconds(br.p99Ms)}`,
-          ]
-        : []),
-    ];
+      fan?.[0] && fan[1]
+        ? `${name} fan-out (${num(fan[0].subscribers)} × ${num(fan[0].eventsPerSec)} events/s): ${x(fan[0].deliveredPerSec, fan[1].deliveredPerSec)} the relay's delivery at ${x(fan[0].cpuUsPerEvent ?? 0, fan[1].cpuUsPerEvent ?? 1)} its CPU per event`
+        : undefined,
+      bp && br ? `${name} burst: ${x(bp.deliveredPerSec, br.deliveredPerSec)} the relay's events/s, p99 ${p99(bp)} against ${p99(br)}` : undefined,
+    ].filter(defined);
   });
   if (parts.length === 0) return [];
   return [
@@ -216,20 +200,18 @@ function proxyHop(results: Results): string[] {
   ];
 }
 
-/** A system's CPU per delivered event over all its saturated fan-out measurements on a transport (below 95% of demand, so CPU-bound), weighted by what each delivered: steadier than any one window. */
+/** CPU per event over a system's saturated (CPU-bound) fan-out measurements: steadier than one window. */
 function saturatedCpuPerEvent(results: Results, system: SystemName, transport: Transport = primaryTransport(system)): number | undefined {
   const rows = rowsOf<FanoutRow>(results, "fanout").filter((r) => r.system === system && r.transport === transport && r.deliveredPct < 95 && r.cpuUsPerEvent !== null);
   const events = rows.reduce((n, r) => n + r.deliveredPerSec, 0);
   return events > 0 ? rows.reduce((n, r) => n + (r.cpuUsPerEvent as number) * r.deliveredPerSec, 0) / events : undefined;
 }
 
-/** Why the relay misses the targets it misses, in either framing, from the same run's baselines. */
 export function limits(results: Results): string[] {
   const out: string[] = [];
   const { size, rates, at } = fanoutAt(results);
   const low = rates[0];
-  const relay = low === undefined ? undefined : at("relay", low);
-  const node = low === undefined ? undefined : at("node-relay", low);
+  const [relay, node] = low === undefined ? [] : [at("relay", low), at("node-relay", low)];
   const [cRelay, cFloor, cNode, cRaw] = (["relay", "workerd-floor", "node-relay", "raw-ws"] as const).map((s) => saturatedCpuPerEvent(results, s));
   if (relay && node && cRelay && cFloor && cNode && cRaw && relay.deliveredPct < 95 && relay.deliveredPerSec < node.deliveredPerSec) {
     const share = Math.min(100, (100 * cFloor) / cRelay);
@@ -247,7 +229,7 @@ export function limits(results: Results): string[] {
   for (const mode of RELAY_MODES) {
     const row = low === undefined ? undefined : at(mode, low);
     const perEvent = saturatedCpuPerEvent(results, mode) ?? row?.cpuUsPerEvent ?? undefined;
-    // Latency measures the queue only where the relay fell behind; elsewhere it is not explained here.
+    // Latency measures the queue only where the relay fell behind.
     if (!row || row.p99Ms === null || row.p99Ms <= 100 || row.deliveredPct >= 95 || !perEvent) continue;
     const demand = row.subscribers * row.upstreamEventsPerSec;
     const below = keptUp(results, mode);
@@ -293,23 +275,9 @@ export function limits(results: Results): string[] {
   return out;
 }
 
-type Costed = {
-  system: SystemName;
-  transport: Transport;
-  deliveredPerSec: number;
-  cpuUsPerEvent: number | null;
-  serverCpuPct: number;
-  upstreamCpuPct: number;
-  loadGenCpuPct: number;
-  otherLoadPct: number;
-};
+type Costed = Pick<BurstRow, "system" | "transport" | "deliveredPerSec" | "cpuUsPerEvent" | "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "otherLoadPct">;
 
-/**
- * A relay's CPU over a measurement against a baseline's doing the same work, the most one core
- * (all a hub has) could deliver at that cost, and what limited the relay this time: its
- * thread's CPU, the machine's (every core busy, others' work too), or neither, when it left
- * CPU unused that it could have had.
- */
+/** A relay's CPU per event against a baseline's, the ceiling of one core, and what limited it this time. */
 function cost(results: Results, row: Costed, baseline: Costed): string {
   if (row.cpuUsPerEvent === null) return "";
   const name = labelOf(baseline.system, baseline.transport);
@@ -331,10 +299,9 @@ function cost(results: Results, row: Costed, baseline: Costed): string {
 
 /** Where a process counts as saturated: % of one core over the measurement. */
 const BUSY_PCT = 80;
-/** Less than this much of the machine left idle (% of one core) and a process that is not saturated may still have been starved of CPU. */
+/** Less of the machine left idle (% of one core), and a process not saturated may have been starved. */
 const SPARE_PCT = 50;
 
-/** Why the relay's HTTP watches fall short of half raw-http's in fan-out, where they do. */
 function httpFanoutLimit(results: Results): string[] {
   const { size, rates, at } = fanoutAt(results);
   const rate = rates.find((r) => at("relay", r, "http"));
@@ -348,7 +315,6 @@ function httpFanoutLimit(results: Results): string[] {
   ];
 }
 
-/** Why the relay misses a burst target, for each of its rows that does. */
 function burstLimits(results: Results): string[] {
   const { at } = burstAt(results);
   const floor = at("workerd-floor", "ws");
@@ -384,14 +350,12 @@ function burstLimits(results: Results): string[] {
   });
 }
 
-/** What the storm's bytes cost the practical ceiling, raw-ws, which sends them and nothing else. */
 function rawBytes(results: Results, storm: StormRow, bytes: string): string {
   const raw = rowsOf<StormRow>(results, "storm").find((r) => r.system === "raw-ws" && r.subscribers === storm.subscribers);
   if (!raw || raw.catchUpMs === null || !bytes) return "";
   return `. raw-ws took ${seconds(raw.catchUpMs)} for the same events: on this machine, moving them within 2 s is beyond plain WebSocket fan-out too, so here the relay is bound by bytes, not by messages`;
 }
 
-/** What sending several events per message did to that cost, at each rate of the fan-out size. */
 function batchedCost(rates: readonly number[], at: (system: SystemName, rate: number) => FanoutRow | undefined): string {
   const parts = rates.flatMap((rate) => {
     const [batched, relay, node] = (["relay-batched", "relay", "node-relay"] as const).map((s) => at(s, rate));
@@ -412,21 +376,19 @@ function keptUp(results: Results, mode: SystemName): FanoutRow | undefined {
 
 const stage = (profile: ProfileSummary, name: Stage) => profile.stages.find((s) => s.stage === name);
 
-/** The time workerd's thread waited for storage: no CPU figure counts it, and a single thread serving every Durable Object of the process does nothing else meanwhile. */
+/** The time workerd's one thread waited for storage: no CPU figure counts it. */
 function syncWaitReading(profile: ProfileSummary): string {
   const pct = profile.syncWaitPct;
   if (pct === null || pct === undefined) return "";
   return `Besides that CPU, its main thread was sampled waiting in fsync (SQLite commits made durable on disk) ${num(pct)}% of the time. `;
 }
 
-/** What the many-keys profile measured of storage waits, where the relay fell short of delivering everything. */
 function manyKeysSyncWait(results: Results, relay: KeysRow): string {
   const profile = results.profiles.find((p) => p.workload.name === "many keys");
   if (relay.deliveredPct >= 95 || profile?.syncWaitPct === null || profile?.syncWaitPct === undefined) return "";
   return ` In the many-keys profile, the runtime's one thread, which runs every hub, was also sampled waiting in fsync ${num(profile.syncWaitPct)}% of the time (DESIGN.md says why: locally every commit is an fsync on that thread).`;
 }
 
-/** How to read each profile, in its own numbers. */
 export function profileReading(profile: ProfileSummary): string {
   const w = profile.workload;
   const events = Math.max(1, (profile.deliveredPerSec * profile.durationMs) / 1000);

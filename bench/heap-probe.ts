@@ -1,11 +1,7 @@
 /**
  * @module
  * `npm run bench:heap -- [--keys N] [--objects M] [--churn R] [--seconds S] [--out DIR]`: what the
- * relay's heap holds, and why, with many hubs in its isolate. `N` hubs (distinct selectors) on `M`
- * pods, a WebSocket subscriber each, then `R` changes a second for `S` seconds; after the opening
- * and after the churn, a heap snapshot written to `DIR` (Chrome DevTools' Memory tab) and
- * summarised by constructor and by what retains its large strings. It found the line tails holding
- * 60 MB against their 16 MiB budget (docs/decisions/0013).
+ * heap of a relay with `N` hubs of `M` pods holds, and why (it found docs/decisions/0013).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,23 +25,17 @@ const { values } = parseArgs({
     out: { type: "string" },
   },
 });
-const keys = Number(values.keys);
-const objects = Number(values.objects);
-const churn = Number(values.churn);
-const seconds = Number(values.seconds);
+const [keys, objects, churn, seconds] = [values.keys, values.objects, values.churn, values.seconds].map(Number) as [number, number, number, number];
 const out = values.out ?? mkdtempSync(join(tmpdir(), "kwr-heap-"));
 mkdirSync(out, { recursive: true });
 const NAMESPACE = "heap";
-/** A hub still making its first list answers a watch 503 when its list's pages stop coming for a while (hubs waiting their turn for a page): a subscriber asks again, as clients do. */
+/** A hub waiting its turn for a list page answers 503: a subscriber asks again, as clients do. */
 const RETRIES = 300;
 
 const started = Date.now();
 const say = (line: string) => console.log(`[heap ${Math.round((Date.now() - started) / 1000)}s] ${line}`);
 
-async function heapMB(relay: Relay): Promise<number> {
-  await relay.inspector.call("HeapProfiler.collectGarbage");
-  return (await relay.inspector.call<{ usedSize: number }>("Runtime.getHeapUsage")).usedSize / 2 ** 20;
-}
+const heapMB = async (relay: Relay) => (await relay.relay.heapBytes()) / 2 ** 20;
 
 async function snapshot(relay: Relay, name: string): Promise<void> {
   const chunks: string[] = [];
@@ -57,7 +47,7 @@ async function snapshot(relay: Relay, name: string): Promise<void> {
   say(`heap snapshot ${name}: ${file}\n${summaryText(summarise(JSON.parse(text) as HeapSnapshot))}`);
 }
 
-/** A WebSocket watch of one key from its initial state; resolves once that state has arrived. */
+/** A watch of one key; resolves once its initial state has arrived. */
 function subscribe(relay: Relay, key: number, sockets: WebSocket[]): Promise<void> {
   const url = `${relay.info.url.replace(/^http/, "ws")}${podsOf(NAMESPACE)}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=${encodeURIComponent(keySelector(key))}`;
   const attempt = () =>
@@ -68,7 +58,7 @@ function subscribe(relay: Relay, key: number, sockets: WebSocket[]): Promise<voi
       let acked = 0;
       let synced = false;
       socket.on("message", (data: Buffer) => {
-        // The relay's acknowledgement: without it, a subscriber is held to its budget.
+        // Unacknowledged, a subscriber is held to its budget.
         received += data.length;
         if (received - acked >= 256 * 1024) {
           acked = received;
@@ -85,16 +75,13 @@ function subscribe(relay: Relay, key: number, sockets: WebSocket[]): Promise<voi
         if (!synced) reject(new Error(`closed (${code}) before its initial state`));
       });
     });
-  return (async () => {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await attempt();
-      } catch (e) {
-        if (tries >= RETRIES) throw e;
-        await sleep(1000);
-      }
-    }
-  })();
+  const from = (tries: number): Promise<void> =>
+    attempt().catch(async (e: unknown) => {
+      if (tries >= RETRIES) throw e;
+      await sleep(1000);
+      return from(tries + 1);
+    });
+  return from(1);
 }
 
 const sim = await Sim.start({ namespaces: [NAMESPACE], slimPodNamespaces: [] }, out, "sim");

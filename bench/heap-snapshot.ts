@@ -1,8 +1,7 @@
 /**
  * @module
- * What a V8 heap snapshot (`HeapProfiler.takeHeapSnapshot`, the `.heapsnapshot` format DevTools
- * reads) holds, summed: bytes by constructor, and large strings by what retains them. Enough to
- * find which part of the relay holds a heap past its budgets without opening DevTools.
+ * A V8 heap snapshot summed: bytes by constructor, and large strings by what retains them; enough
+ * to find what holds a heap past its budgets without opening DevTools.
  */
 
 /** The parts of the format this reads (`snapshot.meta` names the fields of the flat arrays). */
@@ -14,9 +13,8 @@ export interface HeapSnapshot {
 }
 
 export interface HeapSummary {
-  /** Self sizes of every node, summed. */
   bytes: number;
-  /** By node type and, for objects, closures and native objects, constructor name; largest first. */
+  /** By node type and constructor name; largest first. */
   byConstructor: Array<{ type: string; name: string; count: number; bytes: number }>;
   /** Strings of at least `minString` bytes by the chain of their first retainers (nearest first); largest first. */
   stringsByRetainer: Array<{ path: string; count: number; bytes: number }>;
@@ -31,14 +29,8 @@ export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth
   const edgeFields = meta.edge_fields.length;
   const [nodeTypes] = meta.node_types;
   const [edgeTypes] = meta.edge_types;
-  const field = (name: string, fields: string[]) => fields.indexOf(name);
-  const T = field("type", meta.node_fields);
-  const N = field("name", meta.node_fields);
-  const S = field("self_size", meta.node_fields);
-  const C = field("edge_count", meta.node_fields);
-  const ET = field("type", meta.edge_fields);
-  const EN = field("name_or_index", meta.edge_fields);
-  const TO = field("to_node", meta.edge_fields);
+  const [T, N, S, C] = ["type", "name", "self_size", "edge_count"].map((name) => meta.node_fields.indexOf(name)) as [number, number, number, number];
+  const [ET, EN, TO] = ["type", "name_or_index", "to_node"].map((name) => meta.edge_fields.indexOf(name)) as [number, number, number];
   const { nodes, edges, strings } = heap;
   const typeOf = (node: number) => nodeTypes[nodes[node + T] as number] ?? "?";
   const nameOf = (node: number) => strings[nodes[node + N] as number] ?? "";
@@ -57,7 +49,6 @@ export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth
     constructors.set(key, entry);
   }
 
-  // Each node's first strong retainer, with the edge's name.
   const retainer = new Map<number, { from: number; edge: string }>();
   for (let node = 0, edge = 0; node < nodes.length; node += nodeFields) {
     const count = nodes[node + C] as number;
@@ -90,7 +81,6 @@ export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth
   return { bytes, byConstructor: largest(constructors.values()), stringsByRetainer: largest(paths.values()) };
 }
 
-/** The summary as text, in MB. */
 export function summaryText(summary: HeapSummary): string {
   const mb = (n: number) => (n / 2 ** 20).toFixed(2).padStart(8);
   return [

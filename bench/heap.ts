@@ -1,10 +1,7 @@
 /**
  * @module
- * What the `big` and `hubs` scenarios say, in sentences: the relay's JS heap at each
- * step of a large collection's life, and with many hubs in one isolate, against the platform's
- * 128 MB (an isolate over it is reset) and the 64 MB a hub is held to so that objects sharing an
- * isolate leave each other room; how fast lists stream from storage; what a hub stores and
- * writes per object. Written from the rows, as the rest of the report is.
+ * What the `big` and `hubs` scenarios say: the relay's JS heap against the platform's 128 MB and
+ * the 64 MB a hub is held to, how fast lists stream from storage, what a hub stores per object.
  */
 import { HEAP_LIMIT_MB } from "../scripts/heap-limit.ts";
 import { heapPeak, type BigRow, type HubsRow, type Results } from "./rows.ts";
@@ -13,18 +10,13 @@ import { HEAP_TARGET_MB, ofLimit } from "./targets.ts";
 
 const seconds = (ms: number) => (ms >= 10_000 ? `${fmt(ms / 1000).replace(/\.\d$/, "")} s` : ms >= 1000 ? `${fmt(Math.round(ms / 100) / 10)} s` : `${fmt(ms)} ms`);
 
-/** The summary's sentences on a big collection and on many hubs. */
 export function heapSummary(results: Results): string[] {
   const out: string[] = [];
   const big = rowsOf<BigRow>(results, "big");
   const relay = big.filter((r) => r.system === "relay");
   const step = (prefix: string) => relay.find((r) => r.step.startsWith(prefix));
-  const direct = big.filter((r) => r.system === "direct");
-  const ownFull = direct.find((r) => r.step.startsWith("full list"));
-  const ownPaged = direct.find((r) => r.step.startsWith("paged list"));
-  const first = step("first list");
-  const coldFull = step("cold full list");
-  const coldPaged = step("cold paged list");
+  const [ownFull, ownPaged] = ["full list", "paged list"].map((prefix) => big.find((r) => r.system === "direct" && r.step.startsWith(prefix)));
+  const [first, coldFull, coldPaged] = ["first list", "cold full list", "cold paged list"].map(step);
   const top = heapPeak(relay);
   if (first && top) {
     const objects = first.objects;
@@ -40,7 +32,6 @@ export function heapSummary(results: Results): string[] {
         .filter((r) => r.step.startsWith("paged list"))
         .map((r) => `${r.step.replace(/^paged list \(limit=(\d+)\)$/, "in pages of $1")}: ${r.ms === null ? "–" : seconds(r.ms)}${against(ownPaged)}`),
     ];
-    // The cold key's first requests, answered as the hub lists: to their first byte and their last.
     const cold = (r: BigRow | undefined, what: string) =>
       r === undefined ? "" : r.ms === null ? `; ${what} was ${r.note ?? "not answered"}` : `; ${what} had its first byte in ${fmt(r.firstByteMs ?? 0)} ms and its last in ${seconds(r.ms)}`;
     const ownFirst = ownFull?.ms ? ` (the API server's own full list: ${fmt(ownFull.firstByteMs ?? 0)} ms and ${seconds(ownFull.ms)})` : "";
@@ -65,7 +56,6 @@ export function heapSummary(results: Results): string[] {
   return out;
 }
 
-/** What the big section says under its table: the heap against the limits, step by step. */
 export function bigReading(results: Results): string {
   const relay = rowsOf<BigRow>(results, "big").filter((r) => r.system === "relay" && r.heapMaxMB !== null);
   if (relay.length === 0) return "";

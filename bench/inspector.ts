@@ -1,14 +1,13 @@
 /**
  * @module
- * A minimal Chrome DevTools Protocol client, for wrangler's inspector endpoint in front of a
- * Worker's isolate (the endpoint Chrome DevTools attaches to under `wrangler dev`). workerd
- * services the inspector only while the isolate is handling an event, so an idle Worker would
- * never answer: while a call is pending, the client keeps sending the Worker a trivial request.
+ * A minimal DevTools Protocol client for a Worker's isolate: workerd services it only while the
+ * isolate handles an event, so a pending call keeps sending the Worker a trivial request.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
 
 const NUDGE_EVERY_MS = 100;
+const ignore = () => undefined;
 
 export class Inspector {
   readonly #socket: WebSocket;
@@ -36,7 +35,7 @@ export class Inspector {
     });
   }
 
-  /** `nudgeUrl`: a cheap request the Worker answers by itself (no upstream, no Durable Object). */
+  /** `nudgeUrl`: a request the Worker answers by itself. */
   static connect(url: string, nudgeUrl: string): Promise<Inspector> {
     // wrangler's inspector proxy only admits local DevTools origins.
     const socket = new WebSocket(url, { origin: "http://127.0.0.1", maxPayload: 1 << 30 });
@@ -56,7 +55,7 @@ export class Inspector {
     return answer;
   }
 
-  /** Hear the protocol's `method` events (one listener each). */
+  /** One listener per method. */
   on(method: string, listener: (params: unknown) => void): void {
     this.#listeners.set(method, listener);
   }
@@ -70,10 +69,7 @@ export class Inspector {
     this.#nudging = true;
     try {
       while (this.#pending.size > 0) {
-        await fetch(this.#nudgeUrl).then(
-          (r) => r.arrayBuffer(),
-          () => undefined,
-        );
+        await fetch(this.#nudgeUrl).then((r) => r.arrayBuffer(), ignore);
         await sleep(NUDGE_EVERY_MS);
       }
     } finally {

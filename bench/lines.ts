@@ -1,17 +1,11 @@
 /**
  * @module
- * Newline-delimited events as bytes. `src/k8s/ndjson.ts` decodes to strings, which is right for
- * the relay; the load generator and the raw baselines must not pay for decoding (one is the
- * measuring instrument, the other the ceiling), so they split `Buffer`s and read the two
- * numbers they need straight out of the bytes.
+ * Newline-delimited events as bytes: the load generator (the instrument) and the raw baselines (the
+ * ceiling) must not pay for decoding, so they split `Buffer`s and read numbers out of the bytes.
  */
 import { WRITTEN_AT as WRITTEN_AT_ANNOTATION } from "../src/sim/store.ts";
 
-/**
- * Split a byte stream into lines; a line split across chunks is joined. Each line is given
- * without its `\n` and, as a view of the same bytes, with it (what an HTTP watch forwards).
- * Only a line's own pieces are copied when it spans chunks: the rest of a chunk is read in place.
- */
+/** Split a byte stream into lines, each without its `\n` and with it; only a line spanning chunks is copied. */
 export class ByteLines {
   #pieces: Buffer[] = [];
 
@@ -40,12 +34,10 @@ export class ByteLines {
 const RESOURCE_VERSION = Buffer.from('"resourceVersion":"');
 const WRITTEN_AT = Buffer.from(`"${WRITTEN_AT_ANNOTATION}":"`);
 
-/** The decimal digits right after `marker`, as a number; 0 when the marker is absent. */
-function numberAfter(buf: Buffer, marker: Buffer): number {
-  const at = buf.indexOf(marker);
-  if (at < 0) return 0;
+/** The decimal digits from `start` on, as a number (0 if none). */
+function digitsAt(buf: Buffer, start: number): number {
   let n = 0;
-  for (let i = at + marker.length; i < buf.length; i++) {
+  for (let i = start; i < buf.length; i++) {
     const c = buf[i] as number;
     if (c < 48 || c > 57) break;
     n = n * 10 + (c - 48);
@@ -53,43 +45,33 @@ function numberAfter(buf: Buffer, marker: Buffer): number {
   return n;
 }
 
-/**
- * The event object's `metadata.resourceVersion`. Pods carry no other `resourceVersion` field
- * and metadata precedes spec, so the first occurrence is the right one; a delta line's first is
- * its patch's, the new version (the version it patches is its `base`).
- */
+function numberAfter(buf: Buffer, marker: Buffer): number {
+  const at = buf.indexOf(marker);
+  return at < 0 ? 0 : digitsAt(buf, at + marker.length);
+}
+
+/** The first `resourceVersion` is the object's (metadata precedes spec), or a delta's new one. */
 export const eventVersion = (line: Buffer): number => numberAfter(line, RESOURCE_VERSION);
 
-/** The simulator's write time (ms epoch) carried by the event's object, 0 if none. */
 export const writtenAt = (line: Buffer): number => numberAfter(line, WRITTEN_AT);
 
 /** Where an event line's type is: its first field, or its second after a relay socket's id. */
 const TYPE_SPAN = 48;
 
-const ERROR_EVENT = Buffer.from('"type":"ERROR"');
 const CLOSED = Buffer.from('"type":"CLOSED"');
 const SLOW = Buffer.from('"code":4008');
 
-/** A line of a relay socket (`{"id":"<n>",…`, the bench's watch ids being numbers): which watch it is for, and whether it is that watch's end (its CLOSED), and an end for being too slow. */
+/** A relay socket's line (`{"id":"<n>",…`): its watch, and whether it is the watch's end (for being slow). */
 export function socketLine(line: Buffer): { id: number; closed: boolean; slow: boolean } {
-  let id = 0;
-  for (let i = 7; i < line.length; i++) {
-    const c = line[i] as number;
-    if (c < 48 || c > 57) break;
-    id = id * 10 + (c - 48);
-  }
   const closed = line.subarray(0, TYPE_SPAN).includes(CLOSED);
-  return { id, closed, slow: closed && line.includes(SLOW) };
+  return { id: digitsAt(line, 7), closed, slow: closed && line.includes(SLOW) };
 }
 
-const MODIFIED_EVENT = Buffer.from('"type":"MODIFIED"');
-const ADDED_EVENT = Buffer.from('"type":"ADDED"');
-
-/** A MODIFIED event, whole or as a delta. */
-export const isModified = (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(MODIFIED_EVENT);
-
-/** An ADDED event (an initial state is one per object). */
-export const isAdded = (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(ADDED_EVENT);
-
-/** An ERROR event (410 Expired and the like). */
-export const isErrorEvent = (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(ERROR_EVENT);
+/** Whether an event line is of `type` (a MODIFIED one whole or as a delta). */
+const isType = (type: string) => {
+  const marker = Buffer.from(`"type":"${type}"`);
+  return (line: Buffer): boolean => line.subarray(0, TYPE_SPAN).includes(marker);
+};
+export const isModified = isType("MODIFIED");
+export const isAdded = isType("ADDED");
+export const isErrorEvent = isType("ERROR");

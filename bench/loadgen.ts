@@ -1,14 +1,7 @@
 /**
  * @module
- * A load-generator process (several run side by side): many subscribers, WebSocket or HTTP
- * watches, each event timed from the simulator's write (`written-at`) to receipt. It reads the
- * stamp and resourceVersion straight out of the bytes, never parsing JSON, so that it is not the
- * bottleneck (its CPU is measured from outside to show it).
- *
- * Subscribers behave as real clients: they reconnect from their last resourceVersion, acknowledge
- * what they received on the relay (how it sees a slow client), split batches into event lines so
- * every event is counted alike, gunzip compressed framings (counting wire bytes apart), and on a
- * relay socket open and resume each watch by message.
+ * A load-generator process: subscribers that behave as real clients, each event timed from its
+ * write (`written-at`) to receipt, read out of the bytes (never parsing JSON) to stay off the limit.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -20,20 +13,15 @@ import { ByteLines, eventVersion, isAdded, isErrorEvent, isModified, socketLine,
 import { Histogram, type HistogramEntries } from "./stats.ts";
 
 export interface SubscriberSpec {
-  /** A watch URL: `ws://…?watch=1` or `http://…?watch=1`. */
   url: string;
-  /** Send ACKs (the relay's WebSocket extension). */
   ack: boolean;
-  /** WebSocket subprotocol to offer. */
   protocol?: string;
-  /** Resume with `compact=true` (the relay's net changes). */
   compact?: boolean;
-  /** How a subscriber that dropped catches up: resume from its resourceVersion, or relist from the API server (`listUrl`). */
+  /** Resume from its resourceVersion, or relist from the API server (`listUrl`). */
   resume: "rv" | "relist";
   listUrl: string;
   /** A relay socket (`url` is `/_relay/socket`): the watches to open on it, by message; watch `i` has id `"i"`. */
   watches?: Array<{ path: string; labelSelector?: string }>;
-  /** Watch from this resourceVersion (a resume) rather than from the initial state. */
   from?: number;
 }
 
@@ -42,18 +30,16 @@ export interface WindowReport {
   /** MODIFIED events among them, and their bytes (a delta's, when it came as one). */
   modified: number;
   modifiedBytes: number;
-  /** WebSocket messages the events came in (0 for HTTP watches). */
   messages: number;
-  /** The events' bytes (a line's, decompressed), and what carried them on the wire (WebSocket message payloads as received, HTTP body chunks). */
+  /** The events' bytes (decompressed), and what carried them on the wire. */
   bytes: number;
   wireBytes: number;
   latency: HistogramEntries;
   elapsedMs: number;
   /** Subscribers the system cut off (WebSocket 4008, or an HTTP watch it ended) during the window. */
   cutOffs: number;
-  /** Other unexpected closes and failed reconnects during the window. */
   errors: number;
-  /** Epoch ms: the earliest write stamp (`written-at`) among the events received, and the last receipt; null with no events. */
+  /** Epoch ms: the earliest write stamp among the events received, and the last receipt. */
   firstWrittenAt: number | null;
   lastReceivedAt: number | null;
 }
@@ -61,23 +47,17 @@ export interface WindowReport {
 export interface CatchUp {
   /** Epoch ms at which each subscriber that caught up got there. */
   caughtUpAt: number[];
-  /** Bytes received, all subscribers together, from reconnecting until each caught up. */
+  /** Received from reconnecting until each caught up. */
   bytes: number;
-  /** Subscribers that did not catch up before the timeout. */
   missing: number;
   errors: number;
 }
 
-/** ACK after this many new bytes: 1/16 of the relay's default 4 MiB budget, so its view of a client's backlog is never far off, at a cost of one small message per ~60 events of 4 KiB. */
+/** 1/16 of the relay's default 4 MiB budget: its view of a client's backlog is never far off. */
 const ACK_EVERY = 256 * 1024;
-/** Pause before reconnecting after an unexpected close, as clients back off. */
 const RECONNECT_MS = 100;
 const CONNECT_TIMEOUT_MS = 30_000;
-/**
- * A relay still making a hub's first list holds a watch until the list is whole while its pages
- * keep coming, and answers 503 with Retry-After once they have stopped for a while (hubs waiting
- * their turn for `LIST_PAGES_AT_ONCE`): clients wait and ask again, this many times at most.
- */
+/** A hub waiting its turn for `LIST_PAGES_AT_ONCE` answers 503: clients ask again, as many times. */
 const STILL_LISTING_RETRIES = 300;
 const STILL_LISTING_WAIT_MS = 1000;
 
@@ -88,7 +68,6 @@ class Subscriber {
   acked = 0;
   /** The last stream ended with 410 Expired: resume without a resourceVersion. */
   expired = false;
-  /** We are closing it: no reconnect. */
   leaving = false;
   /** Bumped by every close we ask for, so a reconnect scheduled before it is dropped. */
   epoch = 0;
@@ -97,17 +76,12 @@ class Subscriber {
   /** On a relay socket: each watch's last resourceVersion, and whether its last end was a 410. */
   watchRvs: number[] = [];
   watchExpired: boolean[] = [];
-  /**
-   * On a relay socket's first open: the watches not yet heard from. A standalone watch opens
-   * only once its hub has synced; a socket's watches are known to be open once each has said
-   * something (its initial state, or its failure), so `open` waits for that.
-   */
+  /** On a relay socket's first open: the watches not yet heard from (each says something once open). */
   unheard: Set<number> | undefined;
   onHeard: ((error?: Error) => void) | undefined;
   caughtUpAt: number | undefined;
-  /** Bytes received since the last `resume` or `arrive` began, until caught up. */
   catchUpBytes = 0;
-  /** ADDED events received since `arrive` opened it, while it waits for a whole initial state. */
+  /** ADDED events received since `arrive` opened it. */
   added = 0;
   onClosed: (() => void) | undefined;
 
@@ -125,9 +99,8 @@ class LoadGenerator {
   #subscribers: Subscriber[] = [];
   #measuring = false;
   #window = LoadGenerator.#emptyWindow();
-  /** Catching up to this resourceVersion (`waitFor`, `resume`, `arrive`). */
+  /** Catching up to this resourceVersion, or to this many ADDED events (a whole initial state). */
   #target: number | undefined;
-  /** Or to this many ADDED events (`arrive`: a whole initial state). */
   #addedTarget: number | undefined;
   #onCaughtUp: (() => void) | undefined;
   #behind = 0;
@@ -165,13 +138,11 @@ class LoadGenerator {
     return { ...counts, latency: latency.entries(), elapsedMs: performance.now() - started, firstWrittenAt: any ? firstWrittenAt : null, lastReceivedAt: any ? lastReceivedAt : null };
   }
 
-  /** Resolve once every subscriber has seen `target` (or `timeoutMs` passed). */
   waitFor({ target, timeoutMs }: { target: number; timeoutMs: number }): Promise<CatchUp> {
     for (const sub of this.#subscribers) sub.caughtUpAt = sub.rv >= target ? Date.now() : undefined;
     return this.#catchUp(this.#subscribers, { rv: target }, timeoutMs, () => Promise.resolve());
   }
 
-  /** New subscribers, connecting all at once: resolves once each has reached resourceVersion `target`, or has received `added` ADDED events (a whole initial state), or `timeoutMs` passed. */
   arrive({ subscribers, concurrency, target, added, timeoutMs }: { subscribers: SubscriberSpec[]; concurrency: number; target?: number; added?: number; timeoutMs: number }): Promise<CatchUp> {
     const arriving = subscribers.map((s) => new Subscriber(s));
     this.#subscribers.push(...arriving);
@@ -181,7 +152,6 @@ class LoadGenerator {
         try {
           await this.#connectWhenListed(sub);
         } catch {
-          // It will not catch up: nothing to wait for.
           errors++;
           if (this.#addedTarget !== undefined || this.#target !== undefined) this.#oneDone();
         }
@@ -195,7 +165,6 @@ class LoadGenerator {
     for (const sub of this.#subscribers) sub.leaving = false;
   }
 
-  /** Every dropped subscriber comes back at once and catches up to `target`. */
   resume({ target, timeoutMs, concurrency }: { target: number; timeoutMs: number; concurrency: number }): Promise<CatchUp> {
     for (const sub of this.#subscribers) {
       sub.caughtUpAt = undefined;
@@ -207,7 +176,6 @@ class LoadGenerator {
         for (let attempt = 0; attempt < 5; attempt++) {
           try {
             if (sub.spec.resume === "relist") {
-              // No resume on this system: relist from the API server, then watch live again.
               this.#reached(sub, await listVersion(sub.spec.listUrl));
               await this.#connect(sub, undefined);
             } else {
@@ -228,19 +196,15 @@ class LoadGenerator {
     this.#subscribers = [];
   }
 
-  /** Connect, asking again while the relay answers 503 (it is still making the hub's first list and heard nothing of it for a while, and says so with Retry-After), as clients do. */
-  async #connectWhenListed(sub: Subscriber): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#connect(sub, sub.spec.from);
-      } catch (e) {
-        if (!/\b503\b/.test((e as Error).message) || attempt >= STILL_LISTING_RETRIES || sub.leaving) throw e;
-        await sleep(STILL_LISTING_WAIT_MS);
-      }
-    }
+  /** Connect, asking again while the relay answers 503 (still listing), as clients do. */
+  #connectWhenListed(sub: Subscriber, attempt = 1): Promise<void> {
+    return this.#connect(sub, sub.spec.from).catch(async (e: Error) => {
+      if (!/\b503\b/.test(e.message) || attempt >= STILL_LISTING_RETRIES || sub.leaving) throw e;
+      await sleep(STILL_LISTING_WAIT_MS);
+      return this.#connectWhenListed(sub, attempt + 1);
+    });
   }
 
-  /** Wait until each of `subscribers` has reached `until` (a resourceVersion, or a count of ADDED events), `start` having been called. */
   async #catchUp(subscribers: readonly Subscriber[], until: { rv?: number; added?: number }, timeoutMs: number, start: () => Promise<void>): Promise<CatchUp> {
     this.#target = until.rv;
     this.#addedTarget = until.added;
@@ -269,7 +233,6 @@ class LoadGenerator {
     this.#oneDone();
   }
 
-  /** One fewer subscriber to wait for. */
   #oneDone(): void {
     if (--this.#behind === 0) this.#onCaughtUp?.();
   }
@@ -320,7 +283,7 @@ class LoadGenerator {
     return url.startsWith("ws") ? this.#connectWebSocket(sub, url, rv !== undefined) : this.#connectHttp(sub, url);
   }
 
-  /** Open watch `id` on a client's relay socket: from its last resourceVersion, unless it has none or it expired. */
+  /** Open watch `id` on a client's relay socket: from its last resourceVersion, unless it expired. */
   #watch(sub: Subscriber, id: number, resume: boolean): void {
     const watch = sub.spec.watches?.[id];
     if (!watch || !sub.socket) return;
@@ -330,12 +293,9 @@ class LoadGenerator {
     sub.socket.send(JSON.stringify({ op: "watch", id: String(id), ...watch, ...from }));
   }
 
-  /** The relay ended one watch of a client's socket: counted as a subscriber's close would be, then resumed. */
+  /** The relay ended one watch of a client's socket: counted as a close, then resumed. */
   #watchClosed(sub: Subscriber, id: number, slow: boolean): void {
-    if (this.#measuring) {
-      if (slow) this.#window.cutOffs++;
-      else this.#window.errors++;
-    }
+    if (this.#measuring) this.#window[slow ? "cutOffs" : "errors"]++;
     const epoch = sub.epoch;
     void sleep(RECONNECT_MS).then(() => {
       if (!sub.leaving && sub.epoch === epoch) this.#watch(sub, id, true);
@@ -351,14 +311,11 @@ class LoadGenerator {
         maxPayload: 1 << 30,
         handshakeTimeout: CONNECT_TIMEOUT_MS,
       });
-      // `ws` fails the handshake unless the server accepts the subprotocol offered, so a batch
-      // subscriber's messages are batches. Other messages hold one event each and are read
-      // whole: a scan for line ends would cost the instrument for nothing.
+      // Messages of a framing that does not batch are read whole: a scan for line ends would cost.
       const framing = framingOf(sub.spec.protocol);
       const lines = framing.batched ? new ByteLines() : undefined;
       let opened = false;
       socket.on("open", () => {
-        // Closed (or dropped) while connecting: the subscriber is gone.
         if (sub.leaving) return void socket.terminate();
         opened = true;
         sub.socket = socket;
@@ -387,7 +344,7 @@ class LoadGenerator {
         if (lines) lines.push(data, (line) => this.#event(sub, line));
         else this.#event(sub, data);
         if (!sub.spec.ack) return;
-        // The relay counts UTF-16 units of the text (a compressed message's, decompressed); event JSON is ASCII, so bytes are the same number.
+        // The relay counts UTF-16 units of the (decompressed) text; event JSON is ASCII.
         sub.received += data.length;
         if (sub.received - sub.acked >= ACK_EVERY) {
           sub.acked = sub.received;
@@ -443,10 +400,7 @@ class LoadGenerator {
       sub.onClosed?.();
       return;
     }
-    if (this.#measuring) {
-      if (cutOff) this.#window.cutOffs++;
-      else this.#window.errors++;
-    }
+    if (this.#measuring) this.#window[cutOff ? "cutOffs" : "errors"]++;
     const epoch = sub.epoch;
     void sleep(RECONNECT_MS).then(async () => {
       if (sub.leaving || sub.open || sub.epoch !== epoch) return;
@@ -470,7 +424,6 @@ class LoadGenerator {
   }
 }
 
-/** The resourceVersion of a list (a relisting client's new starting point). */
 function listVersion(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
     get(url, { agent: false }, (response) => {
@@ -488,7 +441,6 @@ function listVersion(url: string): Promise<number> {
   });
 }
 
-/** Run `task` over `items`, at most `limit` at a time. */
 async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {

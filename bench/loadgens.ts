@@ -7,22 +7,12 @@ import { startChild, type Child } from "./children.ts";
 import type { CatchUp, SubscriberSpec, WindowReport } from "./loadgen.ts";
 import { Histogram } from "./stats.ts";
 
-export interface MergedReport {
-  events: number;
-  modified: number;
-  modifiedBytes: number;
-  messages: number;
-  /** The events' bytes, and the bytes on the wire that carried them (fewer where messages came compressed). */
-  bytes: number;
-  wireBytes: number;
+const COUNTS = ["events", "modified", "modifiedBytes", "messages", "bytes", "wireBytes", "cutOffs", "errors"] as const;
+
+export interface MergedReport extends Pick<WindowReport, (typeof COUNTS)[number] | "firstWrittenAt" | "lastReceivedAt"> {
   /** Events a second, each process's count over its own window. */
   eventsPerSec: number;
   latency: Histogram;
-  cutOffs: number;
-  errors: number;
-  /** Epoch ms: the earliest write stamp among the events received, and the last receipt, over every process; null with no events. */
-  firstWrittenAt: number | null;
-  lastReceivedAt: number | null;
 }
 
 export class Loadgens {
@@ -41,13 +31,17 @@ export class Loadgens {
     return this.#children.map((c) => c.pid);
   }
 
+  #shares(specs: readonly SubscriberSpec[]): SubscriberSpec[][] {
+    return this.#children.map((_, i) => specs.filter((__, j) => j % this.#children.length === i));
+  }
+
   #all<T>(op: string, payload?: unknown): Promise<T[]> {
     return Promise.all(this.#children.map((c) => c.call<T>(op, payload)));
   }
 
-  /** Open subscribers, at most `concurrency` connection attempts at a time per process. Throws if any failed. */
+  /** Open subscribers, `concurrency` at a time per process; throws if any failed. */
   async open(specs: readonly SubscriberSpec[], concurrency = 100): Promise<void> {
-    const shares = this.#children.map((_, i) => specs.filter((__, j) => j % this.#children.length === i));
+    const shares = this.#shares(specs);
     const results = await Promise.all(this.#children.map((c, i) => c.call<{ failed: number; error?: string }>("open", { subscribers: shares[i], concurrency })));
     const failed = results.reduce((n, r) => n + r.failed, 0);
     if (failed > 0) throw new Error(`${failed} of ${specs.length} subscribers could not connect: ${results.find((r) => r.error)?.error}`);
@@ -61,36 +55,24 @@ export class Loadgens {
     const reports = await this.#all<WindowReport>("report");
     const latency = new Histogram();
     for (const r of reports) latency.merge(r.latency);
+    const counts = Object.fromEntries(COUNTS.map((key) => [key, reports.reduce((n, r) => n + r[key], 0)])) as Record<(typeof COUNTS)[number], number>;
+    const [firsts, lasts] = [reports.map((r) => r.firstWrittenAt), reports.map((r) => r.lastReceivedAt)];
     return {
-      events: reports.reduce((n, r) => n + r.events, 0),
-      modified: reports.reduce((n, r) => n + r.modified, 0),
-      modifiedBytes: reports.reduce((n, r) => n + r.modifiedBytes, 0),
-      messages: reports.reduce((n, r) => n + r.messages, 0),
-      bytes: reports.reduce((n, r) => n + r.bytes, 0),
-      wireBytes: reports.reduce((n, r) => n + r.wireBytes, 0),
+      ...counts,
       eventsPerSec: reports.reduce((n, r) => n + (r.events * 1000) / Math.max(1, r.elapsedMs), 0),
       latency,
-      cutOffs: reports.reduce((n, r) => n + r.cutOffs, 0),
-      errors: reports.reduce((n, r) => n + r.errors, 0),
-      firstWrittenAt: extreme(
-        reports.map((r) => r.firstWrittenAt),
-        Math.min,
-      ),
-      lastReceivedAt: extreme(
-        reports.map((r) => r.lastReceivedAt),
-        Math.max,
-      ),
+      firstWrittenAt: extreme(firsts, Math.min),
+      lastReceivedAt: extreme(lasts, Math.max),
     };
   }
 
-  /** Wait until every subscriber has seen `target`. */
   async waitFor(target: number, timeoutMs: number): Promise<CatchUp> {
     return merge(await this.#all<CatchUp>("waitFor", { target, timeoutMs }));
   }
 
-  /** New subscribers (spread over the processes), connecting all at once; resolves once each has reached resourceVersion `target`, or received `added` ADDED events (a whole initial state). */
+  /** New subscribers, all at once: done once each has reached `target`, or has `added` ADDED events. */
   async arrive(specs: readonly SubscriberSpec[], until: { target?: number; added?: number }, timeoutMs: number, concurrency = 250): Promise<CatchUp> {
-    const shares = this.#children.map((_, i) => specs.filter((__, j) => j % this.#children.length === i));
+    const shares = this.#shares(specs);
     return merge(await Promise.all(this.#children.map((c, i) => c.call<CatchUp>("arrive", { subscribers: shares[i], concurrency, ...until, timeoutMs }))));
   }
 
@@ -98,7 +80,7 @@ export class Loadgens {
     await this.#all("drop");
   }
 
-  /** Every dropped subscriber reconnects at once and catches up to `target`. */
+  /** Every dropped subscriber reconnects at once. */
   async resume(target: number, timeoutMs: number, concurrency = 250): Promise<CatchUp> {
     return merge(await this.#all<CatchUp>("resume", { target, timeoutMs, concurrency }));
   }
@@ -117,7 +99,6 @@ function merge(parts: CatchUp[]): CatchUp {
   };
 }
 
-/** The least or greatest of the values that are there; null when none is. */
 function extreme(values: ReadonlyArray<number | null>, pick: (...values: number[]) => number): number | null {
   const present = values.filter((v): v is number => v !== null);
   return present.length > 0 ? pick(...present) : null;

@@ -1,21 +1,20 @@
 /**
  * @module
- * The machine a run was measured on, recorded beside its numbers: figures from a shared,
- * noisy 2-core box and from a quiet workstation are not comparable, ratios within one run are.
+ * The machine a run was measured on: figures from different machines do not compare.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
 import { dirname, join } from "node:path";
-import { executable } from "./proc.ts";
+import { executable, orElse } from "./proc.ts";
 
 export interface Machine {
   cpuModel: string;
   cores: number;
   memoryGiB: number;
   kernel: string;
-  /** 1-minute load average when the run started: how busy the box already was. */
+  /** When the run started: how busy the box already was. */
   loadAverage: number;
   node: string;
   workerd: string;
@@ -26,17 +25,13 @@ export interface Machine {
 
 const require = createRequire(import.meta.url);
 
-/** A dependency's version, found from its entry point (not every package exports its package.json). */
+/** From its entry point (not every package exports its package.json). */
 function packageVersion(name: string): string {
-  try {
-    for (let dir = dirname(require.resolve(name)); dir !== dirname(dir); dir = dirname(dir)) {
-      const file = join(dir, "package.json");
-      if (!existsSync(file)) continue;
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version: string };
-      if (pkg.name === name) return pkg.version;
-    }
-  } catch {
-    // not installed
+  const dirs = orElse(() => [dirname(require.resolve(name))], []);
+  for (let dir = dirs[0]; dir !== undefined && dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, "package.json");
+    const pkg = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as { name?: string; version: string }) : undefined;
+    if (pkg?.name === name) return pkg.version;
   }
   return "unknown";
 }
@@ -44,14 +39,7 @@ function packageVersion(name: string): string {
 /** `workerdPid` is the relay's runtime, asked for its own version (wrangler ships its own workerd). */
 export function describeMachine(workerdPid: number | undefined): Machine {
   const exe = workerdPid === undefined ? undefined : executable(workerdPid);
-  let workerd = "not started";
-  if (exe) {
-    try {
-      workerd = execFileSync(exe, ["--version"], { encoding: "utf8" }).trim();
-    } catch {
-      workerd = "unknown";
-    }
-  }
+  const workerd = exe ? orElse(() => execFileSync(exe, ["--version"], { encoding: "utf8" }).trim(), "unknown") : "not started";
   return {
     cpuModel: cpus()[0]?.model ?? "unknown",
     cores: availableParallelism(),

@@ -1,8 +1,7 @@
 /**
  * @module
- * What a measurement reads from a system, shared by the scenarios: a window of live delivery
- * (what the subscribers received, and the CPU every process spent, over the same interval), and
- * its memory (JS heap and resident).
+ * What a measurement reads, shared by the scenarios: a window of delivery (what subscribers
+ * received, and every process's CPU, over the same interval), and memory.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { MergedReport } from "./loadgens.ts";
@@ -11,24 +10,22 @@ import { cpuMeter, othersMeter, sumRss, waitIdle } from "./proc.ts";
 import type { Context } from "./scenarios/scenario.ts";
 import type { System } from "./systems/system.ts";
 
-export interface Window {
+const CPU = ["serverCpuPct", "upstreamCpuPct", "loadGenCpuPct", "loadGenMaxCpuPct", "otherLoadPct"] as const;
+type Cpu = Record<(typeof CPU)[number], number>;
+
+export interface Window extends Cpu {
   report: MergedReport;
   upstreamEventsPerSec: number;
-  serverCpuPct: number;
-  upstreamCpuPct: number;
-  loadGenCpuPct: number;
-  loadGenMaxCpuPct: number;
-  otherLoadPct: number;
   /** The upstream's resourceVersion when the window closed. */
   lastVersion: number;
 }
 
-/** A window of live delivery under churn, and (where the mode waits for it) the subscribers that had not reached its end by `reachEndMs` after it. */
+/** A window of delivery under churn, and the subscribers behind its end `reachEndMs` after it. */
 export interface DeliveryWindow extends Window {
   behindAtEnd: number | null;
 }
 
-/** Measure for `ms`; `sample` runs at a quarter, half and three quarters of the way (samples of the steady state). */
+/** Measure for `ms`; `sample` runs at a quarter, half and three quarters of the way. */
 export async function measureWindow(context: Context, system: System, ms: number, sample?: () => Promise<void>): Promise<DeliveryWindow> {
   const window = await measureWhile(context, system, async () => void (await Promise.all([sleep(ms), ...[0.25, 0.5, 0.75].map((at) => sleep(ms * at).then(() => sample?.()))])));
   const { reachEndMs } = context.sizes;
@@ -51,9 +48,7 @@ export async function measureWhile(context: Context, system: System, work: () =>
   return { report, upstreamEventsPerSec: ((rv1 - rv0) * 1000) / (performance.now() - started), ...cpu, lastVersion: rv1 };
 }
 
-type Cpu = Pick<Window, "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "loadGenMaxCpuPct" | "otherLoadPct">;
-
-/** The CPU (% of one core) of the system, the API server, the load generators (together, and the busiest) and processes outside the bench while `work` ran. */
+/** The CPU of the system, the API server, the load generators (and the busiest) and others while `work` ran. */
 export async function cpuWhile<T>(context: Context, system: System, work: () => Promise<T>, loadgenPids = context.loadgens.pids): Promise<Cpu & { result: T }> {
   const server = cpuMeter(system.pids);
   const upstream = cpuMeter([context.sim.pid]);
@@ -64,16 +59,8 @@ export async function cpuWhile<T>(context: Context, system: System, work: () => 
   return { result, serverCpuPct: server(), upstreamCpuPct: upstream(), loadGenCpuPct: loads.reduce((a, b) => a + b, 0), loadGenMaxCpuPct: Math.max(...loads), otherLoadPct: others() };
 }
 
-/** CPU figures as rows hold them. */
-export const cpuFields = (cpu: Cpu): Cpu => ({
-  serverCpuPct: round(cpu.serverCpuPct),
-  upstreamCpuPct: round(cpu.upstreamCpuPct),
-  loadGenCpuPct: round(cpu.loadGenCpuPct),
-  loadGenMaxCpuPct: round(cpu.loadGenMaxCpuPct),
-  otherLoadPct: round(cpu.otherLoadPct),
-});
+export const cpuFields = (cpu: Cpu): Cpu => Object.fromEntries(CPU.map((key) => [key, round(cpu[key])])) as Cpu;
 
-/** What a window says of the events received and what they cost, whatever the scenario. */
 export function receiptFields(window: Window) {
   const { report } = window;
   return {
@@ -91,7 +78,7 @@ export function receiptFields(window: Window) {
   };
 }
 
-/** The row fields a window of steady churn yields, for `subscribers` watching one collection each. */
+/** The row fields of a window of steady churn, for `subscribers` watching one collection each. */
 export function deliveryFields(window: DeliveryWindow, eventsPerSec: number, subscribers: number) {
   const { report } = window;
   const expected = subscribers * window.upstreamEventsPerSec;
@@ -106,10 +93,7 @@ export function deliveryFields(window: DeliveryWindow, eventsPerSec: number, sub
   };
 }
 
-/**
- * `specs` connected, with the memory they added (JS heap and resident) once their initial state
- * is delivered and the upstream watches they made; then a window of churn at `rate` on `namespace`.
- */
+/** `specs` connected, with the memory and upstream watches they added; then a window of churn. */
 export async function connectThenChurn(context: Context, system: System, namespace: string, specs: readonly SubscriberSpec[], sizes: { rate: number; warmupMs: number; measureMs: number }) {
   const { sim, loadgens } = context;
   await context.quiesce();
@@ -139,16 +123,15 @@ export async function measureMemory(system: System): Promise<{ heap: number; rss
   return { heap, rss: sumRss(system.pids) };
 }
 
-/** What a stretch of work cost in memory: the high-water marks of the samples taken while it ran, and the reading after it. */
+/** The high-water marks of the memory samples taken while work ran, and the reading after it. */
 export interface MemoryTrace {
-  /** JS heap after a full collection (the system's live memory), and the process's resident memory. */
   heapMax: number;
   heapAfter: number;
   rssMax: number;
   samples: number;
 }
 
-/** Run `work` while sampling `system`'s memory every `everyMs` (each heap sample forces a full collection first, so it reads what is live, not garbage not yet collected), and once after it. */
+/** Run `work` while sampling `system`'s memory every `everyMs` (each after a full collection), and once after. */
 export async function traceMemory<T>(system: System, everyMs: number, work: () => Promise<T>): Promise<{ result: T; memory: MemoryTrace }> {
   let heapMax = 0;
   let rssMax = 0;
@@ -162,18 +145,13 @@ export async function traceMemory<T>(system: System, everyMs: number, work: () =
     samples++;
     return heap;
   };
+  // A sample fails when the process died (out of memory?): `work` will fail too; this says why.
   const sampling = (async () => {
     while (running) {
-      try {
-        await sample();
-      } catch (e) {
-        // The process died (out of memory?): `work` will fail too; this says why.
-        failed = e;
-        return;
-      }
+      await sample();
       await sleep(everyMs);
     }
-  })();
+  })().catch((e: unknown) => void (failed = e));
   let result: T;
   try {
     result = await work();

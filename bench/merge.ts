@@ -1,12 +1,10 @@
 /**
  * @module
- * `--merge`: a later run's scenarios in place of the amended run's rows, and, when the later run
- * took them (`--profile`), its profiles in place of the amended run's; each amendment recorded,
- * for the report to say which run measured what.
+ * `--merge`: a later run's scenarios (and profiles, if it took them) in place of the amended run's,
+ * each amendment recorded for the report to say which run measured what.
  */
 import type { Results, Row } from "./rows.ts";
 
-/** `amended` with the rows of `scenarios` (and the profiles, if `later` took any) replaced by `later`'s. */
 export function merge(amended: Results, later: Results, scenarios: ReadonlyArray<Row["scenario"]>): Results {
   const profiled = later.profiles.length > 0;
   return {

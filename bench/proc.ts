@@ -1,15 +1,14 @@
 /**
  * @module
- * What the kernel says about a process, from `/proc`: resident memory, CPU time, children, and
- * which process listens on a port. Every system is measured the same way (workerd, the Node
- * baselines, the simulator, the load generators), so their figures compare.
+ * What `/proc` says about a process; every system is measured the same way, so figures compare.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { parentOf, procStat } from "../scripts/proc.ts";
 
-/** What `read` gives, or `otherwise` where it throws (a process gone, a file the kernel will not show). */
-function orElse<T>(read: () => T, otherwise: T): T {
+/** What `read` gives, or `otherwise` where it throws (a process gone). */
+export function orElse<T>(read: () => T, otherwise: T): T {
   try {
     return read();
   } catch {
@@ -17,29 +16,16 @@ function orElse<T>(read: () => T, otherwise: T): T {
   }
 }
 
-/** Clock ticks per second for `/proc/<pid>/stat` times (100 on every Linux we run on, but ask). */
+/** Clock ticks per second for `/proc/<pid>/stat` times. */
 const TICKS_PER_SECOND = orElse(() => Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100, 100);
 
-/** Resident set size in bytes (0 when the process is gone). */
 const rssBytes = (pid: number): number => orElse(() => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024, 0);
 
-/** The fields of `/proc/<pid>/stat` after the command name (which may contain spaces). */
-const statFields = (pid: number | string): string[] => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+/** User + system CPU of all the process's threads, in ms: utime and stime, fields 14 and 15. */
+const cpuMs = (pid: number): number => {
+  const [utime = 0, stime = 0] = (procStat(pid) ?? []).slice(11, 13).map(Number);
+  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
 };
-
-/** User + system CPU time of all the process's threads, in ms (0 when the process is gone): utime and stime, fields 14 and 15. */
-const cpuMs = (pid: number): number =>
-  orElse(
-    () =>
-      (statFields(pid)
-        .slice(11, 13)
-        .reduce((ticks, field) => ticks + Number(field), 0) *
-        1000) /
-      TICKS_PER_SECOND,
-    0,
-  );
 
 export const sumRss = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + rssBytes(pid), 0);
 const sumCpu = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
@@ -51,7 +37,6 @@ export function cpuMeter(pids: readonly number[]): () => number {
   return () => (100 * (sumCpu(pids) - start)) / Math.max(1, performance.now() - started);
 }
 
-/** CPU time the whole machine has spent busy (all cores, all processes), in ms. */
 function machineBusyMs(): number {
   const [user, nice, system, , , irq, softirq, steal] = orElse(() => (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number), []);
   return (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 1000) / TICKS_PER_SECOND;
@@ -60,12 +45,7 @@ function machineBusyMs(): number {
 /** fsync and fdatasync, by the numbers `/proc/<pid>/syscall` gives them on this architecture. */
 const SYNC_SYSCALLS: ReadonlySet<number> = new Set(process.arch === "arm64" ? [82, 83] : [74, 75]);
 
-/**
- * The share of wall time (%) a process's main thread spends in fsync, sampled every `everyMs`
- * from `/proc`: time that counts as nobody's CPU, yet in which a single-threaded runtime serves
- * nothing. `undefined` when the kernel would not say (reading another process's syscall needs
- * the right to trace it).
- */
+/** % of wall time the main thread waits in fsync: nobody's CPU, yet a one-thread runtime serves nothing. */
 export function syncWaitMeter(pid: number, everyMs = 2): () => number | undefined {
   let samples = 0;
   let syncing = 0;
@@ -84,7 +64,7 @@ export function syncWaitMeter(pid: number, everyMs = 2): () => number | undefine
   };
 }
 
-/** CPU used by everything on the machine except `ours`, as % of one core, since it was called. The machine is shared: this says how much of it someone else was using during a measurement. */
+/** CPU used by everything on the (shared) machine except `ours`, as % of one core, since it was called. */
 export function othersMeter(ours: readonly number[]): () => number {
   const machine = machineBusyMs();
   const mine = sumCpu(ours);
@@ -92,11 +72,7 @@ export function othersMeter(ours: readonly number[]): () => number {
   return () => Math.max(0, (100 * (machineBusyMs() - machine - (sumCpu(ours) - mine))) / Math.max(1, performance.now() - started));
 }
 
-/**
- * Wait until the processes use less than `belowPct` of a core over `sliceMs` (the previous
- * run's work has drained), or `maxMs` passed. Resolves to how long that took, or `undefined`
- * if they were still busy at `maxMs`.
- */
+/** How long until the processes used less than `belowPct` of a core over `sliceMs` (undefined: not by `maxMs`). */
 export async function waitIdle(pids: readonly number[], { belowPct = 10, sliceMs = 200, maxMs = 10_000 } = {}): Promise<number | undefined> {
   const started = performance.now();
   while (performance.now() - started < maxMs) {
@@ -111,8 +87,7 @@ export async function waitIdle(pids: readonly number[], { belowPct = 10, sliceMs
 export function descendants(root: number): number[] {
   const parent = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
-    // A process that exited while we looked has none.
-    const ppid = /^\d+$/.test(entry) ? orElse(() => Number(statFields(entry)[1]), undefined) : undefined;
+    const ppid = /^\d+$/.test(entry) ? parentOf(Number(entry)) : undefined;
     if (ppid !== undefined) parent.set(Number(entry), ppid);
   }
   const found: number[] = [];
@@ -127,21 +102,17 @@ export function descendants(root: number): number[] {
   return found;
 }
 
-/** The process among `candidates` that has a listening TCP socket on `port`. */
 export function listeningPid(port: number, candidates: readonly number[]): number | undefined {
   const inodes = new Set<string>();
   for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    for (const line of orElse(() => readFileSync(table, "utf8"), "")
-      .split("\n")
-      .slice(1)) {
+    for (const line of orElse(() => readFileSync(table, "utf8"), "").split("\n")) {
       const cols = line.trim().split(/\s+/);
-      // local_address is ADDR:PORT in hex; state 0A is LISTEN; column 10 is the inode.
+      // local_address is ADDR:PORT in hex; state 0A is LISTEN (never the header's); column 10 is the inode.
       if (cols[3] === "0A" && Number.parseInt(cols[1]?.split(":")[1] ?? "", 16) === port && cols[9]) inodes.add(cols[9]);
     }
   }
   for (const pid of candidates) {
     for (const fd of orElse(() => readdirSync(`/proc/${pid}/fd`), [])) {
-      // A descriptor closed while we looked has no link.
       const inode = /^socket:\[(\d+)\]$/.exec(orElse(() => readlinkSync(`/proc/${pid}/fd/${fd}`), ""))?.[1];
       if (inode && inodes.has(inode)) return pid;
     }
@@ -149,5 +120,4 @@ export function listeningPid(port: number, candidates: readonly number[]): numbe
   return undefined;
 }
 
-/** The executable a process runs (to ask workerd its version). */
 export const executable = (pid: number): string | undefined => orElse(() => readlinkSync(`/proc/${pid}/exe`), undefined);

@@ -1,11 +1,7 @@
 /**
  * @module
- * Where the relay's time goes: a CPU profile of its isolate under load, through wrangler's
- * inspector, set against the process's CPU from `/proc` over the same interval. Samples are traced
- * to files by the bundle's `// src/...` module markers; natives and workerd's own JavaScript are
- * charged to the relay function that called them. The profiler samples only inside the isolate, so
- * a sample counts for at most two intervals and the process time no sample covers is reported as
- * such.
+ * Where the relay's time goes: a CPU profile of its isolate under load, its samples traced to files
+ * by the bundle's `// src/...` markers (natives charged to their caller), against `/proc`'s CPU.
  */
 import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,7 +15,6 @@ import { podsOf, type Context } from "./scenarios/scenario.ts";
 import { clientOf, subscriber } from "./systems/system.ts";
 import type { Relay } from "./systems/workerd.ts";
 
-/** The simulator namespace a profile workload churns. */
 export const profileNamespace = (workload: ProfileWorkload): string => `profile-${workload.name.toLowerCase().replace(/\W+/g, "-")}`;
 
 const ACK_FUNCTIONS = new Set(["webSocketMessage", "parseAck", "acknowledge", "wake"]);
@@ -27,7 +22,7 @@ const FANOUT_MODULES = new Set(["src/hub/fanout.ts", "src/hub/subscriber.ts"]);
 const INTAKE_MODULES = new Set(["src/hub/reflector.ts", "src/hub/feed.ts", "src/hub/collection.ts", "src/hub/relist.ts", "src/hub/tombstones.ts", "src/hub/window.ts"]);
 const SOCKET_MODULES = new Set(["src/k8s/mux.ts", "src/k8s/ack-ledger.ts"]);
 
-/** What a sample was doing: by the native called, the relay function it was called from, or the module. `foreign` frames are not the relay's code (natives, workerd's own JS). */
+/** What a sample was doing; `foreign` frames are not the relay's code (natives, workerd's own JS). */
 function stageOf(frame: CallFrame, foreign: boolean, module: string, caller: string | undefined): Stage {
   if (module === "(program)") return "workerd natives under the lock";
   if (module === "(garbage collector)") return "garbage collection";
@@ -62,12 +57,11 @@ interface CpuProfile {
   endTime: number;
 }
 
-/** Sampling interval asked of the profiler, in µs: fine enough for the per-event path, cheap enough to leave it unchanged. */
+/** µs: fine enough for the per-event path, cheap enough to leave it unchanged. */
 const INTERVAL_US = 500;
-/** A sample counts for at most this long; longer gaps are time the profiler did not see. */
+/** Longer gaps between samples are time the profiler did not see (outside the isolate). */
 const MAX_SAMPLE_US = 2 * INTERVAL_US;
 
-/** Run `workload` against the relay (`host`'s systems) and profile the relay's isolate meanwhile. */
 export async function profileRelay(context: Context, host: Relay, workload: ProfileWorkload, cpuprofileFile: string): Promise<ProfileSummary> {
   const { relay, inspector } = host;
   const { sim, loadgens, sizes } = context;
@@ -77,7 +71,6 @@ export async function profileRelay(context: Context, host: Relay, workload: Prof
   context.progress(`profile relay (${workload.name}): ${who}, ${rate} events/s, ${ms} ms`);
   await context.quiesce();
   const selector = (i: number) => (keys > 1 ? keySelector(i) : undefined);
-  // Each client watches every key: over HTTP, or over WebSockets, a connection per key, or on one relay socket.
   const clients = Array.from({ length: subscribersPerKey }, () => Array.from({ length: keys }, (_, k) => ({ path: podsOf(namespace), labelSelector: selector(k) })));
   const system = transport === "socket" ? host.socket : relay;
   await loadgens.open(clients.flatMap((watches) => (transport === "http" ? watches.map((w) => subscriber(relay, "http", sim, w.path, w.labelSelector)) : clientOf(system, sim, watches))));
@@ -108,7 +101,7 @@ export async function profileRelay(context: Context, host: Relay, workload: Prof
   return summarise(profile, sources, { workload, deliveredPerSec: round(delivered.eventsPerSec), syncWaitPct: syncWaitPct === undefined ? null : round(syncWaitPct) }, processCpuMs);
 }
 
-/** The text of every script the profile sampled, by script id (only for mapping lines to modules). */
+/** The text of every script the profile sampled, by script id. */
 async function scriptSources(inspector: Inspector, profile: CpuProfile): Promise<Map<string, string>> {
   const ids = new Set(profile.nodes.filter((n) => n.callFrame.url !== "").map((n) => n.callFrame.scriptId));
   const sources = new Map<string, string>();
@@ -131,7 +124,6 @@ function moduleMarkers(source: string): Array<{ line: number; module: string }> 
     const match = /^\/\/ ((?:src|node_modules)\/\S+)$/.exec(text);
     if (!match?.[1]) return;
     const path = match[1];
-    // A dependency is reported by package, source files by path.
     const module = path.startsWith("node_modules/") ? (/^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? path) : path;
     markers.push({ line, module });
   });
@@ -147,7 +139,7 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
 
-  /** The relay's own code is the bundle: the script with module markers. */
+  /** The relay's own code: the script with module markers. */
   const inBundle = (frame: CallFrame) => (markers.get(frame.scriptId)?.length ?? 0) > 0;
   const ownModule = (frame: CallFrame): string | undefined => {
     if (SPECIAL.has(frame.functionName)) return frame.functionName;
@@ -166,7 +158,7 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick
     return module;
   };
 
-  /** The nearest function of the relay's own code on the stack (the caller of a native). */
+  /** The nearest function of the relay's own code on the stack. */
   const callerOf = (id: number): string | undefined => {
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = (byId.get(at) as ProfileNode).callFrame;
@@ -205,6 +197,7 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick
   const busy = Math.max(1e-9, total);
   const pct = (ms: number) => round((100 * ms) / busy);
   const delivered = Math.max(1, (meta.deliveredPerSec * durationMs) / 1000);
+  const topFunctions = [...functions.values()].sort((a, b) => b.ms - a.ms).slice(0, 20);
   return {
     ...meta,
     durationMs: round(durationMs),
@@ -213,10 +206,7 @@ function summarise(profile: CpuProfile, sources: Map<string, string>, meta: Pick
     isolateIdleMs: round(idle),
     outsideIsolateMs: round(Math.max(0, processCpuMs - busy)),
     modules: [...modules].sort((a, b) => b[1] - a[1]).map(([module, ms]) => ({ module, ms: round(ms), pctOfBusy: pct(ms) })),
-    functions: [...functions.values()]
-      .sort((a, b) => b.ms - a.ms)
-      .slice(0, 20)
-      .map((f) => ({ ...f, ms: round(f.ms), pctOfBusy: pct(f.ms) })),
+    functions: topFunctions.map((f) => ({ ...f, ms: round(f.ms), pctOfBusy: pct(f.ms) })),
     stages: [...stages].sort((a, b) => b[1] - a[1]).map(([stage, ms]) => ({ stage, ms: round(ms), pctOfBusy: pct(ms), usPerEvent: round((ms * 1000) / delivered) })),
   };
 }

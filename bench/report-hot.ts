@@ -1,12 +1,17 @@
 /**
  * @module
- * The hot scenario in the report: its table, the placement as measured, and the capacity a tree
- * would have deployed, modelled from this run's numbers with its assumptions beside it. On this machine
- * every hub shares workerd's one thread, so a tree adds no throughput here: what is measured is
- * each object's load and the hop's cost, and the model multiplies them out.
+ * The hot scenario in the report. Here every hub shares workerd's one thread, so a tree adds no
+ * throughput: each object's load and the hop's cost are measured, and a model multiplies them out.
  */
 import { atOf, fullest, hopAdded, keptUp, replicasOf, rootOf, sizesOf, type HotRow, type Results } from "./rows.ts";
 import { columns, num, rowsOf } from "./tables.ts";
+
+export const replicaCounts = (row: HotRow) =>
+  replicasOf(row)
+    .map((h) => num(h.subscribers))
+    .join(", ");
+
+const range = (values: number[]) => (values.length === 0 ? "–" : `${num(Math.min(...values))}–${num(Math.max(...values))}`);
 
 export const hotTable = (rows: readonly HotRow[]): string =>
   columns(rows, [
@@ -16,13 +21,7 @@ export const hotTable = (rows: readonly HotRow[]): string =>
     ["replicas (serving)", (r) => `${r.replicas === 0 ? "0" : `${r.replicas} (${r.replicasLive})`}${r.replicaWorkerd ? ", own workerd" : ""}`],
     ["root: sends to", (r) => rootOf(r)?.destinations],
     ["root: msgs/event", (r) => rootOf(r)?.messagesPerEvent],
-    [
-      "replicas' subscribers",
-      (r) => {
-        const replicas = replicasOf(r).map((h) => h.subscribers);
-        return replicas.length === 0 ? "–" : `${num(Math.min(...replicas))}–${num(Math.max(...replicas))}`;
-      },
-    ],
+    ["replicas' subscribers", (r) => range(replicasOf(r).map((h) => h.subscribers))],
     ["fullest replica: msgs/event", (r) => fullest(r)?.messagesPerEvent],
     ["upstream watches", (r) => r.upstreamWatches],
     ["delivered/s", (r) => r.deliveredPerSec],
@@ -42,7 +41,6 @@ export const hotTable = (rows: readonly HotRow[]): string =>
     ["storm: failed reconnections", (r) => r.stormErrors],
   ]);
 
-/** The section of BENCHMARKS.md: what was measured, the table, the placement as measured, and the capacity model. */
 export function hotSection(results: Results): string[] {
   const rows = rowsOf<HotRow>(results, "hot");
   if (rows.length === 0) return [];
@@ -68,9 +66,7 @@ export function hotSection(results: Results): string[] {
   if (placement && top && tree !== undefined) {
     const share = tree / most;
     out.push(
-      `**Placement, as measured:** with ${most} replicas the ${num(tree)} subscribers landed ${replicasOf(placement)
-        .map((h) => num(h.subscribers))
-        .join(", ")} (a share is ${num(share)}). ` +
+      `**Placement, as measured:** with ${most} replicas the ${num(tree)} subscribers landed ${replicaCounts(placement)} (a share is ${num(share)}). ` +
         `The root names a region's replicas (as many as its subscribers fill, and one more) with the subscribers each last reported, and the Worker sends each newcomer to the emptiest of them, counting what it sent since: ` +
         `the fullest held ${num(top.subscribers)}, ${num(top.subscribers / share)}× a share. A fan-out's cost follows its fullest hub, so this is the figure the capacity below uses.`,
     );
@@ -79,11 +75,7 @@ export function hotSection(results: Results): string[] {
   return out;
 }
 
-/**
- * What the extra hop cost in CPU per upstream event (`cpuUs`: the tree's less one hub's, with
- * `replicas`, at `subscribers`). Less than nothing is not a cost: the two differ by more than the
- * hop in one run (one hub, behind, gathers longer and sends fewer messages), so it is said so.
- */
+/** The extra hop's CPU per upstream event (`cpuUs`); less than nothing is noise, and said so. */
 export function hopCost(cpuUs: number, replicas: number, subscribers: number): string {
   const where = `measured at ${num(subscribers)} subscribers where both kept up`;
   if (cpuUs < 0)
@@ -91,7 +83,7 @@ export function hopCost(cpuUs: number, replicas: number, subscribers: number): s
   return `the extra hop cost ${num(cpuUs)} µs of CPU per upstream event for ${replicas} replicas (${num(cpuUs / replicas)} µs a replica: the root's message and the replica's intake), ${where}`;
 }
 
-/** One hub's delivery ceiling × replicas, with the hop's cost and the root's load, each from a row of this run. */
+/** One hub's delivery ceiling × replicas, with the hop's cost and the root's load. */
 function capacity({ tree, hop, most, hopReplicas, at }: { tree: number | undefined; hop: number | undefined; most: number; hopReplicas: number; at: ReturnType<typeof atOf> }): string[] {
   const lines: string[] = [];
   for (const system of ["relay", "relay-batched"] as const) {
@@ -102,8 +94,7 @@ function capacity({ tree, hop, most, hopReplicas, at }: { tree: number | undefin
     const even = tree / most;
     const top = fullest(spread)?.subscribers ?? even;
     const rootPerEvent = rootOf(spread)?.messagesPerEvent ?? most;
-    // Its CPU where every hub is in one process (the difference is then the hop's work alone);
-    // its p50 where the replicas had a thread of their own, if measured.
+    // CPU where every hub is in one process (the difference is the hop's work); p50 where split.
     const shared = [at(system, hop, 0), at(system, hop, hopReplicas)];
     const hopCpu = keptUp(shared) && hopReplicas > 0 ? (shared[1].serverCpuPct * 1e4) / shared[1].upstreamEventsPerSec - (shared[0].serverCpuPct * 1e4) / shared[0].upstreamEventsPerSec : undefined;
     const split = at(system, hop, hopReplicas, true) !== undefined;

@@ -1,7 +1,6 @@
 /**
  * @module
- * The views scenario in the report: its tables, and the comparison with what a browser does without live
- * views (a full watch of the collection, or refetching its page on every change).
+ * The views scenario in the report, and what a browser does without live views.
  */
 import { windowsOf, type Results, type ViewsRow } from "./rows.ts";
 import { columns, fmt, num, rowsOf, table } from "./tables.ts";
@@ -9,6 +8,7 @@ import { columns, fmt, num, rowsOf, table } from "./tables.ts";
 const kb = (bytes: number | null) => (bytes === null ? null : bytes / 1024);
 const mb = (bytes: number) => `${num(bytes / 2 ** 20)} MB`;
 const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : undefined);
+const timesText = (times: number | undefined) => (times === undefined ? "–" : `${fmt(times)}×`);
 
 const WINDOW_NAMES: Record<ViewsRow["measurement"], string> = {
   watch: "full watch alone",
@@ -28,13 +28,7 @@ export const viewsTable = (rows: readonly ViewsRow[]): string =>
     ["with row changes/event", (r) => r.changesPerEvent],
     ["KB/min (a client)", (r) => kb(r.bytesPerClientPerMin)],
     ["full watch KB/min", (r) => kb(r.watchBytesPerMin)],
-    [
-      "full watch ÷ a client",
-      (r) => {
-        const times = ratio(r.watchBytesPerMin, r.bytesPerClientPerMin);
-        return r.measurement === "watch" || times === undefined ? "–" : `${fmt(times)}×`;
-      },
-    ],
+    ["full watch ÷ a client", (r) => (r.measurement === "watch" ? "–" : timesText(ratio(r.watchBytesPerMin, r.bytesPerClientPerMin)))],
     ["p50 ms", (r) => r.p50Ms],
     ["p99 ms", (r) => r.p99Ms],
     ["samples", (r) => r.latencySamples],
@@ -58,17 +52,13 @@ export function viewsSection(results: Results): string[] {
   if (rows.length === 0) return [];
   const size = results.sizes.views;
   const { watch, views, socketViews, refetch } = windowsOf(rows);
+  const orders = (views?.opens?.slice(0, -1) ?? []).map((o) => o.sort).join(", ");
   const out = [
     `## views`,
     `Live views of one namespace of ${num(views?.objects ?? size.objects)} pods (about 4.3 KB of JSON each), written to at ${num(size.rate)} writes a second by the bench's churn (\`bench/viewgen.ts\`: creates, deletes of what it created, label patches of pods the views show; a seeded mix that keeps the collection's size). ` +
       `The first list through the relay builds the hub (one paged upstream list); a second is timed as what a full watch's initial state costs. Then, with no view ever opened, a full watch of the collection alone (HTTP, from the hub's head) is measured under the churn: the baseline, and what a client of the whole collection receives. ` +
       `Then views' first frames are timed (HTTP live views, \`?view=1&watch=1\`, ${size.limit} rows of cells): the first view of an order makes the order's index, a second window of the same order reads through it. ` +
-      `Then ${num(size.views)} live views of ${size.limit} rows (${views?.opens
-        ?.slice(0, -1)
-        .map((o) => o.sort)
-        .join(
-          ", ",
-        )}; every other five filtered by ${"`Status=Running`"}; windows at the first four offsets) are measured beside the watch, then the same views as ops on relay sockets (\`/_relay/socket\`, five a socket as a page's panels share one; a view's second window is timed that way too, on a socket already open), then ${num(size.refetchers)} notify-then-refetch clients (each told of every write, GETs its page again, \`?view=1\` without watch, one request at a time; what telling them costs is not counted). ` +
+      `Then ${num(size.views)} live views of ${size.limit} rows (${orders}; every other five filtered by ${"`Status=Running`"}; windows at the first four offsets) are measured beside the watch, then the same views as ops on relay sockets (\`/_relay/socket\`, five a socket as a page's panels share one; a view's second window is timed that way too, on a socket already open), then ${num(size.refetchers)} notify-then-refetch clients (each told of every write, GETs its page again, \`?view=1\` without watch, one request at a time; what telling them costs is not counted). ` +
       `Latency is from a write (its \`written-at\` stamp) to the frame, page or event that carried the row it changed; \`msgs/event\` is what one client received per upstream write; \`rows written/event\` the SQLite rows the hub wrote per event it committed (from \`/_relay/stats\`), which Durable Objects bill.`,
     viewsTable(rows),
   ];
@@ -83,7 +73,6 @@ export function viewsSection(results: Results): string[] {
   return out;
 }
 
-/** The three ways a browser can show a window of the collection, side by side, from the three windows' rows. */
 function comparison(watch: ViewsRow, views: ViewsRow, refetch: ViewsRow): string {
   const perClient = (row: ViewsRow) => (row.cpuUsPerEvent !== null && watch.cpuUsPerEvent !== null && row.clients > 0 ? (row.cpuUsPerEvent - watch.cpuUsPerEvent) / row.clients : undefined);
   const [viewCost, refetchCost] = [perClient(views), perClient(refetch)];
@@ -108,7 +97,6 @@ function comparison(watch: ViewsRow, views: ViewsRow, refetch: ViewsRow): string
   ].join("\n");
 }
 
-/** The live views on relay sockets against the same views on streams of their own. */
 function overSockets(views: ViewsRow, sockets: ViewsRow): string {
   const opens = (views.opens ?? []).filter((o) => o.socketMs !== undefined);
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;

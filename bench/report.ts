@@ -1,9 +1,6 @@
 /**
  * @module
- * The run as a report: tables on stdout as it finishes, and BENCHMARKS.md — summary, targets
- * and what limits the relay, method, machine, every scenario's table with the relay's ratios
- * to the baselines of the same run, charts, and where the relay's time goes. Everything in it
- * comes from the run's results, so re-running refreshes it.
+ * The run as a report: tables on stdout, and BENCHMARKS.md, all from the run's results.
  */
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
@@ -17,10 +14,8 @@ import { bigTable, burstTable, fanoutRatios, fanoutTable, fleetTable, hubsTable,
 import { checkTargets, HEAP_TARGET_MB } from "./targets.ts";
 
 function targetsTable(results: Results): string {
-  return table(
-    ["target", "measured", "met"],
-    checkTargets(results.rows).map((t) => [t.target, t.measured, t.met === undefined ? "–" : t.met ? "yes" : "**no**"]),
-  );
+  const rows = checkTargets(results.rows).map((t) => [t.target, t.measured, t.met === undefined ? "–" : t.met ? "yes" : "**no**"]);
+  return table(["target", "measured", "met"], rows);
 }
 
 export function printTables(results: Results): void {
@@ -43,9 +38,13 @@ export function printTables(results: Results): void {
   console.log(`\ntargets\n${targetsTable(results).replaceAll("**", "")}`);
 }
 
+/** Where a later run (`--merge`) measured some of the results. */
+const amended = (a: NonNullable<Results["amendments"]>[number]) =>
+  ` The ${amendedParts(a)} come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`;
+
 const sizeList = (at: { subscribers: number[]; rates: number[] }) => `${at.subscribers.map(num).join(" and ")} subscribers × ${at.rates.map(num).join(" and ")} events/s`;
 
-/** Others' share of the machine during the measurements, where it was large enough to change what the run says. */
+/** Others' share of the machine, where it was large enough to change what the run says. */
 function disturbance(results: Results): string {
   const loads = results.rows.flatMap((r) => ("otherLoadPct" in r ? [r.otherLoadPct] : []));
   const mean = loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length);
@@ -56,7 +55,7 @@ function disturbance(results: Results): string {
   );
 }
 
-/** Above this mean CPU of processes outside the bench (% of one core), a run says it was disturbed. */
+/** Mean CPU of processes outside the bench (% of one core) above which a run says so. */
 const BUSY_MACHINE_PCT = 25;
 
 function machineTable(results: Results): string {
@@ -88,7 +87,7 @@ function profileSection(profile: ProfileSummary): string {
 export function markdown(results: Results, charts: ChartFile[]): string {
   const { sizes } = results;
   const fanout = rowsOf<FanoutRow>(results, "fanout");
-  const bullets = (lines: string[]) => lines.map((l) => `- ${l}`).join("\n");
+  const bullets = (lines: string[]) => lines.flatMap((l) => (l === "" ? [] : [`- ${l}`])).join("\n");
   const date = results.startedAt.slice(0, 10);
   const sections = [
     `# Benchmarks`,
@@ -102,12 +101,7 @@ export function markdown(results: Results, charts: ChartFile[]): string {
           `a throughput target gives its ratio in each round too, and a latency target is judged on the median of its rounds' p99.` +
           (results.rows.some((r) => r.scenario === "big" || r.scenario === "hubs" || r.scenario === "fleet") ? " The big, hubs and fleet scenarios, many minutes each, were measured once." : "")
         : "") +
-      (results.amendments ?? [])
-        .map(
-          (a) =>
-            ` The ${amendedParts(a)} come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`,
-        )
-        .join("") +
+      (results.amendments ?? []).map(amended).join("") +
       disturbance(results),
     `## Summary`,
     bullets(summary(results)),
@@ -146,12 +140,10 @@ export function markdown(results: Results, charts: ChartFile[]): string {
         `and all reconnect at the same moment with their last resourceVersion; timed until the last has seen the newest change (at most ${sizes.storm.timeoutMs / 1000} s). Upstream requests are counted from the simulator's request log. ` +
         "Then every subscriber leaves, and `idle again after` is how long the system kept working (a system still sending to subscribers that have gone delays everything after it; every measurement waits for all systems to be idle first).",
       `keys: ${sizes.keys.keys.join(" and ")} distinct label selectors (\`!bench-k<i>\`, each matching every pod) × ${sizes.keys.subscribersPerKey} subscribers, ${sizes.keys.rate} events/s; ${sizes.keys.warmupMs / 1000} s of churn before a ${sizes.keys.measureMs / 1000} s window (the relay's hubs lengthen their gathers only once the runtime is behind, which takes the first seconds of the churn).`,
-      ...(rowsOf(results, "sockets").length === 0
-        ? []
-        : [
-            `sockets: ${num(sizes.sockets.clients)} clients × ${sizes.sockets.watchesPerClient} watches (distinct selectors \`!bench-s<i>\` of one namespace, each matching every pod, so every watch carries the full churn), ${sizes.sockets.rate} events/s: ` +
-              "each client on one relay socket (relay-socket) against a WebSocket per watch (relay-batched), the same events either way. `% of W×upstream` is delivered events over watches × upstream events; memory is what the relay process added per client as the clients connected.",
-          ]),
+      rowsOf(results, "sockets").length === 0
+        ? ""
+        : `sockets: ${num(sizes.sockets.clients)} clients × ${sizes.sockets.watchesPerClient} watches (distinct selectors \`!bench-s<i>\` of one namespace, each matching every pod, so every watch carries the full churn), ${sizes.sockets.rate} events/s: ` +
+          "each client on one relay socket (relay-socket) against a WebSocket per watch (relay-batched), the same events either way. `% of W×upstream` is delivered events over watches × upstream events; memory is what the relay process added per client as the clients connected.",
       `snapshot: one list of ${num(sizes.snapshot.objects)} pods, uncompressed, timed to the last byte, whole and in pages of ${num(sizes.snapshot.pageLimit ?? 500)} (following continue tokens); the median of ${sizes.snapshot.repeats} repeats after the first. Then ${num(sizes.snapshot.samples ?? 0)} whole lists with \`resourceVersion\` unset (consistent reads: a watching hub first learns it has what the upstream had) and ${num(sizes.snapshot.samples ?? 0)} at \`resourceVersion=0\` (served at once), alternately, their median and p99, and the upstream requests each kind made.`,
       ...(rowsOf(results, "big").length === 0
         ? []
@@ -166,16 +158,14 @@ export function markdown(results: Results, charts: ChartFile[]): string {
             `hubs: a simulator and a relay of its own; ${num(sizes.hubs.keys)} distinct label selectors (each matching every pod) over one namespace of ${num(sizes.hubs.objects)} pods, so ${num(sizes.hubs.keys)} hubs of ${num(sizes.hubs.objects)} objects each in one workerd, ` +
               `a WebSocket subscriber on each, opened at once (until each has its whole initial state); then ${sizes.hubs.churnMs / 1000} s of churn at ${num(sizes.hubs.churn)} changes/s, which every hub gets. The JS heap is sampled as in big.`,
           ]),
-      ...(rowsOf(results, "fleet").length === 0
-        ? []
-        : [
-            `fleet: one watch across clusters. ${num(sizes.fleet.clusters)} simulators, each a process of its own with one namespace of ${num(sizes.fleet.pods)} slim pods, relayed by one relay (as \`npm start\` serves it) as clusters \`fleet-0\`, \`fleet-1\`, … and watched as the merged key \`/clusters/fleet-0,fleet-1,…/api/v1/namespaces/fleet/pods\`. ` +
-              `Every cluster's own key is listed first (a merged list leaves out a member that takes more than a second); then the merged list, cold (it builds the merge hub from its members' hubs) and warm, to its first byte and its last, and the watches open on the simulators (each counts its own). ` +
-              `Live delivery: ${num(sizes.fleet.subscribers)} WebSocket subscribers on the merged key, every cluster churned at ${num(sizes.fleet.rate)} changes/s, ${sizes.fleet.warmupMs / 1000} s before a ${sizes.fleet.measureMs / 1000} s window; then the same subscribers each watching every cluster's own key (the same events, ${num(sizes.fleet.clusters)} watches each), and the relay's CPU per delivered event of each. ` +
-              `A storm: the merged key's subscribers drop, every cluster makes ${num(sizes.fleet.missed)} changes, and all resume at once from their last resourceVersion. ` +
-              `A member down: under churn, the last cluster's simulator closes its listener and every connection for ${sizes.fleet.downMs / 1000} s (its churn goes on); the others' delivery is measured over most of the outage, and once it answers again, how long until its hub holds what changed there meanwhile, and what it was asked. ` +
-              `A view on the merged key: first frames (an order's first, which builds its index; a second window; one filtered by the Cluster column), then a live view of ${num(sizes.fleet.viewLimit)} rows youngest first (\`rows=object\`) under churn, each change of a row it shows timed from its write to the frame.`,
-          ]),
+      rowsOf(results, "fleet").length === 0
+        ? ""
+        : `fleet: one watch across clusters. ${num(sizes.fleet.clusters)} simulators, each a process of its own with one namespace of ${num(sizes.fleet.pods)} slim pods, relayed by one relay (as \`npm start\` serves it) as clusters \`fleet-0\`, \`fleet-1\`, … and watched as the merged key \`/clusters/fleet-0,fleet-1,…/api/v1/namespaces/fleet/pods\`. ` +
+          `Every cluster's own key is listed first (a merged list leaves out a member that takes more than a second); then the merged list, cold (it builds the merge hub from its members' hubs) and warm, to its first byte and its last, and the watches open on the simulators (each counts its own). ` +
+          `Live delivery: ${num(sizes.fleet.subscribers)} WebSocket subscribers on the merged key, every cluster churned at ${num(sizes.fleet.rate)} changes/s, ${sizes.fleet.warmupMs / 1000} s before a ${sizes.fleet.measureMs / 1000} s window; then the same subscribers each watching every cluster's own key (the same events, ${num(sizes.fleet.clusters)} watches each), and the relay's CPU per delivered event of each. ` +
+          `A storm: the merged key's subscribers drop, every cluster makes ${num(sizes.fleet.missed)} changes, and all resume at once from their last resourceVersion. ` +
+          `A member down: under churn, the last cluster's simulator closes its listener and every connection for ${sizes.fleet.downMs / 1000} s (its churn goes on); the others' delivery is measured over most of the outage, and once it answers again, how long until its hub holds what changed there meanwhile, and what it was asked. ` +
+          `A view on the merged key: first frames (an order's first, which builds its index; a second window; one filtered by the Cluster column), then a live view of ${num(sizes.fleet.viewLimit)} rows youngest first (\`rows=object\`) under churn, each change of a row it shows timed from its write to the frame.`,
     ]),
     `### Machine`,
     machineTable(results),

@@ -1,16 +1,13 @@
 /**
  * @module
- * The shape of `bench/results/latest.json`: the machine, and flat rows — one per (scenario,
- * system, transport, size) — that any tool can filter and chart, plus the lookups into them that
- * the report and the targets share, and what a target checked against them says. CPU figures are % of one core; memory is resident memory from
- * `/proc`, and JS heap.
+ * `bench/results/latest.json`: flat rows, one per (scenario, system, transport, size), and the
+ * lookups into them the report and the targets share. CPU is % of one core.
  */
 import type { Machine } from "./machine.ts";
 import type { Mode, ProfileWorkload, Sizes } from "./modes.ts";
 import { percentileOf } from "./stats.ts";
 import type { SystemName, Transport } from "./systems/system.ts";
 
-/** One of the issue's targets, checked against a run's rows (`targets.ts`). */
 export interface TargetResult {
   target: string;
   measured: string;
@@ -18,95 +15,71 @@ export interface TargetResult {
   met: boolean | undefined;
 }
 
-/** With `--rounds`: every round's measurement, in order (this row is the median one). */
-interface Rounds {
+interface Base {
+  system: SystemName;
+  transport: Transport;
+  /** With `--rounds`: every round's measurement, in order (this row is the median one). */
   rounds?: Row[];
 }
 
-interface Common extends Rounds {
-  system: SystemName;
-  /** How its subscribers watched: WebSocket, or HTTP (chunked event lines, as Kubernetes clients watch). */
-  transport: Transport;
+interface Common extends Base {
   /** CPU of the system's own processes (for `direct`, the API server's). */
   serverCpuPct: number;
-  /** CPU of the simulated API server. */
   upstreamCpuPct: number;
-  /** CPU of all load generators together, and of the busiest one. */
   loadGenCpuPct: number;
   loadGenMaxCpuPct: number;
-  /** CPU used by processes outside the bench meanwhile (the machine is shared), % of one core. */
+  /** CPU of processes outside the bench meanwhile (the machine is shared). */
   otherLoadPct: number;
 }
 
-/** What the subscribers received over a measurement, whatever the scenario. */
 interface Receipt {
   /** Mean size of a delivered event: the relay strips `managedFields` by default, the baselines forward objects whole. */
   eventBytes: number | null;
-  /** Bytes on the wire per delivered event: `eventBytes` and its framing, or less where the system compressed its messages (`relay-gzip`). */
   wireEventBytes: number | null;
   /** Bytes per MODIFIED received (as a delta when it came as one). */
   modifiedBytes: number | null;
-  /** Events per WebSocket message received (null for HTTP watches): above 1 only where the system batches. */
   eventsPerMessage: number | null;
-  /** From the upstream write (`written-at`) to receipt by the subscriber. */
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
-  /** The system's CPU time per delivered event, in µs. Unlike events/s, this does not depend on how much of the shared machine the system happened to get. */
+  /** µs: unlike events/s, independent of how much of the shared machine the system got. */
   cpuUsPerEvent: number | null;
-  /** Subscribers the system cut off for being slow, and other disconnects, during the measurement. */
   cutOffs: number;
   errors: number;
 }
 
-/** Shared by the scenarios that measure a window of live delivery under steady churn. */
 interface Delivery extends Receipt {
-  /** Upstream changes a second asked for, and achieved. */
   eventsPerSec: number;
   upstreamEventsPerSec: number;
-  /** Events received a second, all subscribers together. */
   deliveredPerSec: number;
   deliveredMBps: number;
-  /** Delivered as % of subscribers × achieved upstream rate. */
   deliveredPct: number;
-  /** Subscribers short of the window's last upstream resourceVersion once the mode's `reachEndMs` had passed after it; null where the mode does not wait. */
+  /** Subscribers short of the window's last resourceVersion `reachEndMs` after it (null: not waited for). */
   behindAtEnd: number | null;
 }
 
 export interface FanoutRow extends Common, Delivery {
   scenario: "fanout";
   subscribers: number;
-  /** Most watches held open on the API server at once (sampled three times in the window). */
   upstreamConnections: number;
-  /** Watch requests made during the window: a watcher the API server ended for falling behind (it buffers at most 16 MiB for one, as the cacher does) watches again. */
   upstreamWatchRequests: number;
-  /**
-   * Idle memory, measured before any load at the sizes `memorySubscribers` names (null at the
-   * others): resident memory with one subscriber (which creates the hub) and with all of them,
-   * and what each added, resident and JS heap (live objects after a full collection: the
-   * system's own share).
-   */
+  /** Idle memory, before any load, at `memorySubscribers` only: with one subscriber and with all. */
   memBeforeMB: number | null;
   memAfterMB: number | null;
   memPerSubscriberKB: number | null;
   heapPerSubscriberKB: number | null;
 }
 
-/** `changes` made at once on one collection, each timed from its write to its receipt by each subscriber; delivery rate over the time from the first change to the last receipt. */
 export interface BurstRow extends Common, Receipt {
   scenario: "burst";
   subscribers: number;
   changes: number;
   /** The upstream wrote each change as a chunk of its own (absent: all together, in one). */
   chunkPerEvent?: boolean;
-  /** Events received, all subscribers together, and as % of subscribers × changes. */
   delivered: number;
   deliveredPct: number;
-  /** Subscribers that had received every change before the timeout. */
   caughtUp: number;
-  /** From the first change's write to the last receipt. */
   durationMs: number | null;
-  /** Delivered over `durationMs`. */
   deliveredPerSec: number;
 }
 
@@ -114,20 +87,15 @@ export interface StormRow extends Common {
   scenario: "storm";
   subscribers: number;
   missedEvents: number;
-  /** From the moment all subscribers start reconnecting until the last has caught up. */
   catchUpMs: number | null;
   catchUpP50Ms: number | null;
   caughtUp: number;
-  /** Pods in the collection when the storm started. */
   objects: number;
-  /** Bytes a subscriber received on average from reconnecting until it caught up. */
   bytesPerSubscriber: number | null;
-  /** Kubernetes requests the upstream received during the storm, and of which kind. */
   upstreamRequests: number;
   upstreamWatches: number;
   upstreamLists: number;
   errors: number;
-  /** Once every subscriber has gone (caught up or not): how long until the system was idle; null if not within the limit. */
   settledMs: number | null;
 }
 
@@ -137,46 +105,34 @@ export interface KeysRow extends Common, Delivery {
   subscribersPerKey: number;
   subscribers: number;
   upstreamWatches: number;
-  /** Resident memory added per key (its hub or watch, and its subscribers), and of which JS heap. */
+  /** Resident memory added per key (its hub or watch, and its subscribers). */
   memPerKeyKB: number;
   heapPerKeyKB: number;
 }
 
-/** `clients` browser-like clients each watching `watchesPerClient` collections: on one relay socket each (`relay-socket`), or on a socket per watch (the others). */
 export interface SocketsRow extends Common, Delivery {
   scenario: "sockets";
   clients: number;
   watchesPerClient: number;
-  /** WebSockets the clients held: clients, or clients × watches. */
   sockets: number;
   upstreamWatches: number;
-  /** Resident memory and JS heap the system added per client (its sockets, watches and, on a relay socket, its mux object). */
   memPerClientKB: number;
   heapPerClientKB: number;
 }
 
-export interface SnapshotRow extends Rounds {
+export interface SnapshotRow extends Base {
   scenario: "snapshot";
-  system: SystemName;
-  /** Lists are plain HTTP requests. */
   transport: "http";
   objects: number;
-  /**
-   * How it was read: in one response, or in pages of `limit` following continue tokens; or, timed
-   * one by one in alternating pairs, whole as a consistent read (`resourceVersion` unset) and
-   * whole at any state (`resourceVersion=0`).
-   */
+  /** Whole, paged, or timed in pairs: `resourceVersion` unset (consistent) and `=0` (any). */
   list: "full" | "paged" | "consistent" | "any";
-  /** Items a page (paged lists). */
   limit?: number;
   /** Asked for gzip and sent it (`bytes` are then the coded bytes); absent: uncompressed. */
   coding?: "gzip";
-  /** The system's own CPU (its processes') per list of the repeats, in ms: full and paged lists. */
   cpuMs?: number;
   /** First list (the relay builds its hub: an upstream list); then the median of the repeats, to the last byte. */
   coldMs: number;
   ms: number;
-  /** To the first byte (a paged list's first page), the median of the repeats. */
   firstByteMs?: number;
   bytes: number;
   MBps: number;
@@ -194,43 +150,30 @@ export interface SnapshotRow extends Rounds {
 export interface TreeHub {
   /** `root`, or the replica's name after its root's (`local-1`). */
   hub: string;
-  /** Its own subscribers (for the root, not its replicas' watches). */
+  /** Its own (the root's: not its replicas' watches). */
   subscribers: number;
   /** Where it sends each event: its subscribers, and for the root its replicas too. */
   destinations: number;
-  /** Messages it sent (WebSocket messages, HTTP chunks) per event it committed, over the window. */
   messagesPerEvent: number | null;
 }
 
-/**
- * One hot key's subscribers, without replicas (`replicas` 0) or spread over replica hubs, as the
- * tree settles once every subscriber has reconnected at least once: the root serves only its
- * replicas. Then, for the main size, a storm: every subscriber drops, `missedEvents` changes are
- * made, and all come back at once.
- */
+/** One hot key's subscribers on one hub (`replicas` 0) or spread over replica hubs; then a storm. */
 export interface HotRow extends Common, Delivery {
   scenario: "hot";
   subscribers: number;
-  /** Replica hubs asked for (the cluster's `subscribersPerHub` is subscribers ÷ replicas), and those that served subscribers. */
   replicas: number;
   replicasLive: number;
-  /** Measured on a relay whose replica hubs ran in a second workerd (a thread of their own, as deployed); absent: one workerd for all. */
   replicaWorkerd?: true;
   /** The root first, then each replica. */
   hubs: TreeHub[];
-  /** Most watches held open on the API server at once (sampled three times in the window). */
   upstreamWatches: number;
-  /** Watches the relay answered with a server error while the tree was built (the bench's own were asked for again; a subscriber's waits for the storm). */
   refused: number;
-  /** The storm, where measured: missed changes, time until the last subscriber had them all, and where the resumed subscribers went. */
   missedEvents: number | null;
   catchUpMs: number | null;
   catchUpP50Ms: number | null;
   caughtUp: number | null;
   stormUpstreamRequests: number | null;
-  /** Reconnections that failed during the storm (each subscriber tries again). */
   stormErrors: number | null;
-  /** Subscribers on replicas once all had resumed (the rest on the root), as the root's replicas reported. */
   stormOnReplicas: number | null;
 }
 
@@ -240,51 +183,27 @@ export interface ViewOpen {
   filter: string | null;
   coldMs: number;
   warmMs: number;
-  /** The second window again, as a view op on a relay socket already open (absent in runs before it was measured). */
   socketMs?: number;
-  /** The first frame's bytes (the window whole). */
   bytes: number;
 }
 
-/**
- * One collection of `objects` pods under churn, read by one kind of client per window: a full
- * watch alone (`watch`: the baseline every window has), live views beside it (`views`), the same
- * views as ops on relay sockets (`socket-views`), or notify-then-refetch clients beside it (`refetch`).
- */
-export interface ViewsRow extends Rounds {
+/** One collection under churn, read by one kind of client a window (`measurement`). */
+export interface ViewsRow extends Base, Pick<Common, "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "otherLoadPct">, Pick<Receipt, "p50Ms" | "p99Ms" | "maxMs" | "cpuUsPerEvent" | "errors"> {
   scenario: "views";
-  system: SystemName;
   /** `ws`: the live views as ops on relay sockets. */
   transport: "http" | "ws";
   objects: number;
   measurement: "watch" | "views" | "socket-views" | "refetch";
-  /** Clients of that kind: views, refetching clients, or the one watch. */
   clients: number;
-  /** Writes a second asked for, and made. */
   eventsPerSec: number;
   upstreamEventsPerSec: number;
-  /** Frames (views), events (the watch) or pages (refetch) received a second, all clients together. */
   deliveredPerSec: number;
-  /** What one client received per upstream event: all its messages, and those that carried a row change. */
   messagesPerEvent: number | null;
   changesPerEvent: number | null;
-  /** Bytes one client received a minute (keep-alives included), and what the full watch received a minute in the same window. */
   bytesPerClientPerMin: number | null;
   watchBytesPerMin: number | null;
-  /** From the write of a change to the frame (or page, or event) that carried its row. */
-  p50Ms: number | null;
-  p99Ms: number | null;
-  maxMs: number | null;
   latencySamples: number;
-  /** The relay process's CPU, and per upstream event; SQLite rows its hub wrote per event committed. */
-  serverCpuPct: number;
-  cpuUsPerEvent: number | null;
   rowsWrittenPerEvent: number | null;
-  upstreamCpuPct: number;
-  /** The clients' and churn's process. */
-  loadGenCpuPct: number;
-  otherLoadPct: number;
-  errors: number;
   /** On the `views` row: the collection listed through the relay (the first list builds the hub), and views' first frames by order. */
   listColdMs: number | null;
   listMs: number | null;
@@ -292,95 +211,61 @@ export interface ViewsRow extends Rounds {
   opens: ViewOpen[] | null;
 }
 
-/** What a step took of the relay's memory and storage: its isolate's JS heap (after a full collection, sampled through the step and once after), workerd's resident memory, and what the hub wrote. */
+/** What a step took: the isolate's JS heap (sampled after full collections), workerd's RSS, the hub's writes. */
 export interface StepCost {
   heapMaxMB: number | null;
   heapAfterMB: number | null;
   rssMaxMB: number | null;
-  /** SQLite rows the hub wrote during the step (its `rowsWritten` in `/_relay/stats`). */
   rowsWritten: number | null;
-  /** The hub's SQLite storage after the step. */
   storageMB: number | null;
-  /** The window's newest lines the hub held in memory after the step (its `memoryBytes`; `LINE_MEMORY_BYTES` bounds them per isolate). */
   linesMB: number | null;
 }
 
-/**
- * `big`: one collection of `objects` pods through one hub, step by step (its first list, lists,
- * initial states, churn, resumes, a relist after a 410, a restart), each with what it cost;
- * `direct` is the API server's own lists of the same collection, whole and paged.
- */
-export interface BigRow extends Rounds, StepCost {
-  scenario: "big";
-  system: SystemName;
-  transport: Transport;
+/** A step of a scenario that measures one by one what a hub does. */
+interface Step extends Base {
   step: string;
   objects: number;
-  subscribers?: number;
-  /** How long the step took: to a list's last byte, until every subscriber had all it was sent, until the hub was watching again. Null if it did not finish. */
+  /** How long the step took; null if it did not finish. */
   ms: number | null;
+  deliveredPerSec?: number;
+  p99Ms?: number | null;
+  cpuUsPerEvent?: number | null;
+}
+
+/** `big`: one collection through one hub, step by step; `direct`: the API server's own lists. */
+export interface BigRow extends Step, StepCost {
+  scenario: "big";
+  subscribers?: number;
   firstByteMs?: number | null;
   bytes?: number | null;
   MBps?: number | null;
   pages?: number;
-  /** Upstream requests the step caused (from the simulator's request log). */
   upstreamRequests?: number;
-  /** Live delivery, for the step under churn. */
-  deliveredPerSec?: number;
-  p99Ms?: number | null;
-  cpuUsPerEvent?: number | null;
   /** The hub's slowest answer to the step's polls of its stats (every 250 ms, as it relists): how long its thread was held at most. */
   slowestAnswerMs?: number;
-  /** What the step did, in a few words (the events a relist made, what a restart restored). */
   note?: string;
 }
 
-/** `hubs`: `keys` hubs of `objects` pods each in one workerd, a subscriber on each: opening (every hub's first list and initial state), then churn. */
-export interface HubsRow extends Rounds, StepCost {
+/** `hubs`: `keys` hubs of `objects` pods each in one workerd, a subscriber on each. */
+export interface HubsRow extends Step, StepCost {
   scenario: "hubs";
-  system: SystemName;
-  transport: Transport;
-  step: string;
   keys: number;
-  objects: number;
   subscribers: number;
-  /** Until every subscriber had its whole initial state (opening), or the window's length (churn). */
-  ms: number | null;
   upstreamWatches: number;
-  deliveredPerSec?: number;
-  p99Ms?: number | null;
-  cpuUsPerEvent?: number | null;
 }
 
-/**
- * `fleet`: one watch across `clusters` simulated clusters (a merged key, `/clusters/a,b,…/…`),
- * step by step: its list, live delivery on it against the same subscribers on every cluster's
- * own key, a storm of resumes, a member down and back, a live view.
- */
-export interface FleetRow extends Rounds {
+/** `fleet`: one watch across `clusters` simulated clusters (a merged key), step by step. */
+export interface FleetRow extends Step {
   scenario: "fleet";
-  system: SystemName;
-  transport: Transport;
-  step: string;
   clusters: number;
-  /** Pods across every cluster. */
-  objects: number;
   subscribers?: number;
   /** Watches they held (subscribers × clusters on per-cluster keys). */
   watches?: number;
-  /** How long the step took: to a list's or first frame's last byte, until every subscriber caught up, the window's length. Null if it did not finish. */
-  ms: number | null;
   firstByteMs?: number | null;
   bytes?: number | null;
-  /** Open watches on the simulators, all clusters summed (each simulator's own count). */
   upstreamWatches?: number;
-  /** Requests to the simulators during the step, all clusters summed. */
   upstreamRequests?: number;
-  deliveredPerSec?: number;
   p50Ms?: number | null;
-  p99Ms?: number | null;
-  /** The relay's CPU per delivered event. */
-  cpuUsPerEvent?: number | null;
   serverCpuPct?: number;
   errors?: number;
   note?: string;
@@ -388,7 +273,6 @@ export interface FleetRow extends Rounds {
 
 export type Row = FanoutRow | BurstRow | StormRow | KeysRow | SocketsRow | SnapshotRow | HotRow | ViewsRow | BigRow | HubsRow | FleetRow;
 
-/** A measurement the bench chose not to make, and why. */
 export interface Skipped {
   scenario: Row["scenario"];
   system: SystemName;
@@ -413,11 +297,10 @@ export interface Results {
   skipped: Skipped[];
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
-  /** Later runs (`--merge`) whose rows replaced those of some scenarios, with how many rounds theirs are of where that is not the run's, and whether their profiles replaced the run's. */
+  /** Later runs (`--merge`) whose rows (and profiles) replaced some of this run's. */
   amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]>; rounds?: number; profiles?: boolean }>;
 }
 
-/** The row of `system` on `transport` among `rows` that `matches`. */
 export function rowOf<T extends Row>(rows: readonly T[], system: SystemName, transport: Transport, matches: (row: T) => boolean = () => true): T | undefined {
   return rows.find((r) => r.system === system && r.transport === transport && matches(r));
 }
@@ -429,26 +312,21 @@ export function idleMemory(rows: readonly FanoutRow[], system: SystemName, size:
   return row ? { subscribers: row.subscribers, rssKB: row.memPerSubscriberKB as number, heapKB: row.heapPerSubscriberKB as number } : undefined;
 }
 
-/** A CPU profile of the relay under one workload (bench/profile.ts), summarised. */
 export interface ProfileSummary {
   workload: ProfileWorkload;
   durationMs: number;
-  /** Events received a second by all subscribers while profiling. */
   deliveredPerSec: number;
   /** CPU time of the relay's workerd process meanwhile (all threads, kernel time included). */
   processCpuMs: number;
-  /** Sampled time in the isolate running code, and sampled idle time. */
   isolateBusyMs: number;
   isolateIdleMs: number;
   /** Process CPU no isolate sample accounts for: workerd's work outside the isolate, and the kernel's. */
   outsideIsolateMs: number;
-  /** Share of the wall time workerd's main thread waited in fsync (SQLite commits made durable); null where `/proc` would not say. */
+  /** Share of the wall time workerd's main thread waited in fsync; null where `/proc` would not say. */
   syncWaitPct: number | null;
   /** Busy time by source module (native functions folded into their caller), largest first. */
   modules: Array<{ module: string; ms: number; pctOfBusy: number }>;
-  /** Functions by self time, largest first. */
   functions: Array<{ name: string; module: string; ms: number; pctOfBusy: number }>;
-  /** Busy time by what the relay was doing, with its cost per delivered event. */
   stages: Array<{ stage: Stage; ms: number; pctOfBusy: number; usPerEvent: number }>;
 }
 
@@ -464,15 +342,12 @@ export type Stage =
   | "garbage collection"
   | "other";
 
-// The hot scenario's rows, read: its tree, its sizes, the hop's pairs.
-
-/** The sizes the issue names: the tree's, and the hop's. */
+/** The hot sizes the issue names: the tree's, and the hop's. */
 const TREE_SUBSCRIBERS = 2000;
 const HOP_SUBSCRIBERS = 1000;
 
 export const rootOf = (row: HotRow) => row.hubs.find((h) => h.hub === "root");
 export const replicasOf = (row: HotRow) => row.hubs.filter((h) => h.hub !== "root");
-/** The replica with the most subscribers. */
 export const fullest = (row: HotRow) => replicasOf(row).sort((a, b) => b.subscribers - a.subscribers)[0];
 
 /** The row of a system at a size and replica count, on one workerd or (`split`) with the replicas in a second. */
@@ -492,7 +367,7 @@ export function sizesOf(rows: readonly HotRow[]) {
   return { tree, hop };
 }
 
-/** Each round's p50 without replicas and with them: a round measures the two one after the other, so its difference is the least disturbed by the machine's noise. A run of one round: its rows. */
+/** Each round's p50 without replicas and with: back to back, so least disturbed by noise. */
 function roundPairs(solo: HotRow, tree: HotRow): Array<[number, number]> {
   const [a, b] = solo.rounds && tree.rounds && solo.rounds.length === tree.rounds.length ? [solo.rounds as HotRow[], tree.rounds as HotRow[]] : [[solo], [tree]];
   return a.flatMap((row, i) => {
@@ -508,13 +383,11 @@ export function hopAdded(solo: HotRow, tree: HotRow): { pairs: Array<[number, nu
   return { pairs, added: percentileOf(differences, 50) };
 }
 
-/** The views scenario's three windows: the full watch alone, the live views, notify-then-refetch. */
 export function windowsOf(rows: readonly ViewsRow[]) {
   const of = (m: ViewsRow["measurement"]) => rows.find((r) => r.measurement === m);
   return { watch: of("watch"), views: of("views"), socketViews: of("socket-views"), refetch: of("refetch") };
 }
 
-/** The step with the highest heap, and that heap. */
 export function heapPeak<T extends BigRow | HubsRow>(rows: readonly T[]): { row: T; mb: number } | undefined {
   let best: { row: T; mb: number } | undefined;
   for (const row of rows) if (row.heapMaxMB !== null && (!best || row.heapMaxMB > best.mb)) best = { row, mb: row.heapMaxMB };

@@ -1,9 +1,7 @@
 /**
  * @module
- * `npm run bench`: the relay against the alternatives, on the same workloads, in one run.
- * Starts the simulated API server, the systems under test and the load generators, each in a
- * process (group) of its own; runs the scenarios; profiles the relay under load; writes the
- * JSON rows, the charts and BENCHMARKS.md. Every child process is stopped on every way out.
+ * `npm run bench`: the relay against the alternatives, on the same workloads, in one run; every
+ * child process (each in a group of its own) is stopped on every way out.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
@@ -41,22 +39,12 @@ import { startNodeSystem } from "./systems/node.ts";
 import { startFloor, startProxiedRelay, startRelay, type Relay } from "./systems/workerd.ts";
 import type { Launched, System, SystemName } from "./systems/system.ts";
 
-/**
- * Keys first (its memory per hub is measured before idle hubs of other scenarios start being
- * evicted); big, hubs and fleet, which run simulators and a relay of their own, once the shared ones
- * are done with; storm last (after a storm a system can stay busy for a long time, and nothing
- * should run in its wake).
- */
+/** Keys first (before idle hubs are evicted); storm last (a system can stay busy long after one). */
 const SCENARIOS: readonly Scenario[] = [keys, fanout, sockets, burst, snapshot, views, hot, big, hubs, fleet, storm];
-/**
- * Scenarios a quick run leaves out, so that it fits in five minutes: each takes minutes at its
- * quick size (many keys' steady state, a live view of 100,000 pods, a tree of replicas built in
- * waves, a collection of 200,000 pods, 1,000 hubs, a fleet of simulators). `--full` runs them;
- * `--scenarios` runs any of them at its quick size.
- */
+/** Scenarios a quick run leaves out, each minutes long even at its quick size. */
 const FULL_ONLY: ReadonlyArray<Scenario["name"]> = ["keys", "views", "hot", "big", "hubs", "fleet"];
 
-/** How each host (a process, or a group of them) starts, and the systems it serves; started only if one of them is measured. */
+/** How each host starts, and the systems it serves; started only if one of them is measured. */
 const LAUNCHERS: ReadonlyArray<{ systems: readonly SystemName[]; start(sim: Sim, logDir: string): Promise<Launched> }> = [
   { systems: ["relay", "relay-batched", "relay-delta", "relay-socket", "relay-gzip"], start: startRelay },
   { systems: ["relay-proxied"], start: startProxiedRelay },
@@ -114,7 +102,6 @@ async function main(): Promise<void> {
   if (values["report-only"]) return report(JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results, outDir, reportFile);
   const mode: Mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
   const names = pick(values.systems, SYSTEM_NAMES, "system");
-  // Quick leaves out the scenarios of many minutes, unless they are asked for by name.
   const all = SCENARIOS.map((s) => s.name);
   const byDefault = all.filter((name) => mode !== "quick" || !FULL_ONLY.includes(name));
   const chosen = pick(values.scenarios, byDefault, "scenario", all);
@@ -129,12 +116,11 @@ async function main(): Promise<void> {
   }
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a whole number ≥ 1, got ${values.rounds}`);
-  // A merged run measures its scenarios only, unless asked for profiles too: they replace the amended run's.
+  // A merged run takes profiles only when asked (they replace the amended run's).
   const profiling = !values["no-profile"] && (!values.merge || values.profile) && names.includes("relay");
   const amended = values.merge ? (JSON.parse(readFileSync(join(outDir, "latest.json"), "utf8")) as Results) : undefined;
   if (amended && amended.mode !== mode) throw new Error(`--merge: latest.json is a ${amended.mode} run, this one would be ${mode}`);
-  // The report says how many rounds every row is the median of: a merged run must make as many,
-  // unless its scenarios have no rows there yet (an amendment then says its own).
+  // A merged run makes as many rounds as the rows it replaces are the median of.
   const replaces = amended?.rows.some((r) => scenarios.some((s) => s.name === r.scenario)) ?? false;
   if (amended && (amended.rounds ?? 1) !== rounds && replaces)
     throw new Error(`--merge: latest.json's rows are of ${amended.rounds ?? 1} round(s) each, this run would make ${rounds} (give --rounds ${amended.rounds ?? 1})`);
@@ -144,11 +130,8 @@ async function main(): Promise<void> {
   const progress = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
   progress(`${mode} mode; child processes' logs and state in ${logDir}`);
 
-  const firstRound = (s: Scenario) =>
-    s.namespaces(
-      sizes,
-      names.filter((n) => s.systems.includes(n)),
-    );
+  const namesOf = (s: Scenario) => names.filter((n) => s.systems.includes(n));
+  const firstRound = (s: Scenario) => s.namespaces(sizes, namesOf(s));
   const namespacesOf = (s: Scenario) => firstRound(s).flatMap((namespace) => Array.from({ length: rounds }, (_, round) => inRound(namespace, round)));
   const namespaces = [...new Set([...scenarios.flatMap(namespacesOf), ...(profiling ? sizes.profiles.map(profileNamespace) : [])])];
   const planned = scenarios.map((scenario) => ({ scenario, namespaces: firstRound(scenario) }));
@@ -175,16 +158,14 @@ async function main(): Promise<void> {
     quiesce: async () => void (await waitIdle([...new Set([sim.pid, ...[...systems.values()].flatMap((s) => s.pids)])])),
     progress,
     skip(entry) {
-      // Every round skips the same measurements: each is recorded and said once.
       if (skipped.some((s) => JSON.stringify(s) === JSON.stringify(entry))) return;
       skipped.push(entry);
       progress(`${entry.scenario} ${entry.system}: not run at ${entry.subscribers} subscribers, ${entry.eventsPerSec} events/s: ${entry.reason}`);
     },
     started: (more) => void processes.push(...more),
   };
-  const systemsOf = (scenario: Scenario) => scenario.systems.filter((n) => names.includes(n)).map((n) => systems.get(n) as System);
+  const systemsOf = (scenario: Scenario) => namesOf(scenario).map((n) => systems.get(n) as System);
   for (const scenario of scenarios) await scenario.prelude?.(context, systemsOf(scenario));
-  // Then the profiles, of a relay that no earlier load has left anything to do.
   const profiles: ProfileSummary[] = [];
   if (profiling && relay) {
     for (const workload of sizes.profiles) {
@@ -219,14 +200,13 @@ async function main(): Promise<void> {
   progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${relative(process.cwd(), join(outDir, "latest.json"))}, ${relative(process.cwd(), reportFile)}`);
 }
 
-/** A run's charts and report, written from its results, and its tables on stdout. */
 function report(results: Results, outDir: string, reportFile: string): void {
   const charts = writeCharts(results, outDir).map((c) => ({ ...c, file: relative(resolve(reportFile, ".."), c.file) }));
   writeFileSync(reportFile, markdown(results, charts));
   printTables(results);
 }
 
-/** A comma-separated choice among `known`; `fallback` (all of them) when not given. */
+/** A comma-separated choice among `known`; `fallback` when not given. */
 function pick<T extends string>(value: string | undefined, fallback: readonly T[], what: string, known: readonly T[] = fallback): T[] {
   if (value === undefined) return [...fallback];
   const chosen = value.split(",").map((s) => s.trim());
@@ -235,7 +215,7 @@ function pick<T extends string>(value: string | undefined, fallback: readonly T[
   return chosen as T[];
 }
 
-/** The children's logs and state: removed after a successful run, kept to read after a failed one. */
+/** The children's logs and state: kept after a failed run, to read. */
 let workDir: string | undefined;
 let exiting = false;
 async function exit(code: number): Promise<never> {

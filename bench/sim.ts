@@ -1,8 +1,7 @@
 /**
  * @module
- * The orchestrator's handle on the simulated API server: churn, stats and the request log
- * through the simulator's own `/_sim/` API (what the bench reports as upstream connections and
- * requests comes from there), plus the host's two IPC operations.
+ * The orchestrator's handle on the simulated API server: its `/_sim/` API (where upstream
+ * connections and requests are counted), and the host's IPC operations.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { PROBE_LABEL } from "../src/hub/probe.ts";
@@ -10,7 +9,6 @@ import type { FaultRequest, LoggedRequest, SimConfig, SimStats } from "../src/si
 import { startChild, type Child } from "./children.ts";
 import type { SimArgs } from "./hosts/sim.ts";
 
-/** The label selector of a relay's probe (`src/hub/probe.ts`): no object matches it. */
 const PROBE_SELECTOR = `!${PROBE_LABEL},${PROBE_LABEL}`;
 
 export class Sim {
@@ -24,7 +22,6 @@ export class Sim {
     this.pid = child.info.pid;
   }
 
-  /** `name`: its log's name (a scenario with a simulator of its own names it apart). */
   static async start(args: SimArgs, logDir: string, name = "sim"): Promise<Sim> {
     return new Sim(await startChild(name, new URL("./hosts/sim.ts", import.meta.url), args, logDir));
   }
@@ -33,7 +30,7 @@ export class Sim {
     return this.#child.stop();
   }
 
-  /** A control request: patient, and retried, since a simulator writing to many watchers that fell behind can take seconds to answer. */
+  /** Patient, and retried: a simulator writing to many watchers behind can take seconds to answer. */
   async #json<T>(path: string, body?: unknown): Promise<T> {
     const init = body === undefined ? {} : { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } };
     for (let attempt = 1; ; attempt++) {
@@ -56,32 +53,23 @@ export class Sim {
     return Number((await this.stats()).resourceVersion);
   }
 
-  /**
-   * Open watch streams on one namespace's collections: the upstream connections a system holds.
-   * Not a relay's probe (a consistent read's question of how far the upstream has got: a
-   * watch-list no object matches, ended at its first bookmark), which may still be open here
-   * for a moment after the relay has its answer.
-   */
+  /** Open watches on one namespace: a system's upstream connections, not a relay's probe (may linger). */
   async watchesIn(namespace: string): Promise<number> {
     return (await this.stats()).activeWatches.filter((w) => w.path.startsWith(`/api/v1/namespaces/${namespace}/`) && w.labelSelector !== PROBE_SELECTOR).length;
   }
 
-  /** Where the request log is now, to count what comes after. */
   async requestSeq(): Promise<number> {
     return (await this.#json<{ next: number }>(`/_sim/requests?since=${Number.MAX_SAFE_INTEGER}`)).next;
   }
 
-  /** Kubernetes requests on one namespace since `seq`. */
   async requestsSince(seq: number, namespace: string): Promise<LoggedRequest[]> {
     return (await this.#json<{ requests: LoggedRequest[] }>(`/_sim/requests?since=${seq}&path=${encodeURIComponent(`/api/v1/namespaces/${namespace}/`)}`)).requests;
   }
 
-  /** Faults on the open watches or the history (`POST /_sim/faults`). */
   async faults(request: FaultRequest): Promise<void> {
     await this.#json("/_sim/faults", request);
   }
 
-  /** Change the simulator's settings (`POST /_sim/config`). */
   async configure(config: Partial<SimConfig>): Promise<void> {
     await this.#json("/_sim/config", config);
   }
@@ -91,12 +79,12 @@ export class Sim {
     await this.#json("/_sim/churn", { ratePerSec, ...(namespace ? { namespaces: [namespace] } : {}) });
   }
 
-  /** Exactly `ops` changes on `namespace` now; resolves to the resourceVersion after them. */
+  /** Exactly `ops` changes on `namespace` now; the resourceVersion after them. */
   step(namespace: string, ops: number): Promise<number> {
     return this.#child.call("step", { namespace, ops });
   }
 
-  /** A merge patch of one pod, as a client writes it (stamped and sent to its watchers like any write). */
+  /** A merge patch of one pod, as a client writes it. */
   async patch(namespace: string, name: string, patch: unknown): Promise<void> {
     const response = await fetch(`${this.url}/api/v1/namespaces/${namespace}/pods/${name}`, {
       method: "PATCH",
@@ -111,12 +99,11 @@ export class Sim {
     return this.#child.call("heap");
   }
 
-  /** How many pods `namespace` holds. */
   count(namespace: string): Promise<number> {
     return this.#child.call("count", { namespace });
   }
 
-  /** Grow `namespace` to `count` pods, the new ones with `annotations` added; resolves to how many it has. */
+  /** Grow `namespace` to `count` pods, the new ones with `annotations`; how many it has. */
   populate(namespace: string, count: number, annotations?: Record<string, string>): Promise<number> {
     return this.#child.call("populate", { namespace, count, annotations });
   }

@@ -1,11 +1,10 @@
 /**
  * @module
- * Latency distributions. The latency origin (`written-at`) has millisecond resolution, so a
- * histogram of whole milliseconds loses nothing, costs a map update per event, and merges
- * across load-generator processes by adding counts.
+ * Latency distributions: `written-at` has millisecond resolution, so a histogram of whole
+ * milliseconds loses nothing and merges across load generators by adding counts.
  */
 
-/** `[milliseconds, count]` pairs: how a histogram crosses the IPC channel. */
+/** `[milliseconds, count]` pairs, as a histogram crosses the IPC channel. */
 export type HistogramEntries = Array<[number, number]>;
 
 export class Histogram {
@@ -50,7 +49,7 @@ export class Histogram {
   }
 }
 
-/** Nearest-rank percentile of plain samples (catch-up times, list timings). */
+/** Nearest-rank percentile of plain samples. */
 export function percentileOf(samples: readonly number[], p: number): number | undefined {
   if (samples.length === 0) return undefined;
   const sorted = [...samples].sort((a, b) => a - b);

@@ -1,8 +1,6 @@
 /**
  * @module
- * Line charts as hand-written SVG: one line per series, axes with round ticks, linear or
- * logarithmic. Small enough that a charting dependency would cost more than it saves, and
- * the output renders on GitHub and in any browser.
+ * Line charts as hand-written SVG: smaller than a charting dependency, and renders anywhere.
  */
 
 export interface Series {
@@ -60,11 +58,7 @@ function niceCeil(v: number): number {
 
 const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
-function format(v: number): string {
-  if (v >= 1e6) return `${round(v / 1e6)}M`;
-  if (v >= 1e3) return `${round(v / 1e3)}k`;
-  return String(round(v));
-}
+const format = (v: number) => (v >= 1e6 ? `${round(v / 1e6)}M` : v >= 1e3 ? `${round(v / 1e3)}k` : String(round(v)));
 const round = (v: number) => Number(v.toPrecision(3));
 
 export function lineChart(chart: Chart): string {

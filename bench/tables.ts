@@ -1,8 +1,6 @@
 /**
  * @module
- * The run's tables, one per scenario plus the relay's ratios to every other system (for each of
- * its framings, on each transport), as markdown padded so that it also reads as plain text on
- * a terminal.
+ * The run's tables, as markdown padded so that it also reads as plain text on a terminal.
  */
 import { rowOf, type BigRow, type BurstRow, type FanoutRow, type FleetRow, type HubsRow, type KeysRow, type Results, type Row, type SnapshotRow, type SocketsRow, type StormRow } from "./rows.ts";
 import { labelOf } from "./systems/catalog.ts";
@@ -19,12 +17,7 @@ export function table(headers: string[], rows: Cell[][]): string {
 
 const NOISE = "not measurable (noise)";
 
-/**
- * Memory added per subscriber or per key (KB), for a table cell. It is the growth of a whole
- * process divided by what was added, so when what was added is small beside the process's own
- * swings (a collection, an allocator returning pages) the figure can come out negative: that
- * says the measurement could not see it, not that memory shrank.
- */
+/** Memory added per subscriber (KB): a process's growth over what was added, so negative is noise. */
 export function memoryGrowth(kb: number | null): number | string | null {
   return kb !== null && kb < 0 ? NOISE : kb;
 }
@@ -34,10 +27,10 @@ export function memoryGrowthText(kb: number): string {
   return kb < 0 ? NOISE : `${num(kb)} KB`;
 }
 
-/** Three significant figures, with k/M past ten thousand. */
 /** A figure as the targets and the sentences under the tables state it: up to one decimal. */
 export const fmt = (n: number): string => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
 
+/** Three significant figures, with k/M past ten thousand. */
 export function num(n: number): string {
   if (Math.abs(n) >= 1e6) return `${(n / 1e6).toPrecision(3)}M`;
   if (Math.abs(n) >= 1e4) return `${(n / 1e3).toPrecision(3)}k`;
@@ -46,7 +39,6 @@ export function num(n: number): string {
 
 export const rowsOf = <T extends Row>(results: Results, scenario: T["scenario"]): T[] => results.rows.filter((r): r is T => r.scenario === scenario);
 
-/** A table's columns, each a header and its cell of a row. */
 type Columns<T> = ReadonlyArray<readonly [string, (row: T) => Cell]>;
 export const columns = <T>(rows: readonly T[], cols: Columns<T>): string =>
   table(
@@ -57,7 +49,6 @@ export const columns = <T>(rows: readonly T[], cols: Columns<T>): string =>
 const kb = (bytes: number | null | undefined) => (typeof bytes === "number" ? bytes / 1024 : null);
 const mb = (bytes: number | null | undefined) => (typeof bytes === "number" ? bytes / 2 ** 20 : null);
 const cpu = (r: { loadGenCpuPct: number; loadGenMaxCpuPct: number }) => `${num(r.loadGenCpuPct)} (${num(r.loadGenMaxCpuPct)})`;
-/** The latency, CPU and cut-off columns the fan-out and burst tables share. */
 const receiptColumns: Columns<FanoutRow | BurstRow> = [
   ["p50 ms", (r) => r.p50Ms],
   ["p99 ms", (r) => r.p99Ms],
@@ -79,7 +70,6 @@ export const fanoutTable = (rows: FanoutRow[]): string =>
     ["delivered/s", (r) => r.deliveredPerSec],
     ["% of S×upstream", (r) => r.deliveredPct],
     ["KB/event", (r) => kb(r.eventBytes)],
-    // Absent from runs from before it was counted.
     ["wire KB/event", (r) => kb(r.wireEventBytes)],
     ["B/MODIFIED", (r) => r.modifiedBytes],
     ["events/msg", (r) => r.eventsPerMessage],
@@ -95,7 +85,7 @@ export const fanoutTable = (rows: FanoutRow[]): string =>
 
 const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : "–");
 
-/** What the relay's rows on each transport are set against, delivery and (the first four) CPU per event: a system on a transport, named as its column says. */
+/** What the relay's rows on each transport are set against: delivery, and (the first four) CPU per event. */
 const COMPARED: Record<Transport, Array<[SystemName, Transport]>> = {
   ws: [
     ["relay", "ws"],
@@ -114,7 +104,6 @@ const COMPARED: Record<Transport, Array<[SystemName, Transport]>> = {
   ],
 };
 
-/** For each size and rate: each relay framing's delivery and CPU per event over `transport` against each other system's. */
 export function fanoutRatios(rows: FanoutRow[], transport: Transport): string {
   const [delivered, cpu] = [COMPARED[transport], COMPARED[transport].slice(0, 4)];
   const cells: Cell[][] = [];
@@ -132,7 +121,6 @@ export function fanoutRatios(rows: FanoutRow[], transport: Transport): string {
   return table(["S", "ev/s", "system", ...delivered.map((s) => `delivered ÷ ${labelOf(...s)}`), ...cpu.map((s) => `CPU/event ÷ ${labelOf(...s)}`)], cells);
 }
 
-/** Each burst, with its delivery rate against the raw baseline's on the same transport. */
 export const burstTable = (rows: BurstRow[]): string =>
   columns(rows, [
     ["S", (r) => r.subscribers],
@@ -170,7 +158,6 @@ export const stormTable = (rows: StormRow[]): string =>
     ["all caught up ms", (r) => r.catchUpMs],
     ["p50 ms", (r) => r.catchUpP50Ms],
     ["caught up", (r) => r.caughtUp],
-    // Runs from before it was measured have none.
     ["KB per subscriber", (r) => kb(r.bytesPerSubscriber)],
     ["upstream requests", (r) => r.upstreamRequests],
     ["watch/list", (r) => `${r.upstreamWatches}/${r.upstreamLists}`],
@@ -178,7 +165,7 @@ export const stormTable = (rows: StormRow[]): string =>
     ["idle again after ms", (r) => r.settledMs],
   ]);
 
-/** The live-delivery columns the keys and sockets tables share; `per` names who the offered rate is multiplied by (S subscribers, W watches). */
+/** `per`: who the offered rate is multiplied by (S subscribers, W watches). */
 const deliveryColumns = (per: string): Columns<KeysRow | SocketsRow> => [
   ["delivered/s", (r) => r.deliveredPerSec],
   [`% of ${per}×upstream`, (r) => r.deliveredPct],
@@ -234,25 +221,12 @@ export const snapshotTable = (rows: SnapshotRow[]): string =>
     ["of them lists", (r) => r.upstreamLists],
   ]);
 
-/** How a snapshot row's list was read; runs from before paged lists were measured have only whole ones. */
 function snapshotKind(r: SnapshotRow): string {
-  return r.coding ? `${listKind(r)}, gzip` : listKind(r);
+  const timed = { consistent: "resourceVersion unset", any: "resourceVersion=0" } as Record<string, string>;
+  const kind = r.list === "paged" ? `paged, limit=${r.limit}` : timed[r.list] ? `whole, ${timed[r.list]}, ${r.samples} timed` : "whole";
+  return r.coding ? `${kind}, gzip` : kind;
 }
 
-function listKind(r: SnapshotRow): string {
-  switch (r.list) {
-    case "paged":
-      return `paged, limit=${r.limit}`;
-    case "consistent":
-      return `whole, resourceVersion unset, ${r.samples} timed`;
-    case "any":
-      return `whole, resourceVersion=0, ${r.samples} timed`;
-    default:
-      return "whole";
-  }
-}
-
-/** The columns of what a step cost the relay, shared by the big and hubs tables. */
 const costColumns: Columns<BigRow | HubsRow> = [
   ["JS heap max MB", (r) => r.heapMaxMB],
   ["JS heap after MB", (r) => r.heapAfterMB],
@@ -274,16 +248,17 @@ export const bigTable = (rows: BigRow[]): string =>
     ["MB/s", (r) => r.MBps],
     ["upstream requests", (r) => r.upstreamRequests],
     ...costColumns,
-    [
-      "notes",
-      (r) =>
-        [
-          ...(r.deliveredPerSec === undefined ? [] : [`${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`]),
-          ...(r.deliveredPerSec === undefined && typeof r.cpuUsPerEvent === "number" ? [`${r.cpuUsPerEvent} µs CPU per event delivered`] : []),
-          ...(r.note ? [r.note] : []),
-        ].join("; "),
-    ],
+    ["notes", bigNotes],
   ]);
+
+const bigNotes = (r: BigRow) =>
+  [
+    r.deliveredPerSec === undefined ? "" : `${num(r.deliveredPerSec)} events/s delivered, p99 ${r.p99Ms ?? "–"} ms, ${r.cpuUsPerEvent ?? "–"} µs CPU per event`,
+    r.deliveredPerSec === undefined && typeof r.cpuUsPerEvent === "number" ? `${r.cpuUsPerEvent} µs CPU per event delivered` : "",
+    r.note ?? "",
+  ]
+    .filter((note) => note !== "")
+    .join("; ");
 
 export const hubsTable = (rows: HubsRow[]): string =>
   columns(rows, [

@@ -1,7 +1,6 @@
 /**
  * @module
- * A live view's window as the views scenario asks for it, and its query string (DESIGN.md,
- * "Live views"): shared by the orchestrator and the process that holds the views.
+ * A live view's window as the views scenario asks for it, and its query string.
  */
 
 export interface ViewQuery {

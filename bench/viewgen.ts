@@ -1,19 +1,14 @@
 /**
  * @module
- * The views scenario's clients and churn, in a process of its own so that their cost is measured
- * apart: live views (`?view=1&watch=1`), the same views as ops on relay sockets (`/_relay/socket`,
- * `VIEWS_PER_SOCKET` a socket, as a page's panels share one, acknowledged as the relay's clients
- * do), a full watch of the collection, notify-then-refetch clients (each GETs its page again on
- * every change it is told of, one request at a time), and the churn (creates, deletes of what it
- * created, label patches of shown pods), each write's resourceVersion and written-at stamp kept.
- * Latency is from a write to the frame (or page) whose newer resourceVersion carries the row it
- * changed; bytes are counted as received, keep-alives included.
+ * The views scenario's clients and churn, in a process of their own so that their cost is apart.
+ * Latency is from a write to the frame (or page) whose newer resourceVersion carries its row.
  */
 import { get, request, type ClientRequest } from "node:http";
 import WebSocket from "ws";
 import { MUX_PATH } from "../src/k8s/mux.ts";
 import { BATCH_PROTOCOL } from "../src/k8s/websocket.ts";
 import type { RowChange } from "../src/k8s/view.ts";
+import { Random } from "../src/sim/random.ts";
 import { WRITTEN_AT } from "../src/sim/store.ts";
 import { methodsOf, serveParent } from "./children.ts";
 import { ByteLines, eventVersion } from "./lines.ts";
@@ -26,12 +21,11 @@ interface Row {
 }
 type Frame = { type: "VIEW"; resourceVersion: string; rows: Row[] } | { type: "ROWS"; resourceVersion: string; changes: Array<RowChange<Row>> } | { type: "ERROR" } | { type: "CLOSED" };
 
-/** Live views on one relay socket: a page's panels, as the sockets scenario's watches. */
+/** Live views on one relay socket: a page's panels. */
 const VIEWS_PER_SOCKET = 5;
-/** A relay socket's client acknowledges after this many new characters, as the bench's other relay clients do. */
+/** As the bench's other relay clients acknowledge. */
 const ACK_EVERY = 256 * 1024;
 
-/** What one kind of client received over the window. */
 export interface Received {
   clients: number;
   /** Frames (views), events (the watch) or pages (refetch). */
@@ -45,11 +39,9 @@ export interface Received {
 
 export interface ViewgenReport {
   elapsedMs: number;
-  /** Writes made (and answered) over the window. */
   writes: number;
   writeErrors: number;
   views: Received;
-  /** The same views as ops on relay sockets. */
   socketViews: Received;
   watch: Received;
   refetch: Received;
@@ -72,10 +64,10 @@ class Tally {
   }
 }
 
-/** A server error (5xx) answering a request: it is asked again. */
+/** A 5xx: the request is asked again. */
 class ServerError extends Error {}
 
-/** A notify-then-refetch client: its page's URL, whether it was told of a change since it last asked, and the page's resourceVersion. */
+/** A notify-then-refetch client: `dirty` once told of a change since it last asked. */
 interface Refetcher {
   url: string;
   dirty: boolean;
@@ -83,24 +75,10 @@ interface Refetcher {
   head: number;
 }
 
-/** A seeded generator (mulberry32), so every run makes the same churn. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Reads one frame of a view, given the resourceVersion of its last, into the new one; `served` at a window whole. */
 type FrameReader = (line: Buffer, head: number, served: () => void) => number;
 
-/**
- * One relay socket carrying live views as ops (`{"op":"view",…}`), each view's frames tagged with
- * its id; its messages read line by line, the socket acknowledged every `ACK_EVERY` characters.
- */
+/** One relay socket carrying live views as ops, each view's frames tagged with its id. */
 class SocketViews {
   readonly socket: WebSocket;
   readonly #read: FrameReader;
@@ -137,15 +115,11 @@ class SocketViews {
     });
   }
 
-  /** Open a view of `path` as an op: its id, once its first frame has come. */
+  /** Its id, once its first frame has come. */
   view(path: string, q: ViewQuery): Promise<string> {
     const id = `v${this.#nextId++}`;
     return new Promise((resolve, reject) => {
-      this.#views.set(id, {
-        head: 0,
-        served: () => resolve(id),
-        failed: reject,
-      });
+      this.#views.set(id, { head: 0, served: () => resolve(id), failed: reject });
       this.socket.send(JSON.stringify({ op: "view", id, path, sort: q.sort, ...(q.filter ? { filter: q.filter } : {}), offset: q.offset, limit: q.limit }));
     });
   }
@@ -155,7 +129,7 @@ class SocketViews {
     this.socket.send(JSON.stringify({ op: "unwatch", id }));
   }
 
-  /** A tagged line: `{"id":"v1",…}`; the socket's own lines (and an unwatched view's last ones) are not a view's frames. */
+  /** A tagged line: `{"id":"v1",…}`; the socket's own lines are no view's. */
   #line(line: Buffer): void {
     const end = line.indexOf(34, 7);
     const view = end < 0 ? undefined : this.#views.get(line.subarray(7, end).toString());
@@ -178,10 +152,8 @@ class Viewgen {
   #refetch = new Tally();
   #writes = 0;
   #writeErrors = 0;
-  /** Every write's resourceVersion → its written-at stamp (ms). */
   readonly #written = new Map<number, number>();
   readonly #viewStreams: ClientRequest[] = [];
-  /** Relay sockets and the views each carries. */
   readonly #viewSockets: Array<{ socket: WebSocket; views: number }> = [];
   /** The socket the first frames over a relay socket are timed on. */
   #openSocket: SocketViews | undefined;
@@ -191,27 +163,21 @@ class Viewgen {
   #created: string[] = [];
   #count = 0;
 
-  /** Open live views of `path`, each once its first frame (the window whole) has come. A view the relay answers with a server error is asked for again; how many were is returned. */
+  /** Open live views, each once its first frame has come; how many 5xx answers were asked again. */
   async openViews({ base, path, queries }: { base: string; path: string; queries: ViewQuery[] }): Promise<number> {
     let refused = 0;
-    await Promise.all(
-      queries.map(async (q) => {
-        for (let tries = 1; ; tries++) {
-          try {
-            return await this.#view(`${base}${path}?${viewQuery(q)}&watch=1`);
-          } catch (e) {
-            if (!(e instanceof ServerError) || tries === 5) throw e;
-            refused++;
-            await new Promise((resolve) => setTimeout(resolve, 300));
-          }
-        }
-      }),
-    );
+    const open = (url: string, tries: number): Promise<void> =>
+      this.#view(url).catch(async (e: unknown) => {
+        if (!(e instanceof ServerError) || tries === 5) throw e;
+        refused++;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return open(url, tries + 1);
+      });
+    await Promise.all(queries.map((q) => open(`${base}${path}?${viewQuery(q)}&watch=1`, 1)));
     return refused;
   }
 
   #view(url: string): Promise<void> {
-    /** The resourceVersion of the last frame: a row newer than it is a change the next frame carries. */
     let head = 0;
     return new Promise((resolve, reject) => {
       const req = get(url, { agent: false }, (response) => {
@@ -237,11 +203,7 @@ class Viewgen {
     });
   }
 
-  /**
-   * How a view's frames are read into the tally of its kind (`tallyOf`, the current window's): each line, given the resourceVersion of the view's
-   * last frame, gives the new one (a row newer than it is a change the frame carries); `served`
-   * is called at the window whole (first, and again after a client fell behind or a new history).
-   */
+  /** Reads a view's frames into the current window's tally of its kind: a row newer than `head` is a change. */
   #frames(tallyOf: () => Tally): FrameReader {
     return (line, head, served) => {
       const now = Date.now();
@@ -266,23 +228,17 @@ class Viewgen {
         }
         return Number(frame.resourceVersion);
       }
-      // A view's ERROR, or its end (CLOSED) on a relay socket.
       if ((frame?.type === "ERROR" || frame?.type === "CLOSED") && this.#measuring) tally.errors++;
       return head;
     };
   }
 
-  /** Open live views of `path` as ops on relay sockets at `wsBase`, `VIEWS_PER_SOCKET` a socket, each once its first frame has come. */
+  /** The same views as ops on relay sockets, `VIEWS_PER_SOCKET` a socket. */
   async openSocketViews({ wsBase, path, queries }: { wsBase: string; path: string; queries: ViewQuery[] }): Promise<void> {
     const opening: Array<Promise<unknown>> = [];
+    const read = this.#frames(() => this.#socketViews);
     for (let i = 0; i < queries.length; i += VIEWS_PER_SOCKET) {
-      const socket = await SocketViews.open(
-        wsBase,
-        this.#frames(() => this.#socketViews),
-        (bytes) => {
-          if (this.#measuring) this.#socketViews.bytes += bytes;
-        },
-      );
+      const socket = await SocketViews.open(wsBase, read, (bytes) => this.#measuring && (this.#socketViews.bytes += bytes));
       const views = queries.slice(i, i + VIEWS_PER_SOCKET);
       this.#viewSockets.push({ socket: socket.socket, views: views.length });
       opening.push(...views.map((q) => socket.view(path, q)));
@@ -290,14 +246,10 @@ class Viewgen {
     await Promise.all(opening);
   }
 
-  /** A live view's first frame as an op on a relay socket already open (ms from the op), then the view is ended. */
+  /** A view's first frame as an op on a relay socket already open, in ms; then the view is ended. */
   async socketFirstFrame({ wsBase, path, query }: { wsBase: string; path: string; query: ViewQuery }): Promise<number> {
-    const scratch = new Tally();
-    this.#openSocket ??= await SocketViews.open(
-      wsBase,
-      this.#frames(() => scratch),
-      () => undefined,
-    );
+    const read = this.#frames(() => new Tally());
+    this.#openSocket ??= await SocketViews.open(wsBase, read, () => undefined);
     const started = performance.now();
     const id = await this.#openSocket.view(path, query);
     const ms = performance.now() - started;
@@ -311,7 +263,7 @@ class Viewgen {
     this.#openSocket = undefined;
   }
 
-  /** A full watch of the collection from `resourceVersion` (no initial state): its bytes and each event's latency. */
+  /** A full watch of the collection from its head (no initial state). */
   openWatch({ url }: { url: string }): Promise<void> {
     return new Promise((resolve, reject) => {
       const req = get(url, { agent: false }, (response) => {
@@ -334,7 +286,7 @@ class Viewgen {
     });
   }
 
-  /** Notify-then-refetch clients of `path`, one per query: each GETs its page again after every change it is told of. */
+  /** Notify-then-refetch clients, one per query. */
   refetchers({ base, path, queries }: { base: string; path: string; queries: ViewQuery[] }): void {
     for (const q of queries) this.#refetchers.push({ url: `${base}${path}?${viewQuery(q)}`, dirty: false, busy: false, head: 0 });
   }
@@ -381,13 +333,11 @@ class Viewgen {
     });
   }
 
-  /**
-   * Churn at `rate` writes a second on `namespace`: creates (a copy of `template` under a new
-   * name), deletes of the pods it created, and label patches of `visible` pods, in a mix that
-   * keeps the collection's size.
-   */
+  /** Creates (copies of `template`), deletes of those, label patches of `visible` pods: a size-keeping mix. */
   startChurn({ simUrl, namespace, rate, template, visible, seed }: { simUrl: string; namespace: string; rate: number; template: unknown; visible: string[]; seed: number }): void {
-    const next = random(seed);
+    // Seeded, so every run makes the same churn.
+    const random = new Random(seed);
+    const next = () => random.next();
     const pods = `${simUrl}/api/v1/namespaces/${namespace}/pods`;
     let last = performance.now();
     let budget = 0;
@@ -459,15 +409,13 @@ class Viewgen {
 
   report(): ViewgenReport {
     this.#measuring = false;
+    const socketViews = this.#viewSockets.reduce((n, s) => n + s.views, 0);
     return {
       elapsedMs: performance.now() - this.#started,
       writes: this.#writes,
       writeErrors: this.#writeErrors,
       views: this.#views.received(this.#viewStreams.length, this.#written),
-      socketViews: this.#socketViews.received(
-        this.#viewSockets.reduce((n, s) => n + s.views, 0),
-        this.#written,
-      ),
+      socketViews: this.#socketViews.received(socketViews, this.#written),
       watch: this.#watch.received(this.#watchStream ? 1 : 0, this.#written),
       refetch: this.#refetch.received(this.#refetchers.length, this.#written),
     };
@@ -483,11 +431,11 @@ class Viewgen {
 
   /** End every client (the churn goes on until `stopChurn`). */
   close(): void {
-    for (const req of this.#viewStreams.splice(0)) req.destroy();
+    this.closeViews();
     this.closeSocketViews();
+    this.closeRefetchers();
     this.#watchStream?.destroy();
     this.#watchStream = undefined;
-    this.#refetchers.splice(0);
     this.#measuring = false;
   }
 }

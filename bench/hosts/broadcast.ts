@@ -1,11 +1,7 @@
 /**
  * @module
- * The serving side of the Node baselines: one `http` server where a client watches a collection by
- * the URL it would give the relay, over a WebSocket (a message per event) or an HTTP watch
- * (newline-terminated events). Each event, serialised once, goes to every subscriber of its topic.
- * A subscriber with more than the relay's default budget (4 MiB) unsent is cut off as the relay
- * cuts one off, so a baseline that cannot keep up sheds subscribers rather than buffering without
- * bound.
+ * The Node baselines' serving side, WebSocket and HTTP watches; a subscriber with more than the
+ * relay's default budget unsent is cut off, so a baseline never buffers without bound.
  */
 import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
@@ -17,7 +13,7 @@ const BUDGET = 4 * 1024 * 1024;
 const SLOW = 4008;
 const EXPIRED = '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}}';
 
-/** One event as each transport sends it: a WebSocket text message, and an HTTP watch's line (with its `\n`). */
+/** One event as each transport sends it: a WebSocket message, an HTTP watch's line (with its `\n`). */
 export interface Frame {
   message: string | Buffer;
   line: string | Buffer;
@@ -28,9 +24,8 @@ export class Topic {
   readonly labelSelector: string;
   readonly sockets = new Set<WebSocket>();
   readonly responses = new Set<ServerResponse>();
-  /** Newest resourceVersion received from upstream. */
   head = 0;
-  /** Settles once the first upstream watch has been answered: no subscriber is taken before, or the events in between would be lost to it. */
+  /** Settles once the first upstream watch has been answered: a subscriber taken before would lose events. */
   ready: Promise<void> = Promise.resolve();
 
   constructor(path: string, labelSelector: string) {
@@ -38,7 +33,6 @@ export class Topic {
     this.labelSelector = labelSelector;
   }
 
-  /** Send one event to every subscriber. */
   send(frame: Frame): void {
     for (const socket of this.sockets) {
       if (socket.bufferedAmount > BUDGET) {
@@ -63,21 +57,11 @@ export class Topic {
 const topicKey = (path: string, labelSelector: string): string => `${path}?${labelSelector}`;
 
 export interface BroadcastServer {
-  /**
-   * What a baseline's host serves the bench: the server's addresses (one per transport) and
-   * process, the `head` operation (a topic's newest resourceVersion), and a stop that ends the
-   * upstream watches (`unfollow`) before the server.
-   */
+  /** What a baseline's host serves: its addresses, `head`, and a stop that `unfollow`s first. */
   served(unfollow: () => void): Served;
 }
 
-/**
- * `follow` starts the upstream side of a new topic, and settles once the upstream has answered
- * its watch (its events reach the topic from then on). `join` runs for each new subscriber before
- * it receives live events, and answers what it missed (the raw baselines keep a history for
- * subscribers that resume), or `"expired"` when that is gone: the subscriber gets a 410 ERROR
- * event and its watch ends.
- */
+/** `follow` starts a topic's upstream watch; `join` answers what a subscriber missed, or `"expired"` (410). */
 export async function startBroadcast(follow: (topic: Topic) => Promise<void>, join?: (topic: Topic, query: URLSearchParams) => readonly Frame[] | "expired"): Promise<BroadcastServer> {
   const topics = new Map<string, Topic>();
   const topicOf = (url: URL): Topic => {
@@ -99,7 +83,7 @@ export async function startBroadcast(follow: (topic: Topic) => Promise<void>, jo
     const topic = topicOf(url);
     await topic.ready;
     response.writeHead(200, { "content-type": "application/json", "cache-control": "no-cache" });
-    // Headers now: a watch may have nothing to say for a while, and its client waits for them.
+    // Headers now: a watch may have nothing to say for a while.
     response.flushHeaders();
     response.on("error", () => undefined);
     response.on("close", () => topic.responses.delete(response));

@@ -1,20 +1,13 @@
 /**
  * @module
- * The `node-relay` baseline: the usual self-hosted alternative to this project. One
- * `@kubernetes/client-node` watch per collection in a Node process; each event is
- * `JSON.stringify`'d once, and the string sent to every `ws` client and written, with a newline,
- * to every open HTTP watch. No replay window: a client that reconnects gets live events only,
- * and must relist from the API server to be correct.
+ * The `node-relay` baseline: one `@kubernetes/client-node` watch per collection, each event
+ * `JSON.stringify`'d once for every client. No replay window: a client that reconnects relists.
  */
 import { KubeConfig, Watch } from "@kubernetes/client-node";
 import { serveParent } from "../children.ts";
 import { startBroadcast, type Topic } from "./broadcast.ts";
 
-interface NodeRelayArgs {
-  upstreamUrl: string;
-}
-
-serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
+serveParent<{ upstreamUrl: string }>(async ({ upstreamUrl }) => {
   const config = new KubeConfig();
   config.loadFromOptions({
     clusters: [{ name: "sim", server: upstreamUrl, skipTLSVerify: true }],
@@ -48,7 +41,6 @@ serveParent<NodeRelayArgs>(async ({ upstreamUrl }) => {
     open.add(controller);
   };
 
-  // `watch.watch` settles once the upstream has answered (or failed: then it is retried above).
   const server = await startBroadcast(follow);
   return server.served(() => {
     stopping = true;

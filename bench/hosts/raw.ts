@@ -1,20 +1,12 @@
 /**
  * @module
- * The raw baselines: the practical ceiling for fan-out on this machine, `raw-ws` for
- * WebSockets and `raw-http` for HTTP watches (the same program, one process each). One raw HTTP
- * watch per collection; each line is forwarded as the very bytes the API server sent (no
- * parsing, no serialising): one pre-serialised message to every socket, the line with its
- * newline to every open chunked response. It keeps the last lines in memory, so a subscriber
- * resuming with `resourceVersion` gets what it missed: the ceiling for a storm of resumes, too.
+ * The raw baselines, `raw-ws` and `raw-http`: the practical ceiling for fan-out. Each upstream line
+ * is forwarded as the very bytes the API server sent; the last lines are kept, so they resume too.
  */
 import { get, type ClientRequest } from "node:http";
 import { serveParent } from "../children.ts";
 import { ByteLines, eventVersion, isErrorEvent } from "../lines.ts";
 import { startBroadcast, type Frame, type Topic } from "./broadcast.ts";
-
-interface RawArgs {
-  upstreamUrl: string;
-}
 
 /** As many events as the relay's default window. */
 const HISTORY = 10_000;
@@ -23,7 +15,7 @@ interface Line extends Frame {
   rv: number;
 }
 
-serveParent<RawArgs>(async ({ upstreamUrl }) => {
+serveParent<{ upstreamUrl: string }>(async ({ upstreamUrl }) => {
   const histories = new Map<Topic, Line[]>();
   const open = new Set<ClientRequest>();
   let stopping = false;

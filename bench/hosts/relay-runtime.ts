@@ -1,7 +1,6 @@
 /**
  * @module
- * The relay as `npm start` serves it: `scripts/runtime.ts`'s `startRelayRuntime`, in a process
- * of its own (as the launcher is), with the bench's variables, a fresh state directory and the
+ * The relay as `npm start` serves it (`startRelayRuntime`), in a process of its own, with the
  * isolate's inspector open for CPU profiles and heap readings.
  */
 import { startRelayRuntime } from "../../scripts/runtime.ts";
@@ -9,7 +8,6 @@ import { serveParent } from "../children.ts";
 
 export interface RelayRuntimeArgs {
   vars: Record<string, string>;
-  /** A fresh directory the orchestrator removes. */
   stateDir: string;
   /** A hot key's replica hubs in a second workerd (`scripts/runtime.ts`). */
   replicaWorkerd?: boolean;
@@ -17,7 +15,6 @@ export interface RelayRuntimeArgs {
 
 export interface RelayRuntimeInfo {
   url: string;
-  /** workerd's process: the relay, its hubs and every socket. */
   pid: number;
   /** The replicas' workerd, with `replicaWorkerd`, and where it serves the relay too. */
   replicaPid?: number;

@@ -1,9 +1,7 @@
 /**
  * @module
- * The simulated API server in a process of its own, so that its CPU (serving `direct`
- * subscribers, or the relays' single watches) is measured apart from everything else and it
- * does not compete with the orchestrator's timers. The orchestrator drives churn and reads
- * stats over the simulator's own `/_sim/` API; the two operations that API lacks go over IPC.
+ * The simulated API server in a process of its own, so that its CPU is measured apart; the
+ * operations its `/_sim/` API lacks go over IPC.
  */
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../src/k8s/types.ts";
@@ -11,11 +9,10 @@ import { startSimulator } from "../../src/sim/index.ts";
 import { serveParent } from "../children.ts";
 
 export interface SimArgs {
-  /** Namespaces seeded with the simulator's usual workloads and 8 running pods each. */
+  /** Seeded with the simulator's usual workloads and 8 running pods each. */
   namespaces: string[];
-  /** Those of them whose pods, seeded and churned, are slim (about 2.5 KB of JSON). */
+  /** Those of them whose pods are slim (about 2.5 KB of JSON). */
   slimPodNamespaces: string[];
-  /** Events kept for watch resume (default 50,000). */
   historyLimit?: number;
 }
 
@@ -28,18 +25,12 @@ serveParent<SimArgs>(async ({ namespaces, slimPodNamespaces, historyLimit }) => 
   return {
     info: { url: sim.url, pid: process.pid },
     ops: {
-      /** Exactly `ops` churn operations on `namespace`, now (a storm's missed events). */
       step({ namespace, ops }: { namespace: string; ops: number }) {
         sim.churn({ ratePerSec: 0, namespaces: [namespace] });
         sim.churnStep(ops);
         return Number(sim.resourceVersion);
       },
-      /**
-       * Grow `namespace` to `count` pods: copies of its seeded ones under new names and uids (a
-       * large list), with `annotations` added (to make them as large as a scenario needs). The
-       * copies share their spec and status with the seeded pod they copy, so that the
-       * simulator holds a collection of 200,000 in a few hundred MB.
-       */
+      /** Copies of the seeded pods, sharing their spec and status: 200,000 fit in a few hundred MB. */
       populate({ namespace, count, annotations }: { namespace: string; count: number; annotations?: Record<string, string> }) {
         const seeded = sim.list("pods", namespace);
         for (let i = seeded.length; i < count; i++) {
@@ -50,7 +41,6 @@ serveParent<SimArgs>(async ({ namespaces, slimPodNamespaces, historyLimit }) => 
         }
         return sim.list("pods", namespace).length;
       },
-      /** How many pods `namespace` holds. */
       count({ namespace }: { namespace: string }) {
         return sim.list("pods", namespace).length;
       },

@@ -1,22 +1,15 @@
 /**
  * @module
- * A Worker in workerd, started the way `wrangler dev` starts one (wrangler's own
- * `unstable_DevEnv`: same bundling, same miniflare configuration, same workerd binary), with
- * the variables the bench gives it: the relay (the repository's `wrangler.toml`), or the
- * workerd-floor baseline. `wrangler dev` puts a proxy worker, in a second workerd process,
- * in front of the Worker's own; this host reports both addresses, so the bench measures the
- * Worker without that hop and can show what the hop costs.
+ * A Worker started as `wrangler dev` starts one (`unstable_DevEnv`), reporting its own address and
+ * that of wrangler's proxy worker in front of it: the bench measures it without that hop, and the hop.
  */
 import { unstable_DevEnv } from "wrangler";
 import { serveParent } from "../children.ts";
 import { descendants, listeningPid } from "../proc.ts";
 
 export interface WorkerdArgs {
-  /** The Worker's wrangler configuration file. */
   config: string;
-  /** Its variables (the upstream's URL among them). */
   vars: Record<string, string>;
-  /** Where its Durable Objects keep their state: a fresh directory the orchestrator removes. */
   stateDir: string;
 }
 
@@ -27,7 +20,6 @@ export interface WorkerdInfo {
   /** The address `wrangler dev` prints, through its proxy worker. */
   proxyUrl: string;
   proxyPid: number;
-  /** wrangler's DevTools endpoint for the Worker's isolate (CPU profiles, heap usage). */
   inspectorUrl: string;
 }
 

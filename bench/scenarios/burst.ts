@@ -1,9 +1,7 @@
 /**
  * @module
  * `burst`: S subscribers on one collection of slim pods, then `changes` changes at once (a
- * rollout, a node drain), each timed from its write to its receipt by each subscriber. Every
- * system runs it over every transport it serves, and again with the simulator writing each change
- * as a chunk of its own (`chunkPerEvent`), as an API server streams a burst.
+ * rollout, a node drain), written in one chunk or a chunk each (`chunkPerEvent`).
  */
 import { measureWhile, receiptFields, round } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
@@ -47,8 +45,7 @@ async function runOne(context: Context, system: System, transport: Transport, su
   context.progress(`burst ${label}: ${subscribers} subscribers, ${changes} changes at once${chunkPerEvent ? ", a chunk per event" : ""}`);
   await context.quiesce();
   await loadgens.open(Array.from({ length: subscribers }, () => subscriber(system, transport, sim, podsOf(namespace))));
-  // One change first, seen by all: every subscriber has its initial state and is live, so the
-  // window holds the burst's events and nothing else.
+  // One change first, seen by all: the window then holds the burst's events and nothing else.
   const live = await loadgens.waitFor(await sim.step(namespace, 1), timeoutMs);
   if (live.missing > 0) throw new Error(`burst ${label}: ${live.missing} of ${subscribers} subscribers never went live`);
   await waitIdle([...system.pids, sim.pid]);

@@ -1,12 +1,7 @@
 /**
  * @module
- * `fanout`: S subscribers on one collection under churn at a fixed rate, over each transport a
- * system serves. Its prelude measures idle memory per subscriber on fresh processes, before any
- * load: what an allocator already holds, and idle Durable Objects evicted at unpredictable times,
- * would skew it later (`relay-batched`, the relay's own process, right after `relay`). Each
- * measurement gets fresh subscribers on a fresh collection (an overloaded system's backlog must not
- * leak into the next), and systems run back to back at each size and rate, so the machine's noise
- * falls on all of them alike.
+ * `fanout`: S subscribers on one collection under churn, over each transport a system serves; idle
+ * memory first, on fresh processes. A fresh collection each, so no backlog leaks into the next.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureMemory, measureWindow, round } from "../measure.ts";
@@ -20,18 +15,13 @@ import { inRound } from "../rounds.ts";
 
 const namespaceOf = (system: string, transport: Transport, subscribers: number, rate: number | "idle") => `fanout-${system}-${transport}-${subscribers}-${rate}`;
 
-/**
- * Past this many events a second of demand, the simulated API server (one Node process, which
- * buffers up to 16 MiB for each watcher that falls behind, as the API server's cacher does)
- * runs out of heap serving one HTTP watch per subscriber, and takes the rest of the run with
- * it: 1,000 subscribers at 1,000 events/s of 4 KiB pods is 4 GiB/s. `direct` is not run there.
- */
+/** Past this demand (events/s) the simulator, buffering 16 MiB per slow watcher, runs out of heap. */
 const DIRECT_MAX_DEMAND = 200_000;
 
 type Memory = Pick<FanoutRow, "memBeforeMB" | "memAfterMB" | "memPerSubscriberKB" | "heapPerSubscriberKB">;
 const NOT_MEASURED: Memory = { memBeforeMB: null, memAfterMB: null, memPerSubscriberKB: null, heapPerSubscriberKB: null };
 
-/** Idle memory by "system transport size", filled by the prelude and read by `run` (one bench run per process). */
+/** Idle memory by "system transport size", from the prelude. */
 const idle = new Map<string, Memory>();
 const idleKey = (system: System, transport: Transport, subscribers: number) => `${system.name} ${transport} ${subscribers}`;
 
@@ -41,13 +31,7 @@ export const fanout: Scenario = {
   namespaces: (sizes, systems) => [
     ...sizes.fanout.memorySubscribers.flatMap((s) => systems.map((name) => namespaceOf(name, primaryTransport(name), s, "idle"))),
     ...sizes.fanout.subscribers.flatMap((s) =>
-      sizes.fanout.rates.flatMap((r) =>
-        systems.flatMap((name) =>
-          transportsOf(name)
-            .filter((t) => planned(sizes, name, t, s, r))
-            .map((t) => namespaceOf(name, t, s, r)),
-        ),
-      ),
+      sizes.fanout.rates.flatMap((r) => systems.flatMap((name) => transportsOf(name).flatMap((t) => (planned(sizes, name, t, s, r) ? [namespaceOf(name, t, s, r)] : [])))),
     ),
   ],
   async prelude(context, systems) {
@@ -76,13 +60,13 @@ export const fanout: Scenario = {
   },
 };
 
-/** Whether the mode measures this system on this transport at this size and rate: HTTP watches and secondary systems only at their sizes. */
+/** HTTP watches and secondary systems only at their sizes. */
 function planned(sizes: Sizes, system: SystemName, transport: Transport, subscribers: number, rate: number): boolean {
   const at = (where: { subscribers: number[]; rates: number[] }) => where.subscribers.includes(subscribers) && where.rates.includes(rate);
   return (!factsOf(system).secondary || at(sizes.fanout.secondary)) && (transport !== "http" || at(sizes.fanout.http));
 }
 
-/** Whether this system is measured on this transport at this size and rate; a skip for cause is recorded with its reason. */
+/** `planned`, less what is skipped for cause (recorded with its reason). */
 function measured(context: Context, system: System, transport: Transport, subscribers: number, rate: number): boolean {
   if (!planned(context.sizes, system.name, transport, subscribers, rate)) return false;
   if (system.name !== "direct" || subscribers * rate <= DIRECT_MAX_DEMAND) return true;
@@ -120,7 +104,6 @@ async function runOne(context: Context, system: System, transport: Transport, su
   context.progress(`fanout ${labelOf(system.name, transport)}: ${subscribers} subscribers, ${rate} events/s`);
   await context.quiesce();
   await loadgens.open(Array.from({ length: subscribers }, () => spec));
-  // Their initial state delivered, so churn starts from a quiet system.
   await waitIdle([...system.pids, sim.pid]);
   await sim.churn(rate, namespace);
   await sleep(sizes.fanout.warmupMs);

@@ -1,52 +1,46 @@
 /**
  * @module
- * `fleet`: one watch across clusters (DESIGN.md, "One watch across clusters"): `clusters`
- * simulators relayed by one relay as `fleet-0`, `fleet-1`, … and watched as the merged key
- * `/clusters/fleet-0,fleet-1,…/…`. Step by step (the report's method says each): the merged list,
- * live delivery against the same subscribers on every cluster's own key, a storm of resumes, one
- * cluster down and back, a live view.
+ * `fleet`: one watch across clusters: `clusters` simulators relayed as `fleet-0`, `fleet-1`, … and
+ * watched as the merged key `/clusters/fleet-0,fleet-1,…/…`, step by step.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { get } from "node:http";
 import { WRITTEN_AT } from "../../src/sim/index.ts";
 import { CLUSTER_ANNOTATION, CLUSTER_VERSION_ANNOTATION, MEMBERS_BEHIND_HEADER } from "../../src/k8s/members.ts";
+import { ByteLines } from "../lines.ts";
+import type { SubscriberSpec } from "../loadgen.ts";
 import { measureWhile, receiptFields, round, type Window } from "../measure.ts";
 import { waitIdle } from "../proc.ts";
 import type { FleetRow } from "../rows.ts";
 import type { Sim } from "../sim.ts";
 import { Histogram } from "../stats.ts";
 import { subscriber } from "../systems/system.ts";
-import { startOwn, until, type Own } from "./own.ts";
+import { OWN, until, withOwn, type Own } from "./own.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 import { firstFrame, listUntilServed, timedGet } from "./views.ts";
 
 const NAMESPACE = "fleet";
 const PODS = podsOf(NAMESPACE);
 const memberName = (i: number) => `fleet-${i}`;
-/** At most this long for every subscriber to reach a head after a member's return. */
 const CATCH_UP_MS = 60_000;
-/** Changes each cluster makes before a storm's drop, so every subscriber holds a live resourceVersion. */
+/** Changes each cluster makes before a storm's drop: every subscriber holds a live resourceVersion. */
 const LIVE_EVENTS = 5;
-/** The live view's order: youngest first, so the churn's new pods and their first changes land in its window, from every cluster. */
+/** Youngest first: the churn's new pods, from every cluster, land in the live view's window. */
 const VIEW_SORT = "-Age";
 
 export const fleet: Scenario = {
   name: "fleet",
   systems: ["relay"],
-  // Its own simulators hold its clusters.
-  namespaces: () => [],
-  // Many minutes at its full size.
-  once: true,
-  async run(context, systems) {
-    if (!systems.some((s) => s.name === "relay")) return [];
-    const clusters = Array.from({ length: context.sizes.fleet.clusters }, (_, i) => memberName(i));
-    const own = await startOwn(context, "fleet", { namespaces: [NAMESPACE], slimPods: true }, clusters);
-    try {
-      return await measure(own);
-    } finally {
-      await own.stop();
-    }
-  },
+  ...OWN,
+  run: (context, systems) =>
+    withOwn(
+      context,
+      systems,
+      "fleet",
+      { namespaces: [NAMESPACE], slimPods: true },
+      measure,
+      Array.from({ length: context.sizes.fleet.clusters }, (_, i) => memberName(i)),
+    ),
 };
 
 async function measure(own: Own): Promise<FleetRow[]> {
@@ -61,7 +55,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
   const progress = (line: string) => context.progress(`fleet: ${line}`);
   const sum = async (each: (sim: Sim, i: number) => Promise<number>) => (await Promise.all(sims.map(each))).reduce((a, b) => a + b, 0);
   const churn = (rate: number) => Promise.all(sims.map((s) => s.churn(rate, NAMESPACE)));
-  /** The merged key's head once every member's hub holds `targets` (each cluster's resourceVersion) and the merge hub has taken it all. */
+  /** The merged key's head once every member's hub holds `targets` and the merge hub has taken it all. */
   const settled = async (targets: readonly number[]): Promise<number> => {
     const held = await until(async () => (await Promise.all(targets.map(async (t, i) => (await relay.head(memberPath(i))) >= t))).every(Boolean), size.timeoutMs, 50);
     if (!held) throw new Error(`fleet: the members' hubs did not reach ${targets.join(", ")} in ${size.timeoutMs / 1000} s`);
@@ -74,21 +68,18 @@ async function measure(own: Own): Promise<FleetRow[]> {
     }
   };
 
-  /** A WebSocket subscriber of `path` from its head: no initial state (thousands of old objects a subscriber, which a window would otherwise time as very late events), only what follows. */
+  /** A subscriber of `path` from its head: no initial state, whose old objects would time as late events. */
   const fromHead = async (path: string) => {
     const spec = subscriber(relay, "ws", context.sim, path);
     return { ...spec, url: `${spec.url}&resourceVersion=${await relay.head(path)}` };
   };
-  const onMergedKey = async () => {
-    const spec = await fromHead(merged);
-    return Array.from({ length: size.subscribers }, () => spec);
-  };
+  const onMergedKey = async () => new Array<SubscriberSpec>(size.subscribers).fill(await fromHead(merged));
 
   progress(`${size.clusters} clusters of ${size.pods} pods`);
   const objects = await sum((s) => s.populate(NAMESPACE, size.pods));
   const base = { scenario: "fleet" as const, system: "relay" as const, clusters: size.clusters, objects };
   await context.quiesce();
-  // Every member's hub first (its own cluster's list): a member that takes more than a second is left out of a merged list, and named behind.
+  // Every member's hub first: a member that takes more than a second is left out of a merged list.
   for (let i = 0; i < sims.length; i++) await listUntilServed(`${url}${memberPath(i)}`, size.timeoutMs);
   await context.quiesce();
 
@@ -112,16 +103,14 @@ async function measure(own: Own): Promise<FleetRow[]> {
     });
   }
 
-  /** `specs` subscribed, then every cluster's churn, warmed up. */
-  const churning = async (specs: ReturnType<typeof subscriber>[]) => {
+  const churning = async (specs: SubscriberSpec[]) => {
     await context.quiesce();
     await loadgens.open(specs);
     await waitIdle([...sims.map((s) => s.pid), ...relay.pids]);
     await churn(size.rate);
     await sleep(size.warmupMs);
   };
-  /** A window of live delivery under every cluster's churn, with `specs` subscribed. */
-  const delivery = async (step: string, specs: ReturnType<typeof subscriber>[], watches: number): Promise<FleetRow> => {
+  const delivery = async (step: string, specs: SubscriberSpec[], watches: number): Promise<FleetRow> => {
     await churning(specs);
     const window = await measureWhile(context, relay, () => sleep(size.measureMs));
     await churn(0);
@@ -173,10 +162,9 @@ async function measure(own: Own): Promise<FleetRow[]> {
   const downSeq = await downSim.requestSeq();
   const rvDown = await downSim.resourceVersion();
   const tally = tallyWatch(`${url}${merged}?watch=1&resourceVersion=${await relay.head(merged)}`, members[down] as string);
-  // Its listener closes (every connection with it) and opens again on the same port after `downMs`; its churn goes on meanwhile.
+  // Its listener closes (every connection with it) and opens again after `downMs`; its churn goes on.
   await downSim.faults({ restart: { downtimeMs: size.downMs } });
   const downAt = performance.now();
-  // The window: most of the outage, once the member's hub has lost its watch.
   await sleep(size.downMs * 0.1);
   const during = await measureWhile(context, relay, () => sleep(size.downMs * 0.8));
   rows.push({
@@ -188,14 +176,13 @@ async function measure(own: Own): Promise<FleetRow[]> {
     ...windowFields(during),
   });
   await sleep(Math.max(0, downAt + size.downMs - performance.now()));
-  // Answering at all, whatever it says.
   const answering = async () => (await downSim.stats().catch(() => undefined)) !== undefined;
   if (!(await until(answering, size.timeoutMs, 50))) throw new Error(`fleet: ${members[down]}'s simulator did not come back`);
   const backAt = performance.now();
   const rvBack = await downSim.resourceVersion();
   const caughtUp = await until(async () => (await relay.head(memberPath(down))) >= rvBack, size.timeoutMs, 50);
   const backMs = performance.now() - backAt;
-  // The churn stopped first: a relay saturated by it would never let every subscriber reach a head that keeps moving.
+  // Churn stopped first: a saturated relay would never let every subscriber reach a moving head.
   await churn(0);
   const head = await settled(await Promise.all(sims.map((s) => s.resourceVersion())));
   // Not the mode's whole timeout: a subscriber the relay cut off (fallen out of its window) never gets there.
@@ -279,44 +266,30 @@ interface Frame {
   changes?: Array<{ op: string; row?: ViewRow }>;
 }
 
-/**
- * An HTTP watch of a merged key, from `url`, that keeps the resourceVersion in its own cluster
- * (the cluster-resource-version annotation) of every event of `cluster`, and the newest merged
- * resourceVersion it has seen; `ended` once the relay ended it (cut off, fallen behind).
- */
+/** A watch of a merged key keeping the cluster-resource-version of every event of `cluster`. */
 function tallyWatch(url: string, cluster: string): { versions: number[]; last: number; ended: boolean; close(): void } {
   const tally = { versions: [] as number[], last: 0, ended: false, close: () => request.destroy() };
   const request = get(url, { agent: false }, (response) => {
     response.on("close", () => void (tally.ended = true));
-    let pending = "";
-    response.setEncoding("utf8");
-    response.on("data", (chunk: string) => {
-      const lines = (pending + chunk).split("\n");
-      pending = lines.pop() ?? "";
-      for (const line of lines) {
-        // A newline alone is the relay's word that the watch is alive (after 10 s with nothing to send).
-        if (line.trim() === "") continue;
-        const event = JSON.parse(line) as { type: string; object: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> } } };
+    // A newline alone (the relay's keep-alive) is no line.
+    const lines = new ByteLines();
+    response.on("data", (chunk: Buffer) =>
+      lines.push(chunk, (line) => {
+        const event = JSON.parse(line.toString()) as { type: string; object: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> } } };
         const { resourceVersion, annotations } = event.object.metadata ?? {};
         tally.last = Math.max(tally.last, Number(resourceVersion ?? 0));
         if (event.type !== "BOOKMARK" && annotations?.[CLUSTER_ANNOTATION] === cluster) tally.versions.push(Number(annotations[CLUSTER_VERSION_ANNOTATION]));
-      }
-    });
+      }),
+    );
   });
   request.on("error", () => undefined);
   return tally;
 }
 
-/** Visible rows patched a second while a live view is measured, so its rows change more often than the churn alone would make them. */
+/** Visible rows patched a second while a live view is measured: the churn alone changes too few. */
 const VIEW_PATCHES_PER_SEC = 20;
 
-/**
- * A live view (its rows whole objects) for `warmupMs`, then `measureMs` in which every change of
- * a row it shows (an update of a row it held at another resourceVersion) is timed from its write
- * (the simulator's written-at stamp) to the frame's receipt. Rows it inserts are not: a row that
- * moves into the window (another left it) was written long before. Meanwhile `patch` changes a
- * row it shows, picked at random, `VIEW_PATCHES_PER_SEC` times a second.
- */
+/** A live view's row updates timed from write to frame (not inserts: a row moving in was written long before). */
 function liveView(url: string, warmupMs: number, measureMs: number, patch: (key: string) => Promise<unknown> | undefined): Promise<Histogram> {
   const latency = new Histogram();
   const shown = new Map<string, string>();
@@ -324,16 +297,11 @@ function liveView(url: string, warmupMs: number, measureMs: number, patch: (key:
   return new Promise((resolve, reject) => {
     const request = get(url, { agent: false }, (response) => {
       if (response.statusCode !== 200) return reject(new Error(`fleet: ${url}: HTTP ${response.statusCode}`));
-      let pending = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        const at = Date.now();
-        const lines = (pending + chunk).split("\n");
-        pending = lines.pop() ?? "";
-        const measuring = performance.now() >= from;
-        for (const line of lines) {
-          if (line.trim() === "") continue;
-          const frame = JSON.parse(line) as Frame;
+      const lines = new ByteLines();
+      response.on("data", (chunk: Buffer) => {
+        const [at, measuring] = [Date.now(), performance.now() >= from];
+        lines.push(chunk, (line) => {
+          const frame = JSON.parse(line.toString()) as Frame;
           if (frame.type === "VIEW") shown.clear();
           for (const row of frame.rows ?? []) shown.set(row.key, row.resourceVersion);
           for (const { op, row } of frame.changes ?? []) {
@@ -343,7 +311,7 @@ function liveView(url: string, warmupMs: number, measureMs: number, patch: (key:
             const written = Number(row.object?.metadata?.annotations?.[WRITTEN_AT] ?? 0);
             if (measuring && op === "update" && before !== undefined && before !== row.resourceVersion && written > 0) latency.add(at - written);
           }
-        }
+        });
       });
     });
     request.on("error", (e) => (request.destroyed ? undefined : reject(e)));

@@ -1,7 +1,6 @@
 /**
  * @module
- * What the `hot` scenario measures in each mode (`plan`), and the relay clusters those
- * measurements need (`hotClusters`), which the relay is started with before any scenario runs.
+ * What the `hot` scenario measures in each mode, and the relay clusters that needs.
  */
 import { sizesFor, type Mode, type Sizes } from "../modes.ts";
 
@@ -13,25 +12,17 @@ export interface Measurement {
   replicas: number;
   storm: boolean;
   measureMs: number;
-  /** On a relay whose replica hubs run in a second workerd. */
   split: boolean;
 }
 
-/**
- * Every measurement a mode makes: the main size without replicas and with each count, and the
- * hop's two; then the hop's two again on a relay whose replicas have a workerd, so a thread, of
- * their own, as each hub has deployed: there the hop is measured apart from one thread's queue.
- */
+/** The main size without replicas and with each count; the hop's two, and again `split` (a thread per tier). */
 export function plan(sizes: Sizes): Measurement[] {
   const { subscribers, replicas, hop, measureMs } = sizes.hot;
   const hopOf = (split: boolean) => [0, hop.replicas].map((r) => ({ subscribers: hop.subscribers, replicas: r, storm: false, measureMs: hop.measureMs, split }));
   return [...[0, ...replicas].map((r) => ({ subscribers, replicas: r, storm: true, measureMs, split: false })), ...hopOf(false), ...hopOf(true)];
 }
 
-/**
- * The relay's `CLUSTERS` for this scenario: one per share any mode asks for, each on `upstreamUrl`,
- * and one that never spreads. The relay starts before the mode's sizes matter, so it has them all.
- */
+/** One cluster per share any mode asks for, and one that never spreads: the relay starts before a mode matters. */
 export function hotClusters(upstreamUrl: string): Record<string, { url: string; subscribersPerHub: number }> {
   const shares = new Set<number>();
   for (const mode of ["smoke", "quick", "full"] as Mode[]) {

@@ -1,16 +1,7 @@
 /**
  * @module
- * `hot`: one key with many subscribers, without replicas and spread over replica hubs (DESIGN.md,
- * "Hot keys"); its section of the report (`report-hot.ts`) says what is measured. The relay has a
- * cluster per share (`bench-hot-<n>`: `subscribersPerHub` n), so a key of S subscribers on k
- * replicas is watched on the cluster of share S ÷ k; `bench-hot-solo` never spreads.
- *
- * The tree is built as the relay builds it for subscribers that keep arriving: placeholder watches
- * fill the root, then the measured subscribers come in waves of a share, each once the Worker's
- * list of replicas has expired (5 s), so each wave lands where the root names; then the
- * placeholders leave, and the root serves its replicas only (as once its own subscribers have
- * reconnected). The hop's pair is measured again with the replica hubs in a second workerd
- * (`REPLICA_WORKERD=1`): a thread per tier, as deployed.
+ * `hot`: one key's subscribers on one hub and spread over replica hubs (`report-hot.ts` says how):
+ * S on k replicas watch the relay's cluster of share S ÷ k; `bench-hot-solo` never spreads.
  */
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -23,7 +14,7 @@ import type { SubscriberSpec } from "../loadgen.ts";
 import { subscriber, type System } from "../systems/system.ts";
 import { startRelay, type Relay } from "../systems/workerd.ts";
 import { clusterOf, plan, type Measurement } from "./hot-plan.ts";
-import { until } from "./own.ts";
+import { until, type HubStats } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 /** The Worker keeps a root's list of replicas this long (`src/http/placement.ts`): a wave after it is placed afresh. */
@@ -32,6 +23,7 @@ const PLACEMENT_FRESH_MS = 5000;
 const REPORT_MS = 1000;
 
 const namespaceOf = (system: string, subscribers: number, replicas: number, split: boolean) => `hot-${system}-${subscribers}-${replicas}${split ? "-split" : ""}`;
+const NO_STORM = { missedEvents: null, catchUpMs: null, catchUpP50Ms: null, caughtUp: null, stormUpstreamRequests: null, stormErrors: null, stormOnReplicas: null };
 const pathOf = (cluster: string, namespace: string) => `/clusters/${cluster}${podsOf(namespace)}`;
 
 export const hot: Scenario = {
@@ -49,7 +41,7 @@ export const hot: Scenario = {
             continue;
           }
           split ??= await startSplit(context);
-          // A tree's subscribers are admitted next to its replicas, as deployed; one hub's next to it.
+          // Subscribers are admitted next to their hub, or a tree's replicas, as deployed.
           const same = (measurement.replicas === 0 ? split.relay.systems : (split.relay.nearReplicas ?? [])).find((s) => s.name === system.name);
           if (!same) throw new Error(`hot: the relay with a replicas' workerd serves no ${system.name}`);
           rows.push({ ...(await runOne(split.context, same, measurement)), replicaWorkerd: true });
@@ -62,15 +54,12 @@ export const hot: Scenario = {
   },
 };
 
-interface Stats {
-  subscribers: number;
-  resourceVersion: number;
-  eventsCommitted: number;
+interface Stats extends HubStats {
   sent: Record<"websocket" | "http", { events: number; messages: number }>;
   replicas: Array<{ name: string; subscribers: number }>;
 }
 
-/** A relay of the scenario's own on the same simulator, its replica hubs in a second workerd; its processes are the bench's. */
+/** A relay of the scenario's own, its replica hubs in a second workerd. */
 async function startSplit(context: Context): Promise<{ relay: Relay; context: Context }> {
   context.progress("hot: starting a relay whose replica hubs run in a second workerd");
   const relay = await startRelay(context.sim, context.logDir, { name: inRound("hot-split-relay", context.round), replicaWorkerd: true });
@@ -84,8 +73,7 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
   if (!base) throw new Error(`hot: ${system.name} serves no HTTP`);
   const namespace = inRound(namespaceOf(system.name, subscribers, replicas, split), context.round);
   const path = pathOf(clusterOf(subscribers, replicas), namespace);
-  // Asked again after a server error: the relay answers some requests 500 while its isolate
-  // refreshes a cluster's discovery under concurrent requests (see BENCHMARKS.md, hot).
+  // Asked again after a 500, which a cluster's discovery refresh may cause (BENCHMARKS.md, hot).
   const stats = async (replica?: string): Promise<Stats> => {
     for (let tries = 1; ; tries++) {
       const response = await fetch(`${base}/_relay/stats${path}${replica ? `?replica=${encodeURIComponent(replica)}` : ""}`);
@@ -94,13 +82,12 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
       await sleep(300);
     }
   };
-  /** Hub stats of the root and `tree`, one after another. */
   const treeStats = async (tree: readonly string[]) => {
     const all = [await stats()];
     for (const name of tree) all.push(await stats(name));
     return all;
   };
-  /** Subscribers and placeholder watches the relay answered with a server error while the tree was built. */
+  /** Subscribers and placeholders answered with a 5xx while the tree was built. */
   let refused = 0;
   let missing = 0;
   const open = async (count: number) => {
@@ -109,11 +96,6 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
     missing += failed;
   };
   const onReplicas = async () => (await stats()).replicas.reduce((n, r) => n + r.subscribers, 0);
-  /** The root's own subscribers (not its replicas' watches) and those its replicas reported. */
-  const placed = async () => {
-    const root = await stats();
-    return { own: root.subscribers - root.replicas.length, onReplicas: root.replicas.reduce((n, r) => n + r.subscribers, 0) };
-  };
   const spec = subscriber(system, "ws", sim, path);
   context.progress(`hot ${system.name}: ${subscribers} subscribers, ${replicas === 0 ? "no replicas" : `${replicas} replicas`}, ${sizes.hot.rate} events/s${split ? " (replicas' workerd)" : ""}`);
   await context.quiesce();
@@ -130,9 +112,7 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
     for (let wave = 1; wave <= replicas; wave++) {
       const started = Date.now();
       await open(share);
-      // Every subscriber where the root sent it, a replica (its report comes within a second).
-      // The root's own count is not waited for: a request the relay cancelled may have left a
-      // watch there that goes once the churn writes to it.
+      // Not the root's own count: a cancelled request may leave a watch there until the churn writes.
       await waitUntil(async () => (await onReplicas()) === wave * share - missing, `the replicas to hold ${wave * share - missing} subscribers`);
       if (wave < replicas) await sleep(Math.max(0, started + PLACEMENT_FRESH_MS + 200 - Date.now()));
     }
@@ -143,7 +123,11 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
   if (release) {
     release();
     // The root notices a watch has gone when it next writes to it: the churn's first events.
-    await waitUntil(async () => (await placed()).own === 0, "the root to serve its replicas only");
+    const rootOnly = async () => {
+      const root = await stats();
+      return root.subscribers === root.replicas.length;
+    };
+    await waitUntil(rootOnly, "the root to serve its replicas only");
   }
   await sleep(sizes.hot.warmupMs);
   let upstreamWatches = 0;
@@ -165,21 +149,13 @@ async function runOne(context: Context, system: System, { subscribers, replicas,
     ...deliveryFields(window, sizes.hot.rate, subscribers - missing),
     upstreamWatches,
     refused,
-    missedEvents: null,
-    catchUpMs: null,
-    catchUpP50Ms: null,
-    caughtUp: null,
-    stormUpstreamRequests: null,
-    stormErrors: null,
-    stormOnReplicas: null,
+    ...(storm ? await stormOf(context, system, path, namespace, subscribers, replicas, missing, onReplicas) : NO_STORM),
   };
-  if (storm) Object.assign(row, await stormOf(context, system, path, namespace, subscribers, replicas, missing, onReplicas));
   await loadgens.close();
   await waitIdle([...system.pids, sim.pid], { maxMs: 20_000 });
   return row;
 }
 
-/** One hub's share of the window: its subscribers, where it sends, and what it sent per event it committed. */
 function treeHub(name: string, after: Stats, before: Stats, replicas: number): TreeHub {
   const root = name === "root";
   const own = root ? after.subscribers - replicas : after.subscribers;
@@ -194,14 +170,12 @@ function treeHub(name: string, after: Stats, before: Stats, replicas: number): T
   };
 }
 
-/** Every subscriber drops, `missed` changes are made, and all come back at once from their last resourceVersion. */
 async function stormOf(context: Context, system: System, path: string, namespace: string, subscribers: number, replicas: number, missing: number, onReplicas: () => Promise<number>) {
   const { sim, loadgens, sizes } = context;
   // The window's backlog delivered first: every subscriber leaves from the head.
   await waitIdle([...system.pids, sim.pid], { maxMs: sizes.hot.timeoutMs });
   const live = await sim.step(namespace, 10);
   const synced = await loadgens.waitFor(live, sizes.hot.timeoutMs);
-  // Those the relay refused while the tree was built have nothing yet; they come in with the storm.
   if (synced.missing > missing) throw new Error(`hot ${system.name}: ${synced.missing - missing} subscribers never saw resourceVersion ${live}`);
   await loadgens.drop();
   await waitIdle([...system.pids, sim.pid]);
@@ -212,7 +186,6 @@ async function stormOf(context: Context, system: System, path: string, namespace
   const started = Date.now();
   const result = await loadgens.resume(target, sizes.hot.timeoutMs);
   const requests = await sim.requestsSince(seq, namespace);
-  // The replicas' reports of who came back to them.
   await sleep(REPORT_MS + 200);
   const times = result.caughtUpAt.map((at) => at - started);
   return {
@@ -226,11 +199,7 @@ async function stormOf(context: Context, system: System, path: string, namespace
   };
 }
 
-/**
- * `count` HTTP watches of `url`, held by this process until the returned function ends them
- * (they take the root's own share; nothing churns while they are open). Opened a few at a
- * time, so the root counts each before the next arrives and keeps no more than its share.
- */
+/** `count` watches that fill the root's own share until ended; a few at a time, so it counts each. */
 async function holdWatches(url: string, count: number, failed: (status: number) => void): Promise<() => void> {
   const requests: ClientRequest[] = [];
   const attempt = () =>
@@ -241,11 +210,9 @@ async function holdWatches(url: string, count: number, failed: (status: number) 
         opened = response.statusCode === 200;
         resolve(response.statusCode ?? 0);
       });
-      // Once open, its end is ours.
       request.on("error", (e) => opened || reject(e));
       requests.push(request);
     });
-  // A server error is said (the run's log shows it) and the watch asked for again, as a client would.
   const open = async () => {
     for (let tries = 1; ; tries++) {
       const status = await attempt();
@@ -261,7 +228,7 @@ async function holdWatches(url: string, count: number, failed: (status: number) 
   };
 }
 
-/** Open subscribers; the number the relay did not take (it answered a server error), which is said. They stay with their load generator, unconnected, until the storm brings them in. */
+/** Open subscribers; how many the relay refused (they stay unconnected until the storm). */
 async function openSome(context: Context, specs: SubscriberSpec[]): Promise<number> {
   try {
     await context.loadgens.open(specs);
@@ -275,7 +242,6 @@ async function openSome(context: Context, specs: SubscriberSpec[]): Promise<numb
   }
 }
 
-/** Poll `done` until it holds, or fail after 30 s saying what did not happen. */
 async function waitUntil(done: () => Promise<boolean>, what: string): Promise<void> {
   if (!(await until(done, 30_000, 100))) throw new Error(`hot: waited 30 s for ${what}`);
 }

@@ -1,16 +1,14 @@
 /**
  * @module
- * `hubs`: many hubs in one isolate: `keys` distinct selectors over one collection, each a hub
- * holding all of it with a subscriber, opened at once, then under churn. Measured: the isolate's JS
- * heap against the platform's 128 MB, which objects sharing an isolate share.
+ * `hubs`: `keys` hubs (distinct selectors) of one collection in one isolate, a subscriber on each:
+ * the isolate's JS heap against the platform's 128 MB, which they share.
  */
-import { setTimeout as sleep } from "node:timers/promises";
-import { deliveryFields, measureWindow, traceMemory } from "../measure.ts";
+import { deliveryFields, traceMemory } from "../measure.ts";
 import type { HubsRow } from "../rows.ts";
 import { subscriber } from "../systems/system.ts";
 import { BIG_POD_ANNOTATIONS } from "./big.ts";
 import { keySelector } from "./keys.ts";
-import { hubStats, startOwn, stepCost, type HubStats } from "./own.ts";
+import { churnWindow, hubStats, OWN, stepCost, withOwn, type HubStats } from "./own.ts";
 import { podsOf, type Scenario } from "./scenario.ts";
 
 const NAMESPACE = "hubs";
@@ -19,15 +17,10 @@ const PATH = podsOf(NAMESPACE);
 export const hubs: Scenario = {
   name: "hubs",
   systems: ["relay"],
-  // Its own simulator holds its collection.
-  namespaces: () => [],
-  // Many minutes at its full size.
-  once: true,
-  async run(context, systems) {
-    if (!systems.some((s) => s.name === "relay")) return [];
-    const size = context.sizes.hubs;
-    const own = await startOwn(context, "hubs", { namespaces: [NAMESPACE] });
-    try {
+  ...OWN,
+  run: (context, systems) =>
+    withOwn(context, systems, "hubs", { namespaces: [NAMESPACE] }, async (own) => {
+      const size = context.sizes.hubs;
       const { sim, context: ownContext } = own;
       const { loadgens } = ownContext;
       const relay = own.relay.relay;
@@ -66,15 +59,7 @@ export const hubs: Scenario = {
       ];
 
       progress(`${size.churn} changes/s for ${size.churnMs / 1000} s, every hub getting every one`);
-      await sim.churn(size.churn, NAMESPACE);
-      const churned = await traceMemory(relay, size.sampleMs, async () => {
-        try {
-          await sleep(Math.min(2000, size.churnMs / 4));
-          return await measureWindow(ownContext, relay, size.churnMs);
-        } finally {
-          await sim.churn(0);
-        }
-      });
+      const churned = await traceMemory(relay, size.sampleMs, () => churnWindow(own, NAMESPACE, size.churn, size.churnMs));
       const delivery = deliveryFields(churned.result, size.churn, size.keys);
       rows.push({
         ...base,
@@ -88,8 +73,5 @@ export const hubs: Scenario = {
       });
       await loadgens.close();
       return rows;
-    } finally {
-      await own.stop();
-    }
-  },
+    }),
 };

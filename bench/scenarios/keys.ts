@@ -1,8 +1,7 @@
 /**
  * @module
- * `keys`: many distinct watch keys with a few subscribers each, as a fleet of dashboards or
- * controllers with their own selectors makes. Memory per key is read as the subscribers connect,
- * early in the run, before idle hubs of later scenarios are evicted and hand memory back.
+ * `keys`: many distinct watch keys with a few subscribers each. Memory per key is read early in
+ * the run, before idle hubs of later scenarios are evicted and hand memory back.
  */
 import { connectThenChurn, deliveryFields, round } from "../measure.ts";
 import type { KeysRow } from "../rows.ts";

@@ -1,16 +1,16 @@
 /**
  * @module
  * Simulators and a relay of a scenario's own (`big`, `hubs`, `fleet`): the shared simulator would
- * pay for a large collection in every other scenario's lists, and the relay's heap readings are
- * then of that scenario's hubs alone. Also what those scenarios read of a hub, and what a step cost it.
+ * pay for a large collection in every other scenario, and heap readings are of its hubs alone.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { MemoryTrace } from "../measure.ts";
+import { measureWindow, type DeliveryWindow, type MemoryTrace } from "../measure.ts";
 import { descendants, waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
-import type { StepCost } from "../rows.ts";
+import type { Row, StepCost } from "../rows.ts";
 import { Sim } from "../sim.ts";
 import { startRelay, type Relay } from "../systems/workerd.ts";
+import type { System } from "../systems/system.ts";
 import type { Context } from "./scenario.ts";
 
 /** What `/_relay/stats/<collection>` says of a hub (zeros for one that has not started). */
@@ -19,8 +19,7 @@ export interface HubStats {
   watching: boolean;
   subscribers: number;
   resourceVersion: number;
-  windowStart: number;
-  windowEvents: number;
+  eventsCommitted: number;
   objects: number;
   storageBytes: number;
   memoryBytes: number;
@@ -34,7 +33,7 @@ export async function hubStats(relayUrl: string, path: string, labelSelector?: s
   return { ...NO_HUB, ...((await response.json()) as Partial<HubStats>) };
 }
 
-const NO_HUB: HubStats = { upstream: "stopped", watching: false, subscribers: 0, resourceVersion: 0, windowStart: 0, windowEvents: 0, objects: 0, storageBytes: 0, memoryBytes: 0, rowsWritten: 0 };
+const NO_HUB: HubStats = { upstream: "stopped", watching: false, subscribers: 0, resourceVersion: 0, eventsCommitted: 0, objects: 0, storageBytes: 0, memoryBytes: 0, rowsWritten: 0 };
 
 /** Poll `check` every `everyMs` until it holds; false if `timeoutMs` passed first. */
 export async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 250): Promise<boolean> {
@@ -49,12 +48,9 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number, ev
 const MB = 2 ** 20;
 const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
 
-/** A step's cost from its memory trace and the hub's stats before and after it (rows written since; a restarted hub counts from 0). */
-export function stepCost(
-  memory: MemoryTrace | undefined,
-  before: Pick<HubStats, "rowsWritten"> | undefined,
-  after: Pick<HubStats, "rowsWritten" | "storageBytes" | "memoryBytes"> | undefined,
-): StepCost {
+/** A step's cost from its memory trace and the hub's stats around it (a restarted hub counts from 0). */
+type Written = Pick<HubStats, "rowsWritten" | "storageBytes" | "memoryBytes">;
+export function stepCost(memory: MemoryTrace | undefined, before: Pick<Written, "rowsWritten"> | undefined, after: Written | undefined): StepCost {
   return {
     heapMaxMB: memory ? mb(memory.heapMax) : null,
     heapAfterMB: memory ? mb(memory.heapAfter) : null,
@@ -65,22 +61,20 @@ export function stepCost(
   };
 }
 
-/** A scenario's simulators and relay, with the context its measurements need (the load of its first simulator's collection, these processes as the bench's own). */
 export interface Own {
   sim: Sim;
   sims: Sim[];
   relay: Relay;
   context: Context;
-  /** Stop the relay (killed, as a crash) and start it again on its state; the new relay. */
+  /** Kill the relay, as a crash, and start it again on its state. */
   restart(): Promise<Relay>;
   stop(): Promise<void>;
 }
 
-/**
- * Start a simulator holding `namespaces` (seeded) and a relay in front of it, named `name` in the
- * logs; or with `clusters`, a simulator for each cluster it names, the relay serving each as that cluster.
- */
-export async function startOwn(context: Context, name: string, simArgs: { namespaces: string[]; historyLimit?: number; slimPods?: boolean }, clusters?: readonly string[]): Promise<Own> {
+type SimArgs = { namespaces: string[]; historyLimit?: number; slimPods?: boolean };
+
+/** A simulator holding `namespaces` and a relay in front of it; with `clusters`, a simulator for each. */
+export async function startOwn(context: Context, name: string, simArgs: SimArgs, clusters?: readonly string[]): Promise<Own> {
   const label = inRound(name, context.round);
   const sims: Sim[] = [];
   let relay: Relay | undefined;
@@ -98,7 +92,6 @@ export async function startOwn(context: Context, name: string, simArgs: { namesp
     throw e;
   }
   const sim = sims[0] as Sim;
-  // Its measurements wait for its own processes to be idle, and count them as the bench's.
   const own = (): Context => ({
     ...context,
     sim,
@@ -123,4 +116,29 @@ export async function startOwn(context: Context, name: string, simArgs: { namesp
     stop,
   };
   return result;
+}
+
+/** `rate` changes a second on `namespace`, warmed up (a quarter of `ms`, 2 s at most), then a window of `ms`. */
+export async function churnWindow(own: Own, namespace: string, rate: number, ms: number): Promise<DeliveryWindow> {
+  await own.sim.churn(rate, namespace);
+  try {
+    await sleep(Math.min(2000, ms / 4));
+    return await measureWindow(own.context, own.relay.relay, ms);
+  } finally {
+    await own.sim.churn(0);
+  }
+}
+
+/** Its own simulators hold its namespaces; many minutes at its full size, so measured once. */
+export const OWN = { namespaces: () => [], once: true } as const;
+
+/** `measure` on processes of its own, stopped after it; nothing unless the relay is measured. */
+export async function withOwn(context: Context, systems: readonly System[], name: string, args: SimArgs, measure: (own: Own) => Promise<Row[]>, clusters?: readonly string[]) {
+  if (!systems.some((s) => s.name === "relay")) return [];
+  const own = await startOwn(context, name, args, clusters);
+  try {
+    return await measure(own);
+  } finally {
+    await own.stop();
+  }
 }

@@ -1,11 +1,7 @@
 /**
  * @module
- * `snapshot`: a list of a large collection from the relay (its hub's storage) against the API
- * server's, whole and paged (as kubectl and informers list); the first request to the relay builds
- * the hub, the repeats are what later clients get. Then, alternately, consistent lists
- * (`resourceVersion` unset, DESIGN.md invariant 8) and lists of any state (`resourceVersion=0`),
- * timed and their upstream requests counted. Uncompressed, as the bytes are part of the answer;
- * the relay's lists once more gzip-coded, with its CPU per list.
+ * `snapshot`: a large collection listed from the relay against the API server, whole and paged,
+ * uncoded (and the relay's gzip-coded); then consistent lists against lists of any state.
  */
 import { pagedList, timedList, type TimedList } from "../listing.ts";
 import { round } from "../measure.ts";
@@ -36,7 +32,26 @@ export const snapshot: Scenario = {
       await context.quiesce();
       const cold = await timedList(url);
       if (cold.items !== objects) throw new Error(`snapshot ${system.name}: listed ${cold.items} pods, expected ${objects}`);
-      // The relay's lists again gzip-coded, as kubectl and client-go ask for them: each page compressed once, read by every repeat.
+      /** A row of `reads` of one kind: their medians, and the upstream requests they made. */
+      const rowOf = (list: SnapshotRow["list"], reads: readonly TimedList[], asked: readonly LoggedRequest[], fields: Partial<SnapshotRow>): SnapshotRow => {
+        const median = (of: (w: TimedList) => number) => percentileOf(reads.map(of), 50) ?? 0;
+        const [ms, bytes] = [median((w) => w.ms), reads[0]?.bytes ?? cold.bytes];
+        return {
+          scenario: "snapshot",
+          system: system.name,
+          transport: "http",
+          objects,
+          list,
+          coldMs: round(cold.ms),
+          ms: round(ms),
+          firstByteMs: round(median((w) => w.firstByteMs)),
+          bytes,
+          MBps: round(bytes / 2 ** 20 / (ms / 1000)),
+          upstreamRequests: asked.length,
+          upstreamLists: asked.filter((r) => r.verb === "list").length,
+          ...fields,
+        };
+      };
       const codings = system.name === "relay" ? ([false, true] as const) : ([false] as const);
       for (const [list, gzip] of (["full", "paged"] as const).flatMap((l) => codings.map((g) => [l, g] as const))) {
         const seq = await sim.requestSeq();
@@ -50,30 +65,12 @@ export const snapshot: Scenario = {
           warm.push(read);
         }
         const cpuMs = (cpu() * (performance.now() - started)) / 100 / repeats;
-        const asked = await sim.requestsSince(seq, namespace);
-        const median = (of: (w: TimedList) => number) => percentileOf(warm.map(of), 50) ?? 0;
-        const ms = median((w) => w.ms);
-        rows.push({
-          scenario: "snapshot",
-          system: system.name,
-          transport: "http",
-          objects,
-          list,
-          ...(list === "paged" ? { limit: pageLimit } : {}),
-          ...(gzip ? { coding: "gzip" as const } : {}),
-          cpuMs: round(cpuMs),
-          coldMs: round(cold.ms),
-          ms: round(ms),
-          firstByteMs: round(median((w) => w.firstByteMs)),
-          bytes: warm[0]?.bytes ?? cold.bytes,
-          MBps: round((warm[0]?.bytes ?? cold.bytes) / 2 ** 20 / (ms / 1000)),
-          upstreamRequests: asked.length,
-          upstreamLists: asked.filter((r) => r.verb === "list").length,
-        });
+        const limit = list === "paged" ? { limit: pageLimit } : {};
+        rows.push(rowOf(list, warm, await sim.requestsSince(seq, namespace), { ...limit, ...(gzip ? { coding: "gzip" as const } : {}), cpuMs: round(cpuMs) }));
       }
       context.progress(`snapshot ${system.name}: ${samples} consistent lists and ${samples} at resourceVersion=0, alternately`);
       const timed = { consistent: [] as TimedList[], any: [] as TimedList[] };
-      /** Where the request log was as each list began, and what each list was: to tell whose the upstream requests were. */
+      /** Where the request log was as each list began: whose the upstream requests were. */
       const starts: Array<{ seq: number; list: keyof typeof timed }> = [];
       const from = await sim.requestSeq();
       for (let i = 0; i < samples; i++) {
@@ -87,28 +84,15 @@ export const snapshot: Scenario = {
       const asked = await sim.requestsSince(from, namespace);
       const whose = (request: LoggedRequest) => starts.findLast((s) => s.seq <= request.seq)?.list;
       for (const list of ["consistent", "any"] as const) {
-        const mine = asked.filter((r) => whose(r) === list);
-        const times = timed[list].map((t) => t.ms);
-        const firstBytes = timed[list].map((t) => t.firstByteMs);
-        const ms = percentileOf(times, 50) ?? 0;
-        const bytes = timed[list][0]?.bytes ?? cold.bytes;
-        rows.push({
-          scenario: "snapshot",
-          system: system.name,
-          transport: "http",
-          objects,
-          list,
-          coldMs: round(cold.ms),
-          ms: round(ms),
-          firstByteMs: round(percentileOf(firstBytes, 50) ?? 0),
-          bytes,
-          MBps: round(bytes / 2 ** 20 / (ms / 1000)),
-          upstreamRequests: mine.length,
-          samples,
-          p99Ms: round(percentileOf(times, 99) ?? 0),
-          firstByteP99Ms: round(percentileOf(firstBytes, 99) ?? 0),
-          upstreamLists: mine.filter((r) => r.verb === "list").length,
-        });
+        const p99 = (of: (t: TimedList) => number) => round(percentileOf(timed[list].map(of), 99) ?? 0);
+        rows.push(
+          rowOf(
+            list,
+            timed[list],
+            asked.filter((r) => whose(r) === list),
+            { samples, p99Ms: p99((t) => t.ms), firstByteP99Ms: p99((t) => t.firstByteMs) },
+          ),
+        );
       }
     }
     return rows;

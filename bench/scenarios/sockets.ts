@@ -1,9 +1,7 @@
 /**
  * @module
- * `sockets`: browser-like clients each watching several collections, on one relay socket each
- * (`relay-socket`) against a WebSocket per watch (`relay-batched`). Every watch is a distinct
- * selector (`!bench-s<i>`) matching every pod of one churned namespace, so both deliver clients ×
- * watches × rate events a second.
+ * `sockets`: clients each watching several collections (distinct selectors matching every pod),
+ * on one relay socket each (`relay-socket`) against a WebSocket per watch (`relay-batched`).
  */
 import { connectThenChurn, deliveryFields, round } from "../measure.ts";
 import type { SocketsRow } from "../rows.ts";

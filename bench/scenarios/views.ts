@@ -1,17 +1,12 @@
 /**
  * @module
- * `views`: live views of a large collection (DESIGN.md, "Live views") against what a browser does
- * without them; its section of the report (`report-views.ts`) says what is measured. The first list
- * through the relay builds the hub, a second is timed as a full watch's initial state costs; then
- * views' first frames (an order's first builds its index; its second window is timed again as a
- * view op on a relay socket already open); then the churn (`viewgen.ts`) under four windows: a full
- * watch alone, live views beside it, the same views as ops on relay sockets, notify-then-refetch
- * clients beside it.
+ * `views`: live views of a large collection against what a browser does without them; the
+ * report's section (`report-views.ts`) says what is measured.
  */
 import { get, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startChild, type Child } from "../children.ts";
-import { cpuWhile, round } from "../measure.ts";
+import { cpuWhile, round, type Window } from "../measure.ts";
 import type { Sizes } from "../modes.ts";
 import { waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
@@ -20,13 +15,15 @@ import { Histogram } from "../stats.ts";
 import type { System } from "../systems/system.ts";
 import { viewQuery, type ViewQuery } from "../view-query.ts";
 import type { Received, ViewgenReport } from "../viewgen.ts";
+import { hubStats, type HubStats } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 const NAMESPACE = "views";
 /** The orders the views ask for, as a dashboard's columns would be clicked. */
 const SORTS = ["name", "-Age", "Status", "-Restarts", "label:app"];
 const FILTER = "Status=Running";
-/** Opened one at a time and timed: every order the live views use, and a filtered one on an order of its own. */
+const NO_LIST = { listColdMs: null, listMs: null, listBytes: null, opens: null };
+/** Timed one at a time: every order the views use, and a filtered one. */
 const OPENS: Array<{ sort: string; filter?: string }> = [...SORTS.map((sort) => ({ sort })), { sort: "Node", filter: FILTER }];
 
 /** View `i` of `count`: the orders in turn, every other five filtered, windows at the first few offsets. */
@@ -37,12 +34,6 @@ function viewQueries(sizes: Sizes["views"], count: number): ViewQuery[] {
     offset: (Math.floor(i / (2 * SORTS.length)) % 4) * sizes.limit,
     limit: sizes.limit,
   }));
-}
-
-interface Stats {
-  eventsCommitted: number;
-  rowsWritten: number;
-  resourceVersion: number;
 }
 
 export const views: Scenario = {
@@ -65,7 +56,7 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
   if (!wsBase) throw new Error(`views: ${system.name} serves no WebSockets`);
   const namespace = inRound(NAMESPACE, context.round);
   const path = podsOf(namespace);
-  const stats = async (): Promise<Stats> => (await (await fetch(`${base}/_relay/stats${path}`)).json()) as Stats;
+  const stats = () => hubStats(base, path);
 
   context.progress(`views: growing the collection to ${size.objects} pods`);
   const objects = await sim.populate(namespace, size.objects);
@@ -85,8 +76,7 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
     };
     const churn = (visible: string[]) => call("startChurn", { simUrl: sim.url, namespace, rate: size.rate, template, visible, seed: 26 });
     await call("openWatch", { url: `${base}${path}?watch=1&resourceVersion=${(await stats()).resourceVersion}` });
-    // First with no view ever opened, so no index made for one: what keeping the views' rows
-    // costs a hub alone. Its patches land on the first pods the API server lists.
+    // No view opened yet, so no index: what keeping the views' rows costs a hub alone.
     const listed = (await (await fetch(`${sim.url}${path}?limit=${size.views}`)).json()) as { items: Array<{ metadata: { name: string } }> };
     await churn(listed.items.map((p) => `${namespace}/${p.metadata.name}`));
     context.progress(`views ${system.name}: a full watch of ${objects} pods at ${size.rate} writes/s`);
@@ -99,12 +89,11 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
     for (const { sort, filter } of OPENS) {
       const first = await firstFrame(`${base}${path}?${viewQuery({ sort, filter, offset: 0, limit: size.limit })}&watch=1`);
       const second = await firstFrame(`${base}${path}?${viewQuery({ sort, filter, offset: size.limit, limit: size.limit })}&watch=1`);
-      // The same window as a view op on a relay socket already open (a page's next panel).
       const socketMs = await call<number>("socketFirstFrame", { wsBase, path, query: { sort, filter, offset: size.limit, limit: size.limit } });
       opens.push({ sort, filter: filter ?? null, coldMs: round(first.ms), warmMs: round(second.ms), socketMs: round(socketMs), bytes: first.bytes });
     }
 
-    // The pods the views show: from here the churn's patches land on them.
+    // From here the churn's patches land on the pods the views show.
     const queries = viewQueries(size, size.views);
     const visible = new Set<string>();
     for (const q of new Map(queries.map((q) => [viewQuery(q), q])).values()) {
@@ -138,10 +127,7 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
         eventsPerSec: size.rate,
         ...receivedFields(w, received),
         watchBytesPerMin: watchBytesPerMin(w),
-        listColdMs: null,
-        listMs: null,
-        listBytes: null,
-        opens: null,
+        ...NO_LIST,
       };
     };
     return [
@@ -155,18 +141,12 @@ async function runOne(context: Context, system: System): Promise<ViewsRow[]> {
   }
 }
 
-interface Measured {
+interface Measured extends Omit<Window, "report" | "lastVersion"> {
   report: ViewgenReport;
-  upstreamEventsPerSec: number;
-  serverCpuPct: number;
-  upstreamCpuPct: number;
-  loadGenCpuPct: number;
-  otherLoadPct: number;
   rowsWrittenPerEvent: number | null;
 }
 
-/** One window of the churn: what the clients received, what every process spent, what the hub wrote. */
-async function window(context: Context, system: System, viewgen: Child<{ pid: number }>, stats: () => Promise<Stats>, measurement: string): Promise<Measured> {
+async function window(context: Context, system: System, viewgen: Child<{ pid: number }>, stats: () => Promise<HubStats>, measurement: string): Promise<Measured> {
   const { sim, sizes } = context;
   context.progress(`views ${system.name}: measuring (${measurement})`);
   const before = await stats();
@@ -177,7 +157,6 @@ async function window(context: Context, system: System, viewgen: Child<{ pid: nu
     await sleep(sizes.views.measureMs);
     return viewgen.call<ViewgenReport>("report");
   };
-  // The clients' process is the load generator here.
   const { result: report, ...cpu } = await cpuWhile(context, system, measured, [viewgen.pid]);
   const rv1 = await sim.resourceVersion();
   const elapsed = performance.now() - started;
@@ -220,7 +199,7 @@ function receivedFields(w: Measured, received: Received) {
   };
 }
 
-/** GET `url`, timed to its first byte and its last; the body kept only when asked (a list of 100,000 pods is hundreds of MB). */
+/** GET `url`, timed; the body kept only when asked (a list of 100,000 pods is hundreds of MB). */
 export function timedGet(url: string, keep = false): Promise<{ ms: number; firstByteMs: number; bytes: number; status: number; headers: IncomingHttpHeaders; body: string }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -239,11 +218,7 @@ export function timedGet(url: string, keep = false): Promise<{ ms: number; first
   });
 }
 
-/**
- * The first list of a collection the relay has no hub for: the hub lists it upstream, and a
- * request that waits longer than the hub's sync timeout is answered 503 (still listing); asked
- * again until it is served. Timed from the first request.
- */
+/** A collection's first list, asked again while the relay answers 503 (still listing). */
 export async function listUntilServed(url: string, timeoutMs: number): Promise<{ ms: number; bytes: number }> {
   const started = performance.now();
   for (;;) {
@@ -254,7 +229,7 @@ export async function listUntilServed(url: string, timeoutMs: number): Promise<{
   }
 }
 
-/** A live view's first frame (the window whole), timed from the request; then the view is ended. */
+/** A live view's first frame, timed; then the view is ended. */
 export function firstFrame(url: string): Promise<{ ms: number; bytes: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {

@@ -1,25 +1,21 @@
 /**
  * @module
- * Every system the bench can measure, with what is known of it before anything starts: the
- * transports it serves (the simulator seeds a namespace for each measurement, so scenarios name
- * them up front), its colour in the charts, whether it is measured everywhere or only where its
- * cost is shown, and what the report says it is. Adding a system is an entry here, a host that
- * starts it, and a launcher in `bench/run.ts`.
+ * Every system the bench can measure, with what is known of it before anything starts. Adding a
+ * system is an entry here, a host that starts it, and a launcher in `bench/run.ts`.
  */
 import { BATCH_PROTOCOL, DELTA_PROTOCOL, GZIP_BATCH_PROTOCOL } from "../../src/k8s/websocket.ts";
 import type { Sizes } from "../modes.ts";
 
-/** How subscribers watch: a WebSocket (one message per event, or a batch), or an HTTP chunked response of event lines, as Kubernetes clients do. */
+/** How subscribers watch: a WebSocket, or an HTTP chunked response of event lines. */
 export type Transport = "ws" | "http";
 
 export interface SystemFacts {
   readonly transports: readonly Transport[];
   readonly color: string;
-  /** Measured in fan-out at the `secondary` sizes only (and in the burst): a way of serving another system, there to show what it costs, not to be compared at every size. */
+  /** Measured in fan-out at the `secondary` sizes only (and in the burst): there to show what it costs. */
   readonly secondary?: boolean;
-  /** Measured in this scenario only: a way of serving clients that the others do not exercise. */
+  /** Measured in this scenario only. */
   readonly only?: string;
-  /** The system's bullet in the report's method section. */
   about(sizes: Sizes): string;
 }
 
@@ -110,10 +106,10 @@ export type SystemName = keyof typeof CATALOG;
 
 export const SYSTEM_NAMES = Object.keys(CATALOG) as SystemName[];
 
-/** The systems the scenarios that compare everything measure (all but those measured in one scenario only). */
+/** All but those measured in one scenario only. */
 export const GENERAL_SYSTEMS: readonly SystemName[] = SYSTEM_NAMES.filter((name) => (CATALOG[name] as SystemFacts).only === undefined);
 
 export const factsOf = (name: SystemName): SystemFacts => CATALOG[name];
 
-/** A system on one transport, as charts and progress lines name it: "relay http", but "raw-ws" (it has only the one). */
+/** A system on one transport: "relay http", but "raw-ws" (it has only the one). */
 export const labelOf = (system: SystemName, transport: Transport): string => (CATALOG[system].transports.length > 1 ? `${system} ${transport}` : system);

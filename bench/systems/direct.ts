@@ -1,7 +1,6 @@
 /**
  * @module
- * `direct`: no relay. Every subscriber opens its own HTTP watch on the API server, which is
- * what clients do today; its cost is the API server's.
+ * `direct`: no relay; every subscriber watches the API server, whose cost is this system's.
  */
 import type { Sim } from "../sim.ts";
 import type { System } from "./system.ts";

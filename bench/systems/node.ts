@@ -1,9 +1,7 @@
 /**
  * @module
- * The Node baselines as systems, each in a process of its own watching the simulator:
- * `node-relay` (the usual self-hosted relay, over both transports from one server; no resume,
- * so its clients relist from the API server), and the fan-out ceilings `raw-ws` and `raw-http`
- * (one program, started once for each transport; they resume).
+ * The Node baselines as systems, each in a process of its own: `node-relay` (no resume: its
+ * clients relist), and the fan-out ceilings `raw-ws` and `raw-http` (one program).
  */
 import { startChild } from "../children.ts";
 import type { Sim } from "../sim.ts";
