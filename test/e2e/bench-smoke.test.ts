@@ -472,7 +472,6 @@ describe("npm run bench -- --smoke", () => {
     const targets = report.split("\n").filter((line) => line.startsWith("| "));
     for (const name of [
       "fanout S=5, 20 ev/s, HTTP: relay delivered ≥ raw-http's",
-      "fanout S=5, 20 ev/s, WebSocket: relay CPU per delivered event ≤ 1.1× raw-ws's",
       "burst S=5, 40 changes at once, HTTP: relay delivered ≥ raw-http's events/s",
       "burst S=5, 40 changes at once, HTTP: relay p99 ≤ 1 s",
       "burst S=5, 40 changes at once, WebSocket: relay delivered ≥ 50% of raw-ws's, or ≥ 90% of workerd-floor's events/s",
@@ -485,6 +484,10 @@ describe("npm run bench -- --smoke", () => {
       expect(line?.split("|")[2], name).toMatch(/\d/);
       expect(line, name).toMatch(/\| +(yes|\*\*no\*\*) \|$/);
     }
+    // Per-event CPU against raw-ws's: listed and judged where both used CPU the clock can count
+    // (raw-ws's few ms at the smoke's size may be under one tick, and then it reads "not measured").
+    const perEventCpu = targets.find((l) => l.startsWith("| fanout S=5, 20 ev/s, WebSocket: relay CPU per delivered event ≤ 1.1× raw-ws's "));
+    expect(perEventCpu).toMatch(/\| +(\d[^|]*: \d+\.\d+× +\| +(yes|\*\*no\*\*)|not measured +\| +–) \|$/);
     // A system's HTTP line is dashed beside its WebSocket one.
     expect(readFileSync(join(out, "fanout-throughput-20.svg"), "utf8")).toMatch(/stroke-dasharray="6 4"\/>\s*<text[^>]*>relay http</);
     expect(report).toMatch(/!\[[^\]]+\]\(fanout-throughput-20\.svg\)/);
