@@ -144,6 +144,10 @@ export function markdown(results: Results, charts: ChartFile[]): string {
         ? ""
         : `sockets: ${num(sizes.sockets.clients)} clients × ${sizes.sockets.watchesPerClient} watches (distinct selectors \`!bench-s<i>\` of one namespace, each matching every pod, so every watch carries the full churn), ${sizes.sockets.rate} events/s: ` +
           "each client on one relay socket (relay-socket) against a WebSocket per watch (relay-batched), the same events either way. `% of W×upstream` is delivered events over watches × upstream events; memory is what the relay process added per client as the clients connected.",
+      rowsOf(results, "sockets").length === 0
+        ? ""
+        : "sockets, `own workerd`: the pair again on a relay started with its mux objects in a second workerd, relay-socket's clients connected to it (next to their mux object, as deployed the Worker that admits a socket runs next to its object), relay-batched's to the first, next to the hubs. " +
+          "The sockets targets are judged on that pair where it was measured: as deployed each object has a thread of its own, where on one thread the mux objects' turns lengthen the hubs' queue.",
       `snapshot: one list of ${num(sizes.snapshot.objects)} pods, uncompressed, timed to the last byte, whole and in pages of ${num(sizes.snapshot.pageLimit ?? 500)} (following continue tokens); the median of ${sizes.snapshot.repeats} repeats after the first. Then ${num(sizes.snapshot.samples ?? 0)} whole lists with \`resourceVersion\` unset (consistent reads: a watching hub first learns it has what the upstream had) and ${num(sizes.snapshot.samples ?? 0)} at \`resourceVersion=0\` (served at once), alternately, their median and p99, and the upstream requests each kind made.`,
       ...(rowsOf(results, "big").length === 0
         ? []

@@ -23,6 +23,7 @@ export const DIMENSIONS = [
   "objects",
   "replicas",
   "replicaWorkerd",
+  "muxWorkerd",
   "measurement",
   "list",
   "coding",

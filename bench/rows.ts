@@ -118,6 +118,8 @@ export interface SocketsRow extends Common, Delivery {
   upstreamWatches: number;
   memPerClientKB: number;
   heapPerClientKB: number;
+  /** Measured on a relay whose mux objects run in a second workerd (`scripts/runtime.ts`). */
+  muxWorkerd?: true;
 }
 
 export interface SnapshotRow extends Base {

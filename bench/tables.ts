@@ -192,7 +192,7 @@ export const keysTable = (rows: KeysRow[]): string =>
 
 export const socketsTable = (rows: SocketsRow[]): string =>
   columns(rows, [
-    ["system", (r) => r.system],
+    ["system", (r) => `${r.system}${r.muxWorkerd ? ", own workerd" : ""}`],
     ["clients", (r) => r.clients],
     ["watches/client", (r) => r.watchesPerClient],
     ["WebSockets", (r) => r.sockets],

@@ -40,7 +40,8 @@
  *   replicas). Tethered and stopped as the first. The dev registry is a temporary directory
  *   (scripts/dev-registry.ts), removed at `stop()` or exit, or by the next runtime that makes
  *   one once this process is dead (a kill -9 leaves it behind).
- * - `stop()` ends workerd (both, with `replicaWorkerd`), waits for it, and releases the state
+ * - `muxWorkerd`: the same for the relay sockets' mux objects (`muxPid`, `muxUrl`).
+ * - `stop()` ends workerd (each, with `replicaWorkerd` or `muxWorkerd`), waits for it, and releases the state
  *   directory; it may be called more than once.
  */
 import { execFile, spawnSync } from "node:child_process";
@@ -88,6 +89,11 @@ export interface RelayRuntimeOptions {
    * measure of the extra hop. Its other objects stay in the first; `replicaPid` is the second.
    */
   replicaWorkerd?: boolean;
+  /**
+   * Run the relay sockets' `WATCH_MUX` objects in a second workerd (`muxPid`), as `replicaWorkerd`
+   * does replicas: the benchmark's measure of relay sockets with a thread of their own, as deployed.
+   */
+  muxWorkerd?: boolean;
   /** Where the runtime's output goes, one line at a time (default: dropped). */
   log?: (line: string, level: RuntimeLogLevel) => void;
 }
@@ -105,6 +111,9 @@ export interface RelayRuntime {
    * admits a replica's subscribers runs near them, so their messages never pass the roots' thread.
    */
   replicaUrl?: string;
+  /** The mux objects' workerd, with `muxWorkerd`, and where it serves the same Worker (loopback): a relay socket opened there is admitted next to its object. */
+  muxPid?: number;
+  muxUrl?: string;
   /** workerd's DevTools endpoint for the relay's isolate, when `inspector` was asked for. */
   inspectorUrl?: string;
   stop(): Promise<void>;
@@ -183,7 +192,7 @@ function childWith(marker: string): number | undefined {
   return undefined;
 }
 
-/** What differs between the relay's workerd and its replicas' (`replicaWorkerd`). */
+/** What differs between the relay's workerd and a second one (`replicaWorkerd`, `muxWorkerd`). */
 interface Instance {
   name: string;
   durableObjects: Record<string, V4DurableObject>;
@@ -223,35 +232,58 @@ function miniflareOf(worker: BuiltWorker, instance: Instance, options: RelayRunt
   );
 }
 
-const REPLICAS_SUFFIX = "-replicas";
-
 /** The Worker's Durable Object bindings, as wrangler's configuration gives them to Miniflare. */
 const bindingsOf = (worker: BuiltWorker) => (worker.workerOptions.durableObjects ?? {}) as Record<string, V4DurableObject>;
 
-/** Its hubs' binding, which replicas are made of. */
-function hubsOf(objects: Record<string, V4DurableObject>): V4DurableObject {
-  const hubs = objects.WATCH_HUB;
-  if (!hubs) throw new Error("the Worker has no WATCH_HUB binding to run replicas of");
-  return hubs;
+/** A second workerd hosting one binding's objects (`replicaWorkerd`, `muxWorkerd`). */
+interface Split {
+  /** The binding it hosts. */
+  binding: string;
+  /** The configured binding whose class its objects are. */
+  classOf: string;
+  /** Its name is the Worker's and this; its state a directory of this name under `persistDir`. */
+  suffix: string;
+  logPrefix: string;
+}
+
+const SPLITS = {
+  replicaWorkerd: { binding: "WATCH_REPLICAS", classOf: "WATCH_HUB", suffix: "replicas", logPrefix: "replicas' workerd: " },
+  muxWorkerd: { binding: "WATCH_MUX", classOf: "WATCH_MUX", suffix: "mux", logPrefix: "mux objects' workerd: " },
+} satisfies Record<string, Split>;
+
+function classOf(objects: Record<string, V4DurableObject>, split: Split): V4DurableObject {
+  const object = objects[split.classOf];
+  if (!object) throw new Error(`the Worker has no ${split.classOf} binding to run ${split.binding} of`);
+  return object;
 }
 
 /**
- * The replicas' workerd (`replicaWorkerd`): the same Worker, named apart, whose `WATCH_REPLICAS`
- * hubs are its own and every other object its relay's, reached through Miniflare's dev registry.
+ * A second workerd: the same Worker, named apart, whose `split.binding` objects are its own and
+ * every other object the relay's (or another split's), reached through Miniflare's dev registry.
  */
-function replicaInstance(worker: BuiltWorker, persistDir: string | undefined, marker: string): Instance {
+function splitInstance(worker: BuiltWorker, split: Split, hosts: Record<string, V4DurableObject>, persistDir: string | undefined, marker: string): Instance {
   const objects = bindingsOf(worker);
   return {
-    name: `${worker.name}${REPLICAS_SUFFIX}`,
-    durableObjects: { ...Object.fromEntries(Object.entries(objects).map(([binding, o]) => [binding, { ...o, scriptName: worker.name }])), WATCH_REPLICAS: hubsOf(objects) },
-    // Its Worker serves too (`replicaUrl`), on loopback: clients admitted next to the replicas.
+    name: `${worker.name}-${split.suffix}`,
+    durableObjects: { ...hosts, [split.binding]: classOf(objects, split) },
+    // Its Worker serves too, on loopback: clients admitted next to its objects.
     sockets: { host: "127.0.0.1", port: 0, unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] },
-    persistPath: persistDir ? join(persistDir, "replicas", "v3") : undefined,
+    persistPath: persistDir ? join(persistDir, split.suffix, "v3") : undefined,
     inspector: false,
-    marker: `${marker}${REPLICAS_SUFFIX}`,
-    logPrefix: "replicas' workerd: ",
+    marker: `${marker}-${split.suffix}`,
+    logPrefix: split.logPrefix,
   };
 }
+
+/** A split's binding, as the other workerds name it: objects of the split's script. */
+const splitBindings = (worker: BuiltWorker, splits: readonly Split[]) =>
+  Object.fromEntries(splits.map((split) => [split.binding, { ...classOf(bindingsOf(worker), split), scriptName: `${worker.name}-${split.suffix}` }]));
+
+/** Every binding, named by the script that hosts it: the relay's, or a split's. */
+const hostsOf = (worker: BuiltWorker, splits: readonly Split[]) => ({
+  ...Object.fromEntries(Object.entries(bindingsOf(worker)).map(([binding, o]) => [binding, { ...o, scriptName: worker.name }])),
+  ...splitBindings(worker, splits),
+});
 
 export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Promise<RelayRuntime> {
   const host = options.host ?? "127.0.0.1";
@@ -263,7 +295,8 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
   const untether = tether(log);
   // Finds this runtime's workerd among this process's children (several runtimes may share a process).
   const marker = `RELAY_RUNTIME=${randomBytes(8).toString("hex")}`;
-  const devRegistry = options.replicaWorkerd ? makeDevRegistry() : undefined;
+  const splits = (Object.keys(SPLITS) as Array<keyof typeof SPLITS>).filter((option) => options[option]).map((option) => SPLITS[option]);
+  const devRegistry = splits.length > 0 ? makeDevRegistry() : undefined;
   const removeRegistry = () => devRegistry && rmSync(devRegistry, { recursive: true, force: true });
   // Miniflare's own SIGINT and SIGTERM handlers end the process without waiting for `stop()`.
   if (devRegistry) process.once("exit", removeRegistry);
@@ -274,23 +307,22 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
     process.removeListener("exit", removeRegistry);
   };
   const running: Miniflare[] = [];
-  let replicaSide: Instance | undefined;
-  let replicaUrl: string | undefined;
+  const sides: Array<{ split: Split; pid: number | undefined; url: string }> = [];
   holdToPlatformHeap();
   try {
-    if (options.replicaWorkerd) {
-      replicaSide = replicaInstance(worker, persistDir, marker);
-      const replicas = miniflareOf(worker, replicaSide, options, devRegistry, log);
-      running.push(replicas);
-      await replicas.ready;
-      replicaUrl = (await replicas.unsafeGetDirectURL()).origin;
+    const hosts = hostsOf(worker, splits);
+    for (const split of splits) {
+      const instance = splitInstance(worker, split, hosts, persistDir, marker);
+      const second = miniflareOf(worker, instance, options, devRegistry, log);
+      running.push(second);
+      await second.ready;
+      sides.push({ split, pid: childWith(instance.marker), url: (await second.unsafeGetDirectURL()).origin });
     }
-    const objects = bindingsOf(worker);
     const mf = miniflareOf(
       worker,
       {
         name: worker.name,
-        durableObjects: replicaSide ? { ...objects, WATCH_REPLICAS: { ...hubsOf(objects), scriptName: replicaSide.name } } : objects,
+        durableObjects: { ...bindingsOf(worker), ...splitBindings(worker, splits) },
         sockets: options.tls
           ? { host, port: options.port ?? 0, httpsKey: options.tls.key, httpsCert: options.tls.cert, logRequests: false }
           : // Miniflare's own entry socket: loopback, on a port the kernel picks. Clients use the direct socket.
@@ -308,15 +340,17 @@ export async function startRelayRuntime(options: RelayRuntimeOptions = {}): Prom
     const entry = await mf.ready;
     const served = options.tls ? entry : await mf.unsafeGetDirectURL();
     const pid = childWith(marker);
-    const replicaPid = replicaSide ? childWith(replicaSide.marker) : undefined;
-    if (pid === undefined || (replicaSide && replicaPid === undefined)) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
+    if (pid === undefined || sides.some((side) => side.pid === undefined)) throw new Error("workerd started but is not among this process's children (finding it needs Linux's /proc)");
+    const [replicas, mux] = [SPLITS.replicaWorkerd, SPLITS.muxWorkerd].map((split) => sides.find((side) => side.split === split));
     const inspectorUrl = options.inspector ? `${(await mf.getInspectorURL()).origin}/core:user:${worker.name}` : undefined;
     let stopping: Promise<void> | undefined;
     return {
       url: served.origin,
       pid,
-      replicaPid,
-      replicaUrl,
+      replicaPid: replicas?.pid,
+      replicaUrl: replicas?.url,
+      muxPid: mux?.pid,
+      muxUrl: mux?.url,
       inspectorUrl,
       stop: () =>
         (stopping ??= Promise.all(running.map((m) => m.dispose()))

@@ -6,15 +6,15 @@
 import { get, type ClientRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { deliveryFields, measureWindow, round } from "../measure.ts";
-import { descendants, waitIdle } from "../proc.ts";
+import { waitIdle } from "../proc.ts";
 import { inRound } from "../rounds.ts";
 import type { HotRow, TreeHub } from "../rows.ts";
 import { percentileOf } from "../stats.ts";
 import type { SubscriberSpec } from "../loadgen.ts";
 import { subscriber, type System } from "../systems/system.ts";
-import { startRelay, type Relay } from "../systems/workerd.ts";
+import type { Relay } from "../systems/workerd.ts";
 import { clusterOf, plan, type Measurement } from "./hot-plan.ts";
-import { until, type HubStats } from "./own.ts";
+import { startSplit, until, type HubStats } from "./own.ts";
 import { podsOf, type Context, type Scenario } from "./scenario.ts";
 
 /** The Worker keeps a root's list of replicas this long (`src/http/placement.ts`): a wave after it is placed afresh. */
@@ -40,7 +40,7 @@ export const hot: Scenario = {
             rows.push(await runOne(context, system, measurement));
             continue;
           }
-          split ??= await startSplit(context);
+          split ??= await startSplit(context, "hot-split-relay", { replicaWorkerd: true }, "hot: starting a relay whose replica hubs run in a second workerd");
           // Subscribers are admitted next to their hub, or a tree's replicas, as deployed.
           const same = (measurement.replicas === 0 ? split.relay.systems : (split.relay.nearReplicas ?? [])).find((s) => s.name === system.name);
           if (!same) throw new Error(`hot: the relay with a replicas' workerd serves no ${system.name}`);
@@ -57,14 +57,6 @@ export const hot: Scenario = {
 interface Stats extends HubStats {
   sent: Record<"websocket" | "http", { events: number; messages: number }>;
   replicas: Array<{ name: string; subscribers: number }>;
-}
-
-/** A relay of the scenario's own, its replica hubs in a second workerd. */
-async function startSplit(context: Context): Promise<{ relay: Relay; context: Context }> {
-  context.progress("hot: starting a relay whose replica hubs run in a second workerd");
-  const relay = await startRelay(context.sim, context.logDir, { name: inRound("hot-split-relay", context.round), replicaWorkerd: true });
-  context.started(relay.processes);
-  return { relay, context: { ...context, benchPids: [process.pid, ...descendants(process.pid)] } };
 }
 
 async function runOne(context: Context, system: System, { subscribers, replicas, storm, measureMs, split }: Measurement): Promise<HotRow> {

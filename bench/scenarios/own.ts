@@ -2,6 +2,7 @@
  * @module
  * Simulators and a relay of a scenario's own (`big`, `hubs`, `fleet`): the shared simulator would
  * pay for a large collection in every other scenario, and heap readings are of its hubs alone.
+ * And a relay of its own on the shared simulator with some objects in a second workerd (`hot`, `sockets`).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { measureWindow, type DeliveryWindow, type MemoryTrace } from "../measure.ts";
@@ -141,4 +142,15 @@ export async function withOwn(context: Context, systems: readonly System[], name
   } finally {
     await own.stop();
   }
+}
+
+/**
+ * A relay of the scenario's own, on its simulator, with `split`'s objects in a second workerd
+ * (`scripts/runtime.ts`): as deployed, where every object has a thread of its own.
+ */
+export async function startSplit(context: Context, name: string, split: { replicaWorkerd?: true; muxWorkerd?: true }, what: string): Promise<{ relay: Relay; context: Context }> {
+  context.progress(what);
+  const relay = await startRelay(context.sim, context.logDir, { name: inRound(name, context.round), ...split });
+  context.started(relay.processes);
+  return { relay, context: { ...context, benchPids: [process.pid, ...descendants(process.pid)] } };
 }

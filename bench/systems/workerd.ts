@@ -24,6 +24,8 @@ export interface Relay extends Launched {
   socket: System;
   /** With `replicaWorkerd`: the same systems served by the replicas' workerd, whose Worker admits clients next to the replicas. */
   nearReplicas?: System[];
+  /** With `muxWorkerd`: the same systems served by the mux objects' workerd, whose Worker admits a relay socket next to its object. */
+  nearMux?: System[];
   info: RelayRuntimeInfo;
   /** One DevTools session for the run. */
   inspector: Inspector;
@@ -105,23 +107,28 @@ export async function startRelay(
     name = "relay",
     stateDir = join(logDir, `${name}-state`),
     replicaWorkerd = false,
+    muxWorkerd = false,
     clusters = {},
-  }: { name?: string; stateDir?: string; replicaWorkerd?: boolean; clusters?: Record<string, { url: string }> } = {},
+  }: { name?: string; stateDir?: string; replicaWorkerd?: boolean; muxWorkerd?: boolean; clusters?: Record<string, { url: string }> } = {},
 ): Promise<Relay> {
   // The hot scenario's clusters (the same upstream, each with its own share per hub), and any other the caller relays.
-  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: JSON.stringify({ ...hotClusters(sim.url), ...clusters }) }, stateDir, replicaWorkerd };
+  const args: RelayRuntimeArgs = { vars: { UPSTREAM_URL: sim.url, ...RELAY_VARS, CLUSTERS: JSON.stringify({ ...hotClusters(sim.url), ...clusters }) }, stateDir, replicaWorkerd, muxWorkerd };
   const child = await startChild<RelayRuntimeInfo>(name, new URL("../hosts/relay-runtime.ts", import.meta.url), args, logDir, 120_000);
   const { info } = child;
   // Not a Kubernetes path: the relay's router answers 404 without touching a hub or the upstream.
   const inspector = await Inspector.connect(info.inspectorUrl, `${info.url}/_bench/nudge`);
   const heapBytes = () => isolateHeap(inspector);
-  // Its cost is both workerds' where replicas have one of their own.
-  const pids = info.replicaPid === undefined ? [info.pid] : [info.pid, info.replicaPid];
+  // Its cost is every workerd's where replicas or mux objects have one of their own.
+  const seconds = [
+    { pid: info.replicaPid, role: "replica hubs" },
+    { pid: info.muxPid, role: "mux objects" },
+  ].filter((s): s is { pid: number; role: string } => s.pid !== undefined);
+  const pids = [info.pid, ...seconds.map((s) => s.pid)];
   const systems = relaySystems(info.url, pids, heapBytes);
   const [relay, , , socket] = systems;
   const processes = [
     { role: `${name} (workerd)`, pid: info.pid },
-    ...(info.replicaPid === undefined ? [] : [{ role: `${name}: replica hubs (workerd)`, pid: info.replicaPid }]),
+    ...seconds.map((s) => ({ role: `${name}: ${s.role} (workerd)`, pid: s.pid })),
     { role: `${name}: npm start's runtime host (node)`, pid: child.pid },
   ];
   return {
@@ -129,6 +136,7 @@ export async function startRelay(
     socket,
     systems,
     nearReplicas: info.replicaUrl === undefined ? undefined : relaySystems(info.replicaUrl, pids, heapBytes),
+    nearMux: info.muxUrl === undefined ? undefined : relaySystems(info.muxUrl, pids, heapBytes),
     info,
     inspector,
     processes,

@@ -200,18 +200,25 @@ describe("npm run bench -- --smoke", () => {
     expect(keys.upstreamWatches).toBe(keys.keys);
   });
 
-  it("carries every client's watches on one relay socket, the same events as a socket per watch, with no more upstream watches", () => {
+  it("carries every client's watches on one relay socket, the same events as a socket per watch, with no more upstream watches, on one workerd and with the mux objects in their own", () => {
     const { clients, watchesPerClient } = results.sizes.sockets;
-    const socket = rowFor<SocketsRow>("sockets", "relay-socket");
-    const separate = rowFor<SocketsRow>("sockets", "relay-batched");
-    expect(socket.sockets).toBe(clients);
-    expect(separate.sockets).toBe(clients * watchesPerClient);
-    for (const row of [socket, separate]) {
-      expect(row.upstreamWatches, row.system).toBe(watchesPerClient);
-      expect(row.deliveredPerSec, row.system).toBeGreaterThan(0);
-      expect(row.p99Ms, row.system).not.toBeNull();
-      expect(row.behindAtEnd, row.system).toBe(0);
-      expect(row.errors, row.system).toBe(0);
+    for (const split of [false, true]) {
+      const pair = rows<SocketsRow>("sockets").filter((r) => (r.muxWorkerd ?? false) === split);
+      const of = (system: string) => {
+        const found = pair.filter((r) => r.system === system);
+        expect(found, `sockets ${system}${split ? " own workerd" : ""}`).toHaveLength(1);
+        return found[0] as SocketsRow;
+      };
+      const [socket, separate] = [of("relay-socket"), of("relay-batched")];
+      expect(socket.sockets).toBe(clients);
+      expect(separate.sockets).toBe(clients * watchesPerClient);
+      for (const row of [socket, separate]) {
+        expect(row.upstreamWatches, row.system).toBe(watchesPerClient);
+        expect(row.deliveredPerSec, row.system).toBeGreaterThan(0);
+        expect(row.p99Ms, row.system).not.toBeNull();
+        expect(row.behindAtEnd, row.system).toBe(0);
+        expect(row.errors, row.system).toBe(0);
+      }
     }
   });
 
