@@ -147,7 +147,8 @@ export function markdown(results: Results, charts: ChartFile[]): string {
       rowsOf(results, "sockets").length === 0
         ? ""
         : "sockets, `own workerd`: the pair again on a relay started with its mux objects in a second workerd, relay-socket's clients connected to it (next to their mux object, as deployed the Worker that admits a socket runs next to its object), relay-batched's to the first, next to the hubs. " +
-          "The sockets targets are judged on that pair where it was measured: as deployed each object has a thread of its own, where on one thread the mux objects' turns lengthen the hubs' queue.",
+          "The sockets targets of delivery and p99 are judged on that pair where it was measured: as deployed each object has a thread of its own, where on one thread the mux objects' turns lengthen the hubs' queue. " +
+          "CPU per delivered event is judged on one thread: there both systems' work is in one process, while between two local workerds every message between a hub and a mux object also crosses a socket from one process to the other (Miniflare's dev registry), whose sending and receiving both count; deployed, that transport is the platform's, not the objects' CPU.",
       `snapshot: one list of ${num(sizes.snapshot.objects)} pods, uncompressed, timed to the last byte, whole and in pages of ${num(sizes.snapshot.pageLimit ?? 500)} (following continue tokens); the median of ${sizes.snapshot.repeats} repeats after the first. Then ${num(sizes.snapshot.samples ?? 0)} whole lists with \`resourceVersion\` unset (consistent reads: a watching hub first learns it has what the upstream had) and ${num(sizes.snapshot.samples ?? 0)} at \`resourceVersion=0\` (served at once), alternately, their median and p99, and the upstream requests each kind made.`,
       ...(rowsOf(results, "big").length === 0
         ? []

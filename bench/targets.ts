@@ -284,18 +284,33 @@ function deltaTargets(fanout: readonly FanoutRow[]): TargetResult[] {
   ];
 }
 
-/** Judged on the pair whose mux objects had a workerd of their own where it was measured (as deployed, each has a thread), else on one thread. */
+/**
+ * Delivery and p99 judged on the pair whose mux objects had a workerd of their own where it was
+ * measured (as deployed, each object has a thread), else on one thread; CPU per event on one
+ * thread: between two local workerds each hub-to-mux message also crosses a socket both count.
+ */
 function socketsTargets(all: readonly SocketsRow[]): TargetResult[] {
+  const pairOf = (split: boolean) => {
+    const rows = all.filter((r) => (r.muxWorkerd ?? false) === split);
+    return { socket: rows.find((r) => r.system === "relay-socket"), separate: rows.find((r) => r.system === "relay-batched") };
+  };
   const split = all.some((r) => r.muxWorkerd);
-  const sockets = all.filter((r) => (r.muxWorkerd ?? false) === split);
-  const socket = sockets.find((r) => r.system === "relay-socket");
-  const separate = sockets.find((r) => r.system === "relay-batched");
+  const deployed = pairOf(split);
+  const one = pairOf(false);
+  const { socket, separate } = deployed;
   if (!socket && !separate) return [];
-  const prefix = `sockets ${socket?.clients ?? separate?.clients} clients × ${socket?.watchesPerClient ?? separate?.watchesPerClient} watches${split ? " (socket objects in a workerd of their own, as deployed)" : ""}: relay-socket`;
+  const prefix = `sockets ${socket?.clients ?? separate?.clients} clients × ${socket?.watchesPerClient ?? separate?.watchesPerClient} watches`;
+  const as = `${prefix}${split ? " (socket objects in a workerd of their own, as deployed)" : ""}: relay-socket`;
   return [
-    throughput(`${prefix} delivered ≥ ${SOCKET_DELIVERED_SHARE * 100}% of relay-batched's events/s`, socket, separate, SOCKET_DELIVERED_SHARE, { steady: true }),
-    atMost(`${prefix} CPU per delivered event ≤ ${SOCKET_CPU_MAX}× relay-batched's`, socket?.cpuUsPerEvent, separate?.cpuUsPerEvent, SOCKET_CPU_MAX, "µs"),
-    atMost(`${prefix} p99 ≤ ${SOCKET_P99_RATIO}× relay-batched's`, socket && medianP99(socket), separate && medianP99(separate), SOCKET_P99_RATIO, "ms", " (the median of each's rounds)"),
+    throughput(`${as} delivered ≥ ${SOCKET_DELIVERED_SHARE * 100}% of relay-batched's events/s`, socket, separate, SOCKET_DELIVERED_SHARE, { steady: true }),
+    atMost(
+      `${prefix}${split ? " (on one thread)" : ""}: relay-socket CPU per delivered event ≤ ${SOCKET_CPU_MAX}× relay-batched's`,
+      one.socket?.cpuUsPerEvent,
+      one.separate?.cpuUsPerEvent,
+      SOCKET_CPU_MAX,
+      "µs",
+    ),
+    atMost(`${as} p99 ≤ ${SOCKET_P99_RATIO}× relay-batched's`, socket && medianP99(socket), separate && medianP99(separate), SOCKET_P99_RATIO, "ms", " (the median of each's rounds)"),
   ];
 }
 
