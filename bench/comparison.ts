@@ -34,10 +34,15 @@ function describe(row: Row): string {
     .join(", ");
 }
 
+/** Dimensions a row carries only when true: absent is false, not unknown (a relay on one thread). */
+const FLAGS = ["replicaWorkerd", "muxWorkerd"] as const;
+
 /** A row's dimensions; a snapshot from before paged lists were measured was a whole list. */
 function dimensionsOf(row: Row): Record<string, unknown> {
-  const fields = row as unknown as Record<string, unknown>;
-  return row.scenario === "snapshot" && fields.list === undefined ? { ...fields, list: "full" } : fields;
+  const fields: Record<string, unknown> = { ...(row as unknown as Record<string, unknown>) };
+  for (const flag of FLAGS) fields[flag] ??= false;
+  if (row.scenario === "snapshot") fields.list ??= "full";
+  return fields;
 }
 
 /** Every dimension both rows have is equal (an older revision's may lack one added since). */

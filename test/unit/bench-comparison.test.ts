@@ -27,6 +27,18 @@ describe("comparing two revisions' benchmarks pair by pair", () => {
     ]);
   });
 
+  it("tells a relay split across two workerds from one on a single thread, whether or not the base measured the split", () => {
+    const socket = (p99Ms: number, split: boolean) => ({ scenario: "sockets", system: "relay-socket", transport: "ws", clients: 200, eventsPerSec: 40, deliveredPerSec: 40_000, p99Ms, ...(split ? { muxWorkerd: true } : {}) }) as unknown as Row;
+    expect(sameMeasurement(socket(500, false), socket(300, true))).toBe(false);
+    const p99 = (base: Row[], current: Row[]) => compareRuns([base], [current]).filter((c) => c.figure === "p99 ms").map((c) => [c.measurement.endsWith("muxWorkerd true"), c.pairs[0]?.base, c.pairs[0]?.current]);
+    expect(p99([socket(500, false), socket(300, true)], [socket(550, false), socket(250, true)])).toEqual([
+      [false, 500, 550],
+      [true, 300, 250],
+    ]);
+    // A base from before the split: its one-thread row is no baseline for the split one.
+    expect(p99([socket(500, false)], [socket(550, false), socket(250, true)])).toEqual([[false, 500, 550]]);
+  });
+
   it("takes a snapshot from before paged lists for a whole list, and compares a step's JS heap", () => {
     const snapshot = (list: string | undefined, ms: number) => ({ scenario: "snapshot", system: "relay", transport: "http", objects: 200, ms, ...(list ? { list } : {}) }) as unknown as Row;
     expect(sameMeasurement(snapshot(undefined, 5), snapshot("full", 4))).toBe(true);
