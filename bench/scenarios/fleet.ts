@@ -55,7 +55,18 @@ async function measure(own: Own): Promise<FleetRow[]> {
   const progress = (line: string) => context.progress(`fleet: ${line}`);
   const sum = async (each: (sim: Sim, i: number) => Promise<number>) => (await Promise.all(sims.map(each))).reduce((a, b) => a + b, 0);
   const churn = (rate: number) => Promise.all(sims.map((s) => s.churn(rate, NAMESPACE)));
-  /** The merged key's head once every member's hub holds `targets` and the merge hub has taken it all. */
+  /**
+   * The merged number of the newest change the merged key's objects carry: where a watch without
+   * bookmarks ends once changes stop. Not the hub's head, which also moves by a bookmark alone
+   * (when the members behind change: a member back after the changes stopped, under load).
+   */
+  const lastChange = async (): Promise<number> => {
+    const list = await timedGet(`${url}${merged}?resourceVersion=0`, true);
+    if (list.status !== 200) throw new Error(`fleet: the merged list: HTTP ${list.status} ${list.body.slice(0, 300)}`);
+    const { items } = JSON.parse(list.body) as { items: Array<{ metadata: { resourceVersion: string } }> };
+    return Math.max(0, ...items.map((o) => Number(o.metadata.resourceVersion)));
+  };
+  /** The merged key's last change once every member's hub holds `targets` and the merge hub has taken it all. */
   const settled = async (targets: readonly number[]): Promise<number> => {
     const held = await until(async () => (await Promise.all(targets.map(async (t, i) => (await relay.head(memberPath(i))) >= t))).every(Boolean), size.timeoutMs, 50);
     if (!held) throw new Error(`fleet: the members' hubs did not reach ${targets.join(", ")} in ${size.timeoutMs / 1000} s`);
@@ -63,7 +74,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
     for (;;) {
       await sleep(250);
       const now = await relay.head(merged);
-      if (now === head && now > 0) return now;
+      if (now === head && now > 0) return lastChange();
       head = now;
     }
   };
@@ -184,13 +195,13 @@ async function measure(own: Own): Promise<FleetRow[]> {
   const backMs = performance.now() - backAt;
   // Churn stopped first: a saturated relay would never let every subscriber reach a moving head.
   await churn(0);
-  const head = await settled(await Promise.all(sims.map((s) => s.resourceVersion())));
+  const newest = await settled(await Promise.all(sims.map((s) => s.resourceVersion())));
   // Not the mode's whole timeout: a subscriber the relay cut off (fallen out of its window) never gets there.
-  const reached = await loadgens.waitFor(head, Math.min(size.timeoutMs, CATCH_UP_MS));
+  const reached = await loadgens.waitFor(newest, Math.min(size.timeoutMs, CATCH_UP_MS));
   const since = await downSim.requestsSince(downSeq, NAMESPACE);
   await loadgens.close();
   const lists = since.filter((r) => r.verb === "list").length;
-  const tallied = await until(async () => tally.last >= head || tally.ended, Math.min(size.timeoutMs, CATCH_UP_MS), 50);
+  const tallied = await until(async () => tally.last >= newest || tally.ended, Math.min(size.timeoutMs, CATCH_UP_MS), 50);
   const cutOff = tally.ended;
   tally.close();
   const missed = tally.versions.filter((v) => v > rvDown && v <= rvBack);
@@ -206,7 +217,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
     note:
       `${rvBack - rvDown} changes in ${members[down]} while it was down; ${since.filter((r) => r.verb === "watch").length} watch and ${lists} list requests to it` +
       `${lists === 0 ? " (resumed from its resourceVersion, not relisted)" : ""}; ${once}; ` +
-      `${S - reached.missing} of ${S} subscribers reached the merged key's head after it`,
+      `${S - reached.missing} of ${S} subscribers reached the merged key's last change after it`,
   });
 
   progress(`a view on the merged key: first frames, then a live window under churn`);
