@@ -28,9 +28,13 @@ describe("comparing two revisions' benchmarks pair by pair", () => {
   });
 
   it("tells a relay split across two workerds from one on a single thread, whether or not the base measured the split", () => {
-    const socket = (p99Ms: number, split: boolean) => ({ scenario: "sockets", system: "relay-socket", transport: "ws", clients: 200, eventsPerSec: 40, deliveredPerSec: 40_000, p99Ms, ...(split ? { muxWorkerd: true } : {}) }) as unknown as Row;
+    const socket = (p99Ms: number, split: boolean) =>
+      ({ scenario: "sockets", system: "relay-socket", transport: "ws", clients: 200, eventsPerSec: 40, deliveredPerSec: 40_000, p99Ms, ...(split ? { muxWorkerd: true } : {}) }) as unknown as Row;
     expect(sameMeasurement(socket(500, false), socket(300, true))).toBe(false);
-    const p99 = (base: Row[], current: Row[]) => compareRuns([base], [current]).filter((c) => c.figure === "p99 ms").map((c) => [c.measurement.endsWith("muxWorkerd true"), c.pairs[0]?.base, c.pairs[0]?.current]);
+    const p99 = (base: Row[], current: Row[]) =>
+      compareRuns([base], [current])
+        .filter((c) => c.figure === "p99 ms")
+        .map((c) => [c.measurement.endsWith("muxWorkerd true"), c.pairs[0]?.base, c.pairs[0]?.current]);
     expect(p99([socket(500, false), socket(300, true)], [socket(550, false), socket(250, true)])).toEqual([
       [false, 500, 550],
       [true, 300, 250],
