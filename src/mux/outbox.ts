@@ -9,7 +9,7 @@
  */
 
 /** Most one coalesced message holds: a hub's own slice. */
-const MAX_MESSAGE = 256 * 1024;
+export const MAX_MESSAGE = 256 * 1024;
 /**
  * How long the first of what is ready waits for the rest (ms): the spread of the hubs' turns that
  * send one change (each hub's gather is at least 1 ms, its turn's sends some 30 µs each), and
