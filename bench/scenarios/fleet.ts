@@ -64,7 +64,7 @@ async function measure(own: Own): Promise<FleetRow[]> {
     const list = await timedGet(`${url}${merged}?resourceVersion=0`, true);
     if (list.status !== 200) throw new Error(`fleet: the merged list: HTTP ${list.status} ${list.body.slice(0, 300)}`);
     const { items } = JSON.parse(list.body) as { items: Array<{ metadata: { resourceVersion: string } }> };
-    return Math.max(0, ...items.map((o) => Number(o.metadata.resourceVersion)));
+    return items.reduce((newest, o) => Math.max(newest, Number(o.metadata.resourceVersion)), 0);
   };
   /** The merged key's last change once every member's hub holds `targets` and the merge hub has taken it all. */
   const settled = async (targets: readonly number[]): Promise<number> => {
