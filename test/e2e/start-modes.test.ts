@@ -128,7 +128,9 @@ describe.concurrent("npm start in every AUTH_MODE", () => {
         expect(until - watched.lastAt).toBeLessThan(10_000);
         expect(running(relays[mode].pids.launcher)).toBe(true);
         expect(running(relays[mode].pids.workerd)).toBe(true);
-        expect(await status(`${url}/api/v1/namespaces/team-a/pods`, credentials[mode])).toBe(200);
+        // A new key's first list; its Status message, should it fail, says why.
+        const list = await fetch(`${url}/api/v1/namespaces/team-a/pods`, { headers: bearer(credentials[mode]) });
+        expect(list.status, await list.text()).toBe(200);
         expect(await status(`${url}/readyz`)).toBe(200);
       },
       HOLD_MS + 30_000,
