@@ -295,9 +295,8 @@ function socketsTargets(all: readonly SocketsRow[]): TargetResult[] {
     return { socket: rows.find((r) => r.system === "relay-socket"), separate: rows.find((r) => r.system === "relay-batched") };
   };
   const split = all.some((r) => r.muxWorkerd);
-  const deployed = pairOf(split);
+  const { socket, separate } = pairOf(split);
   const one = pairOf(false);
-  const { socket, separate } = deployed;
   if (!socket && !separate) return [];
   const prefix = `sockets ${socket?.clients ?? separate?.clients} clients × ${socket?.watchesPerClient ?? separate?.watchesPerClient} watches`;
   const as = `${prefix}${split ? " (socket objects in a workerd of their own, as deployed)" : ""}: relay-socket`;
