@@ -5,6 +5,7 @@
 import type { ChartFile } from "./charts.ts";
 import { limits, profileReading, summary } from "./findings.ts";
 import { bigReading } from "./heap.ts";
+import type { Machine } from "./machine.ts";
 import { amendedParts } from "./merge.ts";
 import { hotSection, hotTable } from "./report-hot.ts";
 import { viewsSection, viewsTable } from "./report-views.ts";
@@ -40,7 +41,7 @@ export function printTables(results: Results): void {
 
 /** Where a later run (`--merge`) measured some of the results. */
 const amended = (a: NonNullable<Results["amendments"]>[number]) =>
-  ` The ${amendedParts(a)} come from a later run on the same machine: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`;
+  ` The ${amendedParts(a)} come from a later run on ${a.machine ? `another machine (kernel ${a.machine.kernel}; see Machine)` : "the same machine"}: \`${a.command}\` (${Math.round(a.durationMs / 1000)} s, ${a.startedAt.slice(0, 10)}${a.rounds === undefined ? "" : `, ${a.rounds === 1 ? "one round" : `${a.rounds} rounds`}`}).`;
 
 const sizeList = (at: { subscribers: number[]; rates: number[] }) => `${at.subscribers.map(num).join(" and ")} subscribers × ${at.rates.map(num).join(" and ")} events/s`;
 
@@ -58,11 +59,15 @@ function disturbance(results: Results): string {
 /** Mean CPU of processes outside the bench (% of one core) above which a run says so. */
 const BUSY_MACHINE_PCT = 25;
 
+/** The run's machine, and any other a later run (`--merge`) was measured on. */
 function machineTable(results: Results): string {
-  const m = results.machine;
+  const machines: Array<[string, Machine]> = [
+    ["this run", results.machine],
+    ...(results.amendments ?? []).flatMap((a): Array<[string, Machine]> => (a.machine ? [[`the ${amendedParts(a)} (${a.startedAt.slice(0, 10)})`, a.machine]] : [])),
+  ];
   return table(
-    ["CPU", "cores", "memory", "kernel", "load average at start", "Node", "workerd", "wrangler", "ws", "@kubernetes/client-node"],
-    [[m.cpuModel, m.cores, `${m.memoryGiB} GiB`, m.kernel, m.loadAverage, m.node, m.workerd, m.wrangler, m.ws, m.clientNode]],
+    ["measured", "CPU", "cores", "memory", "kernel", "fresh page µs", "load average at start", "Node", "workerd", "wrangler", "ws", "@kubernetes/client-node"],
+    machines.map(([what, m]) => [what, m.cpuModel, m.cores, `${m.memoryGiB} GiB`, m.kernel, m.freshPageUs, m.loadAverage, m.node, m.workerd, m.wrangler, m.ws, m.clientNode]),
   );
 }
 

@@ -300,7 +300,7 @@ export interface Results {
   /** CPU profiles of the relay under the two kinds of load; empty with `--no-profile`. */
   profiles: ProfileSummary[];
   /** Later runs (`--merge`) whose rows (and profiles) replaced some of this run's. */
-  amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]>; rounds?: number; profiles?: boolean }>;
+  amendments?: Array<{ command: string; startedAt: string; durationMs: number; scenarios: Array<Row["scenario"]>; rounds?: number; profiles?: boolean; machine?: Machine }>;
 }
 
 export function rowOf<T extends Row>(rows: readonly T[], system: SystemName, transport: Transport, matches: (row: T) => boolean = () => true): T | undefined {

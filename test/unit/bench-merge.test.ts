@@ -1,12 +1,15 @@
 import { describe, expect, it } from "vitest";
+import type { Machine } from "../../bench/machine.ts";
 import { amendedParts, merge } from "../../bench/merge.ts";
 import type { ProfileSummary, Results, Row } from "../../bench/rows.ts";
 
 const row = (scenario: Row["scenario"], system: string) => ({ scenario, system }) as unknown as Row;
 const profile = (workload: string) => ({ workload }) as unknown as ProfileSummary;
-const run = (command: string, rows: Row[], profiles: ProfileSummary[], rounds?: number): Results =>
+const machine = (kernel: string) => ({ cpuModel: "CPU", cores: 2, memoryGiB: 23.5, kernel, node: "v22", workerd: "workerd 1" }) as Machine;
+const run = (command: string, rows: Row[], profiles: ProfileSummary[], rounds?: number, on = machine("k1")): Results =>
   ({
     command,
+    machine: on,
     startedAt: "2026-11-27T00:00:00.000Z",
     durationMs: 1000,
     sizes: { of: command },
@@ -36,5 +39,14 @@ describe("--merge", () => {
     expect(amendment).toMatchObject({ scenarios: ["snapshot"], rounds: 1, profiles: true });
     expect(amendedParts(amendment)).toBe("snapshot rows and the profiles");
     expect(amendedParts({ ...amendment, scenarios: [] })).toBe("profiles");
+  });
+
+  it("records the later run's machine where it is another (a virtual machine's new kernel), and only there", () => {
+    const elsewhere = merge(first, run("later", [row("sockets", "relay")], [], 3, { ...machine("k2"), loadAverage: 1 }), ["sockets"]);
+    expect(elsewhere.amendments?.[0]?.machine?.kernel).toBe("k2");
+    expect(elsewhere.machine.kernel).toBe("k1");
+    // The load at its start is not the machine.
+    const same = merge(first, run("later", [row("sockets", "relay")], [], 3, { ...machine("k1"), loadAverage: 1.5 }), ["sockets"]);
+    expect(same.amendments?.[0]).not.toHaveProperty("machine");
   });
 });
