@@ -18,8 +18,8 @@ export interface Machine {
   loadAverage: number;
   /**
    * µs to take a 4 KiB page of memory fresh from the kernel (its fault and zeroing): what a
-   * runtime pays for memory its allocator gave back. Under some virtual machines it is ten times
-   * a bare machine's, and workloads that churn large buffers slow down with it. Absent from runs
+   * runtime pays for memory its allocator gave back. Under some virtual machines it is several
+   * times a bare machine's, and workloads that churn large buffers slow down with it. Absent from runs
    * before it was measured.
    */
   freshPageUs?: number;
