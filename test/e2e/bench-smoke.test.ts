@@ -478,7 +478,7 @@ describe("npm run bench -- --smoke", () => {
     expect(report).toContain("## burst");
     // The machine, with what fresh memory costs on it: a fault and a zeroed page take time.
     expect(results.machine.freshPageUs).toBeGreaterThan(0);
-    expect(report).toMatch(/\| measured +\| CPU .*\| fresh page µs \|/);
+    expect(report).toMatch(/\| measured +\| +CPU \|.*\| +fresh page µs \|/);
     const targets = report.split("\n").filter((line) => line.startsWith("| "));
     for (const name of [
       "fanout S=5, 20 ev/s, HTTP: relay delivered ≥ raw-http's",
