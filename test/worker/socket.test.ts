@@ -211,6 +211,29 @@ describe("the relay socket", () => {
     },
   );
 
+  // Events beyond ASCII: the client counts UTF-16 units of the text, as the relay does, on either framing.
+  it.each([BATCH_PROTOCOL, GZIP_BATCH_PROTOCOL])(
+    "carries changes whose text is not ASCII beside ASCII ones, intact and in order, and a reader acknowledging them as text is never cut off (%s)",
+    async (protocol) => {
+      const ns = uniqueNamespace("mux-utf8");
+      await sim.createPod(ns, "p");
+      const reader = await relaySocket({}, protocol);
+      reader.socket.addEventListener("message", () => reader.send({ type: "ACK", received: received(reader) }));
+      reader.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
+      await names(reader.lines("w"), 1);
+      // 40 changes of ~10 KB, past the budget: every other one's note is not ASCII, one character beyond UTF-16's first plane.
+      // As UTF-8 those take 320 KB more than as text: a relay that counted bytes would hold this reader at its in-flight bound.
+      const notes = Array.from({ length: 40 }, (_, i) => (i % 2 ? `${i} ${"x".repeat(10_000)}` : `${i} é 𝄞 ${"✓".repeat(8_000)}`));
+      const written: number[] = [];
+      for (const note of notes) written.push(rvOf(await sim.patchPod(ns, "p", { metadata: { annotations: { note } } })));
+      const lines = await reader.lines("w").take(40, "every change");
+      expect(lines.map((line) => rvOf(line.object!))).toEqual(written);
+      expect(lines.map((line) => line.object?.metadata?.annotations?.note)).toEqual(notes);
+      expect(reader.lines("w").size).toBe(0);
+      reader.close();
+    },
+  );
+
   it.each([BATCH_PROTOCOL, GZIP_BATCH_PROTOCOL])(
     "cuts off a client that never acknowledges once what the relay sent it passes the budget beside what its hubs hold: every watch ends (4008), then the socket (%s)",
     async (protocol) => {
