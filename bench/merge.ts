@@ -7,7 +7,7 @@ import type { Machine } from "./machine.ts";
 import type { Results, Row } from "./rows.ts";
 
 /** What makes figures comparable: the hardware, the kernel (a virtual machine's build) and the runtimes. */
-export function sameMachine(a: Machine, b: Machine): boolean {
+function sameMachine(a: Machine, b: Machine): boolean {
   return a.cpuModel === b.cpuModel && a.cores === b.cores && a.memoryGiB === b.memoryGiB && a.kernel === b.kernel && a.node === b.node && a.workerd === b.workerd;
 }
 

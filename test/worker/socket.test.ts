@@ -21,6 +21,13 @@ const subscribers = async (ns: string): Promise<number> => ((await (await relay(
 /** What a relay socket has been sent so far, as its client counts it for an ACK. */
 const received = (socket: RelaySocket): number => socket.messages.reduce((n, m) => n + m.length, 0);
 
+/** A relay socket whose client acknowledges everything it has received on every message, as the project's client does. */
+async function acknowledging(protocol: string): Promise<RelaySocket> {
+  const socket = await relaySocket({}, protocol);
+  socket.socket.addEventListener("message", () => socket.send({ type: "ACK", received: received(socket) }));
+  return socket;
+}
+
 /** A label selector of exactly `length` characters that a pod labelled `app=x0` matches: `app in (x0,v1,v2,…)`. */
 function selectorOf(length: number): string {
   let selector = "app in (x0";
@@ -188,8 +195,7 @@ describe("the relay socket", () => {
       const ns = uniqueNamespace("mux-silent");
       await sim.createPod(ns, "big");
       const silent = await relaySocket({}, protocol);
-      const reader = await relaySocket({}, protocol);
-      reader.socket.addEventListener("message", () => reader.send({ type: "ACK", received: received(reader) }));
+      const reader = await acknowledging(protocol);
       for (const socket of [silent, reader]) socket.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
       for (const socket of [silent, reader]) await names(socket.lines("w"), 1);
 
@@ -217,8 +223,7 @@ describe("the relay socket", () => {
     async (protocol) => {
       const ns = uniqueNamespace("mux-utf8");
       await sim.createPod(ns, "p");
-      const reader = await relaySocket({}, protocol);
-      reader.socket.addEventListener("message", () => reader.send({ type: "ACK", received: received(reader) }));
+      const reader = await acknowledging(protocol);
       reader.send({ op: "watch", id: "w", path: `/api/v1/namespaces/${ns}/pods` });
       await names(reader.lines("w"), 1);
       // 40 changes of ~10 KB, past the budget: every other one's note is not ASCII, one character beyond UTF-16's first plane.
