@@ -219,7 +219,9 @@ export function limits(results: Results): string[] {
       `**Delivered events/s** are limited by what one WebSocket message costs in workerd, and by workerd running a hub on one thread. ` +
         `Over this run's saturated fan-out measurements, workerd-floor, which only forwards the upstream's bytes, spent ${num(cFloor)} µs of CPU per delivered event and the relay ${num(cRelay)} µs: ` +
         (share >= 95
-          ? `within noise of each other, so nearly all of the relay's cost is the runtime's. `
+          ? cFloor > cRelay * 1.05
+            ? `the floor more (it forwards the API server's own lines, longer than the relay's, to hibernatable sockets), so all of the relay's cost is the runtime's. `
+            : `within noise of each other, so nearly all of the relay's cost is the runtime's. `
           : `about ${share.toFixed(0)}% of the relay's cost is the runtime's, and its own work (parsing, serialising, SQLite, its send loop and acknowledgements) the other ${(100 - share).toFixed(0)}%. `) +
         `Node's \`ws\` sends the same message for ${num(cRaw)} µs (raw-ws; node-relay ${num(cNode)} µs): per CPU-second, workerd-floor delivers ${(cNode / cFloor).toFixed(2)}× what node-relay does, ` +
         `so no relay in workerd reaches node-relay's events/s on the same core while it sends one WebSocket message per event per subscriber.` +
@@ -257,7 +259,7 @@ export function limits(results: Results): string[] {
     out.push(
       `**Storm catch-up, ${mode}:** ${num(storm.subscribers)} subscribers × ${num(storm.missedEvents)} missed events ${framing}. ` +
         (storm.upstreamRequests === 0 ? `The resume itself is right (no upstream request, every subscriber served from the window)` : `It made ${num(storm.upstreamRequests)} upstream requests`) +
-        (mode === "relay" ? `; its speed is the fan-out cost again.` : ".") +
+        (mode === "relay" ? `; its speed is the fan-out cost again.${floorStorm(storms)}` : ".") +
         (storm.settledMs === null || storm.settledMs > 2000
           ? ` And once the subscribers had gone, the relay stayed busy for ${settled(results, storm)} more: work for subscribers that were no longer there.`
           : ""),
@@ -273,6 +275,16 @@ export function limits(results: Results): string[] {
     );
   }
   return out;
+}
+
+/** The runtime's own replay of a storm (workerd-floor), against the relay's and raw-ws's. */
+function floorStorm(storms: readonly StormRow[]): string {
+  const [relay, floor, raw] = (["relay", "workerd-floor", "raw-ws"] as const).map((s) => storms.find((r) => r.system === s && r.transport === "ws"));
+  if (!relay?.catchUpMs || !floor?.catchUpMs) return "";
+  return (
+    ` workerd-floor, whose object sends the same missed events from a plain list, one message each, with nothing of the relay's (no window, acknowledgements or budget), caught up in ${seconds(floor.catchUpMs)}` +
+    ` (${x(floor.catchUpMs, relay.catchUpMs)} the relay's time${raw?.catchUpMs ? `, ${x(floor.catchUpMs, raw.catchUpMs)} raw-ws's` : ""}): in workerd, a storm of per-event messages takes this long before any relay code runs.`
+  );
 }
 
 type Costed = Pick<BurstRow, "system" | "transport" | "deliveredPerSec" | "cpuUsPerEvent" | "serverCpuPct" | "upstreamCpuPct" | "loadGenCpuPct" | "otherLoadPct">;

@@ -29,7 +29,7 @@ export const storm: Scenario = {
   // The relay last: once its subscribers have left it stays busy for tens of seconds (measured
   // as `settledMs`), and the systems after it would be measured in its wake; relay-batched
   // most of all, being the same process, so it goes just before.
-  systems: ["direct", "node-relay", "raw-ws", "raw-http", "relay-delta", "relay-batched", "relay"],
+  systems: ["direct", "node-relay", "raw-ws", "raw-http", "workerd-floor", "relay-delta", "relay-batched", "relay"],
   namespaces: (sizes, systems) => sizes.storm.subscribers.flatMap((s) => systems.flatMap((name) => transportsIn(name).map((t) => namespaceOf(name, t, s)))),
   async run(context, systems) {
     const rows: StormRow[] = [];

@@ -75,7 +75,7 @@ export const CATALOG = {
     transports: ["ws"],
     color: "#9333ea",
     about: () =>
-      "**workerd-floor** (`bench/floor/worker.ts`): a Durable Object per collection forwarding the upstream watch's lines, as received, to hibernatable WebSockets: no parsing, storage, window or acknowledgements. What WebSocket fan-out costs in workerd itself; not a relay.",
+      "**workerd-floor** (`bench/floor/worker.ts`): a Durable Object per collection forwarding the upstream watch's lines, as received, to hibernatable WebSockets: no parsing, storage or acknowledgements. It keeps the last 10,000 lines in a plain list, as raw-ws does, so it resumes too. What WebSocket fan-out, and a storm of per-event resumes, cost in workerd itself; not a relay.",
   },
   direct: {
     transports: ["http"],

@@ -162,8 +162,11 @@ export async function startFloor(sim: Sim, logDir: string): Promise<Launched> {
     pids: [info.pid],
     endpoints: { ws: { base: ws(info.url), ack: false } },
     resume: "rv",
-    // Fan-out only: it keeps no window, so the storm scenario does not run it.
-    head: async () => 0,
+    /** The last resourceVersion its object followed (what its history reaches). */
+    async head(path, labelSelector) {
+      const response = await fetch(`${info.url}/_bench/head?${new URLSearchParams({ path, labelSelector: labelSelector ?? "" })}`);
+      return response.ok ? Number(await response.text()) : 0;
+    },
     heapBytes: () => isolateHeap(inspector),
   };
   return { systems: [floor], processes };
