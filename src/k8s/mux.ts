@@ -306,13 +306,26 @@ export function opOfQuery(id: string, path: string, query: URLSearchParams): Wat
   return op;
 }
 
-/**
- * Standalone watch lines (`{"type":…}\n`, one or more) as lines of watch `id`, in one pass: JSON
- * escapes every newline inside a line, so `\n{` is only ever the start of the next line.
- */
+/** Standalone watch lines (`{"type":…}\n`, one or more) as lines of watch `id`. */
 export function tagLines(id: string, text: string): string {
+  return taggedPieces(id, text).join("");
+}
+
+/**
+ * `tagLines` unjoined: the id's prefix before each line's rest, a slice of `text`, so that the
+ * lines are copied once, when joined with whatever they are sent with. JSON escapes every
+ * newline inside a line, so a `\n` only ever ends one.
+ */
+export function taggedPieces(id: string, text: string): string[] {
   const prefix = `{"id":"${id}",`;
-  return prefix + text.slice(1).replaceAll("\n{", `\n${prefix}`);
+  const pieces: string[] = [];
+  for (let start = 0; start < text.length; ) {
+    const newline = text.indexOf("\n", start);
+    const end = newline < 0 ? text.length : newline + 1;
+    pieces.push(prefix, text.slice(start + 1, end));
+    start = end;
+  }
+  return pieces;
 }
 
 /** The id of a relay line, `undefined` for a socket-level one. */

@@ -1,11 +1,12 @@
 /**
  * @module
  * One watch (or followed log) of a relay socket: the standalone WebSocket it opened to its hub,
- * and where it is. Each hub message (its events, newline-separated, as the batch subprotocol sends them) is
- * retagged with the watch's id in one pass, without parsing the events; only the message's last
- * event is read, for its resourceVersion, the point this watch would resume from.
+ * and where it is. Each hub message (its events, newline-separated, as the batch subprotocol sends
+ * them) is retagged with the watch's id as pieces sliced from it, without parsing the events or
+ * copying them; only the message's last event is read, for its resourceVersion, the point this
+ * watch would resume from.
  */
-import { lastResourceVersion, logLine, tagLines, type StreamOp } from "../k8s/mux.ts";
+import { lastResourceVersion, logLine, taggedPieces, type StreamOp } from "../k8s/mux.ts";
 
 const decoder = new TextDecoder();
 
@@ -29,18 +30,18 @@ export class Link {
   }
 
   /**
-   * A hub message as this watch's lines (each ending in `\n`); a log hub's (its bytes, a binary
-   * message) as one LOG line, or nothing for an empty one.
+   * A hub message as this watch's lines (each ending in `\n`), in pieces to join; a log hub's
+   * (its bytes, a binary message) as one LOG line, or nothing for an empty one.
    */
-  retag(message: string | ArrayBuffer): string {
+  retag(message: string | ArrayBuffer): string[] {
     if (typeof message !== "string") {
       this.received += message.byteLength;
-      return message.byteLength === 0 ? "" : logLine(this.id, decoder.decode(message));
+      return message.byteLength === 0 ? [] : [logLine(this.id, decoder.decode(message))];
     }
     this.received += message.length;
     const rv = lastResourceVersion(message);
     if (rv) this.resourceVersion = rv;
-    return tagLines(this.id, message);
+    return taggedPieces(this.id, message);
   }
 
   /** Close the hub's socket (unwatched, or the client gone). */

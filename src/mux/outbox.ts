@@ -30,16 +30,19 @@ export class Outbox {
     this.#batched = batched;
   }
 
-  /** Lines to send: with what else is ready, or `alone` (a page of a watch's `limit`), after what is pending. */
-  push(text: string, alone = false): void {
+  /**
+   * Lines to send, in pieces to join (`size` their summed length): with what else is ready, or
+   * `alone` (a page of a watch's `limit`), after what is pending. Joined once, into the message.
+   */
+  push(pieces: readonly string[], size: number, alone = false): void {
     if (!this.#batched || alone) {
       this.flush();
-      this.#write(text);
+      this.#write(pieces.length === 1 ? (pieces[0] as string) : pieces.join(""));
       return;
     }
-    if (this.#size + text.length > MAX_MESSAGE) this.flush();
-    this.#pending.push(text);
-    this.#size += text.length;
+    if (this.#size + size > MAX_MESSAGE) this.flush();
+    for (const piece of pieces) this.#pending.push(piece);
+    this.#size += size;
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
       this.flush();

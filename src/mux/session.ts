@@ -141,8 +141,8 @@ export class Session {
     link.socket = socket;
     socket.addEventListener("message", (event) => {
       if (link.ended) return;
-      const lines = link.retag(event.data as string | ArrayBuffer);
-      if (lines) this.#forward(link, lines);
+      const pieces = link.retag(event.data as string | ArrayBuffer);
+      if (pieces.length > 0) this.#forward(link, pieces);
     });
     socket.addEventListener("close", (event) => this.#hubClosed(link, event.code, event.reason));
     socket.addEventListener("error", () => this.#hubClosed(link, CLOSE.abnormal, "the connection to the watch's hub failed"));
@@ -151,13 +151,19 @@ export class Session {
     this.#ackHub(link, 0);
   }
 
-  /** A hub message's lines to the client: in pages of the watch's `limit` on a batch socket, else one per message. */
-  #forward(link: Link, lines: string): void {
+  /**
+   * A hub message's lines to the client: with what else is ready on a batch socket, in pages of
+   * the watch's `limit` if it has one, else one per message.
+   */
+  #forward(link: Link, pieces: readonly string[]): void {
     const limit = link.op.op === "watch" ? link.op.limit : undefined;
-    const messages = pages(lines, this.#settings.batched ? limit : 1);
-    // The hub's message counts as taken once its last page is.
-    const paged = limit !== undefined;
-    messages.forEach((text, i) => this.#send(text, link, i === messages.length - 1 ? link.received : undefined, paged));
+    if (this.#settings.batched && limit === undefined) this.#send(pieces, link, link.received, false);
+    else {
+      const messages = pages(pieces.join(""), this.#settings.batched ? limit : 1);
+      // The hub's message counts as taken once its last page is.
+      const paged = limit !== undefined;
+      messages.forEach((text, i) => this.#send([text], link, i === messages.length - 1 ? link.received : undefined, paged));
+    }
     // Measured once the whole message is out: a CLOSED names the last event it delivered.
     this.#measure();
   }
@@ -245,17 +251,19 @@ export class Session {
   }
 
   /** A hub's lines for `link`, counted as its hub's `received` once taken (`undefined`: an earlier page of them). */
-  #send(text: string, link: Link, received: number | undefined, alone: boolean): void {
+  #send(pieces: readonly string[], link: Link, received: number | undefined, alone: boolean): void {
     if (this.#closed) return;
-    if (received === undefined) this.#ledger.sentOwn(text.length);
-    else this.#ledger.sent(text.length, link, received);
-    this.#outbox.push(text, alone);
+    let size = 0;
+    for (const piece of pieces) size += piece.length;
+    if (received === undefined) this.#ledger.sentOwn(size);
+    else this.#ledger.sent(size, link, received);
+    this.#outbox.push(pieces, size, alone);
   }
 
   #sendOwn(text: string): void {
     if (this.#closed) return;
     this.#ledger.sentOwn(text.length);
-    this.#outbox.push(text);
+    this.#outbox.push([text], text.length);
     this.#measure();
   }
 

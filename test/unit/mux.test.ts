@@ -14,6 +14,7 @@ import {
   parseClientMessage,
   resourceVersionOf,
   socketFraming,
+  taggedPieces,
   tagLines,
   viewOpOfQuery,
   viewQuery,
@@ -129,6 +130,17 @@ describe("relay lines", () => {
     expect(JSON.parse(failureLine(badRequest("x"), "w"))).toMatchObject({ id: "w", type: "ERROR", object: { code: 400 } });
     expect(JSON.parse(closedLine("w", 4008, "slow", "7"))).toEqual({ id: "w", type: "CLOSED", code: 4008, reason: "slow", resourceVersion: "7" });
     expect(JSON.parse(closedLine("w", 1000, "unwatched", undefined))).toEqual({ id: "w", type: "CLOSED", code: 1000, reason: "unwatched" });
+  });
+
+  it("tag any lines in pieces that join to each line with its id, its rest sliced from the message", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[\w.-]{1,12}$/), fc.array(fc.jsonValue({ maxDepth: 2 }), { minLength: 1, maxLength: 8 }), (id, values) => {
+        const lines = values.map((v) => eventLine("MODIFIED", JSON.stringify(v)));
+        const pieces = taggedPieces(id, lines.join(""));
+        expect(pieces).toHaveLength(2 * lines.length);
+        expect(pieces.join("").split("\n").slice(0, -1).map((l) => JSON.parse(l) as unknown)).toEqual(values.map((v) => ({ id, type: "MODIFIED", object: JSON.parse(JSON.stringify(v)) as unknown })));
+      }),
+    );
   });
 
   it("read object.metadata.resourceVersion as JSON.parse would, for any object", () => {
