@@ -497,7 +497,9 @@ describe("npm run bench -- --smoke", () => {
       expect(line, name).toMatch(/\| +(yes|\*\*no\*\*) \|$/);
     }
     // The storm's target says what the runtime's own replay took beside it.
-    expect(targets.find((l) => l.startsWith("| storm, relay WebSocket: "))).toMatch(/vs raw-ws's [\d,]+ ms: [\d.]+×; workerd-floor's, one message per event from workerd with nothing of the relay's, [\d,]+ ms /);
+    expect(targets.find((l) => l.startsWith("| storm, relay WebSocket: "))).toMatch(
+      /vs raw-ws's [\d,]+ ms: [\d.]+×; workerd-floor's, one message per event from workerd with nothing of the relay's, [\d,]+ ms /,
+    );
     // Per-event CPU against raw-ws's: listed and judged where both used CPU the clock can count
     // (raw-ws's few ms at the smoke's size may be under one tick, and then it reads "not measured").
     const perEventCpu = targets.find((l) => l.startsWith("| fanout S=5, 20 ev/s, WebSocket: relay CPU per delivered event ≤ 1.1× raw-ws's "));

@@ -138,7 +138,13 @@ describe("relay lines", () => {
         const lines = values.map((v) => eventLine("MODIFIED", JSON.stringify(v)));
         const pieces = taggedPieces(id, lines.join(""));
         expect(pieces).toHaveLength(2 * lines.length);
-        expect(pieces.join("").split("\n").slice(0, -1).map((l) => JSON.parse(l) as unknown)).toEqual(values.map((v) => ({ id, type: "MODIFIED", object: JSON.parse(JSON.stringify(v)) as unknown })));
+        expect(
+          pieces
+            .join("")
+            .split("\n")
+            .slice(0, -1)
+            .map((l) => JSON.parse(l) as unknown),
+        ).toEqual(values.map((v) => ({ id, type: "MODIFIED", object: JSON.parse(JSON.stringify(v)) as unknown })));
       }),
     );
   });
