@@ -12,6 +12,7 @@ import WebSocket from "ws";
 import { summarise, summaryText, type HeapSnapshot } from "./heap-snapshot.ts";
 import { BIG_POD_ANNOTATIONS } from "./scenarios/big.ts";
 import { keySelector } from "./scenarios/keys.ts";
+import { until } from "./scenarios/own.ts";
 import { podsOf } from "./scenarios/scenario.ts";
 import { Sim } from "./sim.ts";
 import { startRelay, type Relay } from "./systems/workerd.ts";
@@ -31,6 +32,8 @@ mkdirSync(out, { recursive: true });
 const NAMESPACE = "heap";
 /** A hub waiting its turn for a list page answers 503: a subscriber asks again, as clients do. */
 const RETRIES = 300;
+/** How long after the churn every hub has to hold some of it. */
+const CHURN_WAIT_MS = 30_000;
 
 const started = Date.now();
 const say = (line: string) => console.log(`[heap ${Math.round((Date.now() - started) / 1000)}s] ${line}`);
@@ -105,10 +108,16 @@ try {
   }
   await snapshot(relay, "opened");
   if (churn > 0 && seconds > 0) {
+    const heads = () => Promise.all(Array.from({ length: keys }, (_, key) => (relay as Relay).relay.head(podsOf(NAMESPACE), keySelector(key))));
+    const before = await heads();
     await sim.churn(churn, NAMESPACE);
     for (let at = 0; at < seconds; at += 2) {
       await sleep(2000);
       say(`churn, ${churn} changes/s: heap ${(await heapMB(relay)).toFixed(1)} MB`);
+    }
+    // Every hub holds some of the churn before the snapshot that is to show it.
+    if (!(await until(async () => (await heads()).every((head, key) => head > (before[key] as number)), CHURN_WAIT_MS))) {
+      throw new Error(`a hub took none of the churn within ${CHURN_WAIT_MS / 1000} s of it: heads ${(await heads()).join(", ")}, from ${before.join(", ")}`);
     }
     await snapshot(relay, "churned");
     await sim.churn(0);

@@ -21,6 +21,8 @@ export interface HeapSummary {
 }
 
 const NAMED = new Set(["object", "closure", "native", "hidden", "code"]);
+/** The name V8 gives an array's elements when it writes them as a node of their own. */
+const ELEMENTS = "(object elements)";
 
 /** `top`: entries kept of each list; `depth`: retainers in a string's path. */
 export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth = 4 } = {}): HeapSummary {
@@ -66,9 +68,14 @@ export function summarise(heap: HeapSnapshot, { top = 15, minString = 512, depth
     if (!typeOf(node).includes("string") || (nodes[node + S] as number) < minString) continue;
     const steps: string[] = [];
     for (let at = node, i = 0; i < depth; i++) {
-      const by = retainer.get(at);
+      let by = retainer.get(at);
       if (!by) break;
-      steps.push(`${nameOf(by.from).slice(0, 40) || typeOf(by.from)}.${by.edge}`);
+      let edge = by.edge;
+      // An array's elements are sometimes a store of their own, each edge named by its index:
+      // named as the array's elements, as they are otherwise, so one path sums them all.
+      const owner = nameOf(by.from) === ELEMENTS ? retainer.get(by.from) : undefined;
+      if (owner) [by, edge] = [owner, "[]"];
+      steps.push(`${nameOf(by.from).slice(0, 40) || typeOf(by.from)}.${edge}`);
       at = by.from;
     }
     const path = steps.join(" ← ");

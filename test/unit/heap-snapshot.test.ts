@@ -28,6 +28,55 @@ function snapshot(): HeapSnapshot {
   };
 }
 
+/**
+ * root →(list) Array, whose elements V8 wrote as a node of their own, `(object elements)`, each
+ * element an internal edge named by its index, to an Object →(line) a 600-byte string.
+ */
+function arrayWithElementsStore(): HeapSnapshot {
+  const strings = ["", "root", "Array", "(object elements)", "Object", "x".repeat(600), "y".repeat(600), "list", "elements", "0", "1", "line"];
+  const type = { array: 1, string: 2, object: 3, synthetic: 9 };
+  const edge = { property: 2, internal: 3 };
+  const nodes = [
+    type.synthetic,
+    1,
+    1,
+    0,
+    1,
+    type.object,
+    2,
+    3,
+    32,
+    1,
+    type.array,
+    3,
+    5,
+    32,
+    2,
+    type.object,
+    4,
+    7,
+    50,
+    1,
+    type.object,
+    4,
+    9,
+    50,
+    1,
+    type.string,
+    5,
+    11,
+    600,
+    0,
+    type.string,
+    6,
+    13,
+    600,
+    0,
+  ];
+  const edges = [edge.property, 7, 5, edge.internal, 8, 10, edge.internal, 9, 15, edge.internal, 10, 20, edge.property, 11, 25, edge.property, 11, 30];
+  return { ...snapshot(), nodes, edges, strings };
+}
+
 describe("a heap snapshot, summed", () => {
   it("totals self sizes by constructor, largest first", () => {
     const summary = summarise(snapshot());
@@ -44,5 +93,9 @@ describe("a heap snapshot, summed", () => {
     const summary = summarise(snapshot(), { minString: 512 });
     expect(summary.stringsByRetainer).toEqual([{ path: "Object.line ← LineTail.entry ← root.tail", count: 1, bytes: 600 }]);
     expect(summarise(snapshot(), { minString: 512, depth: 1 }).stringsByRetainer[0]?.path).toBe("Object.line");
+  });
+
+  it("names an array's elements as the array's, whether or not V8 wrote them as a store of their own", () => {
+    expect(summarise(arrayWithElementsStore(), { minString: 512 }).stringsByRetainer).toEqual([{ path: "Object.line ← Array.[] ← root.list", count: 2, bytes: 1200 }]);
   });
 });
