@@ -220,7 +220,7 @@ export function limits(results: Results): string[] {
         `Over this run's saturated fan-out measurements, workerd-floor, which only forwards the upstream's bytes, spent ${num(cFloor)} µs of CPU per delivered event and the relay ${num(cRelay)} µs: ` +
         (share >= 95
           ? cFloor > cRelay * 1.05
-            ? `the floor more (it forwards the API server's own lines, longer than the relay's, to hibernatable sockets), so all of the relay's cost is the runtime's. `
+            ? `the floor spent more (it forwards the API server's own lines, longer than the relay's, to hibernatable sockets), so all of the relay's cost is the runtime's. `
             : `within noise of each other, so nearly all of the relay's cost is the runtime's. `
           : `about ${share.toFixed(0)}% of the relay's cost is the runtime's, and its own work (parsing, serialising, SQLite, its send loop and acknowledgements) the other ${(100 - share).toFixed(0)}%. `) +
         `Node's \`ws\` sends the same message for ${num(cRaw)} µs (raw-ws; node-relay ${num(cNode)} µs): per CPU-second, workerd-floor delivers ${(cNode / cFloor).toFixed(2)}× what node-relay does, ` +
