@@ -8,6 +8,9 @@
  * Workers APIs used here are declared here.
  */
 
+import { errorLine } from "../../src/k8s/event.ts";
+import { tooOldResourceVersion } from "../../src/k8s/status.ts";
+
 interface Env {
   FLOOR: { getByName(name: string): { fetch(request: Request): Promise<Response> } };
   UPSTREAM_URL: string;
@@ -23,7 +26,6 @@ declare const WebSocketPair: new () => Record<0 | 1, WebSocket>;
 const REWATCH_MS = 100;
 /** As many events as the relay's default window (and raw-ws's). */
 const HISTORY = 10_000;
-const EXPIRED = '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}}';
 /** The first resourceVersion of an event line is its object's (metadata precedes spec). */
 const RESOURCE_VERSION = /"resourceVersion":"(\d+)"/;
 
@@ -61,8 +63,9 @@ export class Floor {
   #replay(socket: WebSocket, from: number): boolean {
     if (!from) return true;
     const history = this.#history;
-    if (history.length > 0 && from < (history[0] as Line).rv - 1) {
-      socket.send(EXPIRED);
+    const oldest = history[0]?.rv ?? 0;
+    if (history.length > 0 && from < oldest - 1) {
+      socket.send(errorLine(tooOldResourceVersion(from, oldest)));
       socket.close(1000, "resourceVersion expired");
       return false;
     }
